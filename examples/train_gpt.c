@@ -1,0 +1,340 @@
+/* cc -O2 -fopenmp -I. examples/train_gpt.c -o build/train_gpt -lm
+
+   train_gpt: train a GPT-2 on a text file (bytes, vocab 256) or llm.c token shards, with AdamW,
+   warm-up + decay, clipping and gradient accumulation; save and resume safetensors checkpoints;
+   sample text.  `build/train_gpt --help` lists the flags and their defaults.
+
+   One optimizer step:  zero_grad → K × (forward, loss/K, backward) → clip → AdamW(lr(step)). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, isatty */
+#define LTRAIN_IMPLEMENTATION
+#include "ltrain.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *data, *val, *init, *resume, *save, *log, *decay, *optim, *prompt;
+    int eval_every, save_every, layers, heads, channels, ctx, vocab, batch, seq, accum, threads;
+    int sample, top_k, eval_batches, shuffle;
+    long steps, stop_after;
+    double lr, min_lr, warmup_start, beta1, beta2, eps, weight_decay, clip_norm, clip_value, temperature, momentum;
+    long warmup;
+    unsigned long long seed;
+} args_t;
+
+static void defaults(args_t *a) {
+    memset(a, 0, sizeof *a);
+    a->data = "ltrain.h";
+    a->decay = "cosine";
+    a->optim = "adamw";
+    a->prompt = "\n";
+    a->layers = 4; a->heads = 4; a->channels = 128; a->ctx = 128; a->vocab = 0;
+    a->batch = 8; a->seq = 64; a->accum = 1; a->threads = 0;
+    a->steps = 200; a->stop_after = 0;
+    a->lr = 1e-3; a->min_lr = 1e-4; a->warmup = 10; a->warmup_start = 0.0;
+    a->beta1 = 0.9; a->beta2 = 0.95; a->eps = 1e-8; a->weight_decay = 0.1; a->momentum = 0.9;
+    a->clip_norm = 1.0; a->clip_value = 0;
+    a->seed = 1337;
+    a->sample = 0; a->temperature = 1.0; a->top_k = 0;
+    a->eval_every = 0; a->eval_batches = 8; a->save_every = 0;
+}
+
+static void usage(void) {
+    args_t d;
+    defaults(&d);
+    printf("usage: train_gpt [flags]\n"
+           "  data:      --data PATH (%s)  --val PATH  --eval-every N (%d)  --eval-batches N (%d)  --shuffle\n"
+           "  model:     --layers N (%d) --heads N (%d) --channels N (%d) --ctx N (%d) --vocab N (256 text, 50257 shards)\n"
+           "             --init PATH (weights from safetensors)\n"
+           "  batch:     --batch B (%d) --seq T (%d) --accum K (%d)\n"
+           "  schedule:  --steps S (%ld) --stop-after N  --lr X (%g) --min-lr X (%g) --warmup W (%ld)\n"
+           "             --warmup-start F (%g) --decay cosine|linear|sqrt|constant (%s)\n"
+           "  optimizer: --optim adamw|sgd (%s) --beta1 (%g) --beta2 (%g) --eps (%g) --weight-decay (%g)\n"
+           "             --momentum (%g, sgd)\n"
+           "  clipping:  --clip-norm X (%g, 0 off) --clip-value X (0 off)\n"
+           "  run:       --seed N (%llu) --threads N --save PATH --save-every N --resume PATH --log PATH\n"
+           "  sampling:  --sample N (0) --temperature X (%g) --top-k K (0) --prompt TEXT\n",
+           d.data, d.eval_every, d.eval_batches, d.layers, d.heads, d.channels, d.ctx, d.batch, d.seq, d.accum,
+           d.steps, d.lr, d.min_lr, d.warmup, d.warmup_start, d.decay, d.optim, d.beta1, d.beta2, d.eps,
+           d.weight_decay, d.momentum, d.clip_norm, d.seed, d.temperature);
+}
+
+static int die(const char *msg) {
+    fprintf(stderr, "train_gpt: %s\n", msg);
+    return 1;
+}
+
+/* Parse one number flag; returns 0 with a message when the value is not a number. */
+static int num(const char *flag, const char *v, double *out) {
+    char *end;
+    if (!v) { fprintf(stderr, "train_gpt: %s needs a value\n", flag); return 0; }
+    *out = strtod(v, &end);
+    if (end == v || *end) { fprintf(stderr, "train_gpt: %s: \"%s\" is not a number\n", flag, v); return 0; }
+    return 1;
+}
+
+static int parse(args_t *a, int argc, char **argv) {
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        double x;
+        /* string flags */
+        const char **s = !strcmp(f, "--data") ? &a->data : !strcmp(f, "--val") ? &a->val : !strcmp(f, "--init") ? &a->init
+                       : !strcmp(f, "--resume") ? &a->resume : !strcmp(f, "--save") ? &a->save : !strcmp(f, "--log") ? &a->log
+                       : !strcmp(f, "--decay") ? &a->decay : !strcmp(f, "--optim") ? &a->optim
+                       : !strcmp(f, "--prompt") ? &a->prompt : NULL;
+        if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
+        if (!strcmp(f, "--shuffle")) { a->shuffle = 1; continue; }
+        if (s) {
+            if (!v) { fprintf(stderr, "train_gpt: %s needs a value\n", f); return 0; }
+            *s = v; i++; continue;
+        }
+        if (!num(f, v, &x)) return 0;
+        i++;
+#define INTFLAG(name, field) if (!strcmp(f, name)) { if (x != (double)(long)x || x < 0 || x > 2e9) { fprintf(stderr, "train_gpt: %s: %s must be a whole number >= 0\n", f, v); return 0; } a->field = (int)x; continue; }
+#define LONGFLAG(name, field) if (!strcmp(f, name)) { if (x != (double)(long)x || x < 0) { fprintf(stderr, "train_gpt: %s: %s must be a whole number >= 0\n", f, v); return 0; } a->field = (long)x; continue; }
+#define DBLFLAG(name, field) if (!strcmp(f, name)) { a->field = x; continue; }
+        INTFLAG("--eval-every", eval_every) INTFLAG("--eval-batches", eval_batches) INTFLAG("--save-every", save_every)
+        INTFLAG("--layers", layers) INTFLAG("--heads", heads) INTFLAG("--channels", channels) INTFLAG("--ctx", ctx)
+        INTFLAG("--vocab", vocab) INTFLAG("--batch", batch) INTFLAG("--seq", seq) INTFLAG("--accum", accum)
+        INTFLAG("--threads", threads) INTFLAG("--sample", sample) INTFLAG("--top-k", top_k)
+        LONGFLAG("--steps", steps) LONGFLAG("--stop-after", stop_after) LONGFLAG("--warmup", warmup)
+        DBLFLAG("--lr", lr) DBLFLAG("--min-lr", min_lr) DBLFLAG("--warmup-start", warmup_start) DBLFLAG("--beta1", beta1)
+        DBLFLAG("--beta2", beta2) DBLFLAG("--eps", eps) DBLFLAG("--weight-decay", weight_decay)
+        DBLFLAG("--clip-norm", clip_norm) DBLFLAG("--clip-value", clip_value) DBLFLAG("--temperature", temperature)
+        DBLFLAG("--momentum", momentum)
+        if (!strcmp(f, "--seed")) { a->seed = (unsigned long long)x; continue; }
+        fprintf(stderr, "train_gpt: unknown flag %s (see --help)\n", f);
+        return 0;
+    }
+    if (a->batch < 1 || a->seq < 1 || a->accum < 1 || a->steps < 1)
+        return fprintf(stderr, "train_gpt: --batch, --seq, --accum and --steps must be >= 1\n"), 0;
+    if (!(a->lr >= 0) || !(a->min_lr >= 0) || a->clip_norm < 0 || a->clip_value < 0 || a->temperature < 0)
+        return fprintf(stderr, "train_gpt: --lr, --min-lr, --clip-norm, --clip-value, --temperature must be >= 0\n"), 0;
+    return 1;
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* Print sampled text (bytes for vocab 256; token ids otherwise). */
+static void sample(lt_gpt *g, const args_t *a, lt_rng *rng, const char *title) {
+    int np = (int)strlen(a->prompt), n, k, V = lt_gpt_cfg(g)->vocab;
+    int32_t *buf = (int32_t *)malloc(((size_t)np + (size_t)a->sample + 1) * sizeof(int32_t));
+    if (!buf) return;
+    if (np == 0 || V < 256) { buf[0] = 0; np = 1; }
+    else for (k = 0; k < np; k++) buf[k] = (unsigned char)a->prompt[k];
+    n = lt_gpt_generate(g, buf, np, a->sample, (float)a->temperature, a->top_k, rng, buf);
+    printf("---- %s ----\n", title);
+    for (k = 0; k < n; k++) {
+        if (V <= 256) putchar((buf[k] >= 32 && buf[k] < 127) || buf[k] == 10 ? buf[k] : 63);
+        else printf("%d ", buf[k]);
+    }
+    printf("\n-----%.*s\n", (int)strlen(title), "------------------------------------------------------------");
+    free(buf);
+}
+
+/* Mean loss over n batches of the validation loader, without gradients. */
+static double evaluate(lt_ctx *ctx, lt_gpt *g, lt_loader *val, int n, int B, int T, int32_t *in, int32_t *tg) {
+    double s = 0;
+    int k;
+    lt_set_grad_enabled(ctx, 0);
+    lt_set_training(ctx, 0);
+    for (k = 0; k < n; k++) {
+        lt_tensor *loss;
+        lt_reset(ctx);
+        if (lt_loader_next(val, in, tg) != LT_OK) break;
+        loss = lt_gpt_loss(g, in, tg, B, T);
+        s += lt_item(loss);
+    }
+    lt_reset(ctx);
+    lt_set_grad_enabled(ctx, 1);
+    lt_set_training(ctx, 1);
+    return s / n;
+}
+
+int main(int argc, char **argv) {
+    args_t a;
+    lt_ctx *ctx;
+    lt_gpt *g = NULL;
+    lt_loader *ld = NULL, *val = NULL;
+    lt_optim *opt = NULL;
+    lt_schedule sched;
+    lt_train_state st;
+    lt_rng srng;
+    lt_decay decay;
+    FILE *logf = NULL;
+    int32_t *in = NULL, *tg = NULL;
+    int rc = 1, tty = isatty(1), B, T, K;
+    long step, done = 0;
+    char note[512], msg[600];
+    double t_start;
+
+    defaults(&a);
+    if (!parse(&a, argc, argv)) return 1;
+    if (!lt_decay_parse(a.decay, &decay)) return die("--decay must be cosine, linear, sqrt or constant");
+    if (strcmp(a.optim, "adamw") && strcmp(a.optim, "sgd")) return die("--optim must be adamw or sgd");
+    if (a.threads > 0) lt_set_threads(a.threads);
+    B = a.batch; T = a.seq; K = a.accum;
+    ctx = lt_ctx_create(a.seed);
+    if (!ctx) return die("out of memory");
+    memset(&st, 0, sizeof st);
+    snprintf(note, sizeof note, "train_gpt");
+    {   /* the note records the command line, for whoever opens the checkpoint later */
+        size_t used = strlen(note);
+        int i;
+        for (i = 1; i < argc && used + 2 < sizeof note; i++)
+            used += (size_t)snprintf(note + used, sizeof note - used, " %s", argv[i]);
+    }
+
+    /* ---- model ---- */
+    if (a.resume || a.init) {
+        g = lt_gpt_load(ctx, a.resume ? a.resume : a.init, a.heads);
+    } else {
+        lt_gpt_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.layers = a.layers; cfg.heads = a.heads; cfg.channels = a.channels; cfg.ctx = a.ctx;
+        cfg.vocab = a.vocab;
+        if (cfg.vocab == 0) {   /* 256 for text, GPT-2's 50257 for token shards */
+            lt_loader *probe = lt_loader_open(ctx, a.data, 1, 1, 0);
+            cfg.vocab = probe && lt_loader_is_shard(probe) ? 50257 : 256;
+            lt_loader_destroy(probe);
+        }
+        if (T > cfg.ctx) cfg.ctx = T;
+        g = lt_gpt_create(ctx, &cfg);
+    }
+    if (!g) goto fail;
+    if (T > lt_gpt_cfg(g)->ctx) {
+        snprintf(msg, sizeof msg, "--seq %d is longer than the model's context (%d)", T, lt_gpt_cfg(g)->ctx);
+        rc = die(msg);
+        goto out;
+    }
+
+    /* ---- data ---- */
+    ld = lt_loader_open(ctx, a.data, B, T, lt_gpt_cfg(g)->vocab);
+    if (!ld) goto fail;
+    if (a.shuffle) lt_loader_shuffle(ld, a.seed);
+    if (a.val && !(val = lt_loader_open(ctx, a.val, B, T, lt_gpt_cfg(g)->vocab))) goto fail;
+    in = (int32_t *)malloc((size_t)B * (size_t)T * sizeof(int32_t));
+    tg = (int32_t *)malloc((size_t)B * (size_t)T * sizeof(int32_t));
+    if (!in || !tg) { rc = die("out of memory"); goto out; }
+
+    /* ---- optimizer and schedule ---- */
+    if (!strcmp(a.optim, "adamw")) {
+        lt_adamw_config c = lt_adamw_defaults();
+        c.lr = a.lr; c.beta1 = a.beta1; c.beta2 = a.beta2; c.eps = a.eps; c.weight_decay = a.weight_decay;
+        opt = lt_adamw_create(ctx, lt_gpt_params(g), c);
+    } else {
+        lt_sgd_config c = lt_sgd_defaults();
+        c.lr = a.lr; c.momentum = a.momentum; c.weight_decay = a.weight_decay;
+        opt = lt_sgd_create(ctx, lt_gpt_params(g), c);
+    }
+    if (!opt) goto fail;
+    memset(&sched, 0, sizeof sched);
+    sched.lr = a.lr; sched.min_lr = a.min_lr; sched.warmup = a.warmup; sched.total = a.steps;
+    sched.warmup_start = a.warmup_start; sched.decay = decay;
+
+    if (a.resume) {
+        if (lt_checkpoint_load(g, opt, &st, a.resume) != LT_OK) goto fail;
+        if (lt_loader_set_pos(ld, st.data_epoch, st.data_index) != LT_OK) goto fail;
+        printf("resumed %s at step %lld\n", a.resume, (long long)st.step);
+    }
+    if (a.log && !(logf = fopen(a.log, st.step > 0 ? "a" : "w"))) {
+        snprintf(msg, sizeof msg, "cannot open --log %s", a.log);
+        rc = die(msg);
+        goto out;
+    }
+    printf("model: %lld parameters (L=%d H=%d C=%d ctx=%d V=%d) | data: %s, %lld tokens | B=%d T=%d K=%d | "
+           "%d threads | matmul: %s\n",
+           (long long)lt_gpt_num_params(g), lt_gpt_cfg(g)->layers, lt_gpt_cfg(g)->heads, lt_gpt_cfg(g)->channels,
+           lt_gpt_cfg(g)->ctx, lt_gpt_cfg(g)->vocab, a.data, (long long)lt_loader_num_tokens(ld), B, T, K,
+           lt_get_threads(), lt_kernel_name());
+    lt_rng_seed(&srng, a.seed ^ 0x5eedULL);
+    if (a.sample > 0) sample(g, &a, &srng, "sample before training");
+
+    /* ---- the loop ---- */
+    t_start = now_ms();
+    for (step = (long)st.step; step < a.steps; step++) {
+        double t0 = now_ms(), lr = lt_schedule_lr(&sched, step), loss_sum = 0, norm, ms;
+        int k;
+        lt_zero_grad(ctx);
+        for (k = 0; k < K; k++) {
+            lt_tensor *loss;
+            if (lt_loader_next(ld, in, tg) != LT_OK) goto fail;
+            loss = lt_gpt_loss(g, in, tg, B, T);
+            loss_sum += lt_item(loss);
+            /* the gradient of the mean over K micro-batches: each backward sees loss/K */
+            if (lt_backward(ctx, lt_scale(ctx, loss, 1.0f / (float)K)) != LT_OK) goto fail;
+        }
+        loss_sum /= K;
+        if (!isfinite(loss_sum)) {
+            snprintf(msg, sizeof msg, "step %ld: the loss is %g (diverged; try a lower --lr or --clip-norm 1)", step + 1,
+                     loss_sum);
+            rc = die(msg);
+            goto out;
+        }
+        norm = a.clip_norm > 0 ? lt_clip_grad_norm(ctx, lt_gpt_params(g), a.clip_norm)
+                               : lt_grad_norm(ctx, lt_gpt_params(g));
+        if (a.clip_value > 0) lt_clip_grad_value(ctx, lt_gpt_params(g), a.clip_value);
+        if (lt_optim_step(opt, lr) != LT_OK) goto fail;
+        ms = now_ms() - t0;
+        done++;
+        {
+            double tps = (double)B * T * K / (ms / 1e3);
+            if (tty) {
+                double left = (now_ms() - t_start) / done * (double)(a.steps - step - 1) / 1e3;
+                int w = 30, fill = (int)((double)(step + 1) / a.steps * w), j;
+                printf("\r[");
+                for (j = 0; j < w; j++) putchar(j < fill ? '#' : '.');
+                printf("] step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms | %.0f tok/s | ETA %.0fs   ",
+                       step + 1, a.steps, loss_sum, lr, norm, ms, tps, left);
+                if (step + 1 == a.steps) putchar('\n');
+                fflush(stdout);
+            } else {
+                printf("step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms | %.0f tok/s\n", step + 1, a.steps,
+                       loss_sum, lr, norm, ms, tps);
+            }
+            if (logf) {
+                fprintf(logf, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %.9g, \"ms\": %.9g, "
+                        "\"tokens_per_s\": %.9g}\n", step + 1, loss_sum, lr, norm, ms, tps);
+                fflush(logf);
+            }
+        }
+        if (val && a.eval_every > 0 && (step + 1) % a.eval_every == 0) {
+            double vl = evaluate(ctx, g, val, a.eval_batches, B, T, in, tg);
+            if (tty) printf("\n");
+            printf("step %ld/%ld | val loss %.4f\n", step + 1, a.steps, vl);
+            if (logf) fprintf(logf, "{\"step\": %ld, \"val_loss\": %.9g}\n", step + 1, vl);
+        }
+        if (a.save && ((a.save_every > 0 && (step + 1) % a.save_every == 0) || step + 1 == a.steps ||
+                       (a.stop_after > 0 && done == a.stop_after))) {
+            st.step = step + 1;
+            lt_loader_get_pos(ld, &st.data_epoch, &st.data_index);
+            if (lt_checkpoint_save(g, opt, &st, note, a.save) != LT_OK) goto fail;
+            if (tty) printf("\n");
+            printf("saved %s (step %ld)\n", a.save, step + 1);
+        }
+        if (a.stop_after > 0 && done == a.stop_after) break;
+    }
+    if (a.sample > 0) sample(g, &a, &srng, "sample after training");
+    rc = 0;
+    goto out;
+fail:
+    fprintf(stderr, "train_gpt: %s\n", lt_error(ctx)[0] ? lt_error(ctx) : "failed");
+    rc = 1;
+out:
+    if (logf) fclose(logf);
+    free(in);
+    free(tg);
+    lt_optim_destroy(opt);
+    lt_loader_destroy(ld);
+    lt_loader_destroy(val);
+    lt_gpt_destroy(g);
+    lt_ctx_destroy(ctx);
+    return rc;
+}

@@ -1,0 +1,4437 @@
+/* ltrain.h - train transformer language models in one C file - MIT or public domain (see end)
+
+   Do this in ONE .c file, before the include:
+       #define LTRAIN_IMPLEMENTATION
+       #include "ltrain.h"
+   Other files just #include "ltrain.h".  Build with  cc -O2 -fopenmp prog.c -lm
+   (-fopenmp is optional: without it the OpenMP pragmas vanish and everything runs on one core).
+
+   CONTENTS (grep "@@" to jump; the implementation follows the declarations' order)
+     @@DOCS     this text: what the library is, how a training loop reads
+     @@OPTIONS  compile-time knobs (LTRAIN_DEF, LTRAIN_MALLOC, LTRAIN_CBLAS, ...)
+     @@API      public declarations: context, tensors, ops, tape, nn, losses,
+                optimizers, schedules, clipping, data, checkpoints
+     -- implementation (under LTRAIN_IMPLEMENTATION) --
+     @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes
+     @@TENSOR   tensors: shapes, parameters, views
+     @@OPS      ops, each forward next to its backward, and the op table
+     @@TAPE     autograd tape: record, backward, zero-grad, gradcheck
+     @@COMPILE  (reserved: capture a step once, plan its memory, replay)
+     @@NN       nn blocks: GPT-2 (embeddings, attention, MLP, layernorm)
+     @@LOSS     cross-entropy, MSE
+     @@OPTIM    AdamW, SGD with momentum
+     @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR, CosineAnnealingLR, SequentialLR
+     @@CLIP     clip_grad_norm_, clip_grad_value_
+     @@AMP      (reserved: fp16/bf16 conversions, loss scaling)
+     @@DATA     text files, llm.c token shards, batches
+     @@CKPT     safetensors read/write, training checkpoints
+     @@TRAIN    training helpers: accumulation, sampling, logging
+     @@CUDA     (reserved: LTRAIN_CUDA kernels)
+
+   ==== @@DOCS ====================================================================================
+
+   ltrain.h gives C programs what PyTorch gives Python for training small language models:
+   tensors, an autograd tape, a GPT-2 model, AdamW, learning-rate schedules, clipping, data
+   loaders and safetensors checkpoints.  Every number is meant to equal what torch computes.
+
+   A training loop reads like its PyTorch twin:
+
+       lt_ctx *ctx = lt_ctx_create(1234);                      // seed
+       lt_tensor *w = lt_param(ctx, "w", 2, (int64_t[]){1, 10});
+       lt_optim *opt = lt_adamw_create(ctx, lt_ctx_params(ctx), lt_adamw_defaults());
+       for (int step = 0; step < 100; step++) {
+           lt_zero_grad(ctx);
+           lt_tensor *loss = lt_mse_loss(ctx, lt_linear(ctx, x, w, NULL), y);
+           lt_backward(ctx, loss);
+           lt_optim_step(opt, lr);
+           if (lt_failed(ctx)) { fprintf(stderr, "%s\n", lt_error(ctx)); return 1; }
+       }
+
+   Memory is owned in three places:
+     - parameters (weights and their gradients) live in the context until it is destroyed;
+       lt_params_pack() lays them out in one block so that "all gradients" is one flat span;
+     - activations, their gradients and the tape come from the context's arena, which is reset
+       automatically when the first op runs after lt_backward() (or by lt_reset());
+       so a tensor returned by an op is valid until then;
+     - optimizers own their moments.
+
+   Errors: a user mistake (wrong shapes, a bad argument, a malformed file, out of memory) never
+   aborts.  The first error sticks on the context with a message that names the op and the
+   shapes; every later op returns NULL and does nothing, and lt_backward / lt_optim_step return
+   the status.  Check lt_failed(ctx) once per step; lt_clear_error() lets you go on.
+
+   Threads: OpenMP when compiled with -fopenmp; lt_set_threads(n) sets the count (the one
+   global setting).  Two contexts in one process share nothing else.
+
+   ==== @@OPTIONS =================================================================================
+
+   #define before including (in the implementation file, or everywhere for LTRAIN_STATIC):
+     LTRAIN_STATIC        make every function static (private to one translation unit)
+     LTRAIN_DEF           storage class of public functions (default: extern)
+     LTRAIN_MALLOC(sz) / LTRAIN_REALLOC(p,sz) / LTRAIN_FREE(p)
+                          your allocator: define all three or none
+     LTRAIN_ASSERT(x)     check the library's own invariants (default: assert from <assert.h>);
+                          never used for user input, which gets an error status instead
+     LTRAIN_CBLAS         matmuls through cblas_sgemm (link your CBLAS, e.g. -lopenblas)
+     LTRAIN_CUDA          reserved for the CUDA backend
+*/
+#ifndef LTRAIN_H
+#define LTRAIN_H
+
+/* ==== @@API  public declarations ============================================================= */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifndef LTRAIN_DEF
+#ifdef LTRAIN_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define LTRAIN_DEF static __attribute__((unused)) /* a program uses only some of them */
+#else
+#define LTRAIN_DEF static
+#endif
+#else
+#define LTRAIN_DEF extern
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LTRAIN_VERSION "0.1.0"
+#define LT_MAX_DIMS 4
+
+/* Status codes and their one-word meaning come from one list. */
+#define LT_STATUS_LIST(X)                                   \
+    X(LT_OK, "ok")                                          \
+    X(LT_ERR_SHAPE, "shape mismatch")                       \
+    X(LT_ERR_ARG, "bad argument")                           \
+    X(LT_ERR_NOMEM, "out of memory")                        \
+    X(LT_ERR_IO, "i/o error")                               \
+    X(LT_ERR_FORMAT, "malformed file")                      \
+    X(LT_ERR_NONFINITE, "non-finite value")                 \
+    X(LT_ERR_STATE, "invalid state")
+
+typedef enum {
+#define LT__ENUM(name, text) name,
+    LT_STATUS_LIST(LT__ENUM)
+#undef LT__ENUM
+    LT_STATUS_COUNT
+} lt_status;
+
+typedef enum { LT_F32 = 0, LT_BF16, LT_F16 } lt_dtype;   /* storage type; only LT_F32 computes today */
+typedef enum { LT_CPU = 0, LT_CUDA, LT_NDEVICES } lt_device; /* LT_CUDA reserved */
+
+typedef struct lt_ctx lt_ctx;       /* everything lives in a context: params, arena, tape, RNG, error */
+typedef struct lt__node lt__node;   /* a tape record (private) */
+
+/* A tensor: up to 4 dims, contiguous, row-major.  `data` and `grad` hold `n` floats.
+   Parameters own their memory (in the context's parameter block); other tensors point into
+   the arena and are valid until the next arena reset. */
+typedef struct lt_tensor {
+    float *data;                 /* n values */
+    float *grad;                 /* n gradient values, or NULL (no gradient needed / not yet made) */
+    int64_t shape[LT_MAX_DIMS];  /* shape[0..ndim-1]; unused dims are 1 */
+    int64_t n;                   /* number of elements */
+    int ndim;
+    lt_dtype dtype;
+    lt_device device;
+    int requires_grad;           /* gradient flows here: a parameter, or computed from one */
+    int is_param;                /* owned by the parameter block */
+    int decay;                   /* parameters: weight decay applies (default: ndim >= 2) */
+    const char *name;            /* parameters: e.g. "h.0.attn.c_attn.weight" (owned by the context) */
+    lt__node *node;              /* the tape record that produced it, or NULL */
+    struct lt_tensor *base;      /* views (reshape): the tensor whose memory this shares */
+} lt_tensor;
+
+typedef struct { lt_tensor **p; int n; } lt_paramset;   /* a list of parameters (not owned) */
+
+/* ---- context, errors, threads, RNG -------------------------------------------------------- */
+LTRAIN_DEF lt_ctx *lt_ctx_create(uint64_t seed);       /* NULL only if out of memory */
+LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx);
+LTRAIN_DEF int lt_failed(const lt_ctx *ctx);           /* non-zero once an error sticks */
+LTRAIN_DEF lt_status lt_status_of(const lt_ctx *ctx);
+LTRAIN_DEF const char *lt_error(const lt_ctx *ctx);    /* the message ("" when none) */
+LTRAIN_DEF const char *lt_status_name(lt_status s);
+LTRAIN_DEF void lt_clear_error(lt_ctx *ctx);
+LTRAIN_DEF lt_status lt_set_error(lt_ctx *ctx, lt_status s, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;                                                  /* first error sticks; returns ctx's status */
+LTRAIN_DEF void lt_set_threads(int n);                 /* OpenMP threads (global setting) */
+LTRAIN_DEF int lt_get_threads(void);
+LTRAIN_DEF void lt_set_training(lt_ctx *ctx, int on);  /* dropout on/off (default on) */
+LTRAIN_DEF void lt_set_grad_enabled(lt_ctx *ctx, int on); /* off: ops record nothing (inference) */
+LTRAIN_DEF void lt_reset(lt_ctx *ctx);                 /* drop the tape and every arena tensor */
+LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx);    /* bytes of activations in use */
+LTRAIN_DEF size_t lt_arena_peak(const lt_ctx *ctx);
+
+/* The context's RNG (xoshiro256**, seeded by splitmix64).  State is 4 words, for checkpoints. */
+typedef struct { uint64_t s[4]; } lt_rng;
+LTRAIN_DEF void lt_rng_seed(lt_rng *r, uint64_t seed);
+LTRAIN_DEF uint64_t lt_rng_u64(lt_rng *r);
+LTRAIN_DEF double lt_rng_uniform(lt_rng *r);           /* [0,1) */
+LTRAIN_DEF double lt_rng_normal(lt_rng *r);            /* N(0,1), Box-Muller */
+LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx);
+
+/* Overflow-checked size arithmetic: return 0 on overflow (and leave *out untouched). */
+LTRAIN_DEF int lt_mul_size(size_t a, size_t b, size_t *out);
+LTRAIN_DEF int lt_add_size(size_t a, size_t b, size_t *out);
+
+/* ---- tensors ------------------------------------------------------------------------------ */
+/* Arena tensors (no gradient): valid until the next reset.  Shapes are given as (ndim, dims). */
+LTRAIN_DEF lt_tensor *lt_tensor_new(lt_ctx *ctx, int ndim, const int64_t *shape);  /* zeros */
+LTRAIN_DEF lt_tensor *lt_tensor_from(lt_ctx *ctx, const float *data, int ndim, const int64_t *shape);
+/* A persistent parameter, zero-initialised, with a gradient; the context owns it. */
+LTRAIN_DEF lt_tensor *lt_param(lt_ctx *ctx, const char *name, int ndim, const int64_t *shape);
+LTRAIN_DEF lt_paramset lt_ctx_params(lt_ctx *ctx);     /* all parameters, in creation order */
+LTRAIN_DEF lt_tensor *lt_find_param(lt_ctx *ctx, const char *name);
+LTRAIN_DEF lt_status lt_params_pack(lt_ctx *ctx);      /* one block: all data, then all grads */
+LTRAIN_DEF size_t lt_params_count(lt_ctx *ctx);        /* total number of parameter floats */
+LTRAIN_DEF float *lt_params_grad_span(lt_ctx *ctx, size_t *n); /* the flat gradient (after pack) */
+LTRAIN_DEF void lt_init_normal(lt_ctx *ctx, lt_tensor *t, double mean, double std);
+LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi);
+LTRAIN_DEF void lt_fill(lt_tensor *t, float v);
+LTRAIN_DEF float lt_item(const lt_tensor *t);          /* t->data[0]; NaN for NULL */
+LTRAIN_DEF const char *lt_shape_str(const lt_tensor *t, char *buf, size_t cap); /* "[4,64]" */
+/* A view with another shape over the same memory (-1 infers one dim); gradients flow through. */
+LTRAIN_DEF lt_tensor *lt_reshape(lt_ctx *ctx, lt_tensor *t, int ndim, const int64_t *shape);
+
+/* ---- ops (record on the tape when a gradient is needed) ----------------------------------- */
+/* Elementwise with broadcasting over leading dims: b's shape equals the trailing dims of a's
+   (b may also equal a's shape), e.g. a [B,T,C] + b [C] or a [B,T,C] + b [T,C]. */
+LTRAIN_DEF lt_tensor *lt_add(lt_ctx *ctx, lt_tensor *a, lt_tensor *b);
+LTRAIN_DEF lt_tensor *lt_sub(lt_ctx *ctx, lt_tensor *a, lt_tensor *b);
+LTRAIN_DEF lt_tensor *lt_mul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b);
+LTRAIN_DEF lt_tensor *lt_scale(lt_ctx *ctx, lt_tensor *a, float s);
+LTRAIN_DEF lt_tensor *lt_sum(lt_ctx *ctx, lt_tensor *a);    /* -> [1] */
+LTRAIN_DEF lt_tensor *lt_mean(lt_ctx *ctx, lt_tensor *a);   /* -> [1] */
+/* Matrix product over the last two dims; leading (batch) dims of a and b must match, or b is
+   2-D and shared by every batch.  flags: LT_TRANS_A / LT_TRANS_B use the operand transposed. */
+#define LT_TRANS_A 1
+#define LT_TRANS_B 2
+LTRAIN_DEF lt_tensor *lt_matmul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b, int flags);
+LTRAIN_DEF lt_tensor *lt_linear(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tensor *b); /* x·Wᵀ+b, W [out,in] (torch.nn.Linear) */
+LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tensor *b); /* x·W+b, W [in,out] (HF Conv1D) */
+LTRAIN_DEF lt_tensor *lt_gelu(lt_ctx *ctx, lt_tensor *a);      /* tanh approximation (GPT-2) */
+LTRAIN_DEF lt_tensor *lt_gelu_erf(lt_ctx *ctx, lt_tensor *a);  /* exact, with erf */
+LTRAIN_DEF lt_tensor *lt_relu(lt_ctx *ctx, lt_tensor *a);
+LTRAIN_DEF lt_tensor *lt_tanh(lt_ctx *ctx, lt_tensor *a);
+LTRAIN_DEF lt_tensor *lt_sigmoid(lt_ctx *ctx, lt_tensor *a);
+LTRAIN_DEF lt_tensor *lt_softmax(lt_ctx *ctx, lt_tensor *a);      /* over the last dim */
+LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a);  /* over the last dim */
+LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tensor *b, float eps);
+/* Rows of w [V,C] picked by ids (n0*n1 of them, each in [0,V)) -> [n0,n1,C] (n0 = 1 -> [n1,C]). */
+LTRAIN_DEF lt_tensor *lt_embedding(lt_ctx *ctx, lt_tensor *w, const int32_t *ids, int64_t n0, int64_t n1);
+LTRAIN_DEF lt_tensor *lt_dropout(lt_ctx *ctx, lt_tensor *a, float p);  /* identity when not training */
+LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1); /* a copy */
+/* Causal multi-head self-attention from fused qkv [B,T,3C] (q | k | v, head h at h*D..h*D+D)
+   -> [B,T,C], scale 1/sqrt(D).  lengths (NULL or B of them): keys at t >= lengths[b] are masked
+   (padding), as are their query rows' outputs (set to zero). */
+LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, const int32_t *lengths);
+
+/* ---- losses (return a [1] tensor) --------------------------------------------------------- */
+#define LT_IGNORE_INDEX (-1)
+/* Cross-entropy of logits [..., V] against targets (one per row, LT_IGNORE_INDEX skips a row):
+   the mean over counted rows, as torch.nn.functional.cross_entropy.  When every target is
+   ignored the loss is 0 and gradients are 0 (torch gives NaN; we never produce a NaN here). */
+LTRAIN_DEF lt_tensor *lt_cross_entropy(lt_ctx *ctx, lt_tensor *logits, const int32_t *targets);
+/* Same, divided by `denom` instead of the count (token-weighted accumulation: denom = real
+   target tokens over all micro-batches of the step). */
+LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const int32_t *targets, double denom);
+LTRAIN_DEF lt_tensor *lt_mse_loss(lt_ctx *ctx, lt_tensor *pred, lt_tensor *target); /* same n */
+LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n); /* non-ignored */
+
+/* ---- tape --------------------------------------------------------------------------------- */
+/* Backward from a scalar: d(loss)/d(loss) = 1, walk the tape in reverse, += into every grad.
+   Returns the context's status. */
+LTRAIN_DEF lt_status lt_backward(lt_ctx *ctx, lt_tensor *loss);
+LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx);            /* every parameter's gradient = 0 */
+LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx);
+
+/* Gradient check: fn builds an output from the inputs; compares analytic gradients of
+   sum(out * R) (R fixed random) with central differences of step eps for every input element.
+   Inputs must be parameters (they carry gradients).  Returns the worst relative error
+   |a - n| / max(1, |a|, |n|)  (fp32 forward: expect ~1e-3 at eps 1e-2; see tests). */
+typedef lt_tensor *(*lt_gradcheck_fn)(lt_ctx *ctx, lt_tensor **inputs, void *user);
+LTRAIN_DEF double lt_gradcheck(lt_ctx *ctx, lt_gradcheck_fn fn, lt_tensor **inputs, int n_inputs,
+                               void *user, double eps);
+
+/* Raw kernels, usable without the tape (C = alpha*op(A)*op(B) + beta*C, row-major). */
+LTRAIN_DEF void lt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                         const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                         float *C, int64_t ldc);
+LTRAIN_DEF const char *lt_kernel_name(void);          /* which matmul kernel runs */
+
+/* ---- nn: GPT-2 ------------------------------------------------------------------------------ */
+/* Pre-LayerNorm GPT-2 with Hugging Face's parameter names and layouts (Conv1D weights [in,out]):
+   wte.weight [V,C], wpe.weight [ctx,C], h.{i}.ln_1.{weight,bias}, h.{i}.attn.c_attn.{weight [C,3C],
+   bias}, h.{i}.attn.c_proj.{weight [C,C],bias}, h.{i}.ln_2.*, h.{i}.mlp.c_fc.{weight [C,4C],bias},
+   h.{i}.mlp.c_proj.{weight [4C,C],bias}, ln_f.{weight,bias}; the LM head is tied to wte. */
+typedef struct {
+    int vocab;      /* V */
+    int ctx;        /* maximum sequence length (rows of wpe) */
+    int layers;     /* L */
+    int heads;      /* H; channels % heads == 0 */
+    int channels;   /* C */
+    float dropout;  /* on embeddings, attention output and MLP output; 0 = off (default) */
+} lt_gpt_config;
+typedef struct lt_gpt lt_gpt;
+
+/* Creates the parameters in ctx and initialises them as GPT-2 does, from the context's RNG:
+   N(0, 0.02); attn.c_proj and mlp.c_proj weights N(0, 0.02/sqrt(2L)); biases 0; LayerNorm 1, 0. */
+LTRAIN_DEF lt_gpt *lt_gpt_create(lt_ctx *ctx, const lt_gpt_config *cfg);
+LTRAIN_DEF void lt_gpt_destroy(lt_gpt *gpt);                 /* the parameters stay in ctx */
+LTRAIN_DEF const lt_gpt_config *lt_gpt_cfg(const lt_gpt *gpt);
+LTRAIN_DEF lt_paramset lt_gpt_params(lt_gpt *gpt);
+LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *gpt);
+/* ids [B,T] -> logits [B,T,V].  lengths: NULL, or B real lengths (padding keys masked). */
+LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *gpt, const int32_t *ids, int B, int T, const int32_t *lengths);
+/* Mean cross-entropy of the next-token prediction (targets [B,T], LT_IGNORE_INDEX skips). */
+LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *gpt, const int32_t *ids, const int32_t *targets, int B, int T);
+/* Sample n new tokens after prompt (len n_prompt) into out (room for n_prompt + n):
+   temperature > 0 (0 = greedy), top_k (0 = off), rng for the draws.  Returns tokens written. */
+LTRAIN_DEF int lt_gpt_generate(lt_gpt *gpt, const int32_t *prompt, int n_prompt, int n, float temperature,
+                               int top_k, lt_rng *rng, int32_t *out);
+
+/* ---- optimizers ----------------------------------------------------------------------------- */
+/* Which parameters get weight decay: LT_DECAY_MARKED uses each tensor's `decay` flag (set for
+   parameters with 2 or more dims: matmul weights and embeddings, not biases or LayerNorm);
+   LT_DECAY_ALL decays every parameter, as torch.optim.AdamW does with one param group. */
+typedef enum { LT_DECAY_MARKED = 0, LT_DECAY_ALL, LT_DECAY_NONE } lt_decay_mode;
+typedef struct {
+    double lr, beta1, beta2, eps, weight_decay;
+    lt_decay_mode decay_mode;
+} lt_adamw_config;
+typedef struct {
+    double lr, momentum, dampening, weight_decay;
+    int nesterov;
+    lt_decay_mode decay_mode;
+} lt_sgd_config;
+typedef struct lt_optim lt_optim;
+
+LTRAIN_DEF lt_adamw_config lt_adamw_defaults(void);  /* torch: lr 1e-3, (0.9, 0.999), 1e-8, 0.01 */
+LTRAIN_DEF lt_sgd_config lt_sgd_defaults(void);      /* lr 1e-3, no momentum, no decay */
+/* The optimizer copies the list (not the tensors) and owns its state. */
+LTRAIN_DEF lt_optim *lt_adamw_create(lt_ctx *ctx, lt_paramset params, lt_adamw_config cfg);
+LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_config cfg);
+/* One update with this lr (the scheduled value; cfg.lr is used when lr < 0). */
+LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr);
+LTRAIN_DEF void lt_optim_destroy(lt_optim *opt);
+LTRAIN_DEF int64_t lt_optim_steps(const lt_optim *opt);         /* updates done so far */
+LTRAIN_DEF void lt_optim_set_steps(lt_optim *opt, int64_t t);   /* for resume */
+LTRAIN_DEF const char *lt_optim_name(const lt_optim *opt);      /* "adamw", "sgd" */
+/* State buffers per parameter (AdamW: 0 = m, 1 = v; SGD with momentum: 0 = buffer), for
+   checkpoints.  Returns NULL past the end; each buffer has params.p[i]->n floats. */
+LTRAIN_DEF int lt_optim_num_states(const lt_optim *opt);
+LTRAIN_DEF const char *lt_optim_state_name(const lt_optim *opt, int which);  /* "exp_avg", ... */
+LTRAIN_DEF float *lt_optim_state(lt_optim *opt, int param_index, int which);
+LTRAIN_DEF lt_paramset lt_optim_params(const lt_optim *opt);
+
+/* ---- schedules ------------------------------------------------------------------------------ */
+/* Warm-up then decay, as one formula.  lt_schedule_lr(s, k) is the lr of optimizer step k
+   (0-based): for k < warmup, lr*(f + (1-f)*k/warmup) with f = warmup_start (torch LinearLR);
+   then with t = k - warmup, T = total - warmup, the decay d(t) scaled into [min_lr, lr]:
+   lr_t = min_lr + (lr - min_lr)*d(t):  cosine d = ½(1+cos(πt/T)),  linear d = (T-t)/T,
+   sqrt d = sqrt((T-t)/T),  constant d = 1.  Past total: min_lr (constant: lr). */
+typedef enum { LT_SCHED_COSINE = 0, LT_SCHED_LINEAR, LT_SCHED_SQRT, LT_SCHED_CONSTANT } lt_decay;
+typedef struct {
+    double lr, min_lr;
+    int64_t warmup, total;
+    double warmup_start;     /* start factor f of the warm-up, e.g. 0.1 (0 = from 0) */
+    lt_decay decay;
+} lt_schedule;
+LTRAIN_DEF double lt_schedule_lr(const lt_schedule *s, int64_t step);
+LTRAIN_DEF const char *lt_decay_name(lt_decay d);
+LTRAIN_DEF int lt_decay_parse(const char *name, lt_decay *out);   /* "cosine" ... ; 1 on success */
+
+/* torch.optim.lr_scheduler, line for line: construct, read lt_lrs_get(), call lt_lrs_step()
+   after each optimizer step.  Chained formulas are the ones torch uses, so values agree to
+   rounding (1e-12 relative in double). */
+typedef struct lt_lrs lt_lrs;
+LTRAIN_DEF lt_lrs *lt_linear_lr(double base_lr, double start_factor, double end_factor, int64_t total_iters);
+LTRAIN_DEF lt_lrs *lt_cosine_annealing_lr(double base_lr, int64_t t_max, double eta_min);
+/* Takes ownership of the n schedulers; milestones has n-1 entries. */
+LTRAIN_DEF lt_lrs *lt_sequential_lr(lt_lrs **scheds, int n, const int64_t *milestones);
+LTRAIN_DEF double lt_lrs_get(const lt_lrs *s);         /* get_last_lr()[0] */
+LTRAIN_DEF void lt_lrs_step(lt_lrs *s);
+LTRAIN_DEF void lt_lrs_destroy(lt_lrs *s);
+
+/* ---- clipping ------------------------------------------------------------------------------- */
+/* As torch.nn.utils.clip_grad_norm_: returns the global L2 norm before clipping; scales every
+   gradient by min(1, max_norm/(norm + 1e-6)).  A non-finite norm leaves the gradients as they
+   are, sets LT_ERR_NONFINITE on ctx and is returned. */
+LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_norm);
+LTRAIN_DEF double lt_grad_norm(lt_ctx *ctx, lt_paramset params);             /* no clipping */
+LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip); /* clamp to [-c,c] */
+
+/* ---- data ----------------------------------------------------------------------------------- */
+/* A token stream and llm.c's batch semantics: a batch is the window of B*T+1 tokens at the
+   current position; inputs are its first B*T, targets its last B*T; the position advances by
+   B*T and wraps to 0 when the next window would pass the end.  With shuffling (seeded), the
+   windows of an epoch are visited in a random order instead. */
+typedef struct lt_loader lt_loader;
+/* Opens a text file (bytes, vocab 256) or an llm.c token shard (detected by its magic
+   20240520: 256 int32 header [magic, version 1, count], then count uint16 tokens).
+   vocab > 0 rejects tokens >= vocab.  Errors name the file and the field. */
+LTRAIN_DEF lt_loader *lt_loader_open(lt_ctx *ctx, const char *path, int B, int T, int vocab);
+/* A loader over tokens in memory (copied). */
+LTRAIN_DEF lt_loader *lt_loader_from_tokens(lt_ctx *ctx, const int32_t *tokens, int64_t n, int B, int T);
+LTRAIN_DEF void lt_loader_destroy(lt_loader *ld);
+LTRAIN_DEF lt_status lt_loader_next(lt_loader *ld, int32_t *inputs, int32_t *targets); /* B*T each */
+LTRAIN_DEF void lt_loader_shuffle(lt_loader *ld, uint64_t seed);   /* random window order per epoch */
+LTRAIN_DEF int64_t lt_loader_num_tokens(const lt_loader *ld);
+LTRAIN_DEF const int32_t *lt_loader_tokens(const lt_loader *ld);
+LTRAIN_DEF int lt_loader_is_shard(const lt_loader *ld);
+/* The position as two numbers (epoch, batch index in epoch) so a resume continues exactly. */
+LTRAIN_DEF void lt_loader_get_pos(const lt_loader *ld, int64_t *epoch, int64_t *index);
+LTRAIN_DEF lt_status lt_loader_set_pos(lt_loader *ld, int64_t epoch, int64_t index);
+/* Parse a token shard from memory (for tests and fuzzing): on success *tokens is malloc'd
+   (free with lt_free) and *n set.  label names the source in error messages. */
+LTRAIN_DEF lt_status lt_shard_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label, int vocab,
+                                    int32_t **tokens, int64_t *n);
+/* Read a whole file into memory (malloc'd, free with lt_free). */
+LTRAIN_DEF lt_status lt_read_file(lt_ctx *ctx, const char *path, void **buf, size_t *size);
+LTRAIN_DEF void lt_free(void *p);
+
+/* ---- checkpoints: safetensors --------------------------------------------------------------- */
+/* The format: u64 little-endian header length N, N bytes of JSON
+   {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
+    "__metadata__": {"key": "value", ...}}, then the data.  Reading checks every rule:
+   header <= 100 MB, valid JSON of that form, unique names, known dtype, shapes whose product
+   times the dtype size equals the byte range, ranges contiguous from 0, covering the data exactly. */
+typedef struct lt_st lt_st;
+LTRAIN_DEF lt_st *lt_st_open(lt_ctx *ctx, const char *path);
+LTRAIN_DEF lt_st *lt_st_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label); /* copies */
+LTRAIN_DEF void lt_st_close(lt_st *st);
+LTRAIN_DEF int lt_st_count(const lt_st *st);
+LTRAIN_DEF int lt_st_find(const lt_st *st, const char *name);        /* index or -1 */
+LTRAIN_DEF const char *lt_st_name(const lt_st *st, int i);
+LTRAIN_DEF const char *lt_st_dtype(const lt_st *st, int i);          /* "F32", "BF16", "I64", ... */
+LTRAIN_DEF int lt_st_shape(const lt_st *st, int i, int64_t *shape);  /* returns ndim (shape: room for 8) */
+LTRAIN_DEF const void *lt_st_data(const lt_st *st, int i, size_t *bytes);
+/* Tensor i converted to float32 (from F32, F16, BF16, F64) into out; n must equal its size. */
+LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n);
+LTRAIN_DEF const char *lt_st_meta(const lt_st *st, const char *key); /* __metadata__ value or NULL */
+
+typedef struct lt_st_writer lt_st_writer;
+LTRAIN_DEF lt_st_writer *lt_st_writer_create(lt_ctx *ctx);
+/* The data pointers must stay valid until lt_st_save. dtype: "F32", "I64", "U8", ... */
+LTRAIN_DEF lt_status lt_st_add(lt_st_writer *w, const char *name, const char *dtype, int ndim,
+                               const int64_t *shape, const void *data);
+LTRAIN_DEF lt_status lt_st_add_meta(lt_st_writer *w, const char *key, const char *value);
+/* Writes path.tmp, fsyncs, renames over path: a crash never leaves a broken file at path. */
+LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path);
+LTRAIN_DEF void lt_st_writer_destroy(lt_st_writer *w);
+
+/* ---- GPT checkpoints and training state ------------------------------------------------------ */
+/* Weights as safetensors with Hugging Face GPT-2 names (F32), metadata n_layer, n_head, n_embd,
+   n_ctx, vocab_size.  Written to a temporary file, fsynced and renamed. */
+LTRAIN_DEF lt_status lt_gpt_save(lt_gpt *gpt, const char *path);
+/* A model from a safetensors file: ours, or a Hugging Face GPT-2 model.safetensors (names with or
+   without "transformer.", attn.bias / attn.masked_bias buffers and a tied lm_head.weight are
+   ignored).  The config comes from the tensor shapes; the head count from the metadata's n_head,
+   else from n_head (0 = unknown: an error). */
+LTRAIN_DEF lt_gpt *lt_gpt_load(lt_ctx *ctx, const char *path, int n_head);
+/* Weights from a file into an existing model; every shape must match. */
+LTRAIN_DEF lt_status lt_gpt_load_weights(lt_gpt *gpt, const char *path);
+
+/* What a training checkpoint adds to the weights, so that a resumed run continues bit-identically:
+   optimizer moments and step count, the data position and the context's RNG state. */
+typedef struct {
+    int64_t step;                /* optimizer steps done */
+    int64_t data_epoch, data_index;
+} lt_train_state;
+/* Weights + optimizer state (tensors "optim.<state>.<param>") + "train.state" + ctx RNG;
+   note (may be NULL) is stored as metadata "note" (e.g. the command line). */
+LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *gpt, lt_optim *opt, const lt_train_state *st, const char *note,
+                                        const char *path);
+/* Restores what lt_checkpoint_save wrote into an existing model and optimizer (same shapes and
+   optimizer kind) and *st; the context's RNG is restored too. */
+LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *gpt, lt_optim *opt, lt_train_state *st, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LTRAIN_H */
+
+/* =============================================================================================
+   IMPLEMENTATION
+   ============================================================================================= */
+#ifdef LTRAIN_IMPLEMENTATION
+
+/* ==== @@CORE  errors, allocator, arena, RNG, threads ======================================== */
+
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#if defined(LTRAIN_MALLOC) && defined(LTRAIN_REALLOC) && defined(LTRAIN_FREE)
+#define LT__MALLOC(sz) LTRAIN_MALLOC(sz)
+#define LT__REALLOC(p, sz) LTRAIN_REALLOC(p, sz)
+#define LT__FREE(p) LTRAIN_FREE(p)
+#elif !defined(LTRAIN_MALLOC) && !defined(LTRAIN_REALLOC) && !defined(LTRAIN_FREE)
+#define LT__MALLOC(sz) malloc(sz)
+#define LT__REALLOC(p, sz) realloc(p, sz)
+#define LT__FREE(p) free(p)
+#else
+#error "ltrain.h: define all of LTRAIN_MALLOC, LTRAIN_REALLOC and LTRAIN_FREE, or none"
+#endif
+
+#ifdef LTRAIN_ASSERT
+#define LT__ASSERT(x) LTRAIN_ASSERT(x)
+#else
+#include <assert.h>
+#define LT__ASSERT(x) assert(x)
+#endif
+
+/* OpenMP pragmas through a macro, so that builds without -fopenmp see nothing (and no
+   unknown-pragma warning): LT__OMP(parallel for) is "#pragma omp parallel for". */
+#ifdef _OPENMP
+#define LT__PRAGMA(x) _Pragma(#x)
+#define LT__OMP(x) LT__PRAGMA(omp x)
+#else
+#define LT__OMP(x)
+#endif
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+/* The arena: a list of big chunks, bump-allocated, 64-byte aligned.  Reset keeps the chunks,
+   so after the first step a training loop allocates nothing. */
+typedef struct lt__chunk {
+    struct lt__chunk *next;
+    size_t cap, used;
+    unsigned char *mem;          /* 64-byte aligned start inside the allocation */
+} lt__chunk;
+
+typedef struct {
+    lt__chunk *head;             /* chunk being filled */
+    lt__chunk *first;
+    size_t used, peak;           /* bytes handed out (for lt_arena_used / peak) */
+} lt__arena;
+
+struct lt_ctx {
+    lt_status status;
+    char msg[512];
+    lt_rng rng;
+    int training, grad_enabled;
+    lt__arena arena;
+    /* the tape: nodes in recording order, in the arena */
+    lt__node **tape;
+    int tape_len, tape_cap;
+    int tape_done;               /* lt_backward ran: the next op resets the arena */
+    /* parameters */
+    lt_tensor **params;
+    int n_params, cap_params;
+    float *param_block;          /* after lt_params_pack: data of all params, then grads */
+    size_t param_floats;
+};
+
+#define LT__STATUS_TEXT(name, text) text,
+static const char *const lt__status_text[] = {LT_STATUS_LIST(LT__STATUS_TEXT)};
+#undef LT__STATUS_TEXT
+
+LTRAIN_DEF const char *lt_status_name(lt_status s) {
+    return (s >= 0 && s < LT_STATUS_COUNT) ? lt__status_text[s] : "unknown status";
+}
+LTRAIN_DEF int lt_failed(const lt_ctx *ctx) { return !ctx || ctx->status != LT_OK; }
+LTRAIN_DEF lt_status lt_status_of(const lt_ctx *ctx) { return ctx ? ctx->status : LT_ERR_ARG; }
+LTRAIN_DEF const char *lt_error(const lt_ctx *ctx) { return ctx ? ctx->msg : "no context"; }
+LTRAIN_DEF void lt_clear_error(lt_ctx *ctx) {
+    if (ctx) { ctx->status = LT_OK; ctx->msg[0] = 0; }
+}
+
+/* The first error sticks: later ones are dropped so the message names the root cause. */
+LTRAIN_DEF lt_status lt_set_error(lt_ctx *ctx, lt_status s, const char *fmt, ...) {
+    va_list ap;
+    if (!ctx) return s;
+    if (ctx->status != LT_OK) return ctx->status;
+    ctx->status = s;
+    va_start(ap, fmt);
+    vsnprintf(ctx->msg, sizeof ctx->msg, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+LTRAIN_DEF int lt_mul_size(size_t a, size_t b, size_t *out) {
+    if (a != 0 && b > SIZE_MAX / a) return 0;
+    *out = a * b;
+    return 1;
+}
+LTRAIN_DEF int lt_add_size(size_t a, size_t b, size_t *out) {
+    if (b > SIZE_MAX - a) return 0;
+    *out = a + b;
+    return 1;
+}
+
+static char *lt__strdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *p = (char *)LT__MALLOC(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+/* -- threads: the one global setting ---------------------------------------------------------- */
+LTRAIN_DEF void lt_set_threads(int n) {
+#ifdef _OPENMP
+    if (n > 0) omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+LTRAIN_DEF int lt_get_threads(void) {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+/* -- RNG: xoshiro256** seeded through splitmix64 ------------------------------------------------ */
+static uint64_t lt__splitmix64(uint64_t *x) {
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+LTRAIN_DEF void lt_rng_seed(lt_rng *r, uint64_t seed) {
+    int i;
+    for (i = 0; i < 4; i++) r->s[i] = lt__splitmix64(&seed);
+}
+static uint64_t lt__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+LTRAIN_DEF uint64_t lt_rng_u64(lt_rng *r) {
+    uint64_t *s = r->s, out = lt__rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+    s[2] ^= t; s[3] = lt__rotl(s[3], 45);
+    return out;
+}
+/* 53 random bits -> a double in [0,1) */
+LTRAIN_DEF double lt_rng_uniform(lt_rng *r) { return (double)(lt_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0); }
+/* Box-Muller; one draw per call keeps the state a plain 4 words (no cached second value). */
+LTRAIN_DEF double lt_rng_normal(lt_rng *r) {
+    double u1 = 1.0 - lt_rng_uniform(r), u2 = lt_rng_uniform(r); /* u1 in (0,1] */
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return &ctx->rng; }
+
+/* -- arena -------------------------------------------------------------------------------------- */
+#define LT__ALIGN 64
+#define LT__CHUNK_MIN ((size_t)16 << 20)
+
+static void *lt__arena_alloc(lt_ctx *ctx, size_t bytes) {
+    lt__arena *a = &ctx->arena;
+    lt__chunk *c;
+    size_t need;
+    if (!lt_add_size(bytes, LT__ALIGN - 1, &need)) goto oom;
+    need &= ~(size_t)(LT__ALIGN - 1);
+    if (need == 0) need = LT__ALIGN;
+    /* use the current chunk, or a later one kept from an earlier step (those are empty) */
+    for (c = a->head; c; c = c->next) {
+        if (c->cap - c->used >= need) {
+            void *p = c->mem + c->used;
+            c->used += need;
+            a->head = c;
+            a->used += need;
+            if (a->used > a->peak) a->peak = a->used;
+            return p;
+        }
+    }
+    {
+        size_t cap = need > LT__CHUNK_MIN ? need : LT__CHUNK_MIN, total;
+        unsigned char *raw;
+        if (!lt_add_size(cap, sizeof(lt__chunk) + LT__ALIGN, &total)) goto oom;
+        raw = (unsigned char *)LT__MALLOC(total);
+        if (!raw) goto oom;
+        c = (lt__chunk *)raw;
+        c->mem = raw + sizeof(lt__chunk);
+        c->mem += (LT__ALIGN - ((uintptr_t)c->mem % LT__ALIGN)) % LT__ALIGN;
+        c->cap = cap; c->used = need; c->next = NULL;
+        /* append at the end of the list so reset reuses chunks in order */
+        if (!a->first) a->first = c;
+        else { lt__chunk *t = a->first; while (t->next) t = t->next; t->next = c; }
+        a->head = c;
+        a->used += need;
+        if (a->used > a->peak) a->peak = a->used;
+        return c->mem;
+    }
+oom:
+    lt_set_error(ctx, LT_ERR_NOMEM, "out of memory: the arena could not grow by %zu bytes "
+                 "(hint: a smaller batch or sequence length needs less)", bytes);
+    return NULL;
+}
+
+static void lt__arena_reset(lt__arena *a) {
+    lt__chunk *c;
+    for (c = a->first; c; c = c->next) c->used = 0;
+    a->head = a->first;
+    a->used = 0;
+}
+
+static void lt__arena_free(lt__arena *a) {
+    lt__chunk *c = a->first;
+    while (c) { lt__chunk *n = c->next; LT__FREE(c); c = n; }
+    a->first = a->head = NULL;
+    a->used = 0;
+}
+
+LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx) { return ctx->arena.used; }
+LTRAIN_DEF size_t lt_arena_peak(const lt_ctx *ctx) { return ctx->arena.peak; }
+
+/* -- context -------------------------------------------------------------------------------------- */
+LTRAIN_DEF lt_ctx *lt_ctx_create(uint64_t seed) {
+    lt_ctx *ctx = (lt_ctx *)LT__MALLOC(sizeof(lt_ctx));
+    if (!ctx) return NULL;
+    memset(ctx, 0, sizeof *ctx);
+    lt_rng_seed(&ctx->rng, seed);
+    ctx->training = 1;
+    ctx->grad_enabled = 1;
+    return ctx;
+}
+
+static void lt__params_free(lt_ctx *ctx);
+
+LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx) {
+    if (!ctx) return;
+    lt__params_free(ctx);
+    lt__arena_free(&ctx->arena);
+    LT__FREE(ctx->tape);
+    LT__FREE(ctx);
+}
+
+LTRAIN_DEF void lt_set_training(lt_ctx *ctx, int on) { ctx->training = on != 0; }
+LTRAIN_DEF void lt_set_grad_enabled(lt_ctx *ctx, int on) { ctx->grad_enabled = on != 0; }
+
+/* Drop the tape and all arena memory; parameter gradients stay. */
+LTRAIN_DEF void lt_reset(lt_ctx *ctx) {
+    lt__arena_reset(&ctx->arena);
+    ctx->tape_len = 0;
+    ctx->tape_done = 0;
+}
+
+/* ==== @@TENSOR  tensors: shapes, parameters, views =========================================== */
+
+LTRAIN_DEF const char *lt_shape_str(const lt_tensor *t, char *buf, size_t cap) {
+    size_t used = 0;
+    int i;
+    if (!t) { snprintf(buf, cap, "(null)"); return buf; }
+    used += (size_t)snprintf(buf, cap, "[");
+    for (i = 0; i < t->ndim && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, i ? ",%lld" : "%lld", (long long)t->shape[i]);
+    if (used < cap) snprintf(buf + used, cap - used, "]");
+    return buf;
+}
+
+/* The first allocation after lt_backward starts a new step: reset the arena lazily, so the
+   loss and activations stay readable after backward until the next forward begins. */
+static void lt__begin(lt_ctx *ctx) {
+    if (ctx->tape_done) lt_reset(ctx);
+}
+
+/* Validate a shape; n = product of dims (overflow-checked). */
+static int lt__shape_ok(lt_ctx *ctx, const char *who, int ndim, const int64_t *shape, int64_t *n) {
+    int i;
+    size_t total = 1;
+    if (ndim < 1 || ndim > LT_MAX_DIMS || !shape)
+        return lt_set_error(ctx, LT_ERR_ARG, "%s: ndim is %d: it must be 1..%d", who, ndim, LT_MAX_DIMS), 0;
+    for (i = 0; i < ndim; i++) {
+        if (shape[i] < 1)
+            return lt_set_error(ctx, LT_ERR_ARG, "%s: dim %d is %lld: every dim must be >= 1", who, i,
+                                (long long)shape[i]), 0;
+        if (!lt_mul_size(total, (size_t)shape[i], &total) || total > (size_t)INT64_MAX / sizeof(float))
+            return lt_set_error(ctx, LT_ERR_ARG, "%s: the shape's element count overflows", who), 0;
+    }
+    *n = (int64_t)total;
+    return 1;
+}
+
+/* A tensor header (and, if with_data, its data) from the arena. */
+static lt_tensor *lt__arena_tensor(lt_ctx *ctx, const char *who, int ndim, const int64_t *shape, int with_data) {
+    lt_tensor *t;
+    int64_t n;
+    int i;
+    if (!lt__shape_ok(ctx, who, ndim, shape, &n)) return NULL;
+    t = (lt_tensor *)lt__arena_alloc(ctx, sizeof(lt_tensor));
+    if (!t) return NULL;
+    memset(t, 0, sizeof *t);
+    t->ndim = ndim;
+    for (i = 0; i < LT_MAX_DIMS; i++) t->shape[i] = i < ndim ? shape[i] : 1;
+    t->n = n;
+    if (with_data) {
+        t->data = (float *)lt__arena_alloc(ctx, (size_t)n * sizeof(float));
+        if (!t->data) return NULL;
+    }
+    return t;
+}
+
+LTRAIN_DEF lt_tensor *lt_tensor_new(lt_ctx *ctx, int ndim, const int64_t *shape) {
+    lt_tensor *t;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    lt__begin(ctx);
+    t = lt__arena_tensor(ctx, "lt_tensor_new", ndim, shape, 1);
+    if (t) memset(t->data, 0, (size_t)t->n * sizeof(float));
+    return t;
+}
+
+LTRAIN_DEF lt_tensor *lt_tensor_from(lt_ctx *ctx, const float *data, int ndim, const int64_t *shape) {
+    lt_tensor *t;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!data) { lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_from: data is NULL"); return NULL; }
+    lt__begin(ctx);
+    t = lt__arena_tensor(ctx, "lt_tensor_from", ndim, shape, 1);
+    if (t) memcpy(t->data, data, (size_t)t->n * sizeof(float));
+    return t;
+}
+
+LTRAIN_DEF float lt_item(const lt_tensor *t) { return (t && t->data && t->n > 0) ? t->data[0] : (float)NAN; }
+
+LTRAIN_DEF void lt_fill(lt_tensor *t, float v) {
+    int64_t i;
+    if (!t || !t->data) return;
+    for (i = 0; i < t->n; i++) t->data[i] = v;
+}
+
+/* -- parameters ---------------------------------------------------------------------------------- */
+static float *lt__zeros(size_t n) {
+    float *p = (float *)LT__MALLOC(n * sizeof(float)); /* n * 4 fits: lt__shape_ok bounds n */
+    if (p) memset(p, 0, n * sizeof(float));
+    return p;
+}
+
+static int lt__in_block(const lt_ctx *ctx, const float *p) {
+    return ctx->param_block && p >= ctx->param_block && p < ctx->param_block + 2 * ctx->param_floats;
+}
+
+LTRAIN_DEF lt_tensor *lt_param(lt_ctx *ctx, const char *name, int ndim, const int64_t *shape) {
+    lt_tensor *t;
+    int64_t n;
+    int i;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!name || !*name) { lt_set_error(ctx, LT_ERR_ARG, "lt_param: a parameter needs a name"); return NULL; }
+    if (lt_find_param(ctx, name)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_param: a parameter named \"%s\" exists already", name);
+        return NULL;
+    }
+    if (!lt__shape_ok(ctx, "lt_param", ndim, shape, &n)) return NULL;
+    if (ctx->n_params == ctx->cap_params) {
+        int cap = ctx->cap_params ? 2 * ctx->cap_params : 64;
+        lt_tensor **p = (lt_tensor **)LT__REALLOC(ctx->params, (size_t)cap * sizeof(lt_tensor *));
+        if (!p) goto oom;
+        ctx->params = p;
+        ctx->cap_params = cap;
+    }
+    t = (lt_tensor *)LT__MALLOC(sizeof(lt_tensor));
+    if (!t) goto oom;
+    memset(t, 0, sizeof *t);
+    t->ndim = ndim;
+    for (i = 0; i < LT_MAX_DIMS; i++) t->shape[i] = i < ndim ? shape[i] : 1;
+    t->n = n;
+    t->data = lt__zeros((size_t)n);
+    t->grad = lt__zeros((size_t)n);
+    t->name = lt__strdup(name);
+    if (!t->data || !t->grad || !t->name) {
+        LT__FREE(t->data); LT__FREE(t->grad); LT__FREE((void *)t->name); LT__FREE(t);
+        goto oom;
+    }
+    t->requires_grad = 1;
+    t->is_param = 1;
+    t->decay = ndim >= 2;
+    ctx->params[ctx->n_params++] = t;
+    return t;
+oom:
+    lt_set_error(ctx, LT_ERR_NOMEM, "lt_param: out of memory for \"%s\"", name);
+    return NULL;
+}
+
+LTRAIN_DEF lt_paramset lt_ctx_params(lt_ctx *ctx) {
+    lt_paramset s;
+    s.p = ctx->params;
+    s.n = ctx->n_params;
+    return s;
+}
+
+LTRAIN_DEF lt_tensor *lt_find_param(lt_ctx *ctx, const char *name) {
+    int i;
+    for (i = 0; i < ctx->n_params; i++)
+        if (strcmp(ctx->params[i]->name, name) == 0) return ctx->params[i];
+    return NULL;
+}
+
+LTRAIN_DEF size_t lt_params_count(lt_ctx *ctx) {
+    size_t n = 0;
+    int i;
+    for (i = 0; i < ctx->n_params; i++) n += (size_t)ctx->params[i]->n;
+    return n;
+}
+
+/* Move every parameter into one block [all data | all grads], in creation order, so that
+   zero-grad, norms, clipping, optimizers and (later) an all-reduce see one flat span. */
+LTRAIN_DEF lt_status lt_params_pack(lt_ctx *ctx) {
+    size_t total = lt_params_count(ctx), bytes, off = 0;
+    float *block;
+    int i;
+    if (lt_failed(ctx)) return ctx->status;
+    if (!lt_mul_size(total, 2 * sizeof(float), &bytes) || !(block = (float *)LT__MALLOC(bytes ? bytes : 1)))
+        return lt_set_error(ctx, LT_ERR_NOMEM, "lt_params_pack: out of memory for %zu parameters", total);
+    for (i = 0; i < ctx->n_params; i++) {
+        lt_tensor *t = ctx->params[i];
+        memcpy(block + off, t->data, (size_t)t->n * sizeof(float));
+        memcpy(block + total + off, t->grad, (size_t)t->n * sizeof(float));
+        if (!lt__in_block(ctx, t->data)) { LT__FREE(t->data); LT__FREE(t->grad); }
+        t->data = block + off;
+        t->grad = block + total + off;
+        off += (size_t)t->n;
+    }
+    LT__FREE(ctx->param_block);
+    ctx->param_block = block;
+    ctx->param_floats = total;
+    return LT_OK;
+}
+
+LTRAIN_DEF float *lt_params_grad_span(lt_ctx *ctx, size_t *n) {
+    if (!ctx->param_block || ctx->param_floats != lt_params_count(ctx)) { if (n) *n = 0; return NULL; }
+    if (n) *n = ctx->param_floats;
+    return ctx->param_block + ctx->param_floats;
+}
+
+static void lt__params_free(lt_ctx *ctx) {
+    int i;
+    for (i = 0; i < ctx->n_params; i++) {
+        lt_tensor *t = ctx->params[i];
+        if (!lt__in_block(ctx, t->data)) { LT__FREE(t->data); LT__FREE(t->grad); }
+        LT__FREE((void *)t->name);
+        LT__FREE(t);
+    }
+    LT__FREE(ctx->params);
+    LT__FREE(ctx->param_block);
+    ctx->params = NULL;
+    ctx->param_block = NULL;
+    ctx->n_params = ctx->cap_params = 0;
+}
+
+LTRAIN_DEF void lt_init_normal(lt_ctx *ctx, lt_tensor *t, double mean, double std) {
+    int64_t i;
+    if (!t || !t->data) return;
+    for (i = 0; i < t->n; i++) t->data[i] = (float)(mean + std * lt_rng_normal(&ctx->rng));
+}
+LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi) {
+    int64_t i;
+    if (!t || !t->data) return;
+    for (i = 0; i < t->n; i++) t->data[i] = (float)(lo + (hi - lo) * lt_rng_uniform(&ctx->rng));
+}
+
+/* ==== @@OPS  ops: forward next to backward =================================================== */
+/* How an op works.  A public op (lt_add, lt_layernorm, ...) checks its arguments, allocates its
+   output from the arena, fills a tape record (lt__node) and runs the record's forward kernel.
+   If a gradient must flow, the record stays on the tape and lt_backward later runs the
+   backward kernel of the same row of the op table.  Kernels read everything from the record,
+   so a later compile mode can replay records without the public functions.
+
+   The op table below is the only place the tape dispatches from: one X-macro row per op
+   (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device column
+   (LT_CPU, later LT_CUDA) lets another backend add kernels without touching callers. */
+
+#define LT__OP_LIST(X)                                                                           \
+    X(reshape) X(add) X(sub) X(mul) X(scale) X(sum) X(mean) X(matmul) X(linear) X(conv1d)         \
+    X(gelu) X(gelu_erf) X(relu) X(tanh) X(sigmoid) X(softmax) X(log_softmax) X(layernorm)         \
+    X(embedding) X(dropout) X(transpose) X(attention) X(cross_entropy) X(mse)
+
+struct lt__node {
+    const struct lt__opdef *op;
+    lt_ctx *ctx;
+    lt_tensor *out;
+    lt_tensor *in[3];            /* inputs (NULL where absent, e.g. no bias) */
+    int64_t i[6];                /* integer arguments: sizes, flags */
+    double f[2];                 /* scalar arguments: scale, eps, p, denominators */
+    float *save[2];              /* values saved for backward (mean/rstd, masks, probabilities) */
+    int32_t *ids;                /* indices (embedding ids, targets, lengths), copied to the arena */
+};
+
+typedef void (*lt__kernel)(lt__node *nd);
+typedef struct lt__opdef {
+    const char *name;
+    lt__kernel fwd[LT_NDEVICES];
+    lt__kernel bwd[LT_NDEVICES];
+} lt__opdef;
+
+#define LT__DECLARE_KERNELS(name) static void lt__##name##_fwd(lt__node *); static void lt__##name##_bwd(lt__node *);
+LT__OP_LIST(LT__DECLARE_KERNELS)
+#undef LT__DECLARE_KERNELS
+
+enum {
+#define LT__OP_INDEX(name) LT__OPI_##name,
+    LT__OP_LIST(LT__OP_INDEX)
+#undef LT__OP_INDEX
+    LT__OP_COUNT
+};
+/* indices only name rows of this table; records point at rows, never at numbers */
+static const lt__opdef lt__ops[LT__OP_COUNT] = {
+#define LT__OP_ROW(name) {#name, {lt__##name##_fwd, NULL}, {lt__##name##_bwd, NULL}},
+    LT__OP_LIST(LT__OP_ROW)
+#undef LT__OP_ROW
+};
+#define LT__OP(name) (&lt__ops[LT__OPI_##name])
+
+/* The gradient buffer of a tensor, made (zeroed) in the arena on first use. */
+static float *lt__grad(lt_tensor *t, lt_ctx *ctx) {
+    if (!t || !t->requires_grad) return NULL;
+    if (!t->grad) {
+        t->grad = (float *)lt__arena_alloc(ctx, (size_t)t->n * sizeof(float));
+        if (t->grad) memset(t->grad, 0, (size_t)t->n * sizeof(float));
+    }
+    return t->grad;
+}
+
+/* Common checks of a public op: live context, non-NULL required inputs. */
+static int lt__live(lt_ctx *ctx, const char *who, const lt_tensor *a, const lt_tensor *b) {
+    if (!ctx) return 0;
+    if (ctx->status != LT_OK) return 0;
+    if (!a) return lt_set_error(ctx, LT_ERR_ARG, "%s: the first input is NULL", who), 0;
+    if (!b) return lt_set_error(ctx, LT_ERR_ARG, "%s: the second input is NULL", who), 0;
+    lt__begin(ctx);
+    return 1;
+}
+
+/* A record with an output of the given shape (data from the arena unless no_data). */
+static lt__node *lt__node_new(lt_ctx *ctx, const lt__opdef *op, int ndim, const int64_t *shape,
+                              lt_tensor *a, lt_tensor *b, lt_tensor *c, int no_data) {
+    lt__node *nd = (lt__node *)lt__arena_alloc(ctx, sizeof(lt__node));
+    if (!nd) return NULL;
+    memset(nd, 0, sizeof *nd);
+    nd->op = op;
+    nd->ctx = ctx;
+    nd->in[0] = a; nd->in[1] = b; nd->in[2] = c;
+    nd->out = lt__arena_tensor(ctx, op->name, ndim, shape, !no_data);
+    if (!nd->out) return NULL;
+    nd->out->requires_grad = ctx->grad_enabled &&
+        ((a && a->requires_grad) || (b && b->requires_grad) || (c && c->requires_grad));
+    return nd;
+}
+
+/* Run the forward kernel; keep the record on the tape if a gradient will flow through it. */
+static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
+    if (!nd || lt_failed(ctx)) return NULL;
+    nd->op->fwd[LT_CPU](nd);
+    if (lt_failed(ctx)) return NULL;
+    if (nd->out->requires_grad) {
+        if (ctx->tape_len == ctx->tape_cap) {
+            int cap = ctx->tape_cap ? 2 * ctx->tape_cap : 256;
+            lt__node **t = (lt__node **)LT__REALLOC(ctx->tape, (size_t)cap * sizeof(lt__node *));
+            if (!t) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory growing the tape", nd->op->name); return NULL; }
+            ctx->tape = t;
+            ctx->tape_cap = cap;
+        }
+        ctx->tape[ctx->tape_len++] = nd;
+        nd->out->node = nd;
+    }
+    return nd->out;
+}
+
+static int32_t *lt__copy_ids(lt_ctx *ctx, const int32_t *ids, int64_t n) {
+    int32_t *p = (int32_t *)lt__arena_alloc(ctx, (size_t)n * sizeof(int32_t));
+    if (p) memcpy(p, ids, (size_t)n * sizeof(int32_t));
+    return p;
+}
+
+static float *lt__save(lt_ctx *ctx, int64_t n) { return (float *)lt__arena_alloc(ctx, (size_t)n * sizeof(float)); }
+
+/* ---- reshape: a view ------------------------------------------------------------------------- */
+/* x (any) -> y (same n, new shape), sharing x's data; dx += dy */
+static void lt__reshape_fwd(lt__node *nd) { nd->out->data = nd->in[0]->data; }
+static void lt__reshape_bwd(lt__node *nd) {
+    float *gx = lt__grad(nd->in[0], nd->ctx), *gy = nd->out->grad;
+    int64_t i, n = nd->out->n;
+    if (gx) for (i = 0; i < n; i++) gx[i] += gy[i];
+}
+
+LTRAIN_DEF lt_tensor *lt_reshape(lt_ctx *ctx, lt_tensor *t, int ndim, const int64_t *shape) {
+    int64_t s[LT_MAX_DIMS], known = 1;
+    int i, infer = -1;
+    char b1[64];
+    lt__node *nd;
+    if (!lt__live(ctx, "lt_reshape", t, t)) return NULL;
+    if (ndim < 1 || ndim > LT_MAX_DIMS || !shape) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_reshape: ndim is %d: it must be 1..%d", ndim, LT_MAX_DIMS);
+        return NULL;
+    }
+    for (i = 0; i < ndim; i++) {
+        s[i] = shape[i];
+        if (s[i] == -1 && infer < 0) infer = i;
+        else if (s[i] < 1) {
+            lt_set_error(ctx, LT_ERR_ARG, "lt_reshape: dim %d is %lld: dims must be >= 1 (one may be -1)", i,
+                         (long long)s[i]);
+            return NULL;
+        } else known *= s[i];
+    }
+    if (infer >= 0) s[infer] = known > 0 ? t->n / known : 0;
+    for (known = 1, i = 0; i < ndim; i++) known *= s[i];
+    if (known != t->n) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_reshape: x is %s (%lld elements): a new shape must keep the count",
+                     lt_shape_str(t, b1, sizeof b1), (long long)t->n);
+        return NULL;
+    }
+    nd = lt__node_new(ctx, LT__OP(reshape), ndim, s, t, NULL, NULL, 1);
+    if (!nd) return NULL;
+    nd->out->base = t->base ? t->base : t;
+    return lt__run(ctx, nd);
+}
+
+/* ---- add, sub, mul: elementwise, b broadcast over a's leading dims --------------------------- */
+/* a (..., S), b (S) -> y (..., S) where S is any trailing part of a's shape; i indexes y,
+   b is read at i mod |b|. */
+static int lt__check_broadcast(lt_ctx *ctx, const char *who, const lt_tensor *a, const lt_tensor *b) {
+    int k;
+    char b1[64], b2[64];
+    if (b->ndim <= a->ndim) {
+        for (k = 1; k <= b->ndim; k++)
+            if (a->shape[a->ndim - k] != b->shape[b->ndim - k]) break;
+        if (k > b->ndim) return 1;
+    }
+    lt_set_error(ctx, LT_ERR_SHAPE, "%s: a is %s, b is %s: b's shape must equal a's trailing dims "
+                 "(b is broadcast over a's leading dims)", who, lt_shape_str(a, b1, sizeof b1),
+                 lt_shape_str(b, b2, sizeof b2));
+    return 0;
+}
+
+static lt_tensor *lt__binary(lt_ctx *ctx, const lt__opdef *op, const char *who, lt_tensor *a, lt_tensor *b) {
+    lt__node *nd;
+    if (!lt__live(ctx, who, a, b) || !lt__check_broadcast(ctx, who, a, b)) return NULL;
+    nd = lt__node_new(ctx, op, a->ndim, a->shape, a, b, NULL, 0);
+    return lt__run(ctx, nd);
+}
+
+static void lt__add_fwd(lt__node *nd) {
+    const float *a = nd->in[0]->data, *b = nd->in[1]->data;
+    float *y = nd->out->data;
+    int64_t n = nd->out->n, nb = nd->in[1]->n, r;
+    LT__OMP(parallel for if (n > 32768))
+    for (r = 0; r < n / nb; r++) {
+        int64_t j;
+        for (j = 0; j < nb; j++) y[r * nb + j] = a[r * nb + j] + b[j];
+    }
+}
+/* da += dy; db += sum over the broadcast rows of dy */
+static void lt__add_bwd(lt__node *nd) {
+    float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
+    int64_t n = nd->out->n, nb = nd->in[1]->n, r, j;
+    if (ga) for (j = 0; j < n; j++) ga[j] += gy[j];
+    if (gb) for (r = 0; r < n / nb; r++) for (j = 0; j < nb; j++) gb[j] += gy[r * nb + j];
+}
+LTRAIN_DEF lt_tensor *lt_add(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(add), "lt_add", a, b); }
+
+static void lt__sub_fwd(lt__node *nd) {
+    const float *a = nd->in[0]->data, *b = nd->in[1]->data;
+    float *y = nd->out->data;
+    int64_t n = nd->out->n, nb = nd->in[1]->n, i;
+    for (i = 0; i < n; i++) y[i] = a[i] - b[i % nb];
+}
+/* da += dy; db -= sum of dy over the broadcast rows */
+static void lt__sub_bwd(lt__node *nd) {
+    float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
+    int64_t n = nd->out->n, nb = nd->in[1]->n, i;
+    if (ga) for (i = 0; i < n; i++) ga[i] += gy[i];
+    if (gb) for (i = 0; i < n; i++) gb[i % nb] -= gy[i];
+}
+LTRAIN_DEF lt_tensor *lt_sub(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(sub), "lt_sub", a, b); }
+
+static void lt__mul_fwd(lt__node *nd) {
+    const float *a = nd->in[0]->data, *b = nd->in[1]->data;
+    float *y = nd->out->data;
+    int64_t n = nd->out->n, nb = nd->in[1]->n, i;
+    for (i = 0; i < n; i++) y[i] = a[i] * b[i % nb];
+}
+/* da += dy*b; db += sum over broadcast rows of dy*a */
+static void lt__mul_bwd(lt__node *nd) {
+    const float *a = nd->in[0]->data, *b = nd->in[1]->data;
+    float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
+    int64_t n = nd->out->n, nb = nd->in[1]->n, i;
+    if (ga) for (i = 0; i < n; i++) ga[i] += gy[i] * b[i % nb];
+    if (gb) for (i = 0; i < n; i++) gb[i % nb] += gy[i] * a[i];
+}
+LTRAIN_DEF lt_tensor *lt_mul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(mul), "lt_mul", a, b); }
+
+/* ---- scale: y = s*x ------------------------------------------------------------------------------ */
+static void lt__scale_fwd(lt__node *nd) {
+    const float *x = nd->in[0]->data;
+    float *y = nd->out->data, s = (float)nd->f[0];
+    int64_t i, n = nd->out->n;
+    for (i = 0; i < n; i++) y[i] = s * x[i];
+}
+static void lt__scale_bwd(lt__node *nd) {
+    float *gx = lt__grad(nd->in[0], nd->ctx), *gy = nd->out->grad, s = (float)nd->f[0];
+    int64_t i, n = nd->out->n;
+    if (gx) for (i = 0; i < n; i++) gx[i] += s * gy[i];
+}
+LTRAIN_DEF lt_tensor *lt_scale(lt_ctx *ctx, lt_tensor *a, float s) {
+    lt__node *nd;
+    if (!lt__live(ctx, "lt_scale", a, a)) return NULL;
+    nd = lt__node_new(ctx, LT__OP(scale), a->ndim, a->shape, a, NULL, NULL, 0);
+    if (nd) nd->f[0] = s;
+    return lt__run(ctx, nd);
+}
+
+/* ---- sum, mean: x (any) -> y [1] ------------------------------------------------------------ */
+static double lt__sum_f(const float *x, int64_t n) {
+    double s = 0;
+    int64_t i;
+    for (i = 0; i < n; i++) s += x[i];
+    return s;
+}
+static void lt__sum_fwd(lt__node *nd) { nd->out->data[0] = (float)lt__sum_f(nd->in[0]->data, nd->in[0]->n); }
+/* dx_i += dy */
+static void lt__sum_bwd(lt__node *nd) {
+    float *gx = lt__grad(nd->in[0], nd->ctx), g = nd->out->grad[0];
+    int64_t i, n = nd->in[0]->n;
+    if (gx) for (i = 0; i < n; i++) gx[i] += g;
+}
+static void lt__mean_fwd(lt__node *nd) {
+    nd->out->data[0] = (float)(lt__sum_f(nd->in[0]->data, nd->in[0]->n) / (double)nd->in[0]->n);
+}
+/* dx_i += dy / n */
+static void lt__mean_bwd(lt__node *nd) {
+    float *gx = lt__grad(nd->in[0], nd->ctx), g = nd->out->grad[0] / (float)nd->in[0]->n;
+    int64_t i, n = nd->in[0]->n;
+    if (gx) for (i = 0; i < n; i++) gx[i] += g;
+}
+static lt_tensor *lt__reduce(lt_ctx *ctx, const lt__opdef *op, const char *who, lt_tensor *a) {
+    int64_t one = 1;
+    lt__node *nd;
+    if (!lt__live(ctx, who, a, a)) return NULL;
+    nd = lt__node_new(ctx, op, 1, &one, a, NULL, NULL, 0);
+    return lt__run(ctx, nd);
+}
+LTRAIN_DEF lt_tensor *lt_sum(lt_ctx *ctx, lt_tensor *a) { return lt__reduce(ctx, LT__OP(sum), "lt_sum", a); }
+LTRAIN_DEF lt_tensor *lt_mean(lt_ctx *ctx, lt_tensor *a) { return lt__reduce(ctx, LT__OP(mean), "lt_mean", a); }
+
+/* ---- sgemm: the matmul kernel under every matmul, linear and attention projection ------------ */
+/* C (M,N) = alpha * op(A) (M,K) * op(B) (K,N) + beta * C, row-major; op(X) is X or Xᵀ.
+   The portable kernel packs blocks of op(A) and op(B) so the inner loop reads both contiguously
+   whatever the transposes, and keeps a 4x64 tile of C in local accumulators. */
+#define LT__MB 64
+#define LT__NB 64
+#define LT__KB 256
+
+static void lt__gemm_tile(int ta, int tb, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t K, float alpha,
+                          const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc) {
+    float ap[LT__KB * LT__MB];   /* op(A)[i0..i1, k0..k1], k-major: ap[k*MB + i] */
+    float bp[LT__KB * LT__NB];   /* op(B)[k0..k1, j0..j1], k-major: bp[k*NB + j] */
+    int64_t k0, mi = i1 - i0, nj = j1 - j0;
+    for (k0 = 0; k0 < K; k0 += LT__KB) {
+        int64_t kk = K - k0 < LT__KB ? K - k0 : LT__KB, i, j, k;
+        for (k = 0; k < kk; k++) {
+            for (i = 0; i < mi; i++)
+                ap[k * LT__MB + i] = ta ? A[(k0 + k) * lda + i0 + i] : A[(i0 + i) * lda + k0 + k];
+            for (i = mi; i < LT__MB; i++) ap[k * LT__MB + i] = 0;
+            for (j = 0; j < nj; j++)
+                bp[k * LT__NB + j] = tb ? B[(j0 + j) * ldb + k0 + k] : B[(k0 + k) * ldb + j0 + j];
+            for (j = nj; j < LT__NB; j++) bp[k * LT__NB + j] = 0;
+        }
+        for (i = 0; i < mi; i += 4) {
+            float acc[4][LT__NB];
+            int r;
+            memset(acc, 0, sizeof acc);
+            for (k = 0; k < kk; k++) {
+                const float *brow = bp + k * LT__NB, *acol = ap + k * LT__MB + i;
+                for (r = 0; r < 4; r++) {
+                    float a = acol[r];
+                    LT__OMP(simd)
+                    for (j = 0; j < LT__NB; j++) acc[r][j] += a * brow[j];
+                }
+            }
+            for (r = 0; r < 4 && i + r < mi; r++) {
+                float *c = C + (i0 + i + r) * ldc + j0;
+                for (j = 0; j < nj; j++) c[j] += alpha * acc[r][j];
+            }
+        }
+    }
+}
+
+#ifdef LTRAIN_CBLAS
+#include <cblas.h>
+#endif
+
+LTRAIN_DEF const char *lt_kernel_name(void) {
+#ifdef LTRAIN_CBLAS
+    return "cblas_sgemm";
+#else
+    return "portable C (packed 4x64 tiles)";
+#endif
+}
+
+LTRAIN_DEF void lt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                         const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                         float *C, int64_t ldc) {
+#ifdef LTRAIN_CBLAS
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+#else
+    int64_t tiles_m = (M + LT__MB - 1) / LT__MB, tiles_n = (N + LT__NB - 1) / LT__NB, t;
+    if (beta != 1.0f) {
+        int64_t i, j;
+        for (i = 0; i < M; i++)
+            for (j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+    }
+    if (K == 0 || alpha == 0.0f) return;
+    LT__OMP(parallel for schedule(dynamic) if (M * N * K > 100000))
+    for (t = 0; t < tiles_m * tiles_n; t++) {
+        int64_t ti = t / tiles_n, tj = t % tiles_n;
+        int64_t i0 = ti * LT__MB, j0 = tj * LT__NB;
+        int64_t i1 = i0 + LT__MB < M ? i0 + LT__MB : M, j1 = j0 + LT__NB < N ? j0 + LT__NB : N;
+        lt__gemm_tile(trans_a, trans_b, i0, i1, j0, j1, K, alpha, A, lda, B, ldb, C, ldc);
+    }
+#endif
+}
+
+/* ---- matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) ----------------------------- */
+/* i[0] = flags, i[1] = batches, i[2..4] = M, N, K, i[5] = b is shared (2-D) by every batch.
+   Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
+   a stored transposed gets (d op(a))ᵀ = op(b) · dyᵀ, likewise for b. */
+static void lt__matmul_fwd(lt__node *nd) {
+    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
+    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    for (q = 0; q < nb; q++)
+        lt_sgemm(ta, tb, M, N, K, 1.0f, nd->in[0]->data + q * M * K, ta ? M : K,
+                 nd->in[1]->data + (shared ? 0 : q * K * N), tb ? K : N, 0.0f, nd->out->data + q * M * N, N);
+}
+static void lt__matmul_bwd(lt__node *nd) {
+    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
+    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx);
+    for (q = 0; q < nb; q++) {
+        const float *a = nd->in[0]->data + q * M * K, *b = nd->in[1]->data + (shared ? 0 : q * K * N);
+        const float *gy = nd->out->grad + q * M * N;
+        if (ga) {
+            float *g = ga + q * M * K;
+            if (!ta) lt_sgemm(0, !tb, M, K, N, 1.0f, gy, N, b, tb ? K : N, 1.0f, g, K);        /* dA = dY op(B)ᵀ */
+            else lt_sgemm(tb, 1, K, M, N, 1.0f, b, tb ? K : N, gy, N, 1.0f, g, M);             /* dAs = op(B) dYᵀ */
+        }
+        if (gb) {
+            float *g = gb + (shared ? 0 : q * K * N);
+            if (!tb) lt_sgemm(!ta, 0, K, N, M, 1.0f, a, ta ? M : K, gy, N, 1.0f, g, N);        /* dB = op(A)ᵀ dY */
+            else lt_sgemm(1, ta, N, K, M, 1.0f, gy, N, a, ta ? M : K, 1.0f, g, K);             /* dBs = dYᵀ op(A) */
+        }
+    }
+}
+
+LTRAIN_DEF lt_tensor *lt_matmul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b, int flags) {
+    int ta = (flags & LT_TRANS_A) != 0, tb = (flags & LT_TRANS_B) != 0, k;
+    int64_t M, K, K2, N, batches = 1, shape[LT_MAX_DIMS];
+    char b1[64], b2[64];
+    lt__node *nd;
+    if (!lt__live(ctx, "lt_matmul", a, b)) return NULL;
+    lt_shape_str(a, b1, sizeof b1);
+    lt_shape_str(b, b2, sizeof b2);
+    if (a->ndim < 2 || b->ndim < 2) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_matmul: a is %s, b is %s: both need 2 or more dims", b1, b2);
+        return NULL;
+    }
+    M = ta ? a->shape[a->ndim - 1] : a->shape[a->ndim - 2];
+    K = ta ? a->shape[a->ndim - 2] : a->shape[a->ndim - 1];
+    K2 = tb ? b->shape[b->ndim - 1] : b->shape[b->ndim - 2];
+    N = tb ? b->shape[b->ndim - 2] : b->shape[b->ndim - 1];
+    if (K != K2) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_matmul: a is %s%s, b is %s%s: op(a)'s last dim (%lld) must equal "
+                     "op(b)'s first (%lld)", b1, ta ? " (transposed)" : "", b2, tb ? " (transposed)" : "",
+                     (long long)K, (long long)K2);
+        return NULL;
+    }
+    if (b->ndim > 2 && b->ndim != a->ndim) goto batch_mismatch;
+    for (k = 0; k < a->ndim - 2; k++) {
+        if (b->ndim > 2 && b->shape[k] != a->shape[k]) goto batch_mismatch;
+        batches *= a->shape[k];
+        shape[k] = a->shape[k];
+    }
+    shape[a->ndim - 2] = M;
+    shape[a->ndim - 1] = N;
+    nd = lt__node_new(ctx, LT__OP(matmul), a->ndim, shape, a, b, NULL, 0);
+    if (!nd) return NULL;
+    nd->i[0] = flags & (LT_TRANS_A | LT_TRANS_B);
+    nd->i[1] = batches; nd->i[2] = M; nd->i[3] = N; nd->i[4] = K;
+    nd->i[5] = b->ndim == 2 && a->ndim > 2;
+    return lt__run(ctx, nd);
+batch_mismatch:
+    lt_set_error(ctx, LT_ERR_SHAPE, "lt_matmul: a is %s, b is %s: leading (batch) dims must match, or b must be 2-D",
+                 b1, b2);
+    return NULL;
+}
+
+/* ---- linear (torch.nn.Linear) and conv1d (Hugging Face Conv1D) --------------------------------- */
+/* linear: x (R, I), W (O, I), b (O) -> y (R, O) = x·Wᵀ + b
+     dx += dy·W,  dW += dyᵀ·x,  db += Σ_rows dy
+   conv1d: x (R, I), W (I, O), b (O) -> y (R, O) = x·W + b
+     dx += dy·Wᵀ, dW += xᵀ·dy,  db += Σ_rows dy
+   (R = all leading dims of x flattened; i[0] = R, i[1] = I, i[2] = O) */
+static void lt__bias_rows(float *y, const float *b, int64_t R, int64_t O) {
+    int64_t r, j;
+    if (!b) return;
+    LT__OMP(parallel for if (R * O > 32768))
+    for (r = 0; r < R; r++)
+        for (j = 0; j < O; j++) y[r * O + j] += b[j];
+}
+static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
+    int64_t r, j;
+    for (r = 0; r < R; r++)
+        for (j = 0; j < O; j++) gb[j] += gy[r * O + j];
+}
+static void lt__linear_fwd(lt__node *nd) {
+    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    lt_sgemm(0, 1, R, O, I, 1.0f, nd->in[0]->data, I, nd->in[1]->data, I, 0.0f, nd->out->data, O);
+    lt__bias_rows(nd->out->data, nd->in[2] ? nd->in[2]->data : NULL, R, O);
+}
+static void lt__linear_bwd(lt__node *nd) {
+    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    const float *gy = nd->out->grad;
+    if (gx) lt_sgemm(0, 0, R, I, O, 1.0f, gy, O, nd->in[1]->data, I, 1.0f, gx, I);
+    if (gw) lt_sgemm(1, 0, O, I, R, 1.0f, gy, O, nd->in[0]->data, I, 1.0f, gw, I);
+    if (gb) lt__bias_grad(gb, gy, R, O);
+}
+static void lt__conv1d_fwd(lt__node *nd) {
+    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    lt_sgemm(0, 0, R, O, I, 1.0f, nd->in[0]->data, I, nd->in[1]->data, O, 0.0f, nd->out->data, O);
+    lt__bias_rows(nd->out->data, nd->in[2] ? nd->in[2]->data : NULL, R, O);
+}
+static void lt__conv1d_bwd(lt__node *nd) {
+    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    const float *gy = nd->out->grad;
+    if (gx) lt_sgemm(0, 1, R, I, O, 1.0f, gy, O, nd->in[1]->data, O, 1.0f, gx, I);
+    if (gw) lt_sgemm(1, 0, I, O, R, 1.0f, nd->in[0]->data, I, gy, O, 1.0f, gw, O);
+    if (gb) lt__bias_grad(gb, gy, R, O);
+}
+static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const char *who, lt_tensor *x, lt_tensor *w,
+                             lt_tensor *b, int w_is_out_in) {
+    int64_t I, O, shape[LT_MAX_DIMS];
+    char b1[64], b2[64], b3[64];
+    int k;
+    lt__node *nd;
+    if (!lt__live(ctx, who, x, w)) return NULL;
+    I = x->shape[x->ndim - 1];
+    O = w_is_out_in ? w->shape[0] : w->shape[1];
+    if (w->ndim != 2 || (w_is_out_in ? w->shape[1] : w->shape[0]) != I) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "%s: x is %s, W is %s: W must be %s with in = x's last dim (%lld)", who,
+                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2),
+                     w_is_out_in ? "[out,in] (torch.nn.Linear layout)" : "[in,out] (Conv1D layout)", (long long)I);
+        return NULL;
+    }
+    if (b && (b->n != O)) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "%s: W is %s, bias is %s: the bias needs %lld values", who,
+                     lt_shape_str(w, b2, sizeof b2), lt_shape_str(b, b3, sizeof b3), (long long)O);
+        return NULL;
+    }
+    for (k = 0; k < x->ndim - 1; k++) shape[k] = x->shape[k];
+    shape[x->ndim - 1] = O;
+    nd = lt__node_new(ctx, op, x->ndim, shape, x, w, b, 0);
+    if (!nd) return NULL;
+    nd->i[0] = x->n / I; nd->i[1] = I; nd->i[2] = O;
+    return lt__run(ctx, nd);
+}
+LTRAIN_DEF lt_tensor *lt_linear(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tensor *b) {
+    return lt__affine(ctx, LT__OP(linear), "lt_linear", x, w, b, 1);
+}
+LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tensor *b) {
+    return lt__affine(ctx, LT__OP(conv1d), "lt_conv1d", x, w, b, 0);
+}
+
+/* ---- pointwise activations ---------------------------------------------------------------------- */
+static lt_tensor *lt__unary(lt_ctx *ctx, const lt__opdef *op, const char *who, lt_tensor *a) {
+    lt__node *nd;
+    if (!lt__live(ctx, who, a, a)) return NULL;
+    nd = lt__node_new(ctx, op, a->ndim, a->shape, a, NULL, NULL, 0);
+    return lt__run(ctx, nd);
+}
+
+/* gelu (tanh): y = ½x(1 + tanh(u)), u = √(2/π)(x + 0.044715x³)
+   dy/dx = ½(1 + tanh u) + ½x(1 - tanh²u)·√(2/π)(1 + 3·0.044715x²)  (as torch's approximate='tanh') */
+#define LT__GELU_K 0.7978845608028654f /* sqrt(2/pi) */
+static void lt__gelu_fwd(lt__node *nd) {
+    const float *x = nd->in[0]->data;
+    float *y = nd->out->data;
+    int64_t i, n = nd->out->n;
+    LT__OMP(parallel for if (n > 32768))
+    for (i = 0; i < n; i++) {
+        float v = x[i], u = LT__GELU_K * (v + 0.044715f * v * v * v);
+        y[i] = 0.5f * v * (1.0f + tanhf(u));
+    }
+}
+static void lt__gelu_bwd(lt__node *nd) {
+    const float *x = nd->in[0]->data, *gy = nd->out->grad;
+    float *gx = lt__grad(nd->in[0], nd->ctx);
+    int64_t i, n = nd->out->n;
+    if (!gx) return;
+    LT__OMP(parallel for if (n > 32768))
+    for (i = 0; i < n; i++) {
+        float v = x[i], u = LT__GELU_K * (v + 0.044715f * v * v * v), t = tanhf(u);
+        float d = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * LT__GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
+        gx[i] += gy[i] * d;
+    }
+}
+LTRAIN_DEF lt_tensor *lt_gelu(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(gelu), "lt_gelu", a); }
+
+/* gelu (erf): y = ½x(1 + erf(x/√2)),  dy/dx = ½(1 + erf(x/√2)) + x·φ(x),  φ = exp(-x²/2)/√(2π) */
+static void lt__gelu_erf_fwd(lt__node *nd) {
+    const float *x = nd->in[0]->data;
+    float *y = nd->out->data;
+    int64_t i, n = nd->out->n;
+    for (i = 0; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+}
+static void lt__gelu_erf_bwd(lt__node *nd) {
+    const float *x = nd->in[0]->data, *gy = nd->out->grad;
+    float *gx = lt__grad(nd->in[0], nd->ctx);
+    int64_t i, n = nd->out->n;
+    if (gx)
+        for (i = 0; i < n; i++) {
+            float v = x[i];
+            float d = 0.5f * (1.0f + erff(v * 0.70710678118654752f)) + v * expf(-0.5f * v * v) * 0.3989422804014327f;
+            gx[i] += gy[i] * d;
+        }
+}
+LTRAIN_DEF lt_tensor *lt_gelu_erf(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(gelu_erf), "lt_gelu_erf", a); }
+
+/* relu: y = max(x, 0), dy/dx = [x > 0] */
+static void lt__relu_fwd(lt__node *nd) {
+    const float *x = nd->in[0]->data;
+    float *y = nd->out->data;
+    int64_t i, n = nd->out->n;
+    for (i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0.0f;
+}
+static void lt__relu_bwd(lt__node *nd) {
+    const float *x = nd->in[0]->data, *gy = nd->out->grad;
+    float *gx = lt__grad(nd->in[0], nd->ctx);
+    int64_t i, n = nd->out->n;
+    if (gx) for (i = 0; i < n; i++) gx[i] += x[i] > 0 ? gy[i] : 0.0f;
+}
+LTRAIN_DEF lt_tensor *lt_relu(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(relu), "lt_relu", a); }
+
+/* tanh: dy/dx = 1 - y² */
+static void lt__tanh_fwd(lt__node *nd) {
+    const float *x = nd->in[0]->data;
+    float *y = nd->out->data;
+    int64_t i, n = nd->out->n;
+    for (i = 0; i < n; i++) y[i] = tanhf(x[i]);
+}
+static void lt__tanh_bwd(lt__node *nd) {
+    const float *y = nd->out->data, *gy = nd->out->grad;
+    float *gx = lt__grad(nd->in[0], nd->ctx);
+    int64_t i, n = nd->out->n;
+    if (gx) for (i = 0; i < n; i++) gx[i] += gy[i] * (1.0f - y[i] * y[i]);
+}
+LTRAIN_DEF lt_tensor *lt_tanh(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(tanh), "lt_tanh", a); }
+
+/* sigmoid: y = 1/(1+e^-x) (computed without overflow for x << 0), dy/dx = y(1-y) */
+static void lt__sigmoid_fwd(lt__node *nd) {
+    const float *x = nd->in[0]->data;
+    float *y = nd->out->data;
+    int64_t i, n = nd->out->n;
+    for (i = 0; i < n; i++) {
+        float v = x[i];
+        if (v >= 0) y[i] = 1.0f / (1.0f + expf(-v));
+        else { float e = expf(v); y[i] = e / (1.0f + e); }
+    }
+}
+static void lt__sigmoid_bwd(lt__node *nd) {
+    const float *y = nd->out->data, *gy = nd->out->grad;
+    float *gx = lt__grad(nd->in[0], nd->ctx);
+    int64_t i, n = nd->out->n;
+    if (gx) for (i = 0; i < n; i++) gx[i] += gy[i] * y[i] * (1.0f - y[i]);
+}
+LTRAIN_DEF lt_tensor *lt_sigmoid(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(sigmoid), "lt_sigmoid", a); }
+
+/* ---- softmax and log-softmax over the last dim ---------------------------------------------------- */
+/* x (R, V) -> y (R, V).  Stable: subtract the row max first, so logits of ±1e4 and -inf entries
+   stay finite.  A row of all -inf has no distribution: softmax gives 0s, log-softmax -inf. */
+static float lt__row_max(const float *x, int64_t V) {
+    float m = -INFINITY;
+    int64_t j;
+    for (j = 0; j < V; j++) if (x[j] > m) m = x[j];
+    return m;
+}
+/* A row's max m (through *m; -inf for a row of -inf) and log Σ exp(x_j - m), kept apart as in
+   torch's log_softmax, (x - m) - log Σ: the sum m + log Σ would round to m's ulp (~1e-3 at
+   |m| = 1e4) and lose the small part of every log-probability. */
+static float lt__lse_shifted(const float *x, int64_t V, float *m) {
+    double s = 0;
+    int64_t j;
+    *m = lt__row_max(x, V);
+    if (*m == -INFINITY) return -INFINITY;
+    for (j = 0; j < V; j++) s += expf(x[j] - *m);
+    return (float)log(s);
+}
+static void lt__softmax_fwd(lt__node *nd) {
+    int64_t V = nd->in[0]->shape[nd->in[0]->ndim - 1], R = nd->out->n / V, r;
+    LT__OMP(parallel for if (R * V > 32768))
+    for (r = 0; r < R; r++) {
+        const float *x = nd->in[0]->data + r * V;
+        float *y = nd->out->data + r * V, m = lt__row_max(x, V);
+        double s = 0;
+        int64_t j;
+        if (m == -INFINITY) { memset(y, 0, (size_t)V * sizeof(float)); continue; }
+        for (j = 0; j < V; j++) { y[j] = expf(x[j] - m); s += y[j]; }
+        for (j = 0; j < V; j++) y[j] = (float)(y[j] / s);
+    }
+}
+/* dx_j += y_j (dy_j - Σ_k dy_k y_k) */
+static void lt__softmax_bwd(lt__node *nd) {
+    int64_t V = nd->in[0]->shape[nd->in[0]->ndim - 1], R = nd->out->n / V, r;
+    float *gx = lt__grad(nd->in[0], nd->ctx);
+    if (!gx) return;
+    for (r = 0; r < R; r++) {
+        const float *y = nd->out->data + r * V, *gy = nd->out->grad + r * V;
+        double dot = 0;
+        int64_t j;
+        for (j = 0; j < V; j++) dot += (double)gy[j] * y[j];
+        for (j = 0; j < V; j++) gx[r * V + j] += y[j] * (gy[j] - (float)dot);
+    }
+}
+LTRAIN_DEF lt_tensor *lt_softmax(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(softmax), "lt_softmax", a); }
+
+static void lt__log_softmax_fwd(lt__node *nd) {
+    int64_t V = nd->in[0]->shape[nd->in[0]->ndim - 1], R = nd->out->n / V, r;
+    for (r = 0; r < R; r++) {
+        const float *x = nd->in[0]->data + r * V;
+        float *y = nd->out->data + r * V, m, ls = lt__lse_shifted(x, V, &m);
+        int64_t j;
+        for (j = 0; j < V; j++) y[j] = m == -INFINITY ? -INFINITY : (x[j] - m) - ls;
+    }
+}
+/* dx_j += dy_j - exp(y_j) Σ_k dy_k */
+static void lt__log_softmax_bwd(lt__node *nd) {
+    int64_t V = nd->in[0]->shape[nd->in[0]->ndim - 1], R = nd->out->n / V, r;
+    float *gx = lt__grad(nd->in[0], nd->ctx);
+    if (!gx) return;
+    for (r = 0; r < R; r++) {
+        const float *y = nd->out->data + r * V, *gy = nd->out->grad + r * V;
+        double s = 0;
+        int64_t j;
+        for (j = 0; j < V; j++) s += gy[j];
+        for (j = 0; j < V; j++) gx[r * V + j] += gy[j] - expf(y[j]) * (float)s;
+    }
+}
+LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a) {
+    return lt__unary(ctx, LT__OP(log_softmax), "lt_log_softmax", a);
+}
+
+/* ---- layernorm ------------------------------------------------------------------------------------ */
+/* x (R, C), w, b (C) -> y (R, C) = (x - mean)·rstd·w + b,  rstd = 1/sqrt(var + eps) (biased var);
+   saves mean, rstd (R).  Backward, with x̂ = (x - mean)·rstd and g = dy·w:
+     dw += Σ_rows dy·x̂,   db += Σ_rows dy,   dx += rstd·(g - mean(g) - x̂·mean(g·x̂)) */
+static void lt__layernorm_fwd(lt__node *nd) {
+    int64_t C = nd->i[0], R = nd->out->n / C, r;
+    const float *w = nd->in[1] ? nd->in[1]->data : NULL, *b = nd->in[2] ? nd->in[2]->data : NULL;
+    float *mean = nd->save[0], *rstd = nd->save[1], eps = (float)nd->f[0];
+    LT__OMP(parallel for if (R * C > 32768))
+    for (r = 0; r < R; r++) {
+        const float *x = nd->in[0]->data + r * C;
+        float *y = nd->out->data + r * C, m, s;
+        double sum = 0, var = 0;
+        int64_t j;
+        for (j = 0; j < C; j++) sum += x[j];
+        m = (float)(sum / (double)C);
+        for (j = 0; j < C; j++) { double d = (double)x[j] - m; var += d * d; }
+        s = (float)(1.0 / sqrt(var / (double)C + eps));
+        for (j = 0; j < C; j++) {
+            float v = (x[j] - m) * s;
+            y[j] = (w ? v * w[j] : v) + (b ? b[j] : 0.0f);
+        }
+        mean[r] = m;
+        rstd[r] = s;
+    }
+}
+static void lt__layernorm_bwd(lt__node *nd) {
+    int64_t C = nd->i[0], R = nd->out->n / C, r;
+    const float *w = nd->in[1] ? nd->in[1]->data : NULL, *mean = nd->save[0], *rstd = nd->save[1];
+    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    for (r = 0; r < R; r++) {
+        const float *x = nd->in[0]->data + r * C, *gy = nd->out->grad + r * C;
+        float m = mean[r], s = rstd[r];
+        double mg = 0, mgx = 0;
+        int64_t j;
+        for (j = 0; j < C; j++) {
+            float xh = (x[j] - m) * s, g = w ? gy[j] * w[j] : gy[j];
+            mg += g;
+            mgx += (double)g * xh;
+            if (gw) gw[j] += gy[j] * xh;
+            if (gb) gb[j] += gy[j];
+        }
+        mg /= (double)C;
+        mgx /= (double)C;
+        if (gx)
+            for (j = 0; j < C; j++) {
+                float xh = (x[j] - m) * s, g = w ? gy[j] * w[j] : gy[j];
+                gx[r * C + j] += s * (g - (float)mg - xh * (float)mgx);
+            }
+    }
+}
+LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tensor *b, float eps) {
+    int64_t C, R;
+    char b1[64], b2[64];
+    lt__node *nd;
+    if (!lt__live(ctx, "lt_layernorm", x, x)) return NULL;
+    C = x->shape[x->ndim - 1];
+    if ((w && w->n != C) || (b && b->n != C)) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_layernorm: x is %s, %s is %s: it needs %lld values (x's last dim)",
+                     lt_shape_str(x, b1, sizeof b1), (w && w->n != C) ? "weight" : "bias",
+                     lt_shape_str((w && w->n != C) ? w : b, b2, sizeof b2), (long long)C);
+        return NULL;
+    }
+    if (!(eps > 0) || !isfinite(eps)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_layernorm: eps is %g: it must be a positive number", (double)eps);
+        return NULL;
+    }
+    R = x->n / C;
+    nd = lt__node_new(ctx, LT__OP(layernorm), x->ndim, x->shape, x, w, b, 0);
+    if (!nd) return NULL;
+    nd->i[0] = C;
+    nd->f[0] = eps;
+    nd->save[0] = lt__save(ctx, R);
+    nd->save[1] = lt__save(ctx, R);
+    if (!nd->save[0] || !nd->save[1]) return NULL;
+    return lt__run(ctx, nd);
+}
+
+/* ---- embedding ------------------------------------------------------------------------------------ */
+/* W (V, C), ids (N) -> y (N, C) = W[ids];  dW[ids[n]] += dy[n] (rows may repeat: summed) */
+static void lt__embedding_fwd(lt__node *nd) {
+    int64_t C = nd->in[0]->shape[1], N = nd->out->n / C, r;
+    for (r = 0; r < N; r++)
+        memcpy(nd->out->data + r * C, nd->in[0]->data + (int64_t)nd->ids[r] * C, (size_t)C * sizeof(float));
+}
+static void lt__embedding_bwd(lt__node *nd) {
+    int64_t C = nd->in[0]->shape[1], N = nd->out->n / C, r, j;
+    float *gw = lt__grad(nd->in[0], nd->ctx);
+    if (!gw) return;
+    for (r = 0; r < N; r++) {
+        float *g = gw + (int64_t)nd->ids[r] * C;
+        const float *gy = nd->out->grad + r * C;
+        for (j = 0; j < C; j++) g[j] += gy[j];
+    }
+}
+LTRAIN_DEF lt_tensor *lt_embedding(lt_ctx *ctx, lt_tensor *w, const int32_t *ids, int64_t n0, int64_t n1) {
+    int64_t shape[3], k, N;
+    char b1[64];
+    lt__node *nd;
+    if (!lt__live(ctx, "lt_embedding", w, w)) return NULL;
+    if (w->ndim != 2) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_embedding: W is %s: it must be [V,C]", lt_shape_str(w, b1, sizeof b1));
+        return NULL;
+    }
+    if (!ids || n0 < 1 || n1 < 1) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_embedding: ids %s, count %lldx%lld: need ids and counts >= 1",
+                     ids ? "given" : "NULL", (long long)n0, (long long)n1);
+        return NULL;
+    }
+    N = n0 * n1;
+    for (k = 0; k < N; k++)
+        if (ids[k] < 0 || ids[k] >= w->shape[0]) {
+            lt_set_error(ctx, LT_ERR_ARG, "lt_embedding: ids[%lld] is %d: it must be in [0,%lld) (W is %s)",
+                         (long long)k, ids[k], (long long)w->shape[0], lt_shape_str(w, b1, sizeof b1));
+            return NULL;
+        }
+    shape[0] = n0; shape[1] = n1; shape[2] = w->shape[1];
+    nd = n0 == 1 ? lt__node_new(ctx, LT__OP(embedding), 2, shape + 1, w, NULL, NULL, 0)
+                 : lt__node_new(ctx, LT__OP(embedding), 3, shape, w, NULL, NULL, 0);
+    if (!nd || !(nd->ids = lt__copy_ids(ctx, ids, N))) return NULL;
+    return lt__run(ctx, nd);
+}
+
+/* ---- dropout ----------------------------------------------------------------------------------------- */
+/* y = x·m/(1-p), m ~ Bernoulli(1-p) from the context's RNG; saves the scaled mask; dx += dy·mask.
+   Not training, or p = 0: y is x itself (no record). */
+static void lt__dropout_fwd(lt__node *nd) {
+    const float *x = nd->in[0]->data, *m = nd->save[0];
+    float *y = nd->out->data;
+    int64_t i, n = nd->out->n;
+    for (i = 0; i < n; i++) y[i] = x[i] * m[i];
+}
+static void lt__dropout_bwd(lt__node *nd) {
+    float *gx = lt__grad(nd->in[0], nd->ctx), *gy = nd->out->grad;
+    const float *m = nd->save[0];
+    int64_t i, n = nd->out->n;
+    if (gx) for (i = 0; i < n; i++) gx[i] += gy[i] * m[i];
+}
+LTRAIN_DEF lt_tensor *lt_dropout(lt_ctx *ctx, lt_tensor *a, float p) {
+    lt__node *nd;
+    int64_t i;
+    float keep;
+    if (!lt__live(ctx, "lt_dropout", a, a)) return NULL;
+    if (!(p >= 0.0f && p <= 1.0f)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_dropout: p is %g: it must be in [0,1]", (double)p);
+        return NULL;
+    }
+    if (!ctx->training || p == 0.0f) return a;
+    nd = lt__node_new(ctx, LT__OP(dropout), a->ndim, a->shape, a, NULL, NULL, 0);
+    if (!nd || !(nd->save[0] = lt__save(ctx, a->n))) return NULL;
+    keep = 1.0f - p;
+    for (i = 0; i < a->n; i++)
+        nd->save[0][i] = (p < 1.0f && lt_rng_uniform(&ctx->rng) < keep) ? 1.0f / keep : 0.0f;
+    return lt__run(ctx, nd);
+}
+
+/* ---- transpose (a copy) --------------------------------------------------------------------------- */
+/* x (s0,s1,s2,s3) -> y with dims d0 and d1 swapped;  dx += dy transposed back.
+   i[0], i[1] = the swapped dims. */
+static void lt__transpose_copy(const lt_tensor *x, const lt_tensor *y, int d0, int d1, const float *src, float *dst,
+                               int accumulate) {
+    int64_t st[LT_MAX_DIMS], idx[LT_MAX_DIMS], k, tmp;
+    int d;
+    /* stride of each output dim in the input */
+    st[3] = 1;
+    for (d = 2; d >= 0; d--) st[d] = st[d + 1] * x->shape[d + 1];
+    tmp = st[d0]; st[d0] = st[d1]; st[d1] = tmp;
+    for (idx[0] = 0, k = 0; idx[0] < y->shape[0]; idx[0]++)
+        for (idx[1] = 0; idx[1] < y->shape[1]; idx[1]++)
+            for (idx[2] = 0; idx[2] < y->shape[2]; idx[2]++)
+                for (idx[3] = 0; idx[3] < y->shape[3]; idx[3]++, k++) {
+                    int64_t o = idx[0] * st[0] + idx[1] * st[1] + idx[2] * st[2] + idx[3] * st[3];
+                    if (accumulate) dst[o] += src[k];
+                    else dst[k] = src[o];
+                }
+}
+static void lt__transpose_fwd(lt__node *nd) {
+    lt__transpose_copy(nd->in[0], nd->out, (int)nd->i[0], (int)nd->i[1], nd->in[0]->data, nd->out->data, 0);
+}
+static void lt__transpose_bwd(lt__node *nd) {
+    float *gx = lt__grad(nd->in[0], nd->ctx);
+    if (gx) lt__transpose_copy(nd->in[0], nd->out, (int)nd->i[0], (int)nd->i[1], nd->out->grad, gx, 1);
+}
+LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
+    int64_t shape[LT_MAX_DIMS], t;
+    int k;
+    char b1[64];
+    lt__node *nd;
+    if (!lt__live(ctx, "lt_transpose", a, a)) return NULL;
+    if (d0 < 0 || d1 < 0 || d0 >= a->ndim || d1 >= a->ndim) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_transpose: x is %s: dims %d and %d must be in [0,%d)",
+                     lt_shape_str(a, b1, sizeof b1), d0, d1, a->ndim);
+        return NULL;
+    }
+    for (k = 0; k < LT_MAX_DIMS; k++) shape[k] = a->shape[k];
+    t = shape[d0]; shape[d0] = shape[d1]; shape[d1] = t;
+    nd = lt__node_new(ctx, LT__OP(transpose), a->ndim, shape, a, NULL, NULL, 0);
+    if (!nd) return NULL;
+    nd->i[0] = d0; nd->i[1] = d1;
+    return lt__run(ctx, nd);
+}
+
+/* ---- causal multi-head self-attention ---------------------------------------------------------------- */
+/* qkv (B, T, 3C) -> y (B, T, C), H heads of D = C/H; for query t of head h:
+     s_u = q_t·k_u / sqrt(D) for u <= t (and u < len), p = softmax(s), y_t = Σ_u p_u v_u
+   saves p (B, H, T, T).  Backward, with dy_t:
+     dv_u += p_u dy_t,  dp_u = dy_t·v_u,  ds_u = p_u (dp_u - Σ_w p_w dp_w),
+     dq_t += Σ_u ds_u k_u / sqrt(D),  dk_u += ds_u q_t / sqrt(D)
+   Query rows at t >= len (padding) output 0.  i[0..3] = B, T, C, H. */
+static void lt__attention_fwd(lt__node *nd) {
+    int64_t B = nd->i[0], T = nd->i[1], C = nd->i[2], H = nd->i[3], D = C / H, bh;
+    float scale = 1.0f / sqrtf((float)D);
+    const float *qkv = nd->in[0]->data;
+    float *out = nd->out->data, *P = nd->save[0];
+    LT__OMP(parallel for schedule(static))
+    for (bh = 0; bh < B * H; bh++) {
+        int64_t b = bh / H, h = bh % H, t, u, d;
+        int64_t len = nd->ids ? nd->ids[b] : T;
+        for (t = 0; t < T; t++) {
+            const float *q = qkv + (b * T + t) * 3 * C + h * D;
+            float *p = P + (bh * T + t) * T, *y = out + (b * T + t) * C + h * D, m = -INFINITY;
+            double sum = 0;
+            int64_t last = t < len ? t : -1; /* keys 0..last are visible */
+            for (u = 0; u < T; u++) p[u] = 0.0f;
+            for (d = 0; d < D; d++) y[d] = 0.0f;
+            if (last < 0) continue;
+            for (u = 0; u <= last; u++) {
+                const float *k = qkv + (b * T + u) * 3 * C + C + h * D;
+                float s = 0;
+                for (d = 0; d < D; d++) s += q[d] * k[d];
+                p[u] = s * scale;
+                if (p[u] > m) m = p[u];
+            }
+            for (u = 0; u <= last; u++) { p[u] = expf(p[u] - m); sum += p[u]; }
+            for (u = 0; u <= last; u++) {
+                const float *v = qkv + (b * T + u) * 3 * C + 2 * C + h * D;
+                float w = (float)(p[u] / sum);
+                p[u] = w;
+                for (d = 0; d < D; d++) y[d] += w * v[d];
+            }
+        }
+    }
+}
+static void lt__attention_bwd(lt__node *nd) {
+    int64_t B = nd->i[0], T = nd->i[1], C = nd->i[2], H = nd->i[3], D = C / H, bh;
+    float scale = 1.0f / sqrtf((float)D);
+    const float *qkv = nd->in[0]->data, *P = nd->save[0], *gy = nd->out->grad;
+    float *g = lt__grad(nd->in[0], nd->ctx);
+    if (!g) return;
+    LT__OMP(parallel for schedule(static))
+    for (bh = 0; bh < B * H; bh++) {
+        int64_t b = bh / H, h = bh % H, t, u, d;
+        int64_t len = nd->ids ? nd->ids[b] : T;
+        for (t = 0; t < T && t < len; t++) {
+            const float *q = qkv + (b * T + t) * 3 * C + h * D, *p = P + (bh * T + t) * T;
+            const float *dy = gy + (b * T + t) * C + h * D;
+            float *dq = g + (b * T + t) * 3 * C + h * D;
+            double dot = 0;
+            for (u = 0; u <= t; u++) {
+                const float *v = qkv + (b * T + u) * 3 * C + 2 * C + h * D;
+                float s = 0;
+                for (d = 0; d < D; d++) s += dy[d] * v[d];
+                dot += (double)p[u] * s;
+            }
+            for (u = 0; u <= t; u++) {
+                const float *k = qkv + (b * T + u) * 3 * C + C + h * D;
+                const float *v = qkv + (b * T + u) * 3 * C + 2 * C + h * D;
+                float *dk = g + (b * T + u) * 3 * C + C + h * D, *dv = g + (b * T + u) * 3 * C + 2 * C + h * D;
+                float s = 0, ds;
+                for (d = 0; d < D; d++) s += dy[d] * v[d];
+                ds = p[u] * (s - (float)dot) * scale;
+                for (d = 0; d < D; d++) {
+                    dq[d] += ds * k[d];
+                    dk[d] += ds * q[d];
+                    dv[d] += p[u] * dy[d];
+                }
+            }
+        }
+    }
+}
+LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, const int32_t *lengths) {
+    int64_t B, T, C, shape[3], b;
+    char b1[64];
+    lt__node *nd;
+    size_t pn;
+    if (!lt__live(ctx, "lt_attention", qkv, qkv)) return NULL;
+    if (qkv->ndim != 3 || qkv->shape[2] % 3 != 0) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_attention: qkv is %s: it must be [B,T,3C]", lt_shape_str(qkv, b1, sizeof b1));
+        return NULL;
+    }
+    B = qkv->shape[0]; T = qkv->shape[1]; C = qkv->shape[2] / 3;
+    if (n_head < 1 || C % n_head != 0) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_attention: %d heads do not divide C = %lld (qkv is %s)", n_head, (long long)C,
+                     lt_shape_str(qkv, b1, sizeof b1));
+        return NULL;
+    }
+    if (lengths)
+        for (b = 0; b < B; b++)
+            if (lengths[b] < 0 || lengths[b] > T) {
+                lt_set_error(ctx, LT_ERR_ARG, "lt_attention: lengths[%lld] is %d: it must be in [0,%lld]", (long long)b,
+                             lengths[b], (long long)T);
+                return NULL;
+            }
+    shape[0] = B; shape[1] = T; shape[2] = C;
+    if (!lt_mul_size((size_t)(B * n_head), (size_t)(T * T), &pn)) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_attention: B*H*T*T overflows");
+        return NULL;
+    }
+    nd = lt__node_new(ctx, LT__OP(attention), 3, shape, qkv, NULL, NULL, 0);
+    if (!nd || !(nd->save[0] = lt__save(ctx, (int64_t)pn))) return NULL;
+    if (lengths && !(nd->ids = lt__copy_ids(ctx, lengths, B))) return NULL;
+    nd->i[0] = B; nd->i[1] = T; nd->i[2] = C; nd->i[3] = n_head;
+    return lt__run(ctx, nd);
+}
+
+/* ==== @@TAPE  autograd tape: backward, zero-grad, gradcheck ================================== */
+
+/* Reverse-mode differentiation: seed d(loss)/d(loss) = 1, then run the backward kernel of every
+   record from last to first.  A record whose output received no gradient is skipped.  Every
+   backward kernel adds (+=) into its inputs' gradients, so parameters used twice (the tied
+   GPT-2 head) and gradient accumulation over micro-batches just work. */
+LTRAIN_DEF lt_status lt_backward(lt_ctx *ctx, lt_tensor *loss) {
+    int k;
+    char b1[64];
+    if (!ctx) return LT_ERR_ARG;
+    if (lt_failed(ctx)) return ctx->status;
+    if (!loss) return lt_set_error(ctx, LT_ERR_ARG, "lt_backward: loss is NULL");
+    if (loss->n != 1)
+        return lt_set_error(ctx, LT_ERR_SHAPE, "lt_backward: loss is %s: backward starts from a scalar "
+                            "(hint: lt_sum or lt_mean it first)", lt_shape_str(loss, b1, sizeof b1));
+    if (ctx->tape_done)
+        return lt_set_error(ctx, LT_ERR_STATE, "lt_backward: this tape was used by an earlier lt_backward; "
+                            "run the forward pass again");
+    if (!loss->requires_grad || !loss->node)
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_backward: the loss does not depend on any parameter "
+                            "(hint: was it computed with gradients disabled?)");
+    if (!lt__grad(loss, ctx)) return ctx->status;
+    loss->grad[0] += 1.0f;
+    for (k = ctx->tape_len - 1; k >= 0 && !lt_failed(ctx); k--) {
+        lt__node *nd = ctx->tape[k];
+        if (nd->out->grad) nd->op->bwd[LT_CPU](nd);
+    }
+    ctx->tape_done = 1;
+    return ctx->status;
+}
+
+LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx) {
+    int i;
+    size_t n;
+    float *span = lt_params_grad_span(ctx, &n);
+    if (span) { memset(span, 0, n * sizeof(float)); return; }
+    for (i = 0; i < ctx->n_params; i++)
+        memset(ctx->params[i]->grad, 0, (size_t)ctx->params[i]->n * sizeof(float));
+}
+
+LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx) { return ctx->tape_len; }
+
+/* Σ out·R in double, without recording (for the finite differences). */
+static double lt__probe(lt_ctx *ctx, lt_gradcheck_fn fn, lt_tensor **in, void *user, const float *R) {
+    lt_tensor *out;
+    double s = 0;
+    int64_t i;
+    int ge = ctx->grad_enabled;
+    lt_reset(ctx);
+    ctx->grad_enabled = 0;
+    out = fn(ctx, in, user);
+    ctx->grad_enabled = ge;
+    if (!out) return NAN;
+    for (i = 0; i < out->n; i++) s += (double)out->data[i] * R[i];
+    return s;
+}
+
+LTRAIN_DEF double lt_gradcheck(lt_ctx *ctx, lt_gradcheck_fn fn, lt_tensor **inputs, int n_inputs, void *user,
+                               double eps) {
+    lt_tensor *out, *r, *loss;
+    float *R = NULL, **analytic = NULL;
+    double worst = 0;
+    int k;
+    int64_t i;
+    if (!ctx || lt_failed(ctx)) return NAN;
+    for (k = 0; k < n_inputs; k++)
+        if (!inputs[k] || !inputs[k]->is_param) {
+            lt_set_error(ctx, LT_ERR_ARG, "lt_gradcheck: input %d is not a parameter (make it with lt_param)", k);
+            return NAN;
+        }
+    lt_reset(ctx);
+    out = fn(ctx, inputs, user);
+    if (!out) return NAN;
+    /* analytic: d/dx Σ out·R for a fixed random R */
+    R = (float *)LT__MALLOC((size_t)out->n * sizeof(float));
+    analytic = (float **)LT__MALLOC((size_t)n_inputs * sizeof(float *));
+    if (analytic) for (k = 0; k < n_inputs; k++) analytic[k] = NULL;
+    if (!R || !analytic) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_gradcheck: out of memory"); goto done; }
+    for (i = 0; i < out->n; i++) R[i] = (float)(lt_rng_uniform(&ctx->rng) * 2.0 - 1.0);
+    r = lt_tensor_from(ctx, R, out->ndim, out->shape);
+    loss = lt_sum(ctx, lt_mul(ctx, out, r));
+    for (k = 0; k < n_inputs; k++) memset(inputs[k]->grad, 0, (size_t)inputs[k]->n * sizeof(float));
+    if (lt_backward(ctx, loss) != LT_OK) goto done;
+    for (k = 0; k < n_inputs; k++) {
+        analytic[k] = (float *)LT__MALLOC((size_t)inputs[k]->n * sizeof(float));
+        if (!analytic[k]) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_gradcheck: out of memory"); goto done; }
+        memcpy(analytic[k], inputs[k]->grad, (size_t)inputs[k]->n * sizeof(float));
+    }
+    /* numeric: central differences, one element at a time */
+    for (k = 0; k < n_inputs; k++)
+        for (i = 0; i < inputs[k]->n; i++) {
+            float x0 = inputs[k]->data[i];
+            double fp, fm, num, a, err;
+            inputs[k]->data[i] = (float)(x0 + eps);
+            fp = lt__probe(ctx, fn, inputs, user, R);
+            inputs[k]->data[i] = (float)(x0 - eps);
+            fm = lt__probe(ctx, fn, inputs, user, R);
+            inputs[k]->data[i] = x0;
+            num = (fp - fm) / (2.0 * eps);
+            a = analytic[k][i];
+            err = fabs(a - num) / fmax(1.0, fmax(fabs(a), fabs(num)));
+            if (!(err <= worst)) worst = err;
+        }
+done:
+    if (analytic) for (k = 0; k < n_inputs; k++) LT__FREE(analytic[k]);
+    LT__FREE(analytic);
+    LT__FREE(R);
+    lt_reset(ctx);
+    return lt_failed(ctx) ? NAN : worst;
+}
+
+/* ==== @@COMPILE  capture, plan, replay (reserved) ============================================= */
+/* The tape above already holds everything a compiled step needs: each record names its kernels
+   (op table row), its buffers and its arguments, and every kernel reads only its record.  The
+   compile mode will record one step, plan buffer lifetimes into one arena and replay the
+   records' kernels in order. */
+
+/* ==== @@NN  nn blocks: GPT-2 ===================================================================== */
+/* One block, pre-LayerNorm (x is the residual stream [B,T,C]):
+       x = x + c_proj(attention(c_attn(ln_1(x))))
+       x = x + mlp.c_proj(gelu_tanh(mlp.c_fc(ln_2(x))))
+   then logits = ln_f(x) · wteᵀ (the head shares wte's memory, so its gradient adds into wte). */
+
+typedef struct {
+    lt_tensor *ln1_w, *ln1_b, *attn_w, *attn_b, *attnproj_w, *attnproj_b;
+    lt_tensor *ln2_w, *ln2_b, *fc_w, *fc_b, *fcproj_w, *fcproj_b;
+} lt__gpt_block;
+
+struct lt_gpt {
+    lt_ctx *ctx;
+    lt_gpt_config cfg;
+    lt_tensor *wte, *wpe, *lnf_w, *lnf_b;
+    lt__gpt_block *blocks;
+    lt_tensor **list;        /* every parameter, in Hugging Face order */
+    int n_list;
+    int32_t *pos;            /* 0, 1, ..., ctx-1: the position ids */
+};
+
+/* A parameter of the model, named as Hugging Face names it (prefix + suffix). */
+static lt_tensor *lt__gpt_param(lt_gpt *g, const char *prefix, const char *suffix, int64_t d0, int64_t d1) {
+    char name[128];
+    int64_t shape[2];
+    lt_tensor *t;
+    shape[0] = d0; shape[1] = d1;
+    snprintf(name, sizeof name, "%s%s", prefix, suffix);
+    t = lt_param(g->ctx, name, d1 > 0 ? 2 : 1, shape);
+    if (t) g->list[g->n_list++] = t;
+    return t;
+}
+
+LTRAIN_DEF lt_gpt *lt_gpt_create(lt_ctx *ctx, const lt_gpt_config *cfg) {
+    lt_gpt *g;
+    int64_t V, C, L;
+    int l;
+    double std = 0.02, proj_std;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!cfg || cfg->vocab < 1 || cfg->ctx < 1 || cfg->layers < 1 || cfg->heads < 1 || cfg->channels < 1 ||
+        cfg->channels % cfg->heads != 0 || !(cfg->dropout >= 0.0f && cfg->dropout < 1.0f)) {
+        if (!cfg) lt_set_error(ctx, LT_ERR_ARG, "lt_gpt_create: config is NULL");
+        else
+            lt_set_error(ctx, LT_ERR_ARG, "lt_gpt_create: vocab %d, ctx %d, layers %d, heads %d, channels %d, "
+                         "dropout %g: all must be >= 1, heads must divide channels, dropout in [0,1)",
+                         cfg->vocab, cfg->ctx, cfg->layers, cfg->heads, cfg->channels, (double)cfg->dropout);
+        return NULL;
+    }
+    V = cfg->vocab; C = cfg->channels; L = cfg->layers;
+    g = (lt_gpt *)LT__MALLOC(sizeof(lt_gpt));
+    if (!g) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_gpt_create: out of memory"); return NULL; }
+    memset(g, 0, sizeof *g);
+    g->ctx = ctx;
+    g->cfg = *cfg;
+    g->blocks = (lt__gpt_block *)LT__MALLOC((size_t)L * sizeof(lt__gpt_block));
+    g->list = (lt_tensor **)LT__MALLOC((size_t)(4 + 12 * L) * sizeof(lt_tensor *));
+    g->pos = (int32_t *)LT__MALLOC((size_t)cfg->ctx * sizeof(int32_t));
+    if (!g->blocks || !g->list || !g->pos) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_gpt_create: out of memory");
+        lt_gpt_destroy(g);
+        return NULL;
+    }
+    for (l = 0; l < cfg->ctx; l++) g->pos[l] = l;
+    g->wte = lt__gpt_param(g, "wte", ".weight", V, C);
+    g->wpe = lt__gpt_param(g, "wpe", ".weight", cfg->ctx, C);
+    for (l = 0; l < L; l++) {
+        lt__gpt_block *b = &g->blocks[l];
+        char p[32];
+        snprintf(p, sizeof p, "h.%d.", l);
+        b->ln1_w = lt__gpt_param(g, p, "ln_1.weight", C, 0);
+        b->ln1_b = lt__gpt_param(g, p, "ln_1.bias", C, 0);
+        b->attn_w = lt__gpt_param(g, p, "attn.c_attn.weight", C, 3 * C);
+        b->attn_b = lt__gpt_param(g, p, "attn.c_attn.bias", 3 * C, 0);
+        b->attnproj_w = lt__gpt_param(g, p, "attn.c_proj.weight", C, C);
+        b->attnproj_b = lt__gpt_param(g, p, "attn.c_proj.bias", C, 0);
+        b->ln2_w = lt__gpt_param(g, p, "ln_2.weight", C, 0);
+        b->ln2_b = lt__gpt_param(g, p, "ln_2.bias", C, 0);
+        b->fc_w = lt__gpt_param(g, p, "mlp.c_fc.weight", C, 4 * C);
+        b->fc_b = lt__gpt_param(g, p, "mlp.c_fc.bias", 4 * C, 0);
+        b->fcproj_w = lt__gpt_param(g, p, "mlp.c_proj.weight", 4 * C, C);
+        b->fcproj_b = lt__gpt_param(g, p, "mlp.c_proj.bias", C, 0);
+    }
+    g->lnf_w = lt__gpt_param(g, "ln_f", ".weight", C, 0);
+    g->lnf_b = lt__gpt_param(g, "ln_f", ".bias", C, 0);
+    if (lt_failed(ctx)) { lt_gpt_destroy(g); return NULL; }
+    /* GPT-2 initialisation: N(0, 0.02); the two projections that write into the residual stream
+       N(0, 0.02/sqrt(2L)) so the stream's variance does not grow with depth; biases 0;
+       LayerNorm weight 1, bias 0.  Drawn in parameter order from the context's RNG. */
+    proj_std = std / sqrt(2.0 * (double)L);
+    lt_init_normal(ctx, g->wte, 0, std);
+    lt_init_normal(ctx, g->wpe, 0, std);
+    for (l = 0; l < L; l++) {
+        lt__gpt_block *b = &g->blocks[l];
+        lt_fill(b->ln1_w, 1.0f);
+        lt_fill(b->ln2_w, 1.0f);
+        lt_init_normal(ctx, b->attn_w, 0, std);
+        lt_init_normal(ctx, b->attnproj_w, 0, proj_std);
+        lt_init_normal(ctx, b->fc_w, 0, std);
+        lt_init_normal(ctx, b->fcproj_w, 0, proj_std);
+    }
+    lt_fill(g->lnf_w, 1.0f);
+    if (lt_params_pack(ctx) != LT_OK) { lt_gpt_destroy(g); return NULL; }
+    return g;
+}
+
+LTRAIN_DEF void lt_gpt_destroy(lt_gpt *g) {
+    if (!g) return;
+    LT__FREE(g->blocks);
+    LT__FREE(g->list);
+    LT__FREE(g->pos);
+    LT__FREE(g);
+}
+
+LTRAIN_DEF const lt_gpt_config *lt_gpt_cfg(const lt_gpt *g) { return &g->cfg; }
+
+LTRAIN_DEF lt_paramset lt_gpt_params(lt_gpt *g) {
+    lt_paramset s;
+    s.p = g->list;
+    s.n = g->n_list;
+    return s;
+}
+
+LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *g) {
+    int64_t n = 0;
+    int i;
+    for (i = 0; i < g->n_list; i++) n += g->list[i]->n;
+    return n;
+}
+
+LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *g, const int32_t *ids, int B, int T, const int32_t *lengths) {
+    lt_ctx *ctx = g ? g->ctx : NULL;
+    const lt_gpt_config *c;
+    lt_tensor *x, *h;
+    float eps = 1e-5f, p;
+    int l;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    c = &g->cfg;
+    p = c->dropout;
+    if (!ids || B < 1 || T < 1 || T > c->ctx) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_gpt_forward: ids %s, B = %d, T = %d: need ids, B >= 1 and 1 <= T <= %d "
+                     "(the model's context length)", ids ? "given" : "NULL", B, T, c->ctx);
+        return NULL;
+    }
+    /* x = wte[ids] + wpe[0..T-1]   (B,T,C) */
+    x = lt_add(ctx, lt_embedding(ctx, g->wte, ids, B, T), lt_embedding(ctx, g->wpe, g->pos, 1, T));
+    if (B == 1) {   /* the embedding of one row is [T,C]: make it [1,T,C] */
+        int64_t shape[3];
+        shape[0] = 1; shape[1] = T; shape[2] = c->channels;
+        x = lt_reshape(ctx, x, 3, shape);
+    }
+    x = lt_dropout(ctx, x, p);
+    for (l = 0; l < c->layers; l++) {
+        const lt__gpt_block *b = &g->blocks[l];
+        h = lt_layernorm(ctx, x, b->ln1_w, b->ln1_b, eps);
+        h = lt_conv1d(ctx, h, b->attn_w, b->attn_b);                 /* (B,T,3C) = q | k | v */
+        h = lt_attention(ctx, h, c->heads, lengths);                 /* (B,T,C) */
+        h = lt_conv1d(ctx, h, b->attnproj_w, b->attnproj_b);
+        x = lt_add(ctx, x, lt_dropout(ctx, h, p));
+        h = lt_layernorm(ctx, x, b->ln2_w, b->ln2_b, eps);
+        h = lt_gelu(ctx, lt_conv1d(ctx, h, b->fc_w, b->fc_b));       /* (B,T,4C) */
+        h = lt_conv1d(ctx, h, b->fcproj_w, b->fcproj_b);
+        x = lt_add(ctx, x, lt_dropout(ctx, h, p));
+    }
+    x = lt_layernorm(ctx, x, g->lnf_w, g->lnf_b, eps);
+    return lt_linear(ctx, x, g->wte, NULL);                          /* (B,T,V) = x·wteᵀ */
+}
+
+LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T) {
+    lt_tensor *logits = lt_gpt_forward(g, ids, B, T, NULL);
+    return logits ? lt_cross_entropy(g->ctx, logits, targets) : NULL;
+}
+
+/* The k-th largest of a[0..n-1] (k >= 1), by quickselect; a is reordered. */
+static double lt__kth_largest(double *a, int n, int k) {
+    int lo = 0, hi = n - 1, want = k - 1;
+    while (lo < hi) {
+        double pivot = a[(lo + hi) / 2], t;
+        int i = lo, j = hi;
+        while (i <= j) {                       /* descending: big values to the left */
+            while (a[i] > pivot) i++;
+            while (a[j] < pivot) j--;
+            if (i <= j) { t = a[i]; a[i] = a[j]; a[j] = t; i++; j--; }
+        }
+        if (want <= j) hi = j;
+        else if (want >= i) lo = i;
+        else break;
+    }
+    return a[want];
+}
+
+/* Draw one token from logits (V): greedy at temperature 0, else softmax(logits/temperature)
+   restricted to the top_k largest (0 = all). */
+static int32_t lt__sample(const float *logits, int V, float temperature, int top_k, lt_rng *rng, double *prob) {
+    double sum = 0, u;
+    float thresh = -INFINITY, m;
+    int j, best = 0;
+    for (j = 0; j < V; j++) if (logits[j] > logits[best]) best = j;
+    if (!(temperature > 0)) return best;
+    m = logits[best];
+    if (top_k > 0 && top_k < V) {
+        for (j = 0; j < V; j++) prob[j] = logits[j];
+        thresh = (float)lt__kth_largest(prob, V, top_k);
+    }
+    for (j = 0; j < V; j++) {
+        prob[j] = logits[j] >= thresh ? exp((double)(logits[j] - m) / temperature) : 0.0;
+        sum += prob[j];
+    }
+    u = lt_rng_uniform(rng) * sum;
+    for (j = 0; j < V; j++) {
+        u -= prob[j];
+        if (u < 0 && prob[j] > 0) return j;
+    }
+    return best;
+}
+
+LTRAIN_DEF int lt_gpt_generate(lt_gpt *g, const int32_t *prompt, int n_prompt, int n, float temperature, int top_k,
+                               lt_rng *rng, int32_t *out) {
+    lt_ctx *ctx = g ? g->ctx : NULL;
+    int len, k, ge, tr;
+    double *prob;
+    if (!ctx || lt_failed(ctx)) return 0;
+    if (!prompt || n_prompt < 1 || n < 0 || !out || !rng) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_gpt_generate: need a prompt of >= 1 tokens, n >= 0, out and rng");
+        return 0;
+    }
+    prob = (double *)LT__MALLOC((size_t)g->cfg.vocab * sizeof(double));
+    if (!prob) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_gpt_generate: out of memory"); return 0; }
+    memcpy(out, prompt, (size_t)n_prompt * sizeof(int32_t));
+    len = n_prompt;
+    ge = ctx->grad_enabled; tr = ctx->training;
+    ctx->grad_enabled = 0; ctx->training = 0;
+    for (k = 0; k < n; k++) {
+        int T = len < g->cfg.ctx ? len : g->cfg.ctx;
+        lt_tensor *logits;
+        lt_reset(ctx);
+        logits = lt_gpt_forward(g, out + len - T, 1, T, NULL);
+        if (!logits) break;
+        out[len] = lt__sample(logits->data + (int64_t)(T - 1) * g->cfg.vocab, g->cfg.vocab, temperature, top_k, rng, prob);
+        len++;
+    }
+    ctx->grad_enabled = ge; ctx->training = tr;
+    lt_reset(ctx);
+    LT__FREE(prob);
+    return len;
+}
+
+/* ==== @@LOSS  cross-entropy, MSE ============================================================= */
+
+LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
+    int64_t i, c = 0;
+    for (i = 0; i < n; i++) c += targets[i] != LT_IGNORE_INDEX;
+    return c;
+}
+
+/* logits (R, V), targets (R) -> loss [1] = Σ_r (logsumexp(x_r) - x_r[t_r]) / denom over rows with
+   t_r != -1; denom = the count of such rows (mean) or the caller's (token-weighted sum).
+   Backward recomputes the softmax p from the logits (nothing saved):
+     dx_r += dloss · (p_r - onehot(t_r)) / denom
+   f[0] = denom (0 when no row counts: loss 0, no gradient). */
+static void lt__cross_entropy_fwd(lt__node *nd) {
+    int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
+    float *row = nd->save[0];   /* per-row losses, summed in order afterwards: deterministic */
+    double total = 0;
+    LT__OMP(parallel for if (R * V > 32768))
+    for (r = 0; r < R; r++) {
+        const float *x = nd->in[0]->data + r * V;
+        int32_t t = nd->ids[r];
+        float m, ls;
+        if (t == LT_IGNORE_INDEX) { row[r] = 0.0f; continue; }
+        ls = lt__lse_shifted(x, V, &m);
+        row[r] = (m - x[t]) + ls;
+    }
+    for (r = 0; r < R; r++) total += row[r];
+    nd->out->data[0] = nd->f[0] > 0 ? (float)(total / nd->f[0]) : 0.0f;
+}
+static void lt__cross_entropy_bwd(lt__node *nd) {
+    int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
+    float *gx = lt__grad(nd->in[0], nd->ctx);
+    float g;
+    if (!gx || !(nd->f[0] > 0)) return;
+    g = (float)(nd->out->grad[0] / nd->f[0]);
+    LT__OMP(parallel for if (R * V > 32768))
+    for (r = 0; r < R; r++) {
+        const float *x = nd->in[0]->data + r * V;
+        float *gr = gx + r * V, m, ls;
+        int32_t t = nd->ids[r];
+        int64_t j;
+        if (t == LT_IGNORE_INDEX) continue;
+        ls = lt__lse_shifted(x, V, &m);
+        for (j = 0; j < V; j++) gr[j] += g * expf((x[j] - m) - ls);
+        gr[t] -= g;
+    }
+}
+static lt_tensor *lt__ce(lt_ctx *ctx, const char *who, lt_tensor *logits, const int32_t *targets, double denom,
+                         int use_count) {
+    int64_t V, R, r, one = 1;
+    char b1[64];
+    lt__node *nd;
+    if (!lt__live(ctx, who, logits, logits)) return NULL;
+    if (!targets) { lt_set_error(ctx, LT_ERR_ARG, "%s: targets is NULL", who); return NULL; }
+    V = logits->shape[logits->ndim - 1];
+    R = logits->n / V;
+    for (r = 0; r < R; r++)
+        if (targets[r] != LT_IGNORE_INDEX && (targets[r] < 0 || targets[r] >= V)) {
+            lt_set_error(ctx, LT_ERR_ARG, "%s: targets[%lld] is %d: it must be in [0,%lld) or %d (ignored); "
+                         "logits are %s", who, (long long)r, targets[r], (long long)V, LT_IGNORE_INDEX,
+                         lt_shape_str(logits, b1, sizeof b1));
+            return NULL;
+        }
+    if (!use_count && !(denom > 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "%s: denom is %g: it must be > 0", who, denom);
+        return NULL;
+    }
+    nd = lt__node_new(ctx, LT__OP(cross_entropy), 1, &one, logits, NULL, NULL, 0);
+    if (!nd || !(nd->ids = lt__copy_ids(ctx, targets, R)) || !(nd->save[0] = lt__save(ctx, R))) return NULL;
+    nd->i[0] = V;
+    nd->f[0] = use_count ? (double)lt_count_targets(targets, R) : denom;
+    return lt__run(ctx, nd);
+}
+LTRAIN_DEF lt_tensor *lt_cross_entropy(lt_ctx *ctx, lt_tensor *logits, const int32_t *targets) {
+    return lt__ce(ctx, "lt_cross_entropy", logits, targets, 0, 1);
+}
+LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const int32_t *targets, double denom) {
+    return lt__ce(ctx, "lt_cross_entropy_sum", logits, targets, denom, 0);
+}
+
+/* pred, target (n) -> loss [1] = Σ (p - t)² / n  (torch.nn.MSELoss, mean);
+   dp += dloss·2(p - t)/n,  dt -= the same */
+static void lt__mse_fwd(lt__node *nd) {
+    const float *p = nd->in[0]->data, *t = nd->in[1]->data;
+    int64_t i, n = nd->in[0]->n;
+    double s = 0;
+    for (i = 0; i < n; i++) { double d = (double)p[i] - t[i]; s += d * d; }
+    nd->out->data[0] = (float)(s / (double)n);
+}
+static void lt__mse_bwd(lt__node *nd) {
+    const float *p = nd->in[0]->data, *t = nd->in[1]->data;
+    float *gp = lt__grad(nd->in[0], nd->ctx), *gt = lt__grad(nd->in[1], nd->ctx);
+    float g = nd->out->grad[0] * 2.0f / (float)nd->in[0]->n;
+    int64_t i, n = nd->in[0]->n;
+    for (i = 0; i < n; i++) {
+        float d = g * (p[i] - t[i]);
+        if (gp) gp[i] += d;
+        if (gt) gt[i] -= d;
+    }
+}
+LTRAIN_DEF lt_tensor *lt_mse_loss(lt_ctx *ctx, lt_tensor *pred, lt_tensor *target) {
+    int64_t one = 1;
+    char b1[64], b2[64];
+    lt__node *nd;
+    if (!lt__live(ctx, "lt_mse_loss", pred, target)) return NULL;
+    if (pred->n != target->n) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_mse_loss: pred is %s, target is %s: they need the same number of "
+                     "elements", lt_shape_str(pred, b1, sizeof b1), lt_shape_str(target, b2, sizeof b2));
+        return NULL;
+    }
+    nd = lt__node_new(ctx, LT__OP(mse), 1, &one, pred, target, NULL, 0);
+    return lt__run(ctx, nd);
+}
+
+/* ==== @@OPTIM  optimizers: AdamW, SGD with momentum ============================================ */
+
+#define LT__OPT_PAR_MIN 32768 /* elements below which a loop stays on one thread */
+
+typedef enum { LT__OPT_ADAMW = 0, LT__OPT_SGD } lt__opt_kind;
+
+struct lt_optim {
+    lt_ctx *ctx;
+    lt__opt_kind kind;
+    lt_adamw_config adamw;
+    lt_sgd_config sgd;
+    lt_tensor **p;        /* np parameters (the list is ours, the tensors are not) */
+    int np;
+    int nstates;          /* AdamW: 2; SGD: 1 with momentum, else 0 */
+    float *block;         /* every state buffer, back to back */
+    float **st;           /* st[i*nstates + which] -> n floats of parameter i */
+    int64_t *pstep;       /* per-parameter update count (torch keeps state['step'] per tensor) */
+    unsigned char *hasbuf;/* SGD: momentum buffer exists (torch makes it on the first gradient) */
+    int64_t t;            /* lt_optim_step calls that ran */
+};
+
+LTRAIN_DEF lt_adamw_config lt_adamw_defaults(void) {
+    lt_adamw_config c;
+    c.lr = 1e-3; c.beta1 = 0.9; c.beta2 = 0.999; c.eps = 1e-8; c.weight_decay = 0.01;
+    c.decay_mode = LT_DECAY_ALL;
+    return c;
+}
+
+LTRAIN_DEF lt_sgd_config lt_sgd_defaults(void) {
+    lt_sgd_config c;
+    c.lr = 1e-3; c.momentum = 0; c.dampening = 0; c.weight_decay = 0; c.nesterov = 0;
+    c.decay_mode = LT_DECAY_ALL;
+    return c;
+}
+
+static int lt__opt_decays(lt_decay_mode mode, const lt_tensor *t) {
+    return mode == LT_DECAY_ALL || (mode == LT_DECAY_MARKED && t->decay);
+}
+
+/* The shared part of both constructors: check the list, copy it, allocate zeroed state. */
+static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params, lt__opt_kind kind,
+                               int nstates) {
+    lt_optim *o;
+    size_t total = 0, bytes;
+    int i;
+    if (!ctx) return NULL;
+    if (lt_failed(ctx)) return NULL;
+    if (params.n <= 0 || !params.p) {
+        lt_set_error(ctx, LT_ERR_ARG, "%s: the parameter list is empty (hint: create the parameters "
+                     "before the optimizer, e.g. lt_ctx_params(ctx) after building the model)", who);
+        return NULL;
+    }
+    for (i = 0; i < params.n; i++) {
+        const lt_tensor *t = params.p[i];
+        if (!t || !t->data) {
+            lt_set_error(ctx, LT_ERR_ARG, "%s: parameter %d is NULL or has no data", who, i);
+            return NULL;
+        }
+        if (t->dtype != LT_F32) {
+            lt_set_error(ctx, LT_ERR_ARG, "%s: parameter '%s' is not float32 (only LT_F32 is updated)",
+                         who, t->name ? t->name : "?");
+            return NULL;
+        }
+        if (t->n < 0 || !lt_add_size(total, (size_t)t->n, &total)) {
+            lt_set_error(ctx, LT_ERR_NOMEM, "%s: parameter sizes overflow", who);
+            return NULL;
+        }
+    }
+    o = (lt_optim *)LT__MALLOC(sizeof(lt_optim));
+    if (!o) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", who); return NULL; }
+    memset(o, 0, sizeof *o);
+    o->ctx = ctx; o->kind = kind; o->np = params.n; o->nstates = nstates;
+    o->p = (lt_tensor **)LT__MALLOC((size_t)params.n * sizeof(lt_tensor *));
+    o->pstep = (int64_t *)LT__MALLOC((size_t)params.n * sizeof(int64_t));
+    o->hasbuf = (unsigned char *)LT__MALLOC((size_t)params.n);
+    o->st = nstates ? (float **)LT__MALLOC((size_t)params.n * (size_t)nstates * sizeof(float *)) : NULL;
+    if (!o->p || !o->pstep || !o->hasbuf || (nstates && !o->st)) goto oom;
+    memcpy(o->p, params.p, (size_t)params.n * sizeof(lt_tensor *));
+    memset(o->pstep, 0, (size_t)params.n * sizeof(int64_t));
+    memset(o->hasbuf, 0, (size_t)params.n);
+    if (nstates) {
+        float *q;
+        int w;
+        if (!lt_mul_size(total, (size_t)nstates, &total) || !lt_mul_size(total, sizeof(float), &bytes))
+            goto oom;
+        o->block = (float *)LT__MALLOC(bytes ? bytes : 1);
+        if (!o->block) goto oom;
+        memset(o->block, 0, bytes);
+        for (q = o->block, i = 0; i < params.n; i++)
+            for (w = 0; w < nstates; w++) { o->st[i * nstates + w] = q; q += params.p[i]->n; }
+    }
+    return o;
+oom:
+    lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for the optimizer state of %d parameters", who,
+                 params.n);
+    lt_optim_destroy(o);
+    return NULL;
+}
+
+LTRAIN_DEF lt_optim *lt_adamw_create(lt_ctx *ctx, lt_paramset params, lt_adamw_config cfg) {
+    lt_optim *o;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    /* the ranges torch.optim.AdamW accepts */
+    if (!(cfg.lr >= 0) || !(cfg.eps >= 0) || !(cfg.beta1 >= 0 && cfg.beta1 < 1) ||
+        !(cfg.beta2 >= 0 && cfg.beta2 < 1) || !(cfg.weight_decay >= 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_adamw_create: lr %g, betas (%g, %g), eps %g, weight_decay %g: "
+                     "need lr >= 0, 0 <= beta < 1, eps >= 0, weight_decay >= 0",
+                     cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay);
+        return NULL;
+    }
+    o = lt__optim_new(ctx, "lt_adamw_create", params, LT__OPT_ADAMW, 2);
+    if (o) o->adamw = cfg;
+    return o;
+}
+
+LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_config cfg) {
+    lt_optim *o;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!(cfg.lr >= 0) || !(cfg.momentum >= 0) || !(cfg.weight_decay >= 0) || !(cfg.dampening == cfg.dampening)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: lr %g, momentum %g, dampening %g, weight_decay %g: "
+                     "need lr, momentum and weight_decay >= 0", cfg.lr, cfg.momentum, cfg.dampening,
+                     cfg.weight_decay);
+        return NULL;
+    }
+    if (cfg.nesterov && (cfg.momentum <= 0 || cfg.dampening != 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: nesterov needs momentum > 0 and dampening 0 "
+                     "(got momentum %g, dampening %g), as torch.optim.SGD", cfg.momentum, cfg.dampening);
+        return NULL;
+    }
+    o = lt__optim_new(ctx, "lt_sgd_create", params, LT__OPT_SGD, cfg.momentum != 0 ? 1 : 0);
+    if (o) o->sgd = cfg;
+    return o;
+}
+
+/* AdamW on n elements, as torch.optim.AdamW's single-tensor path (t counted from 1):
+     θ ← θ·(1 − lr·λ)                                     (decayed parameters only)
+     m ← β1·m + (1−β1)·g          v ← β2·v + (1−β2)·g·g
+     θ ← θ − (lr/(1−β1ᵗ)) · m / (sqrt(v)/sqrt(1−β2ᵗ) + ε)
+   Every scalar is formed in double and rounded once to float; the float expressions keep torch's
+   operation order and the fused multiply-adds its CPU kernels execute (AVX2/AVX-512 builds:
+   a + α·b is fma(α, b, a); a + s·x·y is fma(s·x, y, a)), so the results equal torch's fp32 ones
+   bit for bit (tests/test_optim.c).  fmaf is one instruction with -mfma or -march=native and a
+   (correctly rounded) libm call otherwise.  The decay gets its own pass, as in torch: inside the
+   main loop a compiler contracting floating-point expressions (GNU C with FMA enabled) would fuse
+   θ·(1 − lr·λ) into the final addition and change the last bit. */
+static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64_t n, float shrink,
+                             float b1, float omb1, float b2, float omb2, float bc2_sqrt, float eps,
+                             float neg_step) {
+    int64_t i;
+    if (shrink != 1.0f) {
+        LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
+        for (i = 0; i < n; i++) p[i] *= shrink;
+    }
+    LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
+    for (i = 0; i < n; i++) {
+        float mi = fmaf(omb1, g[i], m[i] * b1);
+        float vi = fmaf(omb2 * g[i], g[i], v[i] * b2);
+        float den = sqrtf(vi) / bc2_sqrt + eps;
+        m[i] = mi;
+        v[i] = vi;
+        p[i] = p[i] + neg_step * mi / den;
+    }
+}
+
+/* SGD on n elements, as torch.optim.SGD:
+     d ← g + λθ ;   b ← d on the first step, then b ← μ·b + (1−τ)·d     (momentum μ, dampening τ)
+     d ← d + μ·b (nesterov) or d ← b ;   θ ← θ − lr·d
+   buf is NULL without momentum; first says the buffer does not exist yet.  The fmas are torch's
+   (see above): bit-identical results. */
+static void lt__sgd_update(float *p, float *buf, const float *g, int64_t n, float wd, float mom,
+                           float omdamp, int nesterov, int first, float neg_lr) {
+    int64_t i;
+    LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
+    for (i = 0; i < n; i++) {
+        float d = g[i];
+        if (wd != 0) d = fmaf(wd, p[i], d);
+        if (buf) {
+            float b = first ? d : fmaf(omdamp, d, buf[i] * mom);
+            buf[i] = b;
+            d = nesterov ? fmaf(mom, b, d) : b;
+        }
+        p[i] = fmaf(neg_lr, d, p[i]);
+    }
+}
+
+LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
+    int i;
+    if (!opt) return LT_ERR_ARG;
+    if (lt_failed(opt->ctx)) return lt_status_of(opt->ctx);
+    if (lr < 0) lr = opt->kind == LT__OPT_ADAMW ? opt->adamw.lr : opt->sgd.lr;
+    if (!(lr - lr == 0)) /* NaN or inf */
+        return lt_set_error(opt->ctx, LT_ERR_ARG, "lt_optim_step: the learning rate is %g "
+                            "(hint: check the schedule's settings)", lr);
+    for (i = 0; i < opt->np; i++) {
+        lt_tensor *t = opt->p[i];
+        if (!t->grad) continue; /* torch skips a parameter whose .grad is None */
+        if (opt->kind == LT__OPT_ADAMW) {
+            const lt_adamw_config *c = &opt->adamw;
+            double step = (double)(++opt->pstep[i]);
+            double bc1 = 1.0 - pow(c->beta1, step), bc2 = 1.0 - pow(c->beta2, step);
+            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+            lt__adamw_update(t->data, opt->st[i * 2], opt->st[i * 2 + 1], t->grad, t->n,
+                             (float)(1.0 - lr * wd), (float)c->beta1, (float)(1.0 - c->beta1),
+                             (float)c->beta2, (float)(1.0 - c->beta2), (float)sqrt(bc2), (float)c->eps,
+                             (float)(-(lr / bc1)));
+        } else {
+            const lt_sgd_config *c = &opt->sgd;
+            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+            float *buf = opt->nstates ? opt->st[i] : NULL;
+            lt__sgd_update(t->data, buf, t->grad, t->n, (float)wd, (float)c->momentum,
+                           (float)(1.0 - c->dampening), c->nesterov, !opt->hasbuf[i], (float)(-lr));
+            opt->hasbuf[i] = 1;
+            opt->pstep[i]++;
+        }
+    }
+    opt->t++;
+    return lt_status_of(opt->ctx);
+}
+
+LTRAIN_DEF void lt_optim_destroy(lt_optim *opt) {
+    if (!opt) return;
+    LT__FREE(opt->block);
+    LT__FREE(opt->st);
+    LT__FREE(opt->hasbuf);
+    LT__FREE(opt->pstep);
+    LT__FREE(opt->p);
+    LT__FREE(opt);
+}
+
+LTRAIN_DEF int64_t lt_optim_steps(const lt_optim *opt) { return opt ? opt->t : 0; }
+
+/* Resuming: every parameter counts t updates, and SGD's momentum buffers count as made when
+   t > 0 (load them with lt_optim_state). */
+LTRAIN_DEF void lt_optim_set_steps(lt_optim *opt, int64_t t) {
+    int i;
+    if (!opt || t < 0) return;
+    opt->t = t;
+    for (i = 0; i < opt->np; i++) { opt->pstep[i] = t; opt->hasbuf[i] = (unsigned char)(t > 0); }
+}
+
+LTRAIN_DEF const char *lt_optim_name(const lt_optim *opt) {
+    if (!opt) return "";
+    return opt->kind == LT__OPT_ADAMW ? "adamw" : "sgd";
+}
+
+LTRAIN_DEF int lt_optim_num_states(const lt_optim *opt) { return opt ? opt->nstates : 0; }
+
+/* The names torch's optimizer state_dict uses. */
+LTRAIN_DEF const char *lt_optim_state_name(const lt_optim *opt, int which) {
+    if (!opt || which < 0 || which >= opt->nstates) return NULL;
+    if (opt->kind == LT__OPT_ADAMW) return which == 0 ? "exp_avg" : "exp_avg_sq";
+    return "momentum_buffer";
+}
+
+LTRAIN_DEF float *lt_optim_state(lt_optim *opt, int param_index, int which) {
+    if (!opt || param_index < 0 || param_index >= opt->np || which < 0 || which >= opt->nstates)
+        return NULL;
+    return opt->st[param_index * opt->nstates + which];
+}
+
+LTRAIN_DEF lt_paramset lt_optim_params(const lt_optim *opt) {
+    lt_paramset s;
+    s.p = opt ? opt->p : NULL;
+    s.n = opt ? opt->np : 0;
+    return s;
+}
+
+/* ==== @@SCHED  schedules: warm-up + decay; LinearLR, CosineAnnealingLR, SequentialLR ========== */
+
+LTRAIN_DEF double lt_schedule_lr(const lt_schedule *s, int64_t step) {
+    int64_t t, T;
+    double d;
+    if (!s) return NAN;
+    if (step < 0) step = 0;
+    if (step < s->warmup) /* torch LinearLR's closed form: base·(f + (1−f)·k/W) */
+        return s->lr * (s->warmup_start + (1.0 - s->warmup_start) * (double)step / (double)s->warmup);
+    if (s->decay == LT_SCHED_CONSTANT) return s->lr;
+    t = step - (s->warmup > 0 ? s->warmup : 0);
+    T = s->total - (s->warmup > 0 ? s->warmup : 0);
+    if (t >= T) return s->min_lr;
+    switch (s->decay) {
+    case LT_SCHED_COSINE: /* CosineAnnealingLR's closed form: η_min + (η−η_min)·(1 + cos(πt/T))/2 */
+        return s->min_lr + (s->lr - s->min_lr) * (1.0 + cos(M_PI * (double)t / (double)T)) / 2.0;
+    case LT_SCHED_LINEAR: d = (double)(T - t) / (double)T; break;
+    case LT_SCHED_SQRT: d = sqrt((double)(T - t) / (double)T); break;
+    default: d = 1.0; break;
+    }
+    return s->min_lr + (s->lr - s->min_lr) * d;
+}
+
+static const char *const lt__decay_names[] = {"cosine", "linear", "sqrt", "constant"};
+
+LTRAIN_DEF const char *lt_decay_name(lt_decay d) {
+    return (int)d >= 0 && (int)d < 4 ? lt__decay_names[d] : "?";
+}
+
+LTRAIN_DEF int lt_decay_parse(const char *name, lt_decay *out) {
+    int i;
+    if (!name) return 0;
+    for (i = 0; i < 4; i++)
+        if (strcmp(name, lt__decay_names[i]) == 0) {
+            if (out) *out = (lt_decay)i;
+            return 1;
+        }
+    return 0;
+}
+
+/* ---- the torch.optim.lr_scheduler mirror ----
+   torch's schedulers all write one shared value, the optimizer group's 'lr', and most of them
+   compute the next value from it (the "chainable" form), not from the step number.  `lr` below
+   is that shared value; a sequence hands its own to the scheduler it steps and takes it back.
+   Each scheduler counts last_epoch (the step index it last produced, -1 before the first) and
+   step_count (its step() calls; CosineAnnealingLR reads it), as torch does. */
+typedef enum { LT__LRS_LINEAR = 0, LT__LRS_COSINE, LT__LRS_SEQUENTIAL } lt__lrs_kind;
+
+struct lt_lrs {
+    lt__lrs_kind kind;
+    double base_lr;         /* base_lrs[0]: the group's initial lr */
+    double lr;              /* group['lr'] after the last step: get_last_lr()[0] */
+    int64_t last_epoch, step_count;
+    double start, end;      /* LinearLR: start_factor, end_factor */
+    double eta_min;         /* CosineAnnealingLR */
+    int64_t iters;          /* LinearLR: total_iters; CosineAnnealingLR: T_max */
+    lt_lrs **kids;          /* SequentialLR: the schedulers, and n-1 milestones */
+    int64_t *milestones;
+    int nkids;
+};
+
+/* Python's a % b for b > 0: the result takes b's sign. */
+static int64_t lt__pymod(int64_t a, int64_t b) { int64_t r = a % b; return r < 0 ? r + b : r; }
+
+/* _LRScheduler.step(): step_count+1; then last_epoch+1 and the chainable get_lr(), or, with
+   to_zero (torch's step(0), used by SequentialLR at a milestone), last_epoch = 0 and the
+   closed form at 0. */
+static void lt__lrs_step1(lt_lrs *s, int to_zero) {
+    double lr = s->lr;
+    int64_t e;
+    s->step_count++;
+    if (to_zero) {
+        s->last_epoch = 0;
+        if (s->kind == LT__LRS_LINEAR) /* base·(f0 + (f1−f0)·min(T,0)/T), exactly base·f0 */
+            s->lr = s->base_lr * s->start;
+        else /* η_min + (base−η_min)·(1 + cos 0)/2 */
+            s->lr = s->eta_min + (s->base_lr - s->eta_min) * (1.0 + cos(M_PI * 0.0 / (double)s->iters)) / 2.0;
+        return;
+    }
+    e = ++s->last_epoch;
+    if (s->kind == LT__LRS_LINEAR) {
+        /* LinearLR.get_lr: lr·f0 at 0; unchanged past T; else
+           lr·(1 + (f1−f0)/(T·f0 + (e−1)·(f1−f0))), the ratio of consecutive closed-form factors */
+        if (e == 0) s->lr = lr * s->start;
+        else if (e > s->iters) s->lr = lr;
+        else
+            s->lr = lr * (1.0 + (s->end - s->start) /
+                                    ((double)s->iters * s->start + (double)(e - 1) * (s->end - s->start)));
+    } else {
+        /* CosineAnnealingLR.get_lr, with T = T_max:
+           e = 0: unchanged;  first step of a resumed scheduler: the closed form;
+           e−1−T ≡ 0 (mod 2T), the trough: lr + (base−η_min)·(1 − cos(π/T))/2;
+           else η_min + (lr−η_min)·(1 + cos(πe/T))/(1 + cos(π(e−1)/T)) */
+        double T = (double)s->iters;
+        if (e == 0) s->lr = lr;
+        else if (s->step_count == 1)
+            s->lr = s->eta_min + (s->base_lr - s->eta_min) * (1.0 + cos((double)e * M_PI / T)) / 2.0;
+        else if (lt__pymod(e - 1 - s->iters, 2 * s->iters) == 0)
+            s->lr = lr + (s->base_lr - s->eta_min) * (1.0 - cos(M_PI / T)) / 2.0;
+        else
+            s->lr = (1.0 + cos(M_PI * (double)e / T)) / (1.0 + cos(M_PI * (double)(e - 1) / T)) *
+                        (lr - s->eta_min) + s->eta_min;
+    }
+}
+
+static lt_lrs *lt__lrs_new(lt__lrs_kind kind, double base_lr) {
+    lt_lrs *s = (lt_lrs *)LT__MALLOC(sizeof(lt_lrs));
+    if (!s) return NULL;
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    s->base_lr = base_lr;
+    s->lr = base_lr;
+    s->last_epoch = -1;
+    return s;
+}
+
+LTRAIN_DEF lt_lrs *lt_linear_lr(double base_lr, double start_factor, double end_factor, int64_t total_iters) {
+    lt_lrs *s;
+    /* torch 1.13 accepts start_factor 0 and then divides by zero on the second step; later
+       versions reject it, and so do we */
+    if (!(start_factor > 0 && start_factor <= 1) || !(end_factor >= 0 && end_factor <= 1) ||
+        total_iters < 0 || !(base_lr >= 0))
+        return NULL;
+    s = lt__lrs_new(LT__LRS_LINEAR, base_lr);
+    if (!s) return NULL;
+    s->start = start_factor; s->end = end_factor; s->iters = total_iters;
+    lt__lrs_step1(s, 0); /* torch's constructor takes the first step */
+    return s;
+}
+
+LTRAIN_DEF lt_lrs *lt_cosine_annealing_lr(double base_lr, int64_t t_max, double eta_min) {
+    lt_lrs *s;
+    if (t_max < 1 || !(base_lr >= 0) || !(eta_min == eta_min)) return NULL;
+    s = lt__lrs_new(LT__LRS_COSINE, base_lr);
+    if (!s) return NULL;
+    s->iters = t_max; s->eta_min = eta_min;
+    lt__lrs_step1(s, 0);
+    return s;
+}
+
+/* SequentialLR: the group lr goes back to the initial lr, every scheduler's last_epoch goes back
+   by one (undoing its constructor's step), and the first one is started afresh.  The schedulers
+   should share one base_lr, as torch's share one optimizer. */
+LTRAIN_DEF lt_lrs *lt_sequential_lr(lt_lrs **scheds, int n, const int64_t *milestones) {
+    lt_lrs *s = NULL;
+    int i, ok = scheds != NULL && n >= 1 && (n == 1 || milestones != NULL);
+    for (i = 0; ok && i < n; i++) ok = scheds[i] != NULL && scheds[i]->kind != LT__LRS_SEQUENTIAL;
+    for (i = 1; ok && i < n - 1; i++) ok = milestones[i] >= milestones[i - 1]; /* bisect needs order */
+    if (ok) s = lt__lrs_new(LT__LRS_SEQUENTIAL, scheds[0]->base_lr);
+    if (s) {
+        s->kids = (lt_lrs **)LT__MALLOC((size_t)n * sizeof(lt_lrs *));
+        s->milestones = (int64_t *)LT__MALLOC((size_t)n * sizeof(int64_t));
+        if (!s->kids || !s->milestones) {
+            LT__FREE(s->kids); LT__FREE(s->milestones); LT__FREE(s);
+            s = NULL;
+        }
+    }
+    if (!s) { /* ownership was taken: release what was given */
+        for (i = 0; scheds && i < n; i++) lt_lrs_destroy(scheds[i]);
+        return NULL;
+    }
+    memcpy(s->kids, scheds, (size_t)n * sizeof(lt_lrs *));
+    if (n > 1) memcpy(s->milestones, milestones, (size_t)(n - 1) * sizeof(int64_t));
+    s->nkids = n;
+    for (i = 0; i < n; i++) s->kids[i]->last_epoch--;
+    s->kids[0]->step_count = 0;
+    s->kids[0]->lr = s->base_lr;
+    lt__lrs_step1(s->kids[0], 0);
+    s->lr = s->kids[0]->lr;
+    s->last_epoch = 0;
+    return s;
+}
+
+LTRAIN_DEF double lt_lrs_get(const lt_lrs *s) { return s ? s->lr : NAN; }
+
+LTRAIN_DEF void lt_lrs_step(lt_lrs *s) {
+    int idx = 0;
+    lt_lrs *k;
+    if (!s) return;
+    if (s->kind != LT__LRS_SEQUENTIAL) { lt__lrs_step1(s, 0); return; }
+    s->last_epoch++;
+    /* bisect_right: the number of milestones <= last_epoch picks the scheduler; landing exactly
+       on a milestone restarts it with step(0) */
+    while (idx < s->nkids - 1 && s->milestones[idx] <= s->last_epoch) idx++;
+    k = s->kids[idx];
+    k->lr = s->lr;
+    lt__lrs_step1(k, idx > 0 && s->milestones[idx - 1] == s->last_epoch);
+    s->lr = k->lr;
+}
+
+LTRAIN_DEF void lt_lrs_destroy(lt_lrs *s) {
+    int i;
+    if (!s) return;
+    for (i = 0; i < s->nkids; i++) lt_lrs_destroy(s->kids[i]);
+    LT__FREE(s->kids);
+    LT__FREE(s->milestones);
+    LT__FREE(s);
+}
+
+/* ==== @@CLIP  gradient clipping: clip_grad_norm_, clip_grad_value_ ============================ */
+
+/* Σ g² over every gradient, in double (torch sums per tensor, then the norms). */
+static double lt__grad_sumsq(lt_paramset params) {
+    double acc = 0;
+    int i;
+    for (i = 0; i < params.n; i++) {
+        const lt_tensor *t = params.p[i];
+        const float *g;
+        int64_t j, n;
+        double s = 0;
+        if (!t || !t->grad) continue; /* torch skips parameters whose .grad is None */
+        g = t->grad;
+        n = t->n;
+        LT__OMP(parallel for reduction(+ : s) if (n >= LT__OPT_PAR_MIN))
+        for (j = 0; j < n; j++) s += (double)g[j] * (double)g[j];
+        acc += s;
+    }
+    return acc;
+}
+
+LTRAIN_DEF double lt_grad_norm(lt_ctx *ctx, lt_paramset params) {
+    (void)ctx;
+    if (!params.p) return 0;
+    return sqrt(lt__grad_sumsq(params));
+}
+
+/* as torch.nn.utils.clip_grad_norm_: coef = max_norm / (norm + 1e-6), clamped to 1, computed in
+   float like torch (whose norm is a float32 tensor); every gradient is multiplied by it, also
+   when it is 1.  A non-finite norm is reported instead of spreading NaN into every gradient. */
+LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_norm) {
+    double norm;
+    float coef;
+    int i;
+    if (ctx && lt_failed(ctx)) return NAN;
+    if (!(max_norm >= 0)) {
+        if (ctx) lt_set_error(ctx, LT_ERR_ARG, "lt_clip_grad_norm: max_norm is %g; it must be >= 0", max_norm);
+        return NAN;
+    }
+    if (!params.p) return 0;
+    norm = sqrt(lt__grad_sumsq(params));
+    if (!(norm - norm == 0)) {
+        for (i = 0; i < params.n; i++) {
+            const lt_tensor *t = params.p[i];
+            int64_t j;
+            if (!t || !t->grad) continue;
+            for (j = 0; j < t->n; j++)
+                if (!(t->grad[j] - t->grad[j] == 0)) break;
+            if (j < t->n) {
+                if (ctx)
+                    lt_set_error(ctx, LT_ERR_NONFINITE, "lt_clip_grad_norm: the gradient norm is %g: "
+                                 "'%s' has gradient %g at element %lld; gradients left unclipped (hint: "
+                                 "lower the learning rate, or look for a log/divide of 0 in the loss)",
+                                 norm, t->name ? t->name : "?", (double)t->grad[j], (long long)j);
+                return norm;
+            }
+        }
+        if (ctx) lt_set_error(ctx, LT_ERR_NONFINITE, "lt_clip_grad_norm: the gradient norm is %g", norm);
+        return norm;
+    }
+    /* torch: max_norm / (norm + 1e-6) is Tensor.__rtruediv__, i.e. reciprocal(norm + 1e-6)·max_norm */
+    coef = (1.0f / ((float)norm + (float)1e-6)) * (float)max_norm;
+    if (coef > 1.0f) coef = 1.0f;
+    for (i = 0; i < params.n; i++) {
+        lt_tensor *t = params.p[i];
+        float *g;
+        int64_t j, n;
+        if (!t || !t->grad) continue;
+        g = t->grad;
+        n = t->n;
+        LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
+        for (j = 0; j < n; j++) g[j] *= coef;
+    }
+    return norm;
+}
+
+/* as torch.nn.utils.clip_grad_value_: clamp every gradient element to [−clip, clip] (NaN stays). */
+LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip) {
+    float c = (float)clip;
+    int i;
+    if (ctx && lt_failed(ctx)) return;
+    if (!(clip >= 0)) {
+        if (ctx) lt_set_error(ctx, LT_ERR_ARG, "lt_clip_grad_value: clip is %g; it must be >= 0", clip);
+        return;
+    }
+    for (i = 0; params.p && i < params.n; i++) {
+        lt_tensor *t = params.p[i];
+        float *g;
+        int64_t j, n;
+        if (!t || !t->grad) continue;
+        g = t->grad;
+        n = t->n;
+        LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
+        for (j = 0; j < n; j++) {
+            if (g[j] > c) g[j] = c;
+            else if (g[j] < -c) g[j] = -c;
+        }
+    }
+}
+
+/* ==== @@AMP  mixed precision (reserved) ======================================================== */
+/* fp16/bf16 conversions and dynamic loss scaling arrive with the mixed-precision issue; tensors
+   already carry a dtype field, and the op table a column per device, for them. */
+
+/* ==== @@DATA  text files, llm.c token shards, batches ======================================== */
+
+/* Little-endian reads that work on any host and at any alignment (file bytes are LE). */
+static uint16_t lt__rd16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static uint32_t lt__rd32(const unsigned char *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static uint64_t lt__rd64(const unsigned char *p) { return (uint64_t)lt__rd32(p) | ((uint64_t)lt__rd32(p + 4) << 32); }
+
+LTRAIN_DEF void lt_free(void *p) { LT__FREE(p); }
+
+/* The whole file, whatever its length: the size from fseek/ftell is only a hint (a pipe or a
+   directory reports nonsense), so the buffer grows with the bytes actually read. */
+LTRAIN_DEF lt_status lt_read_file(lt_ctx *ctx, const char *path, void **buf, size_t *size) {
+    FILE *f;
+    unsigned char *p, *q;
+    size_t cap = (size_t)1 << 16, len = 0;
+    long hint;
+    if (buf) *buf = NULL;
+    if (size) *size = 0;
+    if (!path || !buf || !size)
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_read_file: path, buf and size must not be NULL");
+    f = fopen(path, "rb");
+    if (!f) return lt_set_error(ctx, LT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) == 0 && (hint = ftell(f)) >= 0 && (unsigned long)hint < ((size_t)1 << 30))
+        cap = (size_t)hint + 1; /* +1: the read that meets EOF needs room */
+    if (fseek(f, 0, SEEK_SET) != 0) clearerr(f);
+    p = (unsigned char *)LT__MALLOC(cap);
+    if (!p) { fclose(f); return lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory reading the file", path); }
+    for (;;) {
+        size_t got;
+        if (len == cap) {
+            size_t ncap;
+            if (!lt_mul_size(cap, 2, &ncap) || !(q = (unsigned char *)LT__REALLOC(p, ncap))) {
+                LT__FREE(p); fclose(f);
+                return lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory reading the file (%zu bytes so far)", path, len);
+            }
+            p = q; cap = ncap;
+        }
+        got = fread(p + len, 1, cap - len, f);
+        len += got;
+        if (len < cap) {
+            if (ferror(f)) {
+                int e = errno;
+                LT__FREE(p); fclose(f);
+                return lt_set_error(ctx, LT_ERR_IO, "%s: read failed: %s", path, strerror(e));
+            }
+            if (feof(f)) break;
+        }
+    }
+    fclose(f);
+    *buf = p;
+    *size = len;
+    return LT_OK;
+}
+
+/* llm.c token shard: 256 int32 header [20240520, 1, count, 0...] then count uint16 tokens. */
+#define LT__SHARD_MAGIC 20240520
+#define LT__SHARD_HEADER 1024
+
+LTRAIN_DEF lt_status lt_shard_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label, int vocab,
+                                    int32_t **tokens, int64_t *n) {
+    const unsigned char *b = (const unsigned char *)buf;
+    int32_t magic, version, count, *tok;
+    uint64_t want;
+    size_t bytes;
+    int64_t i;
+    if (tokens) *tokens = NULL;
+    if (n) *n = 0;
+    if (!label) label = "token shard";
+    if (!tokens || !n || (!buf && size))
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_shard_parse: %s: buf, tokens and n must not be NULL", label);
+    if (size < LT__SHARD_HEADER)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu bytes is too short for an llm.c token shard "
+                            "(its header alone is %d bytes)", label, size, LT__SHARD_HEADER);
+    magic = (int32_t)lt__rd32(b);
+    version = (int32_t)lt__rd32(b + 4);
+    count = (int32_t)lt__rd32(b + 8);
+    if (magic != LT__SHARD_MAGIC)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: shard header: magic number is %ld, expected %d "
+                            "(not an llm.c token shard)", label, (long)magic, LT__SHARD_MAGIC);
+    if (version != 1)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: shard header: version is %ld, expected 1 "
+                            "(uint16 tokens; other versions are not supported)", label, (long)version);
+    if (count < 0)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: shard header: token count is %ld (negative)", label, (long)count);
+    want = (uint64_t)LT__SHARD_HEADER + 2u * (uint64_t)count;
+    if ((uint64_t)size != want)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: file is %zu bytes but the header's token count %ld "
+                            "needs %llu (%d-byte header + 2 bytes per token)", label, size, (long)count,
+                            (unsigned long long)want, LT__SHARD_HEADER);
+    /* count is now bounded by the buffer's real size */
+    if (!lt_mul_size(count ? (size_t)count : 1, sizeof(int32_t), &bytes) || !(tok = (int32_t *)LT__MALLOC(bytes)))
+        return lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %ld tokens", label, (long)count);
+    for (i = 0; i < count; i++) {
+        uint16_t t = lt__rd16(b + LT__SHARD_HEADER + 2 * i);
+        if (vocab > 0 && t >= vocab) {
+            LT__FREE(tok);
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: token %u at position %lld is >= the vocab size %d",
+                                label, (unsigned)t, (long long)i, vocab);
+        }
+        tok[i] = t;
+    }
+    *tokens = tok;
+    *n = count;
+    return LT_OK;
+}
+
+struct lt_loader {
+    lt_ctx *ctx;
+    int32_t *tok;
+    int64_t n;           /* tokens */
+    int64_t bt;          /* B*T */
+    int64_t nwin;        /* windows per epoch: floor((n-1)/(B*T)) */
+    int B, T, is_shard;
+    int64_t epoch, index;/* the next batch: window number `index` of epoch `epoch` */
+    int shuffled;
+    uint64_t seed;
+    int64_t *perm;       /* shuffled: the window order of epoch perm_epoch */
+    int64_t perm_epoch;
+};
+
+/* Takes ownership of tok (frees it on failure).  what: "lt_loader_open: \"path\"" or similar. */
+static lt_loader *lt__loader_make(lt_ctx *ctx, int32_t *tok, int64_t n, int B, int T, int is_shard, const char *what) {
+    lt_loader *ld;
+    int64_t bt = (int64_t)B * (int64_t)T;
+    if (n < bt + 1) {
+        LT__FREE(tok);
+        lt_set_error(ctx, LT_ERR_ARG, "%s: %lld tokens, but a batch of B=%d x T=%d needs at least B*T+1 = %lld "
+                     "(hint: use a smaller B or T, or more data)", what, (long long)n, B, T, (long long)(bt + 1));
+        return NULL;
+    }
+    ld = (lt_loader *)LT__MALLOC(sizeof(lt_loader));
+    if (!ld) {
+        LT__FREE(tok);
+        lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", what);
+        return NULL;
+    }
+    memset(ld, 0, sizeof *ld);
+    ld->ctx = ctx; ld->tok = tok; ld->n = n; ld->B = B; ld->T = T; ld->bt = bt;
+    ld->nwin = (n - 1) / bt;
+    ld->is_shard = is_shard;
+    ld->perm_epoch = -1;
+    return ld;
+}
+
+static int lt__loader_check_bt(lt_ctx *ctx, const char *fn, int B, int T) {
+    if (B >= 1 && T >= 1) return 1;
+    lt_set_error(ctx, LT_ERR_ARG, "%s: B=%d and T=%d must both be >= 1", fn, B, T);
+    return 0;
+}
+
+LTRAIN_DEF lt_loader *lt_loader_open(lt_ctx *ctx, const char *path, int B, int T, int vocab) {
+    void *buf;
+    size_t size, i;
+    int32_t *tok;
+    int64_t n;
+    int shard;
+    char what[300];
+    if (!path) { lt_set_error(ctx, LT_ERR_ARG, "lt_loader_open: path is NULL"); return NULL; }
+    if (!lt__loader_check_bt(ctx, "lt_loader_open", B, T)) return NULL;
+    if (vocab < 0) { lt_set_error(ctx, LT_ERR_ARG, "lt_loader_open: vocab %d must be >= 0 (0: no check)", vocab); return NULL; }
+    if (lt_read_file(ctx, path, &buf, &size) != LT_OK) return NULL;
+    shard = size >= 4 && lt__rd32((const unsigned char *)buf) == LT__SHARD_MAGIC;
+    if (shard) {
+        if (lt_shard_parse(ctx, buf, size, path, vocab, &tok, &n) != LT_OK) { LT__FREE(buf); return NULL; }
+    } else {
+        /* a text file: every byte is a token (vocab 256) */
+        const unsigned char *b = (const unsigned char *)buf;
+        size_t bytes;
+        if (!lt_mul_size(size ? size : 1, sizeof(int32_t), &bytes) || !(tok = (int32_t *)LT__MALLOC(bytes))) {
+            LT__FREE(buf);
+            lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %zu tokens", path, size);
+            return NULL;
+        }
+        for (i = 0; i < size; i++) {
+            if (vocab > 0 && b[i] >= vocab) {
+                lt_set_error(ctx, LT_ERR_FORMAT, "%s: text byte %u at position %zu is >= the vocab size %d "
+                             "(hint: a text file needs vocab >= 256, or 0)", path, (unsigned)b[i], i, vocab);
+                LT__FREE(tok); LT__FREE(buf);
+                return NULL;
+            }
+            tok[i] = b[i];
+        }
+        n = (int64_t)size;
+    }
+    LT__FREE(buf);
+    snprintf(what, sizeof what, "lt_loader_open: %.250s (%s)", path, shard ? "token shard" : "text file");
+    return lt__loader_make(ctx, tok, n, B, T, shard, what);
+}
+
+LTRAIN_DEF lt_loader *lt_loader_from_tokens(lt_ctx *ctx, const int32_t *tokens, int64_t n, int B, int T) {
+    int32_t *tok;
+    size_t bytes;
+    if (!lt__loader_check_bt(ctx, "lt_loader_from_tokens", B, T)) return NULL;
+    if (n < 0 || (!tokens && n > 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_loader_from_tokens: n = %lld with tokens %s", (long long)n, tokens ? "given" : "NULL");
+        return NULL;
+    }
+    if ((uint64_t)n > (uint64_t)SIZE_MAX || !lt_mul_size(n ? (size_t)n : 1, sizeof(int32_t), &bytes) ||
+        !(tok = (int32_t *)LT__MALLOC(bytes))) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_loader_from_tokens: out of memory for %lld tokens", (long long)n);
+        return NULL;
+    }
+    if (n) memcpy(tok, tokens, (size_t)n * sizeof(int32_t));
+    return lt__loader_make(ctx, tok, n, B, T, 0, "lt_loader_from_tokens");
+}
+
+LTRAIN_DEF void lt_loader_destroy(lt_loader *ld) {
+    if (!ld) return;
+    LT__FREE(ld->tok);
+    LT__FREE(ld->perm);
+    LT__FREE(ld);
+}
+
+/* An unbiased draw from [0, bound): reject the top 2^64 mod bound values. */
+static uint64_t lt__rng_below(lt_rng *r, uint64_t bound) {
+    uint64_t lim = (0 - bound) % bound, x;
+    do x = lt_rng_u64(r); while (x < lim);
+    return x % bound;
+}
+
+/* Epoch e's window order: Fisher-Yates driven by an RNG seeded from (seed, e) alone, so any
+   position can be reached again without replaying earlier epochs. */
+static void lt__loader_permute(lt_loader *ld) {
+    lt_rng r;
+    int64_t i;
+    lt_rng_seed(&r, (uint64_t)ld->epoch);
+    lt_rng_seed(&r, ld->seed ^ lt_rng_u64(&r));
+    for (i = 0; i < ld->nwin; i++) ld->perm[i] = i;
+    for (i = ld->nwin - 1; i > 0; i--) {
+        int64_t j = (int64_t)lt__rng_below(&r, (uint64_t)i + 1), t = ld->perm[i];
+        ld->perm[i] = ld->perm[j]; ld->perm[j] = t;
+    }
+    ld->perm_epoch = ld->epoch;
+}
+
+LTRAIN_DEF void lt_loader_shuffle(lt_loader *ld, uint64_t seed) {
+    if (!ld) return;
+    if (!ld->perm) {
+        size_t bytes;
+        if (!lt_mul_size((size_t)ld->nwin, sizeof(int64_t), &bytes) || !(ld->perm = (int64_t *)LT__MALLOC(bytes))) {
+            lt_set_error(ld->ctx, LT_ERR_NOMEM, "lt_loader_shuffle: out of memory for %lld windows", (long long)ld->nwin);
+            return;
+        }
+    }
+    ld->shuffled = 1;
+    ld->seed = seed;
+    ld->perm_epoch = -1;
+}
+
+LTRAIN_DEF lt_status lt_loader_next(lt_loader *ld, int32_t *inputs, int32_t *targets) {
+    int64_t w;
+    const int32_t *win;
+    if (!ld) return LT_ERR_ARG;
+    if (ld->shuffled && ld->perm_epoch != ld->epoch) lt__loader_permute(ld);
+    w = ld->shuffled ? ld->perm[ld->index] : ld->index;
+    win = ld->tok + w * ld->bt;
+    if (inputs) memcpy(inputs, win, (size_t)ld->bt * sizeof(int32_t));
+    if (targets) memcpy(targets, win + 1, (size_t)ld->bt * sizeof(int32_t));
+    if (++ld->index == ld->nwin) { ld->index = 0; ld->epoch++; }
+    return LT_OK;
+}
+
+LTRAIN_DEF int64_t lt_loader_num_tokens(const lt_loader *ld) { return ld ? ld->n : 0; }
+LTRAIN_DEF const int32_t *lt_loader_tokens(const lt_loader *ld) { return ld ? ld->tok : NULL; }
+LTRAIN_DEF int lt_loader_is_shard(const lt_loader *ld) { return ld ? ld->is_shard : 0; }
+
+LTRAIN_DEF void lt_loader_get_pos(const lt_loader *ld, int64_t *epoch, int64_t *index) {
+    if (epoch) *epoch = ld ? ld->epoch : 0;
+    if (index) *index = ld ? ld->index : 0;
+}
+
+LTRAIN_DEF lt_status lt_loader_set_pos(lt_loader *ld, int64_t epoch, int64_t index) {
+    if (!ld) return LT_ERR_ARG;
+    if (epoch < 0 || index < 0 || index >= ld->nwin)
+        return lt_set_error(ld->ctx, LT_ERR_ARG, "lt_loader_set_pos: (epoch %lld, index %lld) is out of range: "
+                            "epoch must be >= 0 and index in [0, %lld) (batches per epoch)",
+                            (long long)epoch, (long long)index, (long long)ld->nwin);
+    ld->epoch = epoch;
+    ld->index = index;
+    return LT_OK;
+}
+
+/* ==== @@CKPT  safetensors read/write =========================================================== */
+
+#include <time.h>
+#if defined(_WIN32)
+#include <io.h>
+#define LT__FSYNC(f) _commit(_fileno(f))
+#else
+#include <unistd.h>
+#ifndef __cplusplus
+/* Strict -std=c99 hides these POSIX functions from <stdio.h>/<unistd.h>; declaring them again is
+   harmless where they are visible.  (fileno) in parentheses survives a fileno macro. */
+extern int fsync(int);
+extern int(fileno)(FILE *);
+#endif
+#define LT__FSYNC(f) fsync(fileno(f))
+#endif
+
+#define LT__ST_MAX_HEADER 100000000u /* as the reference implementation: a header over 100 MB is refused */
+#define LT__ST_MAX_DIMS 8
+#define LT__JSON_MAX_DEPTH 16        /* a safetensors header needs 3 levels */
+
+enum { LT__ST_F64, LT__ST_F32, LT__ST_F16, LT__ST_BF16 }; /* the first rows below: the float types */
+static const struct { const char *name; size_t size; } lt__st_dtypes[] = {
+    {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4}, {"I16", 2},
+    {"I8", 1},  {"U8", 1},  {"BOOL", 1}, {"U16", 2}, {"U32", 4}, {"U64", 8},
+};
+#define LT__ST_NDTYPES ((int)(sizeof lt__st_dtypes / sizeof lt__st_dtypes[0]))
+
+static int lt__st_dtype_index(const char *s) {
+    int i;
+    for (i = 0; i < LT__ST_NDTYPES; i++) if (strcmp(s, lt__st_dtypes[i].name) == 0) return i;
+    return -1;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes available), 0 if invalid
+   (overlong forms, surrogates and code points past U+10FFFF are invalid). */
+static int lt__utf8_len(const unsigned char *s, size_t n) {
+    unsigned c = s[0], lo = 0x80, hi = 0xBF;
+    int len, k;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
+    else return 0;
+    if (n < (size_t)len) return 0;
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (k = 2; k < len; k++) if (s[k] < 0x80 || s[k] > 0xBF) return 0;
+    return len;
+}
+
+/* -- a strict JSON parser: objects, arrays, strings, integers; nothing else -------------------- */
+enum { LT__J_OBJ, LT__J_ARR, LT__J_STR, LT__J_INT };
+
+typedef struct {
+    int type;
+    int child, next;   /* first child / next sibling (node indices, -1 for none) */
+    size_t key;        /* members of an object: the key's offset in the string pool */
+    size_t str;        /* strings: offset in the pool (NUL-terminated) */
+    int64_t num;       /* integers */
+} lt__jnode;
+
+typedef struct {
+    const unsigned char *s;
+    size_t len, pos;
+    lt__jnode *nodes;
+    int n, cap;
+    char *pool;        /* decoded strings; never longer than the text they came from */
+    size_t pool_len;
+    int oom;
+    char err[128];     /* what went wrong at pos (empty: nothing) */
+} lt__json;
+
+static void lt__j_fail(lt__json *j, const char *what) {
+    if (!j->err[0]) snprintf(j->err, sizeof j->err, "%s", what);
+}
+
+static void lt__j_ws(lt__json *j) {
+    while (j->pos < j->len && (j->s[j->pos] == ' ' || j->s[j->pos] == '\t' || j->s[j->pos] == '\n' || j->s[j->pos] == '\r'))
+        j->pos++;
+}
+
+static int lt__j_node(lt__json *j, int type) {
+    lt__jnode *x;
+    if (j->n == j->cap) {
+        int ncap = j->cap ? j->cap * 2 : 64;
+        lt__jnode *p;
+        if (j->cap > INT_MAX / 2 || (size_t)ncap > SIZE_MAX / sizeof(lt__jnode) ||
+            !(p = (lt__jnode *)LT__REALLOC(j->nodes, (size_t)ncap * sizeof(lt__jnode)))) {
+            j->oom = 1;
+            lt__j_fail(j, "out of memory");
+            return -1;
+        }
+        j->nodes = p; j->cap = ncap;
+    }
+    x = &j->nodes[j->n];
+    x->type = type; x->child = x->next = -1; x->key = x->str = 0; x->num = 0;
+    return j->n++;
+}
+
+static int lt__j_hex4(const unsigned char *p, unsigned *out) {
+    int i;
+    unsigned v = 0;
+    for (i = 0; i < 4; i++) {
+        unsigned c = p[i], d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else return 0;
+        v = v * 16 + d;
+    }
+    *out = v;
+    return 1;
+}
+
+/* A string at pos (the opening quote) decoded into the pool; *off receives its offset. */
+static int lt__j_string(lt__json *j, size_t *off) {
+    char *o = j->pool + j->pool_len;
+    *off = j->pool_len;
+    j->pos++; /* the quote */
+    for (;;) {
+        unsigned c;
+        if (j->pos >= j->len) { lt__j_fail(j, "unterminated string"); return 0; }
+        c = j->s[j->pos];
+        if (c == '"') { j->pos++; break; }
+        if (c < 0x20) { lt__j_fail(j, "control character inside a string (must be escaped)"); return 0; }
+        if (c == '\\') {
+            unsigned cp, lo;
+            if (j->pos + 1 >= j->len) { lt__j_fail(j, "unterminated string"); return 0; }
+            c = j->s[j->pos + 1];
+            j->pos += 2;
+            switch (c) {
+            case '"': *o++ = '"'; continue;
+            case '\\': *o++ = '\\'; continue;
+            case '/': *o++ = '/'; continue;
+            case 'b': *o++ = '\b'; continue;
+            case 'f': *o++ = '\f'; continue;
+            case 'n': *o++ = '\n'; continue;
+            case 'r': *o++ = '\r'; continue;
+            case 't': *o++ = '\t'; continue;
+            case 'u': break;
+            default: j->pos -= 2; lt__j_fail(j, "invalid escape in a string"); return 0;
+            }
+            if (j->pos + 4 > j->len || !lt__j_hex4(j->s + j->pos, &cp)) {
+                j->pos -= 2; lt__j_fail(j, "\\u needs four hex digits"); return 0;
+            }
+            j->pos += 4;
+            if (cp >= 0xDC00 && cp <= 0xDFFF) { lt__j_fail(j, "lone low surrogate in a \\u escape"); return 0; }
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (j->pos + 6 > j->len || j->s[j->pos] != '\\' || j->s[j->pos + 1] != 'u' ||
+                    !lt__j_hex4(j->s + j->pos + 2, &lo) || lo < 0xDC00 || lo > 0xDFFF) {
+                    lt__j_fail(j, "lone high surrogate in a \\u escape"); return 0;
+                }
+                j->pos += 6;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            }
+            /* a NUL would cut the name short in C and could fake a duplicate or a match */
+            if (cp == 0) { lt__j_fail(j, "\\u0000 is not allowed in a string"); return 0; }
+            /* UTF-8 of cp: never longer than the escape (6 or 12 bytes) that encoded it */
+            if (cp < 0x80) *o++ = (char)cp;
+            else if (cp < 0x800) { *o++ = (char)(0xC0 | (cp >> 6)); *o++ = (char)(0x80 | (cp & 0x3F)); }
+            else if (cp < 0x10000) {
+                *o++ = (char)(0xE0 | (cp >> 12)); *o++ = (char)(0x80 | ((cp >> 6) & 0x3F)); *o++ = (char)(0x80 | (cp & 0x3F));
+            } else {
+                *o++ = (char)(0xF0 | (cp >> 18)); *o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+                *o++ = (char)(0x80 | ((cp >> 6) & 0x3F)); *o++ = (char)(0x80 | (cp & 0x3F));
+            }
+        } else {
+            int k = lt__utf8_len(j->s + j->pos, j->len - j->pos);
+            if (!k) { lt__j_fail(j, "invalid UTF-8 in a string"); return 0; }
+            memcpy(o, j->s + j->pos, (size_t)k);
+            o += k;
+            j->pos += (size_t)k;
+        }
+    }
+    *o++ = 0;
+    j->pool_len = (size_t)(o - j->pool);
+    return 1;
+}
+
+static int lt__j_value(lt__json *j, int depth);
+
+/* Objects and arrays: children linked in order. */
+static int lt__j_container(lt__json *j, int depth, int is_obj) {
+    int self = lt__j_node(j, is_obj ? LT__J_OBJ : LT__J_ARR), last = -1;
+    char close = is_obj ? '}' : ']';
+    if (self < 0) return -1;
+    if (depth >= LT__JSON_MAX_DEPTH) { lt__j_fail(j, "nested too deeply"); return -1; }
+    j->pos++;
+    lt__j_ws(j);
+    if (j->pos < j->len && j->s[j->pos] == (unsigned char)close) { j->pos++; return self; }
+    for (;;) {
+        size_t key = 0;
+        int v;
+        lt__j_ws(j);
+        if (is_obj) {
+            if (j->pos >= j->len || j->s[j->pos] != '"') { lt__j_fail(j, "expected a string key"); return -1; }
+            if (!lt__j_string(j, &key)) return -1;
+            lt__j_ws(j);
+            if (j->pos >= j->len || j->s[j->pos] != ':') { lt__j_fail(j, "expected ':' after an object key"); return -1; }
+            j->pos++;
+        }
+        v = lt__j_value(j, depth + 1);
+        if (v < 0) return -1;
+        j->nodes[v].key = key;
+        if (last < 0) j->nodes[self].child = v; else j->nodes[last].next = v;
+        last = v;
+        lt__j_ws(j);
+        if (j->pos < j->len && j->s[j->pos] == ',') { j->pos++; continue; }
+        if (j->pos < j->len && j->s[j->pos] == (unsigned char)close) { j->pos++; return self; }
+        lt__j_fail(j, is_obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        return -1;
+    }
+}
+
+static int lt__j_value(lt__json *j, int depth) {
+    unsigned c;
+    lt__j_ws(j);
+    if (j->pos >= j->len) { lt__j_fail(j, "unexpected end of the header"); return -1; }
+    c = j->s[j->pos];
+    if (c == '{' || c == '[') return lt__j_container(j, depth, c == '{');
+    if (c == '"') {
+        int v = lt__j_node(j, LT__J_STR);
+        if (v < 0) return -1;
+        if (!lt__j_string(j, &j->nodes[v].str)) return -1;
+        return v;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        /* an integer: -?(0|[1-9][0-9]*), within int64 */
+        int neg = c == '-', v;
+        uint64_t u = 0, lim;
+        size_t start;
+        if (neg) j->pos++;
+        start = j->pos;
+        lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+        while (j->pos < j->len && j->s[j->pos] >= '0' && j->s[j->pos] <= '9') {
+            unsigned d = j->s[j->pos] - '0';
+            if (u > (lim - d) / 10) { lt__j_fail(j, "integer out of range"); return -1; }
+            u = u * 10 + d;
+            j->pos++;
+        }
+        if (j->pos == start) { lt__j_fail(j, "'-' without digits"); return -1; }
+        if (j->pos - start > 1 && j->s[start] == '0') { j->pos = start; lt__j_fail(j, "leading zero in a number"); return -1; }
+        if (j->pos < j->len && (j->s[j->pos] == '.' || j->s[j->pos] == 'e' || j->s[j->pos] == 'E')) {
+            lt__j_fail(j, "only integers are allowed (no fractions or exponents)"); return -1;
+        }
+        v = lt__j_node(j, LT__J_INT);
+        if (v < 0) return -1;
+        j->nodes[v].num = neg ? (u ? -(int64_t)(u - 1) - 1 : 0) : (int64_t)u;
+        return v;
+    }
+    if (c == 't' || c == 'f' || c == 'n') { lt__j_fail(j, "true, false and null are not allowed in a safetensors header"); return -1; }
+    if (c >= 0x20 && c < 0x7F) snprintf(j->err, sizeof j->err, "unexpected character '%c'", (char)c);
+    else snprintf(j->err, sizeof j->err, "unexpected byte 0x%02x", c);
+    return -1;
+}
+
+/* -- reading ------------------------------------------------------------------------------------ */
+typedef struct {
+    const char *name;  /* in the pool */
+    int dt;            /* index into lt__st_dtypes */
+    int ndim;
+    int64_t shape[LT__ST_MAX_DIMS];
+    size_t begin, end; /* byte range in the data section */
+} lt__st_entry;
+
+struct lt_st {
+    lt_ctx *ctx;
+    unsigned char *buf;        /* the whole file */
+    size_t size;
+    const unsigned char *data; /* after the header */
+    lt__st_entry *t;
+    int n;
+    int *by_name;              /* entry indices sorted by name, for lt_st_find */
+    const char **meta;         /* key, value pairs (in the pool) */
+    int n_meta;
+    char *pool;
+};
+
+LTRAIN_DEF void lt_st_close(lt_st *st) {
+    if (!st) return;
+    LT__FREE(st->buf);
+    LT__FREE(st->t);
+    LT__FREE(st->by_name);
+    LT__FREE(st->meta);
+    LT__FREE(st->pool);
+    LT__FREE(st);
+}
+
+typedef struct { const char *name; int idx; } lt__st_name;
+static int lt__st_cmp_name(const void *a, const void *b) {
+    return strcmp(((const lt__st_name *)a)->name, ((const lt__st_name *)b)->name);
+}
+static int lt__st_cmp_range(const void *a, const void *b) {
+    const lt__st_entry *x = *(const lt__st_entry *const *)a, *y = *(const lt__st_entry *const *)b;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    if (x->end != y->end) return x->end < y->end ? -1 : 1;
+    return 0;
+}
+
+static void lt__st_shape_str(char *buf, size_t cap, const int64_t *shape, int ndim) {
+    size_t k = 0;
+    int i;
+    k += (size_t)snprintf(buf, cap, "[");
+    for (i = 0; i < ndim && k < cap; i++) k += (size_t)snprintf(buf + k, cap - k, i ? ",%lld" : "%lld", (long long)shape[i]);
+    if (k < cap) snprintf(buf + k, cap - k, "]");
+}
+
+/* An entry {"dtype": s, "shape": [ints], "data_offsets": [begin, end]}; 0 + error if not. */
+static lt_status lt__st_entry_read(lt_ctx *ctx, const char *label, lt__json *j, int node, lt__st_entry *e, size_t dsize) {
+    const char *name = e->name;
+    int c, dtype = -1, shape = -1, offs = -1, k;
+    size_t numel = 1, bytes;
+    int64_t off[2] = {0, 0};
+    char sh[96];
+    if (j->nodes[node].type != LT__J_OBJ)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": must be an object {dtype, shape, data_offsets}", label, name);
+    for (c = j->nodes[node].child; c >= 0; c = j->nodes[c].next) {
+        const char *key = j->pool + j->nodes[c].key;
+        int *slot = strcmp(key, "dtype") == 0 ? &dtype : strcmp(key, "shape") == 0 ? &shape
+                  : strcmp(key, "data_offsets") == 0 ? &offs : NULL;
+        if (!slot)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": unknown field \"%.40s\" "
+                                "(expected dtype, shape, data_offsets)", label, name, key);
+        if (*slot >= 0)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": field \"%s\" appears twice", label, name, key);
+        *slot = c;
+    }
+    if (dtype < 0 || shape < 0 || offs < 0)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": missing field \"%s\"", label, name,
+                            dtype < 0 ? "dtype" : shape < 0 ? "shape" : "data_offsets");
+    if (j->nodes[dtype].type != LT__J_STR)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": dtype must be a string", label, name);
+    e->dt = lt__st_dtype_index(j->pool + j->nodes[dtype].str);
+    if (e->dt < 0)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": unknown dtype \"%.20s\" (known: F64 F32 F16 BF16 "
+                            "I64 I32 I16 I8 U8 BOOL U16 U32 U64)", label, name, j->pool + j->nodes[dtype].str);
+    if (j->nodes[shape].type != LT__J_ARR)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": shape must be an array of integers", label, name);
+    e->ndim = 0;
+    for (c = j->nodes[shape].child; c >= 0; c = j->nodes[c].next) {
+        if (j->nodes[c].type != LT__J_INT)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": shape[%d] is not an integer", label, name, e->ndim);
+        if (j->nodes[c].num < 0)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": shape[%d] is %lld (dims must be >= 0)",
+                                label, name, e->ndim, (long long)j->nodes[c].num);
+        if (e->ndim == LT__ST_MAX_DIMS)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": shape has more than %d dims (not supported)",
+                                label, name, LT__ST_MAX_DIMS);
+        e->shape[e->ndim++] = j->nodes[c].num;
+    }
+    lt__st_shape_str(sh, sizeof sh, e->shape, e->ndim);
+    for (k = 0; k < e->ndim; k++) if (e->shape[k] == 0) numel = 0;
+    for (k = 0; k < e->ndim && numel; k++)
+        if ((uint64_t)e->shape[k] > (uint64_t)SIZE_MAX || !lt_mul_size(numel, (size_t)e->shape[k], &numel))
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": shape %s has too many elements (the product overflows)",
+                                label, name, sh);
+    if (!lt_mul_size(numel, lt__st_dtypes[e->dt].size, &bytes))
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": shape %s of %s is too many bytes (overflows)",
+                            label, name, sh, lt__st_dtypes[e->dt].name);
+    k = 0;
+    if (j->nodes[offs].type == LT__J_ARR)
+        for (c = j->nodes[offs].child; c >= 0; c = j->nodes[c].next) {
+            if (k == 2 || j->nodes[c].type != LT__J_INT || j->nodes[c].num < 0) { k = -1; break; }
+            off[k++] = j->nodes[c].num;
+        }
+    if (k != 2)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": data_offsets must be [begin, end], two integers >= 0",
+                            label, name);
+    if (off[0] > off[1])
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": data_offsets [%lld,%lld] end before they begin",
+                            label, name, (long long)off[0], (long long)off[1]);
+    if ((uint64_t)off[1] > (uint64_t)dsize)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": data_offsets [%lld,%lld] run past the end of the "
+                            "file (the data section is %zu bytes)", label, name, (long long)off[0], (long long)off[1], dsize);
+    e->begin = (size_t)off[0];
+    e->end = (size_t)off[1];
+    if (e->end - e->begin != bytes)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\": data_offsets [%lld,%lld] but shape %s of %s needs %zu bytes",
+                            label, name, (long long)off[0], (long long)off[1], sh, lt__st_dtypes[e->dt].name, bytes);
+    return LT_OK;
+}
+
+/* Parses buf (size bytes, malloc'd; owned from here on, freed on failure). */
+static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, const char *label) {
+    lt__json j;
+    lt_st *st = NULL;
+    lt__st_name *names = NULL;
+    lt__st_entry **order = NULL;
+    uint64_t hlen;
+    size_t dsize, expect;
+    int root, c, i, n_ent = 0, n_meta = 0, meta = -1;
+    memset(&j, 0, sizeof j);
+    if (!label) label = "safetensors";
+    if (size < 8) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file "
+                     "(it starts with an 8-byte header length)", label, size);
+        goto fail;
+    }
+    hlen = lt__rd64(buf);
+    if (hlen > LT__ST_MAX_HEADER) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu is over the limit of %u bytes (100 MB)",
+                     label, (unsigned long long)hlen, LT__ST_MAX_HEADER);
+        goto fail;
+    }
+    if (hlen > size - 8) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu runs past the end of the file (%zu bytes)",
+                     label, (unsigned long long)hlen, size);
+        goto fail;
+    }
+    dsize = size - 8 - (size_t)hlen;
+    j.s = buf + 8;
+    j.len = (size_t)hlen;
+    j.pool = (char *)LT__MALLOC(j.len + 1);
+    if (!j.pool) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for the header", label); goto fail; }
+    root = lt__j_value(&j, 0);
+    if (root >= 0) {
+        lt__j_ws(&j);
+        if (j.pos < j.len) lt__j_fail(&j, "trailing characters after the JSON object");
+    }
+    if (j.err[0]) {
+        if (j.oom) lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory parsing the header", label);
+        else lt_set_error(ctx, LT_ERR_FORMAT, "%s: header is not valid JSON: %s (at byte %zu of the header)", label, j.err, j.pos);
+        goto fail;
+    }
+    if (j.nodes[root].type != LT__J_OBJ) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header must be a JSON object {name: {dtype, shape, data_offsets}, ...}", label);
+        goto fail;
+    }
+    for (c = j.nodes[root].child; c >= 0; c = j.nodes[c].next) {
+        if (strcmp(j.pool + j.nodes[c].key, "__metadata__") != 0) { n_ent++; continue; }
+        if (meta >= 0) { lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate \"__metadata__\" in the header", label); goto fail; }
+        meta = c;
+    }
+    if (meta >= 0) {
+        if (j.nodes[meta].type != LT__J_OBJ) {
+            lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ must be an object of strings", label);
+            goto fail;
+        }
+        for (c = j.nodes[meta].child; c >= 0; c = j.nodes[c].next, n_meta++)
+            if (j.nodes[c].type != LT__J_STR) {
+                lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ value of \"%.100s\" must be a string", label, j.pool + j.nodes[c].key);
+                goto fail;
+            }
+    }
+    st = (lt_st *)LT__MALLOC(sizeof(lt_st));
+    if (!st) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", label); goto fail; }
+    memset(st, 0, sizeof *st);
+    st->t = (lt__st_entry *)LT__MALLOC((size_t)(n_ent ? n_ent : 1) * sizeof(lt__st_entry));
+    st->by_name = (int *)LT__MALLOC((size_t)(n_ent ? n_ent : 1) * sizeof(int));
+    st->meta = (const char **)LT__MALLOC((size_t)(n_meta ? n_meta : 1) * 2 * sizeof(char *));
+    names = (lt__st_name *)LT__MALLOC((size_t)(n_ent ? n_ent : 1) * sizeof(lt__st_name));
+    order = (lt__st_entry **)LT__MALLOC((size_t)(n_ent ? n_ent : 1) * sizeof(lt__st_entry *));
+    if (!st->t || !st->by_name || !st->meta || !names || !order) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %d tensors", label, n_ent);
+        goto fail;
+    }
+    for (c = j.nodes[root].child; c >= 0; c = j.nodes[c].next) {
+        lt__st_entry *e = &st->t[st->n];
+        if (c == meta) continue;
+        e->name = j.pool + j.nodes[c].key;
+        if (lt__st_entry_read(ctx, label, &j, c, e, dsize) != LT_OK) goto fail;
+        names[st->n].name = e->name;
+        names[st->n].idx = st->n;
+        order[st->n] = e;
+        st->n++;
+    }
+    qsort(names, (size_t)st->n, sizeof *names, lt__st_cmp_name);
+    for (i = 0; i < st->n; i++) {
+        if (i && strcmp(names[i].name, names[i - 1].name) == 0) {
+            lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate tensor name \"%.100s\"", label, names[i].name);
+            goto fail;
+        }
+        st->by_name[i] = names[i].idx;
+    }
+    /* the byte ranges must tile the data section: sorted, each starting where the last ended */
+    qsort(order, (size_t)st->n, sizeof *order, lt__st_cmp_range);
+    expect = 0;
+    for (i = 0; i < st->n; i++) {
+        const lt__st_entry *e = order[i];
+        if (e->begin < expect) {
+            const lt__st_entry *p = order[i - 1];
+            lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensors \"%.100s\" [%zu,%zu] and \"%.100s\" [%zu,%zu] overlap in data_offsets",
+                         label, p->name, p->begin, p->end, e->name, e->begin, e->end);
+            goto fail;
+        }
+        if (e->begin > expect) {
+            lt_set_error(ctx, LT_ERR_FORMAT, "%s: hole in the data: bytes [%zu,%zu) belong to no tensor (before tensor \"%.100s\")",
+                         label, expect, e->begin, e->name);
+            goto fail;
+        }
+        expect = e->end;
+    }
+    if (expect != dsize) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu trailing bytes after the last tensor's data (the data section is %zu bytes, "
+                     "the tensors cover %zu)", label, dsize - expect, dsize, expect);
+        goto fail;
+    }
+    if (meta >= 0) {
+        for (c = j.nodes[meta].child; c >= 0; c = j.nodes[c].next) {
+            const char *k = j.pool + j.nodes[c].key;
+            for (i = 0; i < st->n_meta; i++)
+                if (strcmp(st->meta[2 * i], k) == 0) {
+                    lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ has the key \"%.100s\" twice", label, k);
+                    goto fail;
+                }
+            st->meta[2 * st->n_meta] = k;
+            st->meta[2 * st->n_meta + 1] = j.pool + j.nodes[c].str;
+            st->n_meta++;
+        }
+    }
+    st->ctx = ctx;
+    st->buf = buf;
+    st->size = size;
+    st->data = buf + 8 + hlen;
+    st->pool = j.pool;
+    LT__FREE(j.nodes);
+    LT__FREE(names);
+    LT__FREE(order);
+    return st;
+fail:
+    LT__FREE(j.nodes);
+    LT__FREE(j.pool);
+    LT__FREE(names);
+    LT__FREE(order);
+    lt_st_close(st);
+    LT__FREE(buf);
+    return NULL;
+}
+
+LTRAIN_DEF lt_st *lt_st_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label) {
+    unsigned char *copy;
+    if (!buf && size) { lt_set_error(ctx, LT_ERR_ARG, "lt_st_parse: buf is NULL"); return NULL; }
+    copy = (unsigned char *)LT__MALLOC(size ? size : 1);
+    if (!copy) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory copying %zu bytes", label ? label : "safetensors", size); return NULL; }
+    if (size) memcpy(copy, buf, size);
+    return lt__st_parse_owned(ctx, copy, size, label);
+}
+
+LTRAIN_DEF lt_st *lt_st_open(lt_ctx *ctx, const char *path) {
+    void *buf;
+    size_t size;
+    if (!path) { lt_set_error(ctx, LT_ERR_ARG, "lt_st_open: path is NULL"); return NULL; }
+    if (lt_read_file(ctx, path, &buf, &size) != LT_OK) return NULL;
+    return lt__st_parse_owned(ctx, (unsigned char *)buf, size, path);
+}
+
+LTRAIN_DEF int lt_st_count(const lt_st *st) { return st ? st->n : 0; }
+
+LTRAIN_DEF int lt_st_find(const lt_st *st, const char *name) {
+    int lo = 0, hi;
+    if (!st || !name) return -1;
+    hi = st->n - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2, c = strcmp(st->t[st->by_name[mid]].name, name);
+        if (c == 0) return st->by_name[mid];
+        if (c < 0) lo = mid + 1; else hi = mid - 1;
+    }
+    return -1;
+}
+
+LTRAIN_DEF const char *lt_st_name(const lt_st *st, int i) { return st && i >= 0 && i < st->n ? st->t[i].name : NULL; }
+LTRAIN_DEF const char *lt_st_dtype(const lt_st *st, int i) {
+    return st && i >= 0 && i < st->n ? lt__st_dtypes[st->t[i].dt].name : NULL;
+}
+LTRAIN_DEF int lt_st_shape(const lt_st *st, int i, int64_t *shape) {
+    int k;
+    if (!st || i < 0 || i >= st->n) return -1;
+    if (shape) for (k = 0; k < st->t[i].ndim; k++) shape[k] = st->t[i].shape[k];
+    return st->t[i].ndim;
+}
+/* The raw little-endian bytes, as stored (no alignment promised). */
+LTRAIN_DEF const void *lt_st_data(const lt_st *st, int i, size_t *bytes) {
+    if (!st || i < 0 || i >= st->n) { if (bytes) *bytes = 0; return NULL; }
+    if (bytes) *bytes = st->t[i].end - st->t[i].begin;
+    return st->data + st->t[i].begin;
+}
+LTRAIN_DEF const char *lt_st_meta(const lt_st *st, const char *key) {
+    int i;
+    if (!st || !key) return NULL;
+    for (i = 0; i < st->n_meta; i++) if (strcmp(st->meta[2 * i], key) == 0) return st->meta[2 * i + 1];
+    return NULL;
+}
+
+/* IEEE binary16 -> binary32, exact: sign, 5-bit exponent (bias 15), 10-bit mantissa. */
+static float lt__half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu, bits;
+    float f;
+    if (e == 0x1F) bits = sign | 0x7F800000u | (m << 13);        /* inf, NaN (payload kept) */
+    else if (e) bits = sign | ((e + 112) << 23) | (m << 13);     /* rebias 15 -> 127 */
+    else {                                                       /* zero, subnormal m * 2^-24 */
+        f = (float)m * 5.9604644775390625e-8f;
+        return sign ? -f : f;
+    }
+    memcpy(&f, &bits, 4);
+    return f;
+}
+/* bfloat16 is the top half of a binary32. */
+static float lt__bf16_to_float(uint16_t h) {
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+/* double -> float rounded to nearest even, as a C cast, but without the undefined behaviour of
+   casting a finite value past FLT_MAX: those round to FLT_MAX or to infinity (from 2^128 - 2^103). */
+static float lt__f64_to_float(double d) {
+    double lim = ldexp(1.0, 128) - ldexp(1.0, 103);
+    if (d >= lim) return (float)HUGE_VAL;
+    if (d <= -lim) return -(float)HUGE_VAL;
+    if (d > FLT_MAX) return FLT_MAX;
+    if (d < -FLT_MAX) return -FLT_MAX;
+    return (float)d;
+}
+
+LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n) {
+    const lt__st_entry *e;
+    const unsigned char *p;
+    size_t numel, k;
+    if (!st) return LT_ERR_ARG;
+    if (i < 0 || i >= st->n) return lt_set_error(st->ctx, LT_ERR_ARG, "lt_st_read_f32: index %d out of range [0,%d)", i, st->n);
+    e = &st->t[i];
+    numel = (e->end - e->begin) / lt__st_dtypes[e->dt].size;
+    if (n < 0 || (uint64_t)n != (uint64_t)numel) {
+        char sh[96];
+        lt__st_shape_str(sh, sizeof sh, e->shape, e->ndim);
+        return lt_set_error(st->ctx, LT_ERR_SHAPE, "lt_st_read_f32: tensor \"%.100s\" has shape %s (%zu values) but n is %lld",
+                            e->name, sh, numel, (long long)n);
+    }
+    if (!out && numel) return lt_set_error(st->ctx, LT_ERR_ARG, "lt_st_read_f32: out is NULL");
+    p = st->data + e->begin;
+    switch (e->dt) {
+    case LT__ST_F64: for (k = 0; k < numel; k++) { uint64_t u = lt__rd64(p + 8 * k); double d; memcpy(&d, &u, 8); out[k] = lt__f64_to_float(d); } break;
+    case LT__ST_F32: for (k = 0; k < numel; k++) { uint32_t u = lt__rd32(p + 4 * k); memcpy(&out[k], &u, 4); } break;
+    case LT__ST_F16: for (k = 0; k < numel; k++) out[k] = lt__half_to_float(lt__rd16(p + 2 * k)); break;
+    case LT__ST_BF16: for (k = 0; k < numel; k++) out[k] = lt__bf16_to_float(lt__rd16(p + 2 * k)); break;
+    default:
+        return lt_set_error(st->ctx, LT_ERR_ARG, "lt_st_read_f32: tensor \"%.100s\" is %s; only F32, F16, BF16 and F64 "
+                            "convert to float", e->name, lt__st_dtypes[e->dt].name);
+    }
+    return LT_OK;
+}
+
+/* -- writing ------------------------------------------------------------------------------------ */
+typedef struct {
+    char *name;
+    int dt, ndim;
+    int64_t shape[LT__ST_MAX_DIMS];
+    const void *data;
+    size_t bytes;
+} lt__stw_tensor;
+
+struct lt_st_writer {
+    lt_ctx *ctx;
+    lt__stw_tensor *t;
+    int n, cap;
+    char **meta;       /* key, value pairs (owned) */
+    int n_meta, cap_meta;
+    int failed;        /* an add failed: saving would silently drop a tensor */
+};
+
+LTRAIN_DEF lt_st_writer *lt_st_writer_create(lt_ctx *ctx) {
+    lt_st_writer *w = (lt_st_writer *)LT__MALLOC(sizeof(lt_st_writer));
+    if (!w) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_st_writer_create: out of memory"); return NULL; }
+    memset(w, 0, sizeof *w);
+    w->ctx = ctx;
+    return w;
+}
+
+LTRAIN_DEF void lt_st_writer_destroy(lt_st_writer *w) {
+    int i;
+    if (!w) return;
+    for (i = 0; i < w->n; i++) LT__FREE(w->t[i].name);
+    for (i = 0; i < 2 * w->n_meta; i++) LT__FREE(w->meta[i]);
+    LT__FREE(w->t);
+    LT__FREE(w->meta);
+    LT__FREE(w);
+}
+
+static int lt__utf8_valid(const char *s) {
+    size_t n = strlen(s), i = 0;
+    while (i < n) {
+        int k = lt__utf8_len((const unsigned char *)s + i, n - i);
+        if (!k) return 0;
+        i += (size_t)k;
+    }
+    return 1;
+}
+
+static lt_status lt__st_add(lt_st_writer *w, const char *name, const char *dtype, int ndim,
+                            const int64_t *shape, const void *data) {
+    lt__stw_tensor *x;
+    size_t numel = 1, bytes;
+    int dt, k;
+    if (!name || !dtype || (ndim > 0 && !shape))
+        return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_add: name, dtype and shape must not be NULL");
+    if (!lt__utf8_valid(name) || strcmp(name, "__metadata__") == 0)
+        return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_add: \"%.100s\" is not a valid tensor name (UTF-8, not __metadata__)", name);
+    dt = lt__st_dtype_index(dtype);
+    if (dt < 0)
+        return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_add: tensor \"%.100s\": unknown dtype \"%.20s\"", name, dtype);
+    if (ndim < 0 || ndim > LT__ST_MAX_DIMS)
+        return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_add: tensor \"%.100s\": ndim %d must be in [0,%d]", name, ndim, LT__ST_MAX_DIMS);
+    for (k = 0; k < ndim; k++) {
+        if (shape[k] < 0)
+            return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_add: tensor \"%.100s\": shape[%d] is %lld", name, k, (long long)shape[k]);
+        if (shape[k] == 0) numel = 0;
+    }
+    for (k = 0; k < ndim && numel; k++)
+        if ((uint64_t)shape[k] > (uint64_t)SIZE_MAX || !lt_mul_size(numel, (size_t)shape[k], &numel))
+            return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_add: tensor \"%.100s\": the shape's product overflows", name);
+    if (!lt_mul_size(numel, lt__st_dtypes[dt].size, &bytes))
+        return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_add: tensor \"%.100s\": too many bytes", name);
+    if (!data && bytes) return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_add: tensor \"%.100s\": data is NULL", name);
+    for (k = 0; k < w->n; k++)
+        if (strcmp(w->t[k].name, name) == 0)
+            return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_add: duplicate tensor name \"%.100s\"", name);
+    if (w->n == w->cap) {
+        int ncap = w->cap ? 2 * w->cap : 16;
+        lt__stw_tensor *p = w->cap > INT_MAX / 2 ? NULL : (lt__stw_tensor *)LT__REALLOC(w->t, (size_t)ncap * sizeof *p);
+        if (!p) return lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_add: out of memory");
+        w->t = p; w->cap = ncap;
+    }
+    x = &w->t[w->n];
+    if (!(x->name = lt__strdup(name))) return lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_add: out of memory");
+    x->dt = dt; x->ndim = ndim; x->data = data; x->bytes = bytes;
+    for (k = 0; k < ndim; k++) x->shape[k] = shape[k];
+    w->n++;
+    return LT_OK;
+}
+LTRAIN_DEF lt_status lt_st_add(lt_st_writer *w, const char *name, const char *dtype, int ndim,
+                               const int64_t *shape, const void *data) {
+    lt_status s;
+    if (!w) return LT_ERR_ARG;
+    s = lt__st_add(w, name, dtype, ndim, shape, data);
+    if (s != LT_OK) w->failed = 1;
+    return s;
+}
+
+/* A key that is set again replaces its value. */
+LTRAIN_DEF lt_status lt_st_add_meta(lt_st_writer *w, const char *key, const char *value) {
+    char *v;
+    int i;
+    if (!w) return LT_ERR_ARG;
+    if (!key || !value || !lt__utf8_valid(key) || !lt__utf8_valid(value)) {
+        w->failed = 1;
+        return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_add_meta: key and value must be UTF-8 strings (not NULL)");
+    }
+    if (!(v = lt__strdup(value))) goto oom;
+    for (i = 0; i < w->n_meta; i++)
+        if (strcmp(w->meta[2 * i], key) == 0) { LT__FREE(w->meta[2 * i + 1]); w->meta[2 * i + 1] = v; return LT_OK; }
+    if (w->n_meta == w->cap_meta) {
+        int ncap = w->cap_meta ? 2 * w->cap_meta : 8;
+        char **p = w->cap_meta > INT_MAX / 4 ? NULL : (char **)LT__REALLOC(w->meta, (size_t)ncap * 2 * sizeof(char *));
+        if (!p) { LT__FREE(v); goto oom; }
+        w->meta = p; w->cap_meta = ncap;
+    }
+    if (!(w->meta[2 * w->n_meta] = lt__strdup(key))) { LT__FREE(v); goto oom; }
+    w->meta[2 * w->n_meta + 1] = v;
+    w->n_meta++;
+    return LT_OK;
+oom:
+    w->failed = 1;
+    return lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_add_meta: out of memory");
+}
+
+/* A growing string for the header. */
+typedef struct { char *p; size_t len, cap; int oom; } lt__sbuf;
+static void lt__sb_put(lt__sbuf *b, const char *s, size_t n) {
+    if (b->oom) return;
+    if (n > b->cap - b->len) {
+        size_t ncap = b->cap ? b->cap : 256;
+        char *p;
+        while (ncap - b->len < n) if (!lt_mul_size(ncap, 2, &ncap)) { b->oom = 1; return; }
+        if (!(p = (char *)LT__REALLOC(b->p, ncap))) { b->oom = 1; return; }
+        b->p = p; b->cap = ncap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+static void lt__sb_str(lt__sbuf *b, const char *s) { lt__sb_put(b, s, strlen(s)); }
+static void lt__sb_json(lt__sbuf *b, const char *s) { /* a JSON string literal */
+    lt__sb_put(b, "\"", 1);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        char esc[8];
+        if (c == '"' || c == '\\') { esc[0] = '\\'; esc[1] = (char)c; lt__sb_put(b, esc, 2); }
+        else if (c < 0x20) { snprintf(esc, sizeof esc, "\\u%04x", c); lt__sb_put(b, esc, 6); }
+        else lt__sb_put(b, s, 1);
+    }
+    lt__sb_put(b, "\"", 1);
+}
+
+static int lt__host_big_endian(void) {
+    const uint16_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 0;
+}
+
+/* The tensor's bytes, little-endian whatever the host. */
+static int lt__st_write_data(FILE *f, const lt__stw_tensor *x) {
+    size_t es = lt__st_dtypes[x->dt].size, k, i;
+    const unsigned char *p = (const unsigned char *)x->data;
+    unsigned char tmp[4096];
+    if (!x->bytes) return 1;
+    if (es == 1 || !lt__host_big_endian()) return fwrite(p, 1, x->bytes, f) == x->bytes;
+    for (k = 0; k < x->bytes;) {
+        size_t m = x->bytes - k < sizeof tmp ? x->bytes - k : sizeof tmp;
+        for (i = 0; i < m; i++) tmp[i] = p[k + (i / es) * es + (es - 1 - i % es)];
+        if (fwrite(tmp, 1, m, f) != m) return 0;
+        k += m;
+    }
+    return 1;
+}
+
+LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path) {
+    lt__sbuf h;
+    char num[96], *tmp = NULL;
+    unsigned char len8[8];
+    size_t off = 0, plen;
+    FILE *f = NULL;
+    int i, k, err = 0;
+    lt_rng r;
+    if (!w) return LT_ERR_ARG;
+    if (!path) return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_save: path is NULL");
+    if (w->failed)
+        return lt_set_error(w->ctx, LT_ERR_STATE, "lt_st_save: %s: not written because an earlier lt_st_add or "
+                            "lt_st_add_meta on this writer failed", path);
+    memset(&h, 0, sizeof h);
+    /* {"__metadata__":{...},"name":{"dtype":"F32","shape":[..],"data_offsets":[b,e]},...} */
+    lt__sb_str(&h, "{");
+    if (w->n_meta) {
+        lt__sb_str(&h, "\"__metadata__\":{");
+        for (i = 0; i < w->n_meta; i++) {
+            if (i) lt__sb_str(&h, ",");
+            lt__sb_json(&h, w->meta[2 * i]);
+            lt__sb_str(&h, ":");
+            lt__sb_json(&h, w->meta[2 * i + 1]);
+        }
+        lt__sb_str(&h, "}");
+    }
+    for (i = 0; i < w->n; i++) {
+        const lt__stw_tensor *x = &w->t[i];
+        if (i || w->n_meta) lt__sb_str(&h, ",");
+        lt__sb_json(&h, x->name);
+        lt__sb_str(&h, ":{\"dtype\":\"");
+        lt__sb_str(&h, lt__st_dtypes[x->dt].name);
+        lt__sb_str(&h, "\",\"shape\":[");
+        for (k = 0; k < x->ndim; k++) {
+            snprintf(num, sizeof num, k ? ",%lld" : "%lld", (long long)x->shape[k]);
+            lt__sb_str(&h, num);
+        }
+        if (!lt_add_size(off, x->bytes, &plen)) { h.oom = 1; break; }
+        snprintf(num, sizeof num, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off, (unsigned long long)plen);
+        lt__sb_str(&h, num);
+        off = plen;
+    }
+    lt__sb_str(&h, "}");
+    while (h.len % 8) lt__sb_str(&h, " "); /* the data then starts 8-byte aligned */
+    if (h.oom) { LT__FREE(h.p); return lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_save: %s: out of memory for the header", path); }
+    for (k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)h.len >> (8 * k));
+
+    /* a name no other writer is likely to pick at the same moment */
+    lt_rng_seed(&r, (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)w << 20) ^ (uint64_t)clock());
+    plen = strlen(path);
+    tmp = (char *)LT__MALLOC(plen + 32);
+    if (!tmp) { LT__FREE(h.p); return lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_save: %s: out of memory", path); }
+    snprintf(tmp, plen + 32, "%s.tmp%08lx", path, (unsigned long)(lt_rng_u64(&r) & 0xFFFFFFFFu));
+
+    f = fopen(tmp, "wb");
+    if (!f) { err = errno; goto io; }
+    if (fwrite(len8, 1, 8, f) != 8 || fwrite(h.p, 1, h.len, f) != h.len) { err = errno; goto io; }
+    for (i = 0; i < w->n; i++)
+        if (!lt__st_write_data(f, &w->t[i])) { err = errno; goto io; }
+    if (fflush(f) != 0 || LT__FSYNC(f) != 0) { err = errno; goto io; }
+    k = fclose(f);
+    f = NULL;
+    if (k != 0) { err = errno; goto io; }
+    if (rename(tmp, path) != 0) {
+        err = errno;
+#if defined(_WIN32)
+        /* Windows will not rename over an existing file */
+        if (remove(path) == 0 && rename(tmp, path) == 0) err = 0;
+        else err = errno;
+#endif
+        if (err) goto io;
+    }
+    LT__FREE(h.p);
+    LT__FREE(tmp);
+    return LT_OK;
+io:
+    if (f) fclose(f);
+    remove(tmp);
+    LT__FREE(h.p);
+    LT__FREE(tmp);
+    return lt_set_error(w->ctx, LT_ERR_IO, "lt_st_save: cannot write \"%s\": %s", path, err ? strerror(err) : "write failed");
+}
+
+/* ==== @@TRAIN  training helpers: GPT checkpoints, training state ================================ */
+
+LTRAIN_DEF lt_status lt_gpt_save(lt_gpt *g, const char *path) {
+    return lt_checkpoint_save(g, NULL, NULL, NULL, path);
+}
+
+/* Find a model tensor in a file by its Hugging Face name, with or without "transformer.". */
+static int lt__st_find_hf(const lt_st *st, const char *name) {
+    char buf[160];
+    int i = lt_st_find(st, name);
+    if (i >= 0) return i;
+    snprintf(buf, sizeof buf, "transformer.%s", name);
+    return lt_st_find(st, buf);
+}
+
+/* Copy every parameter of g from st; shapes must match exactly. */
+static lt_status lt__gpt_read(lt_gpt *g, lt_st *st, const char *path) {
+    lt_ctx *ctx = g->ctx;
+    int k;
+    for (k = 0; k < g->n_list && !lt_failed(ctx); k++) {
+        lt_tensor *t = g->list[k];
+        int64_t shape[8];
+        int i = lt__st_find_hf(st, t->name), nd, d, same;
+        char b1[64];
+        if (i < 0)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing (the model needs it, shape %s)", path,
+                                t->name, lt_shape_str(t, b1, sizeof b1));
+        nd = lt_st_shape(st, i, shape);
+        same = nd == t->ndim;
+        for (d = 0; same && d < nd; d++) same = shape[d] == t->shape[d];
+        if (!same) {
+            char b2[96];
+            size_t used = (size_t)snprintf(b2, sizeof b2, "[");
+            for (d = 0; d < nd && d < 8 && used < sizeof b2; d++)
+                used += (size_t)snprintf(b2 + used, sizeof b2 - used, d ? ",%lld" : "%lld", (long long)shape[d]);
+            if (used < sizeof b2) snprintf(b2 + used, sizeof b2 - used, "]");
+            return lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" is %s but the model needs %s", path, t->name, b2,
+                                lt_shape_str(t, b1, sizeof b1));
+        }
+        lt_st_read_f32(st, i, t->data, t->n);
+    }
+    return ctx->status;
+}
+
+LTRAIN_DEF lt_status lt_gpt_load_weights(lt_gpt *g, const char *path) {
+    lt_st *st;
+    lt_status s;
+    if (!g || lt_failed(g->ctx)) return g ? g->ctx->status : LT_ERR_ARG;
+    st = lt_st_open(g->ctx, path);
+    if (!st) return g->ctx->status;
+    s = lt__gpt_read(g, st, path);
+    lt_st_close(st);
+    return s;
+}
+
+/* A config from the shapes in a file: wte [V,C], wpe [ctx,C], layers = how many h.{i}.ln_1.weight. */
+LTRAIN_DEF lt_gpt *lt_gpt_load(lt_ctx *ctx, const char *path, int n_head) {
+    lt_st *st;
+    lt_gpt_config cfg;
+    lt_gpt *g = NULL;
+    int64_t s1[8], s2[8];
+    int iw, ip, l;
+    const char *meta;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    st = lt_st_open(ctx, path);
+    if (!st) return NULL;
+    memset(&cfg, 0, sizeof cfg);
+    iw = lt__st_find_hf(st, "wte.weight");
+    ip = lt__st_find_hf(st, "wpe.weight");
+    if (iw < 0 || ip < 0) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing: this is not a GPT-2 checkpoint", path,
+                     iw < 0 ? "wte.weight" : "wpe.weight");
+        goto done;
+    }
+    if (lt_st_shape(st, iw, s1) != 2 || lt_st_shape(st, ip, s2) != 2 || s1[1] != s2[1] || s1[0] > INT_MAX ||
+        s2[0] > INT_MAX || s1[1] > INT_MAX) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: wte.weight and wpe.weight must be [V,C] and [ctx,C] with the same C", path);
+        goto done;
+    }
+    cfg.vocab = (int)s1[0];
+    cfg.channels = (int)s1[1];
+    cfg.ctx = (int)s2[0];
+    for (l = 0; l < 100000; l++) {
+        char name[64];
+        snprintf(name, sizeof name, "h.%d.ln_1.weight", l);
+        if (lt__st_find_hf(st, name) < 0) break;
+    }
+    cfg.layers = l;
+    meta = lt_st_meta(st, "n_head");
+    if (meta) {
+        char *end;
+        long h = strtol(meta, &end, 10);
+        if (*end || h < 1 || h > INT_MAX) {
+            lt_set_error(ctx, LT_ERR_FORMAT, "%s: metadata n_head is \"%s\": it must be a positive integer", path, meta);
+            goto done;
+        }
+        if (n_head > 0 && n_head != (int)h) {
+            lt_set_error(ctx, LT_ERR_ARG, "%s: the file says n_head = %ld but %d heads were asked for", path, h, n_head);
+            goto done;
+        }
+        n_head = (int)h;
+    }
+    if (n_head < 1) {
+        lt_set_error(ctx, LT_ERR_ARG, "%s: the number of heads is unknown (no n_head metadata): give it (--heads N)",
+                     path);
+        goto done;
+    }
+    cfg.heads = n_head;
+    if (cfg.layers < 1 || cfg.channels % cfg.heads != 0) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %d layers and C = %d with %d heads: need >= 1 layer and heads dividing C",
+                     path, cfg.layers, cfg.channels, cfg.heads);
+        goto done;
+    }
+    g = lt_gpt_create(ctx, &cfg);
+    if (g && lt__gpt_read(g, st, path) != LT_OK) { lt_gpt_destroy(g); g = NULL; }
+done:
+    lt_st_close(st);
+    return g;
+}
+
+LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train_state *st, const char *note,
+                                        const char *path) {
+    lt_ctx *ctx;
+    lt_st_writer *w;
+    char num[5][32], (*names)[160] = NULL;
+    int64_t state[7], seven = 7;
+    int k, j, ns = opt ? lt_optim_num_states(opt) : 0;
+    lt_status s;
+    if (!g) return LT_ERR_ARG;
+    ctx = g->ctx;
+    if (lt_failed(ctx)) return ctx->status;
+    if (opt && lt_optim_params(opt).n != g->n_list)
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_checkpoint_save: the optimizer holds %d parameters, the model %d",
+                            lt_optim_params(opt).n, g->n_list);
+    w = lt_st_writer_create(ctx);
+    if (!w) return ctx->status;
+    if (ns > 0) {
+        names = (char(*)[160])LT__MALLOC((size_t)ns * (size_t)g->n_list * 160);
+        if (!names) { lt_st_writer_destroy(w); return lt_set_error(ctx, LT_ERR_NOMEM, "lt_checkpoint_save: out of memory"); }
+    }
+    for (k = 0; k < g->n_list; k++) {
+        lt_tensor *t = g->list[k];
+        lt_st_add(w, t->name, "F32", t->ndim, t->shape, t->data);
+    }
+    for (j = 0; j < ns; j++)
+        for (k = 0; k < g->n_list; k++) {
+            lt_tensor *t = g->list[k];
+            char *nm = names[j * g->n_list + k];
+            const char *sn = lt_optim_state_name(opt, j);
+            snprintf(nm, 160, "optim.%s.%s", sn ? sn : "state", t->name);
+            lt_st_add(w, nm, "F32", t->ndim, t->shape, lt_optim_state(opt, k, j));
+        }
+    snprintf(num[0], 32, "%d", g->cfg.layers);
+    snprintf(num[1], 32, "%d", g->cfg.heads);
+    snprintf(num[2], 32, "%d", g->cfg.channels);
+    snprintf(num[3], 32, "%d", g->cfg.ctx);
+    snprintf(num[4], 32, "%d", g->cfg.vocab);
+    lt_st_add_meta(w, "format", "ltrain-gpt2");
+    lt_st_add_meta(w, "n_layer", num[0]);
+    lt_st_add_meta(w, "n_head", num[1]);
+    lt_st_add_meta(w, "n_embd", num[2]);
+    lt_st_add_meta(w, "n_ctx", num[3]);
+    lt_st_add_meta(w, "vocab_size", num[4]);
+    if (note) lt_st_add_meta(w, "note", note);
+    if (st) {
+        /* step, data epoch, data index, then the RNG's 4 words (bit patterns as int64) */
+        state[0] = st->step; state[1] = st->data_epoch; state[2] = st->data_index;
+        for (k = 0; k < 4; k++) memcpy(&state[3 + k], &ctx->rng.s[k], sizeof(int64_t));
+        lt_st_add(w, "train.state", "I64", 1, &seven, state);
+        if (opt) lt_st_add_meta(w, "optimizer", lt_optim_name(opt));
+    }
+    s = lt_failed(ctx) ? ctx->status : lt_st_save(w, path);
+    lt_st_writer_destroy(w);
+    LT__FREE(names);
+    return s;
+}
+
+LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state *st, const char *path) {
+    lt_ctx *ctx;
+    lt_st *f;
+    int k, j, i, ns;
+    if (!g) return LT_ERR_ARG;
+    ctx = g->ctx;
+    if (lt_failed(ctx)) return ctx->status;
+    f = lt_st_open(ctx, path);
+    if (!f) return ctx->status;
+    if (lt__gpt_read(g, f, path) != LT_OK) goto done;
+    if (st) {
+        int64_t shape[8], v[7];
+        size_t bytes;
+        const void *data;
+        i = lt_st_find(f, "train.state");
+        if (i < 0) { lt_set_error(ctx, LT_ERR_FORMAT, "%s: no \"train.state\": this holds weights only (use --init)", path); goto done; }
+        data = lt_st_data(f, i, &bytes);
+        if (strcmp(lt_st_dtype(f, i), "I64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 7 || bytes != sizeof v) {
+            lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"train.state\" must be I64 [7]", path);
+            goto done;
+        }
+        memcpy(v, data, sizeof v);
+        if (v[0] < 0 || v[1] < 0 || v[2] < 0) {
+            lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: none may be "
+                         "negative", path, (long long)v[0], (long long)v[1], (long long)v[2]);
+            goto done;
+        }
+        if (v[3] == 0 && v[4] == 0 && v[5] == 0 && v[6] == 0) {
+            lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds an all-zero RNG state (not a valid xoshiro state)", path);
+            goto done;
+        }
+        st->step = v[0]; st->data_epoch = v[1]; st->data_index = v[2];
+        for (k = 0; k < 4; k++) memcpy(&ctx->rng.s[k], &v[3 + k], sizeof(int64_t));
+    }
+    if (opt) {
+        const char *oname = lt_st_meta(f, "optimizer");
+        if (oname && strcmp(oname, lt_optim_name(opt)) != 0) {
+            lt_set_error(ctx, LT_ERR_ARG, "%s: saved with optimizer %s, resumed with %s", path, oname, lt_optim_name(opt));
+            goto done;
+        }
+        ns = lt_optim_num_states(opt);
+        for (j = 0; j < ns && !lt_failed(ctx); j++)
+            for (k = 0; k < g->n_list && !lt_failed(ctx); k++) {
+                lt_tensor *t = g->list[k];
+                char nm[160];
+                int64_t shape[8];
+                const char *sn = lt_optim_state_name(opt, j);
+                snprintf(nm, sizeof nm, "optim.%s.%s", sn ? sn : "state", t->name);
+                i = lt_st_find(f, nm);
+                if (i < 0) { lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing", path, nm); break; }
+                if (lt_st_shape(f, i, shape) != t->ndim || shape[0] != t->shape[0] ||
+                    (t->ndim > 1 && shape[1] != t->shape[1])) {
+                    lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" does not have the parameter's shape", path, nm);
+                    break;
+                }
+                lt_st_read_f32(f, i, lt_optim_state(opt, k, j), t->n);
+            }
+        if (st) lt_optim_set_steps(opt, st->step);
+    }
+done:
+    lt_st_close(f);
+    return ctx->status;
+}
+
+/* ==== @@CUDA  CUDA kernels (reserved) ============================================================= */
+#ifdef LTRAIN_CUDA
+#error "ltrain.h: LTRAIN_CUDA is reserved: the CUDA backend is not written yet"
+#endif
+
+#endif /* LTRAIN_IMPLEMENTATION */
+
+/* ------------------------------------------------------------------------------------------------
+   This software is available under 2 licenses -- choose whichever you prefer.
+   ALTERNATIVE A - MIT License
+   Copyright (c) 2026 the ltrain.h authors
+   Permission is hereby granted, free of charge, to any person obtaining a copy of this software
+   and associated documentation files (the "Software"), to deal in the Software without
+   restriction, including without limitation the rights to use, copy, modify, merge, publish,
+   distribute, sublicense, and/or sell copies of the Software, and to permit persons to whom the
+   Software is furnished to do so, subject to the following conditions:
+   The above copyright notice and this permission notice shall be included in all copies or
+   substantial portions of the Software.
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING
+   BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND
+   NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM,
+   DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+   ALTERNATIVE B - Public Domain (www.unlicense.org)
+   This is free and unencumbered software released into the public domain.  Anyone is free to
+   copy, modify, publish, use, compile, sell, or distribute this software, either in source code
+   form or as a compiled binary, for any purpose, commercial or non-commercial, and by any means.
+------------------------------------------------------------------------------------------------ */

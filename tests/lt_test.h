@@ -1,0 +1,91 @@
+/* lt_test.h - the test suite's small harness: checks, tolerances, reference files.
+   Every test file is #included by tests/test_main.c, which holds LTRAIN_IMPLEMENTATION. */
+#ifndef LT_TEST_H
+#define LT_TEST_H
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int t_passed, t_failed, t_skipped;
+static const char *t_only; /* run only tests whose name contains this (argv[1]) */
+
+/* One named check: prints ok / FAIL and counts it. */
+static int t_check(int ok, const char *name, const char *fmt, ...);
+#include <stdarg.h>
+static int t_check(int ok, const char *name, const char *fmt, ...) {
+    va_list ap;
+    if (ok) { t_passed++; printf("ok   %s\n", name); return 1; }
+    t_failed++;
+    printf("FAIL %s: ", name);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    return 0;
+}
+static void t_skip(const char *name, const char *why) { t_skipped++; printf("skip %s: %s\n", name, why); }
+
+/* Arrays agree when |got - ref| <= atol + rtol*|ref| everywhere (NaN never agrees). */
+static int t_close(const char *name, const float *got, const float *ref, int64_t n, double atol, double rtol) {
+    double worst = 0, worst_abs = 0; int64_t at = -1, i; int ok = 1;
+    for (i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - (double)ref[i]), lim = atol + rtol * fabs((double)ref[i]);
+        double r = d / lim;
+        if (!(d <= lim)) { ok = 0; }
+        if (!(r <= worst)) { worst = r; worst_abs = d; at = i; }
+    }
+    if (ok) return t_check(1, name, "");
+    return t_check(0, name, "at [%lld] got %.9g ref %.9g: err %.3g (tol %g + %g*|ref|)", (long long)at,
+                   at >= 0 ? got[at] : 0.0, at >= 0 ? ref[at] : 0.0, worst_abs, atol, rtol);
+}
+
+/* ---- reference files (tests/ref/*.bin, written by tests/ref/*.py) ----------------------------
+   A file is a sequence of records: u32 name length, name bytes, u32 ndim, i64 shape[ndim],
+   f32 data[prod(shape)], all little-endian.  Integers (ids, targets) are stored as exact floats. */
+typedef struct { char name[128]; int ndim; int64_t shape[8]; int64_t n; float *data; } t_arr;
+typedef struct { t_arr *a; int n; } t_ref;
+
+static int t_ref_load(t_ref *r, const char *path) {
+    FILE *f = fopen(path, "rb");
+    r->a = NULL; r->n = 0;
+    if (!f) return 0;
+    for (;;) {
+        uint32_t len, nd; t_arr x; int i;
+        memset(&x, 0, sizeof x);
+        if (fread(&len, 4, 1, f) != 1) break;
+        if (len >= sizeof x.name || fread(x.name, 1, len, f) != len) goto bad;
+        if (fread(&nd, 4, 1, f) != 1 || nd > 8) goto bad;
+        x.ndim = (int)nd; x.n = 1;
+        for (i = 0; i < x.ndim; i++) { if (fread(&x.shape[i], 8, 1, f) != 1) goto bad; x.n *= x.shape[i]; }
+        x.data = (float *)malloc((size_t)(x.n ? x.n : 1) * sizeof(float));
+        if (!x.data || fread(x.data, 4, (size_t)x.n, f) != (size_t)x.n) { free(x.data); goto bad; }
+        r->a = (t_arr *)realloc(r->a, (size_t)(r->n + 1) * sizeof(t_arr));
+        r->a[r->n++] = x;
+    }
+    fclose(f);
+    return 1;
+bad:
+    fclose(f);
+    return 0;
+}
+static t_arr *t_ref_get(t_ref *r, const char *name) {
+    int i;
+    for (i = 0; i < r->n; i++) if (strcmp(r->a[i].name, name) == 0) return &r->a[i];
+    return NULL;
+}
+static void t_ref_free(t_ref *r) {
+    int i;
+    for (i = 0; i < r->n; i++) free(r->a[i].data);
+    free(r->a); r->a = NULL; r->n = 0;
+}
+/* The directory holding tests/ref (the suite runs from the repository root). */
+static const char *t_ref_dir(void) { const char *d = getenv("LT_REF_DIR"); return d ? d : "tests/ref"; }
+/* ../shared/data, if present (tests needing it skip otherwise). */
+static const char *t_shared_dir(void) { const char *d = getenv("LT_SHARED_DIR"); return d ? d : "../shared/data"; }
+/* a temporary directory for files tests write */
+static const char *t_tmp_dir(void) { const char *d = getenv("LT_TMP_DIR"); return d ? d : "build/tmp"; }
+
+/* Should the test called name run?  (argv filter) */
+static int t_want(const char *name) { return !t_only || strstr(name, t_only) != NULL; }
+#endif

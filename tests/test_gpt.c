@@ -1,0 +1,2 @@
+/* test_gpt.c */
+static void test_gpt_all(void) {}

@@ -1,0 +1,26 @@
+/* The test suite: one program, every test file included here.  Run from the repository root:
+       make test            (or build/test_all [filter])
+   Ends with "N passed, N failed, N skipped"; the exit status is non-zero when anything failed. */
+#define LTRAIN_IMPLEMENTATION
+#include "../ltrain.h"
+#include "lt_test.h"
+#include <sys/stat.h>
+
+#include "test_core.c"   /* context, errors, tensors, tape, gradcheck */
+#include "test_ops.c"    /* every op against PyTorch references + gradcheck */
+#include "test_optim.c"  /* AdamW, SGD, schedules, clipping against PyTorch */
+#include "test_data.c"   /* loaders, shards, safetensors, malformed files */
+#include "test_gpt.c"    /* GPT-2 against PyTorch, training, accumulation, resume */
+
+int main(int argc, char **argv) {
+    if (argc > 1) t_only = argv[1];
+    mkdir("build", 0755);
+    mkdir(t_tmp_dir(), 0755);
+    test_core_all();
+    test_ops_all();
+    test_optim_all();
+    test_data_all();
+    test_gpt_all();
+    printf("%d passed, %d failed, %d skipped\n", t_passed, t_failed, t_skipped);
+    return t_failed ? 1 : 0;
+}

@@ -16,12 +16,17 @@
 
 typedef struct {
     const char *data, *val, *init, *resume, *save, *log, *decay, *optim, *prompt;
+    const char *plot;   /* --plot PATH.svg */
     int eval_every, save_every, layers, heads, channels, ctx, vocab, batch, seq, accum, threads;
     int sample, top_k, eval_batches, shuffle;
+    int heads_set, ctx_set;   /* given on the command line (else: from the checkpoint / from --seq) */
     long steps, stop_after;
     double lr, min_lr, warmup_start, beta1, beta2, eps, weight_decay, clip_norm, clip_value, temperature, momentum;
     long warmup;
     unsigned long long seed;
+    const char *seqs, *batching, *len_sched;   /* sequences (see seqs_open) */
+    int eot, restarts, restart_steps;
+    long batch_tokens;
 } args_t;
 
 static void defaults(args_t *a) {
@@ -39,6 +44,7 @@ static void defaults(args_t *a) {
     a->seed = 1337;
     a->sample = 0; a->temperature = 1.0; a->top_k = 0;
     a->eval_every = 0; a->eval_batches = 8; a->save_every = 0;
+    a->seqs = "stream"; a->batching = "bucket"; a->eot = -1; a->restart_steps = 50;
 }
 
 static void usage(void) {
@@ -55,6 +61,11 @@ static void usage(void) {
            "             --momentum (%g, sgd)\n"
            "  clipping:  --clip-norm X (%g, 0 off) --clip-value X (0 off)\n"
            "  run:       --seed N (%llu) --threads N --save PATH --save-every N --resume PATH --log PATH\n"
+           "             --plot PATH.svg (loss, val loss and lr against steps, rewritten every 10 steps)\n"
+           "  sequences: --seqs stream|lines|paragraphs (stream) --eot ID (shards: split at ID, e.g. 50256)\n"
+           "             --batching bucket|random (bucket) --batch-tokens N (B*T; per micro-batch)\n"
+           "             --len-schedule T0:T1:STEPS[:linear|step|sqrt] (T grows to --seq; off)\n"
+           "             --restarts R (off) --restart-steps K (50): R seeds for K steps, best val loss goes on\n"
            "  sampling:  --sample N (0) --temperature X (%g) --top-k K (0) --prompt TEXT\n",
            d.data, d.eval_every, d.eval_batches, d.layers, d.heads, d.channels, d.ctx, d.batch, d.seq, d.accum,
            d.steps, d.lr, d.min_lr, d.warmup, d.warmup_start, d.decay, d.optim, d.beta1, d.beta2, d.eps,
@@ -84,15 +95,22 @@ static int parse(args_t *a, int argc, char **argv) {
         const char **s = !strcmp(f, "--data") ? &a->data : !strcmp(f, "--val") ? &a->val : !strcmp(f, "--init") ? &a->init
                        : !strcmp(f, "--resume") ? &a->resume : !strcmp(f, "--save") ? &a->save : !strcmp(f, "--log") ? &a->log
                        : !strcmp(f, "--decay") ? &a->decay : !strcmp(f, "--optim") ? &a->optim
-                       : !strcmp(f, "--prompt") ? &a->prompt : NULL;
+                       : !strcmp(f, "--prompt") ? &a->prompt : !strcmp(f, "--plot") ? &a->plot : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
         if (!strcmp(f, "--shuffle")) { a->shuffle = 1; continue; }
+        if (!strcmp(f, "--seqs") || !strcmp(f, "--batching") || !strcmp(f, "--len-schedule")) {
+            if (!v) { fprintf(stderr, "train_gpt: %s needs a value\n", f); return 0; }
+            *(f[2] == 's' ? &a->seqs : f[2] == 'b' ? &a->batching : &a->len_sched) = v;
+            i++; continue;
+        }
         if (s) {
             if (!v) { fprintf(stderr, "train_gpt: %s needs a value\n", f); return 0; }
             *s = v; i++; continue;
         }
         if (!num(f, v, &x)) return 0;
         i++;
+        if (!strcmp(f, "--heads")) a->heads_set = 1;
+        if (!strcmp(f, "--ctx")) a->ctx_set = 1;
 #define INTFLAG(name, field) if (!strcmp(f, name)) { if (x != (double)(long)x || x < 0 || x > 2e9) { fprintf(stderr, "train_gpt: %s: %s must be a whole number >= 0\n", f, v); return 0; } a->field = (int)x; continue; }
 #define LONGFLAG(name, field) if (!strcmp(f, name)) { if (x != (double)(long)x || x < 0) { fprintf(stderr, "train_gpt: %s: %s must be a whole number >= 0\n", f, v); return 0; } a->field = (long)x; continue; }
 #define DBLFLAG(name, field) if (!strcmp(f, name)) { a->field = x; continue; }
@@ -105,6 +123,8 @@ static int parse(args_t *a, int argc, char **argv) {
         DBLFLAG("--beta2", beta2) DBLFLAG("--eps", eps) DBLFLAG("--weight-decay", weight_decay)
         DBLFLAG("--clip-norm", clip_norm) DBLFLAG("--clip-value", clip_value) DBLFLAG("--temperature", temperature)
         DBLFLAG("--momentum", momentum)
+        INTFLAG("--eot", eot) INTFLAG("--restarts", restarts) INTFLAG("--restart-steps", restart_steps)
+        LONGFLAG("--batch-tokens", batch_tokens)
         if (!strcmp(f, "--seed")) { a->seed = (unsigned long long)x; continue; }
         fprintf(stderr, "train_gpt: unknown flag %s (see --help)\n", f);
         return 0;
@@ -158,7 +178,115 @@ static double evaluate(lt_ctx *ctx, lt_gpt *g, lt_loader *val, int n, int B, int
     return s / n;
 }
 
-int main(int argc, char **argv) {
+/* --plot: loss (and val loss) above, lr below, in one SVG rewritten as training goes (reload it). */
+typedef struct { lt_plot *p; const char *path; int loss, val, lr; } plot_t;
+static int plot_open(plot_t *pl, const char *path, int with_val) {
+    pl->path = path;
+    pl->p = lt_plot_create("training loss", "step", "loss (nats per token)");
+    pl->loss = lt_plot_series(pl->p, "train", NULL, NULL, 0);
+    pl->val = with_val ? lt_plot_series(pl->p, "validation", NULL, NULL, 0) : -1;
+    lt_plot_panel(pl->p, "learning rate", "step", "lr");
+    pl->lr = lt_plot_series(pl->p, NULL, NULL, NULL, 0);
+    return pl->p && pl->lr >= 0;
+}
+static void plot_save(plot_t *pl) {   /* a failed write is reported once, then plotting stops */
+    if (pl->p && lt_plot_save(pl->p, pl->path) != LT_OK) {
+        fprintf(stderr, "\ntrain_gpt: --plot: %s\n", lt_plot_error(pl->p));
+        lt_plot_destroy(pl->p);
+        pl->p = NULL;
+    }
+}
+
+/* ---- sequences (--seqs, --eot, --batching, --batch-tokens, --len-schedule) ----------------------
+   With sequences or a length schedule a step is token-weighted: its K micro-batches are drawn
+   first, then each backward sees sum(token losses) / (real targets of all K), so the step's loss
+   equals one batch of all K's rows however ragged they are.  Stream batches under a length
+   schedule are cut into rows of the current length (B*T tokens per micro-batch either way). */
+typedef struct {
+    int on;                   /* the token-weighted step below runs */
+    lt_seq_loader *sl;        /* lines / paragraphs / documents; NULL: the stream loader */
+    lt_len_schedule ls;
+    int has_ls, B, T, K, cur_T;
+    lt_batch *mb;             /* K micro-batches */
+    double positions, real;   /* this step: positions processed (padding included), real targets */
+    double all_pos, all_real; /* the run so far */
+} seqs_t;
+
+/* 0 ok, 1 a usage error (printed), 2 a library error (on ctx) */
+static int seqs_open(seqs_t *q, const args_t *a, lt_ctx *ctx, int vocab) {
+    char err[256];
+    int split = !strcmp(a->seqs, "lines") ? LT_SEQ_LINES : !strcmp(a->seqs, "paragraphs") ? LT_SEQ_PARAGRAPHS : 0;
+    q->B = a->batch; q->T = a->seq; q->K = a->accum;
+    if (!split && strcmp(a->seqs, "stream")) return die("--seqs must be stream, lines or paragraphs");
+    if (strcmp(a->batching, "bucket") && strcmp(a->batching, "random")) return die("--batching must be bucket or random");
+    if (a->eot >= 0) split = LT_SEQ_EOT;
+    if (a->len_sched) {
+        if (!lt_len_parse(a->len_sched, &q->ls, err, sizeof err)) {
+            fprintf(stderr, "train_gpt: --len-schedule: %s\n", err);
+            return 1;
+        }
+        if (q->ls.t1 != a->seq) {
+            fprintf(stderr, "train_gpt: --len-schedule: T1 (%d) must equal --seq (%d), the longest length\n", q->ls.t1,
+                    a->seq);
+            return 1;
+        }
+        q->has_ls = 1;
+    }
+    if (split) {
+        lt_seq_config c = lt_seq_defaults();
+        c.split = (lt_seq_split)split;
+        c.eot = a->eot;
+        c.max_len = a->seq;
+        c.batching = strcmp(a->batching, "random") ? LT_BATCH_BUCKET : LT_BATCH_RANDOM;
+        c.batch_tokens = a->batch_tokens > 0 ? a->batch_tokens : (int64_t)a->batch * a->seq;
+        c.seed = a->seed;
+        if (!(q->sl = lt_seq_open(ctx, a->data, &c, vocab))) return 2;
+        printf("sequences: %lld pieces of at most %d tokens (%s), %s batches of <= %lld tokens, %lld in epoch 0\n",
+               (long long)lt_seq_count(q->sl), a->seq, a->eot >= 0 ? "documents" : a->seqs, a->batching,
+               (long long)c.batch_tokens, (long long)lt_seq_batches(q->sl, 0));
+    } else if (a->batch_tokens > 0) {
+        return die("--batch-tokens needs --seqs lines|paragraphs or --eot (the stream uses --batch and --seq)");
+    }
+    q->on = q->sl || q->has_ls;
+    if (q->on && !(q->mb = (lt_batch *)calloc((size_t)q->K, sizeof(lt_batch)))) return die("out of memory");
+    return 0;
+}
+
+static lt_status seqs_step(seqs_t *q, lt_ctx *ctx, lt_gpt *g, lt_loader *ld, long step, int32_t *in, int32_t *tg,
+                           double *loss) {
+    int fold = q->has_ls ? lt_len_at(&q->ls, step) : 0, k;
+    double denom = 0;
+    q->cur_T = fold ? fold : q->T;
+    q->positions = q->real = 0;
+    *loss = 0;
+    for (k = 0; k < q->K; k++) {
+        lt_batch *b = &q->mb[k];
+        lt_status s = q->sl ? lt_seq_next(q->sl, fold, b)
+                     : lt_loader_next(ld, in, tg) == LT_OK ? lt_batch_from_rows(ctx, b, in, tg, NULL, q->B, q->T, fold)
+                     : lt_status_of(ctx);
+        if (s != LT_OK) return s;
+        denom += (double)b->real;
+        q->positions += (double)b->B * b->T;
+    }
+    q->real = denom;
+    for (k = 0; k < q->K; k++) {
+        lt_batch *b = &q->mb[k];
+        lt_tensor *l = lt_gpt_loss_ex(g, b->ids, b->targets, b->B, b->T, b->lengths, denom);
+        *loss += lt_item(l);
+        if (lt_backward(ctx, l) != LT_OK) return lt_status_of(ctx);
+    }
+    return LT_OK;
+}
+
+static void seqs_close(seqs_t *q) {
+    int k;
+    for (k = 0; q->mb && k < q->K; k++) lt_batch_free(&q->mb[k]);
+    free(q->mb);
+    lt_seq_destroy(q->sl);
+    memset(q, 0, sizeof *q);
+}
+
+static int train(int argc, char **argv, double *final_val) {
     args_t a;
     lt_ctx *ctx;
     lt_gpt *g = NULL;
@@ -169,12 +297,15 @@ int main(int argc, char **argv) {
     lt_rng srng;
     lt_decay decay;
     FILE *logf = NULL;
+    seqs_t sq;
+    plot_t pl = {NULL, NULL, -1, -1, -1};
     int32_t *in = NULL, *tg = NULL;
     int rc = 1, tty = isatty(1), B, T, K;
     long step, done = 0;
     char note[512], msg[600];
     double t_start;
 
+    memset(&sq, 0, sizeof sq);
     defaults(&a);
     if (!parse(&a, argc, argv)) return 1;
     if (!lt_decay_parse(a.decay, &decay)) return die("--decay must be cosine, linear, sqrt or constant");
@@ -194,7 +325,7 @@ int main(int argc, char **argv) {
 
     /* ---- model ---- */
     if (a.resume || a.init) {
-        g = lt_gpt_load(ctx, a.resume ? a.resume : a.init, a.heads);
+        g = lt_gpt_load(ctx, a.resume ? a.resume : a.init, a.heads_set ? a.heads : 0);
     } else {
         lt_gpt_config cfg;
         memset(&cfg, 0, sizeof cfg);
@@ -205,7 +336,7 @@ int main(int argc, char **argv) {
             cfg.vocab = probe && lt_loader_is_shard(probe) ? 50257 : 256;
             lt_loader_destroy(probe);
         }
-        if (T > cfg.ctx) cfg.ctx = T;
+        if (T > cfg.ctx && !a.ctx_set) cfg.ctx = T; /* the default context grows to --seq */
         g = lt_gpt_create(ctx, &cfg);
     }
     if (!g) goto fail;
@@ -219,6 +350,8 @@ int main(int argc, char **argv) {
     ld = lt_loader_open(ctx, a.data, B, T, lt_gpt_cfg(g)->vocab);
     if (!ld) goto fail;
     if (a.shuffle) lt_loader_shuffle(ld, a.seed);
+    if ((rc = seqs_open(&sq, &a, ctx, lt_gpt_cfg(g)->vocab)) != 0) { if (rc == 2) goto fail; goto out; }
+    rc = 1;
     if (a.val && !(val = lt_loader_open(ctx, a.val, B, T, lt_gpt_cfg(g)->vocab))) goto fail;
     in = (int32_t *)malloc((size_t)B * (size_t)T * sizeof(int32_t));
     tg = (int32_t *)malloc((size_t)B * (size_t)T * sizeof(int32_t));
@@ -241,7 +374,8 @@ int main(int argc, char **argv) {
 
     if (a.resume) {
         if (lt_checkpoint_load(g, opt, &st, a.resume) != LT_OK) goto fail;
-        if (lt_loader_set_pos(ld, st.data_epoch, st.data_index) != LT_OK) goto fail;
+        if ((sq.sl ? lt_seq_set_pos(sq.sl, st.data_epoch, st.data_index)
+                   : lt_loader_set_pos(ld, st.data_epoch, st.data_index)) != LT_OK) goto fail;
         printf("resumed %s at step %lld\n", a.resume, (long long)st.step);
     }
     if (a.log && !(logf = fopen(a.log, st.step > 0 ? "a" : "w"))) {
@@ -249,6 +383,7 @@ int main(int argc, char **argv) {
         rc = die(msg);
         goto out;
     }
+    if (a.plot && !plot_open(&pl, a.plot, val != NULL)) { rc = die("--plot: out of memory"); goto out; }
     printf("model: %lld parameters (L=%d H=%d C=%d ctx=%d V=%d) | data: %s, %lld tokens | B=%d T=%d K=%d | "
            "%d threads | matmul: %s\n",
            (long long)lt_gpt_num_params(g), lt_gpt_cfg(g)->layers, lt_gpt_cfg(g)->heads, lt_gpt_cfg(g)->channels,
@@ -263,7 +398,8 @@ int main(int argc, char **argv) {
         double t0 = now_ms(), lr = lt_schedule_lr(&sched, step), loss_sum = 0, norm, ms;
         int k;
         lt_zero_grad(ctx);
-        for (k = 0; k < K; k++) {
+        if (sq.on && seqs_step(&sq, ctx, g, ld, step, in, tg, &loss_sum) != LT_OK) goto fail;
+        for (k = 0; k < K && !sq.on; k++) {
             lt_tensor *loss;
             if (lt_loader_next(ld, in, tg) != LT_OK) goto fail;
             loss = lt_gpt_loss(g, in, tg, B, T);
@@ -271,7 +407,7 @@ int main(int argc, char **argv) {
             /* the gradient of the mean over K micro-batches: each backward sees loss/K */
             if (lt_backward(ctx, lt_scale(ctx, loss, 1.0f / (float)K)) != LT_OK) goto fail;
         }
-        loss_sum /= K;
+        if (!sq.on) loss_sum /= K;
         if (!isfinite(loss_sum)) {
             snprintf(msg, sizeof msg, "step %ld: the loss is %g (diverged; try a lower --lr or --clip-norm 1)", step + 1,
                      loss_sum);
@@ -285,7 +421,11 @@ int main(int argc, char **argv) {
         ms = now_ms() - t0;
         done++;
         {
-            double tps = (double)B * T * K / (ms / 1e3);
+            /* every position processed, padding included (real tokens/s = tps * (1 - pad_frac)) */
+            double tps = (sq.on ? sq.positions : (double)B * T * K) / (ms / 1e3);
+            double pad = sq.on ? 1.0 - sq.real / sq.positions : 0.0;
+            sq.all_pos += sq.on ? sq.positions : (double)B * T * K;
+            sq.all_real += sq.on ? sq.real : (double)B * T * K;
             if (tty) {
                 double left = (now_ms() - t_start) / done * (double)(a.steps - step - 1) / 1e3;
                 int w = 30, fill = (int)((double)(step + 1) / a.steps * w), j;
@@ -301,26 +441,36 @@ int main(int argc, char **argv) {
             }
             if (logf) {
                 fprintf(logf, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %.9g, \"ms\": %.9g, "
-                        "\"tokens_per_s\": %.9g}\n", step + 1, loss_sum, lr, norm, ms, tps);
+                        "\"tokens_per_s\": %.9g, \"pad_frac\": %.6f, \"seq\": %d}\n", step + 1, loss_sum, lr, norm, ms,
+                        tps, pad, sq.on ? sq.cur_T : T);
                 fflush(logf);
+            }
+            if (pl.p) {
+                lt_plot_append(pl.p, pl.loss, (double)(step + 1), loss_sum);
+                lt_plot_append(pl.p, pl.lr, (double)(step + 1), lr);
+                if ((step + 1) % 10 == 0) plot_save(&pl);
             }
         }
         if (val && a.eval_every > 0 && (step + 1) % a.eval_every == 0) {
             double vl = evaluate(ctx, g, val, a.eval_batches, B, T, in, tg);
             if (tty) printf("\n");
             printf("step %ld/%ld | val loss %.4f\n", step + 1, a.steps, vl);
+            if (pl.p) lt_plot_append(pl.p, pl.val, (double)(step + 1), vl);
             if (logf) fprintf(logf, "{\"step\": %ld, \"val_loss\": %.9g}\n", step + 1, vl);
         }
         if (a.save && ((a.save_every > 0 && (step + 1) % a.save_every == 0) || step + 1 == a.steps ||
                        (a.stop_after > 0 && done == a.stop_after))) {
             st.step = step + 1;
-            lt_loader_get_pos(ld, &st.data_epoch, &st.data_index);
+            if (sq.sl) lt_seq_get_pos(sq.sl, &st.data_epoch, &st.data_index);
+            else lt_loader_get_pos(ld, &st.data_epoch, &st.data_index);
             if (lt_checkpoint_save(g, opt, &st, note, a.save) != LT_OK) goto fail;
             if (tty) printf("\n");
             printf("saved %s (step %ld)\n", a.save, step + 1);
         }
         if (a.stop_after > 0 && done == a.stop_after) break;
     }
+    if (sq.all_pos > 0) printf("padding: %.1f%% of %.0f positions\n", 100.0 * (1.0 - sq.all_real / sq.all_pos), sq.all_pos);
+    if (final_val) *final_val = val ? evaluate(ctx, g, val, a.eval_batches, B, T, in, tg) : NAN;
     if (a.sample > 0) sample(g, &a, &srng, "sample after training");
     rc = 0;
     goto out;
@@ -329,12 +479,99 @@ fail:
     rc = 1;
 out:
     if (logf) fclose(logf);
+    if (pl.p && done > 0) plot_save(&pl);   /* the last steps, also when training stopped early */
+    lt_plot_destroy(pl.p);
     free(in);
     free(tg);
     lt_optim_destroy(opt);
     lt_loader_destroy(ld);
     lt_loader_destroy(val);
+    seqs_close(&sq);
     lt_gpt_destroy(g);
     lt_ctx_destroy(ctx);
     return rc;
+}
+
+/* ---- random restarts (--restarts R --restart-steps K) -------------------------------------------
+   Candidate r trains with seed --seed + r (weights and data order) for K steps of the full
+   schedule (--stop-after K), saved to a temporary checkpoint, then is scored on --val; the one
+   with the lowest validation loss is resumed from its checkpoint and trained to --steps. */
+typedef struct { int argc; char **argv; const args_t *a; } restarts_t;
+
+static void restart_path(const restarts_t *rs, int r, char *buf, size_t cap) {
+    snprintf(buf, cap, "%s.restart%d.safetensors", rs->a->save ? rs->a->save : "train_gpt", r);
+}
+
+/* train() on the command line plus extra flags (later flags win) */
+static int train_with(const restarts_t *rs, const char **extra, int nextra, double *val) {
+    char **argv2 = (char **)malloc(((size_t)rs->argc + (size_t)nextra + 1) * sizeof(char *));
+    int i, rc;
+    if (!argv2) return die("out of memory");
+    for (i = 0; i < rs->argc; i++) argv2[i] = rs->argv[i];
+    for (i = 0; i < nextra; i++) argv2[rs->argc + i] = (char *)extra[i];
+    argv2[rs->argc + nextra] = NULL;
+    rc = train(rs->argc + nextra, argv2, val);
+    free(argv2);
+    return rc;
+}
+
+static lt_status restart_one(void *user, int r, uint64_t seed, double *val) {
+    const restarts_t *rs = (const restarts_t *)user;
+    char sd[32], k[32], path[640], logp[640];
+    const char *extra[12];
+    int n = 0;
+    snprintf(sd, sizeof sd, "%llu", (unsigned long long)seed);
+    snprintf(k, sizeof k, "%d", rs->a->restart_steps);
+    restart_path(rs, r, path, sizeof path);
+    printf("==== restart %d: seed %s, %s steps ====\n", r, sd, k);
+    extra[n++] = "--seed"; extra[n++] = sd; extra[n++] = "--stop-after"; extra[n++] = k;
+    extra[n++] = "--save"; extra[n++] = path; extra[n++] = "--restarts"; extra[n++] = "0";
+    extra[n++] = "--sample"; extra[n++] = "0";
+    if (rs->a->log) {   /* each candidate's own log beside the run's */
+        snprintf(logp, sizeof logp, "%s.restart%d.jsonl", rs->a->log, r);
+        extra[n++] = "--log"; extra[n++] = logp;
+    }
+    return train_with(rs, extra, n, val) == 0 ? LT_OK : LT_ERR_STATE;
+}
+
+static int restarts(int argc, char **argv, const args_t *a) {
+    restarts_t rs;
+    uint64_t *seeds;
+    double *vals;
+    char sd[32], path[640];
+    const char *extra[6];
+    int best, r, rc = 1;
+    if (!a->val) return die("--restarts needs --val (candidates are compared on the validation loss)");
+    if (a->resume) return die("--restarts starts new runs: it cannot be combined with --resume");
+    if (a->restart_steps < 1 || a->restart_steps >= a->steps) return die("--restart-steps must be in [1, --steps)");
+    seeds = (uint64_t *)malloc((size_t)a->restarts * sizeof(uint64_t));
+    vals = (double *)malloc((size_t)a->restarts * sizeof(double));
+    if (!seeds || !vals) { free(seeds); free(vals); return die("out of memory"); }
+    rs.argc = argc; rs.argv = argv; rs.a = a;
+    best = lt_restarts(a->restarts, a->seed, restart_one, &rs, seeds, vals);
+    printf("==== restarts: validation loss after %d steps ====\n", a->restart_steps);
+    lt_restarts_print(stdout, a->restarts, seeds, vals, best);
+    if (best >= 0) {
+        snprintf(sd, sizeof sd, "%llu", (unsigned long long)seeds[best]);
+        restart_path(&rs, best, path, sizeof path);
+        printf("==== continuing restart %d (seed %s) to step %ld; to resume this run later pass --seed %s ====\n", best,
+               sd, a->steps, sd);
+        extra[0] = "--seed"; extra[1] = sd; extra[2] = "--resume"; extra[3] = path;
+        extra[4] = "--restarts"; extra[5] = "0";
+        rc = train_with(&rs, extra, 6, NULL);
+    } else {
+        die("no restart finished with a finite validation loss");
+    }
+    for (r = 0; r < a->restarts; r++) { restart_path(&rs, r, path, sizeof path); remove(path); }
+    free(seeds);
+    free(vals);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    args_t a;
+    defaults(&a);
+    if (!parse(&a, argc, argv)) return 1;
+    if (a.restarts > 0) return restarts(argc, argv, &a);
+    return train(argc, argv, NULL);
 }

@@ -7,6 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__GNUC__) || defined(__clang__)
+#define T_UNUSED __attribute__((unused)) /* not every test file uses every helper */
+#else
+#define T_UNUSED
+#endif
+
 static int t_passed, t_failed, t_skipped;
 static const char *t_only; /* run only tests whose name contains this (argv[1]) */
 
@@ -24,10 +30,10 @@ static int t_check(int ok, const char *name, const char *fmt, ...) {
     printf("\n");
     return 0;
 }
-static void t_skip(const char *name, const char *why) { t_skipped++; printf("skip %s: %s\n", name, why); }
+static T_UNUSED void t_skip(const char *name, const char *why) { t_skipped++; printf("skip %s: %s\n", name, why); }
 
 /* Arrays agree when |got - ref| <= atol + rtol*|ref| everywhere (NaN never agrees). */
-static int t_close(const char *name, const float *got, const float *ref, int64_t n, double atol, double rtol) {
+static T_UNUSED int t_close(const char *name, const float *got, const float *ref, int64_t n, double atol, double rtol) {
     double worst = 0, worst_abs = 0; int64_t at = -1, i; int ok = 1;
     for (i = 0; i < n; i++) {
         double d = fabs((double)got[i] - (double)ref[i]), lim = atol + rtol * fabs((double)ref[i]);
@@ -40,13 +46,13 @@ static int t_close(const char *name, const float *got, const float *ref, int64_t
                    at >= 0 ? got[at] : 0.0, at >= 0 ? ref[at] : 0.0, worst_abs, atol, rtol);
 }
 
-/* ---- reference files (tests/ref/*.bin, written by tests/ref/*.py) ----------------------------
+/* ---- reference files (tests/ref/NAME.bin, written by tests/ref/gen_NAME.py) ----------------------------
    A file is a sequence of records: u32 name length, name bytes, u32 ndim, i64 shape[ndim],
    f32 data[prod(shape)], all little-endian.  Integers (ids, targets) are stored as exact floats. */
 typedef struct { char name[128]; int ndim; int64_t shape[8]; int64_t n; float *data; } t_arr;
 typedef struct { t_arr *a; int n; } t_ref;
 
-static int t_ref_load(t_ref *r, const char *path) {
+static T_UNUSED int t_ref_load(t_ref *r, const char *path) {
     FILE *f = fopen(path, "rb");
     r->a = NULL; r->n = 0;
     if (!f) return 0;
@@ -69,23 +75,23 @@ bad:
     fclose(f);
     return 0;
 }
-static t_arr *t_ref_get(t_ref *r, const char *name) {
+static T_UNUSED t_arr *t_ref_get(t_ref *r, const char *name) {
     int i;
     for (i = 0; i < r->n; i++) if (strcmp(r->a[i].name, name) == 0) return &r->a[i];
     return NULL;
 }
-static void t_ref_free(t_ref *r) {
+static T_UNUSED void t_ref_free(t_ref *r) {
     int i;
     for (i = 0; i < r->n; i++) free(r->a[i].data);
     free(r->a); r->a = NULL; r->n = 0;
 }
 /* The directory holding tests/ref (the suite runs from the repository root). */
-static const char *t_ref_dir(void) { const char *d = getenv("LT_REF_DIR"); return d ? d : "tests/ref"; }
+static T_UNUSED const char *t_ref_dir(void) { const char *d = getenv("LT_REF_DIR"); return d ? d : "tests/ref"; }
 /* ../shared/data, if present (tests needing it skip otherwise). */
-static const char *t_shared_dir(void) { const char *d = getenv("LT_SHARED_DIR"); return d ? d : "../shared/data"; }
+static T_UNUSED const char *t_shared_dir(void) { const char *d = getenv("LT_SHARED_DIR"); return d ? d : "../shared/data"; }
 /* a temporary directory for files tests write */
-static const char *t_tmp_dir(void) { const char *d = getenv("LT_TMP_DIR"); return d ? d : "build/tmp"; }
+static T_UNUSED const char *t_tmp_dir(void) { const char *d = getenv("LT_TMP_DIR"); return d ? d : "build/tmp"; }
 
 /* Should the test called name run?  (argv filter) */
-static int t_want(const char *name) { return !t_only || strstr(name, t_only) != NULL; }
+static T_UNUSED int t_want(const char *name) { return !t_only || strstr(name, t_only) != NULL; }
 #endif

@@ -8,9 +8,14 @@
 
 #include "test_core.c"   /* context, errors, tensors, tape, gradcheck */
 #include "test_ops.c"    /* every op against PyTorch references + gradcheck */
+#include "test_gemm.c"   /* every sgemm kernel against a double-precision loop */
 #include "test_optim.c"  /* AdamW, SGD, schedules, clipping against PyTorch */
+#include "test_optim2.c" /* Lion, AdEMAMix, Muon, SOAP against PyTorch */
 #include "test_data.c"   /* loaders, shards, safetensors, malformed files */
 #include "test_gpt.c"    /* GPT-2 against PyTorch, training, accumulation, resume */
+#include "test_seq.c"    /* variable-length sequences, buckets, length schedule, restarts */
+#include "test_amp.c"    /* fp16/bf16 conversions against PyTorch, SIMD kernels, loss scaler */
+#include "test_plot.c"   /* the SVG writer: well-formed, ticks, NaN, degenerate series */
 
 int main(int argc, char **argv) {
     if (argc > 1) t_only = argv[1];
@@ -18,9 +23,14 @@ int main(int argc, char **argv) {
     mkdir(t_tmp_dir(), 0755);
     test_core_all();
     test_ops_all();
+    test_gemm_all();
     test_optim_all();
+    test_optim2_all();
     test_data_all();
     test_gpt_all();
+    test_seq_all();
+    test_amp_all();
+    test_plot_all();
     printf("%d passed, %d failed, %d skipped\n", t_passed, t_failed, t_skipped);
     return t_failed ? 1 : 0;
 }

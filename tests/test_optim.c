@@ -411,6 +411,55 @@ static void to__test_clip_nonfinite(void) {
     }
 }
 
+/* Above the threading threshold (OpenMP builds split the loops): the norm against a plain double
+   sum, clipping against a scalar loop, and AdamW against the same update run on two halves. */
+static void to__test_large(void) {
+    enum { N = 100003 };
+    lt_ctx *ctx;
+    lt_tensor *a, *h1, *h2;
+    int64_t n = N, n1 = N / 2, n2 = N - N / 2, i;
+    double sum = 0, norm;
+    float coef;
+    int ok;
+    lt_optim *o1, *o2;
+    lt_paramset one, halves;
+    lt_tensor *halfp[2];
+    lt_adamw_config cfg = lt_adamw_defaults();
+    if (!t_want("optim.large")) return;
+    ctx = lt_ctx_create(3);
+    a = lt_param(ctx, "a", 1, &n);
+    h1 = lt_param(ctx, "h1", 1, &n1);
+    h2 = lt_param(ctx, "h2", 1, &n2);
+    lt_init_normal(ctx, a, 0.0, 1.0);
+    for (i = 0; i < N; i++) {
+        a->grad[i] = (float)(lt_rng_normal(lt_ctx_rng(ctx)) * 0.01);
+        sum += (double)a->grad[i] * a->grad[i];
+        *(i < n1 ? &h1->data[i] : &h2->data[i - n1]) = a->data[i];
+        *(i < n1 ? &h1->grad[i] : &h2->grad[i - n1]) = a->grad[i];
+    }
+    one.p = &a; one.n = 1;
+    halfp[0] = h1; halfp[1] = h2;
+    halves.p = halfp; halves.n = 2;
+    norm = lt_grad_norm(ctx, one);
+    ok = fabs(norm - sqrt(sum)) <= 1e-12 * sqrt(sum);
+    t_check(ok, "optim.large.norm", "norm %.17g, plain sum %.17g", norm, sqrt(sum));
+    coef = (1.0f / ((float)norm + 1e-6f)) * 0.5f;
+    norm = lt_clip_grad_norm(ctx, halves, 0.5);
+    for (ok = 1, i = 0; i < N; i++) ok &= (i < n1 ? h1->grad[i] : h2->grad[i - n1]) == a->grad[i] * coef;
+    t_check(ok, "optim.large.clip", "clipped gradients differ from g * %g", (double)coef);
+    for (i = 0; i < N; i++) a->grad[i] *= coef;
+    cfg.decay_mode = LT_DECAY_ALL;
+    o1 = lt_adamw_create(ctx, one, cfg);
+    o2 = lt_adamw_create(ctx, halves, cfg);
+    for (i = 0; i < 3; i++) { lt_optim_step(o1, 1e-2); lt_optim_step(o2, 1e-2); }
+    ok = memcmp(h1->data, a->data, (size_t)n1 * sizeof(float)) == 0 &&
+         memcmp(h2->data, a->data + n1, (size_t)n2 * sizeof(float)) == 0;
+    t_check(ok && !lt_failed(ctx), "optim.large.adamw", "split and whole updates differ %s", lt_error(ctx));
+    lt_optim_destroy(o1);
+    lt_optim_destroy(o2);
+    lt_ctx_destroy(ctx);
+}
+
 /* Bad settings give LT_ERR_ARG and NULL; accessors answer NULL past the end. */
 static void to__test_optim_args(void) {
     lt_ctx *ctx;
@@ -447,6 +496,7 @@ static void test_optim_all(void) {
     to__test_seed_lr();
     to__test_clip_nonfinite();
     to__test_optim_args();
+    to__test_large();
     if (!t_ref_load(&r, path) || r.n == 0) {
         t_skip("optim.reference", "tests/ref/optim.bin missing (run: python3 tests/ref/gen_optim.py)");
         t_ref_free(&r);

@@ -143,7 +143,7 @@ for flags in range(4):
         case(kind, shp(sa, sb), j % 2, mm(flags), [randn(rng, *sa), randn(rng, *sb)], args=[flags])
 
 # ---- linear (x Wᵀ + b, W [out,in]) and conv1d (x W + b, W [in,out]) -------------------------------------
-for i, (xs, O) in enumerate([((1, 1), 1), ((3, 7), 5), ((2, 5, 17), 33), ((2, 1, 3, 65), 67), ((4, 130), 3)]):
+for i, (xs, O) in enumerate([((1, 1), 1), ((3, 7), 5), ((2, 5, 17), 33), ((2, 1, 3, 65), 67), ((4, 130), 3), ((7,), 5)]):
     I = xs[-1]
     for bias in (True, False):
         seed = i % 2 if bias else 2
@@ -189,7 +189,7 @@ for op, f in SM.items():
 # ---- layernorm (eps 1e-5, torch.nn.functional.layer_norm) ------------------------------------------------
 EPS = 1e-5
 for i, (s, affine) in enumerate([((1, 1), True), ((3, 7), True), ((2, 3, 17), True), ((4, 65), True),
-                                 ((2, 1, 3, 33), True), ((3, 7), False), ((2, 5), False)]):
+                                 ((2, 1, 3, 33), True), ((3, 7), False), ((2, 5), False), ((9,), True)]):
     for seed in ((0, 1) if i < 3 else (2,)):
         rng = np.random.default_rng(900 + i + seed * 7)
         C = s[-1]
@@ -206,7 +206,7 @@ case("layernorm_const", shp(x.shape), 0, lambda t: F.layer_norm(t[0], (9,), t[1]
      [x, randn(rng, 9) + np.float32(1.0), randn(rng, 9)], args=[EPS])
 
 # ---- embedding (rows repeat: their gradients add up) -------------------------------------------------------
-for i, (V, C, n0, n1) in enumerate([(1, 1, 1, 1), (5, 7, 1, 9), (17, 3, 2, 5), (33, 65, 3, 4)]):
+for i, (V, C, n0, n1) in enumerate([(1, 1, 1, 1), (5, 7, 1, 9), (17, 3, 2, 5), (33, 65, 3, 4), (4, 5, 6, 1)]):
     for seed in ((0, 1) if i < 3 else (2,)):
         rng = np.random.default_rng(1000 + i + seed * 7)
         ids = rng.integers(0, V, size=(n0, n1))
@@ -252,7 +252,7 @@ def attention(qkv, H, lengths=None):
 
 for i, (B, T, C, H, lengths) in enumerate([(1, 1, 1, 1, None), (2, 5, 4, 2, None), (2, 7, 12, 3, None),
                                            (1, 17, 8, 1, None), (3, 6, 6, 2, [6, 3, 1]),
-                                           (2, 9, 8, 4, [0, 7])]):
+                                           (2, 9, 8, 4, [0, 7]), (3, 1, 4, 2, None)]):
     for seed in ((0, 1) if i < 3 else (2,)):
         rng = np.random.default_rng(1200 + i + seed * 7)
         label = "B%dT%dC%dH%d" % (B, T, C, H) + ("_len" + "-".join(str(x) for x in lengths) if lengths else "")
@@ -269,7 +269,7 @@ def ce(t, tg, V, denom=None):
     return (F.cross_entropy(x, tg, ignore_index=-1, reduction="sum") / denom).reshape(1)
 
 
-for i, s in enumerate([(1, 1), (1, 7), (5, 3), (2, 3, 17), (4, 65)]):
+for i, s in enumerate([(1, 1), (1, 7), (5, 3), (2, 3, 17), (4, 65), (6,)]):
     V = s[-1]
     rows = int(np.prod(s[:-1]))
     for seed in ((0, 1) if i < 3 else (2,)):

@@ -1,0 +1,139 @@
+/* cc -O2 -march=native -fopenmp -I. bench/train_step.c -o build/bench_train_step -lm
+
+   bench_train_step: time ltrain's GPT-2 training step (zero_grad, forward, cross-entropy,
+   backward, AdamW) on random tokens, and print one JSON line: the per-step milliseconds, peak
+   RSS and the model size.  bench/train_step.py runs it alternately with the same step in PyTorch
+   and prints the comparison; run that (or `make bench`) rather than this directly.
+     --config char-small|gpt-mini|gpt2-124M   or  --model V,L,H,C,T,B
+     --threads N (0: OpenMP's default)  --steps N (10)  --warmup N (2)
+     --peak    instead: the best lt_sgemm GFLOP/s at 2048^3 with these threads (the MFU base) */
+#define _POSIX_C_SOURCE 200809L
+#define LTRAIN_IMPLEMENTATION
+#include "ltrain.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+static long peak_rss_kb(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;   /* KiB on Linux */
+}
+
+typedef struct { const char *name; int V, L, H, C, T, B; } bench_cfg;
+static const bench_cfg configs[] = {
+    {"char-small", 256, 4, 4, 256, 256, 8},
+    {"gpt-mini", 50304, 6, 6, 384, 256, 4},
+    {"gpt2-124M", 50304, 12, 12, 768, 64, 4},
+};
+
+static int peak(void) {
+    int64_t n = 2048, i;
+    float *a = (float *)malloc((size_t)(n * n) * 4), *b = (float *)malloc((size_t)(n * n) * 4),
+          *c = (float *)malloc((size_t)(n * n) * 4);
+    double best = 1e30;
+    int r;
+    if (!a || !b || !c) return 1;
+    for (i = 0; i < n * n; i++) { a[i] = (float)(i % 13) * 0.01f; b[i] = (float)(i % 7) * 0.01f; }
+    for (r = 0; r < 6; r++) {
+        double t = now_ms();
+        lt_sgemm(0, 0, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        t = now_ms() - t;
+        if (t < best) best = t;
+    }
+    printf("{\"peak_gflops\": %.2f, \"threads\": %d, \"kernel\": \"%s\"}\n", 2.0 * (double)(n * n * n) / best * 1e-6,
+           lt_get_threads(), lt_kernel_name());
+    free(a); free(b); free(c);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    bench_cfg cfg = configs[0];
+    int threads = 0, steps = 10, warmup = 2, do_peak = 0, i, s;
+    lt_ctx *ctx;
+    lt_gpt *g;
+    lt_optim *opt;
+    lt_gpt_config gc;
+    lt_adamw_config ac;
+    int32_t *ids, *tg;
+    double *ms;
+    float last_loss = 0;
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+            const char *n = argv[++i];
+            int k, found = 0;
+            for (k = 0; k < (int)(sizeof configs / sizeof configs[0]); k++)
+                if (!strcmp(configs[k].name, n)) { cfg = configs[k]; found = 1; }
+            if (!found) { fprintf(stderr, "unknown config %s\n", n); return 2; }
+        } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%d,%d,%d,%d,%d,%d", &cfg.V, &cfg.L, &cfg.H, &cfg.C, &cfg.T, &cfg.B) != 6) {
+                fprintf(stderr, "--model wants V,L,H,C,T,B\n");
+                return 2;
+            }
+            cfg.name = "custom";
+        } else if (!strcmp(argv[i], "--peak")) {
+            do_peak = 1;
+        } else {
+            printf("usage: bench_train_step [--config char-small|gpt-mini|gpt2-124M | --model V,L,H,C,T,B]\n"
+                   "                        [--threads N] [--steps 10] [--warmup 2] [--peak]\n");
+            return !strcmp(argv[i], "--help") ? 0 : 2;
+        }
+    }
+    if (threads > 0) lt_set_threads(threads);
+    if (do_peak) return peak();
+
+    ctx = lt_ctx_create(1337);
+    memset(&gc, 0, sizeof gc);
+    gc.vocab = cfg.V; gc.layers = cfg.L; gc.heads = cfg.H; gc.channels = cfg.C; gc.ctx = cfg.T;
+    g = ctx ? lt_gpt_create(ctx, &gc) : NULL;
+    ac = lt_adamw_defaults();
+    ac.lr = 3e-4; ac.beta1 = 0.9; ac.beta2 = 0.95; ac.weight_decay = 0.1;
+    opt = g ? lt_adamw_create(ctx, lt_gpt_params(g), ac) : NULL;
+    ids = (int32_t *)malloc((size_t)cfg.B * (size_t)cfg.T * sizeof(int32_t));
+    tg = (int32_t *)malloc((size_t)cfg.B * (size_t)cfg.T * sizeof(int32_t));
+    ms = (double *)malloc((size_t)(steps > 0 ? steps : 1) * sizeof(double));
+    if (!opt || !ids || !tg || !ms) {
+        fprintf(stderr, "setup failed: %s\n", ctx ? lt_error(ctx) : "out of memory");
+        return 1;
+    }
+    {
+        lt_rng r;
+        lt_rng_seed(&r, 42);
+        for (i = 0; i < cfg.B * cfg.T; i++) { ids[i] = (int32_t)(lt_rng_u64(&r) % (uint64_t)cfg.V); }
+        for (i = 0; i < cfg.B * cfg.T; i++) tg[i] = (int32_t)(lt_rng_u64(&r) % (uint64_t)cfg.V);
+    }
+    for (s = -warmup; s < steps; s++) {
+        double t0 = now_ms();
+        lt_tensor *loss;
+        lt_zero_grad(ctx);
+        loss = lt_gpt_loss(g, ids, tg, cfg.B, cfg.T);
+        if (lt_backward(ctx, loss) != LT_OK || lt_optim_step(opt, -1.0) != LT_OK) {
+            fprintf(stderr, "step failed: %s\n", lt_error(ctx));
+            return 1;
+        }
+        last_loss = lt_item(loss);
+        if (s >= 0) ms[s] = now_ms() - t0;
+    }
+    printf("{\"impl\": \"ltrain\", \"config\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"params\": %lld, "
+           "\"loss\": %.4f, \"rss_mb\": %.1f, \"ms\": [",
+           cfg.name, lt_get_threads(), lt_kernel_name(), (long long)lt_gpt_num_params(g), last_loss,
+           (double)peak_rss_kb() / 1024.0);
+    for (s = 0; s < steps; s++) printf("%s%.3f", s ? ", " : "", ms[s]);
+    printf("]}\n");
+    lt_optim_destroy(opt);
+    lt_gpt_destroy(g);
+    lt_ctx_destroy(ctx);
+    free(ids); free(tg); free(ms);
+    return 0;
+}

@@ -1,0 +1,104 @@
+/* test_gemm.c - every sgemm kernel this CPU runs (portable, avx2, avx512), and lt_sgemm itself
+   (cblas_sgemm under LTRAIN_CBLAS), against a double-precision triple loop: odd shapes, all four
+   transpose combinations, alpha != 1, beta 0 / 1 / other, leading dimensions above the minimum,
+   shapes that cross the cache blocks (MC, KC, NC) and the thread split.
+   Tolerance per element: the classic bound for a K-term float dot product,
+       |got - ref| <= 2*K*eps32 * |alpha| * sum_k |a_ik||b_kj|  +  2*eps32 * |beta c_ij|  + 1e-30
+   (eps32 = 2^-23/2, the unit roundoff), which any correct summation order meets. */
+
+typedef struct { int64_t M, N, K; } tg_shape;
+
+/* A value in [-1, 1) with a few exact zeros and a wide-ish magnitude range. */
+static float tg_val(uint32_t *s) {
+    *s = *s * 1664525u + 1013904223u;
+    if ((*s >> 28) == 0) return 0.0f;
+    return ((float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f) * ((*s & 1) ? 1.0f : 0.125f);
+}
+
+/* One case: returns 1 when every kernel (and lt_sgemm) agrees with the double loop. */
+static int tg_case(const tg_shape *sh, int ta, int tb, float alpha, float beta, uint32_t seed) {
+    int64_t M = sh->M, N = sh->N, K = sh->K, i, j, k;
+    int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 7;
+    int64_t rows_a = ta ? K : M, rows_b = tb ? N : K;
+    size_t na = (size_t)(rows_a * lda), nb = (size_t)(rows_b * ldb), nc = (size_t)(M * ldc);
+    float *A = (float *)malloc(na * sizeof(float)), *B = (float *)malloc(nb * sizeof(float));
+    float *C0 = (float *)malloc(nc * sizeof(float)), *C = (float *)malloc(nc * sizeof(float));
+    double *ref = (double *)malloc((size_t)(M * N) * sizeof(double)), *tol = (double *)malloc((size_t)(M * N) * sizeof(double));
+    const double u = 0.5 * 1.1920929e-7;
+    int id, ok = 1;
+    char name[160];
+    for (i = 0; i < (int64_t)na; i++) A[i] = tg_val(&seed);
+    for (i = 0; i < (int64_t)nb; i++) B[i] = tg_val(&seed);
+    for (i = 0; i < (int64_t)nc; i++) C0[i] = tg_val(&seed);
+    /* beta == 0 must overwrite C without reading it (BLAS): plant NaNs */
+    if (beta == 0.0f) for (i = 0; i < M; i++) C0[i * ldc + (i % N)] = NAN;
+    for (i = 0; i < M; i++)
+        for (j = 0; j < N; j++) {
+            double s = 0, sa = 0;
+            for (k = 0; k < K; k++) {
+                double a = ta ? A[k * lda + i] : A[i * lda + k], b = tb ? B[j * ldb + k] : B[k * ldb + j];
+                s += a * b; sa += fabs(a * b);
+            }
+            ref[i * N + j] = (double)alpha * s + (beta == 0.0f ? 0.0 : (double)beta * C0[i * ldc + j]);
+            tol[i * N + j] = 2.0 * (double)K * u * fabs((double)alpha) * sa * 1.0001 +
+                             (beta == 0.0f ? 0.0 : 2.0 * u * fabs((double)beta * C0[i * ldc + j])) + 1e-30;
+        }
+    for (id = -1; id < LT__GEMM_NKERNELS; id++) {
+        double worst = 0;
+        int64_t wi = -1, wj = -1, pad_bad = 0;
+        if (id >= 0 && !lt__gemm_supported(id)) continue;
+        memcpy(C, C0, nc * sizeof(float));
+        if (id < 0) lt_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        else lt__sgemm_with(id, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        for (i = 0; i < M; i++) {
+            for (j = 0; j < N; j++) {
+                double e = fabs((double)C[i * ldc + j] - ref[i * N + j]) / tol[i * N + j];
+                if (!(e <= worst)) { worst = e; wi = i; wj = j; }
+            }
+            for (j = N; j < ldc; j++)   /* the padding between rows of C is never written */
+                if (memcmp(&C[i * ldc + j], &C0[i * ldc + j], sizeof(float)) != 0) pad_bad++;
+        }
+        snprintf(name, sizeof name, "gemm/%s %lldx%lldx%lld %s%s alpha=%g beta=%g",
+                 id < 0 ? "lt_sgemm" : lt__gemm_impl_of(id).name, (long long)M, (long long)N, (long long)K,
+                 ta ? "T" : "N", tb ? "T" : "N", alpha, beta);
+        if (!(worst <= 1.0) || pad_bad) {
+            ok = 0;
+            t_check(0, name, "at [%lld,%lld] got %.9g ref %.9g (err/tol %.3g), %lld padding values written",
+                    (long long)wi, (long long)wj, wi >= 0 ? C[wi * ldc + wj] : 0.0, wi >= 0 ? ref[wi * N + wj] : 0.0,
+                    worst, (long long)pad_bad);
+        }
+    }
+    free(A); free(B); free(C0); free(C); free(ref); free(tol);
+    return ok;
+}
+
+static void test_gemm_all(void) {
+    static const tg_shape shapes[] = {
+        {1, 1, 1}, {3, 17, 31}, {17, 31, 3}, {31, 65, 17}, {65, 129, 257}, {129, 257, 65}, {257, 3, 129},
+        {1, 257, 257}, {257, 1, 257}, {257, 257, 1}, {65, 65, 65}, {14, 32, 33}, {28, 64, 7}, {6, 16, 5},
+        {129, 31, 300},                /* K over one KC block: beta applies to the first block only */
+        {150, 530, 270},               /* M over MC, N over NC, K over KC */
+        {40, 1030, 20},                /* wide and short: the thread split cuts columns */
+    };
+    static const float betas[] = {0.0f, 1.0f, -0.5f};
+    int s, t, n = 0, bad = 0;
+    uint32_t seed = 12345;
+    char msg[96];
+    if (!t_want("gemm")) return;
+    for (s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
+        for (t = 0; t < 4; t++) {
+            float alpha = (t & 1) ? -1.25f : 0.75f, beta = betas[(s + t) % 3];
+            n++;
+            if (!tg_case(&shapes[s], t & 1, (t >> 1) & 1, alpha, beta, seed + (uint32_t)(97 * s + t))) bad++;
+        }
+    /* a few more: alpha == 1 with each beta on one blocked shape, and K == 0 (C = beta*C) */
+    for (t = 0; t < 3; t++, n++)
+        if (!tg_case(&shapes[4], t & 1, 0, 1.0f, betas[t], seed + 7u * (uint32_t)t)) bad++;
+    {
+        tg_shape k0 = {5, 7, 0};
+        for (t = 0; t < 3; t++, n++) if (!tg_case(&k0, 0, t & 1, 2.0f, betas[t], seed + (uint32_t)t)) bad++;
+    }
+    snprintf(msg, sizeof msg, "gemm/all kernels x %d cases (%s runs here)", n, lt_kernel_name());
+    t_check(bad == 0, msg, "%d of %d cases failed (see above)", bad, n);
+    t_check(lt_kernel_name() != NULL && lt_kernel_name()[0] != 0, "gemm/kernel name", "empty");
+}

@@ -4,6 +4,7 @@
 #   make test       the test suite (plain build, then the same suite under ASan+UBSan)
 #   make sanitize   only the sanitizer build of the suite
 #   make compile-matrix   the header under C99/C11/C++/LTRAIN_STATIC/two translation units, gcc and clang
+#   make mpi        data-parallel builds (mpicc -DLTRAIN_MPI): build/train_gpt_mpi, build/test_mpi
 CC      ?= cc
 CFLAGS  ?= -O2 -march=native -fopenmp
 WARN     = -std=c99 -Wall -Wextra -Wpedantic -Werror
@@ -16,6 +17,8 @@ DATA    ?= ltrain.h
 STEPS   ?= 500
 
 .PHONY: all test sanitize compile-matrix train clean
+.PHONY: mpi
+MPICC   ?= mpicc
 all: $(EXAMPLES) build/test_all
 
 build/%: examples/%.c ltrain.h | build
@@ -35,12 +38,22 @@ test: build/test_all build/test_san build/train_gpt
 	./build/test_all
 	$(MAKE) --no-print-directory compile-matrix
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/test_san
+	MAKE="$(MAKE)" sh tests/test_mpi.sh
 
 # The README's first command: a small GPT on the library's own source text (no download),
 # samples before and after, a checkpoint in build/model.safetensors.
 train: build/train_gpt
 	./build/train_gpt --data $(DATA) --steps $(STEPS) --sample 300 --temperature 0.8 \
 	    --save build/model.safetensors --log build/train.jsonl
+
+# Data parallel over MPI: run with mpirun -np N build/train_gpt_mpi ... (tests/test_mpi.sh runs the tests).
+mpi: build/train_gpt_mpi build/test_mpi
+
+build/train_gpt_mpi: examples/train_gpt.c ltrain.h | build
+	$(MPICC) $(WARN) $(CFLAGS) -DLTRAIN_MPI -I. $< -o $@ $(LDLIBS)
+
+build/test_mpi: tests/test_mpi.c ltrain.h | build
+	$(MPICC) $(WARN) $(CFLAGS) -DLTRAIN_MPI -I. -Itests $< -o $@ $(LDLIBS)
 
 sanitize: build/test_san
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_san
@@ -60,3 +73,26 @@ bench-seq: build/bench_seq
 
 build/bench_seq: bench/seq.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+
+# Optimizers (bench/optimizers.c): AdamW, Lion, AdEMAMix, Muon, SOAP on tinyshakespeare, a 3-value
+# lr grid each, the same token budget: validation loss, time per step, optimizer-state bytes.
+.PHONY: bench-optimizers
+bench-optimizers: build/bench_optimizers
+	./build/bench_optimizers --md build/optimizers.md
+
+build/bench_optimizers: bench/optimizers.c ltrain.h | build
+	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+
+# make bench: lt_sgemm against OpenBLAS (apt install libopenblas-dev; skipped columns without it),
+# then the GPT training step against PyTorch (apt install python3-torch), table in bench/results.md.
+# BENCH_QUICK=1 make bench: three GEMM shapes and char-small only, a minute or so.
+OPENBLAS_INC ?= /usr/include/x86_64-linux-gnu/openblas-pthread
+.PHONY: bench
+build/bench_gemm: bench/gemm.c ltrain.h | build
+	if [ -f $(OPENBLAS_INC)/cblas.h ]; then $(CC) $(WARN) $(CFLAGS) -I. -I$(OPENBLAS_INC) $< -o $@ -lopenblas $(LDLIBS); \
+	else $(CC) $(WARN) $(CFLAGS) -DNO_OPENBLAS -I. $< -o $@ $(LDLIBS); fi
+build/bench_train_step: bench/train_step.c ltrain.h | build
+	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+bench: build/bench_gemm build/bench_train_step
+	BENCH_QUICK=$(BENCH_QUICK) OPENBLAS_CORETYPE=SkylakeX ./build/bench_gemm --md build/bench_gemm.md
+	BENCH_QUICK=$(BENCH_QUICK) /usr/bin/python3 bench/train_step.py --gemm-md build/bench_gemm.md

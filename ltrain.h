@@ -166,6 +166,9 @@ LTRAIN_DEF void lt_set_threads(int n);                 /* OpenMP threads (global
 LTRAIN_DEF int lt_get_threads(void);
 LTRAIN_DEF void lt_set_training(lt_ctx *ctx, int on);  /* dropout on/off (default on) */
 LTRAIN_DEF void lt_set_grad_enabled(lt_ctx *ctx, int on); /* off: ops record nothing (inference) */
+/* Name the part of the model the next ops belong to (e.g. "h.3.mlp"); messages and compile
+   reports show it.  The string must outlive the ops; returns the previous scope. */
+LTRAIN_DEF const char *lt_scope(lt_ctx *ctx, const char *scope);
 LTRAIN_DEF void lt_reset(lt_ctx *ctx);                 /* drop the tape and every arena tensor */
 LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx);    /* bytes of activations in use */
 LTRAIN_DEF size_t lt_arena_peak(const lt_ctx *ctx);
@@ -250,6 +253,9 @@ LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n); /* non-i
 /* Backward from a scalar: d(loss)/d(loss) = 1, walk the tape in reverse, += into every grad.
    Returns the context's status. */
 LTRAIN_DEF lt_status lt_backward(lt_ctx *ctx, lt_tensor *loss);
+/* The gradients of seed·loss (1/K for K micro-batches, a loss scale for fp16), same as
+   lt_backward(ctx, lt_scale(ctx, loss, seed)) without the extra op. */
+LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed);
 LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx);            /* every parameter's gradient = 0 */
 LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx);
 
@@ -260,6 +266,33 @@ LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx);
 typedef lt_tensor *(*lt_gradcheck_fn)(lt_ctx *ctx, lt_tensor **inputs, void *user);
 LTRAIN_DEF double lt_gradcheck(lt_ctx *ctx, lt_gradcheck_fn fn, lt_tensor **inputs, int n_inputs,
                                void *user, double eps);
+
+/* ---- compile: capture a step once, replay it ------------------------------------------------ */
+/* The step function builds the loss from inputs it reads at fixed addresses (token ids and
+   targets passed to lt_embedding / lt_cross_entropy, data given to lt_tensor_from): a replay
+   reads them again from the same addresses, so refill those buffers between steps. */
+typedef struct lt_plan lt_plan;
+typedef lt_tensor *(*lt_step_fn)(lt_ctx *ctx, void *user);
+/* Runs fn once (validating shapes and finiteness: a problem is reported with the op, its shapes
+   and lt_scope's place), runs backward, and plans the step.  Parameter gradients are left as
+   they were.  What cannot be planned falls back to eager execution (lt_plan_is_eager, and
+   lt_plan_note says why); LTRAIN_COMPILE=0 in the environment forces that.  NULL on error. */
+LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user);
+/* Forward + backward of the captured step on the current inputs; gradients += as lt_backward. */
+LTRAIN_DEF lt_status lt_plan_run(lt_plan *p, float *loss);
+LTRAIN_DEF lt_status lt_plan_run_scaled(lt_plan *p, float seed, float *loss); /* as lt_backward_scaled */
+LTRAIN_DEF int lt_plan_is_eager(const lt_plan *p);
+LTRAIN_DEF const char *lt_plan_note(const lt_plan *p);
+LTRAIN_DEF size_t lt_plan_bytes(const lt_plan *p);        /* the planned block */
+LTRAIN_DEF size_t lt_plan_naive_bytes(const lt_plan *p);  /* all buffers, unshared */
+LTRAIN_DEF void lt_plan_destroy(lt_plan *p);
+/* A few plans keyed by shape (bucketed batches, length schedules): get compiles on a miss and
+   evicts the least recently used.  The cache owns its plans. */
+typedef struct lt_plan_cache lt_plan_cache;
+LTRAIN_DEF lt_plan_cache *lt_plan_cache_create(lt_ctx *ctx, int capacity);
+LTRAIN_DEF lt_plan *lt_plan_cache_get(lt_plan_cache *c, int64_t key, lt_step_fn fn, void *user);
+LTRAIN_DEF int lt_plan_cache_size(const lt_plan_cache *c);
+LTRAIN_DEF void lt_plan_cache_destroy(lt_plan_cache *c);
 
 /* Raw kernels, usable without the tape (C = alpha*op(A)*op(B) + beta*C, row-major). */
 LTRAIN_DEF void lt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
@@ -840,8 +873,9 @@ typedef struct {
     lt_reduce_mode mode;   /* default LT_REDUCE_F32 */
 } lt_dist_config;
 typedef struct {
-    double last_ms, total_ms;  /* all-reduce wall time: the last call, all calls (incl. waiting
-                                  for slower ranks) */
+    double last_ms, total_ms;  /* all-reduce wall time: the last call, all calls */
+    double wait_ms, total_wait_ms; /* before it: waiting for the slowest rank to finish backward
+                                  (a barrier; load imbalance, not communication) */
     int64_t calls;
     size_t floats;             /* gradient floats per call */
     int buckets;               /* messages per call */
@@ -980,6 +1014,8 @@ struct lt_ctx {
     int n_params, cap_params;
     float *param_block;          /* after lt_params_pack: data of all params, then grads */
     size_t param_floats;
+    const char *scope;           /* lt_scope: where in the model ops are being recorded */
+    struct lt__capture *cap;     /* non-NULL while lt_compile records a step */
 };
 
 #define LT__STATUS_TEXT(name, text) text,
@@ -1154,6 +1190,11 @@ LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx) {
 }
 
 LTRAIN_DEF void lt_set_training(lt_ctx *ctx, int on) { ctx->training = on != 0; }
+LTRAIN_DEF const char *lt_scope(lt_ctx *ctx, const char *scope) {
+    const char *old = ctx->scope;
+    ctx->scope = scope;
+    return old;
+}
 LTRAIN_DEF void lt_set_grad_enabled(lt_ctx *ctx, int on) { ctx->grad_enabled = on != 0; }
 
 /* Drop the tape and all arena memory; parameter gradients stay. */
@@ -1175,6 +1216,8 @@ LTRAIN_DEF const char *lt_shape_str(const lt_tensor *t, char *buf, size_t cap) {
     if (used < cap) snprintf(buf + used, cap - used, "]");
     return buf;
 }
+
+static void lt__capture_input(lt_ctx *ctx, lt_tensor *t, const float *src); /* @@COMPILE */
 
 /* The first allocation after lt_backward starts a new step: reset the arena lazily, so the
    loss and activations stay readable after backward until the next forward begins. */
@@ -1224,6 +1267,7 @@ LTRAIN_DEF lt_tensor *lt_tensor_new(lt_ctx *ctx, int ndim, const int64_t *shape)
     lt__begin(ctx);
     t = lt__arena_tensor(ctx, "lt_tensor_new", ndim, shape, 1);
     if (t) memset(t->data, 0, (size_t)t->n * sizeof(float));
+    if (t && ctx->cap) lt__capture_input(ctx, t, NULL);
     return t;
 }
 
@@ -1234,6 +1278,7 @@ LTRAIN_DEF lt_tensor *lt_tensor_from(lt_ctx *ctx, const float *data, int ndim, c
     lt__begin(ctx);
     t = lt__arena_tensor(ctx, "lt_tensor_from", ndim, shape, 1);
     if (t) memcpy(t->data, data, (size_t)t->n * sizeof(float));
+    if (t && ctx->cap) lt__capture_input(ctx, t, data);
     return t;
 }
 
@@ -1385,10 +1430,16 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
    (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device column
    (LT_CPU, later LT_CUDA) lets another backend add kernels without touching callers. */
 
-#define LT__OP_LIST(X)                                                                           \
-    X(reshape) X(add) X(sub) X(mul) X(scale) X(sum) X(mean) X(matmul) X(linear) X(conv1d)         \
-    X(gelu) X(gelu_erf) X(relu) X(tanh) X(sigmoid) X(softmax) X(log_softmax) X(layernorm)         \
-    X(embedding) X(dropout) X(transpose) X(attention) X(cross_entropy) X(mse)
+/* name, and what its backward reads besides gradients: the inputs' values (IN), its own
+   output's values (OUT).  The compile mode plans buffer lifetimes from these two flags. */
+#define LT__IN 1
+#define LT__OUT 2
+#define LT__OP_LIST(X)                                                                              \
+    X(reshape, 0) X(add, 0) X(sub, 0) X(mul, LT__IN) X(scale, 0) X(sum, 0) X(mean, 0)                \
+    X(matmul, LT__IN) X(linear, LT__IN) X(conv1d, LT__IN) X(gelu, LT__IN) X(gelu_erf, LT__IN)          \
+    X(relu, LT__IN) X(tanh, LT__OUT) X(sigmoid, LT__OUT) X(softmax, LT__OUT) X(log_softmax, LT__OUT)  \
+    X(layernorm, LT__IN) X(embedding, 0) X(dropout, 0) X(transpose, 0) X(attention, LT__IN)           \
+    X(cross_entropy, LT__IN) X(mse, LT__IN)
 
 struct lt__node {
     const struct lt__opdef *op;
@@ -1398,33 +1449,40 @@ struct lt__node {
     int64_t i[6];                /* integer arguments: sizes, flags */
     double f[2];                 /* scalar arguments: scale, eps, p, denominators */
     float *save[2];              /* values saved for backward (mean/rstd, masks, probabilities) */
+    int64_t n_save[2];           /* their lengths (floats) */
     int32_t *ids;                /* indices (embedding ids, targets, lengths), copied to the arena */
+    const int32_t *ids_src;      /* ... from here (a compiled plan copies them again each replay) */
+    int64_t n_ids;
+    const char *scope;           /* where in the model (lt_scope), for messages */
 };
 
 typedef void (*lt__kernel)(lt__node *nd);
 typedef struct lt__opdef {
     const char *name;
+    int reads;                   /* LT__IN | LT__OUT: what backward reads */
     lt__kernel fwd[LT_NDEVICES];
     lt__kernel bwd[LT_NDEVICES];
 } lt__opdef;
 
-#define LT__DECLARE_KERNELS(name) static void lt__##name##_fwd(lt__node *); static void lt__##name##_bwd(lt__node *);
+#define LT__DECLARE_KERNELS(name, reads) static void lt__##name##_fwd(lt__node *); static void lt__##name##_bwd(lt__node *);
 LT__OP_LIST(LT__DECLARE_KERNELS)
 #undef LT__DECLARE_KERNELS
 
 enum {
-#define LT__OP_INDEX(name) LT__OPI_##name,
+#define LT__OP_INDEX(name, reads) LT__OPI_##name,
     LT__OP_LIST(LT__OP_INDEX)
 #undef LT__OP_INDEX
     LT__OP_COUNT
 };
 /* indices only name rows of this table; records point at rows, never at numbers */
 static const lt__opdef lt__ops[LT__OP_COUNT] = {
-#define LT__OP_ROW(name) {#name, {lt__##name##_fwd, NULL}, {lt__##name##_bwd, NULL}},
+#define LT__OP_ROW(name, reads) {#name, reads, {lt__##name##_fwd, NULL}, {lt__##name##_bwd, NULL}},
     LT__OP_LIST(LT__OP_ROW)
 #undef LT__OP_ROW
 };
 #define LT__OP(name) (&lt__ops[LT__OPI_##name])
+
+static void lt__capture_node(lt_ctx *ctx, lt__node *nd); /* @@COMPILE */
 
 /* The gradient buffer of a tensor, made (zeroed) in the arena on first use. */
 static float *lt__grad(lt_tensor *t, lt_ctx *ctx) {
@@ -1454,6 +1512,7 @@ static lt__node *lt__node_new(lt_ctx *ctx, const lt__opdef *op, int ndim, const 
     memset(nd, 0, sizeof *nd);
     nd->op = op;
     nd->ctx = ctx;
+    nd->scope = ctx->scope;
     nd->in[0] = a; nd->in[1] = b; nd->in[2] = c;
     nd->out = lt__arena_tensor(ctx, op->name, ndim, shape, !no_data);
     if (!nd->out) return NULL;
@@ -1467,6 +1526,7 @@ static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
     if (!nd || lt_failed(ctx)) return NULL;
     nd->op->fwd[LT_CPU](nd);
     if (lt_failed(ctx)) return NULL;
+    if (ctx->cap) lt__capture_node(ctx, nd);
     if (nd->out->requires_grad) {
         if (ctx->tape_len == ctx->tape_cap) {
             int cap = ctx->tape_cap ? 2 * ctx->tape_cap : 256;
@@ -1481,13 +1541,22 @@ static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
     return nd->out;
 }
 
-static int32_t *lt__copy_ids(lt_ctx *ctx, const int32_t *ids, int64_t n) {
+/* Copy indices into the arena (the record keeps where they came from, for compiled replays). */
+static int32_t *lt__node_ids(lt_ctx *ctx, lt__node *nd, const int32_t *ids, int64_t n) {
     int32_t *p = (int32_t *)lt__arena_alloc(ctx, (size_t)n * sizeof(int32_t));
     if (p) memcpy(p, ids, (size_t)n * sizeof(int32_t));
+    nd->ids = p;
+    nd->ids_src = ids;
+    nd->n_ids = n;
     return p;
 }
 
-static float *lt__save(lt_ctx *ctx, int64_t n) { return (float *)lt__arena_alloc(ctx, (size_t)n * sizeof(float)); }
+/* A buffer saved for backward (slot 0 or 1 of the record). */
+static float *lt__save(lt_ctx *ctx, lt__node *nd, int slot, int64_t n) {
+    nd->save[slot] = (float *)lt__arena_alloc(ctx, (size_t)n * sizeof(float));
+    nd->n_save[slot] = n;
+    return nd->save[slot];
+}
 
 /* ---- reshape: a view ------------------------------------------------------------------------- */
 /* x (any) -> y (same n, new shape), sharing x's data; dx += dy */
@@ -2065,8 +2134,8 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
     if (!nd) return NULL;
     nd->i[0] = C;
     nd->f[0] = eps;
-    nd->save[0] = lt__save(ctx, R);
-    nd->save[1] = lt__save(ctx, R);
+    lt__save(ctx, nd, 0, R);
+    lt__save(ctx, nd, 1, R);
     if (!nd->save[0] || !nd->save[1]) return NULL;
     return lt__run(ctx, nd);
 }
@@ -2116,7 +2185,7 @@ LTRAIN_DEF lt_tensor *lt_embedding(lt_ctx *ctx, lt_tensor *w, const int32_t *ids
     shape[0] = n0; shape[1] = n1; shape[2] = w->shape[1];
     nd = n0 == 1 ? lt__node_new(ctx, LT__OP(embedding), 2, shape + 1, w, NULL, NULL, 0)
                  : lt__node_new(ctx, LT__OP(embedding), 3, shape, w, NULL, NULL, 0);
-    if (!nd || !(nd->ids = lt__copy_ids(ctx, ids, N))) return NULL;
+    if (!nd || !(lt__node_ids(ctx, nd, ids, N))) return NULL;
     return lt__run(ctx, nd);
 }
 
@@ -2124,10 +2193,14 @@ LTRAIN_DEF lt_tensor *lt_embedding(lt_ctx *ctx, lt_tensor *w, const int32_t *ids
 /* y = x·m/(1-p), m ~ Bernoulli(1-p) from the context's RNG; saves the scaled mask; dx += dy·mask.
    Not training, or p = 0: y is x itself (no record). */
 static void lt__dropout_fwd(lt__node *nd) {
-    const float *x = nd->in[0]->data, *m = nd->save[0];
-    float *y = nd->out->data;
+    const float *x = nd->in[0]->data;
+    float *y = nd->out->data, *m = nd->save[0], p = (float)nd->f[0], keep = 1.0f - p;
+    lt_rng *rng = &nd->ctx->rng;
     int64_t i, n = nd->out->n;
-    for (i = 0; i < n; i++) y[i] = x[i] * m[i];
+    for (i = 0; i < n; i++) {
+        m[i] = (p < 1.0f && lt_rng_uniform(rng) < keep) ? 1.0f / keep : 0.0f;
+        y[i] = x[i] * m[i];
+    }
 }
 static void lt__dropout_bwd(lt__node *nd) {
     float *gx = lt__grad(nd->in[0], nd->ctx), *gy = nd->out->grad;
@@ -2137,8 +2210,6 @@ static void lt__dropout_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_dropout(lt_ctx *ctx, lt_tensor *a, float p) {
     lt__node *nd;
-    int64_t i;
-    float keep;
     if (!lt__live(ctx, "lt_dropout", a, a)) return NULL;
     if (!(p >= 0.0f && p <= 1.0f)) {
         lt_set_error(ctx, LT_ERR_ARG, "lt_dropout: p is %g: it must be in [0,1]", (double)p);
@@ -2146,10 +2217,8 @@ LTRAIN_DEF lt_tensor *lt_dropout(lt_ctx *ctx, lt_tensor *a, float p) {
     }
     if (!ctx->training || p == 0.0f) return a;
     nd = lt__node_new(ctx, LT__OP(dropout), a->ndim, a->shape, a, NULL, NULL, 0);
-    if (!nd || !(nd->save[0] = lt__save(ctx, a->n))) return NULL;
-    keep = 1.0f - p;
-    for (i = 0; i < a->n; i++)
-        nd->save[0][i] = (p < 1.0f && lt_rng_uniform(&ctx->rng) < keep) ? 1.0f / keep : 0.0f;
+    if (!nd || !lt__save(ctx, nd, 0, a->n)) return NULL;
+    nd->f[0] = p;
     return lt__run(ctx, nd);
 }
 
@@ -2306,8 +2375,8 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
         return NULL;
     }
     nd = lt__node_new(ctx, LT__OP(attention), 3, shape, qkv, NULL, NULL, 0);
-    if (!nd || !(nd->save[0] = lt__save(ctx, (int64_t)pn))) return NULL;
-    if (lengths && !(nd->ids = lt__copy_ids(ctx, lengths, B))) return NULL;
+    if (!nd || !lt__save(ctx, nd, 0, (int64_t)pn)) return NULL;
+    if (lengths && !(lt__node_ids(ctx, nd, lengths, B))) return NULL;
     nd->i[0] = B; nd->i[1] = T; nd->i[2] = C; nd->i[3] = n_head;
     return lt__run(ctx, nd);
 }
@@ -2705,7 +2774,7 @@ static void lt__sgemm_with(int id, int ta, int tb, int64_t M, int64_t N, int64_t
         return;
     }
 #ifdef _OPENMP
-    if (!omp_in_parallel() && (double)M * (double)N * (double)K >= 262144.0) {
+    if (!omp_in_parallel() && (double)M * (double)N * (double)K >= 2097152.0) {
         /* at least one register tile row of work per thread */
         int64_t units = (M + g.mr - 1) / g.mr > (N + g.nr - 1) / g.nr ? (M + g.mr - 1) / g.mr : (N + g.nr - 1) / g.nr;
         nt = omp_get_max_threads();
@@ -2741,6 +2810,7 @@ static void lt__sgemm_with(int id, int ta, int tb, int64_t M, int64_t N, int64_t
 LTRAIN_DEF const char *lt_kernel_name(void) {
 #ifdef LTRAIN_CBLAS
     (void)lt__sgemm_with; /* the built-in kernels stay compiled: the tests compare them with cblas */
+    (void)lt__gemm_pick;
     return "cblas_sgemm";
 #else
     return lt__gemm_impl_of(lt__gemm_pick()).name;
@@ -2760,11 +2830,14 @@ LTRAIN_DEF void lt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t
 
 /* ==== @@TAPE  autograd tape: backward, zero-grad, gradcheck ================================== */
 
-/* Reverse-mode differentiation: seed d(loss)/d(loss) = 1, then run the backward kernel of every
+/* Reverse-mode differentiation: seed d(loss)/d(loss) = 1 (or `seed`: the gradient of seed·loss,
+   e.g. 1/K for K accumulated micro-batches, or a loss scale), then run the backward kernel of every
    record from last to first.  A record whose output received no gradient is skipped.  Every
    backward kernel adds (+=) into its inputs' gradients, so parameters used twice (the tied
    GPT-2 head) and gradient accumulation over micro-batches just work. */
-LTRAIN_DEF lt_status lt_backward(lt_ctx *ctx, lt_tensor *loss) {
+LTRAIN_DEF lt_status lt_backward(lt_ctx *ctx, lt_tensor *loss) { return lt_backward_scaled(ctx, loss, 1.0f); }
+
+LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed) {
     int k;
     char b1[64];
     if (!ctx) return LT_ERR_ARG;
@@ -2777,7 +2850,7 @@ LTRAIN_DEF lt_status lt_backward(lt_ctx *ctx, lt_tensor *loss) {
         return lt_set_error(ctx, LT_ERR_STATE, "lt_backward: this tape was used by an earlier lt_backward; "
                             "run the forward pass again");
     if (loss->is_param) {   /* a parameter used as the loss: d(p)/d(p) = 1, nothing to walk */
-        loss->grad[0] += 1.0f;
+        loss->grad[0] += seed;
         ctx->tape_done = 1;
         return LT_OK;
     }
@@ -2785,7 +2858,7 @@ LTRAIN_DEF lt_status lt_backward(lt_ctx *ctx, lt_tensor *loss) {
         return lt_set_error(ctx, LT_ERR_ARG, "lt_backward: the loss does not depend on any parameter "
                             "(hint: was it computed with gradients disabled?)");
     if (!lt__grad(loss, ctx)) return ctx->status;
-    loss->grad[0] += 1.0f;
+    loss->grad[0] += seed;
     for (k = ctx->tape_len - 1; k >= 0 && !lt_failed(ctx); k--) {
         lt__node *nd = ctx->tape[k];
         if (nd->out->grad) nd->op->bwd[LT_CPU](nd);
@@ -2874,11 +2947,540 @@ done:
     return lt_failed(ctx) ? NAN : worst;
 }
 
-/* ==== @@COMPILE  capture, plan, replay (reserved) ============================================= */
-/* The tape above already holds everything a compiled step needs: each record names its kernels
-   (op table row), its buffers and its arguments, and every kernel reads only its record.  The
-   compile mode will record one step, plan buffer lifetimes into one arena and replay the
-   records' kernels in order. */
+
+/* ==== @@COMPILE  capture a step once, plan its memory, replay ================================== */
+/* torch.compile's idea in C.  lt_compile runs the user's step function once while recording
+   every op (not only those on the tape), checks the result, runs backward, and turns the
+   recording into a plan:
+     - a schedule: the forward kernels in order, then the backward kernels in reverse;
+     - a lifetime for every buffer (activation, saved value, activation gradient) on a timeline
+       0 = copy inputs in, k+1 = forward of op k, N+1 = seed d(loss) = 1, 2N+1-k = backward of op k;
+     - one block of memory in which buffers whose lifetimes do not overlap share bytes
+       (greedy placement, largest first, at the lowest offset free for the whole lifetime).
+   A replay copies the inputs in again (from the same addresses: ids, targets and lt_tensor_from
+   data are re-read), runs the kernels and zeroes each gradient buffer just before its first
+   write.  It allocates nothing, records nothing and dispatches straight from the plan.
+   The kernels are the eager ones in the same order, so a replay gives the eager step's numbers
+   to the bit.  lt_compile starts a new step (arena tensors made before it are gone) and leaves
+   the gradients and the RNG as they were.  LTRAIN_COMPILE=0 in the environment turns compiling off (plans run eagerly). */
+
+typedef struct { lt_tensor *t; const float *src; } lt__cap_in;
+struct lt__capture {
+    lt__node **nodes;            /* every op executed, in order */
+    int n, cap;
+    lt__cap_in *in;              /* tensors made by lt_tensor_new / lt_tensor_from */
+    int n_in, cap_in;
+};
+
+static void lt__capture_input(lt_ctx *ctx, lt_tensor *t, const float *src) {
+    struct lt__capture *c = ctx->cap;
+    if (c->n_in == c->cap_in) {
+        int cap = c->cap_in ? 2 * c->cap_in : 16;
+        lt__cap_in *p = (lt__cap_in *)LT__REALLOC(c->in, (size_t)cap * sizeof(lt__cap_in));
+        if (!p) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory recording inputs"); return; }
+        c->in = p;
+        c->cap_in = cap;
+    }
+    c->in[c->n_in].t = t;
+    c->in[c->n_in].src = src;
+    c->n_in++;
+}
+
+static void lt__capture_node(lt_ctx *ctx, lt__node *nd) {
+    struct lt__capture *c = ctx->cap;
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 256;
+        lt__node **p = (lt__node **)LT__REALLOC(c->nodes, (size_t)cap * sizeof(lt__node *));
+        if (!p) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory recording ops"); return; }
+        c->nodes = p;
+        c->cap = cap;
+    }
+    c->nodes[c->n++] = nd;
+}
+
+typedef struct {
+    size_t bytes, off;
+    int first, last;             /* lifetime on the plan's timeline, inclusive */
+} lt__pbuf;
+
+struct lt_plan {
+    lt_ctx *ctx;
+    lt_step_fn fn;
+    void *user;
+    int eager;                   /* fell back (or compiling is off): run fn + backward each time */
+    char note[256];
+    int n;                       /* ops */
+    lt__node *nodes;             /* plan-owned copies of the records */
+    lt_tensor *outs;             /* their outputs */
+    int n_in;
+    lt_tensor *ins;              /* inputs (copies) */
+    const float **in_src;        /* where each input's values come from (NULL: zeros) */
+    int loss;                    /* which op's output is the loss */
+    int *runs_bwd;               /* op k runs its backward kernel */
+    int **zero_at;               /* zero_at[k]: grad buffers (indices into outs) born at op k's backward */
+    int *n_zero_at;
+    int32_t *ids;                /* every op's indices, one block */
+    unsigned char *mem;          /* the planned block */
+    size_t mem_bytes, naive_bytes;
+};
+
+/* index of t among the recorded outputs (-1: not one) */
+static int lt__find_out(struct lt__capture *c, const lt_tensor *t) {
+    int k;
+    for (k = c->n - 1; k >= 0; k--) if (c->nodes[k]->out == t) return k;
+    return -1;
+}
+static int lt__find_in(struct lt__capture *c, const lt_tensor *t) {
+    int k;
+    for (k = 0; k < c->n_in; k++) if (c->in[k].t == t) return k;
+    return -1;
+}
+
+/* Place buffers: largest first, each at the lowest 64-byte-aligned offset that does not overlap a
+   placed buffer alive at the same time.  Returns the block size. */
+static size_t lt__place(lt__pbuf *b, int nb, int *order, size_t *scratch_off, size_t *scratch_end) {
+    size_t total = 0;
+    int i, j, k;
+    for (i = 0; i < nb; i++) order[i] = i;
+    for (i = 1; i < nb; i++) {   /* insertion sort by size, descending (stable) */
+        int t = order[i];
+        for (j = i; j > 0 && b[order[j - 1]].bytes < b[t].bytes; j--) order[j] = order[j - 1];
+        order[j] = t;
+    }
+    for (i = 0; i < nb; i++) {
+        lt__pbuf *x = &b[order[i]];
+        int m = 0;
+        size_t off = 0;
+        for (j = 0; j < i; j++) {   /* placed buffers alive together with x, sorted by offset */
+            lt__pbuf *y = &b[order[j]];
+            if (y->first <= x->last && x->first <= y->last) {
+                for (k = m; k > 0 && scratch_off[k - 1] > y->off; k--) {
+                    scratch_off[k] = scratch_off[k - 1];
+                    scratch_end[k] = scratch_end[k - 1];
+                }
+                scratch_off[k] = y->off;
+                scratch_end[k] = y->off + y->bytes;
+                m++;
+            }
+        }
+        for (k = 0; k < m; k++) {
+            if (scratch_off[k] >= off + x->bytes) break;   /* fits in the gap before it */
+            if (scratch_end[k] > off) off = (scratch_end[k] + LT__ALIGN - 1) & ~(size_t)(LT__ALIGN - 1);
+        }
+        x->off = off;
+        if (off + x->bytes > total) total = off + x->bytes;
+    }
+    return total;
+}
+
+static lt_plan *lt__plan_alloc(lt_ctx *ctx, lt_step_fn fn, void *user) {
+    lt_plan *p = (lt_plan *)LT__MALLOC(sizeof(lt_plan));
+    if (!p) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); return NULL; }
+    memset(p, 0, sizeof *p);
+    p->ctx = ctx;
+    p->fn = fn;
+    p->user = user;
+    return p;
+}
+
+LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
+    int k;
+    if (!p) return;
+    if (p->zero_at) for (k = 0; k < p->n; k++) LT__FREE(p->zero_at[k]);
+    LT__FREE(p->zero_at);
+    LT__FREE(p->n_zero_at);
+    LT__FREE(p->runs_bwd);
+    LT__FREE(p->nodes);
+    LT__FREE(p->outs);
+    LT__FREE(p->ins);
+    LT__FREE((void *)p->in_src);
+    LT__FREE(p->ids);
+    LT__FREE(p->mem);
+    LT__FREE(p);
+}
+
+/* Build the plan from a recording whose backward has run (so every output that received a
+   gradient has one).  Returns 0 with p->note set when the recording cannot be planned. */
+static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
+    lt_ctx *ctx = p->ctx;
+    int N = c->n, k, j, nb = 0, *dbuf = NULL, *gbuf = NULL, *ibuf = NULL, *order = NULL, ok = 0;
+    int64_t n_ids = 0;
+    lt__pbuf *b = NULL;
+    size_t *s1 = NULL, *s2 = NULL;
+    int (*sbuf)[2] = NULL;
+#define LT__TF(k) ((k) + 1)
+#define LT__TB(k) (2 * N + 1 - (k))
+    p->n = N;
+    p->n_in = c->n_in;
+    p->loss = lt__find_out(c, loss);
+    if (p->loss < 0) { snprintf(p->note, sizeof p->note, "the loss is not the output of a recorded op"); return 0; }
+    /* a replay re-reads inputs from where lt_tensor_from copied them; values written into an
+       input after it was made (t->data[i] = ...) would not be replayed */
+    for (k = 0; k < c->n_in; k++) {
+        lt_tensor *t = c->in[k].t;
+        int64_t i;
+        int same = 1;
+        if (c->in[k].src) same = memcmp(t->data, c->in[k].src, (size_t)t->n * sizeof(float)) == 0;
+        else for (i = 0; i < t->n && same; i++) same = t->data[i] == 0.0f;
+        if (!same) {
+            snprintf(p->note, sizeof p->note, "input %d was changed after it was made (hint: give its values to "
+                     "lt_tensor_from, which a replay reads again)", k);
+            return 0;
+        }
+    }
+    /* every input of every op must be a parameter, a recorded output or a recorded input */
+    for (k = 0; k < N; k++)
+        for (j = 0; j < 3; j++) {
+            lt_tensor *t = c->nodes[k]->in[j];
+            if (t && !t->is_param && lt__find_out(c, t) < 0 && lt__find_in(c, t) < 0) {
+                snprintf(p->note, sizeof p->note, "input %d of op %d (%s%s%s) was made before lt_compile "
+                         "(hint: make inputs inside the step function)", j, k, c->nodes[k]->op->name,
+                         c->nodes[k]->scope ? " in " : "", c->nodes[k]->scope ? c->nodes[k]->scope : "");
+                return 0;
+            }
+        }
+    p->nodes = (lt__node *)LT__MALLOC((size_t)N * sizeof(lt__node));
+    p->outs = (lt_tensor *)LT__MALLOC((size_t)N * sizeof(lt_tensor));
+    p->ins = (lt_tensor *)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(lt_tensor));
+    p->in_src = (const float **)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(float *));
+    p->runs_bwd = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    p->zero_at = (int **)LT__MALLOC((size_t)N * sizeof(int *));
+    p->n_zero_at = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    /* buffers: per op data (or -1 for a view / param alias), grad, two saves; per input data */
+    b = (lt__pbuf *)LT__MALLOC((size_t)(4 * N + c->n_in + 1) * sizeof(lt__pbuf));
+    dbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    gbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    ibuf = (int *)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(int));
+    sbuf = (int(*)[2])LT__MALLOC((size_t)N * sizeof(int[2]));
+    if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->zero_at || !p->n_zero_at || !b ||
+        !dbuf || !gbuf || !ibuf || !sbuf) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
+        goto done;
+    }
+    for (k = 0; k < N; k++) { p->zero_at[k] = NULL; p->n_zero_at[k] = 0; }
+    /* copies of records and tensors, inputs remapped to the copies */
+    for (k = 0; k < c->n_in; k++) {
+        p->ins[k] = *c->in[k].t;
+        p->in_src[k] = c->in[k].src;
+        b[nb].bytes = (size_t)p->ins[k].n * sizeof(float);
+        b[nb].first = 0;
+        b[nb].last = 0;
+        ibuf[k] = nb++;
+    }
+    for (k = 0; k < N; k++) {
+        lt__node *src = c->nodes[k], *nd = &p->nodes[k];
+        *nd = *src;
+        p->outs[k] = *src->out;
+        p->outs[k].node = nd;
+        p->outs[k].grad = NULL;
+        nd->out = &p->outs[k];
+        p->runs_bwd[k] = src->out->requires_grad && src->out->grad != NULL;
+        n_ids += src->ids ? src->n_ids : 0;
+        for (j = 0; j < 3; j++) {
+            lt_tensor *t = src->in[j];
+            int o, q;
+            if (!t || t->is_param) continue;
+            o = lt__find_out(c, t);
+            if (o >= 0) nd->in[j] = &p->outs[o];
+            else { q = lt__find_in(c, t); nd->in[j] = &p->ins[q]; }
+        }
+        /* data: a view (reshape) shares its input's buffer; a param's view has none */
+        dbuf[k] = -1;
+        if (src->op == LT__OP(reshape)) {
+            lt_tensor *t = src->in[0];
+            int o = lt__find_out(c, t), q = o < 0 ? lt__find_in(c, t) : -1;
+            dbuf[k] = o >= 0 ? dbuf[o] : q >= 0 ? ibuf[q] : -1;
+            if (dbuf[k] >= 0) { if (LT__TF(k) > b[dbuf[k]].last) b[dbuf[k]].last = LT__TF(k); }
+        } else {
+            b[nb].bytes = (size_t)p->outs[k].n * sizeof(float);
+            b[nb].first = b[nb].last = LT__TF(k);
+            dbuf[k] = nb++;
+        }
+        gbuf[k] = -1;
+        if (p->runs_bwd[k] || src->out->grad) {
+            b[nb].bytes = (size_t)p->outs[k].n * sizeof(float);
+            b[nb].first = INT_MAX;
+            b[nb].last = LT__TB(k);
+            gbuf[k] = nb++;
+        }
+        for (j = 0; j < 2; j++) {
+            sbuf[k][j] = -1;
+            if (!src->save[j]) continue;
+            b[nb].bytes = (size_t)src->n_save[j] * sizeof(float);
+            b[nb].first = LT__TF(k);
+            b[nb].last = p->runs_bwd[k] ? LT__TB(k) : LT__TF(k);
+            sbuf[k][j] = nb++;
+        }
+    }
+    /* lifetimes from the uses */
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        if ((nd->op->reads & LT__OUT) && p->runs_bwd[k] && dbuf[k] >= 0 && LT__TB(k) > b[dbuf[k]].last)
+            b[dbuf[k]].last = LT__TB(k);
+        for (j = 0; j < 3; j++) {
+            lt_tensor *t = nd->in[j];
+            int src_op, db;
+            if (!t || t->is_param) continue;
+            src_op = t->node ? (int)(t->node - p->nodes) : -1;
+            db = src_op >= 0 ? dbuf[src_op] : ibuf[t - p->ins];
+            if (db >= 0) {
+                int last = (p->runs_bwd[k] && (nd->op->reads & LT__IN)) ? LT__TB(k) : LT__TF(k);
+                if (last > b[db].last) b[db].last = last;
+            }
+            /* the input's gradient is first written by the last consumer's backward (it runs first) */
+            if (src_op >= 0 && gbuf[src_op] >= 0 && p->runs_bwd[k] && t->requires_grad &&
+                LT__TB(k) < b[gbuf[src_op]].first)
+                b[gbuf[src_op]].first = LT__TB(k);
+        }
+    }
+    if (gbuf[p->loss] >= 0) b[gbuf[p->loss]].first = N + 1;   /* the seed */
+    if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = 2 * N + 2; /* read after the replay */
+    for (k = 0; k < N; k++)
+        if (gbuf[k] >= 0 && b[gbuf[k]].first == INT_MAX) b[gbuf[k]].first = b[gbuf[k]].last; /* never written */
+    /* zero each gradient buffer just before its first write */
+    for (k = 0; k < N; k++) {
+        int at;
+        if (gbuf[k] < 0 || k == p->loss) continue;
+        at = 2 * N + 1 - b[gbuf[k]].first;    /* the op whose backward writes it first */
+        if (at < 0 || at >= N) continue;
+        {
+            int *z = (int *)LT__REALLOC(p->zero_at[at], (size_t)(p->n_zero_at[at] + 1) * sizeof(int));
+            if (!z) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
+            z[p->n_zero_at[at]++] = k;
+            p->zero_at[at] = z;
+        }
+    }
+    /* place, then point every tensor, saved buffer and index array at its home */
+    order = (int *)LT__MALLOC((size_t)nb * sizeof(int));
+    s1 = (size_t *)LT__MALLOC((size_t)(nb + 1) * sizeof(size_t));
+    s2 = (size_t *)LT__MALLOC((size_t)(nb + 1) * sizeof(size_t));
+    p->ids = (int32_t *)LT__MALLOC((size_t)(n_ids + 1) * sizeof(int32_t));
+    if (!order || !s1 || !s2 || !p->ids) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
+    for (k = 0; k < nb; k++) p->naive_bytes += b[k].bytes;
+    p->mem_bytes = lt__place(b, nb, order, s1, s2);
+    p->mem = (unsigned char *)LT__MALLOC(p->mem_bytes + LT__ALIGN);
+    if (!p->mem) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory for the planned %zu bytes", p->mem_bytes);
+        goto done;
+    }
+    {
+        unsigned char *base = p->mem + (LT__ALIGN - ((uintptr_t)p->mem % LT__ALIGN)) % LT__ALIGN;
+        int32_t *ids = p->ids;
+        for (k = 0; k < c->n_in; k++) p->ins[k].data = (float *)(base + b[ibuf[k]].off);
+        for (k = 0; k < N; k++) {
+            lt__node *nd = &p->nodes[k];
+            if (dbuf[k] >= 0) p->outs[k].data = (float *)(base + b[dbuf[k]].off);
+            else p->outs[k].data = nd->in[0]->data;   /* a view of a parameter */
+            if (gbuf[k] >= 0) p->outs[k].grad = (float *)(base + b[gbuf[k]].off);
+            for (j = 0; j < 2; j++)
+                if (sbuf[k][j] >= 0) nd->save[j] = (float *)(base + b[sbuf[k][j]].off);
+            if (nd->ids) {
+                memcpy(ids, nd->ids, (size_t)nd->n_ids * sizeof(int32_t));
+                nd->ids = ids;
+                ids += nd->n_ids;
+            }
+        }
+    }
+    ok = 1;
+done:
+    LT__FREE(b); LT__FREE(dbuf); LT__FREE(gbuf); LT__FREE(ibuf); LT__FREE(sbuf);
+    LT__FREE(order); LT__FREE(s1); LT__FREE(s2);
+#undef LT__TF
+#undef LT__TB
+    return ok;
+}
+
+/* Is every value of t finite?  (validation before compiling) */
+static int lt__all_finite(const float *x, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n; i++) if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
+    struct lt__capture cap;
+    lt_plan *p;
+    lt_tensor *loss;
+    float *saved = NULL;
+    lt_rng rng;
+    size_t np = 0, off = 0;
+    int k;
+    const char *env = getenv("LTRAIN_COMPILE");
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!fn) { lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the step function is NULL"); return NULL; }
+    p = lt__plan_alloc(ctx, fn, user);
+    if (!p) return NULL;
+    if (env && strcmp(env, "0") == 0) {
+        p->eager = 1;
+        snprintf(p->note, sizeof p->note, "eager: compiling is off (LTRAIN_COMPILE=0)");
+        return p;
+    }
+    /* the validation step must not change the gradients the caller has accumulated */
+    np = lt_params_count(ctx);
+    saved = (float *)LT__MALLOC((np + 1) * sizeof(float));
+    if (!saved) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); LT__FREE(p); return NULL; }
+    for (k = 0; k < ctx->n_params; k++) {
+        memcpy(saved + off, ctx->params[k]->grad, (size_t)ctx->params[k]->n * sizeof(float));
+        off += (size_t)ctx->params[k]->n;
+    }
+    memset(&cap, 0, sizeof cap);
+    rng = ctx->rng;              /* the validation step draws nothing that counts (dropout masks) */
+    lt_reset(ctx);
+    ctx->cap = &cap;
+    loss = fn(ctx, user);
+    ctx->cap = NULL;
+    if (!lt_failed(ctx) && !loss) lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the step function returned NULL");
+    /* validation: every op's output finite; report the op, its shapes and its place */
+    for (k = 0; k < cap.n && !lt_failed(ctx); k++) {
+        lt__node *nd = cap.nodes[k];
+        if (!lt__all_finite(nd->out->data, nd->out->n)) {
+            char b1[64], b2[64];
+            lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: op %d (%s%s%s, input %s -> output %s) produced a "
+                         "non-finite value: fix the model (or the data) before compiling", k, nd->op->name,
+                         nd->scope ? " in " : "", nd->scope ? nd->scope : "", lt_shape_str(nd->in[0], b1, sizeof b1),
+                         lt_shape_str(nd->out, b2, sizeof b2));
+        }
+    }
+    if (!lt_failed(ctx)) lt_backward(ctx, loss);
+    for (k = 0; k < ctx->n_params && !lt_failed(ctx); k++)
+        if (!lt__all_finite(ctx->params[k]->grad, ctx->params[k]->n))
+            lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: the gradient of \"%s\" is not finite after the "
+                         "validation step", ctx->params[k]->name);
+    if (!lt_failed(ctx) && !lt__plan_build(p, &cap, loss) && !lt_failed(ctx)) {
+        /* what the plan cannot handle runs eagerly: slower, never wrong */
+        char why[200];
+        snprintf(why, sizeof why, "%.199s", p->note);
+        lt_plan_destroy(p);
+        p = lt__plan_alloc(ctx, fn, user);
+        if (p) {
+            p->eager = 1;
+            snprintf(p->note, sizeof p->note, "eager fallback: %.199s", why);
+        }
+    } else if (!lt_failed(ctx)) {
+        snprintf(p->note, sizeof p->note, "compiled: %d ops, %d inputs, planned %.1f MB (all buffers %.1f MB)", p->n,
+                 p->n_in, (double)p->mem_bytes / 1048576.0, (double)p->naive_bytes / 1048576.0);
+    }
+    off = 0;
+    for (k = 0; k < ctx->n_params; k++) {
+        memcpy(ctx->params[k]->grad, saved + off, (size_t)ctx->params[k]->n * sizeof(float));
+        off += (size_t)ctx->params[k]->n;
+    }
+    ctx->rng = rng;
+    LT__FREE(saved);
+    LT__FREE(cap.nodes);
+    LT__FREE(cap.in);
+    lt_reset(ctx);
+    if (lt_failed(ctx)) { lt_plan_destroy(p); return NULL; }
+    return p;
+}
+
+LTRAIN_DEF lt_status lt_plan_run(lt_plan *p, float *loss_out) { return lt_plan_run_scaled(p, 1.0f, loss_out); }
+
+LTRAIN_DEF lt_status lt_plan_run_scaled(lt_plan *p, float seed, float *loss_out) {
+    lt_ctx *ctx;
+    int k, j, N;
+    if (!p) return LT_ERR_ARG;
+    ctx = p->ctx;
+    if (lt_failed(ctx)) return ctx->status;
+    if (p->eager) {
+        lt_tensor *loss;
+        lt_reset(ctx);
+        loss = p->fn(ctx, p->user);
+        if (loss_out) *loss_out = lt_item(loss);
+        return lt_backward_scaled(ctx, loss, seed);
+    }
+    N = p->n;
+    for (k = 0; k < p->n_in; k++) {
+        lt_tensor *t = &p->ins[k];
+        if (p->in_src[k]) memcpy(t->data, p->in_src[k], (size_t)t->n * sizeof(float));
+        else memset(t->data, 0, (size_t)t->n * sizeof(float));
+    }
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        if (nd->ids && nd->ids_src) memcpy(nd->ids, nd->ids_src, (size_t)nd->n_ids * sizeof(int32_t));
+        nd->op->fwd[LT_CPU](nd);
+    }
+    if (loss_out) *loss_out = p->outs[p->loss].data[0];
+    if (p->outs[p->loss].grad) p->outs[p->loss].grad[0] = seed;
+    for (k = N - 1; k >= 0; k--) {
+        lt__node *nd = &p->nodes[k];
+        if (!p->runs_bwd[k]) continue;
+        for (j = 0; j < p->n_zero_at[k]; j++) {
+            lt_tensor *t = &p->outs[p->zero_at[k][j]];
+            memset(t->grad, 0, (size_t)t->n * sizeof(float));
+        }
+        nd->op->bwd[LT_CPU](nd);
+    }
+    return ctx->status;
+}
+
+LTRAIN_DEF int lt_plan_is_eager(const lt_plan *p) { return p ? p->eager : 1; }
+LTRAIN_DEF const char *lt_plan_note(const lt_plan *p) { return p ? p->note : ""; }
+LTRAIN_DEF size_t lt_plan_bytes(const lt_plan *p) { return p ? p->mem_bytes : 0; }
+LTRAIN_DEF size_t lt_plan_naive_bytes(const lt_plan *p) { return p ? p->naive_bytes : 0; }
+
+/* -- a small cache of plans keyed by the caller's shape key (e.g. B*65536 + T) -------------------- */
+struct lt_plan_cache {
+    lt_ctx *ctx;
+    int cap, n;
+    int64_t *keys;
+    lt_plan **plans;
+    uint64_t *used, clock;
+};
+
+LTRAIN_DEF lt_plan_cache *lt_plan_cache_create(lt_ctx *ctx, int capacity) {
+    lt_plan_cache *c;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (capacity < 1) capacity = 1;
+    c = (lt_plan_cache *)LT__MALLOC(sizeof(lt_plan_cache));
+    if (!c) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_plan_cache_create: out of memory"); return NULL; }
+    memset(c, 0, sizeof *c);
+    c->ctx = ctx;
+    c->cap = capacity;
+    c->keys = (int64_t *)LT__MALLOC((size_t)capacity * sizeof(int64_t));
+    c->plans = (lt_plan **)LT__MALLOC((size_t)capacity * sizeof(lt_plan *));
+    c->used = (uint64_t *)LT__MALLOC((size_t)capacity * sizeof(uint64_t));
+    if (!c->keys || !c->plans || !c->used) {
+        lt_plan_cache_destroy(c);
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_plan_cache_create: out of memory");
+        return NULL;
+    }
+    return c;
+}
+
+LTRAIN_DEF void lt_plan_cache_destroy(lt_plan_cache *c) {
+    int k;
+    if (!c) return;
+    for (k = 0; k < c->n; k++) lt_plan_destroy(c->plans[k]);
+    LT__FREE(c->keys);
+    LT__FREE(c->plans);
+    LT__FREE(c->used);
+    LT__FREE(c);
+}
+
+LTRAIN_DEF lt_plan *lt_plan_cache_get(lt_plan_cache *c, int64_t key, lt_step_fn fn, void *user) {
+    int k, victim = 0;
+    lt_plan *p;
+    if (!c || lt_failed(c->ctx)) return NULL;
+    for (k = 0; k < c->n; k++)
+        if (c->keys[k] == key && c->plans[k]->fn == fn && c->plans[k]->user == user) {
+            c->used[k] = ++c->clock;
+            return c->plans[k];
+        }
+    p = lt_compile(c->ctx, fn, user);
+    if (!p) return NULL;
+    if (c->n < c->cap) victim = c->n++;
+    else {   /* evict the least recently used */
+        for (k = 1; k < c->n; k++) if (c->used[k] < c->used[victim]) victim = k;
+        lt_plan_destroy(c->plans[victim]);
+    }
+    c->keys[victim] = key;
+    c->plans[victim] = p;
+    c->used[victim] = ++c->clock;
+    return p;
+}
+
+LTRAIN_DEF int lt_plan_cache_size(const lt_plan_cache *c) { return c ? c->n : 0; }
 
 /* ==== @@NN  nn blocks: GPT-2 ===================================================================== */
 /* One block, pre-LayerNorm (x is the residual stream [B,T,C]):
@@ -2899,6 +3501,7 @@ struct lt_gpt {
     lt_tensor **list;        /* every parameter, in Hugging Face order */
     int n_list;
     int32_t *pos;            /* 0, 1, ..., ctx-1: the position ids */
+    char (*scopes)[24];      /* "h.3.attn", "h.3.mlp", ...: where ops run (for messages) */
 };
 
 /* A parameter of the model, named as Hugging Face names it (prefix + suffix). */
@@ -2937,12 +3540,19 @@ LTRAIN_DEF lt_gpt *lt_gpt_create(lt_ctx *ctx, const lt_gpt_config *cfg) {
     g->blocks = (lt__gpt_block *)LT__MALLOC((size_t)L * sizeof(lt__gpt_block));
     g->list = (lt_tensor **)LT__MALLOC((size_t)(4 + 12 * L) * sizeof(lt_tensor *));
     g->pos = (int32_t *)LT__MALLOC((size_t)cfg->ctx * sizeof(int32_t));
-    if (!g->blocks || !g->list || !g->pos) {
+    g->scopes = (char(*)[24])LT__MALLOC((size_t)(2 * L + 2) * 24);
+    if (!g->blocks || !g->list || !g->pos || !g->scopes) {
         lt_set_error(ctx, LT_ERR_NOMEM, "lt_gpt_create: out of memory");
         lt_gpt_destroy(g);
         return NULL;
     }
     for (l = 0; l < cfg->ctx; l++) g->pos[l] = l;
+    snprintf(g->scopes[0], 24, "embeddings");
+    snprintf(g->scopes[1], 24, "ln_f+head");
+    for (l = 0; l < L; l++) {
+        snprintf(g->scopes[2 + 2 * l], 24, "h.%d.attn", l);
+        snprintf(g->scopes[3 + 2 * l], 24, "h.%d.mlp", l);
+    }
     g->wte = lt__gpt_param(g, "wte", ".weight", V, C);
     g->wpe = lt__gpt_param(g, "wpe", ".weight", cfg->ctx, C);
     for (l = 0; l < L; l++) {
@@ -2990,6 +3600,7 @@ LTRAIN_DEF void lt_gpt_destroy(lt_gpt *g) {
     LT__FREE(g->blocks);
     LT__FREE(g->list);
     LT__FREE(g->pos);
+    LT__FREE(g->scopes);
     LT__FREE(g);
 }
 
@@ -3024,6 +3635,7 @@ LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *g, const int32_t *ids, int B, int T
         return NULL;
     }
     /* x = wte[ids] + wpe[0..T-1]   (B,T,C) */
+    lt_scope(ctx, g->scopes[0]);
     x = lt_add(ctx, lt_embedding(ctx, g->wte, ids, B, T), lt_embedding(ctx, g->wpe, g->pos, 1, T));
     if (B == 1) {   /* the embedding of one row is [T,C]: make it [1,T,C] */
         int64_t shape[3];
@@ -3033,18 +3645,23 @@ LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *g, const int32_t *ids, int B, int T
     x = lt_dropout(ctx, x, p);
     for (l = 0; l < c->layers; l++) {
         const lt__gpt_block *b = &g->blocks[l];
+        lt_scope(ctx, g->scopes[2 + 2 * l]);
         h = lt_layernorm(ctx, x, b->ln1_w, b->ln1_b, eps);
         h = lt_conv1d(ctx, h, b->attn_w, b->attn_b);                 /* (B,T,3C) = q | k | v */
         h = lt_attention(ctx, h, c->heads, lengths);                 /* (B,T,C) */
         h = lt_conv1d(ctx, h, b->attnproj_w, b->attnproj_b);
         x = lt_add(ctx, x, lt_dropout(ctx, h, p));
+        lt_scope(ctx, g->scopes[3 + 2 * l]);
         h = lt_layernorm(ctx, x, b->ln2_w, b->ln2_b, eps);
         h = lt_gelu(ctx, lt_conv1d(ctx, h, b->fc_w, b->fc_b));       /* (B,T,4C) */
         h = lt_conv1d(ctx, h, b->fcproj_w, b->fcproj_b);
         x = lt_add(ctx, x, lt_dropout(ctx, h, p));
     }
+    lt_scope(ctx, g->scopes[1]);
     x = lt_layernorm(ctx, x, g->lnf_w, g->lnf_b, eps);
-    return lt_linear(ctx, x, g->wte, NULL);                          /* (B,T,V) = x·wteᵀ */
+    x = lt_linear(ctx, x, g->wte, NULL);                             /* (B,T,V) = x·wteᵀ */
+    lt_scope(ctx, NULL);
+    return x;
 }
 
 LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T) {
@@ -3194,7 +3811,7 @@ static lt_tensor *lt__ce(lt_ctx *ctx, const char *who, lt_tensor *logits, const 
         return NULL;
     }
     nd = lt__node_new(ctx, LT__OP(cross_entropy), 1, &one, logits, NULL, NULL, 0);
-    if (!nd || !(nd->ids = lt__copy_ids(ctx, targets, R)) || !(nd->save[0] = lt__save(ctx, R))) return NULL;
+    if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, R)) return NULL;
     nd->i[0] = V;
     nd->f[0] = use_count ? (double)lt_count_targets(targets, R) : denom;
     return lt__run(ctx, nd);
@@ -4165,10 +4782,16 @@ static void lt__muon_ns(float *X, int64_t r, int64_t c, int steps, float *w) {
     }
 }
 
+/* torch.lerp(a, b, w) on CPU: |w| < 0.5 ? a + w·(b − a) : b − (b − a)·(1 − w), each formula one
+   fused multiply-add in torch's build (measured: the unfused forms differ in the last bit). */
+static float lt__lerpf(float a, float b, float w) {
+    return w < 0.5f && w > -0.5f ? fmaf(w, b - a, a) : fmaf(-(b - a), 1.0f - w, b);
+}
+
 /* One Muon update of parameter t (m: its momentum buffer), as muon_update + Muon.step:
      m.lerp_(g, 1−β);  u = nesterov ? g.lerp(m, β) : m;  X = NS5(u/(‖u‖+eps));  X *= sqrt(max(1, rows/cols))
      θ.mul_(1 − lr·λ);  θ.add_(X, alpha=−lr)
-   torch.lerp(a, b, w) is a + w·(b − a) for |w| < 0.5, else b − (b − a)·(1 − w). */
+   (the lerps as torch's, lt__lerpf). */
 static void lt__muon_update(lt_tensor *t, float *m, int64_t rows, int64_t cols, const lt_muon_config *c, double lr,
                             float *work) {
     int64_t n = t->n, i, j, r = rows <= cols ? rows : cols, cc = rows <= cols ? cols : rows;
@@ -4177,10 +4800,9 @@ static void lt__muon_update(lt_tensor *t, float *m, int64_t rows, int64_t cols, 
     double ss = 0;
     const float *g = t->grad;
     for (i = 0; i < n; i++) {
-        float mi = w < 0.5f ? m[i] + w * (g[i] - m[i]) : g[i] - (g[i] - m[i]) * (1.0f - w);
+        float mi = lt__lerpf(m[i], g[i], w);
         m[i] = mi;
-        if (c->nesterov) u[i] = beta < 0.5f ? g[i] + beta * (mi - g[i]) : mi - (mi - g[i]) * (1.0f - beta);
-        else u[i] = mi;
+        u[i] = c->nesterov ? lt__lerpf(g[i], mi, beta) : mi;
     }
     /* X = u, or uᵀ when rows > cols, so that X is r×cc with r <= cc */
     if (rows <= cols) memcpy(X, u, (size_t)n * sizeof(float));
@@ -4396,8 +5018,7 @@ static void lt__soap_gg(float *gg, const float *x, int64_t rows, int64_t cols, i
     int64_t d = side == 0 ? rows : cols, i;
     if (side == 0) lt_sgemm(0, 1, rows, rows, cols, 1.0f, x, cols, x, cols, 0.0f, tmp, rows);
     else lt_sgemm(1, 0, cols, cols, rows, 1.0f, x, cols, x, cols, 0.0f, tmp, cols);
-    for (i = 0; i < d * d; i++)
-        gg[i] = w < 0.5f ? gg[i] + w * (tmp[i] - gg[i]) : tmp[i] - (tmp[i] - gg[i]) * (1.0f - w);
+    for (i = 0; i < d * d; i++) gg[i] = lt__lerpf(gg[i], tmp[i], w);
 }
 
 LTRAIN_DEF lt_soap_config lt_soap_defaults(void) {
@@ -4805,22 +5426,31 @@ static LT__TARGET("avx512f,avx512bf16") void lt__to_bf16_avx512bf16(const float 
 #undef LT__AMP_POP_DIAGNOSTIC
 #endif
 
-/* Does this CPU (and OS) run kernel k?  __builtin_cpu_supports checks the OS saves the wider
-   registers; F16C and AVX512_BF16 are read from cpuid (older clangs lack the builtin names). */
-static int lt__k_available(int k) {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    switch (k) {
-    case LT__K_SCALAR: return 1;
-    case LT__K_AVX2:
-        if (!__builtin_cpu_supports("avx2") || !__get_cpuid(1, &a, &b, &c, &d)) return 0;
-        return (c >> 29) & 1u;                                   /* CPUID.1:ECX.F16C */
-    case LT__K_AVX512: return __builtin_cpu_supports("avx512f") != 0;
-    case LT__K_AVX512BF16:
-        if (!__builtin_cpu_supports("avx512f") || __get_cpuid_max(0, NULL) < 7) return 0;
-        __cpuid_count(7, 1, a, b, c, d);
-        return (a >> 5) & 1u;                                    /* CPUID.(7,1):EAX.AVX512_BF16 */
-    default: return 0;
+/* Which kernels this CPU (and OS) runs, as bit k for kernel k.  __builtin_cpu_supports checks
+   that the OS saves the wider registers; F16C and AVX512_BF16 are read with cpuid (older clangs
+   lack those builtin names).  cpuid can take microseconds (it traps in a virtual machine), so the
+   answer, a fact about the machine and the same for every caller, is kept after the first call. */
+static unsigned lt__k_probe(void) {
+    unsigned a = 0, b = 0, c = 0, d = 0, m = 1u << LT__K_SCALAR;
+    if (__builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1u)) /* F16C */
+        m |= 1u << LT__K_AVX2;
+    if (__builtin_cpu_supports("avx512f")) {
+        m |= 1u << LT__K_AVX512;
+        if (__get_cpuid_max(0, NULL) >= 7) {
+            __cpuid_count(7, 1, a, b, c, d);
+            if ((a >> 5) & 1u) m |= 1u << LT__K_AVX512BF16;           /* CPUID.(7,1):EAX bit 5 */
+        }
     }
+    return m;
+}
+static int lt__k_available(int k) {
+    static unsigned known; /* 0 until probed; written whole, atomically */
+    unsigned m = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (!m) {
+        m = lt__k_probe();
+        __atomic_store_n(&known, m, __ATOMIC_RELAXED);
+    }
+    return k >= 0 && k < LT__K_COUNT && ((m >> k) & 1u);
 }
 #else
 static int lt__k_available(int k) { return k == LT__K_SCALAR; }
@@ -4958,7 +5588,9 @@ LTRAIN_DEF lt_status lt_scaler_unscale(lt_ctx *ctx, lt_scaler *sc, lt_paramset p
         n = t->n;
         LT__OMP(parallel for reduction(| : bad) if (n >= LT__AMP_PAR_MIN))
         for (j = 0; j < n; j++) {
-            bad |= !(fabsf(g[j]) <= FLT_MAX);
+            uint32_t u;
+            memcpy(&u, &g[j], sizeof u);   /* on the bits: -ffast-math would drop an isfinite() */
+            bad |= (u & 0x7F800000u) == 0x7F800000u;
             g[j] *= inv;
         }
     }
@@ -4994,7 +5626,8 @@ LTRAIN_DEF lt_status lt_scaler_update(lt_scaler *sc) {
     if (sc->found_inf) {
         sc->scale = (float)((double)sc->scale * sc->backoff_factor);
         sc->growth_tracker = 0;
-    } else if (sc->growth_tracker + 1 >= sc->growth_interval) {
+    } else if (sc->growth_tracker + 1 >= sc->growth_interval) { /* torch: ==; >= also covers an
+                                                                    interval lowered mid-run */
         float grown = (float)((double)sc->scale * sc->growth_factor);
         if (grown <= FLT_MAX) sc->scale = grown;                /* never grow to inf */
         sc->growth_tracker = 0;
@@ -5625,6 +6258,7 @@ struct lt_st {
     const char **meta;         /* key, value pairs (in the pool) */
     int n_meta;
     char *pool;
+    char label[160];           /* the file's name, for error messages (cut if longer) */
 };
 
 LTRAIN_DEF void lt_st_close(lt_st *st) {
@@ -5860,6 +6494,7 @@ static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, c
         }
     }
     st->ctx = ctx;
+    snprintf(st->label, sizeof st->label, "%s", label);
     st->buf = buf;
     st->size = size;
     st->data = buf + 8 + hlen;
@@ -5974,8 +6609,8 @@ LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n) {
     if (n < 0 || (uint64_t)n != (uint64_t)numel) {
         char sh[96];
         lt__st_shape_str(sh, sizeof sh, e->shape, e->ndim);
-        return lt_set_error(st->ctx, LT_ERR_SHAPE, "lt_st_read_f32: tensor \"%.100s\" has shape %s (%zu values) but n is %lld",
-                            e->name, sh, numel, (long long)n);
+        return lt_set_error(st->ctx, LT_ERR_SHAPE, "lt_st_read_f32: %s: tensor \"%.100s\" has shape %s (%zu values) but n is %lld",
+                            st->label, e->name, sh, numel, (long long)n);
     }
     if (!out && numel) return lt_set_error(st->ctx, LT_ERR_ARG, "lt_st_read_f32: out is NULL");
     p = st->data + e->begin;
@@ -5985,8 +6620,8 @@ LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n) {
     case LT__ST_F16: for (k = 0; k < numel; k++) out[k] = lt__half_to_float(lt__rd16(p + 2 * k)); break;
     case LT__ST_BF16: for (k = 0; k < numel; k++) out[k] = lt__bf16_to_float(lt__rd16(p + 2 * k)); break;
     default:
-        return lt_set_error(st->ctx, LT_ERR_ARG, "lt_st_read_f32: tensor \"%.100s\" is %s; only F32, F16, BF16 and F64 "
-                            "convert to float", e->name, lt__st_dtypes[e->dt].name);
+        return lt_set_error(st->ctx, LT_ERR_ARG, "lt_st_read_f32: %s: tensor \"%.100s\" is %s; only F32, F16, BF16 and F64 "
+                            "convert to float", st->label, e->name, lt__st_dtypes[e->dt].name);
     }
     return LT_OK;
 }
@@ -6976,6 +7611,14 @@ LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state
                          "negative", path, (long long)v[0], (long long)v[1], (long long)v[2]);
             goto done;
         }
+        /* hardening: no run takes 2^48 steps or epochs (nor has 2^48 batches in one); a larger number
+           is a damaged file, and would overflow the int64 arithmetic done with it (step * K, ...) */
+        if (v[0] > ((int64_t)1 << 48) || v[1] > ((int64_t)1 << 48) || v[2] > ((int64_t)1 << 48)) {
+            lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: out of "
+                         "range (each must be <= 2^48; the file is damaged)", path, (long long)v[0], (long long)v[1],
+                         (long long)v[2]);
+            goto done;
+        }
         if (v[3] == 0 && v[4] == 0 && v[5] == 0 && v[6] == 0) {
             lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds an all-zero RNG state (not a valid xoshiro state)", path);
             goto done;
@@ -7592,7 +8235,9 @@ LTRAIN_DEF lt_status lt_plot_save(lt_plot *p, const char *path) {
                             mean of the rounded inputs, and identical on every rank.
    Not overlapped with backward: the tape's backward has no "this parameter's gradient is final"
    hook, and the tied wte gradient is only final at the very end of backward anyway; the
-   reduction runs once per optimizer step (micro-batches accumulate locally, as DDP's no_sync). */
+   reduction runs once per optimizer step (micro-batches accumulate locally, as DDP's no_sync).
+   A barrier before it splits the time into waiting for the slowest rank (stats.wait_ms: load
+   imbalance) and the transfer itself (stats.last_ms); it costs one message latency per step. */
 
 #ifdef LTRAIN_MPI
 #ifndef OMPI_SKIP_MPICXX
@@ -7787,6 +8432,286 @@ LTRAIN_DEF lt_dist_stats lt_dist_get_stats(const lt_dist *d) {
 
 LTRAIN_DEF const char *lt_dist_describe(const lt_dist *d) { return d ? d->desc : "no lt_dist"; }
 
+
+#ifdef LTRAIN_MPI
+/* Floats [lo, lo+n) of the gradient seen as one concatenation (parameters in creation order),
+   copied into buf (to_grad 0) or back (to_grad 1): for parameters that were never packed. */
+static void lt__dist_grad_copy(lt_ctx *ctx, size_t lo, size_t n, float *buf, int to_grad) {
+    size_t off = 0, hi = lo + n;
+    int i;
+    for (i = 0; i < ctx->n_params && off < hi; i++) {
+        lt_tensor *t = ctx->params[i];
+        size_t tn = (size_t)t->n;
+        if (off + tn > lo) {
+            size_t a = lo > off ? lo - off : 0, b = (hi < off + tn ? hi : off + tn) - off;
+            float *q = buf + (off + a - lo);
+            if (!t->grad) { if (!to_grad) memset(q, 0, (b - a) * sizeof(float)); }
+            else if (to_grad) memcpy(t->grad + a, q, (b - a) * sizeof(float));
+            else memcpy(q, t->grad + a, (b - a) * sizeof(float));
+        }
+        off += tn;
+    }
+}
+
+/* Room for a bucket of nb floats: stage (nb), acc (one slice), two wire buffers (world slices). */
+static lt_status lt__dist_reserve(lt_dist *d, size_t nb) {
+    size_t slice = (nb + (size_t)d->world - 1) / (size_t)d->world;
+    size_t sf = nb + slice, wb = (size_t)d->world * slice * sizeof(float);
+    if (sf > d->stage_cap) {
+        LT__FREE(d->stage);
+        d->stage_cap = 0;
+        if (!(d->stage = (float *)LT__MALLOC(sf * sizeof(float))))
+            return lt_set_error(d->ctx, LT_ERR_NOMEM, "lt_dist_allreduce_grads: out of memory for a %zu-float bucket", nb);
+        d->stage_cap = sf;
+    }
+    if (d->cfg.mode != LT_REDUCE_F32 && wb > d->wire_cap) {
+        LT__FREE(d->wire);
+        LT__FREE(d->wire2);
+        d->wire_cap = 0;
+        d->wire = (unsigned char *)LT__MALLOC(wb);
+        d->wire2 = (unsigned char *)LT__MALLOC(wb);
+        if (!d->wire || !d->wire2)
+            return lt_set_error(d->ctx, LT_ERR_NOMEM, "lt_dist_allreduce_grads: out of memory for %zu wire bytes", wb);
+        d->wire_cap = wb;
+    }
+    return LT_OK;
+}
+
+/* One bucket p[nb] -> its mean over ranks, summed in rank order by the slice's owner (see the
+   section comment): MPI_Alltoall, fixed-order fp32 sum of the N rows, MPI_Allgather. */
+static int lt__dist_reduce_ordered(lt_dist *d, float *p, size_t nb) {
+    int N = d->world, bf16 = d->cfg.mode == LT_REDUCE_BF16, rc, j;
+    size_t c = (nb + (size_t)N - 1) / (size_t)N, i, esz = bf16 ? sizeof(uint16_t) : sizeof(float);
+    float *acc = d->stage + d->stage_cap - c, inv = 1.0f / (float)N;
+    MPI_Datatype ty = bf16 ? MPI_UINT16_T : MPI_FLOAT;
+    if (bf16) lt_f32_to_bf16_array(p, (uint16_t *)d->wire, nb);
+    else memcpy(d->wire, p, nb * sizeof(float));
+    memset(d->wire + nb * esz, 0, ((size_t)N * c - nb) * esz);   /* the last slice's padding */
+    rc = MPI_Alltoall(d->wire, (int)c, ty, d->wire2, (int)c, ty, d->comm);
+    if (rc != MPI_SUCCESS) return rc;
+    /* row j of wire2: rank j's values of this rank's slice */
+    if (bf16) {
+        const uint16_t *r = (const uint16_t *)d->wire2;
+        for (i = 0; i < c; i++) acc[i] = lt_bf16_to_f32(r[i]);
+        for (j = 1; j < N; j++)
+            for (i = 0; i < c; i++) acc[i] += lt_bf16_to_f32(r[(size_t)j * c + i]);
+        for (i = 0; i < c; i++) acc[i] *= inv;
+        lt_f32_to_bf16_array(acc, (uint16_t *)d->wire, c);
+    } else {
+        const float *r = (const float *)d->wire2;
+        for (i = 0; i < c; i++) acc[i] = r[i];
+        for (j = 1; j < N; j++)
+            for (i = 0; i < c; i++) acc[i] += r[(size_t)j * c + i];
+        for (i = 0; i < c; i++) acc[i] *= inv;
+        memcpy(d->wire, acc, c * sizeof(float));
+    }
+    rc = MPI_Allgather(d->wire, (int)c, ty, d->wire2, (int)c, ty, d->comm);
+    if (rc != MPI_SUCCESS) return rc;
+    if (bf16) lt_bf16_to_f32_array((const uint16_t *)d->wire2, p, nb);
+    else memcpy(p, d->wire2, nb * sizeof(float));
+    return MPI_SUCCESS;
+}
+
+/* FNV-1a over the parameters' 32-bit words (and their sizes): equal weights, equal hash. */
+static uint64_t lt__dist_hash(lt_ctx *ctx) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    int i;
+    for (i = 0; i < ctx->n_params; i++) {
+        const lt_tensor *t = ctx->params[i];
+        int64_t k;
+        h = (h ^ (uint64_t)t->n) * 0x100000001b3ULL;
+        for (k = 0; k < t->n; k++) {
+            uint32_t w;
+            memcpy(&w, &t->data[k], sizeof w);
+            h = (h ^ w) * 0x100000001b3ULL;
+        }
+    }
+    return h;
+}
+
+static int lt__dist_bcast_floats(lt_dist *d, float *p, size_t n) {
+    size_t lo;
+    for (lo = 0; lo < n; lo += d->bucket) {
+        size_t nb = n - lo < d->bucket ? n - lo : d->bucket;
+        int rc = MPI_Bcast(p + lo, (int)nb, MPI_FLOAT, 0, d->comm);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    return MPI_SUCCESS;
+}
+#endif /* LTRAIN_MPI */
+
+LTRAIN_DEF lt_status lt_dist_allreduce_grads(lt_dist *d) {
+    if (!d) return LT_ERR_ARG;
+    if (lt_failed(d->ctx)) return d->ctx->status;
+    d->stats.calls++;
+    if (d->world == 1) return LT_OK;
+#ifdef LTRAIN_MPI
+    {
+        lt_ctx *ctx = d->ctx;
+        size_t n = 0, lo, nb, i;
+        float *span = lt_params_grad_span(ctx, &n), inv = 1.0f / (float)d->world;
+        double t0 = MPI_Wtime(), ms, elem = d->cfg.mode == LT_REDUCE_BF16 ? 2.0 : 4.0;
+        int buckets = 0, rc = MPI_Barrier(d->comm);   /* so that the time below is the transfer alone */
+        if (rc != MPI_SUCCESS) return lt__dist_mpi_error(d, rc, "lt_dist_allreduce_grads");
+        ms = (MPI_Wtime() - t0) * 1e3;
+        d->stats.wait_ms = ms;
+        d->stats.total_wait_ms += ms;
+        t0 = MPI_Wtime();
+        if (!span) n = lt_params_count(ctx);
+        if (lt__dist_reserve(d, n < d->bucket ? n : d->bucket) != LT_OK) return ctx->status;
+        for (lo = 0; lo < n; lo += nb) {
+            float *p;
+            nb = n - lo < d->bucket ? n - lo : d->bucket;
+            p = span ? span + lo : d->stage;
+            if (!span) lt__dist_grad_copy(ctx, lo, nb, p, 0);
+            if (d->cfg.mode == LT_REDUCE_F32) {
+                rc = MPI_Allreduce(MPI_IN_PLACE, p, (int)nb, MPI_FLOAT, MPI_SUM, d->comm);
+                for (i = 0; i < nb; i++) p[i] *= inv;
+            } else {
+                rc = lt__dist_reduce_ordered(d, p, nb);
+            }
+            if (rc != MPI_SUCCESS) return lt__dist_mpi_error(d, rc, "lt_dist_allreduce_grads");
+            if (!span) lt__dist_grad_copy(ctx, lo, nb, p, 1);
+            buckets++;
+        }
+        ms = (MPI_Wtime() - t0) * 1e3;
+        d->stats.last_ms = ms;
+        d->stats.total_ms += ms;
+        d->stats.floats = n;
+        d->stats.buckets = buckets;
+        d->stats.wire_bytes = 2.0 * (d->world - 1) / d->world * (double)n * elem;
+    }
+#endif
+    return LT_OK;
+}
+
+LTRAIN_DEF double lt_dist_mean(lt_dist *d, double x) {
+    if (!d || d->world == 1) return x;
+#ifdef LTRAIN_MPI
+    {
+        double s = 0;
+        int rc = MPI_Allreduce(&x, &s, 1, MPI_DOUBLE, MPI_SUM, d->comm);
+        if (rc != MPI_SUCCESS) { lt__dist_mpi_error(d, rc, "lt_dist_mean"); return NAN; }
+        return s / d->world;
+    }
+#else
+    return x;
+#endif
+}
+
+LTRAIN_DEF lt_status lt_dist_barrier(lt_dist *d) {
+    if (!d) return LT_ERR_ARG;
+#ifdef LTRAIN_MPI
+    if (d->world > 1) {
+        int rc = MPI_Barrier(d->comm);
+        if (rc != MPI_SUCCESS) return lt__dist_mpi_error(d, rc, "lt_dist_barrier");
+    }
+#endif
+    return d->ctx->status;
+}
+
+LTRAIN_DEF lt_status lt_dist_broadcast_params(lt_dist *d) {
+    if (!d) return LT_ERR_ARG;
+    if (lt_failed(d->ctx) || d->world == 1) return d->ctx->status;
+#ifdef LTRAIN_MPI
+    {
+        lt_ctx *ctx = d->ctx;
+        size_t n;
+        float *grads = lt_params_grad_span(ctx, &n);
+        int rc = MPI_SUCCESS, i;
+        if (grads) rc = lt__dist_bcast_floats(d, grads - n, n);   /* the packed block: data, then grads */
+        for (i = 0; !grads && i < ctx->n_params && rc == MPI_SUCCESS; i++)
+            rc = lt__dist_bcast_floats(d, ctx->params[i]->data, (size_t)ctx->params[i]->n);
+        if (rc != MPI_SUCCESS) return lt__dist_mpi_error(d, rc, "lt_dist_broadcast_params");
+    }
+#endif
+    return d->ctx->status;
+}
+
+LTRAIN_DEF lt_status lt_dist_check_sync(lt_dist *d) {
+    if (!d) return LT_ERR_ARG;
+    if (lt_failed(d->ctx) || d->world == 1) return d->ctx->status;
+#ifdef LTRAIN_MPI
+    {
+        uint64_t h = lt__dist_hash(d->ctx), in[2], out[2];
+        int rc;
+        in[0] = h; in[1] = ~h;   /* max of h and of ~h: the largest and (complemented) the smallest */
+        rc = MPI_Allreduce(in, out, 2, MPI_UINT64_T, MPI_MAX, d->comm);
+        if (rc != MPI_SUCCESS) return lt__dist_mpi_error(d, rc, "lt_dist_check_sync");
+        if (out[0] != ~out[1])
+            return lt_set_error(d->ctx, LT_ERR_STATE, "lt_dist_check_sync: the %d ranks hold different weights (hash "
+                                "%016llx on rank %d; range %016llx..%016llx) (hint: create the model from the same "
+                                "seed on every rank, or call lt_dist_broadcast_params)", d->world,
+                                (unsigned long long)h, d->rank, (unsigned long long)~out[1],
+                                (unsigned long long)out[0]);
+    }
+#endif
+    return d->ctx->status;
+}
+
+/* Reads the loader's B and B*T: lt_loader is defined in @@DATA above. */
+LTRAIN_DEF lt_status lt_dist_loader_next(lt_dist *d, lt_loader *ld, int32_t *inputs, int32_t *targets) {
+    size_t bt, gbt;
+    lt_status s;
+    if (!d || !ld) return LT_ERR_ARG;
+    if (d->world == 1) return lt_loader_next(ld, inputs, targets);
+    if (ld->B % d->world != 0)
+        return lt_set_error(d->ctx, LT_ERR_ARG, "lt_dist_loader_next: the loader's batch has %d rows, which %d ranks "
+                            "cannot share (hint: open it with B = world * B per rank)", ld->B, d->world);
+    gbt = (size_t)ld->bt;
+    bt = gbt / (size_t)d->world;
+    if (gbt > d->gcap) {
+        LT__FREE(d->gin);
+        LT__FREE(d->gtg);
+        d->gcap = 0;
+        d->gin = (int32_t *)LT__MALLOC(gbt * sizeof(int32_t));
+        d->gtg = (int32_t *)LT__MALLOC(gbt * sizeof(int32_t));
+        if (!d->gin || !d->gtg)
+            return lt_set_error(d->ctx, LT_ERR_NOMEM, "lt_dist_loader_next: out of memory for a %zu-token batch", gbt);
+        d->gcap = gbt;
+    }
+    s = lt_loader_next(ld, d->gin, d->gtg);
+    if (s != LT_OK) return s;
+    if (inputs) memcpy(inputs, d->gin + (size_t)d->rank * bt, bt * sizeof(int32_t));
+    if (targets) memcpy(targets, d->gtg + (size_t)d->rank * bt, bt * sizeof(int32_t));
+    return LT_OK;
+}
+
+LTRAIN_DEF lt_status lt_dist_checkpoint_save(lt_dist *d, lt_gpt *gpt, lt_optim *opt, const lt_train_state *st,
+                                             const char *note, const char *path) {
+    lt_status s = LT_OK;
+    if (!d) return LT_ERR_ARG;
+    if (d->rank == 0) s = lt_checkpoint_save(gpt, opt, st, note, path);
+#ifdef LTRAIN_MPI
+    if (d->world > 1) {
+        int code = (int)s, rc = MPI_Bcast(&code, 1, MPI_INT, 0, d->comm);   /* the others wait here */
+        if (rc != MPI_SUCCESS) return lt__dist_mpi_error(d, rc, "lt_dist_checkpoint_save");
+        if (d->rank != 0 && code != LT_OK)
+            return lt_set_error(d->ctx, (lt_status)code, "lt_dist_checkpoint_save: rank 0 could not write %s (%s)",
+                                path ? path : "(null)", lt_status_name((lt_status)code));
+    }
+#endif
+    return d->rank == 0 ? s : d->ctx->status;
+}
+
+LTRAIN_DEF lt_status lt_dist_checkpoint_load(lt_dist *d, lt_gpt *gpt, lt_optim *opt, lt_train_state *st,
+                                             const char *path) {
+    lt_status s;
+    if (!d) return LT_ERR_ARG;
+    s = lt_checkpoint_load(gpt, opt, st, path);
+#ifdef LTRAIN_MPI
+    if (d->world > 1) {
+        int mine = (int)s, worst = 0, rc = MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, d->comm);
+        if (rc != MPI_SUCCESS) return lt__dist_mpi_error(d, rc, "lt_dist_checkpoint_load");
+        if (worst != LT_OK && s == LT_OK)
+            return lt_set_error(d->ctx, (lt_status)worst, "lt_dist_checkpoint_load: %s: another rank could not load it "
+                                "(hint: every machine must see the file)", path ? path : "(null)");
+        if (worst != LT_OK) return s;
+        return lt_dist_check_sync(d);
+    }
+#endif
+    return s;
+}
 
 /* ==== @@CUDA  CUDA kernels (reserved) ============================================================= */
 #ifdef LTRAIN_CUDA

@@ -88,7 +88,10 @@ int main(int argc, char **argv) {
     }
     if (custom) { list = &one; nshapes = 1; }
     else if (quick) nshapes = 3;
-    if (getenv("BENCH_QUICK")) nshapes = custom ? 1 : 3;
+    if (getenv("BENCH_QUICK") && getenv("BENCH_QUICK")[0] && strcmp(getenv("BENCH_QUICK"), "0") != 0) {
+        quick = 1;
+        if (!custom) nshapes = 3;
+    }
     if (md) out = fopen(md, "w");
     printf("lt_sgemm kernel: %s\n", lt_kernel_name());
 #ifndef NO_OPENBLAS

@@ -6,7 +6,8 @@
    and prints the comparison; run that (or `make bench`) rather than this directly.
      --config char-small|gpt-mini|gpt2-124M   or  --model V,L,H,C,T,B
      --threads N (0: OpenMP's default)  --steps N (10)  --warmup N (2)
-     --peak    instead: the best lt_sgemm GFLOP/s at 2048^3 with these threads (the MFU base) */
+     --peak    instead: the best lt_sgemm GFLOP/s at 2048^3 with these threads (the MFU base)
+     --phases  also print the median ms of zero_grad / forward+loss / backward / AdamW to stderr */
 #define _POSIX_C_SOURCE 200809L
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
@@ -57,7 +58,8 @@ static int peak(void) {
 
 int main(int argc, char **argv) {
     bench_cfg cfg = configs[0];
-    int threads = 0, steps = 10, warmup = 2, do_peak = 0, i, s;
+    int threads = 0, steps = 10, warmup = 2, do_peak = 0, phases = 0, i, s;
+    double *ph = NULL;
     lt_ctx *ctx;
     lt_gpt *g;
     lt_optim *opt;
@@ -82,6 +84,8 @@ int main(int argc, char **argv) {
                 return 2;
             }
             cfg.name = "custom";
+        } else if (!strcmp(argv[i], "--phases")) {
+            phases = 1;
         } else if (!strcmp(argv[i], "--peak")) {
             do_peak = 1;
         } else {
@@ -103,7 +107,8 @@ int main(int argc, char **argv) {
     ids = (int32_t *)malloc((size_t)cfg.B * (size_t)cfg.T * sizeof(int32_t));
     tg = (int32_t *)malloc((size_t)cfg.B * (size_t)cfg.T * sizeof(int32_t));
     ms = (double *)malloc((size_t)(steps > 0 ? steps : 1) * sizeof(double));
-    if (!opt || !ids || !tg || !ms) {
+    ph = (double *)malloc((size_t)(steps > 0 ? steps : 1) * 4 * sizeof(double));
+    if (!opt || !ids || !tg || !ms || !ph) {
         fprintf(stderr, "setup failed: %s\n", ctx ? lt_error(ctx) : "out of memory");
         return 1;
     }
@@ -114,16 +119,34 @@ int main(int argc, char **argv) {
         for (i = 0; i < cfg.B * cfg.T; i++) tg[i] = (int32_t)(lt_rng_u64(&r) % (uint64_t)cfg.V);
     }
     for (s = -warmup; s < steps; s++) {
-        double t0 = now_ms();
+        double t[5];
         lt_tensor *loss;
+        t[0] = now_ms();
         lt_zero_grad(ctx);
+        t[1] = now_ms();
         loss = lt_gpt_loss(g, ids, tg, cfg.B, cfg.T);
-        if (lt_backward(ctx, loss) != LT_OK || lt_optim_step(opt, -1.0) != LT_OK) {
-            fprintf(stderr, "step failed: %s\n", lt_error(ctx));
-            return 1;
-        }
         last_loss = lt_item(loss);
-        if (s >= 0) ms[s] = now_ms() - t0;
+        t[2] = now_ms();
+        if (lt_backward(ctx, loss) != LT_OK) goto failed;
+        t[3] = now_ms();
+        if (lt_optim_step(opt, -1.0) != LT_OK) goto failed;
+        t[4] = now_ms();
+        if (s >= 0) {
+            ms[s] = t[4] - t[0];
+            for (i = 0; i < 4; i++) ph[i * steps + s] = t[i + 1] - t[i];
+        }
+    }
+    if (phases && steps > 0) {
+        static const char *const names[4] = {"zero_grad", "forward+loss", "backward", "adamw"};
+        fprintf(stderr, "%s, %d threads, median ms:", cfg.name, lt_get_threads());
+        for (i = 0; i < 4; i++) {
+            double *p = ph + i * steps;
+            int a, b;
+            for (a = 1; a < steps; a++)   /* insertion sort: steps is small */
+                for (b = a; b > 0 && p[b - 1] > p[b]; b--) { double x = p[b]; p[b] = p[b - 1]; p[b - 1] = x; }
+            fprintf(stderr, "  %s %.1f", names[i], p[steps / 2]);
+        }
+        fprintf(stderr, "\n");
     }
     printf("{\"impl\": \"ltrain\", \"config\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"params\": %lld, "
            "\"loss\": %.4f, \"rss_mb\": %.1f, \"ms\": [",
@@ -134,6 +157,9 @@ int main(int argc, char **argv) {
     lt_optim_destroy(opt);
     lt_gpt_destroy(g);
     lt_ctx_destroy(ctx);
-    free(ids); free(tg); free(ms);
+    free(ids); free(tg); free(ms); free(ph);
     return 0;
+failed:
+    fprintf(stderr, "step failed: %s\n", lt_error(ctx));
+    return 1;
 }

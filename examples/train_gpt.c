@@ -17,16 +17,20 @@
 typedef struct {
     const char *data, *val, *init, *resume, *save, *log, *decay, *optim, *prompt;
     const char *plot;   /* --plot PATH.svg */
+    const char *compile;   /* --compile on|off: replay a captured step (lt_compile) */
     int eval_every, save_every, layers, heads, channels, ctx, vocab, batch, seq, accum, threads;
     int sample, top_k, eval_batches, shuffle;
     int heads_set, ctx_set;   /* given on the command line (else: from the checkpoint / from --seq) */
     long steps, stop_after;
     double lr, min_lr, warmup_start, beta1, beta2, eps, weight_decay, clip_norm, clip_value, temperature, momentum;
+    double skip_outliers;   /* --skip-outliers Z (0: off) */
     long warmup;
     unsigned long long seed;
     const char *seqs, *batching, *len_sched;   /* sequences (see seqs_open) */
     int eot, restarts, restart_steps;
     long batch_tokens;
+    const char *allreduce;   /* data parallel (make mpi; mpirun -np N): f32 | ordered | bf16 */
+    int bucket_mb;
 } args_t;
 
 static void defaults(args_t *a) {
@@ -34,6 +38,7 @@ static void defaults(args_t *a) {
     a->data = "ltrain.h";
     a->decay = "cosine";
     a->optim = "adamw";
+    a->compile = "off";
     a->prompt = "\n";
     a->layers = 4; a->heads = 4; a->channels = 128; a->ctx = 128; a->vocab = 0;
     a->batch = 8; a->seq = 64; a->accum = 1; a->threads = 0;
@@ -45,6 +50,7 @@ static void defaults(args_t *a) {
     a->sample = 0; a->temperature = 1.0; a->top_k = 0;
     a->eval_every = 0; a->eval_batches = 8; a->save_every = 0;
     a->seqs = "stream"; a->batching = "bucket"; a->eot = -1; a->restart_steps = 50;
+    a->allreduce = "f32"; a->bucket_mb = 16;
 }
 
 static void usage(void) {
@@ -60,7 +66,12 @@ static void usage(void) {
            "  optimizer: --optim adamw|sgd (%s) --beta1 (%g) --beta2 (%g) --eps (%g) --weight-decay (%g)\n"
            "             --momentum (%g, sgd)\n"
            "  clipping:  --clip-norm X (%g, 0 off) --clip-value X (0 off)\n"
+           "  guard:     --skip-outliers Z (0 off): skip the update of a step whose loss or gradient norm is more\n"
+           "             than Z standard deviations above the last 50 steps' mean (window not kept in checkpoints)\n"
            "  run:       --seed N (%llu) --threads N --save PATH --save-every N --resume PATH --log PATH\n"
+           "             --compile on|off (off: capture the step once and replay it; LTRAIN_COMPILE=0 forces off)\n"
+           "  parallel:  mpirun -np N build/train_gpt_mpi (make mpi): --batch is per rank, N*B rows a step\n"
+           "             --allreduce f32|ordered|bf16 (f32) --bucket-mb N (16)\n"
            "             --plot PATH.svg (loss, val loss and lr against steps, rewritten every 10 steps)\n"
            "  sequences: --seqs stream|lines|paragraphs (stream) --eot ID (shards: split at ID, e.g. 50256)\n"
            "             --batching bucket|random (bucket) --batch-tokens N (B*T; per micro-batch)\n"
@@ -95,7 +106,8 @@ static int parse(args_t *a, int argc, char **argv) {
         const char **s = !strcmp(f, "--data") ? &a->data : !strcmp(f, "--val") ? &a->val : !strcmp(f, "--init") ? &a->init
                        : !strcmp(f, "--resume") ? &a->resume : !strcmp(f, "--save") ? &a->save : !strcmp(f, "--log") ? &a->log
                        : !strcmp(f, "--decay") ? &a->decay : !strcmp(f, "--optim") ? &a->optim
-                       : !strcmp(f, "--prompt") ? &a->prompt : !strcmp(f, "--plot") ? &a->plot : NULL;
+                       : !strcmp(f, "--prompt") ? &a->prompt : !strcmp(f, "--compile") ? &a->compile : !strcmp(f, "--plot") ? &a->plot
+                       : !strcmp(f, "--allreduce") ? &a->allreduce : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
         if (!strcmp(f, "--shuffle")) { a->shuffle = 1; continue; }
         if (!strcmp(f, "--seqs") || !strcmp(f, "--batching") || !strcmp(f, "--len-schedule")) {
@@ -122,7 +134,8 @@ static int parse(args_t *a, int argc, char **argv) {
         DBLFLAG("--lr", lr) DBLFLAG("--min-lr", min_lr) DBLFLAG("--warmup-start", warmup_start) DBLFLAG("--beta1", beta1)
         DBLFLAG("--beta2", beta2) DBLFLAG("--eps", eps) DBLFLAG("--weight-decay", weight_decay)
         DBLFLAG("--clip-norm", clip_norm) DBLFLAG("--clip-value", clip_value) DBLFLAG("--temperature", temperature)
-        DBLFLAG("--momentum", momentum)
+        DBLFLAG("--momentum", momentum) DBLFLAG("--skip-outliers", skip_outliers)
+        INTFLAG("--bucket-mb", bucket_mb)
         INTFLAG("--eot", eot) INTFLAG("--restarts", restarts) INTFLAG("--restart-steps", restart_steps)
         LONGFLAG("--batch-tokens", batch_tokens)
         if (!strcmp(f, "--seed")) { a->seed = (unsigned long long)x; continue; }
@@ -133,6 +146,7 @@ static int parse(args_t *a, int argc, char **argv) {
         return fprintf(stderr, "train_gpt: --batch, --seq, --accum and --steps must be >= 1\n"), 0;
     if (!(a->lr >= 0) || !(a->min_lr >= 0) || a->clip_norm < 0 || a->clip_value < 0 || a->temperature < 0)
         return fprintf(stderr, "train_gpt: --lr, --min-lr, --clip-norm, --clip-value, --temperature must be >= 0\n"), 0;
+    if (!(a->skip_outliers >= 0)) return fprintf(stderr, "train_gpt: --skip-outliers must be >= 0\n"), 0;
     return 1;
 }
 
@@ -160,6 +174,15 @@ static void sample(lt_gpt *g, const args_t *a, lt_rng *rng, const char *title) {
 }
 
 /* Mean loss over n batches of the validation loader, without gradients. */
+/* One micro-batch's loss, as a step function that lt_compile can capture: it reads the batch
+   from in/tg, which the loop refills before every replay. */
+typedef struct { lt_gpt *g; int32_t *in, *tg; int B, T; } gpt_step_t;
+static lt_tensor *gpt_step(lt_ctx *ctx, void *user) {
+    gpt_step_t *s = (gpt_step_t *)user;
+    (void)ctx;
+    return lt_gpt_loss(s->g, s->in, s->tg, s->B, s->T);
+}
+
 static double evaluate(lt_ctx *ctx, lt_gpt *g, lt_loader *val, int n, int B, int T, int32_t *in, int32_t *tg) {
     double s = 0;
     int k;
@@ -286,18 +309,49 @@ static void seqs_close(seqs_t *q) {
     memset(q, 0, sizeof *q);
 }
 
+/* --skip-outliers Z: once 10 steps are in the window, a step whose loss or gradient norm is more than
+   Z sample standard deviations above the window's mean (the last 50 steps) is an outlier.  Its
+   values enter the window all the same, so a lasting shift (a new part of the data) soon stops
+   counting as one instead of freezing training. */
+#define GUARD_WINDOW 50
+typedef struct { double loss[GUARD_WINDOW], norm[GUARD_WINDOW]; int n, next; } guard_t;
+
+static double zscore(const double *x, int n, double v) {
+    double m = 0, s = 0;
+    int i;
+    for (i = 0; i < n; i++) m += x[i];
+    m /= n;
+    for (i = 0; i < n; i++) s += (x[i] - m) * (x[i] - m);
+    s = sqrt(s / (n - 1));
+    return s > 0 ? (v - m) / s : 0;
+}
+
+static int guard_outlier(guard_t *gd, double z_max, double loss, double norm, double *zl, double *zn) {
+    *zl = gd->n >= 10 ? zscore(gd->loss, gd->n, loss) : 0;
+    *zn = gd->n >= 10 ? zscore(gd->norm, gd->n, norm) : 0;
+    gd->loss[gd->next] = loss;
+    gd->norm[gd->next] = norm;
+    gd->next = (gd->next + 1) % GUARD_WINDOW;
+    if (gd->n < GUARD_WINDOW) gd->n++;
+    return *zl > z_max || *zn > z_max;
+}
+
 static int train(int argc, char **argv, double *final_val) {
     args_t a;
     lt_ctx *ctx;
     lt_gpt *g = NULL;
     lt_loader *ld = NULL, *val = NULL;
     lt_optim *opt = NULL;
+    lt_plan_cache *plans = NULL;   /* --compile on: captured steps, by sequence length */
+    gpt_step_t gs;
+    lt_dist *dist = NULL;   /* data parallel: rank, world, gradient all-reduce (1 process without MPI) */
     lt_schedule sched;
     lt_train_state st;
     lt_rng srng;
     lt_decay decay;
     FILE *logf = NULL;
     seqs_t sq;
+    guard_t guard;
     plot_t pl = {NULL, NULL, -1, -1, -1};
     int32_t *in = NULL, *tg = NULL;
     int rc = 1, tty = isatty(1), B, T, K;
@@ -306,10 +360,12 @@ static int train(int argc, char **argv, double *final_val) {
     double t_start;
 
     memset(&sq, 0, sizeof sq);
+    memset(&guard, 0, sizeof guard);
     defaults(&a);
     if (!parse(&a, argc, argv)) return 1;
     if (!lt_decay_parse(a.decay, &decay)) return die("--decay must be cosine, linear, sqrt or constant");
     if (strcmp(a.optim, "adamw") && strcmp(a.optim, "sgd")) return die("--optim must be adamw or sgd");
+    if (strcmp(a.compile, "on") && strcmp(a.compile, "off")) return die("--compile must be on or off");
     if (a.threads > 0) lt_set_threads(a.threads);
     B = a.batch; T = a.seq; K = a.accum;
     ctx = lt_ctx_create(a.seed);
@@ -347,11 +403,12 @@ static int train(int argc, char **argv, double *final_val) {
     }
 
     /* ---- data ---- */
-    ld = lt_loader_open(ctx, a.data, B, T, lt_gpt_cfg(g)->vocab);
+    ld = lt_loader_open(ctx, a.data, B * lt_dist_world(), T, lt_gpt_cfg(g)->vocab);   /* the global batch */
     if (!ld) goto fail;
     if (a.shuffle) lt_loader_shuffle(ld, a.seed);
     if ((rc = seqs_open(&sq, &a, ctx, lt_gpt_cfg(g)->vocab)) != 0) { if (rc == 2) goto fail; goto out; }
     rc = 1;
+    if (sq.on && lt_dist_world() > 1) { rc = die("--seqs, --eot and --len-schedule run on one process only"); goto out; }
     if (a.val && !(val = lt_loader_open(ctx, a.val, B, T, lt_gpt_cfg(g)->vocab))) goto fail;
     in = (int32_t *)malloc((size_t)B * (size_t)T * sizeof(int32_t));
     tg = (int32_t *)malloc((size_t)B * (size_t)T * sizeof(int32_t));
@@ -368,46 +425,81 @@ static int train(int argc, char **argv, double *final_val) {
         opt = lt_sgd_create(ctx, lt_gpt_params(g), c);
     }
     if (!opt) goto fail;
+    {
+        lt_dist_config dc = lt_dist_defaults();
+        dc.bucket_bytes = (size_t)(a.bucket_mb > 0 ? a.bucket_mb : 16) << 20;
+        dc.mode = !strcmp(a.allreduce, "bf16") ? LT_REDUCE_BF16 : !strcmp(a.allreduce, "ordered") ? LT_REDUCE_F32_ORDERED
+                                                                                                  : LT_REDUCE_F32;
+        if (strcmp(a.allreduce, "f32") && strcmp(a.allreduce, "bf16") && strcmp(a.allreduce, "ordered")) {
+            rc = die("--allreduce must be f32, ordered or bf16");
+            goto out;
+        }
+        if (!(dist = lt_dist_create(ctx, &dc))) goto fail;
+    }
     memset(&sched, 0, sizeof sched);
     sched.lr = a.lr; sched.min_lr = a.min_lr; sched.warmup = a.warmup; sched.total = a.steps;
     sched.warmup_start = a.warmup_start; sched.decay = decay;
 
     if (a.resume) {
-        if (lt_checkpoint_load(g, opt, &st, a.resume) != LT_OK) goto fail;
+        if (lt_dist_checkpoint_load(dist, g, opt, &st, a.resume) != LT_OK) goto fail;
         if ((sq.sl ? lt_seq_set_pos(sq.sl, st.data_epoch, st.data_index)
                    : lt_loader_set_pos(ld, st.data_epoch, st.data_index)) != LT_OK) goto fail;
+        if (st.step > a.steps) {
+            snprintf(msg, sizeof msg, "%s is at step %lld, past --steps %ld (hint: raise --steps)", a.resume,
+                     (long long)st.step, a.steps);
+            rc = die(msg);
+            goto out;
+        }
         printf("resumed %s at step %lld\n", a.resume, (long long)st.step);
     }
-    if (a.log && !(logf = fopen(a.log, st.step > 0 ? "a" : "w"))) {
+    if (a.log && lt_dist_rank() == 0 && !(logf = fopen(a.log, st.step > 0 ? "a" : "w"))) {
         snprintf(msg, sizeof msg, "cannot open --log %s", a.log);
         rc = die(msg);
         goto out;
     }
-    if (a.plot && !plot_open(&pl, a.plot, val != NULL)) { rc = die("--plot: out of memory"); goto out; }
+    if (a.plot && lt_dist_rank() == 0 && !plot_open(&pl, a.plot, val != NULL)) { rc = die("--plot: out of memory"); goto out; }
     printf("model: %lld parameters (L=%d H=%d C=%d ctx=%d V=%d) | data: %s, %lld tokens | B=%d T=%d K=%d | "
            "%d threads | matmul: %s\n",
            (long long)lt_gpt_num_params(g), lt_gpt_cfg(g)->layers, lt_gpt_cfg(g)->heads, lt_gpt_cfg(g)->channels,
            lt_gpt_cfg(g)->ctx, lt_gpt_cfg(g)->vocab, a.data, (long long)lt_loader_num_tokens(ld), B, T, K,
            lt_get_threads(), lt_kernel_name());
+    if (lt_dist_world() > 1) printf("dist: world %d | %s\n", lt_dist_world(), lt_dist_describe(dist));
     lt_rng_seed(&srng, a.seed ^ 0x5eedULL);
     if (a.sample > 0) sample(g, &a, &srng, "sample before training");
+
+    if (!strcmp(a.compile, "on") && !sq.on) {
+        gs.g = g; gs.in = in; gs.tg = tg; gs.B = B; gs.T = T;
+        if (!(plans = lt_plan_cache_create(ctx, 4))) goto fail;
+    }
+    printf("mode: %s\n", plans ? "compiled (lt_compile: captured once, replayed)" : "eager");
 
     /* ---- the loop ---- */
     t_start = now_ms();
     for (step = (long)st.step; step < a.steps; step++) {
-        double t0 = now_ms(), lr = lt_schedule_lr(&sched, step), loss_sum = 0, norm, ms;
-        int k;
+        double t0 = now_ms(), lr = lt_schedule_lr(&sched, step), loss_sum = 0, norm, ms, zl = 0, zn = 0;
+        int k, skip = 0;
         lt_zero_grad(ctx);
         if (sq.on && seqs_step(&sq, ctx, g, ld, step, in, tg, &loss_sum) != LT_OK) goto fail;
         for (k = 0; k < K && !sq.on; k++) {
             lt_tensor *loss;
-            if (lt_loader_next(ld, in, tg) != LT_OK) goto fail;
+            if (lt_dist_loader_next(dist, ld, in, tg) != LT_OK) goto fail;   /* this rank's rows */
+            if (plans) {   /* compiled: the plan re-reads in/tg and replays forward + backward */
+                lt_plan *p = lt_plan_cache_get(plans, T, gpt_step, &gs);
+                float l = 0;
+                if (!p) goto fail;
+                if (step == (long)st.step && k == 0) printf("compile: %s\n", lt_plan_note(p));
+                if (lt_plan_run_scaled(p, 1.0f / (float)K, &l) != LT_OK) goto fail;
+                loss_sum += l;
+                continue;
+            }
             loss = lt_gpt_loss(g, in, tg, B, T);
             loss_sum += lt_item(loss);
             /* the gradient of the mean over K micro-batches: each backward sees loss/K */
-            if (lt_backward(ctx, lt_scale(ctx, loss, 1.0f / (float)K)) != LT_OK) goto fail;
+            if (lt_backward_scaled(ctx, loss, 1.0f / (float)K) != LT_OK) goto fail;
         }
         if (!sq.on) loss_sum /= K;
+        if (lt_dist_allreduce_grads(dist) != LT_OK) goto fail;   /* every rank: the global mean gradient */
+        loss_sum = lt_dist_mean(dist, loss_sum);
         if (!isfinite(loss_sum)) {
             snprintf(msg, sizeof msg, "step %ld: the loss is %g (diverged; try a lower --lr or --clip-norm 1)", step + 1,
                      loss_sum);
@@ -416,33 +508,51 @@ static int train(int argc, char **argv, double *final_val) {
         }
         norm = a.clip_norm > 0 ? lt_clip_grad_norm(ctx, lt_gpt_params(g), a.clip_norm)
                                : lt_grad_norm(ctx, lt_gpt_params(g));
+        if (!isfinite(norm)) {   /* name the first parameter whose gradient is not finite */
+            if (!lt_failed(ctx)) lt_clip_grad_norm(ctx, lt_gpt_params(g), INFINITY);
+            snprintf(msg, sizeof msg, "step %ld: %s", step + 1, lt_error(ctx));
+            rc = die(msg);
+            goto out;
+        }
         if (a.clip_value > 0) lt_clip_grad_value(ctx, lt_gpt_params(g), a.clip_value);
-        if (lt_optim_step(opt, lr) != LT_OK) goto fail;
+        if (a.skip_outliers > 0) skip = guard_outlier(&guard, a.skip_outliers, loss_sum, norm, &zl, &zn);
+        if (!skip && lt_optim_step(opt, lr) != LT_OK) goto fail;
         ms = now_ms() - t0;
         done++;
         {
             /* every position processed, padding included (real tokens/s = tps * (1 - pad_frac)) */
-            double tps = (sq.on ? sq.positions : (double)B * T * K) / (ms / 1e3);
+            double tps = (sq.on ? sq.positions : (double)B * T * K * lt_dist_world()) / (ms / 1e3);
+            char ar[48] = "";   /* data parallel: the all-reduce's share of the step */
+            if (lt_dist_world() > 1)
+                snprintf(ar, sizeof ar, " | allreduce %.1f ms (+%.1f wait)", lt_dist_get_stats(dist).last_ms,
+                         lt_dist_get_stats(dist).wait_ms);
             double pad = sq.on ? 1.0 - sq.real / sq.positions : 0.0;
             sq.all_pos += sq.on ? sq.positions : (double)B * T * K;
             sq.all_real += sq.on ? sq.real : (double)B * T * K;
-            if (tty) {
+            if (skip) {
+                printf("%sstep %ld/%ld | skipped: loss %.4f (z %.1f), norm %.3f (z %.1f) over the last %d steps\n",
+                       tty ? "\n" : "", step + 1, a.steps, loss_sum, zl, norm, zn, guard.n - 1);
+                if (logf)
+                    fprintf(logf, "{\"step\": %ld, \"skipped\": 1, \"loss\": %.9g, \"grad_norm\": %.9g, \"z_loss\": %.3f, "
+                            "\"z_norm\": %.3f}\n", step + 1, loss_sum, norm, zl, zn);
+            } else if (tty) {
                 double left = (now_ms() - t_start) / done * (double)(a.steps - step - 1) / 1e3;
                 int w = 30, fill = (int)((double)(step + 1) / a.steps * w), j;
                 printf("\r[");
                 for (j = 0; j < w; j++) putchar(j < fill ? '#' : '.');
-                printf("] step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms | %.0f tok/s | ETA %.0fs   ",
-                       step + 1, a.steps, loss_sum, lr, norm, ms, tps, left);
+                printf("] step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms%s | %.0f tok/s | ETA %.0fs   ",
+                       step + 1, a.steps, loss_sum, lr, norm, ms, ar, tps, left);
                 if (step + 1 == a.steps) putchar('\n');
                 fflush(stdout);
             } else {
-                printf("step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms | %.0f tok/s\n", step + 1, a.steps,
-                       loss_sum, lr, norm, ms, tps);
+                printf("step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms%s | %.0f tok/s\n", step + 1, a.steps,
+                       loss_sum, lr, norm, ms, ar, tps);
             }
-            if (logf) {
+            if (logf && !skip) {
                 fprintf(logf, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %.9g, \"ms\": %.9g, "
-                        "\"tokens_per_s\": %.9g, \"pad_frac\": %.6f, \"seq\": %d}\n", step + 1, loss_sum, lr, norm, ms,
-                        tps, pad, sq.on ? sq.cur_T : T);
+                        "\"tokens_per_s\": %.9g, \"pad_frac\": %.6f, \"seq\": %d, \"world\": %d, \"allreduce_ms\": %.6g, "
+                        "\"allreduce_wait_ms\": %.6g}\n", step + 1, loss_sum, lr, norm, ms, tps, pad, sq.on ? sq.cur_T : T,
+                        lt_dist_world(), lt_dist_get_stats(dist).last_ms, lt_dist_get_stats(dist).wait_ms);
                 fflush(logf);
             }
             if (pl.p) {
@@ -463,7 +573,7 @@ static int train(int argc, char **argv, double *final_val) {
             st.step = step + 1;
             if (sq.sl) lt_seq_get_pos(sq.sl, &st.data_epoch, &st.data_index);
             else lt_loader_get_pos(ld, &st.data_epoch, &st.data_index);
-            if (lt_checkpoint_save(g, opt, &st, note, a.save) != LT_OK) goto fail;
+            if (lt_dist_checkpoint_save(dist, g, opt, &st, note, a.save) != LT_OK) goto fail;   /* rank 0 writes */
             if (tty) printf("\n");
             printf("saved %s (step %ld)\n", a.save, step + 1);
         }
@@ -483,7 +593,9 @@ out:
     lt_plot_destroy(pl.p);
     free(in);
     free(tg);
+    lt_plan_cache_destroy(plans);
     lt_optim_destroy(opt);
+    lt_dist_destroy(dist);
     lt_loader_destroy(ld);
     lt_loader_destroy(val);
     seqs_close(&sq);
@@ -570,8 +682,14 @@ static int restarts(int argc, char **argv, const args_t *a) {
 
 int main(int argc, char **argv) {
     args_t a;
+    int rc;
+    /* data parallel (built with make mpi, run with mpirun -np N): every rank runs this program;
+       only rank 0 prints and writes logs and checkpoints.  A plain build is one process. */
+    if (lt_dist_init(&argc, &argv) != LT_OK) return die("MPI initialisation failed");
+    if (lt_dist_rank() > 0 && !freopen("/dev/null", "w", stdout)) return die("cannot silence stdout");
     defaults(&a);
-    if (!parse(&a, argc, argv)) return 1;
-    if (a.restarts > 0) return restarts(argc, argv, &a);
-    return train(argc, argv, NULL);
+    rc = !parse(&a, argc, argv) ? 1 : a.restarts > 0 ? restarts(argc, argv, &a) : train(argc, argv, NULL);
+    if (rc != 0) lt_dist_abort(rc);   /* a rank that failed alone must not leave the others waiting */
+    lt_dist_finalize();
+    return rc;
 }

@@ -1,6 +1,7 @@
 /* The test suite: one program, every test file included here.  Run from the repository root:
        make test            (or build/test_all [filter])
    Ends with "N passed, N failed, N skipped"; the exit status is non-zero when anything failed. */
+#define _POSIX_C_SOURCE 200809L /* setenv, system, kill: the tests drive processes */
 #define LTRAIN_IMPLEMENTATION
 #include "../ltrain.h"
 #include "lt_test.h"
@@ -13,9 +14,12 @@
 #include "test_optim2.c" /* Lion, AdEMAMix, Muon, SOAP against PyTorch */
 #include "test_data.c"   /* loaders, shards, safetensors, malformed files */
 #include "test_gpt.c"    /* GPT-2 against PyTorch, training, accumulation, resume */
+#include "test_compile.c" /* compiled plans against eager steps, shape cache, fallback */
 #include "test_seq.c"    /* variable-length sequences, buckets, length schedule, restarts */
 #include "test_amp.c"    /* fp16/bf16 conversions against PyTorch, SIMD kernels, loss scaler */
 #include "test_plot.c"   /* the SVG writer: well-formed, ticks, NaN, degenerate series */
+#include "test_harden.c" /* malformed corpus, exact resume in every mode, saves, non-finite values */
+#include "test_dist.c"   /* data parallel without MPI: the single-process case (MPI: test_mpi.c) */
 
 int main(int argc, char **argv) {
     if (argc > 1) t_only = argv[1];
@@ -28,9 +32,12 @@ int main(int argc, char **argv) {
     test_optim2_all();
     test_data_all();
     test_gpt_all();
+    test_compile_all();
     test_seq_all();
     test_amp_all();
     test_plot_all();
+    test_harden_all();
+    test_dist_all();
     printf("%d passed, %d failed, %d skipped\n", t_passed, t_failed, t_skipped);
     return t_failed ? 1 : 0;
 }

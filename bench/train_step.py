@@ -1,0 +1,224 @@
+#!/usr/bin/python3
+"""train_step.py - ltrain's GPT-2 training step against PyTorch's, side by side, in one process tree.
+
+    /usr/bin/python3 bench/train_step.py [--quick] [--threads 1,2] [--configs char-small,gpt-mini,gpt2-124M]
+                                         [--rounds 2] [--gemm-md build/bench_gemm.md] [--out bench/results.md]
+
+The step on both sides: zero_grad, forward, cross-entropy over the vocabulary, backward, AdamW
+(lr 3e-4, betas (0.9, 0.95), weight decay 0.1 on matrices and embeddings), fp32, random tokens.
+For every config and thread count the two run in alternating rounds (ltrain, torch, ltrain, ...),
+each in a fresh child process (so peak RSS is that run's alone), and the table reports over all
+timed steps: median / min / max ms, tokens/s, MFU and peak RSS, and torch's median / ours.
+
+MFU = FLOPs per step / step time / sgemm peak, where FLOPs = 6*N_mm*B*T + 12*L*C*T^2*B with
+N_mm = 12*L*C^2 + V*C, and the peak is lt_sgemm at 2048^3 with the same thread count, measured
+here in the same run (bench_train_step --peak).
+
+PyTorch is run at its best on this CPU: Debian's torch calls OpenBLAS, which picks a slow
+generic kernel unless OPENBLAS_CORETYPE=SkylakeX, and whose threads fight OpenMP's unless
+OMP_WAIT_POLICY=PASSIVE; both are set for the torch runs (and said so in the output).
+The torch worker is this file run with --worker (it needs torch; the driver does not)."""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+CONFIGS = {  # name: (V, L, H, C, T, B)
+    "char-small": (256, 4, 4, 256, 256, 8),
+    "gpt-mini": (50304, 6, 6, 384, 256, 4),
+    "gpt2-124M": (50304, 12, 12, 768, 64, 4),
+}
+STEPS = {"char-small": 10, "gpt-mini": 5, "gpt2-124M": 5}
+TORCH_ENV = {"OPENBLAS_CORETYPE": "SkylakeX", "OMP_WAIT_POLICY": "PASSIVE"}
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+# ---- the PyTorch side (child process) -------------------------------------------------------------
+def torch_worker(name, threads, steps, warmup):
+    import resource
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.set_num_threads(threads)
+    V, L, H, C, T, B = CONFIGS[name]
+
+    class Block(nn.Module):  # pre-LN GPT-2 block, as ltrain's (and nanoGPT's)
+        def __init__(self):
+            super().__init__()
+            self.ln_1, self.ln_2 = nn.LayerNorm(C), nn.LayerNorm(C)
+            self.c_attn, self.attn_proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
+            self.c_fc, self.mlp_proj = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
+            self.register_buffer("mask", torch.tril(torch.ones(T, T, dtype=torch.bool)))
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.c_attn(self.ln_1(x)).split(C, dim=2)
+            q, k, v = (z.view(b, t, H, c // H).transpose(1, 2) for z in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / (c // H) ** 0.5)
+            att = att.masked_fill(~self.mask[:t, :t], float("-inf")).softmax(dim=-1)
+            y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
+            x = x + self.attn_proj(y)
+            return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(V, C), nn.Embedding(T, C)
+            self.h = nn.ModuleList(Block() for _ in range(L))
+            self.ln_f = nn.LayerNorm(C)
+            for n, p in self.named_parameters():
+                if p.dim() >= 2:
+                    nn.init.normal_(p, 0.0, 0.02 / ((2 * L) ** 0.5 if n.endswith("proj.weight") else 1.0))
+                elif n.endswith(".bias"):
+                    nn.init.zeros_(p)
+
+        def forward(self, ids, targets):
+            x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]))
+            for blk in self.h:
+                x = blk(x)
+            logits = self.ln_f(x) @ self.wte.weight.t()   # tied head
+            return F.cross_entropy(logits.view(-1, V), targets.view(-1))
+
+    torch.manual_seed(1337)
+    model = GPT()
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}]
+    try:  # the multi-tensor AdamW when this torch has it (faster on CPU too)
+        opt = torch.optim.AdamW(groups, lr=3e-4, betas=(0.9, 0.95), foreach=True)
+    except TypeError:
+        opt = torch.optim.AdamW(groups, lr=3e-4, betas=(0.9, 0.95))
+    g = torch.Generator().manual_seed(42)
+    ids = torch.randint(0, V, (B, T), generator=g)
+    tgt = torch.randint(0, V, (B, T), generator=g)
+    ms, loss = [], None
+    for s in range(-warmup, steps):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = model(ids, tgt)
+        loss.backward()
+        opt.step()
+        if s >= 0:
+            ms.append(1e3 * (time.perf_counter() - t0))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    print(json.dumps({"impl": "torch " + torch.__version__, "config": name, "threads": torch.get_num_threads(),
+                      "params": sum(p.numel() for p in model.parameters()), "loss": round(loss.item(), 4),
+                      "rss_mb": round(rss, 1), "ms": [round(x, 3) for x in ms]}))
+
+
+# ---- the driver ----------------------------------------------------------------------------------
+def run_json(cmd, env_extra):
+    env = dict(os.environ)
+    env.update(env_extra)
+    out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    if out.returncode != 0:
+        raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), out.returncode, out.stderr.strip()[-2000:]))
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def flops_per_step(V, L, H, C, T, B):
+    n_mm = 12 * L * C * C + V * C
+    return 6.0 * n_mm * B * T + 12.0 * L * C * T * T * B
+
+
+def main():
+    args = sys.argv[1:]
+    if args and args[0] == "--worker":
+        torch_worker(args[1], int(args[2]), int(args[3]), int(args[4]))
+        return
+    quick = "--quick" in args or os.environ.get("BENCH_QUICK") not in (None, "", "0")
+    opt = {"--threads": "1,2", "--configs": "char-small,gpt-mini,gpt2-124M", "--rounds": "2",
+           "--gemm-md": "", "--out": os.path.join(HERE, "results.md"), "--bin": os.path.join(ROOT, "build", "bench_train_step")}
+    for i, a in enumerate(args):
+        if a in opt and i + 1 < len(args):
+            opt[a] = args[i + 1]
+    threads = [int(x) for x in opt["--threads"].split(",")]
+    configs = opt["--configs"].split(",")
+    rounds = int(opt["--rounds"])
+    steps = dict(STEPS)
+    if quick:
+        configs, rounds, steps = ["char-small"], 1, {"char-small": 4}
+    ours_bin = opt["--bin"]
+    print("PyTorch side runs with %s (its best settings on this CPU); ltrain with its defaults."
+          % " ".join("%s=%s" % kv for kv in TORCH_ENV.items()))
+    peaks, rows = {}, []
+    for t in threads:
+        peaks[t] = run_json([ours_bin, "--peak", "--threads", str(t)], {"OMP_NUM_THREADS": str(t)})["peak_gflops"]
+        print("sgemm peak (lt_sgemm 2048^3), %d thread%s: %.1f GFLOP/s" % (t, "s" if t > 1 else "", peaks[t]))
+    for name in configs:
+        V, L, H, C, T, B = CONFIGS[name]
+        for t in threads:
+            res = {"ltrain": [], "torch": []}
+            info = {}
+            for r in range(rounds):
+                order = ["ltrain", "torch"] if r % 2 == 0 else ["torch", "ltrain"]
+                for who in order:
+                    if who == "ltrain":
+                        j = run_json([ours_bin, "--config", name, "--threads", str(t), "--steps", str(steps[name])],
+                                     {"OMP_NUM_THREADS": str(t)})
+                    else:
+                        env = dict(TORCH_ENV)
+                        env["OMP_NUM_THREADS"] = str(t)
+                        j = run_json(["/usr/bin/python3", os.path.abspath(__file__), "--worker", name, str(t),
+                                      str(steps[name]), "2"], env)
+                    res[who].extend(j["ms"])
+                    info.setdefault(who, []).append(j)
+            for who in ("ltrain", "torch"):
+                ms = res[who]
+                med = statistics.median(ms)
+                rows.append({"config": name, "threads": t, "impl": info[who][0]["impl"], "median": med,
+                             "min": min(ms), "max": max(ms), "tok_s": B * T / (med / 1e3),
+                             "mfu": flops_per_step(V, L, H, C, T, B) / (med / 1e3) / (peaks[t] * 1e9),
+                             "rss": max(x["rss_mb"] for x in info[who]), "params": info[who][0]["params"],
+                             "loss": info[who][-1]["loss"], "steps": len(ms)})
+            ours, theirs = rows[-2], rows[-1]
+            ours["vs_torch"] = theirs["median"] / ours["median"]
+            print("%-10s %dT  ltrain %8.1f ms  torch %8.1f ms  -> ltrain is %.2fx torch's speed" %
+                  (name, t, ours["median"], theirs["median"], ours["vs_torch"]), flush=True)
+    table = render(rows, peaks, threads, quick)
+    print()
+    print(table)
+    if opt["--gemm-md"] and os.path.exists(opt["--gemm-md"]):
+        with open(opt["--gemm-md"]) as f:
+            table += "\n## sgemm: lt_sgemm vs OpenBLAS cblas_sgemm (GFLOP/s)\n\n" + f.read()
+    with open(opt["--out"], "w") as f:
+        f.write(table)
+    print("wrote %s" % opt["--out"])
+
+
+def render(rows, peaks, threads, quick):
+    lines = ["# ltrain.h benchmark%s" % (" (BENCH_QUICK: char-small only, few steps)" if quick else ""), "",
+             "Machine: %s, %d CPUs; %s." % (cpu_name(), os.cpu_count() or 0, time.strftime("%Y-%m-%d %H:%M")),
+             "One training step = zero_grad + forward + cross-entropy + backward + AdamW, fp32.",
+             "PyTorch runs with OPENBLAS_CORETYPE=SkylakeX OMP_WAIT_POLICY=PASSIVE (its best settings here).",
+             "sgemm peak for MFU (lt_sgemm 2048^3): " +
+             ", ".join("%d thread%s %.1f GFLOP/s" % (t, "s" if t > 1 else "", peaks[t]) for t in threads) + ".", "",
+             "| config | thr | impl | median ms | min | max | tokens/s | MFU | peak RSS MB | torch / ltrain |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append("| %s | %d | %s | %.1f | %.1f | %.1f | %.0f | %.1f%% | %.0f | %s |" % (
+            r["config"], r["threads"], r["impl"], r["median"], r["min"], r["max"], r["tok_s"], 100 * r["mfu"],
+            r["rss"], ("%.2fx" % r["vs_torch"]) if "vs_torch" in r else ""))
+    lines.append("")
+    lines.append("torch / ltrain > 1 means ltrain is faster.  Medians over %s timed steps per side "
+                 "(after 2 warm-up steps per process)." % ", ".join(sorted({str(r["steps"]) for r in rows})))
+    return "\n".join(lines) + "\n"
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+/* test_compile.c - compiled plans (lt_compile) against eager steps. */
+
+typedef struct { lt_gpt *g; int32_t *in, *tg; int B, T; } tc_step;
+
+static lt_tensor *tc_loss(lt_ctx *ctx, void *u) {
+    tc_step *s = (tc_step *)u;
+    (void)ctx;
+    return lt_gpt_loss(s->g, s->in, s->tg, s->B, s->T);
+}
+
+static void tc_batch(lt_rng *r, tc_step *s, int V) {
+    int i;
+    for (i = 0; i < s->B * s->T; i++) {
+        s->in[i] = (int32_t)(lt_rng_u64(r) % (uint64_t)V);
+        s->tg[i] = i % 11 == 5 ? LT_IGNORE_INDEX : (int32_t)(lt_rng_u64(r) % (uint64_t)V);
+    }
+}
+
+/* Train `steps` AdamW steps, eager or compiled (alternating two sequence lengths when
+   two_shapes); write the losses and return a checksum-free copy of the final weights. */
+static float *tc_train(int compiled, int two_shapes, float dropout, int steps, float *losses, lt_plan_cache **keep) {
+    lt_ctx *ctx = lt_ctx_create(11);
+    lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
+    tc_step s;
+    lt_optim *opt;
+    lt_plan_cache *cache = NULL;
+    lt_rng r;
+    float *w = NULL;
+    int k;
+    cfg.dropout = dropout;
+    s.g = lt_gpt_create(ctx, &cfg);
+    s.B = 3;
+    s.in = (int32_t *)malloc(3 * 16 * sizeof(int32_t));
+    s.tg = (int32_t *)malloc(3 * 16 * sizeof(int32_t));
+    opt = lt_adamw_create(ctx, lt_gpt_params(s.g), lt_adamw_defaults());
+    if (compiled) cache = lt_plan_cache_create(ctx, 4);
+    lt_rng_seed(&r, 5);
+    for (k = 0; k < steps && !lt_failed(ctx); k++) {
+        float loss = 0;
+        s.T = two_shapes && k % 3 == 2 ? 9 : 16;
+        tc_batch(&r, &s, cfg.vocab);
+        lt_zero_grad(ctx);
+        if (compiled) {
+            lt_plan *p = lt_plan_cache_get(cache, s.T, tc_loss, &s);
+            if (p) lt_plan_run(p, &loss);
+        } else {
+            lt_tensor *l = tc_loss(ctx, &s);
+            loss = lt_item(l);
+            lt_backward(ctx, l);
+        }
+        lt_optim_step(opt, 3e-3);
+        losses[k] = loss;
+    }
+    if (!lt_failed(ctx)) {
+        size_t n = lt_params_count(ctx), off = 0;
+        lt_paramset ps = lt_ctx_params(ctx);
+        w = (float *)malloc(n * sizeof(float));
+        for (k = 0; k < ps.n; k++) { memcpy(w + off, ps.p[k]->data, (size_t)ps.p[k]->n * sizeof(float)); off += (size_t)ps.p[k]->n; }
+    } else {
+        printf("     tc_train: %s\n", lt_error(ctx));
+    }
+    if (keep && cache) printf("     plans cached: %d\n", lt_plan_cache_size(cache));
+    lt_plan_cache_destroy(cache);
+    lt_optim_destroy(opt);
+    lt_gpt_destroy(s.g);
+    lt_ctx_destroy(ctx);
+    free(s.in);
+    free(s.tg);
+    return w;
+}
+
+static void tc_equal_runs(const char *name, int two_shapes, float dropout) {
+    float le[50], lc[50];
+    float *we = tc_train(0, two_shapes, dropout, 50, le, NULL), *wc = tc_train(1, two_shapes, dropout, 50, lc, NULL);
+    int k, same = we && wc;
+    size_t i, n = 0;
+    char nm[96];
+    for (k = 0; same && k < 50; k++) same = memcmp(&le[k], &lc[k], sizeof(float)) == 0;
+    snprintf(nm, sizeof nm, "compile/%s/losses_bitwise", name);
+    t_check(same, nm, "eager and compiled losses differ (step %d: %.9g vs %.9g)", k - 1, k ? le[k - 1] : 0, k ? lc[k - 1] : 0);
+    if (we && wc) {
+        lt_ctx *c = lt_ctx_create(11);
+        lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
+        lt_gpt *g = lt_gpt_create(c, &cfg);
+        n = (size_t)lt_gpt_num_params(g);
+        lt_gpt_destroy(g);
+        lt_ctx_destroy(c);
+        for (i = 0; i < n && memcmp(&we[i], &wc[i], sizeof(float)) == 0; i++) {}
+        snprintf(nm, sizeof nm, "compile/%s/weights_bitwise", name);
+        t_check(i == n, nm, "weight %zu differs after 50 steps: %.9g vs %.9g", i, i < n ? we[i] : 0, i < n ? wc[i] : 0);
+    }
+    free(we);
+    free(wc);
+}
+
+/* an input whose values are written after it was made cannot be replayed: eager fallback */
+static lt_tensor *tc_outside_w;
+static lt_tensor *tc_filled_later(lt_ctx *ctx, void *u) {
+    lt_tensor *x = lt_tensor_new(ctx, 1, (int64_t[]){4});
+    int i;
+    for (i = 0; i < 4 && x; i++) x->data[i] = ((const float *)u)[i];
+    return lt_sum(ctx, lt_mul(ctx, x, tc_outside_w));
+}
+static lt_tensor *tc_inside(lt_ctx *ctx, void *u) {
+    return lt_sum(ctx, lt_mul(ctx, lt_tensor_from(ctx, (const float *)u, 1, (int64_t[]){4}), tc_outside_w));
+}
+
+static void test_compile_all(void) {
+    if (!t_want("compile")) return;
+    tc_equal_runs("gpt", 0, 0.0f);
+    tc_equal_runs("gpt_dropout", 0, 0.1f);
+    tc_equal_runs("gpt_two_shapes", 1, 0.0f);
+    {   /* memory: the plan shares buffers whose lifetimes do not overlap */
+        lt_ctx *ctx = lt_ctx_create(3);
+        lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
+        tc_step s;
+        lt_plan *p;
+        int32_t in[2 * 16], tg[2 * 16];
+        lt_rng r;
+        s.g = lt_gpt_create(ctx, &cfg); s.B = 2; s.T = 16; s.in = in; s.tg = tg;
+        lt_rng_seed(&r, 1);
+        tc_batch(&r, &s, 64);
+        p = lt_compile(ctx, tc_loss, &s);
+        t_check(p && !lt_plan_is_eager(p) && lt_plan_bytes(p) < lt_plan_naive_bytes(p) * 6 / 10, "compile/memory_planned",
+                "planned %zu bytes of %zu (%s)", lt_plan_bytes(p), lt_plan_naive_bytes(p), p ? lt_plan_note(p) : lt_error(ctx));
+        {   /* the validation step leaves accumulated gradients alone */
+            lt_paramset ps = lt_gpt_params(s.g);
+            float before = ps.p[3]->grad[0];
+            lt_plan_destroy(p);
+            ps.p[3]->grad[0] = 0.25f;
+            p = lt_compile(ctx, tc_loss, &s);
+            t_check(p && ps.p[3]->grad[0] == 0.25f, "compile/keeps_grads", "grad changed to %g (was %g)",
+                    (double)ps.p[3]->grad[0], (double)before);
+        }
+        lt_plan_destroy(p);
+        /* validation: a NaN weight is reported with the op and its place */
+        lt_find_param(ctx, "h.1.ln_2.weight")->data[0] = NAN;
+        p = lt_compile(ctx, tc_loss, &s);
+        t_check(!p && lt_status_of(ctx) == LT_ERR_NONFINITE && strstr(lt_error(ctx), "layernorm") &&
+                strstr(lt_error(ctx), "h.1"), "compile/validation_names_op", "%s", lt_error(ctx));
+        lt_plan_destroy(p);
+        lt_gpt_destroy(s.g);
+        lt_ctx_destroy(ctx);
+    }
+    {   /* fallback: an input filled by hand after lt_tensor_new */
+        lt_ctx *ctx = lt_ctx_create(3);
+        float xs[4] = {1, 2, 3, 4}, loss = 0;
+        lt_plan *p;
+        tc_outside_w = lt_param(ctx, "w", 1, (int64_t[]){4});
+        lt_fill(tc_outside_w, 0.5f);
+        p = lt_compile(ctx, tc_filled_later, xs);
+        t_check(p && lt_plan_is_eager(p) && strstr(lt_plan_note(p), "changed after it was made"),
+                "compile/fallback_filled_input", "%s", p ? lt_plan_note(p) : lt_error(ctx));
+        xs[1] = 20;
+        lt_zero_grad(ctx);
+        if (p) lt_plan_run(p, &loss);
+        t_check(loss == 0.5f * (1 + 20 + 3 + 4) && tc_outside_w->grad[1] == 20.0f, "compile/fallback_runs_eager",
+                "loss %g grad %g", (double)loss, (double)tc_outside_w->grad[1]);
+        lt_plan_destroy(p);
+        xs[1] = 2;
+        /* inputs given with lt_tensor_from inside the function are re-read at every replay */
+        p = lt_compile(ctx, tc_inside, xs);
+        lt_zero_grad(ctx);
+        xs[0] = 10;
+        if (p) lt_plan_run(p, &loss);
+        t_check(p && !lt_plan_is_eager(p) && loss == 0.5f * (10 + 2 + 3 + 4) && tc_outside_w->grad[0] == 10.0f,
+                "compile/inputs_reread", "loss %g grad %g (%s)", (double)loss, (double)tc_outside_w->grad[0],
+                p ? lt_plan_note(p) : lt_error(ctx));
+        lt_plan_destroy(p);
+        /* LTRAIN_COMPILE=0 turns compiling off */
+        setenv("LTRAIN_COMPILE", "0", 1);
+        p = lt_compile(ctx, tc_inside, xs);
+        unsetenv("LTRAIN_COMPILE");
+        t_check(p && lt_plan_is_eager(p) && strstr(lt_plan_note(p), "LTRAIN_COMPILE=0"), "compile/env_off", "%s",
+                p ? lt_plan_note(p) : lt_error(ctx));
+        if (p) { lt_zero_grad(ctx); lt_plan_run(p, &loss); }
+        t_check(loss == 0.5f * (10 + 2 + 3 + 4), "compile/env_off_runs_eager", "loss %g", (double)loss);
+        lt_plan_destroy(p);
+        lt_ctx_destroy(ctx);
+    }
+}

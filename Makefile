@@ -55,6 +55,9 @@ build/train_gpt_mpi: examples/train_gpt.c ltrain.h | build
 build/test_mpi: tests/test_mpi.c ltrain.h | build
 	$(MPICC) $(WARN) $(CFLAGS) -DLTRAIN_MPI -I. -Itests $< -o $@ $(LDLIBS)
 
+build/bench_dist: bench/dist.c ltrain.h | build
+	$(MPICC) $(WARN) $(CFLAGS) -DLTRAIN_MPI -I. $< -o $@ $(LDLIBS)
+
 sanitize: build/test_san
 	ASAN_OPTIONS=detect_leaks=1 ./build/test_san
 

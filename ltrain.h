@@ -9,24 +9,26 @@
    CONTENTS (grep "@@" to jump; the implementation follows the declarations' order)
      @@DOCS     this text: what the library is, how a training loop reads
      @@OPTIONS  compile-time knobs (LTRAIN_DEF, LTRAIN_MALLOC, LTRAIN_CBLAS, ...)
-     @@API      public declarations: context, tensors, ops, tape, nn, losses,
-                optimizers, schedules, clipping, data, checkpoints
+     @@API      public declarations: context, tensors, ops, tape, compile, nn, losses,
+                optimizers, schedules, clipping, mixed precision, data, checkpoints, plots, dist
      -- implementation (under LTRAIN_IMPLEMENTATION) --
      @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes
-     @@TENSOR   tensors: shapes, parameters, views
+     @@TENSOR   tensors: shapes, parameters (one packed block), views
      @@OPS      ops, each forward next to its backward, and the op table
-     @@GEMM     matrix-multiply kernels (portable reference; fast kernels picked at run time)
-     @@TAPE     autograd tape: record, backward, zero-grad, gradcheck
-     @@COMPILE  (reserved: capture a step once, plan its memory, replay)
-     @@NN       nn blocks: GPT-2 (embeddings, attention, MLP, layernorm)
-     @@LOSS     cross-entropy, MSE
-     @@OPTIM    AdamW, SGD with momentum
+     @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked at run time)
+     @@TAPE     autograd tape: backward, zero-grad, gradcheck
+     @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay
+     @@NN       nn blocks: GPT-2 (embeddings, attention, MLP, layernorm, tied head, sampling)
+     @@LOSS     cross-entropy (ignore index, token-weighted), MSE
+     @@OPTIM    AdamW, SGD with momentum; Lion, AdEMAMix, Muon, SOAP
      @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR, CosineAnnealingLR, SequentialLR
      @@CLIP     clip_grad_norm_, clip_grad_value_
-     @@AMP      (reserved: fp16/bf16 conversions, loss scaling)
-     @@DATA     text files, llm.c token shards, batches
-     @@CKPT     safetensors read/write, training checkpoints
-     @@TRAIN    training helpers: accumulation, sampling, logging
+     @@AMP      fp16/bf16 conversions (scalar and SIMD), dynamic loss scaling (GradScaler)
+     @@DATA     text files, llm.c token shards, batches; sequences, buckets, length schedule
+     @@CKPT     safetensors read/write
+     @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training state
+     @@PLOT     SVG line charts (no dependencies)
+     @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding
      @@CUDA     (reserved: LTRAIN_CUDA kernels)
 
    ==== @@DOCS ====================================================================================
@@ -74,6 +76,8 @@
      LTRAIN_ASSERT(x)     check the library's own invariants (default: assert from <assert.h>);
                           never used for user input, which gets an error status instead
      LTRAIN_CBLAS         matmuls through cblas_sgemm (link your CBLAS, e.g. -lopenblas)
+     LTRAIN_NO_SIMD       portable C kernels only (no AVX2/AVX-512 paths picked at run time)
+     LTRAIN_MPI           data-parallel training over MPI (build with mpicc)
      LTRAIN_CUDA          reserved for the CUDA backend
 */
 #ifndef LTRAIN_H
@@ -525,7 +529,8 @@ LTRAIN_DEF uint16_t lt_f32_to_f16(float x);
 LTRAIN_DEF float lt_f16_to_f32(uint16_t h);
 /* The same on n elements (in and out must not overlap), bit-identical to the scalar functions.
    x86 with gcc/clang picks at run time the fastest of AVX2+F16C, AVX-512F and AVX512_BF16
-   kernels the CPU has; elsewhere a portable loop.  Large arrays are split over OpenMP threads. */
+   kernels the CPU has; elsewhere, or with LTRAIN_NO_SIMD defined, a portable loop.  Large arrays
+   are split over OpenMP threads. */
 LTRAIN_DEF void lt_f32_to_bf16_array(const float *in, uint16_t *out, size_t n);
 LTRAIN_DEF void lt_bf16_to_f32_array(const uint16_t *in, float *out, size_t n);
 LTRAIN_DEF void lt_f32_to_f16_array(const float *in, uint16_t *out, size_t n);
@@ -704,9 +709,10 @@ LTRAIN_DEF int lt_muon_uses_muon(const lt_optim *opt, int param_index);
    R = EMA(Gᵀ·G) (shampoo_beta) and runs Adam on G' = Q_Lᵀ·G·Q_R, the gradient in their
    eigenbases, projecting the Adam direction back: θ ← θ − lr·sqrt(1−β2ˢ)/(1−β1ˢ)·Q_L·(m/(sqrt(v)+ε))·Q_Rᵀ,
    then θ ← θ − lr·λ·θ (decayed parameters).  The first step of each parameter only fills L, R and
-   computes Q_L, Q_R (eigendecomposition, by cyclic Jacobi in double here; torch.linalg.eigh
-   there) and leaves θ alone, so s counts from the second step.  Every precondition_frequency
-   steps the bases are refreshed by one power iteration and a QR (Householder, double), after
+   computes Q_L, Q_R (eigendecomposition: Householder tridiagonalisation + implicit QL, in double
+   here; torch.linalg.eigh there) and leaves θ alone, so s counts from the second step.  Every
+   precondition_frequency steps the bases are refreshed by one power iteration (float32) and a
+   QR (Householder, double), after
    sorting by the estimated eigenvalues diag(Qᵀ·L·Q), which also permutes v; m is carried
    into the new basis.  A side longer than max_precond_dim gets no factor (identity there);
    1-D parameters get none: plain Adam (with the same skipped first step).  Parameters with more
@@ -4827,54 +4833,121 @@ static void lt__muon_update(lt_tensor *t, float *m, int64_t rows, int64_t cols, 
 }
 
 /* ---- SOAP: linear algebra in double ---------------------------------------------------------- */
-/* Symmetric a (n×n, row-major, destroyed) = V·diag(w)·Vᵀ by cyclic Jacobi rotations; vt gets
-   Vᵀ (row k = eigenvector k).  Each rotation zeroes a[p][q]: with τ = (a_qq − a_pp)/(2a_pq),
-   t = sign(τ)/(|τ| + sqrt(1 + τ²)), c = 1/sqrt(1 + t²), s = t·c, rows p, q of a and vt turn by
-   (c, −s; s, c) and columns p, q follow by symmetry.  Sweeps stop when the off-diagonal mass is
-   below 1e-30 of the total (eigenvectors to ~1e-15). */
-static void lt__jacobi(double *a, double *vt, double *w, int64_t n) {
-    int64_t p, q, k;
-    int sweep;
-    for (p = 0; p < n * n; p++) vt[p] = 0;
-    for (p = 0; p < n; p++) vt[p * n + p] = 1;
-    for (sweep = 0; sweep < 100; sweep++) {
-        double off = 0, tot = 0;
-        for (p = 0; p < n; p++)
-            for (q = 0; q < n; q++) {
-                double e = a[p * n + q] * a[p * n + q];
-                tot += e;
-                if (p != q) off += e;
+/* Symmetric a (n×n, row-major) = V·diag(w)·Vᵀ: Householder reduction to tridiagonal form, then
+   the implicit QL iteration with Wilkinson-style shifts (the EISPACK tred2/tql2 algorithms, as
+   in JAMA).  v holds Vᵀ (row k = eigenvector k); working on Vᵀ keeps every inner loop contiguous
+   in row-major storage.  e: n doubles of scratch.  Eigenvectors to ~1e-15 in double. */
+#define LT__V(r, c) v[(c) * n + (r)]
+static void lt__eigh(const double *a, double *v, double *w, double *e, int64_t n) {
+    int64_t i, j, k, l, m;
+    double f, g, h, hh, scale, tst1 = 0, eps = 2.220446049250313e-16;
+    for (i = 0; i < n * n; i++) v[i] = a[i];   /* a is symmetric: a = aᵀ */
+    if (n == 1) { w[0] = a[0]; v[0] = 1; return; }
+    for (j = 0; j < n; j++) w[j] = LT__V(n - 1, j);
+    for (i = n - 1; i > 0; i--) {   /* tred2: the Householder reduction */
+        scale = 0; h = 0;
+        for (k = 0; k < i; k++) scale += fabs(w[k]);
+        if (scale == 0) {
+            e[i] = w[i - 1];
+            for (j = 0; j < i; j++) { w[j] = LT__V(i - 1, j); LT__V(i, j) = 0; LT__V(j, i) = 0; }
+        } else {
+            for (k = 0; k < i; k++) { w[k] /= scale; h += w[k] * w[k]; }
+            f = w[i - 1];
+            g = sqrt(h);
+            if (f > 0) g = -g;
+            e[i] = scale * g;
+            h -= f * g;
+            w[i - 1] = f - g;
+            for (j = 0; j < i; j++) e[j] = 0;
+            for (j = 0; j < i; j++) {
+                f = w[j];
+                LT__V(j, i) = f;
+                g = e[j] + LT__V(j, j) * f;
+                for (k = j + 1; k <= i - 1; k++) { g += LT__V(k, j) * w[k]; e[k] += LT__V(k, j) * f; }
+                e[j] = g;
             }
-        if (off <= 1e-30 * tot || off == 0) break;
-        for (p = 0; p < n - 1; p++)
-            for (q = p + 1; q < n; q++) {
-                double apq = a[p * n + q], app, aqq, tau, t, c, s;
-                double *rp = a + p * n, *rq = a + q * n, *vp = vt + p * n, *vq = vt + q * n;
-                if (apq == 0) continue;
-                app = rp[p]; aqq = rq[q];
-                tau = (aqq - app) / (2 * apq);
-                t = (tau >= 0 ? 1.0 : -1.0) / (fabs(tau) + sqrt(1 + tau * tau));
-                c = 1 / sqrt(1 + t * t);
-                s = t * c;
-                for (k = 0; k < n; k++) {
-                    double xp = rp[k], xq = rq[k];
-                    rp[k] = c * xp - s * xq;
-                    rq[k] = s * xp + c * xq;
-                }
-                rp[p] = app - t * apq;
-                rq[q] = aqq + t * apq;
-                rp[q] = rq[p] = 0;
-                for (k = 0; k < n; k++)
-                    if (k != p && k != q) { a[k * n + p] = rp[k]; a[k * n + q] = rq[k]; }
-                for (k = 0; k < n; k++) {
-                    double xp = vp[k], xq = vq[k];
-                    vp[k] = c * xp - s * xq;
-                    vq[k] = s * xp + c * xq;
-                }
+            f = 0;
+            for (j = 0; j < i; j++) { e[j] /= h; f += e[j] * w[j]; }
+            hh = f / (h + h);
+            for (j = 0; j < i; j++) e[j] -= hh * w[j];
+            for (j = 0; j < i; j++) {
+                f = w[j]; g = e[j];
+                for (k = j; k <= i - 1; k++) LT__V(k, j) -= (f * e[k] + g * w[k]);
+                w[j] = LT__V(i - 1, j);
+                LT__V(i, j) = 0;
             }
+        }
+        w[i] = h;
     }
-    for (p = 0; p < n; p++) w[p] = a[p * n + p];
+    for (i = 0; i < n - 1; i++) {   /* accumulate the transformations */
+        LT__V(n - 1, i) = LT__V(i, i);
+        LT__V(i, i) = 1;
+        h = w[i + 1];
+        if (h != 0) {
+            for (k = 0; k <= i; k++) w[k] = LT__V(k, i + 1) / h;
+            for (j = 0; j <= i; j++) {
+                g = 0;
+                for (k = 0; k <= i; k++) g += LT__V(k, i + 1) * LT__V(k, j);
+                for (k = 0; k <= i; k++) LT__V(k, j) -= g * w[k];
+            }
+        }
+        for (k = 0; k <= i; k++) LT__V(k, i + 1) = 0;
+    }
+    for (j = 0; j < n; j++) { w[j] = LT__V(n - 1, j); LT__V(n - 1, j) = 0; }
+    LT__V(n - 1, n - 1) = 1;
+    e[0] = 0;
+    /* tql2: the implicit QL iteration on the tridiagonal (w, e) */
+    for (i = 1; i < n; i++) e[i - 1] = e[i];
+    e[n - 1] = 0;
+    f = 0;
+    for (l = 0; l < n; l++) {
+        double t = fabs(w[l]) + fabs(e[l]);
+        if (t > tst1) tst1 = t;
+        for (m = l; m < n - 1; m++)
+            if (fabs(e[m]) <= eps * tst1) break;
+        if (m > l) {
+            int iter = 0;
+            do {
+                double p, r, dl1, c = 1, c2 = 1, c3 = 1, el1, s = 0, s2 = 0;
+                g = w[l];
+                p = (w[l + 1] - g) / (2 * e[l]);
+                r = hypot(p, 1.0);
+                if (p < 0) r = -r;
+                w[l] = e[l] / (p + r);
+                w[l + 1] = e[l] * (p + r);
+                dl1 = w[l + 1];
+                h = g - w[l];
+                for (i = l + 2; i < n; i++) w[i] -= h;
+                f += h;
+                p = w[m];
+                el1 = e[l + 1];
+                for (i = m - 1; i >= l; i--) {
+                    double *vi = v + i * n, *vi1 = v + (i + 1) * n;
+                    c3 = c2; c2 = c; s2 = s;
+                    g = c * e[i];
+                    h = c * p;
+                    r = hypot(p, e[i]);
+                    e[i + 1] = s * r;
+                    s = e[i] / r;
+                    c = p / r;
+                    p = c * w[i] - s * g;
+                    w[i + 1] = h + s * (c * g + s * w[i]);
+                    for (k = 0; k < n; k++) {
+                        double hk = vi1[k];
+                        vi1[k] = s * vi[k] + c * hk;
+                        vi[k] = c * vi[k] - s * hk;
+                    }
+                }
+                p = -s * s2 * c3 * el1 * e[l] / dl1;
+                e[l] = s * p;
+                w[l] = c * p;
+            } while (fabs(e[l]) > eps * tst1 && ++iter < 60);
+        }
+        w[l] += f;
+        e[l] = 0;
+    }
 }
+#undef LT__V
 
 /* idx[0..n) sorted by key descending (ties: lower index first), insertion into a merge sort. */
 static void lt__argsort_desc(const double *key, int64_t *idx, int64_t *tmp, int64_t n) {
@@ -4935,7 +5008,7 @@ static void lt__householder_q(double *a, double *qout, double *v, double *row, i
    get_orthogonal_matrix: torch.linalg.eigh(gg), then flipped to descending order. */
 static lt_status lt__soap_eig(lt_ctx *ctx, const float *gg, float *q, int64_t d) {
     size_t dd = (size_t)d * (size_t)d;
-    double *a = (double *)LT__MALLOC((2 * dd + (size_t)d) * sizeof(double));
+    double *a = (double *)LT__MALLOC((2 * dd + 2 * (size_t)d) * sizeof(double));
     int64_t *idx = (int64_t *)LT__MALLOC(2 * (size_t)d * sizeof(int64_t));
     int64_t i, j;
     if (!a || !idx) {
@@ -4944,7 +5017,7 @@ static lt_status lt__soap_eig(lt_ctx *ctx, const float *gg, float *q, int64_t d)
                             (long long)d, (long long)d);
     }
     for (i = 0; i < (int64_t)dd; i++) a[i] = gg[i];
-    lt__jacobi(a, a + dd, a + 2 * dd, d);
+    lt__eigh(a, a + dd, a + 2 * dd, a + 2 * dd + d, d);
     lt__argsort_desc(a + 2 * dd, idx, idx + d, d);
     for (i = 0; i < d; i++)
         for (j = 0; j < d; j++) q[i * d + j] = (float)a[dd + idx[j] * d + i];
@@ -4955,10 +5028,11 @@ static lt_status lt__soap_eig(lt_ctx *ctx, const float *gg, float *q, int64_t d)
 
 /* The reference's get_orthogonal_matrix_QR for one side (dim = 0 for L, 1 for R of v [rows,cols]):
    est = diag(Qᵀ·GG·Q); columns of Q sorted by est descending (v's slices along dim follow);
-   Q = qr(GG·Q_sorted).Q.  In double (the reference: float32; see tests/ref/gen_optim2.py). */
+   Q = qr(GG·Q_sorted).Q.  GG·Q in float32 as there; est and the QR in double (the reference's QR:
+   float32; see tests/ref/gen_optim2.py).  vtmp: rows·cols floats, ptmp: d² floats. */
 static lt_status lt__soap_refresh(lt_ctx *ctx, const float *gg, float *q, float *v, int64_t rows, int64_t cols,
-                                  int dim, float *vtmp) {
-    int64_t d = dim == 0 ? rows : cols, i, j, k;
+                                  int dim, float *vtmp, float *ptmp) {
+    int64_t d = dim == 0 ? rows : cols, i, j;
     size_t dd = (size_t)d * (size_t)d;
     double *P = (double *)LT__MALLOC((3 * dd + 2 * (size_t)d) * sizeof(double));
     double *A, *V, *est, *row;
@@ -4969,15 +5043,8 @@ static lt_status lt__soap_refresh(lt_ctx *ctx, const float *gg, float *q, float 
                             (long long)d, (long long)d);
     }
     A = P + dd; V = P + 2 * dd; est = P + 3 * dd; row = est + d;
-    /* P = GG·Q (i-k-j order: rows of P accumulate rows of Q) */
-    for (i = 0; i < (int64_t)dd; i++) P[i] = 0;
-    for (i = 0; i < d; i++)
-        for (k = 0; k < d; k++) {
-            double gik = gg[i * d + k];
-            const float *qk = q + k * d;
-            double *pi = P + i * d;
-            for (j = 0; j < d; j++) pi[j] += gik * (double)qk[j];
-        }
+    lt_sgemm(0, 0, d, d, d, 1.0f, gg, d, q, d, 0.0f, ptmp, d);
+    for (i = 0; i < (int64_t)dd; i++) P[i] = ptmp[i];
     for (j = 0; j < d; j++) est[j] = 0;
     for (i = 0; i < d; i++)
         for (j = 0; j < d; j++) est[j] += (double)q[i * d + j] * P[i * d + j];
@@ -5117,8 +5184,8 @@ static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     if (R) lt__soap_gg(R, g, rows, cols, 1, gw, gtmp);
     if ((L || R) && s % c->precondition_frequency == 0) {
         lt__soap_project(m, m, QL, QR, rows, cols, 1, w3);
-        if (L && lt__soap_refresh(o->ctx, L, QL, v, rows, cols, 0, w1) != LT_OK) return o->ctx->status;
-        if (R && lt__soap_refresh(o->ctx, R, QR, v, rows, cols, 1, w1) != LT_OK) return o->ctx->status;
+        if (L && lt__soap_refresh(o->ctx, L, QL, v, rows, cols, 0, w1, gtmp) != LT_OK) return o->ctx->status;
+        if (R && lt__soap_refresh(o->ctx, R, QR, v, rows, cols, 1, w1, gtmp) != LT_OK) return o->ctx->status;
         lt__soap_project(m, m, QL, QR, rows, cols, 0, w3);
     }
     return LT_OK;

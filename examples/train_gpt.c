@@ -24,6 +24,9 @@ typedef struct {
     long steps, stop_after;
     double lr, min_lr, warmup_start, beta1, beta2, eps, weight_decay, clip_norm, clip_value, temperature, momentum;
     double skip_outliers;   /* --skip-outliers Z (0: off) */
+    double alpha, beta3, shampoo_beta, muon_momentum, muon_adamw_lr;   /* --optim lion|ademamix|muon|soap */
+    long alpha_warmup, beta3_warmup;   /* -1: --steps */
+    int precond_freq, max_precond_dim, betas_set;
     long warmup;
     unsigned long long seed;
     const char *seqs, *batching, *len_sched;   /* sequences (see seqs_open) */
@@ -45,6 +48,8 @@ static void defaults(args_t *a) {
     a->steps = 200; a->stop_after = 0;
     a->lr = 1e-3; a->min_lr = 1e-4; a->warmup = 10; a->warmup_start = 0.0;
     a->beta1 = 0.9; a->beta2 = 0.95; a->eps = 1e-8; a->weight_decay = 0.1; a->momentum = 0.9;
+    a->alpha = 5; a->beta3 = 0.9999; a->alpha_warmup = a->beta3_warmup = -1; a->shampoo_beta = 0.95;
+    a->muon_momentum = 0.95; a->muon_adamw_lr = 0; a->precond_freq = 10; a->max_precond_dim = 10000;
     a->clip_norm = 1.0; a->clip_value = 0;
     a->seed = 1337;
     a->sample = 0; a->temperature = 1.0; a->top_k = 0;
@@ -63,7 +68,7 @@ static void usage(void) {
            "  batch:     --batch B (%d) --seq T (%d) --accum K (%d)\n"
            "  schedule:  --steps S (%ld) --stop-after N  --lr X (%g) --min-lr X (%g) --warmup W (%ld)\n"
            "             --warmup-start F (%g) --decay cosine|linear|sqrt|constant (%s)\n"
-           "  optimizer: --optim adamw|sgd (%s) --beta1 (%g) --beta2 (%g) --eps (%g) --weight-decay (%g)\n"
+           "  optimizer: --optim adamw|sgd|lion|ademamix|muon|soap (%s) --beta1 (%g) --beta2 (%g) --eps (%g) --weight-decay (%g)\n"
            "             --momentum (%g, sgd)\n"
            "  clipping:  --clip-norm X (%g, 0 off) --clip-value X (0 off)\n"
            "  guard:     --skip-outliers Z (0 off): skip the update of a step whose loss or gradient norm is more\n"
@@ -81,6 +86,12 @@ static void usage(void) {
            d.data, d.eval_every, d.eval_batches, d.layers, d.heads, d.channels, d.ctx, d.batch, d.seq, d.accum,
            d.steps, d.lr, d.min_lr, d.warmup, d.warmup_start, d.decay, d.optim, d.beta1, d.beta2, d.eps,
            d.weight_decay, d.momentum, d.clip_norm, d.seed, d.temperature);
+    printf("  more optimizers (their own betas unless --beta1/--beta2 are given; try --lr: lion 3e-4, muon 0.02, soap 3e-3):\n"
+           "             lion (0.9, 0.99) | ademamix (0.9, 0.999) --alpha (%g) --beta3 (%g) --alpha-warmup N --beta3-warmup N\n"
+           "             (-1: --steps, the paper's choice; 0 off) | muon --muon-momentum (%g, nesterov) --muon-adamw-lr X\n"
+           "             (wte, wpe, biases, LayerNorm; 0: --lr*0.015) | soap (0.95, 0.95) --shampoo-beta (%g)\n"
+           "             --precond-freq N (%d) --max-precond-dim N (%d)\n",
+           d.alpha, d.beta3, d.muon_momentum, d.shampoo_beta, d.precond_freq, d.max_precond_dim);
 }
 
 static int die(const char *msg) {
@@ -123,6 +134,7 @@ static int parse(args_t *a, int argc, char **argv) {
         i++;
         if (!strcmp(f, "--heads")) a->heads_set = 1;
         if (!strcmp(f, "--ctx")) a->ctx_set = 1;
+        if (!strcmp(f, "--beta1") || !strcmp(f, "--beta2")) a->betas_set = 1;
 #define INTFLAG(name, field) if (!strcmp(f, name)) { if (x != (double)(long)x || x < 0 || x > 2e9) { fprintf(stderr, "train_gpt: %s: %s must be a whole number >= 0\n", f, v); return 0; } a->field = (int)x; continue; }
 #define LONGFLAG(name, field) if (!strcmp(f, name)) { if (x != (double)(long)x || x < 0) { fprintf(stderr, "train_gpt: %s: %s must be a whole number >= 0\n", f, v); return 0; } a->field = (long)x; continue; }
 #define DBLFLAG(name, field) if (!strcmp(f, name)) { a->field = x; continue; }
@@ -135,6 +147,10 @@ static int parse(args_t *a, int argc, char **argv) {
         DBLFLAG("--beta2", beta2) DBLFLAG("--eps", eps) DBLFLAG("--weight-decay", weight_decay)
         DBLFLAG("--clip-norm", clip_norm) DBLFLAG("--clip-value", clip_value) DBLFLAG("--temperature", temperature)
         DBLFLAG("--momentum", momentum) DBLFLAG("--skip-outliers", skip_outliers)
+        DBLFLAG("--alpha", alpha) DBLFLAG("--beta3", beta3) DBLFLAG("--shampoo-beta", shampoo_beta)
+        DBLFLAG("--muon-momentum", muon_momentum) DBLFLAG("--muon-adamw-lr", muon_adamw_lr)
+        LONGFLAG("--alpha-warmup", alpha_warmup) LONGFLAG("--beta3-warmup", beta3_warmup)
+        INTFLAG("--precond-freq", precond_freq) INTFLAG("--max-precond-dim", max_precond_dim)
         INTFLAG("--bucket-mb", bucket_mb)
         INTFLAG("--eot", eot) INTFLAG("--restarts", restarts) INTFLAG("--restart-steps", restart_steps)
         LONGFLAG("--batch-tokens", batch_tokens)
@@ -364,7 +380,9 @@ static int train(int argc, char **argv, double *final_val) {
     defaults(&a);
     if (!parse(&a, argc, argv)) return 1;
     if (!lt_decay_parse(a.decay, &decay)) return die("--decay must be cosine, linear, sqrt or constant");
-    if (strcmp(a.optim, "adamw") && strcmp(a.optim, "sgd")) return die("--optim must be adamw or sgd");
+    if (strcmp(a.optim, "adamw") && strcmp(a.optim, "sgd") && strcmp(a.optim, "lion") && strcmp(a.optim, "ademamix") &&
+        strcmp(a.optim, "muon") && strcmp(a.optim, "soap"))
+        return die("--optim must be adamw, sgd, lion, ademamix, muon or soap");
     if (strcmp(a.compile, "on") && strcmp(a.compile, "off")) return die("--compile must be on or off");
     if (a.threads > 0) lt_set_threads(a.threads);
     B = a.batch; T = a.seq; K = a.accum;
@@ -419,6 +437,30 @@ static int train(int argc, char **argv, double *final_val) {
         lt_adamw_config c = lt_adamw_defaults();
         c.lr = a.lr; c.beta1 = a.beta1; c.beta2 = a.beta2; c.eps = a.eps; c.weight_decay = a.weight_decay;
         opt = lt_adamw_create(ctx, lt_gpt_params(g), c);
+    } else if (!strcmp(a.optim, "lion")) {
+        lt_lion_config c = lt_lion_defaults();
+        c.lr = a.lr; c.weight_decay = a.weight_decay;
+        if (a.betas_set) { c.beta1 = a.beta1; c.beta2 = a.beta2; }
+        opt = lt_lion_create(ctx, lt_gpt_params(g), c);
+    } else if (!strcmp(a.optim, "ademamix")) {
+        lt_ademamix_config c = lt_ademamix_defaults();
+        c.lr = a.lr; c.eps = a.eps; c.weight_decay = a.weight_decay; c.alpha = a.alpha; c.beta3 = a.beta3;
+        c.alpha_warmup = a.alpha_warmup < 0 ? a.steps : a.alpha_warmup;
+        c.beta3_warmup = a.beta3_warmup < 0 ? a.steps : a.beta3_warmup;
+        if (a.betas_set) { c.beta1 = a.beta1; c.beta2 = a.beta2; }
+        opt = lt_ademamix_create(ctx, lt_gpt_params(g), c);
+    } else if (!strcmp(a.optim, "muon")) {   /* Muon for the hidden matrices, AdamW for the rest */
+        lt_muon_config c = lt_muon_defaults();
+        c.lr = a.lr; c.momentum = a.muon_momentum; c.weight_decay = a.weight_decay;
+        c.adamw.lr = a.muon_adamw_lr > 0 ? a.muon_adamw_lr : a.lr * 0.015;
+        c.adamw.beta1 = a.beta1; c.adamw.beta2 = a.beta2; c.adamw.weight_decay = a.weight_decay;
+        opt = lt_muon_create(ctx, lt_gpt_params(g), c);
+    } else if (!strcmp(a.optim, "soap")) {
+        lt_soap_config c = lt_soap_defaults();
+        c.lr = a.lr; c.eps = a.eps; c.weight_decay = a.weight_decay; c.shampoo_beta = a.shampoo_beta;
+        c.precondition_frequency = a.precond_freq; c.max_precond_dim = a.max_precond_dim;
+        if (a.betas_set) { c.beta1 = a.beta1; c.beta2 = a.beta2; }
+        opt = lt_soap_create(ctx, lt_gpt_params(g), c);
     } else {
         lt_sgd_config c = lt_sgd_defaults();
         c.lr = a.lr; c.momentum = a.momentum; c.weight_decay = a.weight_decay;

@@ -18,7 +18,7 @@ Two kinds of case:
 
 Where this deviates from the authors' code, on purpose:
   Muon: Newton-Schulz in the input's dtype (the reference casts to bfloat16).
-  SOAP: eigh, the power iteration and QR run in float64 (the reference: float32), so that both
+  SOAP: eigh and QR run in float64 (the reference: float32), so that both
         sides compute nearly exact bases and the comparison measures the optimizer, not two
         eigensolvers' float32 rounding.  The first release's SOAP is followed (exp_avg kept in the
         eigenbasis, projected back and forth around each preconditioner update).
@@ -220,12 +220,11 @@ class SOAP(torch.optim.Optimizer):
             if m is None:
                 Qn.append(None)
                 continue
-            md, od = m.double(), o.double()
-            est = torch.diag(od.T @ md @ od)
+            tmp = (m @ o).double()           # the power iteration in float32, as the reference
+            est = torch.einsum("ij,ij->j", o.double(), tmp)
             idx = torch.argsort(est, descending=True)
             v = v.index_select(ind, idx)
-            od = od[:, idx]
-            Q, _ = torch.linalg.qr(md @ od)
+            Q, _ = torch.linalg.qr(tmp[:, idx])
             Qn.append(Q.to(m.dtype))
         state["exp_avg_sq"] = v
         return Qn

@@ -262,6 +262,9 @@ LTRAIN_DEF lt_status lt_backward(lt_ctx *ctx, lt_tensor *loss);
 LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed);
 LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx);            /* every parameter's gradient = 0 */
 LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx);
+/* Time every kernel by op (eager mode), and print the table: where a step's time goes. */
+LTRAIN_DEF void lt_set_profiling(lt_ctx *ctx, int on);   /* also clears the counters */
+LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f);
 
 /* Gradient check: fn builds an output from the inputs; compares analytic gradients of
    sum(out * R) (R fixed random) with central differences of step eps for every input element.
@@ -558,7 +561,7 @@ LTRAIN_DEF void lt_f32_to_bf16_stochastic_array(const float *in, uint16_t *out, 
        lt_scaler_update(&sc);                                 (backoff or growth)
    One scaler serves one optimizer.  Set the fields before the first step; the bookkeeping fields
    are read through the accessors. */
-typedef struct {
+typedef struct lt_scaler {
     float scale;              /* the loss scale, float32 as torch's _scale (default 2^16) */
     double growth_factor;     /* x2 ...                                                     */
     int64_t growth_interval;  /* ... after this many consecutive clean steps (2000)         */
@@ -600,6 +603,30 @@ LTRAIN_DEF lt_scaler_state lt_scaler_get_state(const lt_scaler *sc);
 /* Restores the state and starts a fresh step; LT_ERR_ARG (on ctx, which may be NULL; nothing
    changes) for values lt_scaler_scale_loss would reject or a negative counter. */
 LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_scaler_state *st);
+
+/* Training in 16-bit precision, autocast style (torch.autocast's CPU lists are the guide).
+   lt_set_precision(ctx, LT_BF16 or LT_F16): from then on lt_matmul, lt_linear and lt_conv1d round
+   both operands (activations and weights) and the bias to the 16-bit type, multiply with float32
+   accumulation and round the result, which stays a float32 tensor holding 16-bit values.  Every
+   other op (layernorm and its statistics, softmax, attention, gelu, residual adds, losses) and the
+   optimizer (float32 master weights and moments) run in float32 as before.  For backward each of
+   these ops keeps a 16-bit copy of the operands it needs (half the bytes; a parameter is read in
+   place) instead of the float32 input, so a compiled plan (lt_compile) frees the float32 input
+   after the forward.  Backward, as torch 1.13's autocast backward of a bfloat16 addmm/mm:
+       dy is rounded to 16 bit (in place: the output's gradient, read by this op only),
+       dx = round16(dy · W16),  dW = round16(dyᵀ · x16),  db = round16(Σ_rows dy)  (float32 sums),
+   each added to the float32 gradient.  LT_BF16 equals torch.autocast("cpu", torch.bfloat16) to
+   within one bf16 rounding (the float32 sums run in another order; tests/test_precision.c);
+   LT_F16 does the same with fp16, as CUDA's autocast does (|x| >= 65520 rounds to inf, below
+   2^-24 to 0: train with a loss scale, lt_scaler).  LT_F32 (the default) is the plain float32 op.
+   A record keeps the precision it was made with (a compiled plan replays it).  LT_ERR_ARG for
+   another value. */
+LTRAIN_DEF lt_status lt_set_precision(lt_ctx *ctx, lt_dtype precision);
+LTRAIN_DEF lt_dtype lt_get_precision(const lt_ctx *ctx);      /* LT_F32 for NULL */
+LTRAIN_DEF const char *lt_precision_name(lt_dtype precision); /* "fp32", "bf16", "fp16" */
+/* out[i] = in[i] rounded to the nearest value of the type (nearest even; a float32 copy for
+   LT_F32), as torch's x.to(dtype).float().  in == out is allowed. */
+LTRAIN_DEF void lt_round_to_precision(lt_dtype precision, const float *in, float *out, size_t n);
 
 /* ---- plots: SVG line charts ------------------------------------------------------------------ */
 /* A figure of one or more panels stacked top to bottom, each a line chart with a box, grid,
@@ -955,6 +982,7 @@ LTRAIN_DEF const char *lt_dist_describe(const lt_dist *d);
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -1021,6 +1049,10 @@ struct lt_ctx {
     float *param_block;          /* after lt_params_pack: data of all params, then grads */
     size_t param_floats;
     const char *scope;           /* lt_scope: where in the model ops are being recorded */
+    lt_dtype precision;          /* lt_set_precision: LT_F32, or the type matmuls compute in (@@AMP) */
+    int profiling;               /* lt_set_profiling: time every kernel by op */
+    double prof_s[2][64];        /* seconds in forward [0] / backward [1] kernels, by op row */
+    int64_t prof_n[2][64];
     struct lt__capture *cap;     /* non-NULL while lt_compile records a step */
 };
 
@@ -1196,6 +1228,15 @@ LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx) {
 }
 
 LTRAIN_DEF void lt_set_training(lt_ctx *ctx, int on) { ctx->training = on != 0; }
+/* Wall-clock seconds (omp_get_wtime with OpenMP, else processor time: C99 has no wall clock). */
+static double lt__now(void) {
+#ifdef _OPENMP
+    return omp_get_wtime();
+#else
+    return (double)clock() / CLOCKS_PER_SEC;
+#endif
+}
+
 LTRAIN_DEF const char *lt_scope(lt_ctx *ctx, const char *scope) {
     const char *old = ctx->scope;
     ctx->scope = scope;
@@ -1437,7 +1478,9 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
    (LT_CPU, later LT_CUDA) lets another backend add kernels without touching callers. */
 
 /* name, and what its backward reads besides gradients: the inputs' values (IN), its own
-   output's values (OUT).  The compile mode plans buffer lifetimes from these two flags. */
+   output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
+   The 16-bit rows (matmul16, linear16, conv1d16: lt_set_precision, @@AMP) read 0: their backward
+   reads 16-bit copies saved in the record, so the float32 inputs need not stay alive. */
 #define LT__IN 1
 #define LT__OUT 2
 #define LT__OP_LIST(X)                                                                              \
@@ -1445,7 +1488,7 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
     X(matmul, LT__IN) X(linear, LT__IN) X(conv1d, LT__IN) X(gelu, LT__IN) X(gelu_erf, LT__IN)          \
     X(relu, LT__IN) X(tanh, LT__OUT) X(sigmoid, LT__OUT) X(softmax, LT__OUT) X(log_softmax, LT__OUT)  \
     X(layernorm, LT__IN) X(embedding, 0) X(dropout, 0) X(transpose, 0) X(attention, LT__IN)           \
-    X(cross_entropy, LT__IN) X(mse, LT__IN)
+    X(cross_entropy, LT__IN) X(mse, LT__IN) X(matmul16, 0) X(linear16, 0) X(conv1d16, 0)
 
 struct lt__node {
     const struct lt__opdef *op;
@@ -1487,8 +1530,35 @@ static const lt__opdef lt__ops[LT__OP_COUNT] = {
 #undef LT__OP_ROW
 };
 #define LT__OP(name) (&lt__ops[LT__OPI_##name])
+typedef char lt__op_table_fits_profile[LT__OP_COUNT <= 64 ? 1 : -1]; /* ctx->prof_s has 64 rows */
 
 static void lt__capture_node(lt_ctx *ctx, lt__node *nd); /* @@COMPILE */
+
+static void lt__profile_add(lt_ctx *ctx, const lt__node *nd, int bwd, double s) {
+    int row = (int)(nd->op - lt__ops);
+    ctx->prof_s[bwd][row] += s;
+    ctx->prof_n[bwd][row]++;
+}
+
+LTRAIN_DEF void lt_set_profiling(lt_ctx *ctx, int on) {
+    ctx->profiling = on != 0;
+    memset(ctx->prof_s, 0, sizeof ctx->prof_s);
+    memset(ctx->prof_n, 0, sizeof ctx->prof_n);
+}
+
+LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
+    double total = 0;
+    int r;
+    for (r = 0; r < LT__OP_COUNT; r++) total += ctx->prof_s[0][r] + ctx->prof_s[1][r];
+    fprintf(f, "%-14s %10s %10s %8s %6s\n", "op", "fwd ms", "bwd ms", "calls", "share");
+    for (r = 0; r < LT__OP_COUNT; r++) {
+        double t = ctx->prof_s[0][r] + ctx->prof_s[1][r];
+        if (ctx->prof_n[0][r] + ctx->prof_n[1][r] == 0) continue;
+        fprintf(f, "%-14s %10.1f %10.1f %8lld %5.1f%%\n", lt__ops[r].name, 1e3 * ctx->prof_s[0][r],
+                1e3 * ctx->prof_s[1][r], (long long)ctx->prof_n[0][r], total > 0 ? 100.0 * t / total : 0.0);
+    }
+    fprintf(f, "%-14s %10.1f ms in kernels\n", "total", 1e3 * total);
+}
 
 /* The gradient buffer of a tensor, made (zeroed) in the arena on first use. */
 static float *lt__grad(lt_tensor *t, lt_ctx *ctx) {
@@ -1530,7 +1600,13 @@ static lt__node *lt__node_new(lt_ctx *ctx, const lt__opdef *op, int ndim, const 
 /* Run the forward kernel; keep the record on the tape if a gradient will flow through it. */
 static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
     if (!nd || lt_failed(ctx)) return NULL;
-    nd->op->fwd[LT_CPU](nd);
+    if (ctx->profiling) {
+        double t0 = lt__now();
+        nd->op->fwd[LT_CPU](nd);
+        lt__profile_add(ctx, nd, 0, lt__now() - t0);
+    } else {
+        nd->op->fwd[LT_CPU](nd);
+    }
     if (lt_failed(ctx)) return NULL;
     if (ctx->cap) lt__capture_node(ctx, nd);
     if (nd->out->requires_grad) {
@@ -1737,157 +1813,6 @@ static lt_tensor *lt__reduce(lt_ctx *ctx, const lt__opdef *op, const char *who, 
 }
 LTRAIN_DEF lt_tensor *lt_sum(lt_ctx *ctx, lt_tensor *a) { return lt__reduce(ctx, LT__OP(sum), "lt_sum", a); }
 LTRAIN_DEF lt_tensor *lt_mean(lt_ctx *ctx, lt_tensor *a) { return lt__reduce(ctx, LT__OP(mean), "lt_mean", a); }
-
-/* ---- matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) ----------------------------- */
-/* i[0] = flags, i[1] = batches, i[2..4] = M, N, K, i[5] = b is shared (2-D) by every batch.
-   Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
-   a stored transposed gets (d op(a))ᵀ = op(b) · dyᵀ, likewise for b. */
-static void lt__matmul_fwd(lt__node *nd) {
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
-    for (q = 0; q < nb; q++)
-        lt_sgemm(ta, tb, M, N, K, 1.0f, nd->in[0]->data + q * M * K, ta ? M : K,
-                 nd->in[1]->data + (shared ? 0 : q * K * N), tb ? K : N, 0.0f, nd->out->data + q * M * N, N);
-}
-static void lt__matmul_bwd(lt__node *nd) {
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
-    float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx);
-    for (q = 0; q < nb; q++) {
-        const float *a = nd->in[0]->data + q * M * K, *b = nd->in[1]->data + (shared ? 0 : q * K * N);
-        const float *gy = nd->out->grad + q * M * N;
-        if (ga) {
-            float *g = ga + q * M * K;
-            if (!ta) lt_sgemm(0, !tb, M, K, N, 1.0f, gy, N, b, tb ? K : N, 1.0f, g, K);        /* dA = dY op(B)ᵀ */
-            else lt_sgemm(tb, 1, K, M, N, 1.0f, b, tb ? K : N, gy, N, 1.0f, g, M);             /* dAs = op(B) dYᵀ */
-        }
-        if (gb) {
-            float *g = gb + (shared ? 0 : q * K * N);
-            if (!tb) lt_sgemm(!ta, 0, K, N, M, 1.0f, a, ta ? M : K, gy, N, 1.0f, g, N);        /* dB = op(A)ᵀ dY */
-            else lt_sgemm(1, ta, N, K, M, 1.0f, gy, N, a, ta ? M : K, 1.0f, g, K);             /* dBs = dYᵀ op(A) */
-        }
-    }
-}
-
-LTRAIN_DEF lt_tensor *lt_matmul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b, int flags) {
-    int ta = (flags & LT_TRANS_A) != 0, tb = (flags & LT_TRANS_B) != 0, k;
-    int64_t M, K, K2, N, batches = 1, shape[LT_MAX_DIMS];
-    char b1[64], b2[64];
-    lt__node *nd;
-    if (!lt__live(ctx, "lt_matmul", a, b)) return NULL;
-    lt_shape_str(a, b1, sizeof b1);
-    lt_shape_str(b, b2, sizeof b2);
-    if (a->ndim < 2 || b->ndim < 2) {
-        lt_set_error(ctx, LT_ERR_SHAPE, "lt_matmul: a is %s, b is %s: both need 2 or more dims", b1, b2);
-        return NULL;
-    }
-    M = ta ? a->shape[a->ndim - 1] : a->shape[a->ndim - 2];
-    K = ta ? a->shape[a->ndim - 2] : a->shape[a->ndim - 1];
-    K2 = tb ? b->shape[b->ndim - 1] : b->shape[b->ndim - 2];
-    N = tb ? b->shape[b->ndim - 2] : b->shape[b->ndim - 1];
-    if (K != K2) {
-        lt_set_error(ctx, LT_ERR_SHAPE, "lt_matmul: a is %s%s, b is %s%s: op(a)'s last dim (%lld) must equal "
-                     "op(b)'s first (%lld)", b1, ta ? " (transposed)" : "", b2, tb ? " (transposed)" : "",
-                     (long long)K, (long long)K2);
-        return NULL;
-    }
-    if (b->ndim > 2 && b->ndim != a->ndim) goto batch_mismatch;
-    for (k = 0; k < a->ndim - 2; k++) {
-        if (b->ndim > 2 && b->shape[k] != a->shape[k]) goto batch_mismatch;
-        batches *= a->shape[k];
-        shape[k] = a->shape[k];
-    }
-    shape[a->ndim - 2] = M;
-    shape[a->ndim - 1] = N;
-    nd = lt__node_new(ctx, LT__OP(matmul), a->ndim, shape, a, b, NULL, 0);
-    if (!nd) return NULL;
-    nd->i[0] = flags & (LT_TRANS_A | LT_TRANS_B);
-    nd->i[1] = batches; nd->i[2] = M; nd->i[3] = N; nd->i[4] = K;
-    nd->i[5] = b->ndim == 2 && a->ndim > 2;
-    return lt__run(ctx, nd);
-batch_mismatch:
-    lt_set_error(ctx, LT_ERR_SHAPE, "lt_matmul: a is %s, b is %s: leading (batch) dims must match, or b must be 2-D",
-                 b1, b2);
-    return NULL;
-}
-
-/* ---- linear (torch.nn.Linear) and conv1d (Hugging Face Conv1D) --------------------------------- */
-/* linear: x (R, I), W (O, I), b (O) -> y (R, O) = x·Wᵀ + b
-     dx += dy·W,  dW += dyᵀ·x,  db += Σ_rows dy
-   conv1d: x (R, I), W (I, O), b (O) -> y (R, O) = x·W + b
-     dx += dy·Wᵀ, dW += xᵀ·dy,  db += Σ_rows dy
-   (R = all leading dims of x flattened; i[0] = R, i[1] = I, i[2] = O) */
-static void lt__bias_rows(float *y, const float *b, int64_t R, int64_t O) {
-    int64_t r, j;
-    if (!b) return;
-    LT__OMP(parallel for if (R * O > 32768))
-    for (r = 0; r < R; r++)
-        for (j = 0; j < O; j++) y[r * O + j] += b[j];
-}
-static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
-    int64_t r, j;
-    for (r = 0; r < R; r++)
-        for (j = 0; j < O; j++) gb[j] += gy[r * O + j];
-}
-static void lt__linear_fwd(lt__node *nd) {
-    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
-    lt_sgemm(0, 1, R, O, I, 1.0f, nd->in[0]->data, I, nd->in[1]->data, I, 0.0f, nd->out->data, O);
-    lt__bias_rows(nd->out->data, nd->in[2] ? nd->in[2]->data : NULL, R, O);
-}
-static void lt__linear_bwd(lt__node *nd) {
-    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
-    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
-    const float *gy = nd->out->grad;
-    if (gx) lt_sgemm(0, 0, R, I, O, 1.0f, gy, O, nd->in[1]->data, I, 1.0f, gx, I);
-    if (gw) lt_sgemm(1, 0, O, I, R, 1.0f, gy, O, nd->in[0]->data, I, 1.0f, gw, I);
-    if (gb) lt__bias_grad(gb, gy, R, O);
-}
-static void lt__conv1d_fwd(lt__node *nd) {
-    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
-    lt_sgemm(0, 0, R, O, I, 1.0f, nd->in[0]->data, I, nd->in[1]->data, O, 0.0f, nd->out->data, O);
-    lt__bias_rows(nd->out->data, nd->in[2] ? nd->in[2]->data : NULL, R, O);
-}
-static void lt__conv1d_bwd(lt__node *nd) {
-    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
-    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
-    const float *gy = nd->out->grad;
-    if (gx) lt_sgemm(0, 1, R, I, O, 1.0f, gy, O, nd->in[1]->data, O, 1.0f, gx, I);
-    if (gw) lt_sgemm(1, 0, I, O, R, 1.0f, nd->in[0]->data, I, gy, O, 1.0f, gw, O);
-    if (gb) lt__bias_grad(gb, gy, R, O);
-}
-static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const char *who, lt_tensor *x, lt_tensor *w,
-                             lt_tensor *b, int w_is_out_in) {
-    int64_t I, O, shape[LT_MAX_DIMS];
-    char b1[64], b2[64], b3[64];
-    int k;
-    lt__node *nd;
-    if (!lt__live(ctx, who, x, w)) return NULL;
-    I = x->shape[x->ndim - 1];
-    O = w_is_out_in ? w->shape[0] : w->shape[1];
-    if (w->ndim != 2 || (w_is_out_in ? w->shape[1] : w->shape[0]) != I) {
-        lt_set_error(ctx, LT_ERR_SHAPE, "%s: x is %s, W is %s: W must be %s with in = x's last dim (%lld)", who,
-                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2),
-                     w_is_out_in ? "[out,in] (torch.nn.Linear layout)" : "[in,out] (Conv1D layout)", (long long)I);
-        return NULL;
-    }
-    if (b && (b->n != O)) {
-        lt_set_error(ctx, LT_ERR_SHAPE, "%s: W is %s, bias is %s: the bias needs %lld values", who,
-                     lt_shape_str(w, b2, sizeof b2), lt_shape_str(b, b3, sizeof b3), (long long)O);
-        return NULL;
-    }
-    for (k = 0; k < x->ndim - 1; k++) shape[k] = x->shape[k];
-    shape[x->ndim - 1] = O;
-    nd = lt__node_new(ctx, op, x->ndim, shape, x, w, b, 0);
-    if (!nd) return NULL;
-    nd->i[0] = x->n / I; nd->i[1] = I; nd->i[2] = O;
-    return lt__run(ctx, nd);
-}
-LTRAIN_DEF lt_tensor *lt_linear(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tensor *b) {
-    return lt__affine(ctx, LT__OP(linear), "lt_linear", x, w, b, 1);
-}
-LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tensor *b) {
-    return lt__affine(ctx, LT__OP(conv1d), "lt_conv1d", x, w, b, 0);
-}
 
 /* ---- pointwise activations ---------------------------------------------------------------------- */
 static lt_tensor *lt__unary(lt_ctx *ctx, const lt__opdef *op, const char *who, lt_tensor *a) {
@@ -2280,76 +2205,72 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
    saves p (B, H, T, T).  Backward, with dy_t:
      dv_u += p_u dy_t,  dp_u = dy_t·v_u,  ds_u = p_u (dp_u - Σ_w p_w dp_w),
      dq_t += Σ_u ds_u k_u / sqrt(D),  dk_u += ds_u q_t / sqrt(D)
-   Query rows at t >= len (padding) output 0.  i[0..3] = B, T, C, H. */
+   Query rows at t >= len (padding) output 0.  i[0..3] = B, T, C, H; i[4] = scratch slots.
+   Each (batch, head) is three small GEMMs on strided views of qkv (row stride 3C, no copies):
+     S = scale·Q·Kᵀ (T,T) → masked row softmax in place → Y = P·V;  backward:
+     dP = dY·Vᵀ, dS = P ⊙ (dP - rowsum(P ⊙ dP)), dQ += scale·dS·K, dK += scale·dSᵀ·Q, dV += Pᵀ·dY.
+   Pairs (b,h) are split over the threads; each thread has a T×T scratch for dP. */
+static int lt__thread_id(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* Row t of P (in place over the scores): softmax over keys 0..last, zeros elsewhere. */
+static void lt__attn_softmax_row(float *p, int64_t T, int64_t last) {
+    float m = -INFINITY;
+    double sum = 0;
+    int64_t u;
+    for (u = 0; u <= last; u++) if (p[u] > m) m = p[u];
+    for (u = 0; u <= last; u++) { p[u] = expf(p[u] - m); sum += p[u]; }
+    for (u = 0; u <= last; u++) p[u] = (float)(p[u] / sum);
+    for (u = last + 1; u < T; u++) p[u] = 0.0f;
+}
+
 static void lt__attention_fwd(lt__node *nd) {
     int64_t B = nd->i[0], T = nd->i[1], C = nd->i[2], H = nd->i[3], D = C / H, bh;
     float scale = 1.0f / sqrtf((float)D);
     const float *qkv = nd->in[0]->data;
     float *out = nd->out->data, *P = nd->save[0];
-    LT__OMP(parallel for schedule(static))
+    LT__OMP(parallel for schedule(static) num_threads((int)nd->i[4]))
     for (bh = 0; bh < B * H; bh++) {
-        int64_t b = bh / H, h = bh % H, t, u, d;
-        int64_t len = nd->ids ? nd->ids[b] : T;
+        int64_t b = bh / H, h = bh % H, t, len = nd->ids ? nd->ids[b] : T;
+        const float *q = qkv + b * T * 3 * C + h * D, *k = q + C, *v = q + 2 * C;
+        float *p = P + bh * T * T, *y = out + b * T * C + h * D;
+        lt_sgemm(0, 1, T, T, D, scale, q, 3 * C, k, 3 * C, 0.0f, p, T);      /* S = scale·Q·Kᵀ */
         for (t = 0; t < T; t++) {
-            const float *q = qkv + (b * T + t) * 3 * C + h * D;
-            float *p = P + (bh * T + t) * T, *y = out + (b * T + t) * C + h * D, m = -INFINITY;
-            double sum = 0;
-            int64_t last = t < len ? t : -1; /* keys 0..last are visible */
-            for (u = 0; u < T; u++) p[u] = 0.0f;
-            for (d = 0; d < D; d++) y[d] = 0.0f;
-            if (last < 0) continue;
-            for (u = 0; u <= last; u++) {
-                const float *k = qkv + (b * T + u) * 3 * C + C + h * D;
-                float s = 0;
-                for (d = 0; d < D; d++) s += q[d] * k[d];
-                p[u] = s * scale;
-                if (p[u] > m) m = p[u];
-            }
-            for (u = 0; u <= last; u++) { p[u] = expf(p[u] - m); sum += p[u]; }
-            for (u = 0; u <= last; u++) {
-                const float *v = qkv + (b * T + u) * 3 * C + 2 * C + h * D;
-                float w = (float)(p[u] / sum);
-                p[u] = w;
-                for (d = 0; d < D; d++) y[d] += w * v[d];
-            }
+            if (t < len) lt__attn_softmax_row(p + t * T, T, t);
+            else memset(p + t * T, 0, (size_t)T * sizeof(float));            /* a padded query */
         }
+        lt_sgemm(0, 0, T, D, T, 1.0f, p, T, v, 3 * C, 0.0f, y, C);           /* Y = P·V */
     }
 }
 static void lt__attention_bwd(lt__node *nd) {
     int64_t B = nd->i[0], T = nd->i[1], C = nd->i[2], H = nd->i[3], D = C / H, bh;
     float scale = 1.0f / sqrtf((float)D);
     const float *qkv = nd->in[0]->data, *P = nd->save[0], *gy = nd->out->grad;
-    float *g = lt__grad(nd->in[0], nd->ctx);
+    float *g = lt__grad(nd->in[0], nd->ctx), *scratch = nd->save[1];
     if (!g) return;
-    LT__OMP(parallel for schedule(static))
+    LT__OMP(parallel for schedule(static) num_threads((int)nd->i[4]))
     for (bh = 0; bh < B * H; bh++) {
-        int64_t b = bh / H, h = bh % H, t, u, d;
-        int64_t len = nd->ids ? nd->ids[b] : T;
-        for (t = 0; t < T && t < len; t++) {
-            const float *q = qkv + (b * T + t) * 3 * C + h * D, *p = P + (bh * T + t) * T;
-            const float *dy = gy + (b * T + t) * C + h * D;
-            float *dq = g + (b * T + t) * 3 * C + h * D;
+        int64_t b = bh / H, h = bh % H, t, u;
+        const float *q = qkv + b * T * 3 * C + h * D, *k = q + C, *v = q + 2 * C;
+        const float *p = P + bh * T * T, *dy = gy + b * T * C + h * D;
+        float *dq = g + b * T * 3 * C + h * D, *dk = dq + C, *dv = dq + 2 * C;
+        float *ds = scratch + (int64_t)lt__thread_id() * T * T;
+        lt_sgemm(0, 1, T, T, D, 1.0f, dy, C, v, 3 * C, 0.0f, ds, T);          /* dP = dY·Vᵀ */
+        for (t = 0; t < T; t++) {                                            /* dS = P ⊙ (dP - Σ P dP) */
+            const float *pr = p + t * T;
+            float *dr = ds + t * T;
             double dot = 0;
-            for (u = 0; u <= t; u++) {
-                const float *v = qkv + (b * T + u) * 3 * C + 2 * C + h * D;
-                float s = 0;
-                for (d = 0; d < D; d++) s += dy[d] * v[d];
-                dot += (double)p[u] * s;
-            }
-            for (u = 0; u <= t; u++) {
-                const float *k = qkv + (b * T + u) * 3 * C + C + h * D;
-                const float *v = qkv + (b * T + u) * 3 * C + 2 * C + h * D;
-                float *dk = g + (b * T + u) * 3 * C + C + h * D, *dv = g + (b * T + u) * 3 * C + 2 * C + h * D;
-                float s = 0, ds;
-                for (d = 0; d < D; d++) s += dy[d] * v[d];
-                ds = p[u] * (s - (float)dot) * scale;
-                for (d = 0; d < D; d++) {
-                    dq[d] += ds * k[d];
-                    dk[d] += ds * q[d];
-                    dv[d] += p[u] * dy[d];
-                }
-            }
+            for (u = 0; u < T; u++) dot += (double)pr[u] * dr[u];
+            for (u = 0; u < T; u++) dr[u] = pr[u] * (dr[u] - (float)dot);
         }
+        lt_sgemm(0, 0, T, D, T, scale, ds, T, k, 3 * C, 1.0f, dq, 3 * C);     /* dQ += scale·dS·K */
+        lt_sgemm(1, 0, T, D, T, scale, ds, T, q, 3 * C, 1.0f, dk, 3 * C);     /* dK += scale·dSᵀ·Q */
+        lt_sgemm(1, 0, T, D, T, 1.0f, p, T, dy, C, 1.0f, dv, 3 * C);          /* dV += Pᵀ·dY */
     }
 }
 LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, const int32_t *lengths) {
@@ -2381,7 +2302,9 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
         return NULL;
     }
     nd = lt__node_new(ctx, LT__OP(attention), 3, shape, qkv, NULL, NULL, 0);
-    if (!nd || !lt__save(ctx, nd, 0, (int64_t)pn)) return NULL;
+    if (!nd) return NULL;
+    nd->i[4] = lt_get_threads();   /* a T×T backward scratch per thread */
+    if (!lt__save(ctx, nd, 0, (int64_t)pn) || !lt__save(ctx, nd, 1, nd->i[4] * T * T)) return NULL;
     if (lengths && !(lt__node_ids(ctx, nd, lengths, B))) return NULL;
     nd->i[0] = B; nd->i[1] = T; nd->i[2] = C; nd->i[3] = n_head;
     return lt__run(ctx, nd);
@@ -2406,10 +2329,15 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
      avx512   14 x 32 tile: 28 zmm accumulators; B sliver rows are 2 zmm, A values broadcast
      avx2      6 x 16 tile: 12 ymm accumulators (AVX2 + FMA)
      portable  4 x 16 tile in plain C: the reference, and the kernel everywhere else
-   The environment variable LT_GEMM=portable|avx2|avx512 forces one (if the CPU has it).
+   The environment variable LT_GEMM=portable|avx2|avx512 forces one (if the CPU has it);
+   #define LTRAIN_NO_SIMD compiles only the portable one.
    Threads (OpenMP): C is cut into one block of rows (or of columns, when C is short and wide)
    per thread, and each thread runs the loops above on its block with its own packing buffers,
-   on the stack (at most LT__GEMM_STACK bytes per thread, no malloc). */
+   on the stack: LT__GEMM_STACK bytes (about 640 KiB) per thread and no malloc, so a thread that
+   calls lt_sgemm needs a stack of 1 MiB or more (the main thread's and OpenMP's default 8 MiB
+   are fine; musl's 128 KiB default for new threads is not).
+   On this machine (2-core AMD EPYC Zen 4 VM) all four transpose cases run at 93-103% of
+   OpenBLAS 0.3.21's SkylakeX kernel at 1 thread (bench/gemm.c, make bench). */
 
 #ifdef LTRAIN_CBLAS
 #include <cblas.h>
@@ -2611,7 +2539,7 @@ static int lt__gemm_supported(int id) {
 #ifdef LT__GEMM_X86
     __builtin_cpu_init();
     if (id == LT__GEMM_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (id == LT__GEMM_AVX512) return __builtin_cpu_supports("avx512f");
+    if (id == LT__GEMM_AVX512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
 #endif
     return 0;
 }
@@ -2834,6 +2762,391 @@ LTRAIN_DEF void lt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t
 #endif
 }
 
+/* ==== @@OPS (continued)  matmul, linear, conv1d: the ops that call the GEMM ===================== */
+/* ---- matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) ----------------------------- */
+/* i[0] = flags, i[1] = batches, i[2..4] = M, N, K, i[5] = b is shared (2-D) by every batch.
+   Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
+   a stored transposed gets (d op(a))ᵀ = op(b) · dyᵀ, likewise for b. */
+static void lt__matmul_fwd(lt__node *nd) {
+    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
+    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    for (q = 0; q < nb; q++)
+        lt_sgemm(ta, tb, M, N, K, 1.0f, nd->in[0]->data + q * M * K, ta ? M : K,
+                 nd->in[1]->data + (shared ? 0 : q * K * N), tb ? K : N, 0.0f, nd->out->data + q * M * N, N);
+}
+static void lt__matmul_bwd(lt__node *nd) {
+    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
+    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx);
+    for (q = 0; q < nb; q++) {
+        const float *a = nd->in[0]->data + q * M * K, *b = nd->in[1]->data + (shared ? 0 : q * K * N);
+        const float *gy = nd->out->grad + q * M * N;
+        if (ga) {
+            float *g = ga + q * M * K;
+            if (!ta) lt_sgemm(0, !tb, M, K, N, 1.0f, gy, N, b, tb ? K : N, 1.0f, g, K);        /* dA = dY op(B)ᵀ */
+            else lt_sgemm(tb, 1, K, M, N, 1.0f, b, tb ? K : N, gy, N, 1.0f, g, M);             /* dAs = op(B) dYᵀ */
+        }
+        if (gb) {
+            float *g = gb + (shared ? 0 : q * K * N);
+            if (!tb) lt_sgemm(!ta, 0, K, N, M, 1.0f, a, ta ? M : K, gy, N, 1.0f, g, N);        /* dB = op(A)ᵀ dY */
+            else lt_sgemm(1, ta, N, K, M, 1.0f, gy, N, a, ta ? M : K, 1.0f, g, K);             /* dBs = dYᵀ op(A) */
+        }
+    }
+}
+
+static int lt__node16(lt_ctx *ctx, lt__node *nd); /* below: a 16-bit record's precision and copies */
+
+LTRAIN_DEF lt_tensor *lt_matmul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b, int flags) {
+    int ta = (flags & LT_TRANS_A) != 0, tb = (flags & LT_TRANS_B) != 0, k;
+    int64_t M, K, K2, N, batches = 1, shape[LT_MAX_DIMS];
+    char b1[64], b2[64];
+    lt__node *nd;
+    if (!lt__live(ctx, "lt_matmul", a, b)) return NULL;
+    lt_shape_str(a, b1, sizeof b1);
+    lt_shape_str(b, b2, sizeof b2);
+    if (a->ndim < 2 || b->ndim < 2) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_matmul: a is %s, b is %s: both need 2 or more dims", b1, b2);
+        return NULL;
+    }
+    M = ta ? a->shape[a->ndim - 1] : a->shape[a->ndim - 2];
+    K = ta ? a->shape[a->ndim - 2] : a->shape[a->ndim - 1];
+    K2 = tb ? b->shape[b->ndim - 1] : b->shape[b->ndim - 2];
+    N = tb ? b->shape[b->ndim - 2] : b->shape[b->ndim - 1];
+    if (K != K2) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_matmul: a is %s%s, b is %s%s: op(a)'s last dim (%lld) must equal "
+                     "op(b)'s first (%lld)", b1, ta ? " (transposed)" : "", b2, tb ? " (transposed)" : "",
+                     (long long)K, (long long)K2);
+        return NULL;
+    }
+    if (b->ndim > 2 && b->ndim != a->ndim) goto batch_mismatch;
+    for (k = 0; k < a->ndim - 2; k++) {
+        if (b->ndim > 2 && b->shape[k] != a->shape[k]) goto batch_mismatch;
+        batches *= a->shape[k];
+        shape[k] = a->shape[k];
+    }
+    shape[a->ndim - 2] = M;
+    shape[a->ndim - 1] = N;
+    nd = lt__node_new(ctx, ctx->precision == LT_F32 ? LT__OP(matmul) : LT__OP(matmul16), a->ndim, shape, a, b, NULL, 0);
+    if (!nd) return NULL;
+    nd->i[0] = flags & (LT_TRANS_A | LT_TRANS_B);
+    nd->i[1] = batches; nd->i[2] = M; nd->i[3] = N; nd->i[4] = K;
+    nd->i[5] = b->ndim == 2 && a->ndim > 2;
+    if (ctx->precision != LT_F32 && !lt__node16(ctx, nd)) return NULL;
+    return lt__run(ctx, nd);
+batch_mismatch:
+    lt_set_error(ctx, LT_ERR_SHAPE, "lt_matmul: a is %s, b is %s: leading (batch) dims must match, or b must be 2-D",
+                 b1, b2);
+    return NULL;
+}
+
+/* ---- linear (torch.nn.Linear) and conv1d (Hugging Face Conv1D) --------------------------------- */
+/* linear: x (R, I), W (O, I), b (O) -> y (R, O) = x·Wᵀ + b
+     dx += dy·W,  dW += dyᵀ·x,  db += Σ_rows dy
+   conv1d: x (R, I), W (I, O), b (O) -> y (R, O) = x·W + b
+     dx += dy·Wᵀ, dW += xᵀ·dy,  db += Σ_rows dy
+   (R = all leading dims of x flattened; i[0] = R, i[1] = I, i[2] = O) */
+static void lt__bias_rows(float *y, const float *b, int64_t R, int64_t O) {
+    int64_t r, j;
+    if (!b) return;
+    LT__OMP(parallel for if (R * O > 32768))
+    for (r = 0; r < R; r++)
+        for (j = 0; j < O; j++) y[r * O + j] += b[j];
+}
+static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
+    int64_t r, j;
+    for (r = 0; r < R; r++)
+        for (j = 0; j < O; j++) gb[j] += gy[r * O + j];
+}
+static void lt__linear_fwd(lt__node *nd) {
+    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    lt_sgemm(0, 1, R, O, I, 1.0f, nd->in[0]->data, I, nd->in[1]->data, I, 0.0f, nd->out->data, O);
+    lt__bias_rows(nd->out->data, nd->in[2] ? nd->in[2]->data : NULL, R, O);
+}
+static void lt__linear_bwd(lt__node *nd) {
+    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    const float *gy = nd->out->grad;
+    if (gx) lt_sgemm(0, 0, R, I, O, 1.0f, gy, O, nd->in[1]->data, I, 1.0f, gx, I);
+    if (gw) lt_sgemm(1, 0, O, I, R, 1.0f, gy, O, nd->in[0]->data, I, 1.0f, gw, I);
+    if (gb) lt__bias_grad(gb, gy, R, O);
+}
+static void lt__conv1d_fwd(lt__node *nd) {
+    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    lt_sgemm(0, 0, R, O, I, 1.0f, nd->in[0]->data, I, nd->in[1]->data, O, 0.0f, nd->out->data, O);
+    lt__bias_rows(nd->out->data, nd->in[2] ? nd->in[2]->data : NULL, R, O);
+}
+static void lt__conv1d_bwd(lt__node *nd) {
+    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    const float *gy = nd->out->grad;
+    if (gx) lt_sgemm(0, 1, R, I, O, 1.0f, gy, O, nd->in[1]->data, O, 1.0f, gx, I);
+    if (gw) lt_sgemm(1, 0, I, O, R, 1.0f, nd->in[0]->data, I, gy, O, 1.0f, gw, O);
+    if (gb) lt__bias_grad(gb, gy, R, O);
+}
+static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const lt__opdef *op16, const char *who, lt_tensor *x,
+                             lt_tensor *w, lt_tensor *b, int w_is_out_in) {
+    int64_t I, O, shape[LT_MAX_DIMS];
+    char b1[64], b2[64], b3[64];
+    int k;
+    lt__node *nd;
+    if (!lt__live(ctx, who, x, w)) return NULL;
+    I = x->shape[x->ndim - 1];
+    O = w_is_out_in ? w->shape[0] : w->shape[1];
+    if (w->ndim != 2 || (w_is_out_in ? w->shape[1] : w->shape[0]) != I) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "%s: x is %s, W is %s: W must be %s with in = x's last dim (%lld)", who,
+                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2),
+                     w_is_out_in ? "[out,in] (torch.nn.Linear layout)" : "[in,out] (Conv1D layout)", (long long)I);
+        return NULL;
+    }
+    if (b && (b->n != O)) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "%s: W is %s, bias is %s: the bias needs %lld values", who,
+                     lt_shape_str(w, b2, sizeof b2), lt_shape_str(b, b3, sizeof b3), (long long)O);
+        return NULL;
+    }
+    for (k = 0; k < x->ndim - 1; k++) shape[k] = x->shape[k];
+    shape[x->ndim - 1] = O;
+    nd = lt__node_new(ctx, ctx->precision == LT_F32 ? op : op16, x->ndim, shape, x, w, b, 0);
+    if (!nd) return NULL;
+    nd->i[0] = x->n / I; nd->i[1] = I; nd->i[2] = O;
+    if (ctx->precision != LT_F32 && !lt__node16(ctx, nd)) return NULL;
+    return lt__run(ctx, nd);
+}
+LTRAIN_DEF lt_tensor *lt_linear(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tensor *b) {
+    return lt__affine(ctx, LT__OP(linear), LT__OP(linear16), "lt_linear", x, w, b, 1);
+}
+LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tensor *b) {
+    return lt__affine(ctx, LT__OP(conv1d), LT__OP(conv1d16), "lt_conv1d", x, w, b, 0);
+}
+
+
+/* ---- 16-bit precision (lt_set_precision, @@AMP): matmul16, linear16, conv1d16 ------------------ */
+/* The products above with both operands rounded to bf16 or fp16 and float32 accumulation, as
+   torch.autocast's mm/addmm (oneDNN's bf16 GEMM: float32 sums, one rounding at the end):
+     forward   y  = round16(op(a)16 · op(b)16 + round16(bias))
+     backward  dy is rounded to 16 bit in place (nothing else reads this op's output gradient),
+               da += round16(dy · ...), db += round16(...) with the operands as in the float32
+               op, dbias += round16(Σ_rows dy)
+   The GEMM (@@GEMM) reads float32, so the rounded operands are made tile by tile: a TM x TK tile
+   of op(A) and a TK x TN tile of op(B) are rounded (or widened from a 16-bit copy) into buffers
+   on the stack, multiplied there, and the TM x TN result rounded on its way out.  Tiles run in
+   parallel (OpenMP); nothing is allocated, in eager mode or in a compiled replay.
+   A record keeps a 16-bit copy (save[0] of in[0], save[1] of in[1], n_save = half the element
+   count in floats) of each operand its backward reads, unless that operand is a parameter (read
+   in place, it outlives the step); the op rows read 0 (@@OPS), so a compiled plan frees the
+   float32 inputs after the forward.  f[0] = the precision (LT_BF16 or LT_F16). */
+#define LT__T16_M 112   /* the GEMM's MC for AVX-512 (8 x 14 rows) */
+#define LT__T16_N 128
+#define LT__T16_K 256   /* the GEMM's KC */
+
+static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n);    /* @@AMP */
+static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);      /* @@AMP */
+
+static lt_dtype lt__prec16(const lt__node *nd) { return nd->f[0] == (double)LT_F16 ? LT_F16 : LT_BF16; }
+
+/* A parameter (or a view of one) is read in place by backward; anything else is copied. */
+static int lt__is_param_data(const lt_tensor *t) { return t->is_param || (t->base && t->base->is_param); }
+
+/* The record's precision, and a 16-bit copy of each operand backward will read: in[0] when in[1]
+   gets a gradient and the other way round.  0 with the error on ctx when out of memory. */
+static int lt__node16(lt_ctx *ctx, lt__node *nd) {
+    int j;
+    nd->f[0] = (double)ctx->precision;
+    if (!nd->out->requires_grad) return 1;
+    for (j = 0; j < 2; j++) {
+        lt_tensor *t = nd->in[j], *other = nd->in[1 - j];
+        if (lt__is_param_data(t) || !other->requires_grad) continue;
+        if (!lt__save(ctx, nd, j, (t->n + 1) / 2)) return 0;
+    }
+    return 1;
+}
+
+/* An operand: element (i,k) of op(X) in batch q is X[q*stride + i*ld + k], or X[q*stride + k*ld + i]
+   when trans.  Values come from f (rounded as tiles are read; used in place when exact, i.e.
+   already 16-bit) or from a 16-bit copy h. */
+typedef struct {
+    const float *f;
+    const uint16_t *h;
+    int64_t ld, stride;
+    int trans, exact;
+} lt__mm16_opnd;
+
+static lt__mm16_opnd lt__opnd16(const float *f, const uint16_t *h, int64_t ld, int64_t stride, int trans, int exact) {
+    lt__mm16_opnd o;
+    o.f = f; o.h = h; o.ld = ld; o.stride = stride; o.trans = trans; o.exact = exact;
+    return o;
+}
+/* Operand j of a record: its 16-bit copy if it has one, else its float32 values. */
+static lt__mm16_opnd lt__opnd16_of(const lt__node *nd, int j, int64_t ld, int64_t stride, int trans) {
+    return nd->save[j] ? lt__opnd16(NULL, (const uint16_t *)(const void *)nd->save[j], ld, stride, trans, 0)
+                       : lt__opnd16(nd->in[j]->data, NULL, ld, stride, trans, 0);
+}
+
+/* Stored rows r0.. and columns c0.. (rows x cols) of batch q as float32 16-bit values: a pointer
+   into x (exact) or into buf, with its row stride in *ld. */
+static const float *lt__tile16(lt_dtype p, const lt__mm16_opnd *x, int64_t q, int64_t r0, int64_t c0, int64_t rows,
+                               int64_t cols, float *buf, int64_t *ld) {
+    int64_t r, at = q * x->stride + r0 * x->ld + c0;
+    if (x->exact) { *ld = x->ld; return x->f + at; }
+    for (r = 0; r < rows; r++, at += x->ld) {
+        if (x->h) lt__from16(p, x->h + at, buf + r * cols, (size_t)cols);
+        else lt__round16(p, x->f + at, buf + r * cols, (size_t)cols);
+    }
+    *ld = cols;
+    return buf;
+}
+
+/* For each batch q < nb, C_q (M,N) at C + q*sc, row stride ldc:
+     acc = 0:  C_q  = round16(op(A_q) · op(B_q) + round16(bias))   (bias (N) or NULL)
+     acc = 1:  C_q += round16(op(A_q) · op(B_q))
+   with float32 sums over K.  Tiles of C are independent, so they run in parallel. */
+static void lt__gemm16(lt_dtype p, int64_t nb, int64_t M, int64_t N, int64_t K, const lt__mm16_opnd *A,
+                       const lt__mm16_opnd *B, const float *bias, float *C, int64_t ldc, int64_t sc, int acc) {
+    int64_t tm = (M + LT__T16_M - 1) / LT__T16_M, tn = (N + LT__T16_N - 1) / LT__T16_N, nt = nb * tm * tn, t;
+    LT__OMP(parallel for schedule(dynamic) if (nt > 1 && (double)nb * (double)M * (double)N * (double)K > 262144.0))
+    for (t = 0; t < nt; t++) {
+        float abuf[LT__T16_M * LT__T16_K], bbuf[LT__T16_K * LT__T16_N], cbuf[LT__T16_M * LT__T16_N];
+        int64_t q = t / (tm * tn), i0 = t / tn % tm * LT__T16_M, j0 = t % tn * LT__T16_N, k0 = 0, r, j;
+        int64_t mi = M - i0 < LT__T16_M ? M - i0 : LT__T16_M, nj = N - j0 < LT__T16_N ? N - j0 : LT__T16_N;
+        float *dst = C + q * sc + i0 * ldc + j0, *c = acc ? cbuf : dst;
+        int64_t ldcc = acc ? nj : ldc;
+        do {   /* K in slices of TK, summed in c (K = 0: c = 0) */
+            int64_t mk = K - k0 < LT__T16_K ? K - k0 : LT__T16_K, lda, ldb;
+            const float *a = A->trans ? lt__tile16(p, A, q, k0, i0, mk, mi, abuf, &lda)
+                                      : lt__tile16(p, A, q, i0, k0, mi, mk, abuf, &lda);
+            const float *b = B->trans ? lt__tile16(p, B, q, j0, k0, nj, mk, bbuf, &ldb)
+                                      : lt__tile16(p, B, q, k0, j0, mk, nj, bbuf, &ldb);
+            lt_sgemm(A->trans, B->trans, mi, nj, mk, 1.0f, a, lda, b, ldb, k0 ? 1.0f : 0.0f, c, ldcc);
+            k0 += mk;
+        } while (k0 < K);
+        if (acc) {
+            for (r = 0; r < mi; r++) {
+                float *cr = cbuf + r * nj, *d = dst + r * ldc;
+                lt__round16(p, cr, cr, (size_t)nj);
+                for (j = 0; j < nj; j++) d[j] += cr[j];
+            }
+        } else {
+            float b16[LT__T16_N];
+            if (bias) lt__round16(p, bias + j0, b16, (size_t)nj);
+            for (r = 0; r < mi; r++) {
+                float *y = dst + r * ldc;
+                if (bias) for (j = 0; j < nj; j++) y[j] += b16[j];
+                lt__round16(p, y, y, (size_t)nj);
+            }
+        }
+    }
+}
+
+/* The 16-bit copies backward reads, made before the product (which may read them). */
+static void lt__save16(lt__node *nd) {
+    lt_dtype p = lt__prec16(nd);
+    int j;
+    for (j = 0; j < 2; j++) {
+        uint16_t *h = (uint16_t *)(void *)nd->save[j];
+        if (!h) continue;
+        if (p == LT_F16) lt_f32_to_f16_array(nd->in[j]->data, h, (size_t)nd->in[j]->n);
+        else lt_f32_to_bf16_array(nd->in[j]->data, h, (size_t)nd->in[j]->n);
+    }
+}
+
+/* db += round16(Σ_rows dy), float32 sums (dy already 16-bit), as torch's bf16 sum(0). */
+static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, int64_t R, int64_t O) {
+    float s[256];
+    int64_t j0, r, j;
+    for (j0 = 0; j0 < O; j0 += 256) {
+        int64_t w = O - j0 < 256 ? O - j0 : 256;
+        for (j = 0; j < w; j++) s[j] = 0.0f;
+        for (r = 0; r < R; r++)
+            for (j = 0; j < w; j++) s[j] += gy[r * O + j0 + j];
+        lt__round16(p, s, s, (size_t)w);
+        for (j = 0; j < w; j++) gb[j0 + j] += s[j];
+    }
+}
+
+/* matmul16: as lt__matmul_fwd / _bwd, operands through lt__gemm16. */
+static void lt__matmul16_fwd(lt__node *nd) {
+    lt_dtype p = lt__prec16(nd);
+    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
+    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5];
+    lt__mm16_opnd a, b;
+    lt__save16(nd);
+    a = lt__opnd16_of(nd, 0, ta ? M : K, M * K, ta);
+    b = lt__opnd16_of(nd, 1, tb ? K : N, shared ? 0 : K * N, tb);
+    lt__gemm16(p, nb, M, N, K, &a, &b, NULL, nd->out->data, N, M * N, 0);
+}
+static void lt__matmul16_bwd(lt__node *nd) {
+    lt_dtype p = lt__prec16(nd);
+    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
+    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
+    int64_t lda = ta ? M : K, ldb = tb ? K : N, sb = shared ? 0 : K * N;
+    lt__mm16_opnd dy = lt__opnd16(gy, NULL, N, M * N, 0, 1), dyt = lt__opnd16(gy, NULL, N, M * N, 1, 1), x, w;
+    lt_round_to_precision(p, gy, gy, (size_t)nd->out->n);
+    if (ga) {
+        if (!ta) {   /* dA (M,K) += dY · op(B)ᵀ */
+            w = lt__opnd16_of(nd, 1, ldb, sb, !tb);
+            lt__gemm16(p, nb, M, K, N, &dy, &w, NULL, ga, K, M * K, 1);
+        } else {     /* dAs (K,M) += op(B) · dYᵀ */
+            w = lt__opnd16_of(nd, 1, ldb, sb, tb);
+            lt__gemm16(p, nb, K, M, N, &w, &dyt, NULL, ga, M, M * K, 1);
+        }
+    }
+    if (gb && shared && !ta) {   /* one product over all batches' rows (torch folds them into M) */
+        x = lt__opnd16_of(nd, 0, K, 0, !tb ? 1 : 0);
+        dy.stride = dyt.stride = 0;
+        if (!tb) lt__gemm16(p, 1, K, N, nb * M, &x, &dy, NULL, gb, N, 0, 1);    /* dB = Aᵀ dY */
+        else lt__gemm16(p, 1, N, K, nb * M, &dyt, &x, NULL, gb, K, 0, 1);       /* dBs = dYᵀ A */
+    } else if (gb) {
+        for (q = 0; q < (shared ? nb : 1); q++) {   /* shared b, a transposed: one batch at a time */
+            int64_t n1 = shared ? 1 : nb;
+            lt__mm16_opnd dq = lt__opnd16(gy + q * M * N, NULL, N, M * N, 0, 1), dqt = dq;
+            dqt.trans = 1;
+            x = lt__opnd16_of(nd, 0, lda, M * K, !tb ? !ta : ta);
+            if (x.f) x.f += q * M * K;
+            else x.h += q * M * K;
+            if (!tb) lt__gemm16(p, n1, K, N, M, &x, &dq, NULL, gb, N, sb, 1);   /* dB = op(A)ᵀ dY */
+            else lt__gemm16(p, n1, N, K, M, &dqt, &x, NULL, gb, K, sb, 1);      /* dBs = dYᵀ op(A) */
+        }
+    }
+}
+
+/* linear16 (W [O,I], y = x·Wᵀ) and conv1d16 (W [I,O], y = x·W); i[0..2] = R, I, O as the float32
+   ops.  wt: W is [O,I]. */
+static void lt__affine16_fwd(lt__node *nd, int wt) {
+    lt_dtype p = lt__prec16(nd);
+    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    lt__mm16_opnd x, w;
+    lt__save16(nd);
+    x = lt__opnd16_of(nd, 0, I, 0, 0);
+    w = lt__opnd16_of(nd, 1, wt ? I : O, 0, wt);
+    lt__gemm16(p, 1, R, O, I, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
+}
+static void lt__affine16_bwd(lt__node *nd, int wt) {
+    lt_dtype p = lt__prec16(nd);
+    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    float *gy = nd->out->grad;
+    lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0, 1), dyt = lt__opnd16(gy, NULL, O, 0, 1, 1), x, w;
+    lt_round_to_precision(p, gy, gy, (size_t)nd->out->n);
+    if (gx) {   /* dx (R,I) += dy · W (linear) or dy · Wᵀ (conv1d) */
+        w = lt__opnd16_of(nd, 1, wt ? I : O, 0, !wt);
+        lt__gemm16(p, 1, R, I, O, &dy, &w, NULL, gx, I, 0, 1);
+    }
+    if (gw) {
+        if (wt) {   /* dW (O,I) += dyᵀ · x */
+            x = lt__opnd16_of(nd, 0, I, 0, 0);
+            lt__gemm16(p, 1, O, I, R, &dyt, &x, NULL, gw, I, 0, 1);
+        } else {    /* dW (I,O) += xᵀ · dy */
+            x = lt__opnd16_of(nd, 0, I, 0, 1);
+            lt__gemm16(p, 1, I, O, R, &x, &dy, NULL, gw, O, 0, 1);
+        }
+    }
+    if (gb) lt__bias_grad16(p, gb, gy, R, O);
+}
+static void lt__linear16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 1); }
+static void lt__linear16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 1); }
+static void lt__conv1d16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 0); }
+static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
+
 /* ==== @@TAPE  autograd tape: backward, zero-grad, gradcheck ================================== */
 
 /* Reverse-mode differentiation: seed d(loss)/d(loss) = 1 (or `seed`: the gradient of seed·loss,
@@ -2867,7 +3180,14 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
     loss->grad[0] += seed;
     for (k = ctx->tape_len - 1; k >= 0 && !lt_failed(ctx); k--) {
         lt__node *nd = ctx->tape[k];
-        if (nd->out->grad) nd->op->bwd[LT_CPU](nd);
+        if (!nd->out->grad) continue;
+        if (ctx->profiling) {
+            double t0 = lt__now();
+            nd->op->bwd[LT_CPU](nd);
+            lt__profile_add(ctx, nd, 1, lt__now() - t0);
+        } else {
+            nd->op->bwd[LT_CPU](nd);
+        }
     }
     ctx->tape_done = 1;
     return ctx->status;
@@ -5744,6 +6064,51 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
     return LT_OK;
 }
 
+/* ---- 16-bit precision for training (lt_set_precision) ------------------------------------------ */
+LTRAIN_DEF lt_status lt_set_precision(lt_ctx *ctx, lt_dtype precision) {
+    if (!ctx) return LT_ERR_ARG;
+    if (precision != LT_F32 && precision != LT_BF16 && precision != LT_F16)
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_set_precision: %d is not a precision (use LT_F32, LT_BF16 or "
+                            "LT_F16)", (int)precision);
+    ctx->precision = precision;
+    return LT_OK;
+}
+LTRAIN_DEF lt_dtype lt_get_precision(const lt_ctx *ctx) { return ctx ? ctx->precision : LT_F32; }
+LTRAIN_DEF const char *lt_precision_name(lt_dtype precision) {
+    return precision == LT_BF16 ? "bf16" : precision == LT_F16 ? "fp16" : precision == LT_F32 ? "fp32" : "unknown";
+}
+
+/* The 16-bit matmul kernels (@@OPS, matmul16 ...) convert tile rows from inside their own parallel
+   loop, so these run on the calling thread only, with the fastest kernel the CPU has. */
+static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n) {
+    int cv = p == LT_F16 ? LT__CV_FROM_F16 : LT__CV_FROM_BF16;
+    lt__cv_run(cv, lt__cv_kernel(cv), in, out, n);
+}
+/* out = float(16 bit(in)) through a 16-bit staging buffer on the stack; in == out allowed. */
+static void lt__round16(lt_dtype p, const float *in, float *out, size_t n) {
+    uint16_t h[1024];
+    int to = p == LT_F16 ? LT__CV_TO_F16 : LT__CV_TO_BF16, from = p == LT_F16 ? LT__CV_FROM_F16 : LT__CV_FROM_BF16;
+    int kt = lt__cv_kernel(to), kf = lt__cv_kernel(from);
+    size_t i, m;
+    if (p != LT_BF16 && p != LT_F16) {
+        if (in != out) memmove(out, in, n * sizeof(float));
+        return;
+    }
+    for (i = 0; i < n; i += m) {
+        m = n - i < 1024 ? n - i : 1024;
+        lt__cv_run(to, kt, in + i, h, m);
+        lt__cv_run(from, kf, h, out + i, m);
+    }
+}
+LTRAIN_DEF void lt_round_to_precision(lt_dtype precision, const float *in, float *out, size_t n) {
+    int64_t nb = (int64_t)((n + LT__CV_BLOCK - 1) / LT__CV_BLOCK), b;
+    LT__OMP(parallel for if (nb >= 8))
+    for (b = 0; b < nb; b++) {
+        size_t lo = (size_t)b * LT__CV_BLOCK, m = n - lo < LT__CV_BLOCK ? n - lo : LT__CV_BLOCK;
+        lt__round16(precision, in + lo, out + lo, m);
+    }
+}
+
 /* ==== @@DATA  text files, llm.c token shards, batches ======================================== */
 
 /* Little-endian reads that work on any host and at any alignment (file bytes are LE). */
@@ -6909,7 +7274,7 @@ LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path) {
         off = plen;
     }
     lt__sb_str(&h, "}");
-    while (h.len % 8) lt__sb_str(&h, " "); /* the data then starts 8-byte aligned */
+    while (!h.oom && h.len % 8) lt__sb_str(&h, " "); /* the data then starts 8-byte aligned (oom: no progress) */
     if (h.oom) { LT__FREE(h.p); return lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_save: %s: out of memory for the header", path); }
     for (k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)h.len >> (8 * k));
 

@@ -94,6 +94,12 @@ int main(int argc, char **argv) {
     }
     if (md) out = fopen(md, "w");
     printf("lt_sgemm kernel: %s\n", lt_kernel_name());
+    {
+        FILE *la = fopen("/proc/loadavg", "r");
+        char buf[64] = "";
+        if (la) { if (!fgets(buf, sizeof buf, la)) buf[0] = 0; fclose(la); }
+        if (buf[0]) printf("load average: %s", buf);   /* others on the cores make every number noisy */
+    }
 #ifndef NO_OPENBLAS
     printf("OpenBLAS: %s, core %s (OPENBLAS_CORETYPE=%s)\n", openblas_get_config(), openblas_get_corename(),
            getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "unset");

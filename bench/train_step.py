@@ -145,6 +145,7 @@ def main():
     ours_bin = opt["--bin"]
     print("PyTorch side runs with %s (its best settings on this CPU); ltrain with its defaults."
           % " ".join("%s=%s" % kv for kv in TORCH_ENV.items()))
+    load0 = os.getloadavg()[0]
     peaks, rows = {}, []
     for t in threads:
         peaks[t] = run_json([ours_bin, "--peak", "--threads", str(t)], {"OMP_NUM_THREADS": str(t)})["peak_gflops"]
@@ -179,7 +180,7 @@ def main():
             ours["vs_torch"] = theirs["median"] / ours["median"]
             print("%-10s %dT  ltrain %8.1f ms  torch %8.1f ms  -> ltrain is %.2fx torch's speed" %
                   (name, t, ours["median"], theirs["median"], ours["vs_torch"]), flush=True)
-    table = render(rows, peaks, threads, quick)
+    table = render(rows, peaks, threads, quick, (load0, os.getloadavg()[0]))
     print()
     print(table)
     if opt["--gemm-md"] and os.path.exists(opt["--gemm-md"]):
@@ -190,11 +191,13 @@ def main():
     print("wrote %s" % opt["--out"])
 
 
-def render(rows, peaks, threads, quick):
+def render(rows, peaks, threads, quick, load):
     lines = ["# ltrain.h benchmark%s" % (" (BENCH_QUICK: char-small only, few steps)" if quick else ""), "",
              "Machine: %s, %d CPUs; %s." % (cpu_name(), os.cpu_count() or 0, time.strftime("%Y-%m-%d %H:%M")),
              "One training step = zero_grad + forward + cross-entropy + backward + AdamW, fp32.",
              "PyTorch runs with OPENBLAS_CORETYPE=SkylakeX OMP_WAIT_POLICY=PASSIVE (its best settings here).",
+             "Load average (1 min) at start / end: %.1f / %.1f (above ~0.5 other processes share the 2 cores "
+             "and every number here is low and noisy; compare the two columns, which ran alternately)." % load,
              "sgemm peak for MFU (lt_sgemm 2048^3): " +
              ", ".join("%d thread%s %.1f GFLOP/s" % (t, "s" if t > 1 else "", peaks[t]) for t in threads) + ".", "",
              "| config | thr | impl | median ms | min | max | tokens/s | MFU | peak RSS MB | torch / ltrain |",

@@ -18,8 +18,9 @@ typedef struct {
     const char *data, *val, *init, *resume, *save, *log, *decay, *optim, *prompt;
     const char *plot;   /* --plot PATH.svg */
     const char *compile;   /* --compile on|off: replay a captured step (lt_compile) */
+    const char *precision, *loss_scale;   /* --precision fp32|bf16|fp16, --loss-scale on|off (fp16) */
     int eval_every, save_every, layers, heads, channels, ctx, vocab, batch, seq, accum, threads;
-    int sample, top_k, eval_batches, shuffle;
+    int sample, top_k, eval_batches, shuffle, profile;
     int heads_set, ctx_set;   /* given on the command line (else: from the checkpoint / from --seq) */
     long steps, stop_after;
     double lr, min_lr, warmup_start, beta1, beta2, eps, weight_decay, clip_norm, clip_value, temperature, momentum;
@@ -42,6 +43,7 @@ static void defaults(args_t *a) {
     a->decay = "cosine";
     a->optim = "adamw";
     a->compile = "off";
+    a->precision = "fp32"; a->loss_scale = "on";
     a->prompt = "\n";
     a->layers = 4; a->heads = 4; a->channels = 128; a->ctx = 128; a->vocab = 0;
     a->batch = 8; a->seq = 64; a->accum = 1; a->threads = 0;
@@ -74,6 +76,7 @@ static void usage(void) {
            "  guard:     --skip-outliers Z (0 off): skip the update of a step whose loss or gradient norm is more\n"
            "             than Z standard deviations above the last 50 steps' mean (window not kept in checkpoints)\n"
            "  run:       --seed N (%llu) --threads N --save PATH --save-every N --resume PATH --log PATH\n"
+           "             --profile (time every op, eager mode; a table at the end)\n"
            "             --compile on|off (off: capture the step once and replay it; LTRAIN_COMPILE=0 forces off)\n"
            "  parallel:  mpirun -np N build/train_gpt_mpi (make mpi): --batch is per rank, N*B rows a step\n"
            "             --allreduce f32|ordered|bf16 (f32) --bucket-mb N (16)\n"
@@ -92,6 +95,9 @@ static void usage(void) {
            "             (wte, wpe, biases, LayerNorm; 0: --lr*0.015) | soap (0.95, 0.95) --shampoo-beta (%g)\n"
            "             --precond-freq N (%d) --max-precond-dim N (%d)\n",
            d.alpha, d.beta3, d.muon_momentum, d.shampoo_beta, d.precond_freq, d.max_precond_dim);
+    printf("  precision: --precision fp32|bf16|fp16 (%s): matmuls in 16 bit, the rest fp32 (lt_set_precision)\n"
+           "             --loss-scale on|off (%s): fp16's dynamic loss scale (lt_scaler); off shows the underflow\n",
+           d.precision, d.loss_scale);
 }
 
 static int die(const char *msg) {
@@ -118,9 +124,11 @@ static int parse(args_t *a, int argc, char **argv) {
                        : !strcmp(f, "--resume") ? &a->resume : !strcmp(f, "--save") ? &a->save : !strcmp(f, "--log") ? &a->log
                        : !strcmp(f, "--decay") ? &a->decay : !strcmp(f, "--optim") ? &a->optim
                        : !strcmp(f, "--prompt") ? &a->prompt : !strcmp(f, "--compile") ? &a->compile : !strcmp(f, "--plot") ? &a->plot
-                       : !strcmp(f, "--allreduce") ? &a->allreduce : NULL;
+                       : !strcmp(f, "--allreduce") ? &a->allreduce : !strcmp(f, "--precision") ? &a->precision
+                       : !strcmp(f, "--loss-scale") ? &a->loss_scale : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
         if (!strcmp(f, "--shuffle")) { a->shuffle = 1; continue; }
+        if (!strcmp(f, "--profile")) { a->profile = 1; continue; }
         if (!strcmp(f, "--seqs") || !strcmp(f, "--batching") || !strcmp(f, "--len-schedule")) {
             if (!v) { fprintf(stderr, "train_gpt: %s needs a value\n", f); return 0; }
             *(f[2] == 's' ? &a->seqs : f[2] == 'b' ? &a->batching : &a->len_sched) = v;
@@ -249,6 +257,7 @@ typedef struct {
     lt_batch *mb;             /* K micro-batches */
     double positions, real;   /* this step: positions processed (padding included), real targets */
     double all_pos, all_real; /* the run so far */
+    float seed;               /* each backward's seed: the fp16 loss scale (1 otherwise) */
 } seqs_t;
 
 /* 0 ok, 1 a usage error (printed), 2 a library error (on ctx) */
@@ -312,7 +321,7 @@ static lt_status seqs_step(seqs_t *q, lt_ctx *ctx, lt_gpt *g, lt_loader *ld, lon
         lt_batch *b = &q->mb[k];
         lt_tensor *l = lt_gpt_loss_ex(g, b->ids, b->targets, b->B, b->T, b->lengths, denom);
         *loss += lt_item(l);
-        if (lt_backward(ctx, l) != LT_OK) return lt_status_of(ctx);
+        if (lt_backward_scaled(ctx, l, q->seed) != LT_OK) return lt_status_of(ctx);
     }
     return LT_OK;
 }
@@ -352,6 +361,19 @@ static int guard_outlier(guard_t *gd, double z_max, double loss, double norm, do
     return *zl > z_max || *zn > z_max;
 }
 
+/* Share of gradient values that are exactly 0: fp16 without a loss scale flushes small ones
+   (below 2^-24) to 0.  Rows of unused tokens are 0 in every precision: compare with fp32. */
+static double zero_grad_frac(lt_paramset ps) {
+    double zeros = 0, n = 0;
+    int k;
+    int64_t i;
+    for (k = 0; k < ps.n; k++) {
+        for (i = 0; i < ps.p[k]->n; i++) zeros += ps.p[k]->grad[i] == 0.0f;
+        n += (double)ps.p[k]->n;
+    }
+    return n > 0 ? zeros / n : 0;
+}
+
 static int train(int argc, char **argv, double *final_val) {
     args_t a;
     lt_ctx *ctx;
@@ -368,6 +390,7 @@ static int train(int argc, char **argv, double *final_val) {
     FILE *logf = NULL;
     seqs_t sq;
     guard_t guard;
+    lt_scaler scaler = lt_scaler_defaults();   /* --precision fp16: dynamic loss scaling */
     plot_t pl = {NULL, NULL, -1, -1, -1};
     int32_t *in = NULL, *tg = NULL;
     int rc = 1, tty = isatty(1), B, T, K;
@@ -384,10 +407,15 @@ static int train(int argc, char **argv, double *final_val) {
         strcmp(a.optim, "muon") && strcmp(a.optim, "soap"))
         return die("--optim must be adamw, sgd, lion, ademamix, muon or soap");
     if (strcmp(a.compile, "on") && strcmp(a.compile, "off")) return die("--compile must be on or off");
+    if (strcmp(a.precision, "fp32") && strcmp(a.precision, "bf16") && strcmp(a.precision, "fp16"))
+        return die("--precision must be fp32, bf16 or fp16");
+    if (strcmp(a.loss_scale, "on") && strcmp(a.loss_scale, "off")) return die("--loss-scale must be on or off");
     if (a.threads > 0) lt_set_threads(a.threads);
     B = a.batch; T = a.seq; K = a.accum;
     ctx = lt_ctx_create(a.seed);
     if (!ctx) return die("out of memory");
+    lt_set_precision(ctx, !strcmp(a.precision, "bf16") ? LT_BF16 : !strcmp(a.precision, "fp16") ? LT_F16 : LT_F32);
+    scaler.enabled = lt_get_precision(ctx) == LT_F16 && !strcmp(a.loss_scale, "on");   /* as torch: fp16 only */
     memset(&st, 0, sizeof st);
     snprintf(note, sizeof note, "train_gpt");
     {   /* the note records the command line, for whoever opens the checkpoint later */
@@ -513,14 +541,19 @@ static int train(int argc, char **argv, double *final_val) {
         gs.g = g; gs.in = in; gs.tg = tg; gs.B = B; gs.T = T;
         if (!(plans = lt_plan_cache_create(ctx, 4))) goto fail;
     }
-    printf("mode: %s\n", plans ? "compiled (lt_compile: captured once, replayed)" : "eager");
+    printf("mode: %s | precision %s%s\n", plans ? "compiled (lt_compile: captured once, replayed)" : "eager",
+           a.precision, scaler.enabled ? " (dynamic loss scale)" : lt_get_precision(ctx) == LT_F16 ? " (no loss scale)" : "");
+
+    if (a.profile) lt_set_profiling(ctx, 1);
 
     /* ---- the loop ---- */
     t_start = now_ms();
     for (step = (long)st.step; step < a.steps; step++) {
-        double t0 = now_ms(), lr = lt_schedule_lr(&sched, step), loss_sum = 0, norm, ms, zl = 0, zn = 0;
-        int k, skip = 0;
+        double t0 = now_ms(), lr = lt_schedule_lr(&sched, step), loss_sum = 0, norm, ms, zl = 0, zn = 0, zero_frac;
+        double seed = lt_scaler_get_scale(&scaler);   /* fp16: backward runs on loss * scale (else 1) */
+        int k, skip = 0, inf_skip;
         lt_zero_grad(ctx);
+        sq.seed = (float)seed;
         if (sq.on && seqs_step(&sq, ctx, g, ld, step, in, tg, &loss_sum) != LT_OK) goto fail;
         for (k = 0; k < K && !sq.on; k++) {
             lt_tensor *loss;
@@ -530,14 +563,14 @@ static int train(int argc, char **argv, double *final_val) {
                 float l = 0;
                 if (!p) goto fail;
                 if (step == (long)st.step && k == 0) printf("compile: %s\n", lt_plan_note(p));
-                if (lt_plan_run_scaled(p, 1.0f / (float)K, &l) != LT_OK) goto fail;
+                if (lt_plan_run_scaled(p, (float)seed / (float)K, &l) != LT_OK) goto fail;
                 loss_sum += l;
                 continue;
             }
             loss = lt_gpt_loss(g, in, tg, B, T);
             loss_sum += lt_item(loss);
             /* the gradient of the mean over K micro-batches: each backward sees loss/K */
-            if (lt_backward_scaled(ctx, loss, 1.0f / (float)K) != LT_OK) goto fail;
+            if (lt_backward_scaled(ctx, loss, (float)seed / (float)K) != LT_OK) goto fail;
         }
         if (!sq.on) loss_sum /= K;
         if (lt_dist_allreduce_grads(dist) != LT_OK) goto fail;   /* every rank: the global mean gradient */
@@ -548,23 +581,33 @@ static int train(int argc, char **argv, double *final_val) {
             rc = die(msg);
             goto out;
         }
-        norm = a.clip_norm > 0 ? lt_clip_grad_norm(ctx, lt_gpt_params(g), a.clip_norm)
-                               : lt_grad_norm(ctx, lt_gpt_params(g));
-        if (!isfinite(norm)) {   /* name the first parameter whose gradient is not finite */
+        /* fp16 (lt_scaler, torch.cuda.amp.GradScaler's order): unscale -> clip unless inf -> step
+           (skipped on inf/NaN) -> update the scale; without a scaler these do nothing extra */
+        zero_frac = zero_grad_frac(lt_gpt_params(g));
+        inf_skip = lt_scaler_unscale(ctx, &scaler, lt_gpt_params(g)) == LT_OK && lt_scaler_found_inf(&scaler);
+        if (lt_failed(ctx)) goto fail;
+        norm = inf_skip ? INFINITY : a.clip_norm > 0 ? lt_clip_grad_norm(ctx, lt_gpt_params(g), a.clip_norm)
+                                                     : lt_grad_norm(ctx, lt_gpt_params(g));
+        if (!isfinite(norm) && !inf_skip) {   /* name the first parameter whose gradient is not finite */
             if (!lt_failed(ctx)) lt_clip_grad_norm(ctx, lt_gpt_params(g), INFINITY);
             snprintf(msg, sizeof msg, "step %ld: %s", step + 1, lt_error(ctx));
             rc = die(msg);
             goto out;
         }
-        if (a.clip_value > 0) lt_clip_grad_value(ctx, lt_gpt_params(g), a.clip_value);
-        if (a.skip_outliers > 0) skip = guard_outlier(&guard, a.skip_outliers, loss_sum, norm, &zl, &zn);
-        if (!skip && lt_optim_step(opt, lr) != LT_OK) goto fail;
+        if (a.clip_value > 0 && !inf_skip) lt_clip_grad_value(ctx, lt_gpt_params(g), a.clip_value);
+        if (a.skip_outliers > 0 && !inf_skip) skip = guard_outlier(&guard, a.skip_outliers, loss_sum, norm, &zl, &zn);
+        if (!skip && lt_scaler_step(&scaler, opt, lr) != LT_OK) goto fail;
+        if (lt_scaler_update(&scaler) != LT_OK) goto fail;
         ms = now_ms() - t0;
         done++;
         {
             /* every position processed, padding included (real tokens/s = tps * (1 - pad_frac)) */
             double tps = (sq.on ? sq.positions : (double)B * T * K * lt_dist_world()) / (ms / 1e3);
             char ar[48] = "";   /* data parallel: the all-reduce's share of the step */
+            char amp[96] = "";  /* fp16: the loss scale this step ran with, steps skipped so far */
+            if (scaler.enabled)
+                snprintf(amp, sizeof amp, " | scale %g%s | skipped %lld", seed, inf_skip ? " (inf/NaN grad: no step)" : "",
+                         (long long)lt_scaler_skipped(&scaler));
             if (lt_dist_world() > 1)
                 snprintf(ar, sizeof ar, " | allreduce %.1f ms (+%.1f wait)", lt_dist_get_stats(dist).last_ms,
                          lt_dist_get_stats(dist).wait_ms);
@@ -582,19 +625,25 @@ static int train(int argc, char **argv, double *final_val) {
                 int w = 30, fill = (int)((double)(step + 1) / a.steps * w), j;
                 printf("\r[");
                 for (j = 0; j < w; j++) putchar(j < fill ? '#' : '.');
-                printf("] step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms%s | %.0f tok/s | ETA %.0fs   ",
-                       step + 1, a.steps, loss_sum, lr, norm, ms, ar, tps, left);
+                printf("] step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms%s%s | %.0f tok/s | ETA %.0fs   ",
+                       step + 1, a.steps, loss_sum, lr, norm, ms, ar, amp, tps, left);
                 if (step + 1 == a.steps) putchar('\n');
                 fflush(stdout);
             } else {
-                printf("step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms%s | %.0f tok/s\n", step + 1, a.steps,
-                       loss_sum, lr, norm, ms, ar, tps);
+                printf("step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms%s%s | %.0f tok/s\n", step + 1, a.steps,
+                       loss_sum, lr, norm, ms, ar, amp, tps);
             }
-            if (logf && !skip) {
+            if (logf && inf_skip)
+                fprintf(logf, "{\"step\": %ld, \"skipped\": 1, \"reason\": \"inf/NaN gradient\", \"loss\": %.9g, "
+                        "\"loss_scale\": %.9g, \"skipped_steps\": %lld}\n", step + 1, loss_sum, seed,
+                        (long long)lt_scaler_skipped(&scaler));
+            if (logf && !skip && !inf_skip) {
                 fprintf(logf, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %.9g, \"ms\": %.9g, "
                         "\"tokens_per_s\": %.9g, \"pad_frac\": %.6f, \"seq\": %d, \"world\": %d, \"allreduce_ms\": %.6g, "
-                        "\"allreduce_wait_ms\": %.6g}\n", step + 1, loss_sum, lr, norm, ms, tps, pad, sq.on ? sq.cur_T : T,
-                        lt_dist_world(), lt_dist_get_stats(dist).last_ms, lt_dist_get_stats(dist).wait_ms);
+                        "\"allreduce_wait_ms\": %.6g, \"precision\": \"%s\", \"loss_scale\": %.9g, \"skipped_steps\": %lld, "
+                        "\"grad_zero_frac\": %.6g}\n", step + 1, loss_sum, lr, norm, ms, tps, pad, sq.on ? sq.cur_T : T,
+                        lt_dist_world(), lt_dist_get_stats(dist).last_ms, lt_dist_get_stats(dist).wait_ms, a.precision,
+                        seed, (long long)lt_scaler_skipped(&scaler), zero_frac);
                 fflush(logf);
             }
             if (pl.p) {
@@ -623,6 +672,7 @@ static int train(int argc, char **argv, double *final_val) {
     }
     if (sq.all_pos > 0) printf("padding: %.1f%% of %.0f positions\n", 100.0 * (1.0 - sq.all_real / sq.all_pos), sq.all_pos);
     if (final_val) *final_val = val ? evaluate(ctx, g, val, a.eval_batches, B, T, in, tg) : NAN;
+    if (a.profile) lt_profile_print(ctx, stdout);
     if (a.sample > 0) sample(g, &a, &srng, "sample after training");
     rc = 0;
     goto out;

@@ -20,6 +20,7 @@
 #include "test_plot.c"   /* the SVG writer: well-formed, ticks, NaN, degenerate series */
 #include "test_harden.c" /* malformed corpus, exact resume in every mode, saves, non-finite values */
 #include "test_dist.c"   /* data parallel without MPI: the single-process case (MPI: test_mpi.c) */
+#include "test_precision.c" /* 16-bit matmuls (lt_set_precision) against torch autocast, compiled plans */
 
 int main(int argc, char **argv) {
     if (argc > 1) t_only = argv[1];
@@ -38,6 +39,7 @@ int main(int argc, char **argv) {
     test_plot_all();
     test_harden_all();
     test_dist_all();
+    test_precision_all();
     printf("%d passed, %d failed, %d skipped\n", t_passed, t_failed, t_skipped);
     return t_failed ? 1 : 0;
 }

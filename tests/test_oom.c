@@ -1,8 +1,9 @@
 /* cc -std=c99 -O1 -g -fsanitize=address,undefined -I. tests/test_oom.c -o build/test_oom -lm
 
    test_oom: allocation failure anywhere.  One short training run -- context, GPT, AdamW, a
-   shuffled loader, two steps of forward, loss, backward, clipping and update, a checkpoint save,
-   then lt_gpt_load + lt_checkpoint_load into a second context -- is first run cleanly to count its
+   token shard opened as a shuffled loader, two steps of forward, loss, backward, clipping and
+   update, a checkpoint save, then lt_gpt_load + lt_checkpoint_load into a second context and a few
+   sampled tokens -- is first run cleanly to count its
    allocations (N), then once for every k in 1..N with the k-th allocation failing (through the
    LTRAIN_MALLOC/REALLOC/FREE hooks).  Each failing run must end with an error status (never a
    crash, never a silent success) and, after the destroy calls, nothing may stay allocated.
@@ -39,7 +40,22 @@ static void oom_free(void *p) {
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
 
-static const char *oom_path = "build/tmp/oom.safetensors";
+static const char *oom_path = "build/tmp/oom.safetensors", *oom_shard = "build/tmp/oom_shard.bin";
+
+/* An llm.c shard of 64 tokens < 16. */
+static int oom_write_shard(void) {
+    unsigned char b[1024 + 128];
+    FILE *f = fopen(oom_shard, "wb");
+    int i, ok;
+    memset(b, 0, sizeof b);
+    b[0] = 0x88; b[1] = 0xd8; b[2] = 0x34; b[3] = 0x01;   /* 20240520 = 0x0134d888 */
+    b[4] = 1;                                            /* version */
+    b[8] = 64;                                           /* tokens */
+    for (i = 0; i < 64; i++) b[1024 + 2 * i] = (unsigned char)((i * 5 + 1) % 16);
+    ok = f && fwrite(b, 1, sizeof b, f) == sizeof b;
+    if (f && fclose(f) != 0) ok = 0;
+    return ok;
+}
 
 /* The run: 0 when everything succeeded, 1 when an error was reported (on a context, or as NULL
    from lt_ctx_create).  why gets the error message. */
@@ -50,16 +66,16 @@ static int oom_run(char *why, size_t cap) {
     lt_loader *ld = NULL;
     lt_gpt_config cfg;
     lt_train_state st, st2;
-    int32_t toks[64], in[8], tg[8];
+    int32_t in[8], tg[8], sample[6] = {1, 2, 0, 0, 0, 0};
+    lt_rng rng;
     int i, rc = 1;
     why[0] = 0;
     if (!ctx) { snprintf(why, cap, "lt_ctx_create returned NULL"); return 1; }
     memset(&cfg, 0, sizeof cfg);
     cfg.vocab = 16; cfg.ctx = 8; cfg.layers = 1; cfg.heads = 2; cfg.channels = 8;
-    for (i = 0; i < 64; i++) toks[i] = (i * 5 + 1) % 16;
     if (!(g = lt_gpt_create(ctx, &cfg))) goto out;
     if (!(opt = lt_adamw_create(ctx, lt_gpt_params(g), lt_adamw_defaults()))) goto out;
-    if (!(ld = lt_loader_from_tokens(ctx, toks, 64, 2, 4))) goto out;
+    if (!(ld = lt_loader_open(ctx, oom_shard, 2, 4, 16))) goto out;
     lt_loader_shuffle(ld, 3);
     for (i = 0; i < 2 && !lt_failed(ctx); i++) {
         lt_tensor *loss;
@@ -78,6 +94,8 @@ static int oom_run(char *why, size_t cap) {
     if (!(g2 = lt_gpt_load(ctx2, oom_path, 0))) goto out;
     if (!(opt2 = lt_adamw_create(ctx2, lt_gpt_params(g2), lt_adamw_defaults()))) goto out;
     if (lt_checkpoint_load(g2, opt2, &st2, oom_path) != LT_OK) goto out;
+    lt_rng_seed(&rng, 1);
+    if (lt_gpt_generate(g2, sample, 2, 4, 1.0f, 0, &rng, sample) != 6) goto out;
     rc = 0;
 out:
     if (lt_failed(ctx)) snprintf(why, cap, "%s", lt_error(ctx));
@@ -111,6 +129,7 @@ int main(void) {
     long total, k;
     int passed = 0, failed = 0, shown = 0, rc;
     remove(oom_path);
+    if (!oom_write_shard()) { printf("FAIL oom.setup: cannot write %s\n0 passed, 1 failed\n", oom_shard); return 1; }
     oom_fail_at = 0;
     oom_calls = 0;
     rc = oom_run(why, sizeof why);
@@ -135,6 +154,7 @@ int main(void) {
     k = oom_tmp_files();
     if (k) { failed++; printf("FAIL oom.tmp_files: %ld temporary files left beside %s\n", k, oom_path); }
     remove(oom_path);
+    remove(oom_shard);
     if (!failed) printf("ok   oom: each of the %ld allocations of a short training run failed in turn: an error every "
                         "time, nothing left allocated\n", total);
     printf("%d passed, %d failed\n", passed + (k ? 0 : 1), failed);

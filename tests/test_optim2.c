@@ -427,6 +427,53 @@ static void to2__test_misc(void) {
     lt_ctx_destroy(ctx);
 }
 
+/* SOAP's eigensolver (lt__eigh) and QR (lt__householder_q) on their own, in double: a random
+   symmetric matrix, one with a 5-fold eigenvalue (a Gram matrix of rank 7 in 12 dims), and a
+   diagonal one: ‖A − V·diag(w)·Vᵀ‖ and ‖VᵀV − I‖ below 1e-12 (relative to ‖A‖), and QR's Q
+   orthogonal with QᵀA upper triangular. */
+static void to2__test_eigh(void) {
+    enum { N = 12 };
+    double a[N * N], v[N * N], w[N], e[N], q[N * N], h[N * N], row[N], g[N * 7];
+    double worst = 0;
+    lt_rng rng;
+    int c, i, j, k;
+    if (!t_want("optim2.eigh")) return;
+    lt_rng_seed(&rng, 5);
+    for (c = 0; c < 3; c++) {
+        double nrm = 0, err = 0, orth = 0, tri = 0;
+        for (i = 0; i < N * 7; i++) g[i] = lt_rng_normal(&rng);
+        for (i = 0; i < N; i++)
+            for (j = 0; j <= i; j++) {
+                double x = 0;
+                if (c == 0) x = lt_rng_normal(&rng);
+                if (c == 1) for (k = 0; k < 7; k++) x += g[i * 7 + k] * g[j * 7 + k];
+                if (c == 2) x = i == j ? (double)(i % 3) : 0;
+                a[i * N + j] = a[j * N + i] = x;
+            }
+        for (i = 0; i < N * N; i++) nrm += a[i] * a[i];
+        nrm = sqrt(nrm);
+        lt__eigh(a, v, w, e, N);
+        for (i = 0; i < N; i++)
+            for (j = 0; j < N; j++) {
+                double r = 0, o = 0;
+                for (k = 0; k < N; k++) { r += v[k * N + i] * w[k] * v[k * N + j]; o += v[i * N + k] * v[j * N + k]; }
+                err = fmax(err, fabs(r - a[i * N + j]) / nrm);
+                orth = fmax(orth, fabs(o - (i == j)));
+            }
+        memcpy(h, a, sizeof a);
+        lt__householder_q(h, q, v, row, N);
+        for (i = 0; i < N; i++)
+            for (j = 0; j < N; j++) {
+                double o = 0, r = 0;
+                for (k = 0; k < N; k++) { o += q[k * N + i] * q[k * N + j]; r += q[k * N + i] * a[k * N + j]; }
+                orth = fmax(orth, fabs(o - (i == j)));
+                if (i > j) tri = fmax(tri, fabs(r) / nrm);
+            }
+        worst = fmax(worst, fmax(err, fmax(orth, tri)));
+    }
+    t_check(worst < 1e-12, "optim2.eigh", "worst reconstruction / orthogonality error %.3g", worst);
+}
+
 static void test_optim2_all(void) {
     char path[512];
     t_ref r;
@@ -437,4 +484,5 @@ static void test_optim2_all(void) {
     to2__test_gpt(&r);
     t_ref_free(&r);
     to2__test_misc();
+    to2__test_eigh();
 }

@@ -10,7 +10,7 @@ Needs tests/ref/gpt.bin (written by gen_gpt.py: the small GPT's weights and trai
 Writes tests/ref/optim2.bin in the record format of tests/lt_test.h.
 
 Two kinds of case:
-  m.*    five tensors (w [8,16], b [16], e [12,5], u [8,8], wte [10,4]) and 10 steps of stored
+  m.*    five tensors (w [8,16], b [16], e [12,5], u [7,8], wte [10,4]) and 10 steps of stored
          float32 gradients (b has none at step 3): float32 runs, so elementwise optimizers can be
          compared to the last bit, and the state buffers too.
   gpt.*  10 steps on gen_gpt.py's GPT (L=2, C=64, H=4, T=16, V=256; its weights and batches),
@@ -285,7 +285,7 @@ class SOAP(torch.optim.Optimizer):
 
 
 # ==== case m: stored gradients, float32 ============================================================
-M_SHAPES = [("w", (8, 16)), ("b", (16,)), ("e", (12, 5)), ("u", (8, 8)), ("wte", (10, 4))]
+M_SHAPES = [("w", (8, 16)), ("b", (16,)), ("e", (12, 5)), ("u", (7, 8)), ("wte", (10, 4))]
 NSTEPS = 10
 m_init = {n: rng.standard_normal(s).astype(np.float32) for n, s in M_SHAPES}
 m_grad = {n: rng.standard_normal((NSTEPS,) + s).astype(np.float32) for n, s in M_SHAPES}
@@ -350,8 +350,9 @@ def muon_make(nesterov):
 m_run("muon", muon_make(True), f32(0.02), ["momentum_buffer", "exp_avg", "exp_avg_sq"], aux=(f32(3e-3), f32(0.02)))
 m_run("muon_plain", muon_make(False), f32(0.02), ["momentum_buffer", "exp_avg", "exp_avg_sq"],
       aux=(f32(3e-3), f32(0.02)))
-# SOAP: max_precond_dim 8 leaves w [8,16] with L only, e [12,5] and wte [10,4] with R only, u [8,8]
-# with both; every factor is full rank after the first gradient, so the bases are unique (up to
+# SOAP: max_precond_dim 8 leaves w [8,16] with L only, e [12,5] and wte [10,4] with R only, u [7,8]
+# with both; every factor is full rank after the first gradient (u's R: rank 7 of 8, a one-dimensional
+# null space), so the bases are unique (up to
 # signs, which the update does not see) and two eigensolvers must agree.
 m_run("soap", lambda ps: (SOAP(m_groups(ps, 0.01), lr=1, betas=(0.95, 0.95), shampoo_beta=0.95, eps=1e-8,
                                precondition_frequency=3, max_precond_dim=8), None), f32(3e-3), [])

@@ -1,0 +1,302 @@
+/* test_precision.c - 16-bit matmuls (lt_set_precision): against torch.autocast bf16 (tests/ref/
+   precision.bin, written by tests/ref/gen_precision.py), the float32 path untouched, compiled plans
+   equal to eager steps, and the memory a plan saves. */
+
+/* One bf16 rounding step at |ref|: 2^-8 |ref| rounds either way; the float32 sums run in another
+   order than oneDNN's, so a value near a rounding boundary may land on the other neighbour. */
+#define TP_RTOL_BF16 (1.0 / 128)
+#define TP_RTOL_F16 (1.0 / 1024)
+#define TP_ATOL 1e-4
+
+/* Share of elements equal to the bit (most should be: one rounding of nearly the same sum). */
+static double tp_same_bits(const float *a, const float *b, int64_t n) {
+    int64_t i, same = 0;
+    for (i = 0; i < n; i++) same += memcmp(&a[i], &b[i], sizeof(float)) == 0;
+    return n ? (double)same / (double)n : 1.0;
+}
+
+static void tp_api(void) {
+    lt_ctx *ctx = lt_ctx_create(1);
+    float x[5] = {1.0f, 1.00390625f, 1.01171875f, -3.1415926f, 70000.0f}, y[5];
+    int ok;
+    if (!t_want("precision/api")) { lt_ctx_destroy(ctx); return; }
+    ok = lt_get_precision(ctx) == LT_F32 && lt_set_precision(ctx, LT_BF16) == LT_OK && lt_get_precision(ctx) == LT_BF16;
+    ok = ok && lt_set_precision(ctx, (lt_dtype)7) == LT_ERR_ARG && lt_get_precision(ctx) == LT_BF16;
+    ok = ok && strstr(lt_error(ctx), "lt_set_precision") != NULL && lt_get_precision(NULL) == LT_F32;
+    ok = ok && !strcmp(lt_precision_name(LT_F16), "fp16") && !strcmp(lt_precision_name(LT_BF16), "bf16");
+    t_check(ok, "precision/api", "set/get precision, bad value: %s", lt_error(ctx));
+    /* bf16 ties to even: 1 + 2^-8 -> 1, 1 + 3*2^-8 -> 1 + 2^-6; fp16: 70000 -> inf */
+    lt_round_to_precision(LT_BF16, x, y, 5);
+    ok = y[0] == 1.0f && y[1] == 1.0f && y[2] == 1.015625f && y[3] == lt_bf16_to_f32(lt_f32_to_bf16(x[3]));
+    lt_round_to_precision(LT_F16, x, x, 5);
+    ok = ok && isinf(x[4]) && x[3] == lt_f16_to_f32(lt_f32_to_f16(-3.1415926f));
+    t_check(ok, "precision/round_to_precision", "bf16 %.9g %.9g %.9g, fp16 %.9g", y[0], y[1], y[2], x[4]);
+    lt_ctx_destroy(ctx);
+}
+
+static void tp_round_large(void) {
+    /* the blocked, threaded array form against the scalar conversions */
+    size_t n = 300001, i, bad = 0;
+    float *x = (float *)malloc(n * sizeof(float)), *y = (float *)malloc(n * sizeof(float));
+    lt_rng r;
+    if (!t_want("precision/round_large")) { free(x); free(y); return; }
+    lt_rng_seed(&r, 3);
+    for (i = 0; i < n; i++) x[i] = (float)(lt_rng_normal(&r) * 1e3);
+    lt_round_to_precision(LT_F16, x, y, n);
+    for (i = 0; i < n; i++) {
+        float want = lt_f16_to_f32(lt_f32_to_f16(x[i]));
+        bad += memcmp(&y[i], &want, 4) != 0;
+    }
+    lt_round_to_precision(LT_BF16, x, y, n);
+    for (i = 0; i < n; i++) {
+        float want = lt_bf16_to_f32(lt_f32_to_bf16(x[i]));
+        bad += memcmp(&y[i], &want, 4) != 0;
+    }
+    t_check(bad == 0, "precision/round_large", "%zu of %zu values differ from the scalar conversions", bad, 2 * n);
+    free(x);
+    free(y);
+}
+
+/* One reference case: inputs as parameters (read in place) and as activations (x*1: the record
+   saves 16-bit copies); both against torch, and the two to the bit. */
+static lt_tensor *tp_op(lt_ctx *ctx, const char *cid, lt_tensor **x, int flags) {
+    if (!strncmp(cid, "linear", 6) || !strncmp(cid, "fp16_linear", 11)) return lt_linear(ctx, x[0], x[1], x[2]);
+    if (!strncmp(cid, "conv1d", 6)) return lt_conv1d(ctx, x[0], x[1], x[2]);
+    return lt_matmul(ctx, x[0], x[1], flags);
+}
+
+static int tp_case_run(t_ref *ref, const char *cid, lt_dtype prec, int as_activation, float **got, int64_t *n) {
+    lt_ctx *ctx = lt_ctx_create(1);
+    lt_tensor *p[3] = {NULL, NULL, NULL}, *x[3] = {NULL, NULL, NULL}, *y, *g;
+    char nm[160];
+    int k, nin = 0, ok = 1;
+    t_arr *args, *ga;
+    snprintf(nm, sizeof nm, "%s.args", cid);
+    args = t_ref_get(ref, nm);
+    snprintf(nm, sizeof nm, "%s.g", cid);
+    ga = t_ref_get(ref, nm);
+    for (k = 0; k < 3; k++) {
+        t_arr *a;
+        snprintf(nm, sizeof nm, "%s.x%d", cid, k);
+        if (!(a = t_ref_get(ref, nm))) break;
+        snprintf(nm, sizeof nm, "x%d", k);
+        p[k] = lt_param(ctx, nm, a->ndim, a->shape);
+        memcpy(p[k]->data, a->data, (size_t)a->n * sizeof(float));
+        x[k] = as_activation && k < 2 ? lt_scale(ctx, p[k], 1.0f) : p[k];
+        nin++;
+    }
+    lt_set_precision(ctx, prec);
+    y = tp_op(ctx, cid, x, args ? (int)args->data[0] : 0);
+    g = y && ga ? lt_tensor_from(ctx, ga->data, y->ndim, y->shape) : NULL;
+    lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, y, g)));
+    if (lt_failed(ctx) || !ga) {
+        printf("     %s: %s\n", cid, lt_error(ctx));
+        ok = 0;
+    } else {
+        got[0] = (float *)malloc((size_t)y->n * sizeof(float));
+        memcpy(got[0], y->data, (size_t)y->n * sizeof(float));
+        n[0] = y->n;
+        for (k = 0; k < nin; k++) {
+            got[k + 1] = (float *)malloc((size_t)p[k]->n * sizeof(float));
+            memcpy(got[k + 1], p[k]->grad, (size_t)p[k]->n * sizeof(float));
+            n[k + 1] = p[k]->n;
+        }
+        /* activations are saved as 16 bit (half the floats), parameters are not */
+        if (as_activation && y->node && !(y->node->save[0] && y->node->n_save[0] == (x[0]->n + 1) / 2)) ok = 0;
+        if (!as_activation && y->node && (y->node->save[0] || y->node->save[1])) ok = 0;
+        if (!ok) printf("     %s: unexpected 16-bit copies in the record\n", cid);
+    }
+    lt_ctx_destroy(ctx);
+    return ok ? nin : -1;
+}
+
+static void tp_case(t_ref *ref, const char *cid, lt_dtype prec) {
+    static const char *const what[4] = {"out", "g0", "g1", "g2"};
+    float *gp[4] = {NULL, NULL, NULL, NULL}, *ga[4] = {NULL, NULL, NULL, NULL};
+    int64_t np[4], na[4];
+    int nin, k;
+    char nm[200];
+    double rtol = prec == LT_F16 ? TP_RTOL_F16 : TP_RTOL_BF16;
+    snprintf(nm, sizeof nm, "precision/%s", cid);
+    if (!t_want(nm)) return;
+    nin = tp_case_run(ref, cid, prec, 0, gp, np);
+    if (nin < 0 || tp_case_run(ref, cid, prec, 1, ga, na) != nin) {
+        t_check(0, nm, "the case did not run");
+    } else {
+        for (k = 0; k <= nin; k++) {
+            t_arr *r;
+            char rn[160], cn[240];
+            double same;
+            snprintf(rn, sizeof rn, "%s.%s", cid, what[k]);
+            r = t_ref_get(ref, rn);
+            snprintf(cn, sizeof cn, "%s/%s", nm, what[k]);
+            if (!r || r->n != np[k]) { t_check(0, cn, "reference %s missing or of another size", rn); continue; }
+            t_close(cn, gp[k], r->data, r->n, TP_ATOL, rtol);
+            same = tp_same_bits(gp[k], r->data, r->n);
+            snprintf(cn, sizeof cn, "%s/%s_bits", nm, what[k]);
+            t_check(same >= 0.97, cn, "only %.1f%% equal to torch's bits (expect nearly all)", 100 * same);
+            snprintf(cn, sizeof cn, "%s/%s_saved_equals_param", nm, what[k]);
+            t_check(memcmp(gp[k], ga[k], (size_t)np[k] * sizeof(float)) == 0, cn,
+                    "16-bit copies and parameters read in place differ");
+        }
+    }
+    for (k = 0; k < 4; k++) { free(gp[k]); free(ga[k]); }
+}
+
+static void tp_refs(void) {
+    t_ref ref;
+    char path[512];
+    snprintf(path, sizeof path, "%s/precision.bin", t_ref_dir());
+    if (!t_ref_load(&ref, path)) { t_check(0, "precision/refs", "cannot read %s", path); return; }
+    tp_case(&ref, "linear/2x24x40->36", LT_BF16);
+    tp_case(&ref, "conv1d/48x40->36", LT_BF16);
+    tp_case(&ref, "matmul_tb/4x24x16.4x20x16", LT_BF16);
+    tp_case(&ref, "matmul_ta/3x16x24.3x16x20", LT_BF16);
+    tp_case(&ref, "matmul_shared/2x24x32.32x20", LT_BF16);
+    tp_case(&ref, "fp16_linear/48x40->36", LT_F16);
+    t_ref_free(&ref);
+}
+
+/* A ctx switched to bf16 and back computes the float32 ops exactly as a fresh one. */
+static void tp_fp32_unchanged(void) {
+    lt_ctx *c1 = lt_ctx_create(4), *c2 = lt_ctx_create(4);
+    int64_t xs[2] = {37, 50}, ws[2] = {29, 50};
+    lt_tensor *x1, *w1, *x2, *w2, *y1, *y2;
+    int ok;
+    if (!t_want("precision/fp32_unchanged")) { lt_ctx_destroy(c1); lt_ctx_destroy(c2); return; }
+    x1 = lt_param(c1, "x", 2, xs); w1 = lt_param(c1, "w", 2, ws);
+    x2 = lt_param(c2, "x", 2, xs); w2 = lt_param(c2, "w", 2, ws);
+    lt_init_normal(c1, x1, 0, 1); lt_init_normal(c1, w1, 0, 1);
+    lt_init_normal(c2, x2, 0, 1); lt_init_normal(c2, w2, 0, 1);
+    lt_set_precision(c2, LT_BF16);
+    lt_set_precision(c2, LT_F32);
+    y1 = lt_linear(c1, x1, w1, NULL);
+    y2 = lt_linear(c2, x2, w2, NULL);
+    lt_backward(c1, lt_sum(c1, lt_mul(c1, y1, y1)));
+    lt_backward(c2, lt_sum(c2, lt_mul(c2, y2, y2)));
+    ok = y1 && y2 && y2->node->op == LT__OP(linear) && !memcmp(y1->data, y2->data, (size_t)y1->n * 4) &&
+         !memcmp(x1->grad, x2->grad, (size_t)x1->n * 4) && !memcmp(w1->grad, w2->grad, (size_t)w1->n * 4);
+    t_check(ok, "precision/fp32_unchanged", "LT_F32 after LT_BF16 differs from a fresh context");
+    lt_ctx_destroy(c1);
+    lt_ctx_destroy(c2);
+}
+
+/* fp16's range: products past 65504 round to inf, as CUDA's fp16 autocast gives. */
+static void tp_fp16_overflow(void) {
+    lt_ctx *ctx = lt_ctx_create(1);
+    int64_t s[2] = {1, 4}, ws[2] = {1, 4};
+    float xv[4] = {300, 300, 300, 300}, wv[4] = {100, 100, 100, 100};
+    lt_tensor *x = lt_tensor_from(ctx, xv, 2, s), *w = lt_tensor_from(ctx, wv, 2, ws), *y;
+    if (!t_want("precision/fp16_overflow")) { lt_ctx_destroy(ctx); return; }
+    lt_set_precision(ctx, LT_F16);
+    y = lt_linear(ctx, x, w, NULL);   /* 120000 */
+    t_check(y && isinf(y->data[0]) && y->data[0] > 0, "precision/fp16_overflow", "got %g", y ? y->data[0] : 0.0);
+    lt_set_precision(ctx, LT_BF16);
+    y = lt_linear(ctx, x, w, NULL);
+    t_check(y && y->data[0] == 119808.0f, "precision/bf16_range", "got %.9g (bf16(120000) = 119808)",
+            y ? y->data[0] : 0.0);
+    lt_ctx_destroy(ctx);
+}
+
+/* ---- a small GPT: compiled bf16 plans replay eager bf16 steps to the bit, in less memory ---- */
+typedef struct { lt_gpt *g; int32_t *in, *tg; int B, T; } tp_step;
+static lt_tensor *tp_loss(lt_ctx *ctx, void *u) {
+    tp_step *s = (tp_step *)u;
+    (void)ctx;
+    return lt_gpt_loss(s->g, s->in, s->tg, s->B, s->T);
+}
+
+/* Losses and final weights of `steps` AdamW steps at precision prec, eager or compiled; the
+   plan's bytes in *bytes. */
+static float *tp_train(lt_dtype prec, int compiled, int steps, float *losses, size_t *bytes) {
+    lt_ctx *ctx = lt_ctx_create(21);
+    lt_gpt_config cfg = {64, 32, 2, 2, 32, 0.0f};
+    tp_step s;
+    lt_optim *opt;
+    lt_plan *plan = NULL;
+    lt_rng r;
+    float *w = NULL;
+    int k, i;
+    s.g = lt_gpt_create(ctx, &cfg);
+    s.B = 4; s.T = 32;
+    s.in = (int32_t *)malloc(4 * 32 * sizeof(int32_t));
+    s.tg = (int32_t *)malloc(4 * 32 * sizeof(int32_t));
+    opt = lt_adamw_create(ctx, lt_gpt_params(s.g), lt_adamw_defaults());
+    lt_set_precision(ctx, prec);
+    lt_rng_seed(&r, 9);
+    for (k = 0; k < steps && !lt_failed(ctx); k++) {
+        float loss = 0;
+        for (i = 0; i < s.B * s.T; i++) {   /* a learnable pattern: next = (cur * 7 + 3) mod 64, some noise */
+            s.in[i] = i % s.T == 0 || lt_rng_uniform(&r) < 0.1 ? (int32_t)(lt_rng_u64(&r) % 64)
+                                                               : (s.in[i - 1] * 7 + 3) % 64;
+            if (i > 0 && i % s.T) s.tg[i - 1] = s.in[i];
+        }
+        for (i = s.T - 1; i < s.B * s.T; i += s.T) s.tg[i] = (s.in[i] * 7 + 3) % 64;
+        lt_zero_grad(ctx);
+        if (compiled) {
+            if (!plan && (plan = lt_compile(ctx, tp_loss, &s)) != NULL && bytes) *bytes = lt_plan_bytes(plan);
+            if (plan) lt_plan_run(plan, &loss);
+        } else {
+            lt_tensor *l = tp_loss(ctx, &s);
+            loss = lt_item(l);
+            lt_backward(ctx, l);
+        }
+        lt_optim_step(opt, 3e-3);
+        losses[k] = loss;
+    }
+    if (!lt_failed(ctx)) {
+        lt_paramset ps = lt_ctx_params(ctx);
+        size_t off = 0;
+        w = (float *)malloc(lt_params_count(ctx) * sizeof(float));
+        for (k = 0; k < ps.n; k++) { memcpy(w + off, ps.p[k]->data, (size_t)ps.p[k]->n * 4); off += (size_t)ps.p[k]->n; }
+    } else {
+        printf("     tp_train: %s\n", lt_error(ctx));
+    }
+    lt_plan_destroy(plan);
+    lt_optim_destroy(opt);
+    lt_gpt_destroy(s.g);
+    lt_ctx_destroy(ctx);
+    free(s.in);
+    free(s.tg);
+    return w;
+}
+
+static void tp_compile(void) {
+    enum { STEPS = 40 };
+    float le[STEPS], lc[STEPS], l32[STEPS], l16[STEPS];
+    size_t b32 = 0, b16 = 0, bf = 0, nw = 0;
+    float *we, *wc, *w32, *wf;
+    lt_ctx *tmp;
+    int k, same;
+    if (!t_want("precision/compile")) return;
+    we = tp_train(LT_BF16, 0, STEPS, le, NULL);
+    wc = tp_train(LT_BF16, 1, STEPS, lc, &b16);
+    tmp = lt_ctx_create(21);
+    { lt_gpt_config cfg = {64, 32, 2, 2, 32, 0.0f}; lt_gpt *g = lt_gpt_create(tmp, &cfg); nw = lt_params_count(tmp); lt_gpt_destroy(g); }
+    lt_ctx_destroy(tmp);
+    same = we && wc && !memcmp(le, lc, sizeof le) && !memcmp(we, wc, nw * sizeof(float));
+    for (k = 0; k < STEPS && le[k] == lc[k]; k++) {}
+    t_check(same, "precision/compile/bf16_bitwise", "eager and compiled bf16 runs differ (first at step %d)", k);
+    w32 = tp_train(LT_F32, 1, STEPS, l32, &b32);
+    wf = tp_train(LT_F16, 1, STEPS, l16, &bf);
+    printf("     planned bytes: fp32 %zu, bf16 %zu (%.3fx), fp16 %zu; loss after %d steps: fp32 %.4f, bf16 %.4f, "
+           "fp16 %.4f (from %.4f)\n", b32, b16, (double)b16 / (double)b32, bf, STEPS, l32[STEPS - 1], lc[STEPS - 1],
+           l16[STEPS - 1], l32[0]);
+    t_check(b16 > 0 && b16 < b32 && bf == b16, "precision/compile/plan_bytes_smaller", "fp32 %zu, bf16 %zu, fp16 %zu",
+            b32, b16, bf);
+    /* a short run learns the pattern in 16 bit about as well as in float32 */
+    t_check(w32 && wf && fabs(lc[STEPS - 1] - l32[STEPS - 1]) < 0.05 * l32[STEPS - 1] &&
+            fabs(l16[STEPS - 1] - l32[STEPS - 1]) < 0.05 * l32[STEPS - 1] && l32[STEPS - 1] < 0.8 * l32[0],
+            "precision/compile/loss_follows_fp32", "fp32 %.4f, bf16 %.4f, fp16 %.4f", l32[STEPS - 1],
+            lc[STEPS - 1], l16[STEPS - 1]);
+    free(we); free(wc); free(w32); free(wf);
+}
+
+static void test_precision_all(void) {
+    tp_api();
+    tp_round_large();
+    tp_refs();
+    tp_fp32_unchanged();
+    tp_fp16_overflow();
+    tp_compile();
+}

@@ -38,6 +38,9 @@ test: build/test_all build/test_san build/train_gpt
 	./build/test_all
 	$(MAKE) --no-print-directory compile-matrix
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/test_san
+	LT_TRAIN_GPT=build/train_gpt_san ./build/test_all harden.cli
+	./build/test_oom
+	sh tests/kill_save.sh
 	MAKE="$(MAKE)" sh tests/test_mpi.sh
 
 # The README's first command: a small GPT on the library's own source text (no download),
@@ -81,7 +84,7 @@ build/bench_seq: bench/seq.c ltrain.h | build
 # lr grid each, the same token budget: validation loss, time per step, optimizer-state bytes.
 .PHONY: bench-optimizers
 bench-optimizers: build/bench_optimizers
-	./build/bench_optimizers --md build/optimizers.md
+	./build/bench_optimizers --steps 300 --threads 1 --md build/optimizers.md
 
 build/bench_optimizers: bench/optimizers.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
@@ -99,3 +102,51 @@ build/bench_train_step: bench/train_step.c ltrain.h | build
 bench: build/bench_gemm build/bench_train_step
 	BENCH_QUICK=$(BENCH_QUICK) OPENBLAS_CORETYPE=SkylakeX ./build/bench_gemm --md build/bench_gemm.md
 	BENCH_QUICK=$(BENCH_QUICK) /usr/bin/python3 bench/train_step.py --gemm-md build/bench_gemm.md
+
+# Hardening (tests/test_harden.c runs inside the suite): the malformed corpus once more through a
+# sanitizer build of train_gpt, allocation failure at every allocation of a short run
+# (tests/test_oom.c), SIGKILL during saves (tests/kill_save.sh), and the libFuzzer targets of
+# tests/fuzz: make fuzz runs each 60 s, make fuzz-short 10 s (CI); tests/gen_malformed.py
+# rewrites tests/malformed and the fuzz seeds.
+.PHONY: fuzz fuzz-short test-kill
+test: build/train_gpt_san build/test_oom
+FUZZ_CC    ?= clang
+FUZZ_FLAGS  = $(WARN) -g -O1 -fno-sanitize-recover=all -I. -Itests/fuzz
+
+build/train_gpt_san: examples/train_gpt.c ltrain.h | build
+	$(CC) $(WARN) $(SANFLAGS) -I. $< -o $@ $(LDLIBS)
+
+build/test_oom: tests/test_oom.c ltrain.h | build
+	$(CC) $(WARN) $(SANFLAGS) -I. $< -o $@ $(LDLIBS)
+
+test-kill: build/train_gpt
+	sh tests/kill_save.sh
+
+build/fuzz/lib.o: tests/fuzz/fuzz_lib.c tests/fuzz/fuzz.h ltrain.h
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h build/fuzz/lib.o
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined $< build/fuzz/lib.o -o $@ $(LDLIBS)
+
+build/fuzz/replay_lib.o: tests/fuzz/fuzz_lib.c tests/fuzz/fuzz.h ltrain.h
+	@mkdir -p build/fuzz
+	$(CC) $(WARN) $(SANFLAGS) -I. -Itests/fuzz -c $< -o $@
+
+build/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h build/fuzz/replay_lib.o
+	$(CC) $(WARN) $(SANFLAGS) -DFZ_STANDALONE -I. -Itests/fuzz $< build/fuzz/replay_lib.o -o $@ $(LDLIBS)
+
+fuzz:
+	sh tests/fuzz/run.sh 60
+
+fuzz-short:
+	sh tests/fuzz/run.sh 10
+
+# Precision (bench/precision.c): ms per GPT training step (eager and compiled) and the activation
+# memory a compiled plan needs, in fp32, bf16 and fp16 (lt_set_precision).  MODEL=V,L,H,C,T,B.
+.PHONY: bench-precision
+bench-precision: build/bench_precision
+	./build/bench_precision $(if $(MODEL),--model $(MODEL),)
+
+build/bench_precision: bench/precision.c ltrain.h | build
+	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)

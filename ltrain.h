@@ -1560,6 +1560,34 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
     fprintf(f, "%-14s %10.1f ms in kernels\n", "total", 1e3 * total);
 }
 
+/* exp(x) for x <= 0, the only exps the kernels need (softmax, cross-entropy, tanh, sigmoid all
+   shift their argument to be non-positive).  exp(x) = 2^n · e^r with n = round(x/ln2) and
+   r = x - n·ln2 in [-ln2/2, ln2/2] (ln2 split in two so r is exact), e^r by its Taylor series to
+   r^6: relative error below 2e-7, about one float ulp.  Straight-line code, so `omp simd` loops
+   vectorize it (libm's expf does not).  x < -87 gives 0 (exp(-inf) = 0 exactly). */
+LT__OMP(declare simd)
+static inline float lt__exp_neg(float x) {
+    float t, n, r, p, scale;
+    int32_t bits;
+    float xc = x < -87.0f ? -87.0f : x;
+    t = xc * 1.44269504088896341f + 12582912.0f;     /* 1.5·2^23: rounds xc/ln2 to an integer */
+    n = t - 12582912.0f;
+    r = xc - n * 0.693145751953125f - n * 1.428606765330187e-06f;
+    p = 1.0f + r * (1.0f + r * (0.5f + r * (0.16666667f + r * (0.041666668f + r * (0.0083333338f + r * 0.0013888889f)))));
+    bits = ((int32_t)n + 127) << 23;                  /* 2^n as a float's bits */
+    memcpy(&scale, &bits, sizeof scale);
+    return x < -87.0f ? 0.0f : p * scale;
+}
+
+/* tanh(u) = sign(u)·(1 - e)/(1 + e) with e = exp(-2|u|) <= 1 (no overflow); below |u| = 1/16,
+   where 1 - e would cancel, the odd series u - u³/3 + 2u⁵/15 - 17u⁷/315 instead. */
+LT__OMP(declare simd)
+static inline float lt__tanh(float u) {
+    float e = lt__exp_neg(-2.0f * fabsf(u)), u2 = u * u;
+    float series = u * (1.0f + u2 * (-0.33333333f + u2 * (0.13333333f - u2 * 0.053968254f)));
+    return fabsf(u) < 0.0625f ? series : copysignf((1.0f - e) / (1.0f + e), u);
+}
+
 /* The gradient buffer of a tensor, made (zeroed) in the arena on first use. */
 static float *lt__grad(lt_tensor *t, lt_ctx *ctx) {
     if (!t || !t->requires_grad) return NULL;
@@ -1829,10 +1857,10 @@ static void lt__gelu_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
     float *y = nd->out->data;
     int64_t i, n = nd->out->n;
-    LT__OMP(parallel for if (n > 32768))
+    LT__OMP(parallel for simd if (n > 32768))
     for (i = 0; i < n; i++) {
         float v = x[i], u = LT__GELU_K * (v + 0.044715f * v * v * v);
-        y[i] = 0.5f * v * (1.0f + tanhf(u));
+        y[i] = 0.5f * v * (1.0f + lt__tanh(u));
     }
 }
 static void lt__gelu_bwd(lt__node *nd) {
@@ -1840,9 +1868,9 @@ static void lt__gelu_bwd(lt__node *nd) {
     float *gx = lt__grad(nd->in[0], nd->ctx);
     int64_t i, n = nd->out->n;
     if (!gx) return;
-    LT__OMP(parallel for if (n > 32768))
+    LT__OMP(parallel for simd if (n > 32768))
     for (i = 0; i < n; i++) {
-        float v = x[i], u = LT__GELU_K * (v + 0.044715f * v * v * v), t = tanhf(u);
+        float v = x[i], u = LT__GELU_K * (v + 0.044715f * v * v * v), t = lt__tanh(u);
         float d = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * LT__GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
         gx[i] += gy[i] * d;
     }
@@ -1889,7 +1917,8 @@ static void lt__tanh_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
     float *y = nd->out->data;
     int64_t i, n = nd->out->n;
-    for (i = 0; i < n; i++) y[i] = tanhf(x[i]);
+    LT__OMP(simd)
+    for (i = 0; i < n; i++) y[i] = lt__tanh(x[i]);
 }
 static void lt__tanh_bwd(lt__node *nd) {
     const float *y = nd->out->data, *gy = nd->out->grad;
@@ -1906,8 +1935,8 @@ static void lt__sigmoid_fwd(lt__node *nd) {
     int64_t i, n = nd->out->n;
     for (i = 0; i < n; i++) {
         float v = x[i];
-        if (v >= 0) y[i] = 1.0f / (1.0f + expf(-v));
-        else { float e = expf(v); y[i] = e / (1.0f + e); }
+        float e = lt__exp_neg(-fabsf(v));           /* e^-|v|: never overflows */
+        y[i] = v >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
     }
 }
 static void lt__sigmoid_bwd(lt__node *nd) {
@@ -1935,7 +1964,16 @@ static float lt__lse_shifted(const float *x, int64_t V, float *m) {
     int64_t j;
     *m = lt__row_max(x, V);
     if (*m == -INFINITY) return -INFINITY;
-    for (j = 0; j < V; j++) s += expf(x[j] - *m);
+    {   /* float partial sums in SIMD lanes, accumulated in double per block of 256 */
+        int64_t j0;
+        for (j0 = 0; j0 < V; j0 += 256) {
+            int64_t j1 = j0 + 256 < V ? j0 + 256 : V;
+            float part = 0.0f, mm = *m;
+            LT__OMP(simd reduction(+ : part))
+            for (j = j0; j < j1; j++) part += lt__exp_neg(x[j] - mm);
+            s += part;
+        }
+    }
     return (float)log(s);
 }
 static void lt__softmax_fwd(lt__node *nd) {
@@ -1947,7 +1985,9 @@ static void lt__softmax_fwd(lt__node *nd) {
         double s = 0;
         int64_t j;
         if (m == -INFINITY) { memset(y, 0, (size_t)V * sizeof(float)); continue; }
-        for (j = 0; j < V; j++) { y[j] = expf(x[j] - m); s += y[j]; }
+        LT__OMP(simd)
+        for (j = 0; j < V; j++) y[j] = lt__exp_neg(x[j] - m);
+        for (j = 0; j < V; j++) s += y[j];
         for (j = 0; j < V; j++) y[j] = (float)(y[j] / s);
     }
 }
@@ -2224,7 +2264,9 @@ static void lt__attn_softmax_row(float *p, int64_t T, int64_t last) {
     double sum = 0;
     int64_t u;
     for (u = 0; u <= last; u++) if (p[u] > m) m = p[u];
-    for (u = 0; u <= last; u++) { p[u] = expf(p[u] - m); sum += p[u]; }
+    LT__OMP(simd)
+    for (u = 0; u <= last; u++) p[u] = lt__exp_neg(p[u] - m);
+    for (u = 0; u <= last; u++) sum += p[u];
     for (u = 0; u <= last; u++) p[u] = (float)(p[u] / sum);
     for (u = last + 1; u < T; u++) p[u] = 0.0f;
 }
@@ -4112,7 +4154,8 @@ static void lt__cross_entropy_bwd(lt__node *nd) {
         int64_t j;
         if (t == LT_IGNORE_INDEX) continue;
         ls = lt__lse_shifted(x, V, &m);
-        for (j = 0; j < V; j++) gr[j] += g * expf((x[j] - m) - ls);
+        LT__OMP(simd)
+        for (j = 0; j < V; j++) gr[j] += g * lt__exp_neg((x[j] - m) - ls);
         gr[t] -= g;
     }
 }

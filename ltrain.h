@@ -2970,8 +2970,11 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
                op, dbias += round16(Σ_rows dy)
    The GEMM (@@GEMM) reads float32, so the rounded operands are made tile by tile: a TM x TK tile
    of op(A) and a TK x TN tile of op(B) are rounded (or widened from a 16-bit copy) into buffers
-   on the stack, multiplied there, and the TM x TN result rounded on its way out.  Tiles run in
-   parallel (OpenMP); nothing is allocated, in eager mode or in a compiled replay.
+   on the stack (about 300 KiB per thread, besides the GEMM's own 640 KiB), multiplied there, and
+   the TM x TN result rounded on its way out.  Tiles run in parallel (OpenMP); nothing is
+   allocated, in eager mode or in a compiled replay.  The price: each operand tile is converted
+   once per tile row/column it meets (~2% of the multiply-adds) and the GEMM packs small tiles;
+   a GEMM whose packing read 16-bit operands would remove both (see bench/precision.c).
    A record keeps a 16-bit copy (save[0] of in[0], save[1] of in[1], n_save = half the element
    count in floats) of each operand its backward reads, unless that operand is a parameter (read
    in place, it outlives the step); the op rows read 0 (@@OPS), so a compiled plan frees the
@@ -8007,6 +8010,7 @@ LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train
     lt_ctx *ctx;
     lt_st_writer *w;
     char num[5][32], (*names)[160] = NULL;
+    int64_t (*shapes)[2] = NULL;   /* 1-D shapes of state buffers not shaped like their parameter */
     int64_t state[7], seven = 7;
     int k, j, ns = opt ? lt_optim_num_states(opt) : 0;
     lt_status s;
@@ -8020,19 +8024,29 @@ LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train
     if (!w) return ctx->status;
     if (ns > 0) {
         names = (char(*)[160])LT__MALLOC((size_t)ns * (size_t)g->n_list * 160);
-        if (!names) { lt_st_writer_destroy(w); return lt_set_error(ctx, LT_ERR_NOMEM, "lt_checkpoint_save: out of memory"); }
+        shapes = (int64_t(*)[2])LT__MALLOC((size_t)ns * (size_t)g->n_list * sizeof(int64_t[2]));
+        if (!names || !shapes) {
+            LT__FREE(names);
+            LT__FREE(shapes); lt_st_writer_destroy(w); return lt_set_error(ctx, LT_ERR_NOMEM, "lt_checkpoint_save: out of memory"); }
     }
     for (k = 0; k < g->n_list; k++) {
         lt_tensor *t = g->list[k];
         lt_st_add(w, t->name, "F32", t->ndim, t->shape, t->data);
     }
+    /* optimizer state: buffers shaped like their parameter keep its shape; others (SOAP's
+       factor matrices) are stored flat; a parameter without a buffer of this kind has none */
     for (j = 0; j < ns; j++)
         for (k = 0; k < g->n_list; k++) {
             lt_tensor *t = g->list[k];
             char *nm = names[j * g->n_list + k];
             const char *sn = lt_optim_state_name(opt, j);
+            int64_t cnt = 0, *shp = shapes[j * g->n_list + k];
+            float *buf = lt_optim_state_buf(opt, k, j, &cnt);
+            if (!buf) continue;
             snprintf(nm, 160, "optim.%s.%s", sn ? sn : "state", t->name);
-            lt_st_add(w, nm, "F32", t->ndim, t->shape, lt_optim_state(opt, k, j));
+            shp[0] = cnt;
+            if (lt_optim_state(opt, k, j) == buf) lt_st_add(w, nm, "F32", t->ndim, t->shape, buf);
+            else lt_st_add(w, nm, "F32", 1, shp, buf);
         }
     snprintf(num[0], 32, "%d", g->cfg.layers);
     snprintf(num[1], 32, "%d", g->cfg.heads);
@@ -8056,6 +8070,7 @@ LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train
     s = lt_failed(ctx) ? ctx->status : lt_st_save(w, path);
     lt_st_writer_destroy(w);
     LT__FREE(names);
+    LT__FREE(shapes);
     return s;
 }
 
@@ -8112,17 +8127,25 @@ LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state
             for (k = 0; k < g->n_list && !lt_failed(ctx); k++) {
                 lt_tensor *t = g->list[k];
                 char nm[160];
-                int64_t shape[8];
+                int64_t shape[8], cnt = 0, have = 1;
                 const char *sn = lt_optim_state_name(opt, j);
+                float *buf = lt_optim_state_buf(opt, k, j, &cnt);
+                int d, nd;
+                if (!buf) continue;
                 snprintf(nm, sizeof nm, "optim.%s.%s", sn ? sn : "state", t->name);
                 i = lt_st_find(f, nm);
                 if (i < 0) { lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing", path, nm); break; }
-                if (lt_st_shape(f, i, shape) != t->ndim || shape[0] != t->shape[0] ||
-                    (t->ndim > 1 && shape[1] != t->shape[1])) {
-                    lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" does not have the parameter's shape", path, nm);
+                nd = lt_st_shape(f, i, shape);
+                /* hardening: a zero dim first, so that huge dims beside it cannot overflow the product
+                   (without one, the reader has checked the product against the file's size) */
+                for (d = 0; d < nd; d++) if (shape[d] == 0) have = 0;
+                for (d = 0; d < nd && have; d++) have *= shape[d];
+                if (nd < 1 || have != cnt) {
+                    lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" holds %lld values but this optimizer keeps %lld "
+                                 "(another optimizer configuration?)", path, nm, (long long)have, (long long)cnt);
                     break;
                 }
-                lt_st_read_f32(f, i, lt_optim_state(opt, k, j), t->n);
+                lt_st_read_f32(f, i, buf, cnt);
             }
         if (st) lt_optim_set_steps(opt, st->step);
     }

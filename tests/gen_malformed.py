@@ -427,8 +427,19 @@ def main():
             t[i][3] = t[i][3][:numel(t[i][2]) * size]
         return fn
 
-    ckpt_edit("ckpt_optim_shape.safetensors", reshape("optim.exp_avg.h.0.attn.c_attn.weight", [3 * C, C]),
-              "parameter's shape", what="exp_avg of c_attn [12,4], parameter [4,12]")
+    def reshape_data(name, shape, size=4):
+        def fn(t, m):
+            i = find(t, name)
+            t[i][2] = shape
+            t[i][3] = (t[i][3] * 2)[:numel(shape) * size]
+        return fn
+
+    ckpt_edit("ckpt_optim_count.safetensors", reshape_data("optim.exp_avg.h.0.attn.c_attn.weight", [C, 3 * C - 1]),
+              "holds 44 values", what="exp_avg of c_attn [4,11], parameter [4,12]")
+    ckpt_edit("ckpt_optim_bigger.safetensors", reshape_data("optim.exp_avg_sq.wpe.weight", [CTX + 1, C]),
+              "holds 36 values", what="exp_avg_sq of wpe [9,4], parameter [8,4]")
+    ckpt_edit("ckpt_optim_zero_dim_huge.safetensors", reshape_data("optim.exp_avg.wte.weight", [2 ** 40, 2 ** 40, 0]),
+              "holds 0 values", what="exp_avg of wte [2^40,2^40,0]: its product must not overflow")
     ckpt_edit("ckpt_optim_i32.safetensors", retype("optim.exp_avg.wpe.weight", "I32", 4), "convert to float",
               what="exp_avg of wpe as I32")
     ckpt_edit("ckpt_weight_missing.safetensors", lambda t, m: t.pop(find(t, "h.0.ln_1.bias")), "is missing",

@@ -658,6 +658,13 @@ static void tg__train_gpt(void) {
     fclose(f);
     tg__resume_case("plain", data, "");
     tg__resume_case("shuffle", data, "--shuffle --weight-decay 0.05 --clip-norm 0.5");
+    /* every optimizer's state goes into the checkpoint (SOAP's factor matrices flat) */
+    tg__resume_case("sgd", data, "--optim sgd --momentum 0.9");
+    tg__resume_case("lion", data, "--optim lion");
+    tg__resume_case("ademamix", data, "--optim ademamix");
+    tg__resume_case("muon", data, "--optim muon");
+    tg__resume_case("soap", data, "--optim soap --precond-freq 3");
+    tg__resume_case("compiled", data, "--compile on");
 
     /* error exits: status 1 and one line on stderr */
     rc = tg__run("--bogus-flag 3", err);

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 }
 #endif
 
-#ifdef FZ_STANDALONE
+#if defined(FZ_STANDALONE) && !defined(FZ_LIB)   /* the main() of a replay build */
 #include <dirent.h>
 #include <sys/stat.h>
 static int fz_file(const char *path, int *count) {

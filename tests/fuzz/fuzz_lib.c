@@ -1,5 +1,6 @@
 /* fuzz_lib.c - the library for the fuzz targets, compiled once, with allocator hooks that keep
    every allocation made between fz_begin(n) and fz_end() within the bound fuzz.h describes. */
+#define FZ_LIB
 #include "fuzz.h"
 
 static size_t fz_n = (size_t)-1;   /* the input's size while checking; (size_t)-1: not checking */

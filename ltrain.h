@@ -7998,6 +7998,18 @@ LTRAIN_DEF lt_gpt *lt_gpt_load(lt_ctx *ctx, const char *path, int n_head) {
                      path, cfg.layers, cfg.channels, cfg.heads);
         goto done;
     }
+    {   /* every parameter must be in the file (>= 2 bytes each): refuse a config bigger than the
+           file before allocating it (a few header bytes could otherwise ask for gigabytes) */
+        double C = cfg.channels, need = ((double)cfg.vocab + cfg.ctx + 2) * C + cfg.layers * (12 * C * C + 13 * C);
+        size_t have = 0, b;
+        for (l = 0; l < lt_st_count(st); l++) { lt_st_data(st, l, &b); have += b; }
+        if (need > (double)have / 2) {
+            lt_set_error(ctx, LT_ERR_FORMAT, "%s: its shapes describe a model of %.0f parameters (V=%d ctx=%d C=%d, %d "
+                         "layers) but the file holds only %zu bytes of tensors: tensors are missing", path, need,
+                         cfg.vocab, cfg.ctx, cfg.channels, cfg.layers, have);
+            goto done;
+        }
+    }
     g = lt_gpt_create(ctx, &cfg);
     if (g && lt__gpt_read(g, st, path) != LT_OK) { lt_gpt_destroy(g); g = NULL; }
 done:
@@ -8140,6 +8152,17 @@ LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state
                    (without one, the reader has checked the product against the file's size) */
                 for (d = 0; d < nd; d++) if (shape[d] == 0) have = 0;
                 for (d = 0; d < nd && have; d++) have *= shape[d];
+                /* a parameter-shaped buffer must have the parameter's shape (not just its size) */
+                if (nd >= 1 && have == cnt && lt_optim_state(opt, k, j) == buf) {
+                    int same = nd == t->ndim;
+                    char b1[64];
+                    for (d = 0; same && d < nd; d++) same = shape[d] == t->shape[d];
+                    if (!same) {
+                        lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" has %d dims / another shape than its "
+                                     "parameter %s", path, nm, nd, lt_shape_str(t, b1, sizeof b1));
+                        break;
+                    }
+                }
                 if (nd < 1 || have != cnt) {
                     lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" holds %lld values but this optimizer keeps %lld "
                                  "(another optimizer configuration?)", path, nm, (long long)have, (long long)cnt);

@@ -33,15 +33,11 @@ build/test_san: $(TESTSRC) ltrain.h | build
 build:
 	mkdir -p build/tmp
 
-# The README's test command: the suite, then the compile matrix, then the suite under sanitizers.
-test: build/test_all build/test_san build/train_gpt
-	./build/test_all
-	$(MAKE) --no-print-directory compile-matrix
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/test_san
-	LT_TRAIN_GPT=build/train_gpt_san ./build/test_all harden.cli
-	./build/test_oom
-	sh tests/kill_save.sh
-	MAKE="$(MAKE)" sh tests/test_mpi.sh
+# The README's test command: the suite, the compile matrix, the suite under sanitizers, the
+# hardening checks and the MPI tests.
+# (tests/run_all.sh runs each stage and ends with the totals: "N passed, N failed, N skipped")
+test: build/test_all build/test_san build/train_gpt build/train_gpt_san build/test_oom
+	MAKE="$(MAKE)" sh tests/run_all.sh
 
 # The README's first command: a small GPT on the library's own source text (no download),
 # samples before and after, a checkpoint in build/model.safetensors.
@@ -109,7 +105,6 @@ bench: build/bench_gemm build/bench_train_step
 # tests/fuzz: make fuzz runs each 60 s, make fuzz-short 10 s (CI); tests/gen_malformed.py
 # rewrites tests/malformed and the fuzz seeds.
 .PHONY: fuzz fuzz-short test-kill
-test: build/train_gpt_san build/test_oom
 FUZZ_CC    ?= clang
 FUZZ_FLAGS  = $(WARN) -g -O1 -fno-sanitize-recover=all -I. -Itests/fuzz
 

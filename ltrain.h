@@ -1564,19 +1564,20 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
    shift their argument to be non-positive).  exp(x) = 2^n · e^r with n = round(x/ln2) and
    r = x - n·ln2 in [-ln2/2, ln2/2] (ln2 split in two so r is exact), e^r by its Taylor series to
    r^6: relative error below 2e-7, about one float ulp.  Straight-line code, so `omp simd` loops
-   vectorize it (libm's expf does not).  x < -87 gives 0 (exp(-inf) = 0 exactly). */
+   vectorize it (libm's expf does not).  x < -87 gives 0 (exp(-inf) = 0 exactly), NaN gives NaN;
+   it stays right up to x = 88 (a rounding error may make an argument slightly positive). */
 LT__OMP(declare simd)
 static inline float lt__exp_neg(float x) {
     float t, n, r, p, scale;
     int32_t bits;
-    float xc = x < -87.0f ? -87.0f : x;
+    float xc = x > -87.0f ? (x < 88.0f ? x : 88.0f) : -87.0f;   /* NaN lands on -87: no UB below */
     t = xc * 1.44269504088896341f + 12582912.0f;     /* 1.5·2^23: rounds xc/ln2 to an integer */
     n = t - 12582912.0f;
     r = xc - n * 0.693145751953125f - n * 1.428606765330187e-06f;
     p = 1.0f + r * (1.0f + r * (0.5f + r * (0.16666667f + r * (0.041666668f + r * (0.0083333338f + r * 0.0013888889f)))));
     bits = ((int32_t)n + 127) << 23;                  /* 2^n as a float's bits */
     memcpy(&scale, &bits, sizeof scale);
-    return x < -87.0f ? 0.0f : p * scale;
+    return x < -87.0f ? 0.0f : (x == x ? p * scale : x);          /* NaN stays NaN */
 }
 
 /* tanh(u) = sign(u)·(1 - e)/(1 + e) with e = exp(-2|u|) <= 1 (no overflow); below |u| = 1/16,
@@ -2246,10 +2247,11 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
      dv_u += p_u dy_t,  dp_u = dy_t·v_u,  ds_u = p_u (dp_u - Σ_w p_w dp_w),
      dq_t += Σ_u ds_u k_u / sqrt(D),  dk_u += ds_u q_t / sqrt(D)
    Query rows at t >= len (padding) output 0.  i[0..3] = B, T, C, H; i[4] = scratch slots.
-   Each (batch, head) is three small GEMMs on strided views of qkv (row stride 3C, no copies):
-     S = scale·Q·Kᵀ (T,T) → masked row softmax in place → Y = P·V;  backward:
+   Each (batch, head) is small GEMMs on strided views of qkv (row stride 3C, no copies), in
+   blocks of 64 query rows that read only the keys they can see (the masked half is skipped):
+     S = scale·Q·Kᵀ → masked row softmax in place → Y = P·V;  backward:
      dP = dY·Vᵀ, dS = P ⊙ (dP - rowsum(P ⊙ dP)), dQ += scale·dS·K, dK += scale·dSᵀ·Q, dV += Pᵀ·dY.
-   Pairs (b,h) are split over the threads; each thread has a T×T scratch for dP. */
+   Pairs (b,h) are split over the threads; each thread has a 64×T scratch for dP. */
 static int lt__thread_id(void) {
 #ifdef _OPENMP
     return omp_get_thread_num();
@@ -2271,22 +2273,27 @@ static void lt__attn_softmax_row(float *p, int64_t T, int64_t last) {
     for (u = last + 1; u < T; u++) p[u] = 0.0f;
 }
 
+#define LT__ATT_RB 64   /* query rows per block: a block reads only the keys it can see */
 static void lt__attention_fwd(lt__node *nd) {
     int64_t B = nd->i[0], T = nd->i[1], C = nd->i[2], H = nd->i[3], D = C / H, bh;
     float scale = 1.0f / sqrtf((float)D);
     const float *qkv = nd->in[0]->data;
     float *out = nd->out->data, *P = nd->save[0];
-    LT__OMP(parallel for schedule(static) num_threads((int)nd->i[4]))
+    LT__OMP(parallel for schedule(dynamic, 1) num_threads((int)nd->i[4]))
     for (bh = 0; bh < B * H; bh++) {
-        int64_t b = bh / H, h = bh % H, t, len = nd->ids ? nd->ids[b] : T;
+        int64_t b = bh / H, h = bh % H, t, t0, len = nd->ids ? nd->ids[b] : T;
         const float *q = qkv + b * T * 3 * C + h * D, *k = q + C, *v = q + 2 * C;
         float *p = P + bh * T * T, *y = out + b * T * C + h * D;
-        lt_sgemm(0, 1, T, T, D, scale, q, 3 * C, k, 3 * C, 0.0f, p, T);      /* S = scale·Q·Kᵀ */
-        for (t = 0; t < T; t++) {
-            if (t < len) lt__attn_softmax_row(p + t * T, T, t);
-            else memset(p + t * T, 0, (size_t)T * sizeof(float));            /* a padded query */
+        for (t = len; t < T; t++) {   /* padded queries: no probabilities, output 0 */
+            memset(p + t * T, 0, (size_t)T * sizeof(float));
+            memset(y + t * C, 0, (size_t)D * sizeof(float));
         }
-        lt_sgemm(0, 0, T, D, T, 1.0f, p, T, v, 3 * C, 0.0f, y, C);           /* Y = P·V */
+        for (t0 = 0; t0 < len; t0 += LT__ATT_RB) {
+            int64_t t1 = t0 + LT__ATT_RB < len ? t0 + LT__ATT_RB : len;
+            lt_sgemm(0, 1, t1 - t0, t1, D, scale, q + t0 * 3 * C, 3 * C, k, 3 * C, 0.0f, p + t0 * T, T); /* S */
+            for (t = t0; t < t1; t++) lt__attn_softmax_row(p + t * T, T, t);
+            lt_sgemm(0, 0, t1 - t0, D, t1, 1.0f, p + t0 * T, T, v, 3 * C, 0.0f, y + t0 * C, C);         /* P·V */
+        }
     }
 }
 static void lt__attention_bwd(lt__node *nd) {
@@ -2295,24 +2302,28 @@ static void lt__attention_bwd(lt__node *nd) {
     const float *qkv = nd->in[0]->data, *P = nd->save[0], *gy = nd->out->grad;
     float *g = lt__grad(nd->in[0], nd->ctx), *scratch = nd->save[1];
     if (!g) return;
-    LT__OMP(parallel for schedule(static) num_threads((int)nd->i[4]))
+    LT__OMP(parallel for schedule(dynamic, 1) num_threads((int)nd->i[4]))
     for (bh = 0; bh < B * H; bh++) {
-        int64_t b = bh / H, h = bh % H, t, u;
+        int64_t b = bh / H, h = bh % H, t, t0, u, len = nd->ids ? nd->ids[b] : T;
         const float *q = qkv + b * T * 3 * C + h * D, *k = q + C, *v = q + 2 * C;
         const float *p = P + bh * T * T, *dy = gy + b * T * C + h * D;
         float *dq = g + b * T * 3 * C + h * D, *dk = dq + C, *dv = dq + 2 * C;
-        float *ds = scratch + (int64_t)lt__thread_id() * T * T;
-        lt_sgemm(0, 1, T, T, D, 1.0f, dy, C, v, 3 * C, 0.0f, ds, T);          /* dP = dY·Vᵀ */
-        for (t = 0; t < T; t++) {                                            /* dS = P ⊙ (dP - Σ P dP) */
-            const float *pr = p + t * T;
-            float *dr = ds + t * T;
-            double dot = 0;
-            for (u = 0; u < T; u++) dot += (double)pr[u] * dr[u];
-            for (u = 0; u < T; u++) dr[u] = pr[u] * (dr[u] - (float)dot);
+        float *ds = scratch + (int64_t)lt__thread_id() * LT__ATT_RB * T;
+        for (t0 = 0; t0 < len; t0 += LT__ATT_RB) {
+            int64_t t1 = t0 + LT__ATT_RB < len ? t0 + LT__ATT_RB : len, w = t1 - t0;
+            lt_sgemm(1, 0, t1, D, w, 1.0f, p + t0 * T, T, dy + t0 * C, C, 1.0f, dv, 3 * C);   /* dV += Pᵀ·dY */
+            lt_sgemm(0, 1, w, t1, D, 1.0f, dy + t0 * C, C, v, 3 * C, 0.0f, ds, T);            /* dP = dY·Vᵀ */
+            for (t = t0; t < t1; t++) {                                                     /* dS = P ⊙ (dP - Σ P dP) */
+                const float *pr = p + t * T;
+                float *dr = ds + (t - t0) * T;
+                double dot = 0;
+                for (u = 0; u <= t; u++) dot += (double)pr[u] * dr[u];
+                for (u = 0; u <= t; u++) dr[u] = pr[u] * (dr[u] - (float)dot);
+                for (; u < t1; u++) dr[u] = 0.0f;
+            }
+            lt_sgemm(0, 0, w, D, t1, scale, ds, T, k, 3 * C, 1.0f, dq + t0 * 3 * C, 3 * C);   /* dQ += scale·dS·K */
+            lt_sgemm(1, 0, t1, D, w, scale, ds, T, q + t0 * 3 * C, 3 * C, 1.0f, dk, 3 * C);   /* dK += scale·dSᵀ·Q */
         }
-        lt_sgemm(0, 0, T, D, T, scale, ds, T, k, 3 * C, 1.0f, dq, 3 * C);     /* dQ += scale·dS·K */
-        lt_sgemm(1, 0, T, D, T, scale, ds, T, q, 3 * C, 1.0f, dk, 3 * C);     /* dK += scale·dSᵀ·Q */
-        lt_sgemm(1, 0, T, D, T, 1.0f, p, T, dy, C, 1.0f, dv, 3 * C);          /* dV += Pᵀ·dY */
     }
 }
 LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, const int32_t *lengths) {
@@ -2345,8 +2356,8 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
     }
     nd = lt__node_new(ctx, LT__OP(attention), 3, shape, qkv, NULL, NULL, 0);
     if (!nd) return NULL;
-    nd->i[4] = lt_get_threads();   /* a T×T backward scratch per thread */
-    if (!lt__save(ctx, nd, 0, (int64_t)pn) || !lt__save(ctx, nd, 1, nd->i[4] * T * T)) return NULL;
+    nd->i[4] = lt_get_threads();   /* a 64×T backward scratch per thread */
+    if (!lt__save(ctx, nd, 0, (int64_t)pn) || !lt__save(ctx, nd, 1, nd->i[4] * LT__ATT_RB * T)) return NULL;
     if (lengths && !(lt__node_ids(ctx, nd, lengths, B))) return NULL;
     nd->i[0] = B; nd->i[1] = T; nd->i[2] = C; nd->i[3] = n_head;
     return lt__run(ctx, nd);

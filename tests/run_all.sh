@@ -1,0 +1,47 @@
+#!/bin/sh
+# make test: every stage of the suite, then one line with the totals:
+#   1. build/test_all                the suite (ops, optimizers, data, GPT, ... against PyTorch references)
+#   2. tests/compile_matrix.sh       the header under C99/C11/C++/LTRAIN_STATIC/two TUs, gcc and clang
+#   3. build/test_san                the suite again under -fsanitize=address,undefined (leaks too)
+#   4. harden.cli                    the malformed-file corpus through a sanitizer build of train_gpt
+#   5. build/test_oom                allocation failure at every allocation of a short training run
+#   6. tests/kill_save.sh            SIGKILL during checkpoint saves: the checkpoint always loads
+#   7. tests/test_mpi.sh             data parallel over MPI (skipped without mpirun)
+# Each stage ends with "N passed, N failed" (or ok/FAIL/skip lines, counted); a stage that exits
+# non-zero without reporting a failure counts as one.  Exit status: non-zero if anything failed.
+set -u
+cd "$(dirname "$0")/.."
+mkdir -p build/tmp
+P=0; F=0; S=0
+stage() {
+    name=$1; shift
+    echo "== $name: $*"
+    { "$@" 2>&1; echo "$?" > build/tmp/stage.rc; } | tee build/tmp/stage.out
+    rc=$(cat build/tmp/stage.rc)
+    line=$(grep -E '^(.*: )?[0-9]+ passed, [0-9]+ failed' build/tmp/stage.out | tail -n 1)
+    if [ -n "$line" ]; then
+        p=$(echo "$line" | sed -E 's/^(.*: )?([0-9]+) passed.*/\2/')
+        f=$(echo "$line" | sed -E 's/^(.*: )?[0-9]+ passed, ([0-9]+) failed.*/\2/')
+        s=$(echo "$line" | sed -nE 's/.* ([0-9]+) skipped.*/\1/p')
+        s=${s:-0}
+    else
+        p=$(grep -c '^ok ' build/tmp/stage.out)
+        f=$(grep -c '^FAIL' build/tmp/stage.out)
+        s=$(grep -c '^skip' build/tmp/stage.out)
+    fi
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "FAIL $name: exit status $rc"
+        f=1
+    fi
+    P=$((P + p)); F=$((F + f)); S=$((S + s))
+    echo "== $name: $p passed, $f failed, $s skipped"
+}
+stage suite ./build/test_all
+stage compile-matrix sh tests/compile_matrix.sh
+stage sanitizers env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/test_san
+stage malformed-cli env LT_TRAIN_GPT=build/train_gpt_san ./build/test_all harden.cli
+stage out-of-memory ./build/test_oom
+stage kill-during-save sh tests/kill_save.sh
+stage mpi env MAKE="${MAKE:-make}" sh tests/test_mpi.sh
+echo "$P passed, $F failed, $S skipped"
+[ "$F" -eq 0 ]

@@ -14,7 +14,7 @@ EXAMPLES = $(patsubst examples/%.c,build/%,$(wildcard examples/*.c))
 TESTSRC  = tests/test_main.c $(wildcard tests/test_*.c) tests/lt_test.h
 
 DATA    ?= ltrain.h
-STEPS   ?= 500
+STEPS   ?= 1500
 
 .PHONY: all test sanitize compile-matrix train clean
 .PHONY: mpi

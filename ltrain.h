@@ -126,7 +126,7 @@ typedef enum {
     LT_STATUS_COUNT
 } lt_status;
 
-typedef enum { LT_F32 = 0, LT_BF16, LT_F16 } lt_dtype;   /* storage type; only LT_F32 computes today */
+typedef enum { LT_F32 = 0, LT_BF16, LT_F16 } lt_dtype;   /* tensors store f32; 16-bit types name precisions (lt_set_precision) */
 typedef enum { LT_CPU = 0, LT_CUDA, LT_NDEVICES } lt_device; /* LT_CUDA reserved */
 
 typedef struct lt_ctx lt_ctx;       /* everything lives in a context: params, arena, tape, RNG, error */
@@ -504,10 +504,16 @@ LTRAIN_DEF lt_gpt *lt_gpt_load(lt_ctx *ctx, const char *path, int n_head);
 LTRAIN_DEF lt_status lt_gpt_load_weights(lt_gpt *gpt, const char *path);
 
 /* What a training checkpoint adds to the weights, so that a resumed run continues bit-identically:
-   optimizer moments and step count, the data position and the context's RNG state. */
+   optimizer moments and step count, the data position, the context's RNG state and, for fp16
+   training, the loss scaler. */
+struct lt_scaler;                /* @@AMP: lt_scaler */
 typedef struct {
     int64_t step;                /* optimizer steps done */
     int64_t data_epoch, data_index;
+    /* NULL, or the fp16 loss scaler: saved as tensor "amp.scaler" (F64 [6]: scale, growth_factor,
+       backoff_factor, growth_interval, growth_tracker, skipped) and restored from it; loading a
+       checkpoint that has none leaves the scaler as it is */
+    struct lt_scaler *scaler;
 } lt_train_state;
 /* Weights + optimizer state (tensors "optim.<state>.<param>") + "train.state" + ctx RNG;
    note (may be NULL) is stored as metadata "note" (e.g. the command line). */
@@ -8034,7 +8040,8 @@ LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train
     lt_st_writer *w;
     char num[5][32], (*names)[160] = NULL;
     int64_t (*shapes)[2] = NULL;   /* 1-D shapes of state buffers not shaped like their parameter */
-    int64_t state[7], seven = 7;
+    int64_t state[7], seven = 7, six = 6;
+    double amp[6];
     int k, j, ns = opt ? lt_optim_num_states(opt) : 0;
     lt_status s;
     if (!g) return LT_ERR_ARG;
@@ -8090,6 +8097,12 @@ LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train
         lt_st_add(w, "train.state", "I64", 1, &seven, state);
         if (opt) lt_st_add_meta(w, "optimizer", lt_optim_name(opt));
     }
+    if (st && st->scaler) {   /* the counters are whole numbers below 2^53: exact as doubles */
+        lt_scaler_state ss = lt_scaler_get_state(st->scaler);
+        amp[0] = ss.scale; amp[1] = ss.growth_factor; amp[2] = ss.backoff_factor;
+        amp[3] = (double)ss.growth_interval; amp[4] = (double)ss.growth_tracker; amp[5] = (double)ss.skipped;
+        lt_st_add(w, "amp.scaler", "F64", 1, &six, amp);
+    }
     s = lt_failed(ctx) ? ctx->status : lt_st_save(w, path);
     lt_st_writer_destroy(w);
     LT__FREE(names);
@@ -8138,6 +8151,26 @@ LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state
         }
         st->step = v[0]; st->data_epoch = v[1]; st->data_index = v[2];
         for (k = 0; k < 4; k++) memcpy(&ctx->rng.s[k], &v[3 + k], sizeof(int64_t));
+        if (st->scaler && (i = lt_st_find(f, "amp.scaler")) >= 0) {
+            double a[6];
+            lt_scaler_state ss;
+            data = lt_st_data(f, i, &bytes);
+            if (strcmp(lt_st_dtype(f, i), "F64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 6 ||
+                bytes != sizeof a) {
+                lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"amp.scaler\" must be F64 [6]", path);
+                goto done;
+            }
+            memcpy(a, data, sizeof a);
+            for (k = 3; k < 6; k++)   /* counters: whole numbers in [0, 2^53] before any int64 conversion */
+                if (!(a[k] >= 0 && a[k] <= 9007199254740992.0 && a[k] == floor(a[k]))) {
+                    lt_set_error(ctx, LT_ERR_FORMAT, "%s: amp.scaler holds %g where a count belongs (the file is "
+                                 "damaged)", path, a[k]);
+                    goto done;
+                }
+            ss.scale = a[0]; ss.growth_factor = a[1]; ss.backoff_factor = a[2];
+            ss.growth_interval = (int64_t)a[3]; ss.growth_tracker = (int64_t)a[4]; ss.skipped = (int64_t)a[5];
+            if (lt_scaler_set_state(ctx, st->scaler, &ss) != LT_OK) goto done;
+        }
     }
     if (opt) {
         const char *oname = lt_st_meta(f, "optimizer");

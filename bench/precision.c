@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
     }
     printf("GPT V=%d L=%d H=%d C=%d T=%d B=%d, %d threads, matmul %s, conversions %s; median of %d steps\n\n", m[0],
            m[1], m[2], m[3], m[4], m[5], lt_get_threads(), lt_kernel_name(), lt_amp_kernel_name(), steps);
-    printf("| precision | eager ms/step | compiled ms/step | planned activations (MB) | vs fp32 | loss (step 1) |\n");
+    printf("| precision | eager ms/step | compiled ms/step | planned activations (MB) | vs fp32 | loss (last step) |\n");
     printf("|---|---:|---:|---:|---:|---:|\n");
     for (p = 0; p < 3; p++)
         printf("| %s | %.1f | %.1f | %.2f | %.3fx | %.4f |\n", lt_precision_name(precs[p]), eager[p], comp[p],

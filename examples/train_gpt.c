@@ -417,6 +417,7 @@ static int train(int argc, char **argv, double *final_val) {
     lt_set_precision(ctx, !strcmp(a.precision, "bf16") ? LT_BF16 : !strcmp(a.precision, "fp16") ? LT_F16 : LT_F32);
     scaler.enabled = lt_get_precision(ctx) == LT_F16 && !strcmp(a.loss_scale, "on");   /* as torch: fp16 only */
     memset(&st, 0, sizeof st);
+    st.scaler = scaler.enabled ? &scaler : NULL;   /* saved with checkpoints and restored on --resume */
     snprintf(note, sizeof note, "train_gpt");
     {   /* the note records the command line, for whoever opens the checkpoint later */
         size_t used = strlen(note);

@@ -665,6 +665,8 @@ static void tg__train_gpt(void) {
     tg__resume_case("muon", data, "--optim muon");
     tg__resume_case("soap", data, "--optim soap --precond-freq 3");
     tg__resume_case("compiled", data, "--compile on");
+    tg__resume_case("bf16", data, "--precision bf16");
+    tg__resume_case("fp16", data, "--precision fp16");
 
     /* error exits: status 1 and one line on stderr */
     rc = tg__run("--bogus-flag 3", err);

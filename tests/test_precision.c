@@ -292,6 +292,51 @@ static void tp_compile(void) {
     free(we); free(wc); free(w32); free(wf);
 }
 
+/* The loss scaler in a training checkpoint: saved, restored exactly, a damaged one rejected. */
+static void tp_checkpoint(void) {
+    lt_ctx *ctx = lt_ctx_create(3);
+    lt_gpt_config cfg = {32, 8, 1, 2, 16, 0.0f};
+    lt_gpt *g = lt_gpt_create(ctx, &cfg);
+    lt_optim *opt = lt_adamw_create(ctx, lt_gpt_params(g), lt_adamw_defaults());
+    lt_scaler a = lt_scaler_defaults(), b = lt_scaler_defaults();
+    lt_train_state st, back;
+    lt_scaler_state sa, sb;
+    char path[256];
+    int ok;
+    if (!t_want("precision/checkpoint")) { lt_optim_destroy(opt); lt_gpt_destroy(g); lt_ctx_destroy(ctx); return; }
+    snprintf(path, sizeof path, "%s/precision_scaler.safetensors", t_tmp_dir());
+    a.scale = 512.0f; a.growth_tracker = 1234; a.skipped = 17; a.growth_interval = 1999;
+    memset(&st, 0, sizeof st);
+    memset(&back, 0, sizeof back);
+    st.step = 5; st.scaler = &a;
+    back.scaler = &b;
+    lt_checkpoint_save(g, opt, &st, NULL, path);
+    lt_checkpoint_load(g, opt, &back, path);
+    sa = lt_scaler_get_state(&a);
+    sb = lt_scaler_get_state(&b);
+    ok = !lt_failed(ctx) && !memcmp(&sa, &sb, sizeof sa) && back.step == 5;
+    t_check(ok, "precision/checkpoint/scaler_roundtrip", "scale %g tracker %lld skipped %lld: %s", sb.scale,
+            (long long)sb.growth_tracker, (long long)sb.skipped, lt_error(ctx));
+    /* without a scaler in the checkpoint the scaler is left as it is */
+    st.scaler = NULL;
+    b = lt_scaler_defaults();
+    lt_checkpoint_save(g, opt, &st, NULL, path);
+    lt_checkpoint_load(g, opt, &back, path);
+    t_check(!lt_failed(ctx) && b.scale == 65536.0f && b.growth_tracker == 0, "precision/checkpoint/none_leaves_scaler",
+            "%s", lt_error(ctx));
+    /* a damaged state (scale 0) is an error, not a silent restore */
+    a.scale = 0.0f;
+    st.scaler = &a;
+    lt_checkpoint_save(g, opt, &st, NULL, path);
+    lt_checkpoint_load(g, opt, &back, path);
+    t_check(lt_status_of(ctx) == LT_ERR_ARG && b.scale == 65536.0f, "precision/checkpoint/damaged_rejected",
+            "status %s: %s", lt_status_name(lt_status_of(ctx)), lt_error(ctx));
+    remove(path);
+    lt_optim_destroy(opt);
+    lt_gpt_destroy(g);
+    lt_ctx_destroy(ctx);
+}
+
 static void test_precision_all(void) {
     tp_api();
     tp_round_large();
@@ -299,4 +344,5 @@ static void test_precision_all(void) {
     tp_fp32_unchanged();
     tp_fp16_overflow();
     tp_compile();
+    tp_checkpoint();
 }

@@ -145,3 +145,9 @@ bench-precision: build/bench_precision
 
 build/bench_precision: bench/precision.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+
+# The README's commands (tests/readme.sh): every line of its ```sh blocks, run in the repository
+# root as a new user would, except `make test` itself; "readme: N passed, N failed".
+.PHONY: test-readme
+test-readme:
+	sh tests/readme.sh

@@ -6,7 +6,9 @@
 #   4. harden.cli                    the malformed-file corpus through a sanitizer build of train_gpt
 #   5. build/test_oom                allocation failure at every allocation of a short training run
 #   6. tests/kill_save.sh            SIGKILL during checkpoint saves: the checkpoint always loads
-#   7. tests/test_mpi.sh             data parallel over MPI (skipped without mpirun)
+#   7. tests/valgrind_examples.sh    the examples under valgrind memcheck (skipped without valgrind)
+#   8. tests/fuzz/run.sh 10          each libFuzzer target for 10 s (replays the corpus without libFuzzer)
+#   9. tests/test_mpi.sh             data parallel over MPI (skipped without mpirun)
 # Each stage ends with "N passed, N failed" (or ok/FAIL/skip lines, counted); a stage that exits
 # non-zero without reporting a failure counts as one.  Exit status: non-zero if anything failed.
 set -u
@@ -42,6 +44,8 @@ stage sanitizers env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=
 stage malformed-cli env LT_TRAIN_GPT=build/train_gpt_san ./build/test_all harden.cli
 stage out-of-memory ./build/test_oom
 stage kill-during-save sh tests/kill_save.sh
+stage valgrind sh tests/valgrind_examples.sh
+stage fuzz-short sh tests/fuzz/run.sh 10
 stage mpi env MAKE="${MAKE:-make}" sh tests/test_mpi.sh
 echo "$P passed, $F failed, $S skipped"
 [ "$F" -eq 0 ]

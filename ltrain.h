@@ -505,7 +505,8 @@ LTRAIN_DEF lt_status lt_gpt_load_weights(lt_gpt *gpt, const char *path);
 
 /* What a training checkpoint adds to the weights, so that a resumed run continues bit-identically:
    optimizer moments and step count, the data position, the context's RNG state and, for fp16
-   training, the loss scaler. */
+   training, the loss scaler.  Zero it before use (lt_train_state st = {0}; or memset), so that
+   fields you do not set are 0 / NULL. */
 struct lt_scaler;                /* @@AMP: lt_scaler */
 typedef struct {
     int64_t step;                /* optimizer steps done */

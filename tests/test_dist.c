@@ -55,6 +55,7 @@ static void test_dist_single(void) {
     t_check(same, "dist/single-loader-is-the-loader", "batch %d differs", k - 1);
 
     snprintf(path, sizeof path, "%s/dist_single.safetensors", t_tmp_dir());
+    memset(&st, 0, sizeof st);
     st.step = 7; st.data_epoch = 1; st.data_index = 2;
     memset(&st2, 0, sizeof st2);
     t_check(lt_dist_checkpoint_save(d, g, opt, &st, "t", path) == LT_OK &&

@@ -377,6 +377,7 @@ static void tg__checkpoint(lt_ctx *ctx, lt_gpt *g, lt_optim *opt, t_ref *r) {
     int i, j, ok = 1;
     tg__path(path, sizeof path, "gpt_ckpt.safetensors");
     tg__path(wpath, sizeof wpath, "gpt_weights.safetensors");
+    memset(&st, 0, sizeof st);
     st.step = 10; st.data_epoch = 2; st.data_index = 5;
     memset(&st2, 0, sizeof st2);
     lt_rng_u64(lt_ctx_rng(ctx)); /* some RNG state that is not the seed's */
@@ -414,6 +415,7 @@ static void tg__checkpoint(lt_ctx *ctx, lt_gpt *g, lt_optim *opt, t_ref *r) {
             "gpt.load.round_trip", "%s", lt_error(ctx3));
     {   /* a weights-only file has no training state */
         lt_train_state st3;
+        memset(&st3, 0, sizeof st3);
         lt_status s = lt_checkpoint_load(g2, opt2, &st3, wpath);
         t_check(s == LT_ERR_FORMAT && strstr(lt_error(ctx2), "train.state"), "gpt.ckpt.weights_only_file",
                 "status %d: %s", (int)s, lt_error(ctx2));

@@ -17,6 +17,7 @@ mkdir -p build/tmp
 P=0; F=0; S=0
 stage() {
     name=$1; shift
+    t0=$(date +%s)
     echo "== $name: $*"
     { "$@" 2>&1; echo "$?" > build/tmp/stage.rc; } | tee build/tmp/stage.out
     rc=$(cat build/tmp/stage.rc)
@@ -36,7 +37,7 @@ stage() {
         f=1
     fi
     P=$((P + p)); F=$((F + f)); S=$((S + s))
-    echo "== $name: $p passed, $f failed, $s skipped"
+    echo "== $name: $p passed, $f failed, $s skipped ($(( $(date +%s) - t0 )) s)"
 }
 stage suite ./build/test_all
 stage compile-matrix sh tests/compile_matrix.sh

@@ -421,249 +421,6 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
 LTRAIN_DEF double lt_grad_norm(lt_ctx *ctx, lt_paramset params);  /* no clipping, no error set */
 LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip); /* clamp to [-c,c] */
 
-/* ---- data ----------------------------------------------------------------------------------- */
-/* A token stream and llm.c's batch semantics: a batch is the window of B*T+1 tokens at the
-   current position; inputs are its first B*T, targets its last B*T; the position advances by
-   B*T and wraps to 0 when the next window would pass the end, so an epoch is
-   floor((n-1)/(B*T)) batches.  With shuffling (seeded), the windows of an epoch are visited in a
-   random order instead, drawn from (seed, epoch) alone.  Every source needs n >= B*T+1 tokens. */
-typedef struct lt_loader lt_loader;
-/* Opens a text file (bytes, vocab 256) or an llm.c token shard (detected by its magic
-   20240520: 256 int32 header [magic, version 1, count], then count uint16 tokens).
-   vocab > 0 rejects tokens >= vocab.  Errors name the file and the field. */
-LTRAIN_DEF lt_loader *lt_loader_open(lt_ctx *ctx, const char *path, int B, int T, int vocab);
-/* A loader over tokens in memory (copied as they are; no vocab check). */
-LTRAIN_DEF lt_loader *lt_loader_from_tokens(lt_ctx *ctx, const int32_t *tokens, int64_t n, int B, int T);
-LTRAIN_DEF void lt_loader_destroy(lt_loader *ld);
-LTRAIN_DEF lt_status lt_loader_next(lt_loader *ld, int32_t *inputs, int32_t *targets); /* B*T each; NULL skips */
-/* From now on each epoch's windows come in a permutation drawn from (seed, epoch); the position
-   is kept, so shuffle then set_pos resumes a shuffled run exactly. */
-LTRAIN_DEF void lt_loader_shuffle(lt_loader *ld, uint64_t seed);
-LTRAIN_DEF int64_t lt_loader_num_tokens(const lt_loader *ld);
-LTRAIN_DEF const int32_t *lt_loader_tokens(const lt_loader *ld);
-LTRAIN_DEF int lt_loader_is_shard(const lt_loader *ld);
-/* The position as two numbers (epoch, batch index in epoch) so a resume continues exactly.
-   set_pos needs epoch >= 0 and 0 <= index < batches per epoch. */
-LTRAIN_DEF void lt_loader_get_pos(const lt_loader *ld, int64_t *epoch, int64_t *index);
-LTRAIN_DEF lt_status lt_loader_set_pos(lt_loader *ld, int64_t epoch, int64_t index);
-/* Parse a token shard from memory (for tests and fuzzing): on success *tokens is malloc'd
-   (free with lt_free) and *n set.  label names the source in error messages. */
-LTRAIN_DEF lt_status lt_shard_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label, int vocab,
-                                    int32_t **tokens, int64_t *n);
-/* Read a whole file into memory (malloc'd, free with lt_free). */
-LTRAIN_DEF lt_status lt_read_file(lt_ctx *ctx, const char *path, void **buf, size_t *size);
-LTRAIN_DEF void lt_free(void *p);
-
-/* ---- checkpoints: safetensors --------------------------------------------------------------- */
-/* The format: u64 little-endian header length N, N bytes of JSON
-   {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
-    "__metadata__": {"key": "value", ...}}, then the data.  Reading checks every rule:
-   header <= 100 MB, valid JSON of that form, unique names, known dtype, shapes whose product
-   times the dtype size equals the byte range, ranges contiguous from 0, covering the data exactly.
-   Stricter than the reference reader: fields other than dtype/shape/data_offsets, more than 8
-   dims, and "\u0000" in strings are refused too.  Errors name the file and the tensor. */
-typedef struct lt_st lt_st;
-LTRAIN_DEF lt_st *lt_st_open(lt_ctx *ctx, const char *path);
-LTRAIN_DEF lt_st *lt_st_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label); /* copies */
-LTRAIN_DEF void lt_st_close(lt_st *st);
-LTRAIN_DEF int lt_st_count(const lt_st *st);
-LTRAIN_DEF int lt_st_find(const lt_st *st, const char *name);        /* index or -1 */
-LTRAIN_DEF const char *lt_st_name(const lt_st *st, int i);
-LTRAIN_DEF const char *lt_st_dtype(const lt_st *st, int i);          /* "F32", "BF16", "I64", ... */
-LTRAIN_DEF int lt_st_shape(const lt_st *st, int i, int64_t *shape);  /* returns ndim (shape: room for 8); -1 bad i */
-/* The stored bytes (little-endian, not necessarily aligned); valid until lt_st_close. */
-LTRAIN_DEF const void *lt_st_data(const lt_st *st, int i, size_t *bytes);
-/* Tensor i converted to float32 (from F32, F16, BF16, F64) into out; n must equal its size. */
-LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n);
-LTRAIN_DEF const char *lt_st_meta(const lt_st *st, const char *key); /* __metadata__ value or NULL */
-
-typedef struct lt_st_writer lt_st_writer;
-LTRAIN_DEF lt_st_writer *lt_st_writer_create(lt_ctx *ctx);
-/* The data pointers must stay valid until lt_st_save. dtype: "F32", "I64", "U8", ...  Tensors are
-   written in the order added.  If any add fails, lt_st_save on this writer refuses (LT_ERR_STATE)
-   rather than write a checkpoint that silently lacks a tensor. */
-LTRAIN_DEF lt_status lt_st_add(lt_st_writer *w, const char *name, const char *dtype, int ndim,
-                               const int64_t *shape, const void *data);
-LTRAIN_DEF lt_status lt_st_add_meta(lt_st_writer *w, const char *key, const char *value); /* same key: replaced */
-/* Writes a temporary file beside path (path.tmpXXXXXXXX), fsyncs, renames it over path, then
-   fsyncs the directory (POSIX): a crash or kill leaves at path the old file or the new one, never a
-   broken one (a stray .tmp file at worst).  The header is padded with spaces to a multiple of 8. */
-LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path);
-LTRAIN_DEF void lt_st_writer_destroy(lt_st_writer *w);
-
-/* ---- GPT checkpoints and training state ------------------------------------------------------ */
-/* Weights as safetensors with Hugging Face GPT-2 names (F32), metadata n_layer, n_head, n_embd,
-   n_ctx, vocab_size.  Written to a temporary file, fsynced and renamed. */
-LTRAIN_DEF lt_status lt_gpt_save(lt_gpt *gpt, const char *path);
-/* A model from a safetensors file: ours, or a Hugging Face GPT-2 model.safetensors (names with or
-   without "transformer.", attn.bias / attn.masked_bias buffers and a tied lm_head.weight are
-   ignored).  The config comes from the tensor shapes; the head count from the metadata's n_head,
-   else from n_head (0 = unknown: an error). */
-LTRAIN_DEF lt_gpt *lt_gpt_load(lt_ctx *ctx, const char *path, int n_head);
-/* Weights from a file into an existing model; every shape must match. */
-LTRAIN_DEF lt_status lt_gpt_load_weights(lt_gpt *gpt, const char *path);
-
-/* What a training checkpoint adds to the weights, so that a resumed run continues bit-identically:
-   optimizer moments and step count, the data position, the context's RNG state and, for fp16
-   training, the loss scaler.  Zero it before use (lt_train_state st = {0}; or memset), so that
-   fields you do not set are 0 / NULL. */
-struct lt_scaler;                /* @@AMP: lt_scaler */
-typedef struct {
-    int64_t step;                /* optimizer steps done */
-    int64_t data_epoch, data_index;
-    /* NULL, or the fp16 loss scaler: saved as tensor "amp.scaler" (F64 [6]: scale, growth_factor,
-       backoff_factor, growth_interval, growth_tracker, skipped) and restored from it; loading a
-       checkpoint that has none leaves the scaler as it is */
-    struct lt_scaler *scaler;
-} lt_train_state;
-/* Weights + optimizer state (tensors "optim.<state>.<param>") + "train.state" + ctx RNG;
-   note (may be NULL) is stored as metadata "note" (e.g. the command line). */
-LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *gpt, lt_optim *opt, const lt_train_state *st, const char *note,
-                                        const char *path);
-/* Restores what lt_checkpoint_save wrote into an existing model and optimizer (same shapes and
-   optimizer kind) and *st; the context's RNG is restored too. */
-LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *gpt, lt_optim *opt, lt_train_state *st, const char *path);
-
-/* ---- mixed precision: fp16/bf16 conversions, dynamic loss scaling (@@AMP) ------------------- */
-/* 16-bit floats are kept as uint16_t bit patterns.  float32 -> 16 bit rounds to nearest, ties to
-   even, and equals torch 1.13's CPU Tensor.to(torch.bfloat16 / torch.float16) bit for bit:
-     bf16  (u + 0x7FFF + ((u >> 16) & 1)) >> 16 on the float's bits u (overflow gives ±inf);
-           every NaN gives 0xFFFF, the quiet NaN of ATen's vectorised CPU conversion (c10's
-           scalar BFloat16(float), used for 0-d and strided tensors, gives 0x7FC0 instead)
-     fp16  IEEE binary16 with subnormals; |x| >= 65520 gives ±inf; NaN gives sign | 0x7E00
-   16 bit -> float32 is exact: a bf16 keeps all its bits (u << 16); an fp16 NaN keeps its payload
-   and gets the quiet bit, as F16C's vcvtph2ps and torch. */
-LTRAIN_DEF uint16_t lt_f32_to_bf16(float x);
-LTRAIN_DEF float lt_bf16_to_f32(uint16_t h);
-LTRAIN_DEF uint16_t lt_f32_to_f16(float x);
-LTRAIN_DEF float lt_f16_to_f32(uint16_t h);
-/* The same on n elements (in and out must not overlap), bit-identical to the scalar functions.
-   x86 with gcc/clang picks at run time the fastest of AVX2+F16C, AVX-512F and AVX512_BF16
-   kernels the CPU has; elsewhere, or with LTRAIN_NO_SIMD defined, a portable loop.  Large arrays
-   are split over OpenMP threads. */
-LTRAIN_DEF void lt_f32_to_bf16_array(const float *in, uint16_t *out, size_t n);
-LTRAIN_DEF void lt_bf16_to_f32_array(const uint16_t *in, float *out, size_t n);
-LTRAIN_DEF void lt_f32_to_f16_array(const float *in, uint16_t *out, size_t n);
-LTRAIN_DEF void lt_f16_to_f32_array(const uint16_t *in, float *out, size_t n);
-LTRAIN_DEF const char *lt_amp_kernel_name(void);   /* e.g. "bf16 avx512bf16, fp16 avx512f" */
-/* Stochastic rounding to bf16 (for bf16 weight updates): 16 uniform random bits are added below
-   the kept ones, then truncated, so x rounds up with probability equal to its distance from the
-   lower neighbour and E[result] = x.  NaN gives 0xFFFF as above.  The scalar form uses the top 16
-   bits of one lt_rng_u64 draw; the array form one draw per 4 elements (element 4j+k takes bits
-   48-16k.. of draw j), so its first element equals the scalar form's result. */
-LTRAIN_DEF uint16_t lt_f32_to_bf16_stochastic(float x, lt_rng *rng);
-LTRAIN_DEF void lt_f32_to_bf16_stochastic_array(const float *in, uint16_t *out, size_t n, lt_rng *rng);
-
-/* Dynamic loss scaling, as torch.cuda.amp.GradScaler (torch 1.13).  fp16 gradients below 2^-24
-   flush to zero; multiplying the loss by a large scale lifts them into range, and an inf/NaN
-   gradient (the scale was too large) skips that optimizer step and halves the scale.
-   One optimizer step, in this order:
-       lt_zero_grad(ctx);
-       for each micro-batch:                                  (scale loss -> backward)
-           lt_backward(ctx, lt_scaler_scale_loss(ctx, &sc, loss));
-       lt_scaler_unscale(ctx, &sc, params);                   (grads *= 1/scale; notes inf/NaN)
-       if (!lt_scaler_found_inf(&sc))                         (clip the true gradients; an inf
-           lt_clip_grad_norm(ctx, params, 1.0);                norm would set an error on ctx)
-       lt_scaler_step(&sc, opt, lr);                          (skipped on inf/NaN)
-       lt_scaler_update(&sc);                                 (backoff or growth)
-   One scaler serves one optimizer.  Set the fields before the first step; the bookkeeping fields
-   are read through the accessors. */
-typedef struct lt_scaler {
-    float scale;              /* the loss scale, float32 as torch's _scale (default 2^16) */
-    double growth_factor;     /* x2 ...                                                     */
-    int64_t growth_interval;  /* ... after this many consecutive clean steps (2000)         */
-    double backoff_factor;    /* x0.5 after a step with an inf/NaN gradient                  */
-    int enabled;              /* 0: scale 1, nothing unscaled or skipped (torch enabled=False) */
-    int64_t growth_tracker;   /* clean steps since the scale last changed (torch _growth_tracker) */
-    int64_t skipped;          /* optimizer steps skipped so far */
-    int found_inf;            /* this step: lt_scaler_unscale saw an inf/NaN gradient */
-    int stage;                /* this step: 0 nothing yet, 1 unscaled, 2 stepped (torch OptState) */
-} lt_scaler;
-/* torch's defaults, enabled: scale 65536, growth 2 every 2000 clean steps, backoff 0.5. */
-LTRAIN_DEF lt_scaler lt_scaler_defaults(void);
-/* loss * scale, recorded on the tape (lt_scale); loss itself when disabled.  NULL with the error
-   on ctx for a setting torch rejects (growth_factor <= 1, backoff not in (0,1), ...). */
-LTRAIN_DEF lt_tensor *lt_scaler_scale_loss(lt_ctx *ctx, lt_scaler *sc, lt_tensor *loss);
-/* torch's unscale_: every gradient *= float(1/scale) (inf/NaN ones too) and found_inf records
-   whether any was inf/NaN.  A second call in the same step does nothing (torch raises instead);
-   a call after lt_scaler_step is an LT_ERR_STATE error. */
-LTRAIN_DEF lt_status lt_scaler_unscale(lt_ctx *ctx, lt_scaler *sc, lt_paramset params);
-/* torch's GradScaler.step: unscales first if the step has not, then runs lt_optim_step(opt, lr)
-   unless found_inf, in which case parameters, moments and the optimizer's step count stay as
-   they are (torch does not call optimizer.step()) and skipped grows by one.  Disabled: just
-   lt_optim_step.  Returns opt's context status. */
-LTRAIN_DEF lt_status lt_scaler_step(lt_scaler *sc, lt_optim *opt, double lr);
-/* torch's _amp_update_scale_: found_inf -> scale *= backoff_factor, tracker = 0; else
-   tracker + 1 == growth_interval -> scale *= growth_factor (kept if finite), tracker = 0; else
-   tracker + 1.  Then a new step begins.  LT_ERR_STATE (nothing changes) when neither unscale
-   nor step ran this step, where torch raises "No inf checks were recorded". */
-LTRAIN_DEF lt_status lt_scaler_update(lt_scaler *sc);
-LTRAIN_DEF double lt_scaler_get_scale(const lt_scaler *sc);   /* 1 when disabled, as torch */
-LTRAIN_DEF int lt_scaler_found_inf(const lt_scaler *sc);      /* this step's gradients */
-LTRAIN_DEF int64_t lt_scaler_skipped(const lt_scaler *sc);    /* steps skipped so far */
-/* What a checkpoint keeps (torch's GradScaler.state_dict, plus the skipped-step count). */
-typedef struct {
-    double scale, growth_factor, backoff_factor;
-    int64_t growth_interval, growth_tracker, skipped;
-} lt_scaler_state;
-LTRAIN_DEF lt_scaler_state lt_scaler_get_state(const lt_scaler *sc);
-/* Restores the state and starts a fresh step; LT_ERR_ARG (on ctx, which may be NULL; nothing
-   changes) for values lt_scaler_scale_loss would reject or a negative counter. */
-LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_scaler_state *st);
-
-/* Training in 16-bit precision, autocast style (torch.autocast's CPU lists are the guide).
-   lt_set_precision(ctx, LT_BF16 or LT_F16): from then on lt_matmul, lt_linear and lt_conv1d round
-   both operands (activations and weights) and the bias to the 16-bit type, multiply with float32
-   accumulation and round the result, which stays a float32 tensor holding 16-bit values.  Every
-   other op (layernorm and its statistics, softmax, attention, gelu, residual adds, losses) and the
-   optimizer (float32 master weights and moments) run in float32 as before.  For backward each of
-   these ops keeps a 16-bit copy of the operands it needs (half the bytes; a parameter is read in
-   place) instead of the float32 input, so a compiled plan (lt_compile) frees the float32 input
-   after the forward.  Backward, as torch 1.13's autocast backward of a bfloat16 addmm/mm:
-       dy is rounded to 16 bit (in place: the output's gradient, read by this op only),
-       dx = round16(dy · W16),  dW = round16(dyᵀ · x16),  db = round16(Σ_rows dy)  (float32 sums),
-   each added to the float32 gradient.  LT_BF16 equals torch.autocast("cpu", torch.bfloat16) to
-   within one bf16 rounding (the float32 sums run in another order; tests/test_precision.c);
-   LT_F16 does the same with fp16, as CUDA's autocast does (|x| >= 65520 rounds to inf, below
-   2^-24 to 0: train with a loss scale, lt_scaler).  LT_F32 (the default) is the plain float32 op.
-   A record keeps the precision it was made with (a compiled plan replays it).  LT_ERR_ARG for
-   another value. */
-LTRAIN_DEF lt_status lt_set_precision(lt_ctx *ctx, lt_dtype precision);
-LTRAIN_DEF lt_dtype lt_get_precision(const lt_ctx *ctx);      /* LT_F32 for NULL */
-LTRAIN_DEF const char *lt_precision_name(lt_dtype precision); /* "fp32", "bf16", "fp16" */
-/* out[i] = in[i] rounded to the nearest value of the type (nearest even; a float32 copy for
-   LT_F32), as torch's x.to(dtype).float().  in == out is allowed. */
-LTRAIN_DEF void lt_round_to_precision(lt_dtype precision, const float *in, float *out, size_t n);
-
-/* ---- plots: SVG line charts ------------------------------------------------------------------ */
-/* A figure of one or more panels stacked top to bottom, each a line chart with a box, grid,
-   1-2-5 ticks, tick labels, axis labels, a title and a legend.  Written as a standalone SVG (no
-   dependencies; open it in a browser).  Needs no context: a plot keeps its own error, and as on a
-   context the first error sticks and later calls do nothing and return it, so one check of
-   lt_plot_save's status is enough.  Non-finite points (and, on a log axis, values <= 0) are not
-   drawn: the line breaks there.  A series of one point, or points all equal, still gets a
-   sensible range (never a division by zero).  Numbers are printed with '.', whatever the locale. */
-typedef struct lt_plot lt_plot;
-/* A figure whose first panel has these labels (each may be NULL).  NULL only if out of memory. */
-LTRAIN_DEF lt_plot *lt_plot_create(const char *title, const char *xlabel, const char *ylabel);
-LTRAIN_DEF void lt_plot_destroy(lt_plot *p);
-/* Start another panel below the last; later series and settings go to it. */
-LTRAIN_DEF lt_status lt_plot_panel(lt_plot *p, const char *title, const char *xlabel, const char *ylabel);
-/* A line in the current panel: n points copied from x (NULL: 0, 1, ..., n-1) and y.  name (may be
-   NULL: no legend entry) is shown in the legend.  Returns the series' index for lt_plot_append,
-   or -1 (the error on p). */
-LTRAIN_DEF int lt_plot_series(lt_plot *p, const char *name, const double *x, const double *y, int n);
-/* One more point at the end of a series, for plots that grow while a program runs. */
-LTRAIN_DEF lt_status lt_plot_append(lt_plot *p, int series, double x, double y);
-LTRAIN_DEF void lt_plot_log_y(lt_plot *p, int on);          /* current panel: logarithmic y axis */
-/* Current panel's axis ranges; NaN leaves that end automatic (the data's range, rounded out to
-   ticks).  Lines leaving the box are clipped at its edge. */
-LTRAIN_DEF void lt_plot_range(lt_plot *p, double xmin, double xmax, double ymin, double ymax);
-LTRAIN_DEF void lt_plot_size(lt_plot *p, int width, int height); /* of each panel; default 640 x 400 */
-/* Writes path.tmp and renames it over path, so a viewer never sees half a file. */
-LTRAIN_DEF lt_status lt_plot_save(lt_plot *p, const char *path);
-LTRAIN_DEF const char *lt_plot_error(const lt_plot *p);     /* the first error's sentence, "" if none */
-
 /* ---- more optimizers: Lion, AdEMAMix, Muon, SOAP ---------------------------------------------- */
 /* Each one is an lt_optim: lt_optim_step / _destroy / _steps / _set_steps / _name work as for
    AdamW.  lr < 0 in lt_optim_step means the config's lr; a schedule passes its value each step. */
@@ -777,6 +534,187 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
 LTRAIN_DEF float *lt_optim_state_buf(lt_optim *opt, int param_index, int which, int64_t *count);
 LTRAIN_DEF size_t lt_optim_state_bytes(lt_optim *opt);   /* all state buffers, in bytes */
 
+/* ---- mixed precision: fp16/bf16 conversions, dynamic loss scaling (@@AMP) ------------------- */
+/* 16-bit floats are kept as uint16_t bit patterns.  float32 -> 16 bit rounds to nearest, ties to
+   even, and equals torch 1.13's CPU Tensor.to(torch.bfloat16 / torch.float16) bit for bit:
+     bf16  (u + 0x7FFF + ((u >> 16) & 1)) >> 16 on the float's bits u (overflow gives ±inf);
+           every NaN gives 0xFFFF, the quiet NaN of ATen's vectorised CPU conversion (c10's
+           scalar BFloat16(float), used for 0-d and strided tensors, gives 0x7FC0 instead)
+     fp16  IEEE binary16 with subnormals; |x| >= 65520 gives ±inf; NaN gives sign | 0x7E00
+   16 bit -> float32 is exact: a bf16 keeps all its bits (u << 16); an fp16 NaN keeps its payload
+   and gets the quiet bit, as F16C's vcvtph2ps and torch. */
+LTRAIN_DEF uint16_t lt_f32_to_bf16(float x);
+LTRAIN_DEF float lt_bf16_to_f32(uint16_t h);
+LTRAIN_DEF uint16_t lt_f32_to_f16(float x);
+LTRAIN_DEF float lt_f16_to_f32(uint16_t h);
+/* The same on n elements (in and out must not overlap), bit-identical to the scalar functions.
+   x86 with gcc/clang picks at run time the fastest of AVX2+F16C, AVX-512F and AVX512_BF16
+   kernels the CPU has; elsewhere, or with LTRAIN_NO_SIMD defined, a portable loop.  Large arrays
+   are split over OpenMP threads. */
+LTRAIN_DEF void lt_f32_to_bf16_array(const float *in, uint16_t *out, size_t n);
+LTRAIN_DEF void lt_bf16_to_f32_array(const uint16_t *in, float *out, size_t n);
+LTRAIN_DEF void lt_f32_to_f16_array(const float *in, uint16_t *out, size_t n);
+LTRAIN_DEF void lt_f16_to_f32_array(const uint16_t *in, float *out, size_t n);
+LTRAIN_DEF const char *lt_amp_kernel_name(void);   /* e.g. "bf16 avx512bf16, fp16 avx512f" */
+/* Stochastic rounding to bf16 (for bf16 weight updates): 16 uniform random bits are added below
+   the kept ones, then truncated, so x rounds up with probability equal to its distance from the
+   lower neighbour and E[result] = x.  NaN gives 0xFFFF as above.  The scalar form uses the top 16
+   bits of one lt_rng_u64 draw; the array form one draw per 4 elements (element 4j+k takes bits
+   48-16k.. of draw j), so its first element equals the scalar form's result. */
+LTRAIN_DEF uint16_t lt_f32_to_bf16_stochastic(float x, lt_rng *rng);
+LTRAIN_DEF void lt_f32_to_bf16_stochastic_array(const float *in, uint16_t *out, size_t n, lt_rng *rng);
+
+/* Dynamic loss scaling, as torch.cuda.amp.GradScaler (torch 1.13).  fp16 gradients below 2^-24
+   flush to zero; multiplying the loss by a large scale lifts them into range, and an inf/NaN
+   gradient (the scale was too large) skips that optimizer step and halves the scale.
+   One optimizer step, in this order:
+       lt_zero_grad(ctx);
+       for each micro-batch:                                  (scale loss -> backward)
+           lt_backward(ctx, lt_scaler_scale_loss(ctx, &sc, loss));
+       lt_scaler_unscale(ctx, &sc, params);                   (grads *= 1/scale; notes inf/NaN)
+       if (!lt_scaler_found_inf(&sc))                         (clip the true gradients; an inf
+           lt_clip_grad_norm(ctx, params, 1.0);                norm would set an error on ctx)
+       lt_scaler_step(&sc, opt, lr);                          (skipped on inf/NaN)
+       lt_scaler_update(&sc);                                 (backoff or growth)
+   One scaler serves one optimizer.  Set the fields before the first step; the bookkeeping fields
+   are read through the accessors. */
+typedef struct lt_scaler {
+    float scale;              /* the loss scale, float32 as torch's _scale (default 2^16) */
+    double growth_factor;     /* x2 ...                                                     */
+    int64_t growth_interval;  /* ... after this many consecutive clean steps (2000)         */
+    double backoff_factor;    /* x0.5 after a step with an inf/NaN gradient                  */
+    int enabled;              /* 0: scale 1, nothing unscaled or skipped (torch enabled=False) */
+    int64_t growth_tracker;   /* clean steps since the scale last changed (torch _growth_tracker) */
+    int64_t skipped;          /* optimizer steps skipped so far */
+    int found_inf;            /* this step: lt_scaler_unscale saw an inf/NaN gradient */
+    int stage;                /* this step: 0 nothing yet, 1 unscaled, 2 stepped (torch OptState) */
+} lt_scaler;
+/* torch's defaults, enabled: scale 65536, growth 2 every 2000 clean steps, backoff 0.5. */
+LTRAIN_DEF lt_scaler lt_scaler_defaults(void);
+/* loss * scale, recorded on the tape (lt_scale); loss itself when disabled.  NULL with the error
+   on ctx for a setting torch rejects (growth_factor <= 1, backoff not in (0,1), ...). */
+LTRAIN_DEF lt_tensor *lt_scaler_scale_loss(lt_ctx *ctx, lt_scaler *sc, lt_tensor *loss);
+/* torch's unscale_: every gradient *= float(1/scale) (inf/NaN ones too) and found_inf records
+   whether any was inf/NaN.  A second call in the same step does nothing (torch raises instead);
+   a call after lt_scaler_step is an LT_ERR_STATE error. */
+LTRAIN_DEF lt_status lt_scaler_unscale(lt_ctx *ctx, lt_scaler *sc, lt_paramset params);
+/* torch's GradScaler.step: unscales first if the step has not, then runs lt_optim_step(opt, lr)
+   unless found_inf, in which case parameters, moments and the optimizer's step count stay as
+   they are (torch does not call optimizer.step()) and skipped grows by one.  Disabled: just
+   lt_optim_step.  Returns opt's context status. */
+LTRAIN_DEF lt_status lt_scaler_step(lt_scaler *sc, lt_optim *opt, double lr);
+/* torch's _amp_update_scale_: found_inf -> scale *= backoff_factor, tracker = 0; else
+   tracker + 1 == growth_interval -> scale *= growth_factor (kept if finite), tracker = 0; else
+   tracker + 1.  Then a new step begins.  LT_ERR_STATE (nothing changes) when neither unscale
+   nor step ran this step, where torch raises "No inf checks were recorded". */
+LTRAIN_DEF lt_status lt_scaler_update(lt_scaler *sc);
+LTRAIN_DEF double lt_scaler_get_scale(const lt_scaler *sc);   /* 1 when disabled, as torch */
+LTRAIN_DEF int lt_scaler_found_inf(const lt_scaler *sc);      /* this step's gradients */
+LTRAIN_DEF int64_t lt_scaler_skipped(const lt_scaler *sc);    /* steps skipped so far */
+/* What a checkpoint keeps (torch's GradScaler.state_dict, plus the skipped-step count). */
+typedef struct {
+    double scale, growth_factor, backoff_factor;
+    int64_t growth_interval, growth_tracker, skipped;
+} lt_scaler_state;
+LTRAIN_DEF lt_scaler_state lt_scaler_get_state(const lt_scaler *sc);
+/* Restores the state and starts a fresh step; LT_ERR_ARG (on ctx, which may be NULL; nothing
+   changes) for values lt_scaler_scale_loss would reject or a negative counter. */
+LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_scaler_state *st);
+
+/* Training in 16-bit precision, autocast style (torch.autocast's CPU lists are the guide).
+   lt_set_precision(ctx, LT_BF16 or LT_F16): from then on lt_matmul, lt_linear and lt_conv1d round
+   both operands (activations and weights) and the bias to the 16-bit type, multiply with float32
+   accumulation and round the result, which stays a float32 tensor holding 16-bit values.  Every
+   other op (layernorm and its statistics, softmax, attention, gelu, residual adds, losses) and the
+   optimizer (float32 master weights and moments) run in float32 as before.  For backward each of
+   these ops keeps a 16-bit copy of the operands it needs (half the bytes; a parameter is read in
+   place) instead of the float32 input, so a compiled plan (lt_compile) frees the float32 input
+   after the forward.  Backward, as torch 1.13's autocast backward of a bfloat16 addmm/mm:
+       dy is rounded to 16 bit (in place: the output's gradient, read by this op only),
+       dx = round16(dy · W16),  dW = round16(dyᵀ · x16),  db = round16(Σ_rows dy)  (float32 sums),
+   each added to the float32 gradient.  LT_BF16 equals torch.autocast("cpu", torch.bfloat16) to
+   within one bf16 rounding (the float32 sums run in another order; tests/test_precision.c);
+   LT_F16 does the same with fp16, as CUDA's autocast does (|x| >= 65520 rounds to inf, below
+   2^-24 to 0: train with a loss scale, lt_scaler).  LT_F32 (the default) is the plain float32 op.
+   A record keeps the precision it was made with (a compiled plan replays it).  LT_ERR_ARG for
+   another value. */
+LTRAIN_DEF lt_status lt_set_precision(lt_ctx *ctx, lt_dtype precision);
+LTRAIN_DEF lt_dtype lt_get_precision(const lt_ctx *ctx);      /* LT_F32 for NULL */
+LTRAIN_DEF const char *lt_precision_name(lt_dtype precision); /* "fp32", "bf16", "fp16" */
+/* out[i] = in[i] rounded to the nearest value of the type (nearest even; a float32 copy for
+   LT_F32), as torch's x.to(dtype).float().  in == out is allowed. */
+LTRAIN_DEF void lt_round_to_precision(lt_dtype precision, const float *in, float *out, size_t n);
+
+/* ---- data ----------------------------------------------------------------------------------- */
+/* A token stream and llm.c's batch semantics: a batch is the window of B*T+1 tokens at the
+   current position; inputs are its first B*T, targets its last B*T; the position advances by
+   B*T and wraps to 0 when the next window would pass the end, so an epoch is
+   floor((n-1)/(B*T)) batches.  With shuffling (seeded), the windows of an epoch are visited in a
+   random order instead, drawn from (seed, epoch) alone.  Every source needs n >= B*T+1 tokens. */
+typedef struct lt_loader lt_loader;
+/* Opens a text file (bytes, vocab 256) or an llm.c token shard (detected by its magic
+   20240520: 256 int32 header [magic, version 1, count], then count uint16 tokens).
+   vocab > 0 rejects tokens >= vocab.  Errors name the file and the field. */
+LTRAIN_DEF lt_loader *lt_loader_open(lt_ctx *ctx, const char *path, int B, int T, int vocab);
+/* A loader over tokens in memory (copied as they are; no vocab check). */
+LTRAIN_DEF lt_loader *lt_loader_from_tokens(lt_ctx *ctx, const int32_t *tokens, int64_t n, int B, int T);
+LTRAIN_DEF void lt_loader_destroy(lt_loader *ld);
+LTRAIN_DEF lt_status lt_loader_next(lt_loader *ld, int32_t *inputs, int32_t *targets); /* B*T each; NULL skips */
+/* From now on each epoch's windows come in a permutation drawn from (seed, epoch); the position
+   is kept, so shuffle then set_pos resumes a shuffled run exactly. */
+LTRAIN_DEF void lt_loader_shuffle(lt_loader *ld, uint64_t seed);
+LTRAIN_DEF int64_t lt_loader_num_tokens(const lt_loader *ld);
+LTRAIN_DEF const int32_t *lt_loader_tokens(const lt_loader *ld);
+LTRAIN_DEF int lt_loader_is_shard(const lt_loader *ld);
+/* The position as two numbers (epoch, batch index in epoch) so a resume continues exactly.
+   set_pos needs epoch >= 0 and 0 <= index < batches per epoch. */
+LTRAIN_DEF void lt_loader_get_pos(const lt_loader *ld, int64_t *epoch, int64_t *index);
+LTRAIN_DEF lt_status lt_loader_set_pos(lt_loader *ld, int64_t epoch, int64_t index);
+/* Parse a token shard from memory (for tests and fuzzing): on success *tokens is malloc'd
+   (free with lt_free) and *n set.  label names the source in error messages. */
+LTRAIN_DEF lt_status lt_shard_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label, int vocab,
+                                    int32_t **tokens, int64_t *n);
+/* Read a whole file into memory (malloc'd, free with lt_free). */
+LTRAIN_DEF lt_status lt_read_file(lt_ctx *ctx, const char *path, void **buf, size_t *size);
+LTRAIN_DEF void lt_free(void *p);
+
+/* ---- checkpoints: safetensors --------------------------------------------------------------- */
+/* The format: u64 little-endian header length N, N bytes of JSON
+   {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
+    "__metadata__": {"key": "value", ...}}, then the data.  Reading checks every rule:
+   header <= 100 MB, valid JSON of that form, unique names, known dtype, shapes whose product
+   times the dtype size equals the byte range, ranges contiguous from 0, covering the data exactly.
+   Stricter than the reference reader: fields other than dtype/shape/data_offsets, more than 8
+   dims, and "\u0000" in strings are refused too.  Errors name the file and the tensor. */
+typedef struct lt_st lt_st;
+LTRAIN_DEF lt_st *lt_st_open(lt_ctx *ctx, const char *path);
+LTRAIN_DEF lt_st *lt_st_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label); /* copies */
+LTRAIN_DEF void lt_st_close(lt_st *st);
+LTRAIN_DEF int lt_st_count(const lt_st *st);
+LTRAIN_DEF int lt_st_find(const lt_st *st, const char *name);        /* index or -1 */
+LTRAIN_DEF const char *lt_st_name(const lt_st *st, int i);
+LTRAIN_DEF const char *lt_st_dtype(const lt_st *st, int i);          /* "F32", "BF16", "I64", ... */
+LTRAIN_DEF int lt_st_shape(const lt_st *st, int i, int64_t *shape);  /* returns ndim (shape: room for 8); -1 bad i */
+/* The stored bytes (little-endian, not necessarily aligned); valid until lt_st_close. */
+LTRAIN_DEF const void *lt_st_data(const lt_st *st, int i, size_t *bytes);
+/* Tensor i converted to float32 (from F32, F16, BF16, F64) into out; n must equal its size. */
+LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n);
+LTRAIN_DEF const char *lt_st_meta(const lt_st *st, const char *key); /* __metadata__ value or NULL */
+
+typedef struct lt_st_writer lt_st_writer;
+LTRAIN_DEF lt_st_writer *lt_st_writer_create(lt_ctx *ctx);
+/* The data pointers must stay valid until lt_st_save. dtype: "F32", "I64", "U8", ...  Tensors are
+   written in the order added.  If any add fails, lt_st_save on this writer refuses (LT_ERR_STATE)
+   rather than write a checkpoint that silently lacks a tensor. */
+LTRAIN_DEF lt_status lt_st_add(lt_st_writer *w, const char *name, const char *dtype, int ndim,
+                               const int64_t *shape, const void *data);
+LTRAIN_DEF lt_status lt_st_add_meta(lt_st_writer *w, const char *key, const char *value); /* same key: replaced */
+/* Writes a temporary file beside path (path.tmpXXXXXXXX), fsyncs, renames it over path, then
+   fsyncs the directory (POSIX): a crash or kill leaves at path the old file or the new one, never a
+   broken one (a stray .tmp file at worst).  The header is padded with spaces to a multiple of 8. */
+LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path);
+LTRAIN_DEF void lt_st_writer_destroy(lt_st_writer *w);
+
 /* ---- sequences: variable-length data, bucketed batches, length schedule, restarts ------------- */
 /* Instead of one contiguous stream, the data is a set of sequences: the lines or the paragraphs
    (runs of non-blank lines) of a text file, or the documents of a token stream split where an
@@ -885,6 +823,68 @@ typedef lt_status (*lt_restart_fn)(void *user, int r, uint64_t seed, double *val
 LTRAIN_DEF int lt_restarts(int n, uint64_t base_seed, lt_restart_fn fn, void *user, uint64_t *seeds, double *val);
 /* The table (seed, val loss, the chosen one marked) and the spread: min, max, mean, std. */
 LTRAIN_DEF void lt_restarts_print(FILE *f, int n, const uint64_t *seeds, const double *val, int best);
+
+/* ---- GPT checkpoints and training state ------------------------------------------------------ */
+/* Weights as safetensors with Hugging Face GPT-2 names (F32), metadata n_layer, n_head, n_embd,
+   n_ctx, vocab_size.  Written to a temporary file, fsynced and renamed. */
+LTRAIN_DEF lt_status lt_gpt_save(lt_gpt *gpt, const char *path);
+/* A model from a safetensors file: ours, or a Hugging Face GPT-2 model.safetensors (names with or
+   without "transformer.", attn.bias / attn.masked_bias buffers and a tied lm_head.weight are
+   ignored).  The config comes from the tensor shapes; the head count from the metadata's n_head,
+   else from n_head (0 = unknown: an error). */
+LTRAIN_DEF lt_gpt *lt_gpt_load(lt_ctx *ctx, const char *path, int n_head);
+/* Weights from a file into an existing model; every shape must match. */
+LTRAIN_DEF lt_status lt_gpt_load_weights(lt_gpt *gpt, const char *path);
+
+/* What a training checkpoint adds to the weights, so that a resumed run continues bit-identically:
+   optimizer moments and step count, the data position, the context's RNG state and, for fp16
+   training, the loss scaler.  Zero it before use (lt_train_state st = {0}; or memset), so that
+   fields you do not set are 0 / NULL. */
+struct lt_scaler;                /* @@AMP: lt_scaler */
+typedef struct {
+    int64_t step;                /* optimizer steps done */
+    int64_t data_epoch, data_index;
+    /* NULL, or the fp16 loss scaler: saved as tensor "amp.scaler" (F64 [6]: scale, growth_factor,
+       backoff_factor, growth_interval, growth_tracker, skipped) and restored from it; loading a
+       checkpoint that has none leaves the scaler as it is */
+    struct lt_scaler *scaler;
+} lt_train_state;
+/* Weights + optimizer state (tensors "optim.<state>.<param>") + "train.state" + ctx RNG;
+   note (may be NULL) is stored as metadata "note" (e.g. the command line). */
+LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *gpt, lt_optim *opt, const lt_train_state *st, const char *note,
+                                        const char *path);
+/* Restores what lt_checkpoint_save wrote into an existing model and optimizer (same shapes and
+   optimizer kind) and *st; the context's RNG is restored too. */
+LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *gpt, lt_optim *opt, lt_train_state *st, const char *path);
+
+/* ---- plots: SVG line charts ------------------------------------------------------------------ */
+/* A figure of one or more panels stacked top to bottom, each a line chart with a box, grid,
+   1-2-5 ticks, tick labels, axis labels, a title and a legend.  Written as a standalone SVG (no
+   dependencies; open it in a browser).  Needs no context: a plot keeps its own error, and as on a
+   context the first error sticks and later calls do nothing and return it, so one check of
+   lt_plot_save's status is enough.  Non-finite points (and, on a log axis, values <= 0) are not
+   drawn: the line breaks there.  A series of one point, or points all equal, still gets a
+   sensible range (never a division by zero).  Numbers are printed with '.', whatever the locale. */
+typedef struct lt_plot lt_plot;
+/* A figure whose first panel has these labels (each may be NULL).  NULL only if out of memory. */
+LTRAIN_DEF lt_plot *lt_plot_create(const char *title, const char *xlabel, const char *ylabel);
+LTRAIN_DEF void lt_plot_destroy(lt_plot *p);
+/* Start another panel below the last; later series and settings go to it. */
+LTRAIN_DEF lt_status lt_plot_panel(lt_plot *p, const char *title, const char *xlabel, const char *ylabel);
+/* A line in the current panel: n points copied from x (NULL: 0, 1, ..., n-1) and y.  name (may be
+   NULL: no legend entry) is shown in the legend.  Returns the series' index for lt_plot_append,
+   or -1 (the error on p). */
+LTRAIN_DEF int lt_plot_series(lt_plot *p, const char *name, const double *x, const double *y, int n);
+/* One more point at the end of a series, for plots that grow while a program runs. */
+LTRAIN_DEF lt_status lt_plot_append(lt_plot *p, int series, double x, double y);
+LTRAIN_DEF void lt_plot_log_y(lt_plot *p, int on);          /* current panel: logarithmic y axis */
+/* Current panel's axis ranges; NaN leaves that end automatic (the data's range, rounded out to
+   ticks).  Lines leaving the box are clipped at its edge. */
+LTRAIN_DEF void lt_plot_range(lt_plot *p, double xmin, double xmax, double ymin, double ymax);
+LTRAIN_DEF void lt_plot_size(lt_plot *p, int width, int height); /* of each panel; default 640 x 400 */
+/* Writes path.tmp and renames it over path, so a viewer never sees half a file. */
+LTRAIN_DEF lt_status lt_plot_save(lt_plot *p, const char *path);
+LTRAIN_DEF const char *lt_plot_error(const lt_plot *p);     /* the first error's sentence, "" if none */
 
 /* ---- distributed data parallel over MPI (@@DIST) -------------------------------------------- */
 /* Build with mpicc -DLTRAIN_MPI and run under mpirun -np N: N processes ("ranks") each hold the
@@ -4541,305 +4541,6 @@ LTRAIN_DEF lt_paramset lt_optim_params(const lt_optim *opt) {
     return s;
 }
 
-/* ==== @@SCHED  schedules: warm-up + decay; LinearLR, CosineAnnealingLR, SequentialLR ========== */
-
-LTRAIN_DEF double lt_schedule_lr(const lt_schedule *s, int64_t step) {
-    int64_t t, T;
-    double d;
-    if (!s) return NAN;
-    if (step < 0) step = 0;
-    if (step < s->warmup) /* torch LinearLR's closed form: base·(f + (1−f)·k/W) */
-        return s->lr * (s->warmup_start + (1.0 - s->warmup_start) * (double)step / (double)s->warmup);
-    if (s->decay == LT_SCHED_CONSTANT) return s->lr;
-    t = step - (s->warmup > 0 ? s->warmup : 0);
-    T = s->total - (s->warmup > 0 ? s->warmup : 0);
-    if (t >= T) return s->min_lr;
-    switch (s->decay) {
-    case LT_SCHED_COSINE: /* CosineAnnealingLR's closed form: η_min + (η−η_min)·(1 + cos(πt/T))/2 */
-        return s->min_lr + (s->lr - s->min_lr) * (1.0 + cos(M_PI * (double)t / (double)T)) / 2.0;
-    case LT_SCHED_LINEAR: d = (double)(T - t) / (double)T; break;
-    case LT_SCHED_SQRT: d = sqrt((double)(T - t) / (double)T); break;
-    default: d = 1.0; break;
-    }
-    return s->min_lr + (s->lr - s->min_lr) * d;
-}
-
-static const char *const lt__decay_names[] = {"cosine", "linear", "sqrt", "constant"};
-
-LTRAIN_DEF const char *lt_decay_name(lt_decay d) {
-    return (int)d >= 0 && (int)d < 4 ? lt__decay_names[d] : "?";
-}
-
-LTRAIN_DEF int lt_decay_parse(const char *name, lt_decay *out) {
-    int i;
-    if (!name) return 0;
-    for (i = 0; i < 4; i++)
-        if (strcmp(name, lt__decay_names[i]) == 0) {
-            if (out) *out = (lt_decay)i;
-            return 1;
-        }
-    return 0;
-}
-
-/* ---- the torch.optim.lr_scheduler mirror ----
-   torch's schedulers all write one shared value, the optimizer group's 'lr', and most of them
-   compute the next value from it (the "chainable" form), not from the step number.  `lr` below
-   is that shared value; a sequence hands its own to the scheduler it steps and takes it back.
-   Each scheduler counts last_epoch (the step index it last produced, -1 before the first) and
-   step_count (its step() calls; CosineAnnealingLR reads it), as torch does. */
-typedef enum { LT__LRS_LINEAR = 0, LT__LRS_COSINE, LT__LRS_SEQUENTIAL } lt__lrs_kind;
-
-struct lt_lrs {
-    lt__lrs_kind kind;
-    double base_lr;         /* base_lrs[0]: the group's initial lr */
-    double lr;              /* group['lr'] after the last step: get_last_lr()[0] */
-    int64_t last_epoch, step_count;
-    double start, end;      /* LinearLR: start_factor, end_factor */
-    double eta_min;         /* CosineAnnealingLR */
-    int64_t iters;          /* LinearLR: total_iters; CosineAnnealingLR: T_max */
-    lt_lrs **kids;          /* SequentialLR: the schedulers, and n-1 milestones */
-    int64_t *milestones;
-    int nkids;
-};
-
-/* Python's a % b for b > 0: the result takes b's sign. */
-static int64_t lt__pymod(int64_t a, int64_t b) { int64_t r = a % b; return r < 0 ? r + b : r; }
-
-/* _LRScheduler.step(): step_count+1; then last_epoch+1 and the chainable get_lr(), or, with
-   to_zero (torch's step(0), used by SequentialLR at a milestone), last_epoch = 0 and the
-   closed form at 0. */
-static void lt__lrs_step1(lt_lrs *s, int to_zero) {
-    double lr = s->lr;
-    int64_t e;
-    s->step_count++;
-    if (to_zero) {
-        s->last_epoch = 0;
-        if (s->kind == LT__LRS_LINEAR) /* base·(f0 + (f1−f0)·min(T,0)/T), exactly base·f0 */
-            s->lr = s->base_lr * s->start;
-        else /* η_min + (base−η_min)·(1 + cos 0)/2 */
-            s->lr = s->eta_min + (s->base_lr - s->eta_min) * (1.0 + cos(M_PI * 0.0 / (double)s->iters)) / 2.0;
-        return;
-    }
-    e = ++s->last_epoch;
-    if (s->kind == LT__LRS_LINEAR) {
-        /* LinearLR.get_lr: lr·f0 at 0; unchanged past T; else
-           lr·(1 + (f1−f0)/(T·f0 + (e−1)·(f1−f0))), the ratio of consecutive closed-form factors */
-        if (e == 0) s->lr = lr * s->start;
-        else if (e > s->iters) s->lr = lr;
-        else
-            s->lr = lr * (1.0 + (s->end - s->start) /
-                                    ((double)s->iters * s->start + (double)(e - 1) * (s->end - s->start)));
-    } else {
-        /* CosineAnnealingLR.get_lr, with T = T_max:
-           e = 0: unchanged;  first step of a resumed scheduler: the closed form;
-           e−1−T ≡ 0 (mod 2T), the trough: lr + (base−η_min)·(1 − cos(π/T))/2;
-           else η_min + (lr−η_min)·(1 + cos(πe/T))/(1 + cos(π(e−1)/T)) */
-        double T = (double)s->iters;
-        if (e == 0) s->lr = lr;
-        else if (s->step_count == 1)
-            s->lr = s->eta_min + (s->base_lr - s->eta_min) * (1.0 + cos((double)e * M_PI / T)) / 2.0;
-        else if (lt__pymod(e - 1 - s->iters, 2 * s->iters) == 0)
-            s->lr = lr + (s->base_lr - s->eta_min) * (1.0 - cos(M_PI / T)) / 2.0;
-        else
-            s->lr = (1.0 + cos(M_PI * (double)e / T)) / (1.0 + cos(M_PI * (double)(e - 1) / T)) *
-                        (lr - s->eta_min) + s->eta_min;
-    }
-}
-
-static lt_lrs *lt__lrs_new(lt__lrs_kind kind, double base_lr) {
-    lt_lrs *s = (lt_lrs *)LT__MALLOC(sizeof(lt_lrs));
-    if (!s) return NULL;
-    memset(s, 0, sizeof *s);
-    s->kind = kind;
-    s->base_lr = base_lr;
-    s->lr = base_lr;
-    s->last_epoch = -1;
-    return s;
-}
-
-LTRAIN_DEF lt_lrs *lt_linear_lr(double base_lr, double start_factor, double end_factor, int64_t total_iters) {
-    lt_lrs *s;
-    /* torch 1.13 accepts start_factor 0 and then divides by zero on the second step; later
-       versions reject it, and so do we */
-    if (!(start_factor > 0 && start_factor <= 1) || !(end_factor >= 0 && end_factor <= 1) ||
-        total_iters < 0 || !(base_lr >= 0))
-        return NULL;
-    s = lt__lrs_new(LT__LRS_LINEAR, base_lr);
-    if (!s) return NULL;
-    s->start = start_factor; s->end = end_factor; s->iters = total_iters;
-    lt__lrs_step1(s, 0); /* torch's constructor takes the first step */
-    return s;
-}
-
-LTRAIN_DEF lt_lrs *lt_cosine_annealing_lr(double base_lr, int64_t t_max, double eta_min) {
-    lt_lrs *s;
-    if (t_max < 1 || !(base_lr >= 0) || !(eta_min == eta_min)) return NULL;
-    s = lt__lrs_new(LT__LRS_COSINE, base_lr);
-    if (!s) return NULL;
-    s->iters = t_max; s->eta_min = eta_min;
-    lt__lrs_step1(s, 0);
-    return s;
-}
-
-/* SequentialLR: the group lr goes back to the initial lr, every scheduler's last_epoch goes back
-   by one (undoing its constructor's step), and the first one is started afresh.  The schedulers
-   should share one base_lr, as torch's share one optimizer. */
-LTRAIN_DEF lt_lrs *lt_sequential_lr(lt_lrs **scheds, int n, const int64_t *milestones) {
-    lt_lrs *s = NULL;
-    int i, ok = scheds != NULL && n >= 1 && (n == 1 || milestones != NULL);
-    for (i = 0; ok && i < n; i++) ok = scheds[i] != NULL && scheds[i]->kind != LT__LRS_SEQUENTIAL;
-    for (i = 1; ok && i < n - 1; i++) ok = milestones[i] >= milestones[i - 1]; /* bisect needs order */
-    if (ok) s = lt__lrs_new(LT__LRS_SEQUENTIAL, scheds[0]->base_lr);
-    if (s) {
-        s->kids = (lt_lrs **)LT__MALLOC((size_t)n * sizeof(lt_lrs *));
-        s->milestones = (int64_t *)LT__MALLOC((size_t)n * sizeof(int64_t));
-        if (!s->kids || !s->milestones) {
-            LT__FREE(s->kids); LT__FREE(s->milestones); LT__FREE(s);
-            s = NULL;
-        }
-    }
-    if (!s) { /* ownership was taken: release what was given */
-        for (i = 0; scheds && i < n; i++) lt_lrs_destroy(scheds[i]);
-        return NULL;
-    }
-    memcpy(s->kids, scheds, (size_t)n * sizeof(lt_lrs *));
-    if (n > 1) memcpy(s->milestones, milestones, (size_t)(n - 1) * sizeof(int64_t));
-    s->nkids = n;
-    for (i = 0; i < n; i++) s->kids[i]->last_epoch--;
-    s->kids[0]->step_count = 0;
-    s->kids[0]->lr = s->base_lr;
-    lt__lrs_step1(s->kids[0], 0);
-    s->lr = s->kids[0]->lr;
-    s->last_epoch = 0;
-    return s;
-}
-
-LTRAIN_DEF double lt_lrs_get(const lt_lrs *s) { return s ? s->lr : NAN; }
-
-LTRAIN_DEF void lt_lrs_step(lt_lrs *s) {
-    int idx = 0;
-    lt_lrs *k;
-    if (!s) return;
-    if (s->kind != LT__LRS_SEQUENTIAL) { lt__lrs_step1(s, 0); return; }
-    s->last_epoch++;
-    /* bisect_right: the number of milestones <= last_epoch picks the scheduler; landing exactly
-       on a milestone restarts it with step(0) */
-    while (idx < s->nkids - 1 && s->milestones[idx] <= s->last_epoch) idx++;
-    k = s->kids[idx];
-    k->lr = s->lr;
-    lt__lrs_step1(k, idx > 0 && s->milestones[idx - 1] == s->last_epoch);
-    s->lr = k->lr;
-}
-
-LTRAIN_DEF void lt_lrs_destroy(lt_lrs *s) {
-    int i;
-    if (!s) return;
-    for (i = 0; i < s->nkids; i++) lt_lrs_destroy(s->kids[i]);
-    LT__FREE(s->kids);
-    LT__FREE(s->milestones);
-    LT__FREE(s);
-}
-
-/* ==== @@CLIP  gradient clipping: clip_grad_norm_, clip_grad_value_ ============================ */
-
-/* Σ g² over every gradient, in double (torch sums per tensor, then the norms). */
-static double lt__grad_sumsq(lt_paramset params) {
-    double acc = 0;
-    int i;
-    for (i = 0; i < params.n; i++) {
-        const lt_tensor *t = params.p[i];
-        const float *g;
-        int64_t j, n;
-        double s = 0;
-        if (!t || !t->grad) continue; /* torch skips parameters whose .grad is None */
-        g = t->grad;
-        n = t->n;
-        LT__OMP(parallel for reduction(+ : s) if (n >= LT__OPT_PAR_MIN))
-        for (j = 0; j < n; j++) s += (double)g[j] * (double)g[j];
-        acc += s;
-    }
-    return acc;
-}
-
-LTRAIN_DEF double lt_grad_norm(lt_ctx *ctx, lt_paramset params) {
-    (void)ctx;
-    if (!params.p) return 0;
-    return sqrt(lt__grad_sumsq(params));
-}
-
-/* as torch.nn.utils.clip_grad_norm_: coef = max_norm / (norm + 1e-6), clamped to 1, computed in
-   float like torch (whose norm is a float32 tensor); every gradient is multiplied by it, also
-   when it is 1.  A non-finite norm is reported instead of spreading NaN into every gradient. */
-LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_norm) {
-    double norm;
-    float coef;
-    int i;
-    if (ctx && lt_failed(ctx)) return NAN;
-    if (!(max_norm >= 0)) {
-        if (ctx) lt_set_error(ctx, LT_ERR_ARG, "lt_clip_grad_norm: max_norm is %g; it must be >= 0", max_norm);
-        return NAN;
-    }
-    if (!params.p) return 0;
-    norm = sqrt(lt__grad_sumsq(params));
-    if (!(norm - norm == 0)) {
-        for (i = 0; i < params.n; i++) {
-            const lt_tensor *t = params.p[i];
-            int64_t j;
-            if (!t || !t->grad) continue;
-            for (j = 0; j < t->n; j++)
-                if (!(t->grad[j] - t->grad[j] == 0)) break;
-            if (j < t->n) {
-                if (ctx)
-                    lt_set_error(ctx, LT_ERR_NONFINITE, "lt_clip_grad_norm: the gradient norm is %g: "
-                                 "'%s' has gradient %g at element %lld; gradients left unclipped (hint: "
-                                 "lower the learning rate, or look for a log/divide of 0 in the loss)",
-                                 norm, t->name ? t->name : "?", (double)t->grad[j], (long long)j);
-                return norm;
-            }
-        }
-        if (ctx) lt_set_error(ctx, LT_ERR_NONFINITE, "lt_clip_grad_norm: the gradient norm is %g", norm);
-        return norm;
-    }
-    /* torch: max_norm / (norm + 1e-6) is Tensor.__rtruediv__, i.e. reciprocal(norm + 1e-6)·max_norm */
-    coef = (1.0f / ((float)norm + (float)1e-6)) * (float)max_norm;
-    if (coef > 1.0f) coef = 1.0f;
-    for (i = 0; i < params.n; i++) {
-        lt_tensor *t = params.p[i];
-        float *g;
-        int64_t j, n;
-        if (!t || !t->grad) continue;
-        g = t->grad;
-        n = t->n;
-        LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
-        for (j = 0; j < n; j++) g[j] *= coef;
-    }
-    return norm;
-}
-
-/* as torch.nn.utils.clip_grad_value_: clamp every gradient element to [−clip, clip] (NaN stays). */
-LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip) {
-    float c = (float)clip;
-    int i;
-    if (ctx && lt_failed(ctx)) return;
-    if (!(clip >= 0)) {
-        if (ctx) lt_set_error(ctx, LT_ERR_ARG, "lt_clip_grad_value: clip is %g; it must be >= 0", clip);
-        return;
-    }
-    for (i = 0; params.p && i < params.n; i++) {
-        lt_tensor *t = params.p[i];
-        float *g;
-        int64_t j, n;
-        if (!t || !t->grad) continue;
-        g = t->grad;
-        n = t->n;
-        LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
-        for (j = 0; j < n; j++) {
-            if (g[j] > c) g[j] = c;
-            else if (g[j] < -c) g[j] = -c;
-        }
-    }
-}
-
 /* ==== @@OPTIM (continued)  Lion, AdEMAMix, Muon, SOAP ========================================== */
 /* They plug into lt_optim through lt__optim_ops (70_optim.h).  Their state lives in one block
    behind opt->ext: buf[i*ns + which] -> cnt[i*ns + which] floats, NULL where parameter i holds
@@ -5663,6 +5364,305 @@ LTRAIN_DEF size_t lt_optim_state_bytes(lt_optim *opt) {
     return total;
 }
 
+/* ==== @@SCHED  schedules: warm-up + decay; LinearLR, CosineAnnealingLR, SequentialLR ========== */
+
+LTRAIN_DEF double lt_schedule_lr(const lt_schedule *s, int64_t step) {
+    int64_t t, T;
+    double d;
+    if (!s) return NAN;
+    if (step < 0) step = 0;
+    if (step < s->warmup) /* torch LinearLR's closed form: base·(f + (1−f)·k/W) */
+        return s->lr * (s->warmup_start + (1.0 - s->warmup_start) * (double)step / (double)s->warmup);
+    if (s->decay == LT_SCHED_CONSTANT) return s->lr;
+    t = step - (s->warmup > 0 ? s->warmup : 0);
+    T = s->total - (s->warmup > 0 ? s->warmup : 0);
+    if (t >= T) return s->min_lr;
+    switch (s->decay) {
+    case LT_SCHED_COSINE: /* CosineAnnealingLR's closed form: η_min + (η−η_min)·(1 + cos(πt/T))/2 */
+        return s->min_lr + (s->lr - s->min_lr) * (1.0 + cos(M_PI * (double)t / (double)T)) / 2.0;
+    case LT_SCHED_LINEAR: d = (double)(T - t) / (double)T; break;
+    case LT_SCHED_SQRT: d = sqrt((double)(T - t) / (double)T); break;
+    default: d = 1.0; break;
+    }
+    return s->min_lr + (s->lr - s->min_lr) * d;
+}
+
+static const char *const lt__decay_names[] = {"cosine", "linear", "sqrt", "constant"};
+
+LTRAIN_DEF const char *lt_decay_name(lt_decay d) {
+    return (int)d >= 0 && (int)d < 4 ? lt__decay_names[d] : "?";
+}
+
+LTRAIN_DEF int lt_decay_parse(const char *name, lt_decay *out) {
+    int i;
+    if (!name) return 0;
+    for (i = 0; i < 4; i++)
+        if (strcmp(name, lt__decay_names[i]) == 0) {
+            if (out) *out = (lt_decay)i;
+            return 1;
+        }
+    return 0;
+}
+
+/* ---- the torch.optim.lr_scheduler mirror ----
+   torch's schedulers all write one shared value, the optimizer group's 'lr', and most of them
+   compute the next value from it (the "chainable" form), not from the step number.  `lr` below
+   is that shared value; a sequence hands its own to the scheduler it steps and takes it back.
+   Each scheduler counts last_epoch (the step index it last produced, -1 before the first) and
+   step_count (its step() calls; CosineAnnealingLR reads it), as torch does. */
+typedef enum { LT__LRS_LINEAR = 0, LT__LRS_COSINE, LT__LRS_SEQUENTIAL } lt__lrs_kind;
+
+struct lt_lrs {
+    lt__lrs_kind kind;
+    double base_lr;         /* base_lrs[0]: the group's initial lr */
+    double lr;              /* group['lr'] after the last step: get_last_lr()[0] */
+    int64_t last_epoch, step_count;
+    double start, end;      /* LinearLR: start_factor, end_factor */
+    double eta_min;         /* CosineAnnealingLR */
+    int64_t iters;          /* LinearLR: total_iters; CosineAnnealingLR: T_max */
+    lt_lrs **kids;          /* SequentialLR: the schedulers, and n-1 milestones */
+    int64_t *milestones;
+    int nkids;
+};
+
+/* Python's a % b for b > 0: the result takes b's sign. */
+static int64_t lt__pymod(int64_t a, int64_t b) { int64_t r = a % b; return r < 0 ? r + b : r; }
+
+/* _LRScheduler.step(): step_count+1; then last_epoch+1 and the chainable get_lr(), or, with
+   to_zero (torch's step(0), used by SequentialLR at a milestone), last_epoch = 0 and the
+   closed form at 0. */
+static void lt__lrs_step1(lt_lrs *s, int to_zero) {
+    double lr = s->lr;
+    int64_t e;
+    s->step_count++;
+    if (to_zero) {
+        s->last_epoch = 0;
+        if (s->kind == LT__LRS_LINEAR) /* base·(f0 + (f1−f0)·min(T,0)/T), exactly base·f0 */
+            s->lr = s->base_lr * s->start;
+        else /* η_min + (base−η_min)·(1 + cos 0)/2 */
+            s->lr = s->eta_min + (s->base_lr - s->eta_min) * (1.0 + cos(M_PI * 0.0 / (double)s->iters)) / 2.0;
+        return;
+    }
+    e = ++s->last_epoch;
+    if (s->kind == LT__LRS_LINEAR) {
+        /* LinearLR.get_lr: lr·f0 at 0; unchanged past T; else
+           lr·(1 + (f1−f0)/(T·f0 + (e−1)·(f1−f0))), the ratio of consecutive closed-form factors */
+        if (e == 0) s->lr = lr * s->start;
+        else if (e > s->iters) s->lr = lr;
+        else
+            s->lr = lr * (1.0 + (s->end - s->start) /
+                                    ((double)s->iters * s->start + (double)(e - 1) * (s->end - s->start)));
+    } else {
+        /* CosineAnnealingLR.get_lr, with T = T_max:
+           e = 0: unchanged;  first step of a resumed scheduler: the closed form;
+           e−1−T ≡ 0 (mod 2T), the trough: lr + (base−η_min)·(1 − cos(π/T))/2;
+           else η_min + (lr−η_min)·(1 + cos(πe/T))/(1 + cos(π(e−1)/T)) */
+        double T = (double)s->iters;
+        if (e == 0) s->lr = lr;
+        else if (s->step_count == 1)
+            s->lr = s->eta_min + (s->base_lr - s->eta_min) * (1.0 + cos((double)e * M_PI / T)) / 2.0;
+        else if (lt__pymod(e - 1 - s->iters, 2 * s->iters) == 0)
+            s->lr = lr + (s->base_lr - s->eta_min) * (1.0 - cos(M_PI / T)) / 2.0;
+        else
+            s->lr = (1.0 + cos(M_PI * (double)e / T)) / (1.0 + cos(M_PI * (double)(e - 1) / T)) *
+                        (lr - s->eta_min) + s->eta_min;
+    }
+}
+
+static lt_lrs *lt__lrs_new(lt__lrs_kind kind, double base_lr) {
+    lt_lrs *s = (lt_lrs *)LT__MALLOC(sizeof(lt_lrs));
+    if (!s) return NULL;
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    s->base_lr = base_lr;
+    s->lr = base_lr;
+    s->last_epoch = -1;
+    return s;
+}
+
+LTRAIN_DEF lt_lrs *lt_linear_lr(double base_lr, double start_factor, double end_factor, int64_t total_iters) {
+    lt_lrs *s;
+    /* torch 1.13 accepts start_factor 0 and then divides by zero on the second step; later
+       versions reject it, and so do we */
+    if (!(start_factor > 0 && start_factor <= 1) || !(end_factor >= 0 && end_factor <= 1) ||
+        total_iters < 0 || !(base_lr >= 0))
+        return NULL;
+    s = lt__lrs_new(LT__LRS_LINEAR, base_lr);
+    if (!s) return NULL;
+    s->start = start_factor; s->end = end_factor; s->iters = total_iters;
+    lt__lrs_step1(s, 0); /* torch's constructor takes the first step */
+    return s;
+}
+
+LTRAIN_DEF lt_lrs *lt_cosine_annealing_lr(double base_lr, int64_t t_max, double eta_min) {
+    lt_lrs *s;
+    if (t_max < 1 || !(base_lr >= 0) || !(eta_min == eta_min)) return NULL;
+    s = lt__lrs_new(LT__LRS_COSINE, base_lr);
+    if (!s) return NULL;
+    s->iters = t_max; s->eta_min = eta_min;
+    lt__lrs_step1(s, 0);
+    return s;
+}
+
+/* SequentialLR: the group lr goes back to the initial lr, every scheduler's last_epoch goes back
+   by one (undoing its constructor's step), and the first one is started afresh.  The schedulers
+   should share one base_lr, as torch's share one optimizer. */
+LTRAIN_DEF lt_lrs *lt_sequential_lr(lt_lrs **scheds, int n, const int64_t *milestones) {
+    lt_lrs *s = NULL;
+    int i, ok = scheds != NULL && n >= 1 && (n == 1 || milestones != NULL);
+    for (i = 0; ok && i < n; i++) ok = scheds[i] != NULL && scheds[i]->kind != LT__LRS_SEQUENTIAL;
+    for (i = 1; ok && i < n - 1; i++) ok = milestones[i] >= milestones[i - 1]; /* bisect needs order */
+    if (ok) s = lt__lrs_new(LT__LRS_SEQUENTIAL, scheds[0]->base_lr);
+    if (s) {
+        s->kids = (lt_lrs **)LT__MALLOC((size_t)n * sizeof(lt_lrs *));
+        s->milestones = (int64_t *)LT__MALLOC((size_t)n * sizeof(int64_t));
+        if (!s->kids || !s->milestones) {
+            LT__FREE(s->kids); LT__FREE(s->milestones); LT__FREE(s);
+            s = NULL;
+        }
+    }
+    if (!s) { /* ownership was taken: release what was given */
+        for (i = 0; scheds && i < n; i++) lt_lrs_destroy(scheds[i]);
+        return NULL;
+    }
+    memcpy(s->kids, scheds, (size_t)n * sizeof(lt_lrs *));
+    if (n > 1) memcpy(s->milestones, milestones, (size_t)(n - 1) * sizeof(int64_t));
+    s->nkids = n;
+    for (i = 0; i < n; i++) s->kids[i]->last_epoch--;
+    s->kids[0]->step_count = 0;
+    s->kids[0]->lr = s->base_lr;
+    lt__lrs_step1(s->kids[0], 0);
+    s->lr = s->kids[0]->lr;
+    s->last_epoch = 0;
+    return s;
+}
+
+LTRAIN_DEF double lt_lrs_get(const lt_lrs *s) { return s ? s->lr : NAN; }
+
+LTRAIN_DEF void lt_lrs_step(lt_lrs *s) {
+    int idx = 0;
+    lt_lrs *k;
+    if (!s) return;
+    if (s->kind != LT__LRS_SEQUENTIAL) { lt__lrs_step1(s, 0); return; }
+    s->last_epoch++;
+    /* bisect_right: the number of milestones <= last_epoch picks the scheduler; landing exactly
+       on a milestone restarts it with step(0) */
+    while (idx < s->nkids - 1 && s->milestones[idx] <= s->last_epoch) idx++;
+    k = s->kids[idx];
+    k->lr = s->lr;
+    lt__lrs_step1(k, idx > 0 && s->milestones[idx - 1] == s->last_epoch);
+    s->lr = k->lr;
+}
+
+LTRAIN_DEF void lt_lrs_destroy(lt_lrs *s) {
+    int i;
+    if (!s) return;
+    for (i = 0; i < s->nkids; i++) lt_lrs_destroy(s->kids[i]);
+    LT__FREE(s->kids);
+    LT__FREE(s->milestones);
+    LT__FREE(s);
+}
+
+/* ==== @@CLIP  gradient clipping: clip_grad_norm_, clip_grad_value_ ============================ */
+
+/* Σ g² over every gradient, in double (torch sums per tensor, then the norms). */
+static double lt__grad_sumsq(lt_paramset params) {
+    double acc = 0;
+    int i;
+    for (i = 0; i < params.n; i++) {
+        const lt_tensor *t = params.p[i];
+        const float *g;
+        int64_t j, n;
+        double s = 0;
+        if (!t || !t->grad) continue; /* torch skips parameters whose .grad is None */
+        g = t->grad;
+        n = t->n;
+        LT__OMP(parallel for reduction(+ : s) if (n >= LT__OPT_PAR_MIN))
+        for (j = 0; j < n; j++) s += (double)g[j] * (double)g[j];
+        acc += s;
+    }
+    return acc;
+}
+
+LTRAIN_DEF double lt_grad_norm(lt_ctx *ctx, lt_paramset params) {
+    (void)ctx;
+    if (!params.p) return 0;
+    return sqrt(lt__grad_sumsq(params));
+}
+
+/* as torch.nn.utils.clip_grad_norm_: coef = max_norm / (norm + 1e-6), clamped to 1, computed in
+   float like torch (whose norm is a float32 tensor); every gradient is multiplied by it, also
+   when it is 1.  A non-finite norm is reported instead of spreading NaN into every gradient. */
+LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_norm) {
+    double norm;
+    float coef;
+    int i;
+    if (ctx && lt_failed(ctx)) return NAN;
+    if (!(max_norm >= 0)) {
+        if (ctx) lt_set_error(ctx, LT_ERR_ARG, "lt_clip_grad_norm: max_norm is %g; it must be >= 0", max_norm);
+        return NAN;
+    }
+    if (!params.p) return 0;
+    norm = sqrt(lt__grad_sumsq(params));
+    if (!(norm - norm == 0)) {
+        for (i = 0; i < params.n; i++) {
+            const lt_tensor *t = params.p[i];
+            int64_t j;
+            if (!t || !t->grad) continue;
+            for (j = 0; j < t->n; j++)
+                if (!(t->grad[j] - t->grad[j] == 0)) break;
+            if (j < t->n) {
+                if (ctx)
+                    lt_set_error(ctx, LT_ERR_NONFINITE, "lt_clip_grad_norm: the gradient norm is %g: "
+                                 "'%s' has gradient %g at element %lld; gradients left unclipped (hint: "
+                                 "lower the learning rate, or look for a log/divide of 0 in the loss)",
+                                 norm, t->name ? t->name : "?", (double)t->grad[j], (long long)j);
+                return norm;
+            }
+        }
+        if (ctx) lt_set_error(ctx, LT_ERR_NONFINITE, "lt_clip_grad_norm: the gradient norm is %g", norm);
+        return norm;
+    }
+    /* torch: max_norm / (norm + 1e-6) is Tensor.__rtruediv__, i.e. reciprocal(norm + 1e-6)·max_norm */
+    coef = (1.0f / ((float)norm + (float)1e-6)) * (float)max_norm;
+    if (coef > 1.0f) coef = 1.0f;
+    for (i = 0; i < params.n; i++) {
+        lt_tensor *t = params.p[i];
+        float *g;
+        int64_t j, n;
+        if (!t || !t->grad) continue;
+        g = t->grad;
+        n = t->n;
+        LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
+        for (j = 0; j < n; j++) g[j] *= coef;
+    }
+    return norm;
+}
+
+/* as torch.nn.utils.clip_grad_value_: clamp every gradient element to [−clip, clip] (NaN stays). */
+LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip) {
+    float c = (float)clip;
+    int i;
+    if (ctx && lt_failed(ctx)) return;
+    if (!(clip >= 0)) {
+        if (ctx) lt_set_error(ctx, LT_ERR_ARG, "lt_clip_grad_value: clip is %g; it must be >= 0", clip);
+        return;
+    }
+    for (i = 0; params.p && i < params.n; i++) {
+        lt_tensor *t = params.p[i];
+        float *g;
+        int64_t j, n;
+        if (!t || !t->grad) continue;
+        g = t->grad;
+        n = t->n;
+        LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
+        for (j = 0; j < n; j++) {
+            if (g[j] > c) g[j] = c;
+            else if (g[j] < -c) g[j] = -c;
+        }
+    }
+}
+
 /* ==== @@AMP  mixed precision: fp16/bf16 conversions, dynamic loss scaling ===================== */
 
 static uint32_t lt__f32_bits(float x) { uint32_t u; memcpy(&u, &x, sizeof u); return u; }
@@ -6455,6 +6455,522 @@ LTRAIN_DEF lt_status lt_loader_set_pos(lt_loader *ld, int64_t epoch, int64_t ind
     ld->epoch = epoch;
     ld->index = index;
     return LT_OK;
+}
+
+/* ==== @@DATA (continued)  sequences: variable lengths, buckets, length schedule, restarts ====== */
+
+/* A row of a batch before padding: its inputs and targets (len of each). */
+typedef struct { const int32_t *ids, *tg; int len; } lt__row;
+
+struct lt_seq_loader {
+    lt_ctx *ctx;
+    lt_seq_config cfg;
+    int32_t *tok;            /* every token of the source */
+    int64_t ntok;
+    int64_t n;               /* pieces */
+    int64_t *off;            /* piece i: tokens tok[off[i] .. off[i]+len[i]] */
+    int32_t *len;
+    int32_t *bucket_of;      /* [max_len+1]: the bucket of a length (0 = the longest lengths) */
+    int64_t epoch, index;    /* the next batch */
+    /* the plan of epoch plan_epoch: batch i is order[run_start[bperm[i]] ..][run_len[bperm[i]]] */
+    int64_t plan_epoch, nb;
+    int64_t *order, *run_start, *run_len, *bperm;
+    int64_t *bcount;         /* per bucket: counts, then offsets (counting sort) */
+    int64_t nbuckets;
+    lt__row *rows;           /* scratch for one batch */
+};
+
+LTRAIN_DEF lt_seq_config lt_seq_defaults(void) {
+    lt_seq_config c;
+    memset(&c, 0, sizeof c);
+    c.split = LT_SEQ_LINES;
+    c.eot = 50256;
+    c.max_len = 64;
+    c.batching = LT_BATCH_BUCKET;
+    c.batch_tokens = 512;
+    c.bucket_width = 1.0 / 16;
+    c.pad_to = 1;
+    return c;
+}
+
+LTRAIN_DEF void lt_seq_destroy(lt_seq_loader *sl) {
+    if (!sl) return;
+    LT__FREE(sl->tok); LT__FREE(sl->off); LT__FREE(sl->len); LT__FREE(sl->bucket_of);
+    LT__FREE(sl->order); LT__FREE(sl->run_start); LT__FREE(sl->run_len); LT__FREE(sl->bperm);
+    LT__FREE(sl->bcount); LT__FREE(sl->rows);
+    LT__FREE(sl);
+}
+
+static int lt__seq_check_cfg(lt_ctx *ctx, const char *who, const lt_seq_config *c) {
+    if (!c) return lt_set_error(ctx, LT_ERR_ARG, "%s: config is NULL (start from lt_seq_defaults())", who), 0;
+    if (c->split != LT_SEQ_LINES && c->split != LT_SEQ_PARAGRAPHS && c->split != LT_SEQ_EOT)
+        return lt_set_error(ctx, LT_ERR_ARG, "%s: split %d is not LT_SEQ_LINES, LT_SEQ_PARAGRAPHS or LT_SEQ_EOT",
+                            who, (int)c->split), 0;
+    if (c->batching != LT_BATCH_BUCKET && c->batching != LT_BATCH_RANDOM)
+        return lt_set_error(ctx, LT_ERR_ARG, "%s: batching %d is not LT_BATCH_BUCKET or LT_BATCH_RANDOM", who,
+                            (int)c->batching), 0;
+    if (c->max_len < 1 || c->batch_tokens < c->max_len || c->pad_to < 1 ||
+        !(c->bucket_width > 0 && c->bucket_width < 1))
+        return lt_set_error(ctx, LT_ERR_ARG, "%s: max_len %d, batch_tokens %lld, pad_to %d, bucket_width %g: need "
+                            "max_len >= 1, batch_tokens >= max_len (one longest piece must fit), pad_to >= 1 and "
+                            "bucket_width in (0,1)", who, c->max_len, (long long)c->batch_tokens, c->pad_to,
+                            c->bucket_width), 0;
+    return 1;
+}
+
+/* Adds the pieces of the sequence tok[start .. start+ntok-1]: piece k starts at start + k*T and
+   holds min(T, ntok-1-k*T) pairs.  cap: room in off/len (counted beforehand). */
+static void lt__seq_cut(lt_seq_loader *sl, int64_t start, int64_t ntok) {
+    int64_t T = sl->cfg.max_len, k;
+    for (k = 0; k * T < ntok - 1; k++) {
+        int64_t left = ntok - 1 - k * T;
+        sl->off[sl->n] = start + k * T;
+        sl->len[sl->n] = (int32_t)(left < T ? left : T);
+        sl->n++;
+    }
+}
+
+/* Walks the sequences; with count_only, counts pieces into *pieces instead of storing them. */
+static void lt__seq_split(lt_seq_loader *sl, int count_only, int64_t *pieces) {
+    const int32_t *t = sl->tok;
+    int64_t i = 0, N = sl->ntok, T = sl->cfg.max_len, total = 0;
+#define LT__SEQ_EMIT(s, cnt) do { int64_t s_ = (s), c_ = (cnt); \
+        if (c_ >= 2) { if (count_only) total += (c_ - 2) / T + 1; else lt__seq_cut(sl, s_, c_); } } while (0)
+    if (sl->cfg.split == LT_SEQ_EOT) {
+        int64_t start = 0;
+        for (i = 1; i <= N; i++)
+            if (i == N || t[i] == sl->cfg.eot) { LT__SEQ_EMIT(start, i - start); start = i; }
+    } else {
+        int64_t para = -1;   /* paragraphs: where the current one starts (-1: none open) */
+        while (i < N) {
+            int64_t j = i, blank = 1;
+            while (j < N && t[j] != '\n') { if (t[j] != ' ' && t[j] != '\t' && t[j] != '\r') blank = 0; j++; }
+            if (j < N) j++;  /* the line includes its '\n' */
+            if (sl->cfg.split == LT_SEQ_LINES) LT__SEQ_EMIT(i, j - i);
+            else if (blank) { if (para >= 0) LT__SEQ_EMIT(para, i - para); para = -1; }
+            else if (para < 0) para = i;
+            i = j;
+        }
+        if (para >= 0) LT__SEQ_EMIT(para, N - para);
+    }
+#undef LT__SEQ_EMIT
+    if (count_only) *pieces = total;
+}
+
+/* Takes ownership of tok. */
+static lt_seq_loader *lt__seq_make(lt_ctx *ctx, int32_t *tok, int64_t ntok, const lt_seq_config *cfg,
+                                   const char *what) {
+    lt_seq_loader *sl = (lt_seq_loader *)LT__MALLOC(sizeof(lt_seq_loader));
+    int64_t pieces = 0, T, hi, b;
+    size_t bytes;
+    if (!sl) { LT__FREE(tok); lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", what); return NULL; }
+    memset(sl, 0, sizeof *sl);
+    sl->ctx = ctx; sl->cfg = *cfg; sl->tok = tok; sl->ntok = ntok; sl->plan_epoch = -1;
+    T = cfg->max_len;
+    lt__seq_split(sl, 1, &pieces);
+    if (pieces < 1) {
+        lt_set_error(ctx, LT_ERR_ARG, "%s: no sequence with 2 or more tokens (%lld tokens split by %s)", what,
+                     (long long)ntok, cfg->split == LT_SEQ_LINES ? "lines" : cfg->split == LT_SEQ_PARAGRAPHS ?
+                     "paragraphs" : "end-of-text id");
+        lt_seq_destroy(sl);
+        return NULL;
+    }
+    if (!lt_mul_size((size_t)pieces, sizeof(int64_t), &bytes) ||
+        !(sl->off = (int64_t *)LT__MALLOC(bytes)) || !(sl->len = (int32_t *)LT__MALLOC(bytes)) ||
+        !(sl->order = (int64_t *)LT__MALLOC(bytes)) || !(sl->run_start = (int64_t *)LT__MALLOC(bytes)) ||
+        !(sl->run_len = (int64_t *)LT__MALLOC(bytes)) || !(sl->bperm = (int64_t *)LT__MALLOC(bytes)) ||
+        !(sl->bucket_of = (int32_t *)LT__MALLOC((size_t)(T + 1) * sizeof(int32_t)))) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %lld pieces", what, (long long)pieces);
+        lt_seq_destroy(sl);
+        return NULL;
+    }
+    lt__seq_split(sl, 0, NULL);
+    LT__ASSERT(sl->n == pieces);
+    /* buckets from the top: (hi*(1-w), hi], each at least one length wide */
+    for (hi = T, b = 0; hi >= 1; b++) {
+        int64_t lo = (int64_t)floor((double)hi * (1.0 - cfg->bucket_width)), l;
+        if (lo > hi - 1) lo = hi - 1;
+        if (lo < 0) lo = 0;
+        for (l = hi; l > lo; l--) sl->bucket_of[l] = (int32_t)b;
+        hi = lo;
+    }
+    sl->bucket_of[0] = (int32_t)b;
+    sl->nbuckets = b + 1;
+    if (!(sl->bcount = (int64_t *)LT__MALLOC((size_t)sl->nbuckets * sizeof(int64_t)))) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", what);
+        lt_seq_destroy(sl);
+        return NULL;
+    }
+    return sl;
+}
+
+LTRAIN_DEF lt_seq_loader *lt_seq_from_tokens(lt_ctx *ctx, const int32_t *tokens, int64_t n, const lt_seq_config *cfg) {
+    int32_t *tok;
+    size_t bytes;
+    if (!lt__seq_check_cfg(ctx, "lt_seq_from_tokens", cfg)) return NULL;
+    if (n < 0 || (!tokens && n > 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_seq_from_tokens: n = %lld with tokens %s", (long long)n, tokens ? "given" : "NULL");
+        return NULL;
+    }
+    if ((uint64_t)n > (uint64_t)SIZE_MAX || !lt_mul_size(n ? (size_t)n : 1, sizeof(int32_t), &bytes) ||
+        !(tok = (int32_t *)LT__MALLOC(bytes))) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_seq_from_tokens: out of memory for %lld tokens", (long long)n);
+        return NULL;
+    }
+    if (n) memcpy(tok, tokens, (size_t)n * sizeof(int32_t));
+    return lt__seq_make(ctx, tok, n, cfg, "lt_seq_from_tokens");
+}
+
+/* Bytes -> tokens (vocab 256); vocab > 0 rejects bytes >= vocab. */
+static int32_t *lt__seq_bytes(lt_ctx *ctx, const unsigned char *b, size_t n, int vocab, const char *what) {
+    int32_t *tok;
+    size_t bytes, i;
+    if (!lt_mul_size(n ? n : 1, sizeof(int32_t), &bytes) || !(tok = (int32_t *)LT__MALLOC(bytes))) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %zu tokens", what, n);
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        if (vocab > 0 && b[i] >= vocab) {
+            lt_set_error(ctx, LT_ERR_FORMAT, "%s: text byte %u at position %zu is >= the vocab size %d "
+                         "(hint: a text file needs vocab >= 256, or 0)", what, (unsigned)b[i], i, vocab);
+            LT__FREE(tok);
+            return NULL;
+        }
+        tok[i] = b[i];
+    }
+    return tok;
+}
+
+LTRAIN_DEF lt_seq_loader *lt_seq_from_text(lt_ctx *ctx, const char *text, size_t n, const lt_seq_config *cfg) {
+    int32_t *tok;
+    if (!lt__seq_check_cfg(ctx, "lt_seq_from_text", cfg)) return NULL;
+    if (!text && n) { lt_set_error(ctx, LT_ERR_ARG, "lt_seq_from_text: text is NULL"); return NULL; }
+    tok = lt__seq_bytes(ctx, (const unsigned char *)text, n, 0, "lt_seq_from_text");
+    return tok ? lt__seq_make(ctx, tok, (int64_t)n, cfg, "lt_seq_from_text") : NULL;
+}
+
+LTRAIN_DEF lt_seq_loader *lt_seq_open(lt_ctx *ctx, const char *path, const lt_seq_config *cfg, int vocab) {
+    void *buf;
+    size_t size;
+    int32_t *tok;
+    int64_t n;
+    int shard;
+    char what[300];
+    if (!path) { lt_set_error(ctx, LT_ERR_ARG, "lt_seq_open: path is NULL"); return NULL; }
+    if (!lt__seq_check_cfg(ctx, "lt_seq_open", cfg)) return NULL;
+    if (lt_read_file(ctx, path, &buf, &size) != LT_OK) return NULL;
+    shard = size >= 4 && lt__rd32((const unsigned char *)buf) == LT__SHARD_MAGIC;
+    snprintf(what, sizeof what, "lt_seq_open: %.250s (%s)", path, shard ? "token shard" : "text file");
+    if (shard && cfg->split != LT_SEQ_EOT) {
+        LT__FREE(buf);
+        lt_set_error(ctx, LT_ERR_ARG, "%s: lines and paragraphs split text; a token shard is split at an "
+                     "end-of-text id (hint: --eot 50256)", what);
+        return NULL;
+    }
+    if (shard) {
+        lt_status s = lt_shard_parse(ctx, buf, size, path, vocab, &tok, &n);
+        LT__FREE(buf);
+        if (s != LT_OK) return NULL;
+    } else {
+        tok = lt__seq_bytes(ctx, (const unsigned char *)buf, size, vocab, what);
+        LT__FREE(buf);
+        if (!tok) return NULL;
+        n = (int64_t)size;
+    }
+    return lt__seq_make(ctx, tok, n, cfg, what);
+}
+
+LTRAIN_DEF int64_t lt_seq_count(const lt_seq_loader *sl) { return sl ? sl->n : 0; }
+LTRAIN_DEF int lt_seq_length(const lt_seq_loader *sl, int64_t i) { return sl && i >= 0 && i < sl->n ? sl->len[i] : 0; }
+LTRAIN_DEF const int32_t *lt_seq_tokens(const lt_seq_loader *sl, int64_t i) {
+    return sl && i >= 0 && i < sl->n ? sl->tok + sl->off[i] : NULL;
+}
+
+/* The padded length of a batch whose longest row is m. */
+static int64_t lt__seq_padded(const lt_seq_config *c, int64_t m) {
+    int64_t p = (m + c->pad_to - 1) / c->pad_to * c->pad_to;
+    return p < c->max_len ? p : c->max_len;   /* m <= max_len always */
+}
+
+/* Epoch e's batches, from an RNG seeded by (seed, e) alone (as the stream loader's shuffle):
+   a permutation of the pieces; bucket mode sorts it stably by bucket (a random order inside
+   each bucket).  Then batches are packed greedily in that order, a batch closing when the next
+   piece would push rows * padded length past the budget (or, bucketed, starts another bucket);
+   bucketed batches are shuffled last. */
+static void lt__seq_plan(lt_seq_loader *sl, int64_t epoch) {
+    lt_rng r;
+    int64_t i, n = sl->n, *perm = sl->bperm, rows = 0, m = 0, nb = 0;
+    int bucketed = sl->cfg.batching == LT_BATCH_BUCKET;
+    if (sl->plan_epoch == epoch) return;
+    lt_rng_seed(&r, (uint64_t)epoch);
+    lt_rng_seed(&r, sl->cfg.seed ^ lt_rng_u64(&r));
+    for (i = 0; i < n; i++) perm[i] = i;
+    for (i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)lt__rng_below(&r, (uint64_t)i + 1), t = perm[i];
+        perm[i] = perm[j]; perm[j] = t;
+    }
+    if (bucketed) {   /* counting sort by bucket, stable: key[] counts, then offsets */
+        int64_t *cnt = sl->bcount, acc = 0;
+        for (i = 0; i < sl->nbuckets; i++) cnt[i] = 0;
+        for (i = 0; i < n; i++) cnt[sl->bucket_of[sl->len[perm[i]]]]++;
+        for (i = 0; i < sl->nbuckets; i++) { int64_t c = cnt[i]; cnt[i] = acc; acc += c; }
+        for (i = 0; i < n; i++) sl->order[cnt[sl->bucket_of[sl->len[perm[i]]]]++] = perm[i];
+    } else {
+        memcpy(sl->order, perm, (size_t)n * sizeof(int64_t));
+    }
+    for (i = 0; i < n; i++) {
+        int64_t L = sl->len[sl->order[i]], m2 = L > m ? L : m;
+        int new_bucket = bucketed && rows > 0 && sl->bucket_of[L] != sl->bucket_of[sl->len[sl->order[i - 1]]];
+        if (rows > 0 && (new_bucket || (rows + 1) * lt__seq_padded(&sl->cfg, m2) > sl->cfg.batch_tokens)) {
+            sl->run_len[nb++] = rows;
+            rows = 0; m2 = L;
+        }
+        if (rows == 0) sl->run_start[nb] = i;
+        rows++; m = m2;
+    }
+    sl->run_len[nb++] = rows;
+    for (i = 0; i < nb; i++) perm[i] = i;
+    if (bucketed)
+        for (i = nb - 1; i > 0; i--) {
+            int64_t j = (int64_t)lt__rng_below(&r, (uint64_t)i + 1), t = perm[i];
+            perm[i] = perm[j]; perm[j] = t;
+        }
+    sl->nb = nb;
+    sl->plan_epoch = epoch;
+}
+
+LTRAIN_DEF int64_t lt_seq_batches(lt_seq_loader *sl, int64_t epoch) {
+    if (!sl || epoch < 0) return 0;
+    lt__seq_plan(sl, epoch);
+    return sl->nb;
+}
+
+LTRAIN_DEF int64_t lt_seq_batch_members(lt_seq_loader *sl, int64_t epoch, int64_t index, int64_t *pieces) {
+    int64_t run, k;
+    if (!sl || epoch < 0 || index < 0) return -1;
+    lt__seq_plan(sl, epoch);
+    if (index >= sl->nb) return -1;
+    run = sl->bperm[index];
+    if (pieces)
+        for (k = 0; k < sl->run_len[run]; k++) pieces[k] = sl->order[sl->run_start[run] + k];
+    return sl->run_len[run];
+}
+
+/* Rows cut to at most fold pairs (0: no cut), padded to the longest resulting row rounded up to
+   pad_to (but not past cap) into b: inputs 0 and targets LT_IGNORE_INDEX past each length. */
+static lt_status lt__batch_fill(lt_ctx *ctx, lt_batch *b, const lt__row *rows, int64_t nrows, int fold, int pad_to,
+                                int cap) {
+    int64_t F = fold > 0 ? fold : INT_MAX, R = 0, W = 1, Wr, i, r = 0;
+    size_t pos;
+    int32_t *p1, *p2;
+    for (i = 0; i < nrows; i++) {
+        int64_t L = rows[i].len;
+        R += L > 0 ? (L + F - 1) / F : 1;
+        if ((L < F ? L : F) > W) W = L < F ? L : F;
+    }
+    Wr = (W + pad_to - 1) / pad_to * pad_to;
+    if (Wr <= cap) W = Wr;   /* never past the model's length (every row fits in cap) */
+    if (R > INT_MAX || !lt_mul_size((size_t)R, (size_t)W, &pos) || pos > (size_t)INT64_MAX / 8)
+        return lt_set_error(ctx, LT_ERR_NOMEM, "lt_batch: %lld rows of %lld is too large", (long long)R, (long long)W);
+    if ((int64_t)pos > b->cap_pos) {
+        p1 = (int32_t *)LT__REALLOC(b->ids, pos * sizeof(int32_t));
+        if (p1) b->ids = p1;
+        p2 = p1 ? (int32_t *)LT__REALLOC(b->targets, pos * sizeof(int32_t)) : NULL;
+        if (p2) b->targets = p2;
+        if (!p1 || !p2) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_batch: out of memory for %zu positions", pos);
+        b->cap_pos = (int64_t)pos;
+    }
+    if (R > b->cap_rows) {
+        int32_t *p = (int32_t *)LT__REALLOC(b->lengths, (size_t)R * sizeof(int32_t));
+        if (!p) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_batch: out of memory for %lld rows", (long long)R);
+        b->lengths = p;
+        b->cap_rows = R;
+    }
+    b->B = (int)R; b->T = (int)W; b->real = 0;
+    for (i = 0; i < nrows; i++) {
+        int64_t L = rows[i].len, c = 0;
+        do {
+            int64_t n = L - c < F ? L - c : F, t;
+            int32_t *oi = b->ids + r * W, *ot = b->targets + r * W;
+            if (n > W) n = W;
+            for (t = 0; t < n; t++) {
+                oi[t] = rows[i].ids[c + t];
+                ot[t] = rows[i].tg[c + t];
+                b->real += ot[t] != LT_IGNORE_INDEX;
+            }
+            for (; t < W; t++) { oi[t] = 0; ot[t] = LT_IGNORE_INDEX; }
+            b->lengths[r++] = (int32_t)n;
+            c += F;
+        } while (c < L);
+    }
+    LT__ASSERT(r == R);
+    return LT_OK;
+}
+
+LTRAIN_DEF lt_status lt_seq_next(lt_seq_loader *sl, int fold_len, lt_batch *b) {
+    int64_t run, k, nr;
+    if (!sl || !b) return sl ? lt_set_error(sl->ctx, LT_ERR_ARG, "lt_seq_next: batch is NULL") : LT_ERR_ARG;
+    if (lt_failed(sl->ctx)) return lt_status_of(sl->ctx);
+    if (!sl->rows) {
+        size_t bytes;
+        if (!lt_mul_size((size_t)sl->n, sizeof(lt__row), &bytes) || !(sl->rows = (lt__row *)LT__MALLOC(bytes)))
+            return lt_set_error(sl->ctx, LT_ERR_NOMEM, "lt_seq_next: out of memory");
+    }
+    lt__seq_plan(sl, sl->epoch);
+    run = sl->bperm[sl->index];
+    nr = sl->run_len[run];
+    for (k = 0; k < nr; k++) {
+        int64_t p = sl->order[sl->run_start[run] + k];
+        sl->rows[k].ids = sl->tok + sl->off[p];
+        sl->rows[k].tg = sl->tok + sl->off[p] + 1;
+        sl->rows[k].len = sl->len[p];
+    }
+    if (++sl->index == sl->nb) { sl->index = 0; sl->epoch++; }
+    return lt__batch_fill(sl->ctx, b, sl->rows, nr, fold_len, sl->cfg.pad_to, sl->cfg.max_len);
+}
+
+LTRAIN_DEF void lt_seq_get_pos(const lt_seq_loader *sl, int64_t *epoch, int64_t *index) {
+    if (epoch) *epoch = sl ? sl->epoch : 0;
+    if (index) *index = sl ? sl->index : 0;
+}
+
+LTRAIN_DEF lt_status lt_seq_set_pos(lt_seq_loader *sl, int64_t epoch, int64_t index) {
+    if (!sl) return LT_ERR_ARG;
+    if (epoch < 0 || index < 0 || index >= lt_seq_batches(sl, epoch))
+        return lt_set_error(sl->ctx, LT_ERR_ARG, "lt_seq_set_pos: (epoch %lld, index %lld) is out of range: epoch "
+                            "must be >= 0 and index in [0, %lld) (that epoch's batches)", (long long)epoch,
+                            (long long)index, (long long)(epoch >= 0 ? lt_seq_batches(sl, epoch) : 0));
+    sl->epoch = epoch;
+    sl->index = index;
+    return LT_OK;
+}
+
+LTRAIN_DEF lt_status lt_batch_from_rows(lt_ctx *ctx, lt_batch *b, const int32_t *ids, const int32_t *targets,
+                                        const int32_t *lengths, int B, int T, int fold_len) {
+    lt__row *rows;
+    lt_status s;
+    int i;
+    if (!b || !ids || !targets || B < 1 || T < 1)
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_batch_from_rows: need b, ids, targets, B >= 1 and T >= 1 (B = %d, "
+                            "T = %d)", B, T);
+    for (i = 0; lengths && i < B; i++)
+        if (lengths[i] < 0 || lengths[i] > T)
+            return lt_set_error(ctx, LT_ERR_ARG, "lt_batch_from_rows: lengths[%d] is %d: it must be in [0,%d]", i,
+                                lengths[i], T);
+    rows = (lt__row *)LT__MALLOC((size_t)B * sizeof(lt__row));
+    if (!rows) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_batch_from_rows: out of memory");
+    for (i = 0; i < B; i++) {
+        rows[i].ids = ids + (int64_t)i * T;
+        rows[i].tg = targets + (int64_t)i * T;
+        rows[i].len = lengths ? lengths[i] : T;
+    }
+    s = lt__batch_fill(ctx, b, rows, B, fold_len, 1, T);
+    LT__FREE(rows);
+    return s;
+}
+
+LTRAIN_DEF void lt_batch_free(lt_batch *b) {
+    if (!b) return;
+    LT__FREE(b->ids); LT__FREE(b->targets); LT__FREE(b->lengths);
+    memset(b, 0, sizeof *b);
+}
+
+LTRAIN_DEF lt_tensor *lt_gpt_loss_ex(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T,
+                                     const int32_t *lengths, double denom) {
+    lt_tensor *logits = lt_gpt_forward(g, ids, B, T, lengths);
+    if (!logits) return NULL;
+    return denom > 0 ? lt_cross_entropy_sum(g->ctx, logits, targets, denom) : lt_cross_entropy(g->ctx, logits, targets);
+}
+
+/* ---- sequence-length schedule ---------------------------------------------------------------- */
+LTRAIN_DEF int lt_len_at(const lt_len_schedule *ls, int64_t step) {
+    int64_t t0, t1, v, q;
+    double p;
+    if (!ls) return 0;
+    t0 = ls->t0; t1 = ls->t1;
+    if (ls->steps <= 0 || step >= ls->steps || t0 >= t1) return (int)t1;
+    if (step < 0) step = 0;
+    p = (double)step / (double)ls->steps;
+    q = ls->quantum > 0 ? ls->quantum : 1;
+    if (ls->rule == LT_LEN_STEP) {
+        int64_t n = 0, k;
+        while ((t0 << n) < t1) n++;
+        k = n * step / ls->steps;   /* integer: no rounding surprises at the stage edges */
+        v = t0 << k;
+        return (int)(v < t1 ? v : t1);
+    }
+    v = t0 + (int64_t)floor((double)(t1 - t0) * (ls->rule == LT_LEN_SQRT ? sqrt(p) : p));
+    v = v / q * q;
+    return (int)(v < t0 ? t0 : v > t1 ? t1 : v);
+}
+
+LTRAIN_DEF int lt_len_parse(const char *spec, lt_len_schedule *out, char *err, size_t errcap) {
+    const char *p = spec;
+    char *end;
+    long v[3];
+    int k;
+    if (err && errcap) err[0] = 0;
+    if (!spec || !out) { if (err) snprintf(err, errcap, "no schedule given"); return 0; }
+    for (k = 0; k < 3; k++) {
+        v[k] = strtol(p, &end, 10);
+        if (end == p || (k < 2 && *end != ':') || (k == 2 && *end && *end != ':') || v[k] < (k == 2 ? 0 : 1) ||
+            v[k] > (k == 2 ? LONG_MAX : 1 << 24)) {
+            if (err) snprintf(err, errcap, "\"%s\" is not T0:T1:STEPS[:linear|step|sqrt] with 1 <= T0 <= T1, STEPS >= 0",
+                              spec);
+            return 0;
+        }
+        p = end + (*end == ':');
+    }
+    memset(out, 0, sizeof *out);
+    out->t0 = (int)v[0]; out->t1 = (int)v[1]; out->steps = v[2];
+    out->quantum = out->t0 < 8 ? out->t0 : 8;
+    if (end[0] == ':') {
+        if (!strcmp(p, "linear")) out->rule = LT_LEN_LINEAR;
+        else if (!strcmp(p, "step")) out->rule = LT_LEN_STEP;
+        else if (!strcmp(p, "sqrt")) out->rule = LT_LEN_SQRT;
+        else { if (err) snprintf(err, errcap, "\"%s\": the rule must be linear, step or sqrt", spec); return 0; }
+    }
+    if (out->t0 > out->t1) {
+        if (err) snprintf(err, errcap, "\"%s\": T0 (%d) must not exceed T1 (%d)", spec, out->t0, out->t1);
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- random restarts -------------------------------------------------------------------------- */
+LTRAIN_DEF int lt_restarts(int n, uint64_t base_seed, lt_restart_fn fn, void *user, uint64_t *seeds, double *val) {
+    int r, best = -1;
+    double best_v = INFINITY;
+    if (n < 1 || !fn) return -1;
+    for (r = 0; r < n; r++) {
+        uint64_t s = base_seed + (uint64_t)r;
+        double v = NAN;
+        if (fn(user, r, s, &v) != LT_OK) v = NAN;
+        if (seeds) seeds[r] = s;
+        if (val) val[r] = v;
+        if (isfinite(v) && (best < 0 || v < best_v)) { best = r; best_v = v; }
+    }
+    return best;
+}
+
+LTRAIN_DEF void lt_restarts_print(FILE *f, int n, const uint64_t *seeds, const double *val, int best) {
+    double lo = INFINITY, hi = -INFINITY, sum = 0, sq = 0, mean;
+    int r, k = 0;
+    if (!f || n < 1 || !seeds || !val) return;
+    fprintf(f, "restart  seed                  val_loss\n");
+    for (r = 0; r < n; r++) {
+        fprintf(f, "%7d  %-20llu  %8.4f%s\n", r, (unsigned long long)seeds[r], val[r], r == best ? "  <- best" : "");
+        if (!isfinite(val[r])) continue;
+        if (val[r] < lo) lo = val[r];
+        if (val[r] > hi) hi = val[r];
+        sum += val[r]; k++;
+    }
+    if (k == 0) { fprintf(f, "no restart reached a finite validation loss\n"); return; }
+    mean = sum / k;
+    for (r = 0; r < n; r++) if (isfinite(val[r])) sq += (val[r] - mean) * (val[r] - mean);
+    fprintf(f, "val loss over %d seeds: min %.4f max %.4f mean %.4f std %.4f (spread %.4f); continuing seed %llu\n", k,
+            lo, hi, mean, k > 1 ? sqrt(sq / (k - 1)) : 0.0, hi - lo,
+            best >= 0 ? (unsigned long long)seeds[best] : 0ULL);
 }
 
 /* ==== @@CKPT  safetensors read/write =========================================================== */
@@ -7385,522 +7901,6 @@ io:
     LT__FREE(h.p);
     LT__FREE(tmp);
     return lt_set_error(w->ctx, LT_ERR_IO, "lt_st_save: cannot write \"%s\": %s", path, err ? strerror(err) : "write failed");
-}
-
-/* ==== @@DATA (continued)  sequences: variable lengths, buckets, length schedule, restarts ====== */
-
-/* A row of a batch before padding: its inputs and targets (len of each). */
-typedef struct { const int32_t *ids, *tg; int len; } lt__row;
-
-struct lt_seq_loader {
-    lt_ctx *ctx;
-    lt_seq_config cfg;
-    int32_t *tok;            /* every token of the source */
-    int64_t ntok;
-    int64_t n;               /* pieces */
-    int64_t *off;            /* piece i: tokens tok[off[i] .. off[i]+len[i]] */
-    int32_t *len;
-    int32_t *bucket_of;      /* [max_len+1]: the bucket of a length (0 = the longest lengths) */
-    int64_t epoch, index;    /* the next batch */
-    /* the plan of epoch plan_epoch: batch i is order[run_start[bperm[i]] ..][run_len[bperm[i]]] */
-    int64_t plan_epoch, nb;
-    int64_t *order, *run_start, *run_len, *bperm;
-    int64_t *bcount;         /* per bucket: counts, then offsets (counting sort) */
-    int64_t nbuckets;
-    lt__row *rows;           /* scratch for one batch */
-};
-
-LTRAIN_DEF lt_seq_config lt_seq_defaults(void) {
-    lt_seq_config c;
-    memset(&c, 0, sizeof c);
-    c.split = LT_SEQ_LINES;
-    c.eot = 50256;
-    c.max_len = 64;
-    c.batching = LT_BATCH_BUCKET;
-    c.batch_tokens = 512;
-    c.bucket_width = 1.0 / 16;
-    c.pad_to = 1;
-    return c;
-}
-
-LTRAIN_DEF void lt_seq_destroy(lt_seq_loader *sl) {
-    if (!sl) return;
-    LT__FREE(sl->tok); LT__FREE(sl->off); LT__FREE(sl->len); LT__FREE(sl->bucket_of);
-    LT__FREE(sl->order); LT__FREE(sl->run_start); LT__FREE(sl->run_len); LT__FREE(sl->bperm);
-    LT__FREE(sl->bcount); LT__FREE(sl->rows);
-    LT__FREE(sl);
-}
-
-static int lt__seq_check_cfg(lt_ctx *ctx, const char *who, const lt_seq_config *c) {
-    if (!c) return lt_set_error(ctx, LT_ERR_ARG, "%s: config is NULL (start from lt_seq_defaults())", who), 0;
-    if (c->split != LT_SEQ_LINES && c->split != LT_SEQ_PARAGRAPHS && c->split != LT_SEQ_EOT)
-        return lt_set_error(ctx, LT_ERR_ARG, "%s: split %d is not LT_SEQ_LINES, LT_SEQ_PARAGRAPHS or LT_SEQ_EOT",
-                            who, (int)c->split), 0;
-    if (c->batching != LT_BATCH_BUCKET && c->batching != LT_BATCH_RANDOM)
-        return lt_set_error(ctx, LT_ERR_ARG, "%s: batching %d is not LT_BATCH_BUCKET or LT_BATCH_RANDOM", who,
-                            (int)c->batching), 0;
-    if (c->max_len < 1 || c->batch_tokens < c->max_len || c->pad_to < 1 ||
-        !(c->bucket_width > 0 && c->bucket_width < 1))
-        return lt_set_error(ctx, LT_ERR_ARG, "%s: max_len %d, batch_tokens %lld, pad_to %d, bucket_width %g: need "
-                            "max_len >= 1, batch_tokens >= max_len (one longest piece must fit), pad_to >= 1 and "
-                            "bucket_width in (0,1)", who, c->max_len, (long long)c->batch_tokens, c->pad_to,
-                            c->bucket_width), 0;
-    return 1;
-}
-
-/* Adds the pieces of the sequence tok[start .. start+ntok-1]: piece k starts at start + k*T and
-   holds min(T, ntok-1-k*T) pairs.  cap: room in off/len (counted beforehand). */
-static void lt__seq_cut(lt_seq_loader *sl, int64_t start, int64_t ntok) {
-    int64_t T = sl->cfg.max_len, k;
-    for (k = 0; k * T < ntok - 1; k++) {
-        int64_t left = ntok - 1 - k * T;
-        sl->off[sl->n] = start + k * T;
-        sl->len[sl->n] = (int32_t)(left < T ? left : T);
-        sl->n++;
-    }
-}
-
-/* Walks the sequences; with count_only, counts pieces into *pieces instead of storing them. */
-static void lt__seq_split(lt_seq_loader *sl, int count_only, int64_t *pieces) {
-    const int32_t *t = sl->tok;
-    int64_t i = 0, N = sl->ntok, T = sl->cfg.max_len, total = 0;
-#define LT__SEQ_EMIT(s, cnt) do { int64_t s_ = (s), c_ = (cnt); \
-        if (c_ >= 2) { if (count_only) total += (c_ - 2) / T + 1; else lt__seq_cut(sl, s_, c_); } } while (0)
-    if (sl->cfg.split == LT_SEQ_EOT) {
-        int64_t start = 0;
-        for (i = 1; i <= N; i++)
-            if (i == N || t[i] == sl->cfg.eot) { LT__SEQ_EMIT(start, i - start); start = i; }
-    } else {
-        int64_t para = -1;   /* paragraphs: where the current one starts (-1: none open) */
-        while (i < N) {
-            int64_t j = i, blank = 1;
-            while (j < N && t[j] != '\n') { if (t[j] != ' ' && t[j] != '\t' && t[j] != '\r') blank = 0; j++; }
-            if (j < N) j++;  /* the line includes its '\n' */
-            if (sl->cfg.split == LT_SEQ_LINES) LT__SEQ_EMIT(i, j - i);
-            else if (blank) { if (para >= 0) LT__SEQ_EMIT(para, i - para); para = -1; }
-            else if (para < 0) para = i;
-            i = j;
-        }
-        if (para >= 0) LT__SEQ_EMIT(para, N - para);
-    }
-#undef LT__SEQ_EMIT
-    if (count_only) *pieces = total;
-}
-
-/* Takes ownership of tok. */
-static lt_seq_loader *lt__seq_make(lt_ctx *ctx, int32_t *tok, int64_t ntok, const lt_seq_config *cfg,
-                                   const char *what) {
-    lt_seq_loader *sl = (lt_seq_loader *)LT__MALLOC(sizeof(lt_seq_loader));
-    int64_t pieces = 0, T, hi, b;
-    size_t bytes;
-    if (!sl) { LT__FREE(tok); lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", what); return NULL; }
-    memset(sl, 0, sizeof *sl);
-    sl->ctx = ctx; sl->cfg = *cfg; sl->tok = tok; sl->ntok = ntok; sl->plan_epoch = -1;
-    T = cfg->max_len;
-    lt__seq_split(sl, 1, &pieces);
-    if (pieces < 1) {
-        lt_set_error(ctx, LT_ERR_ARG, "%s: no sequence with 2 or more tokens (%lld tokens split by %s)", what,
-                     (long long)ntok, cfg->split == LT_SEQ_LINES ? "lines" : cfg->split == LT_SEQ_PARAGRAPHS ?
-                     "paragraphs" : "end-of-text id");
-        lt_seq_destroy(sl);
-        return NULL;
-    }
-    if (!lt_mul_size((size_t)pieces, sizeof(int64_t), &bytes) ||
-        !(sl->off = (int64_t *)LT__MALLOC(bytes)) || !(sl->len = (int32_t *)LT__MALLOC(bytes)) ||
-        !(sl->order = (int64_t *)LT__MALLOC(bytes)) || !(sl->run_start = (int64_t *)LT__MALLOC(bytes)) ||
-        !(sl->run_len = (int64_t *)LT__MALLOC(bytes)) || !(sl->bperm = (int64_t *)LT__MALLOC(bytes)) ||
-        !(sl->bucket_of = (int32_t *)LT__MALLOC((size_t)(T + 1) * sizeof(int32_t)))) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %lld pieces", what, (long long)pieces);
-        lt_seq_destroy(sl);
-        return NULL;
-    }
-    lt__seq_split(sl, 0, NULL);
-    LT__ASSERT(sl->n == pieces);
-    /* buckets from the top: (hi*(1-w), hi], each at least one length wide */
-    for (hi = T, b = 0; hi >= 1; b++) {
-        int64_t lo = (int64_t)floor((double)hi * (1.0 - cfg->bucket_width)), l;
-        if (lo > hi - 1) lo = hi - 1;
-        if (lo < 0) lo = 0;
-        for (l = hi; l > lo; l--) sl->bucket_of[l] = (int32_t)b;
-        hi = lo;
-    }
-    sl->bucket_of[0] = (int32_t)b;
-    sl->nbuckets = b + 1;
-    if (!(sl->bcount = (int64_t *)LT__MALLOC((size_t)sl->nbuckets * sizeof(int64_t)))) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", what);
-        lt_seq_destroy(sl);
-        return NULL;
-    }
-    return sl;
-}
-
-LTRAIN_DEF lt_seq_loader *lt_seq_from_tokens(lt_ctx *ctx, const int32_t *tokens, int64_t n, const lt_seq_config *cfg) {
-    int32_t *tok;
-    size_t bytes;
-    if (!lt__seq_check_cfg(ctx, "lt_seq_from_tokens", cfg)) return NULL;
-    if (n < 0 || (!tokens && n > 0)) {
-        lt_set_error(ctx, LT_ERR_ARG, "lt_seq_from_tokens: n = %lld with tokens %s", (long long)n, tokens ? "given" : "NULL");
-        return NULL;
-    }
-    if ((uint64_t)n > (uint64_t)SIZE_MAX || !lt_mul_size(n ? (size_t)n : 1, sizeof(int32_t), &bytes) ||
-        !(tok = (int32_t *)LT__MALLOC(bytes))) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "lt_seq_from_tokens: out of memory for %lld tokens", (long long)n);
-        return NULL;
-    }
-    if (n) memcpy(tok, tokens, (size_t)n * sizeof(int32_t));
-    return lt__seq_make(ctx, tok, n, cfg, "lt_seq_from_tokens");
-}
-
-/* Bytes -> tokens (vocab 256); vocab > 0 rejects bytes >= vocab. */
-static int32_t *lt__seq_bytes(lt_ctx *ctx, const unsigned char *b, size_t n, int vocab, const char *what) {
-    int32_t *tok;
-    size_t bytes, i;
-    if (!lt_mul_size(n ? n : 1, sizeof(int32_t), &bytes) || !(tok = (int32_t *)LT__MALLOC(bytes))) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %zu tokens", what, n);
-        return NULL;
-    }
-    for (i = 0; i < n; i++) {
-        if (vocab > 0 && b[i] >= vocab) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: text byte %u at position %zu is >= the vocab size %d "
-                         "(hint: a text file needs vocab >= 256, or 0)", what, (unsigned)b[i], i, vocab);
-            LT__FREE(tok);
-            return NULL;
-        }
-        tok[i] = b[i];
-    }
-    return tok;
-}
-
-LTRAIN_DEF lt_seq_loader *lt_seq_from_text(lt_ctx *ctx, const char *text, size_t n, const lt_seq_config *cfg) {
-    int32_t *tok;
-    if (!lt__seq_check_cfg(ctx, "lt_seq_from_text", cfg)) return NULL;
-    if (!text && n) { lt_set_error(ctx, LT_ERR_ARG, "lt_seq_from_text: text is NULL"); return NULL; }
-    tok = lt__seq_bytes(ctx, (const unsigned char *)text, n, 0, "lt_seq_from_text");
-    return tok ? lt__seq_make(ctx, tok, (int64_t)n, cfg, "lt_seq_from_text") : NULL;
-}
-
-LTRAIN_DEF lt_seq_loader *lt_seq_open(lt_ctx *ctx, const char *path, const lt_seq_config *cfg, int vocab) {
-    void *buf;
-    size_t size;
-    int32_t *tok;
-    int64_t n;
-    int shard;
-    char what[300];
-    if (!path) { lt_set_error(ctx, LT_ERR_ARG, "lt_seq_open: path is NULL"); return NULL; }
-    if (!lt__seq_check_cfg(ctx, "lt_seq_open", cfg)) return NULL;
-    if (lt_read_file(ctx, path, &buf, &size) != LT_OK) return NULL;
-    shard = size >= 4 && lt__rd32((const unsigned char *)buf) == LT__SHARD_MAGIC;
-    snprintf(what, sizeof what, "lt_seq_open: %.250s (%s)", path, shard ? "token shard" : "text file");
-    if (shard && cfg->split != LT_SEQ_EOT) {
-        LT__FREE(buf);
-        lt_set_error(ctx, LT_ERR_ARG, "%s: lines and paragraphs split text; a token shard is split at an "
-                     "end-of-text id (hint: --eot 50256)", what);
-        return NULL;
-    }
-    if (shard) {
-        lt_status s = lt_shard_parse(ctx, buf, size, path, vocab, &tok, &n);
-        LT__FREE(buf);
-        if (s != LT_OK) return NULL;
-    } else {
-        tok = lt__seq_bytes(ctx, (const unsigned char *)buf, size, vocab, what);
-        LT__FREE(buf);
-        if (!tok) return NULL;
-        n = (int64_t)size;
-    }
-    return lt__seq_make(ctx, tok, n, cfg, what);
-}
-
-LTRAIN_DEF int64_t lt_seq_count(const lt_seq_loader *sl) { return sl ? sl->n : 0; }
-LTRAIN_DEF int lt_seq_length(const lt_seq_loader *sl, int64_t i) { return sl && i >= 0 && i < sl->n ? sl->len[i] : 0; }
-LTRAIN_DEF const int32_t *lt_seq_tokens(const lt_seq_loader *sl, int64_t i) {
-    return sl && i >= 0 && i < sl->n ? sl->tok + sl->off[i] : NULL;
-}
-
-/* The padded length of a batch whose longest row is m. */
-static int64_t lt__seq_padded(const lt_seq_config *c, int64_t m) {
-    int64_t p = (m + c->pad_to - 1) / c->pad_to * c->pad_to;
-    return p < c->max_len ? p : c->max_len;   /* m <= max_len always */
-}
-
-/* Epoch e's batches, from an RNG seeded by (seed, e) alone (as the stream loader's shuffle):
-   a permutation of the pieces; bucket mode sorts it stably by bucket (a random order inside
-   each bucket).  Then batches are packed greedily in that order, a batch closing when the next
-   piece would push rows * padded length past the budget (or, bucketed, starts another bucket);
-   bucketed batches are shuffled last. */
-static void lt__seq_plan(lt_seq_loader *sl, int64_t epoch) {
-    lt_rng r;
-    int64_t i, n = sl->n, *perm = sl->bperm, rows = 0, m = 0, nb = 0;
-    int bucketed = sl->cfg.batching == LT_BATCH_BUCKET;
-    if (sl->plan_epoch == epoch) return;
-    lt_rng_seed(&r, (uint64_t)epoch);
-    lt_rng_seed(&r, sl->cfg.seed ^ lt_rng_u64(&r));
-    for (i = 0; i < n; i++) perm[i] = i;
-    for (i = n - 1; i > 0; i--) {
-        int64_t j = (int64_t)lt__rng_below(&r, (uint64_t)i + 1), t = perm[i];
-        perm[i] = perm[j]; perm[j] = t;
-    }
-    if (bucketed) {   /* counting sort by bucket, stable: key[] counts, then offsets */
-        int64_t *cnt = sl->bcount, acc = 0;
-        for (i = 0; i < sl->nbuckets; i++) cnt[i] = 0;
-        for (i = 0; i < n; i++) cnt[sl->bucket_of[sl->len[perm[i]]]]++;
-        for (i = 0; i < sl->nbuckets; i++) { int64_t c = cnt[i]; cnt[i] = acc; acc += c; }
-        for (i = 0; i < n; i++) sl->order[cnt[sl->bucket_of[sl->len[perm[i]]]]++] = perm[i];
-    } else {
-        memcpy(sl->order, perm, (size_t)n * sizeof(int64_t));
-    }
-    for (i = 0; i < n; i++) {
-        int64_t L = sl->len[sl->order[i]], m2 = L > m ? L : m;
-        int new_bucket = bucketed && rows > 0 && sl->bucket_of[L] != sl->bucket_of[sl->len[sl->order[i - 1]]];
-        if (rows > 0 && (new_bucket || (rows + 1) * lt__seq_padded(&sl->cfg, m2) > sl->cfg.batch_tokens)) {
-            sl->run_len[nb++] = rows;
-            rows = 0; m2 = L;
-        }
-        if (rows == 0) sl->run_start[nb] = i;
-        rows++; m = m2;
-    }
-    sl->run_len[nb++] = rows;
-    for (i = 0; i < nb; i++) perm[i] = i;
-    if (bucketed)
-        for (i = nb - 1; i > 0; i--) {
-            int64_t j = (int64_t)lt__rng_below(&r, (uint64_t)i + 1), t = perm[i];
-            perm[i] = perm[j]; perm[j] = t;
-        }
-    sl->nb = nb;
-    sl->plan_epoch = epoch;
-}
-
-LTRAIN_DEF int64_t lt_seq_batches(lt_seq_loader *sl, int64_t epoch) {
-    if (!sl || epoch < 0) return 0;
-    lt__seq_plan(sl, epoch);
-    return sl->nb;
-}
-
-LTRAIN_DEF int64_t lt_seq_batch_members(lt_seq_loader *sl, int64_t epoch, int64_t index, int64_t *pieces) {
-    int64_t run, k;
-    if (!sl || epoch < 0 || index < 0) return -1;
-    lt__seq_plan(sl, epoch);
-    if (index >= sl->nb) return -1;
-    run = sl->bperm[index];
-    if (pieces)
-        for (k = 0; k < sl->run_len[run]; k++) pieces[k] = sl->order[sl->run_start[run] + k];
-    return sl->run_len[run];
-}
-
-/* Rows cut to at most fold pairs (0: no cut), padded to the longest resulting row rounded up to
-   pad_to (but not past cap) into b: inputs 0 and targets LT_IGNORE_INDEX past each length. */
-static lt_status lt__batch_fill(lt_ctx *ctx, lt_batch *b, const lt__row *rows, int64_t nrows, int fold, int pad_to,
-                                int cap) {
-    int64_t F = fold > 0 ? fold : INT_MAX, R = 0, W = 1, Wr, i, r = 0;
-    size_t pos;
-    int32_t *p1, *p2;
-    for (i = 0; i < nrows; i++) {
-        int64_t L = rows[i].len;
-        R += L > 0 ? (L + F - 1) / F : 1;
-        if ((L < F ? L : F) > W) W = L < F ? L : F;
-    }
-    Wr = (W + pad_to - 1) / pad_to * pad_to;
-    if (Wr <= cap) W = Wr;   /* never past the model's length (every row fits in cap) */
-    if (R > INT_MAX || !lt_mul_size((size_t)R, (size_t)W, &pos) || pos > (size_t)INT64_MAX / 8)
-        return lt_set_error(ctx, LT_ERR_NOMEM, "lt_batch: %lld rows of %lld is too large", (long long)R, (long long)W);
-    if ((int64_t)pos > b->cap_pos) {
-        p1 = (int32_t *)LT__REALLOC(b->ids, pos * sizeof(int32_t));
-        if (p1) b->ids = p1;
-        p2 = p1 ? (int32_t *)LT__REALLOC(b->targets, pos * sizeof(int32_t)) : NULL;
-        if (p2) b->targets = p2;
-        if (!p1 || !p2) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_batch: out of memory for %zu positions", pos);
-        b->cap_pos = (int64_t)pos;
-    }
-    if (R > b->cap_rows) {
-        int32_t *p = (int32_t *)LT__REALLOC(b->lengths, (size_t)R * sizeof(int32_t));
-        if (!p) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_batch: out of memory for %lld rows", (long long)R);
-        b->lengths = p;
-        b->cap_rows = R;
-    }
-    b->B = (int)R; b->T = (int)W; b->real = 0;
-    for (i = 0; i < nrows; i++) {
-        int64_t L = rows[i].len, c = 0;
-        do {
-            int64_t n = L - c < F ? L - c : F, t;
-            int32_t *oi = b->ids + r * W, *ot = b->targets + r * W;
-            if (n > W) n = W;
-            for (t = 0; t < n; t++) {
-                oi[t] = rows[i].ids[c + t];
-                ot[t] = rows[i].tg[c + t];
-                b->real += ot[t] != LT_IGNORE_INDEX;
-            }
-            for (; t < W; t++) { oi[t] = 0; ot[t] = LT_IGNORE_INDEX; }
-            b->lengths[r++] = (int32_t)n;
-            c += F;
-        } while (c < L);
-    }
-    LT__ASSERT(r == R);
-    return LT_OK;
-}
-
-LTRAIN_DEF lt_status lt_seq_next(lt_seq_loader *sl, int fold_len, lt_batch *b) {
-    int64_t run, k, nr;
-    if (!sl || !b) return sl ? lt_set_error(sl->ctx, LT_ERR_ARG, "lt_seq_next: batch is NULL") : LT_ERR_ARG;
-    if (lt_failed(sl->ctx)) return lt_status_of(sl->ctx);
-    if (!sl->rows) {
-        size_t bytes;
-        if (!lt_mul_size((size_t)sl->n, sizeof(lt__row), &bytes) || !(sl->rows = (lt__row *)LT__MALLOC(bytes)))
-            return lt_set_error(sl->ctx, LT_ERR_NOMEM, "lt_seq_next: out of memory");
-    }
-    lt__seq_plan(sl, sl->epoch);
-    run = sl->bperm[sl->index];
-    nr = sl->run_len[run];
-    for (k = 0; k < nr; k++) {
-        int64_t p = sl->order[sl->run_start[run] + k];
-        sl->rows[k].ids = sl->tok + sl->off[p];
-        sl->rows[k].tg = sl->tok + sl->off[p] + 1;
-        sl->rows[k].len = sl->len[p];
-    }
-    if (++sl->index == sl->nb) { sl->index = 0; sl->epoch++; }
-    return lt__batch_fill(sl->ctx, b, sl->rows, nr, fold_len, sl->cfg.pad_to, sl->cfg.max_len);
-}
-
-LTRAIN_DEF void lt_seq_get_pos(const lt_seq_loader *sl, int64_t *epoch, int64_t *index) {
-    if (epoch) *epoch = sl ? sl->epoch : 0;
-    if (index) *index = sl ? sl->index : 0;
-}
-
-LTRAIN_DEF lt_status lt_seq_set_pos(lt_seq_loader *sl, int64_t epoch, int64_t index) {
-    if (!sl) return LT_ERR_ARG;
-    if (epoch < 0 || index < 0 || index >= lt_seq_batches(sl, epoch))
-        return lt_set_error(sl->ctx, LT_ERR_ARG, "lt_seq_set_pos: (epoch %lld, index %lld) is out of range: epoch "
-                            "must be >= 0 and index in [0, %lld) (that epoch's batches)", (long long)epoch,
-                            (long long)index, (long long)(epoch >= 0 ? lt_seq_batches(sl, epoch) : 0));
-    sl->epoch = epoch;
-    sl->index = index;
-    return LT_OK;
-}
-
-LTRAIN_DEF lt_status lt_batch_from_rows(lt_ctx *ctx, lt_batch *b, const int32_t *ids, const int32_t *targets,
-                                        const int32_t *lengths, int B, int T, int fold_len) {
-    lt__row *rows;
-    lt_status s;
-    int i;
-    if (!b || !ids || !targets || B < 1 || T < 1)
-        return lt_set_error(ctx, LT_ERR_ARG, "lt_batch_from_rows: need b, ids, targets, B >= 1 and T >= 1 (B = %d, "
-                            "T = %d)", B, T);
-    for (i = 0; lengths && i < B; i++)
-        if (lengths[i] < 0 || lengths[i] > T)
-            return lt_set_error(ctx, LT_ERR_ARG, "lt_batch_from_rows: lengths[%d] is %d: it must be in [0,%d]", i,
-                                lengths[i], T);
-    rows = (lt__row *)LT__MALLOC((size_t)B * sizeof(lt__row));
-    if (!rows) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_batch_from_rows: out of memory");
-    for (i = 0; i < B; i++) {
-        rows[i].ids = ids + (int64_t)i * T;
-        rows[i].tg = targets + (int64_t)i * T;
-        rows[i].len = lengths ? lengths[i] : T;
-    }
-    s = lt__batch_fill(ctx, b, rows, B, fold_len, 1, T);
-    LT__FREE(rows);
-    return s;
-}
-
-LTRAIN_DEF void lt_batch_free(lt_batch *b) {
-    if (!b) return;
-    LT__FREE(b->ids); LT__FREE(b->targets); LT__FREE(b->lengths);
-    memset(b, 0, sizeof *b);
-}
-
-LTRAIN_DEF lt_tensor *lt_gpt_loss_ex(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T,
-                                     const int32_t *lengths, double denom) {
-    lt_tensor *logits = lt_gpt_forward(g, ids, B, T, lengths);
-    if (!logits) return NULL;
-    return denom > 0 ? lt_cross_entropy_sum(g->ctx, logits, targets, denom) : lt_cross_entropy(g->ctx, logits, targets);
-}
-
-/* ---- sequence-length schedule ---------------------------------------------------------------- */
-LTRAIN_DEF int lt_len_at(const lt_len_schedule *ls, int64_t step) {
-    int64_t t0, t1, v, q;
-    double p;
-    if (!ls) return 0;
-    t0 = ls->t0; t1 = ls->t1;
-    if (ls->steps <= 0 || step >= ls->steps || t0 >= t1) return (int)t1;
-    if (step < 0) step = 0;
-    p = (double)step / (double)ls->steps;
-    q = ls->quantum > 0 ? ls->quantum : 1;
-    if (ls->rule == LT_LEN_STEP) {
-        int64_t n = 0, k;
-        while ((t0 << n) < t1) n++;
-        k = n * step / ls->steps;   /* integer: no rounding surprises at the stage edges */
-        v = t0 << k;
-        return (int)(v < t1 ? v : t1);
-    }
-    v = t0 + (int64_t)floor((double)(t1 - t0) * (ls->rule == LT_LEN_SQRT ? sqrt(p) : p));
-    v = v / q * q;
-    return (int)(v < t0 ? t0 : v > t1 ? t1 : v);
-}
-
-LTRAIN_DEF int lt_len_parse(const char *spec, lt_len_schedule *out, char *err, size_t errcap) {
-    const char *p = spec;
-    char *end;
-    long v[3];
-    int k;
-    if (err && errcap) err[0] = 0;
-    if (!spec || !out) { if (err) snprintf(err, errcap, "no schedule given"); return 0; }
-    for (k = 0; k < 3; k++) {
-        v[k] = strtol(p, &end, 10);
-        if (end == p || (k < 2 && *end != ':') || (k == 2 && *end && *end != ':') || v[k] < (k == 2 ? 0 : 1) ||
-            v[k] > (k == 2 ? LONG_MAX : 1 << 24)) {
-            if (err) snprintf(err, errcap, "\"%s\" is not T0:T1:STEPS[:linear|step|sqrt] with 1 <= T0 <= T1, STEPS >= 0",
-                              spec);
-            return 0;
-        }
-        p = end + (*end == ':');
-    }
-    memset(out, 0, sizeof *out);
-    out->t0 = (int)v[0]; out->t1 = (int)v[1]; out->steps = v[2];
-    out->quantum = out->t0 < 8 ? out->t0 : 8;
-    if (end[0] == ':') {
-        if (!strcmp(p, "linear")) out->rule = LT_LEN_LINEAR;
-        else if (!strcmp(p, "step")) out->rule = LT_LEN_STEP;
-        else if (!strcmp(p, "sqrt")) out->rule = LT_LEN_SQRT;
-        else { if (err) snprintf(err, errcap, "\"%s\": the rule must be linear, step or sqrt", spec); return 0; }
-    }
-    if (out->t0 > out->t1) {
-        if (err) snprintf(err, errcap, "\"%s\": T0 (%d) must not exceed T1 (%d)", spec, out->t0, out->t1);
-        return 0;
-    }
-    return 1;
-}
-
-/* ---- random restarts -------------------------------------------------------------------------- */
-LTRAIN_DEF int lt_restarts(int n, uint64_t base_seed, lt_restart_fn fn, void *user, uint64_t *seeds, double *val) {
-    int r, best = -1;
-    double best_v = INFINITY;
-    if (n < 1 || !fn) return -1;
-    for (r = 0; r < n; r++) {
-        uint64_t s = base_seed + (uint64_t)r;
-        double v = NAN;
-        if (fn(user, r, s, &v) != LT_OK) v = NAN;
-        if (seeds) seeds[r] = s;
-        if (val) val[r] = v;
-        if (isfinite(v) && (best < 0 || v < best_v)) { best = r; best_v = v; }
-    }
-    return best;
-}
-
-LTRAIN_DEF void lt_restarts_print(FILE *f, int n, const uint64_t *seeds, const double *val, int best) {
-    double lo = INFINITY, hi = -INFINITY, sum = 0, sq = 0, mean;
-    int r, k = 0;
-    if (!f || n < 1 || !seeds || !val) return;
-    fprintf(f, "restart  seed                  val_loss\n");
-    for (r = 0; r < n; r++) {
-        fprintf(f, "%7d  %-20llu  %8.4f%s\n", r, (unsigned long long)seeds[r], val[r], r == best ? "  <- best" : "");
-        if (!isfinite(val[r])) continue;
-        if (val[r] < lo) lo = val[r];
-        if (val[r] > hi) hi = val[r];
-        sum += val[r]; k++;
-    }
-    if (k == 0) { fprintf(f, "no restart reached a finite validation loss\n"); return; }
-    mean = sum / k;
-    for (r = 0; r < n; r++) if (isfinite(val[r])) sq += (val[r] - mean) * (val[r] - mean);
-    fprintf(f, "val loss over %d seeds: min %.4f max %.4f mean %.4f std %.4f (spread %.4f); continuing seed %llu\n", k,
-            lo, hi, mean, k > 1 ? sqrt(sq / (k - 1)) : 0.0, hi - lo,
-            best >= 0 ? (unsigned long long)seeds[best] : 0ULL);
 }
 
 /* ==== @@TRAIN  training helpers: GPT checkpoints, training state ================================ */

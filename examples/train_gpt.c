@@ -671,7 +671,7 @@ static int train(int argc, char **argv, double *final_val) {
         }
         if (a.stop_after > 0 && done == a.stop_after) break;
     }
-    if (sq.all_pos > 0) printf("padding: %.1f%% of %.0f positions\n", 100.0 * (1.0 - sq.all_real / sq.all_pos), sq.all_pos);
+    if (sq.on && sq.all_pos > 0) printf("padding: %.1f%% of %.0f positions\n", 100.0 * (1.0 - sq.all_real / sq.all_pos), sq.all_pos);
     if (final_val) *final_val = val ? evaluate(ctx, g, val, a.eval_batches, B, T, in, tg) : NAN;
     if (a.profile) lt_profile_print(ctx, stdout);
     if (a.sample > 0) sample(g, &a, &srng, "sample after training");

@@ -34,7 +34,7 @@ build:
 	mkdir -p build/tmp
 
 # The README's test command: the suite, the compile matrix, the suite under sanitizers, the
-# hardening checks and the MPI tests.
+# hardening checks, the MPI tests and every command of README.md.
 # (tests/run_all.sh runs each stage and ends with the totals: "N passed, N failed, N skipped")
 test: build/test_all build/test_san build/train_gpt build/train_gpt_san build/test_oom
 	MAKE="$(MAKE)" sh tests/run_all.sh

@@ -13,9 +13,11 @@
    For K = 1, 2, 4, 8, 16 this program builds the same GPT (same seed), computes the gradient of
    one batch that way, and prints how far it is from K = 1's (float rounding: ~1e-7 relative),
    the activation memory (lt_arena_peak) and the time; then it trains each setting for a few
-   steps and compares the weights.
+   steps and compares the weights.  The plot (build/lesson_accumulation.svg) shows the training
+   losses of every K on top of each other, and the activation memory against K.
 
        build/lesson_accumulation [text file (ltrain.h)] [--batch N] [--steps N] [--threads N]
+                                 [--plot PATH.svg]
 
    Read @@TAPE (backward adds into grads) and @@CORE (the arena) in ltrain.h. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
@@ -29,6 +31,7 @@
 
 #define T 64
 #define MAX_K 16
+#define MAX_STEPS 1000
 
 static double now_s(void) {
     struct timespec t;
@@ -43,6 +46,7 @@ typedef struct {
     size_t peak;       /* lt_arena_peak: activations, their gradients, the tape */
     double ms;         /* per optimizer step */
     double loss;       /* the first step's loss */
+    double *losses;    /* every step's loss (the batch mean: the K micro-batch losses / K, summed) */
 } result;
 
 /* Flatten every parameter's gradient (which = 0) or data (which = 1) into out. */
@@ -70,7 +74,8 @@ static int run(const int32_t *tok, int64_t n_tok, int batch, int K, int steps, r
     res->n = (size_t)lt_gpt_num_params(g);
     res->grad = (float *)malloc(res->n * sizeof(float));
     res->weights = (float *)malloc(res->n * sizeof(float));
-    ok = in && tg && res->grad && res->weights && !lt_failed(ctx);
+    res->losses = (double *)calloc((size_t)steps, sizeof(double));
+    ok = in && tg && res->grad && res->weights && res->losses && !lt_failed(ctx);
     for (step = 0; ok && step < steps; step++) {
         if (step == 1) t0 = now_s();   /* the first step also allocates the arena: not timed */
         lt_zero_grad(ctx);
@@ -78,10 +83,13 @@ static int run(const int32_t *tok, int64_t n_tok, int batch, int K, int steps, r
         for (k = 0; ok && k < K; k++) {
             /* micro-batch k: sequences k*mb .. k*mb+mb-1 of the batch; mean loss / K */
             lt_tensor *loss = lt_gpt_loss(g, in + (size_t)k * mb * T, tg + (size_t)k * mb * T, mb, T);
-            if (step == 0) res->loss += lt_item(loss) / K;
+            res->losses[step] += lt_item(loss) / K;
             ok = lt_backward(ctx, lt_scale(ctx, loss, 1.0f / (float)K)) == LT_OK;
         }
-        if (ok && step == 0) flatten(lt_gpt_params(g), res->grad, 0);
+        if (ok && step == 0) {
+            flatten(lt_gpt_params(g), res->grad, 0);
+            res->loss = res->losses[0];
+        }
         ok = ok && lt_optim_step(opt, 1e-3) == LT_OK;
     }
     if (ok) {
@@ -113,20 +121,23 @@ static double rel_diff(const float *a, const float *b, size_t n) {
 }
 
 int main(int argc, char **argv) {
-    const char *data = "ltrain.h";
-    int batch = 32, steps = 10, threads = 1, i, rc = 0, nk = 0;
+    const char *data = "ltrain.h", *plot = "build/lesson_accumulation.svg";
+    int batch = 32, steps = 40, threads = 1, i, rc = 0, nk = 0;
     int ks[5] = {1, 2, 4, 8, 16};
     result res[5];
     lt_ctx *ctx;
     void *buf = NULL;
     size_t size = 0, j;
     int32_t *tok = NULL;
+    double x[MAX_STEPS], kx[5], mb[5];
+    lt_plot *p;
 
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
             printf("usage: lesson_accumulation [text file (%s)] [--batch N (%d, a multiple of 16)] [--steps N (%d)]\n"
-                   "                           [--threads N (%d)]\n", data, batch, steps, threads);
+                   "                           [--threads N (%d)] [--plot PATH.svg (%s)]\n", data, batch, steps,
+                   threads, plot);
             return 0;
         }
         if (f[0] != '-') { data = f; continue; }
@@ -134,11 +145,13 @@ int main(int argc, char **argv) {
         if (!strcmp(f, "--batch")) batch = atoi(v);
         else if (!strcmp(f, "--steps")) steps = atoi(v);
         else if (!strcmp(f, "--threads")) threads = atoi(v);
+        else if (!strcmp(f, "--plot")) plot = v;
         else { fprintf(stderr, "lesson_accumulation: unknown flag %s (see --help)\n", f); return 1; }
         i++;
     }
-    if (batch < MAX_K || batch % MAX_K || batch > 1024 || steps < 1) {
-        fprintf(stderr, "lesson_accumulation: --batch must be a multiple of %d (up to 1024), --steps >= 1\n", MAX_K);
+    if (batch < MAX_K || batch % MAX_K || batch > 1024 || steps < 1 || steps > MAX_STEPS) {
+        fprintf(stderr, "lesson_accumulation: --batch must be a multiple of %d (up to 1024), --steps in 1..%d\n",
+                MAX_K, MAX_STEPS);
         return 1;
     }
     if (threads > 0) lt_set_threads(threads);
@@ -173,9 +186,31 @@ int main(int argc, char **argv) {
     if (rc == 0)
         printf("\n(diffs are max |x - x_K=1| / max |x_K=1|; float sums in another order differ by ~1e-7.\n"
                " Memory falls about K times while the gradient stays the same: the article's point.)\n");
+    if (rc == 0) {
+        /* left: the loss curves of every K lie on top of each other; right: memory against K */
+        for (i = 0; i < steps; i++) x[i] = i + 1;
+        p = lt_plot_create("the same training for every K (curves overlap)", "optimizer step", "training loss");
+        for (i = 0; i < nk; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "K = %d", ks[i]);
+            lt_plot_series(p, name, x, res[i].losses, steps);
+            kx[i] = ks[i];
+            mb[i] = (double)res[i].peak / (1 << 20);
+        }
+        lt_plot_panel(p, "activation memory falls about K times", "micro-batches K", "arena peak (MB)");
+        lt_plot_series(p, "arena peak", kx, mb, nk);
+        if (lt_plot_save(p, plot) != LT_OK) {
+            fprintf(stderr, "lesson_accumulation: %s\n", lt_plot_error(p));
+            rc = 1;
+        } else {
+            printf("plot: %s\n", plot);
+        }
+        lt_plot_destroy(p);
+    }
     for (i = 0; i < nk; i++) {
         free(res[i].grad);
         free(res[i].weights);
+        free(res[i].losses);
     }
     free(tok);
     return rc;

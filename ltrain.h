@@ -280,9 +280,10 @@ LTRAIN_DEF double lt_gradcheck(lt_ctx *ctx, lt_gradcheck_fn fn, lt_tensor **inpu
    reads them again from the same addresses, so refill those buffers between steps. */
 typedef struct lt_plan lt_plan;
 typedef lt_tensor *(*lt_step_fn)(lt_ctx *ctx, void *user);
-/* Runs fn once (validating shapes and finiteness: a problem is reported with the op, its shapes
-   and lt_scope's place), runs backward, and plans the step.  Parameter gradients are left as
-   they were.  What cannot be planned falls back to eager execution (lt_plan_is_eager, and
+/* Records fn once without running its kernels (shape errors are reported as in eager mode),
+   plans forward and backward, then validates the plan by running it once (a non-finite output
+   is reported with the op, its shapes and lt_scope's place).  Recording touches no activation
+   memory, so compiling needs only the plan's block.  Parameter gradients are left as they were.  What cannot be planned falls back to eager execution (lt_plan_is_eager, and
    lt_plan_note says why); LTRAIN_COMPILE=0 in the environment forces that.  NULL on error. */
 LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user);
 /* Forward + backward of the captured step on the current inputs; gradients += as lt_backward. */
@@ -1061,6 +1062,7 @@ struct lt_ctx {
     double prof_s[2][64];        /* seconds in forward [0] / backward [1] kernels, by op row */
     int64_t prof_n[2][64];
     struct lt__capture *cap;     /* non-NULL while lt_compile records a step */
+    int dry;                     /* lt_compile's recording pass: ops are recorded, kernels not run */
 };
 
 #define LT__STATUS_TEXT(name, text) text,
@@ -1636,7 +1638,9 @@ static lt__node *lt__node_new(lt_ctx *ctx, const lt__opdef *op, int ndim, const 
 /* Run the forward kernel; keep the record on the tape if a gradient will flow through it. */
 static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
     if (!nd || lt_failed(ctx)) return NULL;
-    if (ctx->profiling) {
+    if (ctx->dry && nd->op != LT__OP(reshape)) {
+        /* lt_compile's recording pass: shapes only (a view's pointer is still set) */
+    } else if (ctx->profiling) {
         double t0 = lt__now();
         nd->op->fwd[LT_CPU](nd);
         lt__profile_add(ctx, nd, 0, lt__now() - t0);
@@ -3338,8 +3342,9 @@ done:
 
 
 /* ==== @@COMPILE  capture a step once, plan its memory, replay ================================== */
-/* torch.compile's idea in C.  lt_compile runs the user's step function once while recording
-   every op (not only those on the tape), checks the result, runs backward, and turns the
+/* torch.compile's idea in C.  lt_compile runs the user's step function once in a recording
+   mode (every op checks its arguments and is recorded, not only those on the tape, but no
+   kernel runs), works out from the graph which outputs receive gradients, and turns the
    recording into a plan:
      - a schedule: the forward kernels in order, then the backward kernels in reverse;
      - a lifetime for every buffer (activation, saved value, activation gradient) on a timeline
@@ -3350,7 +3355,8 @@ done:
    data are re-read), runs the kernels and zeroes each gradient buffer just before its first
    write.  It allocates nothing, records nothing and dispatches straight from the plan.
    The kernels are the eager ones in the same order, so a replay gives the eager step's numbers
-   to the bit.  lt_compile starts a new step (arena tensors made before it are gone) and leaves
+   to the bit.  The first replay, inside lt_compile, is the validation step: every output is
+   checked for NaN/inf, and the op, its shapes and its place are named if one is not finite.  lt_compile starts a new step (arena tensors made before it are gone) and leaves
    the gradients and the RNG as they were.  LTRAIN_COMPILE=0 in the environment turns compiling off (plans run eagerly). */
 
 typedef struct { lt_tensor *t; const float *src; } lt__cap_in;
@@ -3359,6 +3365,7 @@ struct lt__capture {
     int n, cap;
     lt__cap_in *in;              /* tensors made by lt_tensor_new / lt_tensor_from */
     int n_in, cap_in;
+    char *has_grad;              /* op k's output receives a gradient (so its backward runs) */
 };
 
 static void lt__capture_input(lt_ctx *ctx, lt_tensor *t, const float *src) {
@@ -3563,7 +3570,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
         p->outs[k].node = nd;
         p->outs[k].grad = NULL;
         nd->out = &p->outs[k];
-        p->runs_bwd[k] = src->out->requires_grad && src->out->grad != NULL;
+        p->runs_bwd[k] = c->has_grad[k];
         n_ids += src->ids ? src->n_ids : 0;
         for (j = 0; j < 3; j++) {
             lt_tensor *t = src->in[j];
@@ -3586,7 +3593,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
             dbuf[k] = nb++;
         }
         gbuf[k] = -1;
-        if (p->runs_bwd[k] || src->out->grad) {
+        if (p->runs_bwd[k]) {
             b[nb].bytes = (size_t)p->outs[k].n * sizeof(float);
             b[nb].first = INT_MAX;
             b[nb].last = LT__TB(k);
@@ -3686,6 +3693,73 @@ static int lt__all_finite(const float *x, int64_t n) {
     return 1;
 }
 
+/* Which recorded outputs receive a gradient, found from the graph alone, as lt_backward would:
+   the loss does, and so does every input that requires a gradient of an op whose output does
+   (its backward kernel adds into that input's gradient).  Walk the recording backwards. */
+static int lt__mark_grads(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *loss) {
+    int k, j, o;
+    c->has_grad = (char *)LT__MALLOC((size_t)c->n + 1);
+    if (!c->has_grad) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"), 0;
+    memset(c->has_grad, 0, (size_t)c->n + 1);
+    o = lt__find_out(c, loss);
+    if (o < 0 || !loss->requires_grad) return 1;   /* lt__plan_build reports it */
+    c->has_grad[o] = 1;
+    for (k = c->n - 1; k >= 0; k--) {
+        if (!c->has_grad[k]) continue;
+        for (j = 0; j < 3; j++) {
+            lt_tensor *t = c->nodes[k]->in[j];
+            if (!t || t->is_param || !t->requires_grad) continue;
+            o = lt__find_out(c, t);
+            if (o >= 0) c->has_grad[o] = 1;
+        }
+    }
+    return 1;
+}
+
+/* One replay: the inputs copied in again, every forward kernel, the seed, every backward kernel
+   (each gradient buffer zeroed just before its first write).  `check`: lt_compile's validation
+   replay, which stops at the first op whose output is not finite and names it. */
+static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int check) {
+    lt_ctx *ctx = p->ctx;
+    int k, j, N = p->n;
+    for (k = 0; k < p->n_in; k++) {
+        lt_tensor *t = &p->ins[k];
+        if (p->in_src[k]) memcpy(t->data, p->in_src[k], (size_t)t->n * sizeof(float));
+        else memset(t->data, 0, (size_t)t->n * sizeof(float));
+    }
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        if (nd->ids && nd->ids_src) memcpy(nd->ids, nd->ids_src, (size_t)nd->n_ids * sizeof(int32_t));
+        nd->op->fwd[LT_CPU](nd);
+        if (check && (lt_failed(ctx) || !lt__all_finite(nd->out->data, nd->out->n))) {
+            char b1[64], b2[64];
+            if (!lt_failed(ctx))
+                lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: op %d (%s%s%s, input %s -> output %s) produced a "
+                             "non-finite value: fix the model (or the data) before compiling", k, nd->op->name,
+                             nd->scope ? " in " : "", nd->scope ? nd->scope : "",
+                             lt_shape_str(nd->in[0], b1, sizeof b1), lt_shape_str(nd->out, b2, sizeof b2));
+            return ctx->status;
+        }
+    }
+    if (loss_out) *loss_out = p->outs[p->loss].data[0];
+    if (p->outs[p->loss].grad) p->outs[p->loss].grad[0] = seed;
+    for (k = N - 1; k >= 0; k--) {
+        lt__node *nd = &p->nodes[k];
+        if (!p->runs_bwd[k]) continue;
+        for (j = 0; j < p->n_zero_at[k]; j++) {
+            lt_tensor *t = &p->outs[p->zero_at[k][j]];
+            memset(t->grad, 0, (size_t)t->n * sizeof(float));
+        }
+        nd->op->bwd[LT_CPU](nd);
+    }
+    return ctx->status;
+}
+
+/* Recording runs the step function in a "dry" mode: every op checks its arguments and is
+   recorded with its shapes, but no kernel runs and no activation is written, so the arena's
+   pages are never touched and compiling costs no more memory than the plan itself (an eager
+   step would first hold every buffer at once).  Backward is planned from the graph
+   (lt__mark_grads).  The validation step is then the plan's first replay, checked op by op. */
 LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     struct lt__capture cap;
     lt_plan *p;
@@ -3693,7 +3767,7 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     float *saved = NULL;
     lt_rng rng;
     size_t np = 0, off = 0;
-    int k;
+    int k, built = 0;
     const char *env = getenv("LTRAIN_COMPILE");
     if (!ctx || lt_failed(ctx)) return NULL;
     if (!fn) { lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the step function is NULL"); return NULL; }
@@ -3716,26 +3790,21 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     rng = ctx->rng;              /* the validation step draws nothing that counts (dropout masks) */
     lt_reset(ctx);
     ctx->cap = &cap;
+    ctx->dry = 1;
     loss = fn(ctx, user);
+    ctx->dry = 0;
     ctx->cap = NULL;
     if (!lt_failed(ctx) && !loss) lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the step function returned NULL");
-    /* validation: every op's output finite; report the op, its shapes and its place */
-    for (k = 0; k < cap.n && !lt_failed(ctx); k++) {
-        lt__node *nd = cap.nodes[k];
-        if (!lt__all_finite(nd->out->data, nd->out->n)) {
-            char b1[64], b2[64];
-            lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: op %d (%s%s%s, input %s -> output %s) produced a "
-                         "non-finite value: fix the model (or the data) before compiling", k, nd->op->name,
-                         nd->scope ? " in " : "", nd->scope ? nd->scope : "", lt_shape_str(nd->in[0], b1, sizeof b1),
-                         lt_shape_str(nd->out, b2, sizeof b2));
-        }
+    if (!lt_failed(ctx) && loss->n != 1) {
+        char b1[64];
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_compile: the step function returned %s: the loss must be a scalar "
+                     "(hint: lt_sum or lt_mean it first)", lt_shape_str(loss, b1, sizeof b1));
     }
-    if (!lt_failed(ctx)) lt_backward(ctx, loss);
-    for (k = 0; k < ctx->n_params && !lt_failed(ctx); k++)
-        if (!lt__all_finite(ctx->params[k]->grad, ctx->params[k]->n))
-            lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: the gradient of \"%s\" is not finite after the "
-                         "validation step", ctx->params[k]->name);
-    if (!lt_failed(ctx) && !lt__plan_build(p, &cap, loss) && !lt_failed(ctx)) {
+    if (!lt_failed(ctx) && !loss->is_param && !loss->requires_grad)
+        lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the loss does not depend on any parameter "
+                     "(hint: was it computed with gradients disabled?)");
+    if (!lt_failed(ctx) && lt__mark_grads(ctx, &cap, loss)) built = lt__plan_build(p, &cap, loss);
+    if (!lt_failed(ctx) && !built) {
         /* what the plan cannot handle runs eagerly: slower, never wrong */
         char why[200];
         snprintf(why, sizeof why, "%.199s", p->note);
@@ -3746,6 +3815,12 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
             snprintf(p->note, sizeof p->note, "eager fallback: %.199s", why);
         }
     } else if (!lt_failed(ctx)) {
+        /* validation: the first replay, every op's output checked, then the gradients */
+        lt__plan_replay(p, 1.0f, NULL, 1);
+        for (k = 0; k < ctx->n_params && !lt_failed(ctx); k++)
+            if (!lt__all_finite(ctx->params[k]->grad, ctx->params[k]->n))
+                lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: the gradient of \"%s\" is not finite after the "
+                             "validation step", ctx->params[k]->name);
         snprintf(p->note, sizeof p->note, "compiled: %d ops, %d inputs, planned %.1f MB (all buffers %.1f MB)", p->n,
                  p->n_in, (double)p->mem_bytes / 1048576.0, (double)p->naive_bytes / 1048576.0);
     }
@@ -3758,6 +3833,7 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     LT__FREE(saved);
     LT__FREE(cap.nodes);
     LT__FREE(cap.in);
+    LT__FREE(cap.has_grad);
     lt_reset(ctx);
     if (lt_failed(ctx)) { lt_plan_destroy(p); return NULL; }
     return p;
@@ -3767,7 +3843,6 @@ LTRAIN_DEF lt_status lt_plan_run(lt_plan *p, float *loss_out) { return lt_plan_r
 
 LTRAIN_DEF lt_status lt_plan_run_scaled(lt_plan *p, float seed, float *loss_out) {
     lt_ctx *ctx;
-    int k, j, N;
     if (!p) return LT_ERR_ARG;
     ctx = p->ctx;
     if (lt_failed(ctx)) return ctx->status;
@@ -3778,29 +3853,7 @@ LTRAIN_DEF lt_status lt_plan_run_scaled(lt_plan *p, float seed, float *loss_out)
         if (loss_out) *loss_out = lt_item(loss);
         return lt_backward_scaled(ctx, loss, seed);
     }
-    N = p->n;
-    for (k = 0; k < p->n_in; k++) {
-        lt_tensor *t = &p->ins[k];
-        if (p->in_src[k]) memcpy(t->data, p->in_src[k], (size_t)t->n * sizeof(float));
-        else memset(t->data, 0, (size_t)t->n * sizeof(float));
-    }
-    for (k = 0; k < N; k++) {
-        lt__node *nd = &p->nodes[k];
-        if (nd->ids && nd->ids_src) memcpy(nd->ids, nd->ids_src, (size_t)nd->n_ids * sizeof(int32_t));
-        nd->op->fwd[LT_CPU](nd);
-    }
-    if (loss_out) *loss_out = p->outs[p->loss].data[0];
-    if (p->outs[p->loss].grad) p->outs[p->loss].grad[0] = seed;
-    for (k = N - 1; k >= 0; k--) {
-        lt__node *nd = &p->nodes[k];
-        if (!p->runs_bwd[k]) continue;
-        for (j = 0; j < p->n_zero_at[k]; j++) {
-            lt_tensor *t = &p->outs[p->zero_at[k][j]];
-            memset(t->grad, 0, (size_t)t->n * sizeof(float));
-        }
-        nd->op->bwd[LT_CPU](nd);
-    }
-    return ctx->status;
+    return lt__plan_replay(p, seed, loss_out, 0);
 }
 
 LTRAIN_DEF int lt_plan_is_eager(const lt_plan *p) { return p ? p->eager : 1; }

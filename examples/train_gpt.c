@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 typedef struct {
@@ -178,6 +179,12 @@ static double now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* The most memory this process has held (getrusage: KiB on Linux). */
+static double peak_rss_mb(void) {
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? (double)u.ru_maxrss / 1024.0 : 0.0;
 }
 
 /* Print sampled text (bytes for vocab 256; token ids otherwise). */
@@ -395,6 +402,7 @@ static int train(int argc, char **argv, double *final_val) {
     int32_t *in = NULL, *tg = NULL;
     int rc = 1, tty = isatty(1), B, T, K;
     long step, done = 0;
+    double later_ms = 0;   /* the steps after the first (which also plans / allocates) */
     char note[512], msg[600];
     double t_start;
 
@@ -600,6 +608,7 @@ static int train(int argc, char **argv, double *final_val) {
         if (!skip && lt_scaler_step(&scaler, opt, lr) != LT_OK) goto fail;
         if (lt_scaler_update(&scaler) != LT_OK) goto fail;
         ms = now_ms() - t0;
+        if (done > 0) later_ms += ms;
         done++;
         {
             /* every position processed, padding included (real tokens/s = tps * (1 - pad_frac)) */
@@ -671,6 +680,9 @@ static int train(int argc, char **argv, double *final_val) {
         }
         if (a.stop_after > 0 && done == a.stop_after) break;
     }
+    if (done > 1)   /* the number to compare between --compile on and off, or precisions */
+        printf("done: %ld steps | %.1f ms per step after the first | peak RSS %.1f MB\n", done,
+               later_ms / (double)(done - 1), peak_rss_mb());
     if (sq.on && sq.all_pos > 0) printf("padding: %.1f%% of %.0f positions\n", 100.0 * (1.0 - sq.all_real / sq.all_pos), sq.all_pos);
     if (final_val) *final_val = val ? evaluate(ctx, g, val, a.eval_batches, B, T, in, tg) : NAN;
     if (a.profile) lt_profile_print(ctx, stdout);

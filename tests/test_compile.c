@@ -105,8 +105,62 @@ static lt_tensor *tc_inside(lt_ctx *ctx, void *u) {
     return lt_sum(ctx, lt_mul(ctx, lt_tensor_from(ctx, (const float *)u, 1, (int64_t[]){4}), tc_outside_w));
 }
 
+/* build/train_gpt with --compile on|off: the last step's loss line and the "peak RSS" of its
+   summary.  Returns 0 when the binary is missing or its output lacks them. */
+static int tc_cli_run(const char *mode, char *loss_line, size_t cap, double *rss) {
+    char cmd[512], line[512];
+    FILE *f = fopen("build/train_gpt", "rb"), *pp;
+    int ok = 0;
+    if (!f) return 0;
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "build/train_gpt --layers 2 --heads 4 --channels 64 --ctx 256 --seq 256 --batch 16 "
+             "--steps 2 --threads 1 --compile %s 2>&1", mode);
+    pp = popen(cmd, "r");
+    if (!pp) return 0;
+    loss_line[0] = 0;
+    while (fgets(line, sizeof line, pp)) {
+        const char *r = strstr(line, "peak RSS ");
+        if (!strncmp(line, "step 2/2 | loss ", 16)) snprintf(loss_line, cap, "%.40s", line + 16);
+        if (r && sscanf(r + 9, "%lf", rss) == 1) ok = 1;
+    }
+    return pclose(pp) == 0 && ok && loss_line[0];
+}
+
 static void test_compile_all(void) {
     if (!t_want("compile")) return;
+    {   /* compiling records without running kernels, so it holds only the plan: less memory */
+        char le[64], lc[64];
+        double re = 0, rc = 0;
+        if (!tc_cli_run("off", le, sizeof le, &re) || !tc_cli_run("on", lc, sizeof lc, &rc)) {
+            t_skip("compile/cli_rss", "no build/train_gpt (make build/train_gpt)");
+        } else {
+            t_check(rc < 0.8 * re, "compile/cli_rss", "peak RSS compiled %.1f MB vs eager %.1f MB", rc, re);
+            t_check(!strncmp(le, lc, 6), "compile/cli_same_loss", "eager %s vs compiled %s", le, lc);
+            printf("info compile.cli: peak RSS eager %.1f MB, compiled %.1f MB\n", re, rc);
+        }
+    }
+    {   /* the recording pass runs no kernel (only a view sets its pointer) */
+        lt_ctx *ctx = lt_ctx_create(3);
+        lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
+        tc_step s;
+        lt_plan *p;
+        int32_t in[2 * 16], tg[2 * 16];
+        lt_rng r;
+        int64_t calls = 0;
+        int k;
+        s.g = lt_gpt_create(ctx, &cfg); s.B = 2; s.T = 16; s.in = in; s.tg = tg;
+        lt_rng_seed(&r, 1);
+        tc_batch(&r, &s, 64);
+        lt_set_profiling(ctx, 1);
+        p = lt_compile(ctx, tc_loss, &s);
+        for (k = 0; k < LT__OP_COUNT; k++) if (&lt__ops[k] != LT__OP(reshape)) calls += ctx->prof_n[0][k];
+        t_check(p && !lt_plan_is_eager(p) && calls == 0, "compile/records_without_running",
+                "%lld forward kernels ran while recording", (long long)calls);
+        lt_set_profiling(ctx, 0);
+        lt_plan_destroy(p);
+        lt_gpt_destroy(s.g);
+        lt_ctx_destroy(ctx);
+    }
     tc_equal_runs("gpt", 0, 0.0f);
     tc_equal_runs("gpt_dropout", 0, 0.1f);
     tc_equal_runs("gpt_two_shapes", 1, 0.0f);

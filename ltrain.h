@@ -1540,6 +1540,7 @@ static const lt__opdef lt__ops[LT__OP_COUNT] = {
 };
 #define LT__OP(name) (&lt__ops[LT__OPI_##name])
 typedef char lt__op_table_fits_profile[LT__OP_COUNT <= 64 ? 1 : -1]; /* ctx->prof_s has 64 rows */
+#define LT__EW_PAR (int64_t)32768   /* elementwise loops over fewer elements than this: one thread */
 
 static void lt__capture_node(lt_ctx *ctx, lt__node *nd); /* @@COMPILE */
 
@@ -1686,7 +1687,9 @@ static void lt__reshape_fwd(lt__node *nd) { nd->out->data = nd->in[0]->data; }
 static void lt__reshape_bwd(lt__node *nd) {
     float *gx = lt__grad(nd->in[0], nd->ctx), *gy = nd->out->grad;
     int64_t i, n = nd->out->n;
-    if (gx) for (i = 0; i < n; i++) gx[i] += gy[i];
+    if (!gx) return;
+    LT__OMP(parallel for if (n > LT__EW_PAR))
+    for (i = 0; i < n; i++) gx[i] += gy[i];
 }
 
 LTRAIN_DEF lt_tensor *lt_reshape(lt_ctx *ctx, lt_tensor *t, int ndim, const int64_t *shape) {
@@ -1751,6 +1754,29 @@ static lt_tensor *lt__binary(lt_ctx *ctx, const lt__opdef *op, const char *who, 
     return lt__run(ctx, nd);
 }
 
+/* The backward helpers of the three: threaded, and each element's sum runs over the rows in order
+   (threads split the columns), so results do not depend on the thread count.
+     ga[i] += gy[i]·(b[i mod nb] or 1)                            (elementwise)
+     gb[j] += sign · Σ_r gy[r·nb + j]·(a[r·nb + j] or 1)          (over the broadcast rows r)   */
+static void lt__bcast_grad_a(float *ga, const float *gy, const float *b, int64_t n, int64_t nb) {
+    int64_t i;
+    LT__OMP(parallel for if (n > LT__EW_PAR))
+    for (i = 0; i < n; i++) ga[i] += b ? gy[i] * b[i % nb] : gy[i];
+}
+static void lt__bcast_grad_b(float *gb, const float *gy, const float *a, int64_t n, int64_t nb, float sign) {
+    int64_t j0, rows = n / nb;
+    LT__OMP(parallel for if (n > LT__EW_PAR))
+    for (j0 = 0; j0 < nb; j0 += 256) {
+        int64_t j1 = j0 + 256 < nb ? j0 + 256 : nb, r, j;
+        for (r = 0; r < rows; r++) {
+            const float *g = gy + r * nb, *x = a ? a + r * nb : NULL;
+            if (x) for (j = j0; j < j1; j++) gb[j] += g[j] * x[j];
+            else if (sign > 0) for (j = j0; j < j1; j++) gb[j] += g[j];
+            else for (j = j0; j < j1; j++) gb[j] -= g[j];
+        }
+    }
+}
+
 static void lt__add_fwd(lt__node *nd) {
     const float *a = nd->in[0]->data, *b = nd->in[1]->data;
     float *y = nd->out->data;
@@ -1764,9 +1790,9 @@ static void lt__add_fwd(lt__node *nd) {
 /* da += dy; db += sum over the broadcast rows of dy */
 static void lt__add_bwd(lt__node *nd) {
     float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
-    int64_t n = nd->out->n, nb = nd->in[1]->n, r, j;
-    if (ga) for (j = 0; j < n; j++) ga[j] += gy[j];
-    if (gb) for (r = 0; r < n / nb; r++) for (j = 0; j < nb; j++) gb[j] += gy[r * nb + j];
+    int64_t n = nd->out->n, nb = nd->in[1]->n;
+    if (ga) lt__bcast_grad_a(ga, gy, NULL, n, nb);
+    if (gb) lt__bcast_grad_b(gb, gy, NULL, n, nb, 1.0f);
 }
 LTRAIN_DEF lt_tensor *lt_add(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(add), "lt_add", a, b); }
 
@@ -1774,14 +1800,15 @@ static void lt__sub_fwd(lt__node *nd) {
     const float *a = nd->in[0]->data, *b = nd->in[1]->data;
     float *y = nd->out->data;
     int64_t n = nd->out->n, nb = nd->in[1]->n, i;
+    LT__OMP(parallel for if (n > LT__EW_PAR))
     for (i = 0; i < n; i++) y[i] = a[i] - b[i % nb];
 }
 /* da += dy; db -= sum of dy over the broadcast rows */
 static void lt__sub_bwd(lt__node *nd) {
     float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
-    int64_t n = nd->out->n, nb = nd->in[1]->n, i;
-    if (ga) for (i = 0; i < n; i++) ga[i] += gy[i];
-    if (gb) for (i = 0; i < n; i++) gb[i % nb] -= gy[i];
+    int64_t n = nd->out->n, nb = nd->in[1]->n;
+    if (ga) lt__bcast_grad_a(ga, gy, NULL, n, nb);
+    if (gb) lt__bcast_grad_b(gb, gy, NULL, n, nb, -1.0f);
 }
 LTRAIN_DEF lt_tensor *lt_sub(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(sub), "lt_sub", a, b); }
 
@@ -1789,15 +1816,16 @@ static void lt__mul_fwd(lt__node *nd) {
     const float *a = nd->in[0]->data, *b = nd->in[1]->data;
     float *y = nd->out->data;
     int64_t n = nd->out->n, nb = nd->in[1]->n, i;
+    LT__OMP(parallel for if (n > LT__EW_PAR))
     for (i = 0; i < n; i++) y[i] = a[i] * b[i % nb];
 }
 /* da += dy*b; db += sum over broadcast rows of dy*a */
 static void lt__mul_bwd(lt__node *nd) {
     const float *a = nd->in[0]->data, *b = nd->in[1]->data;
     float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
-    int64_t n = nd->out->n, nb = nd->in[1]->n, i;
-    if (ga) for (i = 0; i < n; i++) ga[i] += gy[i] * b[i % nb];
-    if (gb) for (i = 0; i < n; i++) gb[i % nb] += gy[i] * a[i];
+    int64_t n = nd->out->n, nb = nd->in[1]->n;
+    if (ga) lt__bcast_grad_a(ga, gy, b, n, nb);
+    if (gb) lt__bcast_grad_b(gb, gy, a, n, nb, 1.0f);
 }
 LTRAIN_DEF lt_tensor *lt_mul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(mul), "lt_mul", a, b); }
 
@@ -1806,12 +1834,15 @@ static void lt__scale_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
     float *y = nd->out->data, s = (float)nd->f[0];
     int64_t i, n = nd->out->n;
+    LT__OMP(parallel for if (n > LT__EW_PAR))
     for (i = 0; i < n; i++) y[i] = s * x[i];
 }
 static void lt__scale_bwd(lt__node *nd) {
     float *gx = lt__grad(nd->in[0], nd->ctx), *gy = nd->out->grad, s = (float)nd->f[0];
     int64_t i, n = nd->out->n;
-    if (gx) for (i = 0; i < n; i++) gx[i] += s * gy[i];
+    if (!gx) return;
+    LT__OMP(parallel for if (n > LT__EW_PAR))
+    for (i = 0; i < n; i++) gx[i] += s * gy[i];
 }
 LTRAIN_DEF lt_tensor *lt_scale(lt_ctx *ctx, lt_tensor *a, float s) {
     lt__node *nd;

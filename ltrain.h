@@ -3449,6 +3449,8 @@ struct lt_plan {
     int32_t *ids;                /* every op's indices, one block */
     unsigned char *mem;          /* the planned block */
     size_t mem_bytes, naive_bytes;
+    int *fuse_end;               /* op k starts a fused group ending at op fuse_end[k] (-1: none) */
+    int n_groups, n_fused;       /* fused groups, and the ops in them */
 };
 
 /* index of t among the recorded outputs (-1: not one) */
@@ -3517,6 +3519,7 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
     LT__FREE(p->zero_at);
     LT__FREE(p->n_zero_at);
     LT__FREE(p->runs_bwd);
+    LT__FREE(p->fuse_end);
     LT__FREE(p->nodes);
     LT__FREE(p->outs);
     LT__FREE(p->ins);
@@ -3526,8 +3529,115 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
     LT__FREE(p);
 }
 
-/* Build the plan from a recording whose backward has run (so every output that received a
-   gradient has one).  Returns 0 with p->note set when the recording cannot be planned. */
+/* ---- fusion: chains of row-wise ops run tile by tile ---------------------------------------------
+   Ops such as layernorm, softmax and the elementwise ones treat each row of their (R, C) output
+   independently.  A chain of them (in GPT-2: the residual add and the layernorm after it) runs
+   eagerly as one sweep over all R rows per op, so each op reads back from memory what the one
+   before just wrote.  The plan instead runs the chain on tiles of rows: for a tile, every op of
+   the chain in turn, on views of its tensors (and of its per-row saved values) cut to those
+   rows, while the tile is still in cache; the tiles are split over the threads.  Every kernel
+   computes each row exactly as before, so the numbers are the eager ones to the bit.
+   LTRAIN_FUSE=0 in the environment plans without fusion (to compare, or to debug). */
+static int lt__row_op(const lt__opdef *op) {
+    return op == LT__OP(add) || op == LT__OP(sub) || op == LT__OP(mul) || op == LT__OP(scale) ||
+           op == LT__OP(gelu) || op == LT__OP(gelu_erf) || op == LT__OP(relu) || op == LT__OP(tanh) ||
+           op == LT__OP(sigmoid) || op == LT__OP(layernorm) || op == LT__OP(softmax) ||
+           op == LT__OP(log_softmax);
+}
+
+/* Can plan node nd run on row tiles of an (R, C) output?  Its inputs must be either full
+   (R, C) tensors (cut with the tile) or at most one row broadcast over all (left whole), and its
+   saved values a whole number per row. */
+static int lt__row_fusable(const lt__node *nd, int64_t R, int64_t C) {
+    int j;
+    if (!lt__row_op(nd->op) || nd->out->n != R * C || nd->out->shape[nd->out->ndim - 1] != C) return 0;
+    for (j = 0; j < 3; j++) {
+        const lt_tensor *t = nd->in[j];
+        if (!t || t->n == R * C) continue;
+        if (t->n > C || C % t->n != 0 || j == 0) return 0;
+    }
+    if (nd->in[0]->shape[nd->in[0]->ndim - 1] != C) return 0;
+    for (j = 0; j < 2; j++)
+        if (nd->save[j] && nd->n_save[j] % R != 0) return 0;
+    return 1;
+}
+
+/* Group runs of row-wise ops (at least two, of the same (R, C), each after the first reading an
+   earlier one's output).  fuse_end[k] is the group's last op for the op k that starts a group. */
+static void lt__plan_fuse(lt_plan *p) {
+    int k = 0, N = p->n;
+    const char *env = getenv("LTRAIN_FUSE");
+    for (k = 0; k < N; k++) p->fuse_end[k] = -1;
+    if (env && strcmp(env, "0") == 0) return;
+    k = 0;
+    while (k < N) {
+        lt__node *nd = &p->nodes[k];
+        int64_t C = nd->out->shape[nd->out->ndim - 1], R = C > 0 ? nd->out->n / C : 0;
+        int e = k;
+        if (R > 1 && lt__row_fusable(nd, R, C)) {
+            while (e + 1 < N && lt__row_fusable(&p->nodes[e + 1], R, C)) {
+                const lt__node *nx = &p->nodes[e + 1];
+                int j, q, reads = 0;
+                for (j = 0; j < 3; j++)
+                    for (q = k; q <= e; q++) if (nx->in[j] && nx->in[j] == p->nodes[q].out) reads = 1;
+                if (!reads) break;
+                e++;
+            }
+        }
+        if (e > k) {
+            p->fuse_end[k] = e;
+            p->n_groups++;
+            p->n_fused += e - k + 1;
+        }
+        k = e + 1;
+    }
+}
+
+/* t cut to rows r0 .. r0+rows-1 (a copy of the header; data points into t's) */
+static void lt__rows_view(lt_tensor *v, const lt_tensor *t, int64_t R, int64_t r0, int64_t rows) {
+    int64_t per = t->n / R;
+    *v = *t;
+    v->data = t->data + r0 * per;
+    v->ndim = 2;
+    v->shape[0] = rows;
+    v->shape[1] = per;
+    v->shape[2] = v->shape[3] = 1;
+    v->n = rows * per;
+}
+
+/* Run ops k..e on tiles of rows (forward kernels, as they would run on all rows). */
+static void lt__run_fused(lt_plan *p, int k, int e) {
+    const lt__node *first = &p->nodes[k];
+    int64_t C = first->out->shape[first->out->ndim - 1], R = first->out->n / C, t0;
+    int64_t tile = C >= 4096 ? 1 : 4096 / C;   /* rows per tile: about 16 KB per tensor */
+    LT__OMP(parallel for schedule(static))
+    for (t0 = 0; t0 < R; t0 += tile) {
+        int64_t rows = t0 + tile <= R ? tile : R - t0;
+        int q, j;
+        for (q = k; q <= e; q++) {
+            const lt__node *nd = &p->nodes[q];
+            lt__node cut = *nd;
+            lt_tensor out, in[3];
+            lt__rows_view(&out, nd->out, R, t0, rows);
+            cut.out = &out;
+            for (j = 0; j < 3; j++) {
+                if (!nd->in[j] || nd->in[j]->n != R * C) continue;   /* a broadcast row: whole */
+                lt__rows_view(&in[j], nd->in[j], R, t0, rows);
+                cut.in[j] = &in[j];
+            }
+            for (j = 0; j < 2; j++)
+                if (nd->save[j]) {
+                    int64_t per = nd->n_save[j] / R;
+                    cut.save[j] = nd->save[j] + t0 * per;
+                    cut.n_save[j] = rows * per;
+                }
+            nd->op->fwd[LT_CPU](&cut);
+        }
+    }
+}
+
+/* Build the plan from a recording and its gradient marks (lt__mark_grads).  Returns 0 with
+   p->note set when the recording cannot be planned. */
 static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     lt_ctx *ctx = p->ctx;
     int N = c->n, k, j, nb = 0, *dbuf = NULL, *gbuf = NULL, *ibuf = NULL, *order = NULL, ok = 0;
@@ -3571,6 +3681,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     p->ins = (lt_tensor *)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(lt_tensor));
     p->in_src = (const float **)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(float *));
     p->runs_bwd = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    p->fuse_end = (int *)LT__MALLOC((size_t)N * sizeof(int));
     p->zero_at = (int **)LT__MALLOC((size_t)N * sizeof(int *));
     p->n_zero_at = (int *)LT__MALLOC((size_t)N * sizeof(int));
     /* buffers: per op data (or -1 for a view / param alias), grad, two saves; per input data */
@@ -3579,7 +3690,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     gbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
     ibuf = (int *)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(int));
     sbuf = (int(*)[2])LT__MALLOC((size_t)N * sizeof(int[2]));
-    if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->zero_at || !p->n_zero_at || !b ||
+    if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->fuse_end || !p->zero_at || !p->n_zero_at || !b ||
         !dbuf || !gbuf || !ibuf || !sbuf) {
         lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
         goto done;
@@ -3708,6 +3819,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
             }
         }
     }
+    lt__plan_fuse(p);
     ok = 1;
 done:
     LT__FREE(b); LT__FREE(dbuf); LT__FREE(gbuf); LT__FREE(ibuf); LT__FREE(sbuf);
@@ -3761,6 +3873,11 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         if (nd->ids && nd->ids_src) memcpy(nd->ids, nd->ids_src, (size_t)nd->n_ids * sizeof(int32_t));
+        if (!check && p->fuse_end[k] > k) {   /* the validation replay runs op by op */
+            lt__run_fused(p, k, p->fuse_end[k]);
+            k = p->fuse_end[k];
+            continue;
+        }
         nd->op->fwd[LT_CPU](nd);
         if (check && (lt_failed(ctx) || !lt__all_finite(nd->out->data, nd->out->n))) {
             char b1[64], b2[64];
@@ -3852,8 +3969,9 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
             if (!lt__all_finite(ctx->params[k]->grad, ctx->params[k]->n))
                 lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: the gradient of \"%s\" is not finite after the "
                              "validation step", ctx->params[k]->name);
-        snprintf(p->note, sizeof p->note, "compiled: %d ops, %d inputs, planned %.1f MB (all buffers %.1f MB)", p->n,
-                 p->n_in, (double)p->mem_bytes / 1048576.0, (double)p->naive_bytes / 1048576.0);
+        snprintf(p->note, sizeof p->note, "compiled: %d ops (%d fused in %d groups), %d inputs, planned %.1f MB "
+                 "(all buffers %.1f MB)", p->n, p->n_fused, p->n_groups, p->n_in, (double)p->mem_bytes / 1048576.0,
+                 (double)p->naive_bytes / 1048576.0);
     }
     off = 0;
     for (k = 0; k < ctx->n_params; k++) {

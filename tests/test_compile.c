@@ -164,6 +164,9 @@ static void test_compile_all(void) {
     tc_equal_runs("gpt", 0, 0.0f);
     tc_equal_runs("gpt_dropout", 0, 0.1f);
     tc_equal_runs("gpt_two_shapes", 1, 0.0f);
+    setenv("LTRAIN_FUSE", "0", 1);   /* without fusion: the same numbers again */
+    tc_equal_runs("gpt_unfused", 0, 0.0f);
+    unsetenv("LTRAIN_FUSE");
     {   /* memory: the plan shares buffers whose lifetimes do not overlap */
         lt_ctx *ctx = lt_ctx_create(3);
         lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
@@ -177,6 +180,9 @@ static void test_compile_all(void) {
         p = lt_compile(ctx, tc_loss, &s);
         t_check(p && !lt_plan_is_eager(p) && lt_plan_bytes(p) < lt_plan_naive_bytes(p) * 6 / 10, "compile/memory_planned",
                 "planned %zu bytes of %zu (%s)", lt_plan_bytes(p), lt_plan_naive_bytes(p), p ? lt_plan_note(p) : lt_error(ctx));
+        /* fusion: each residual add runs with the layernorm after it, tile by tile (2 per block) */
+        t_check(p && p->n_groups == 2 * cfg.layers && p->n_fused == 4 * cfg.layers, "compile/fused_add_layernorm",
+                "%s", p ? lt_plan_note(p) : lt_error(ctx));
         {   /* the validation step leaves accumulated gradients alone */
             lt_paramset ps = lt_gpt_params(s.g);
             float before = ps.p[3]->grad[0];

@@ -6,6 +6,7 @@
    and prints the comparison; run that (or `make bench`) rather than this directly.
      --config char-small|gpt-mini|gpt2-124M   or  --model V,L,H,C,T,B
      --threads N (0: OpenMP's default)  --steps N (10)  --warmup N (2)
+     --compile the step captured once (lt_compile) and replayed (lt_plan_run) instead of eager
      --peak    instead: the best lt_sgemm GFLOP/s at 2048^3 with these threads (the MFU base)
      --phases  also print the median ms of zero_grad / forward+loss / backward / AdamW to stderr */
 #define _POSIX_C_SOURCE 200809L
@@ -30,6 +31,14 @@ static long peak_rss_kb(void) {
 }
 
 typedef struct { const char *name; int V, L, H, C, T, B; } bench_cfg;
+
+/* the step lt_compile captures: the GPT's loss on the batch at fixed addresses */
+typedef struct { lt_gpt *g; const int32_t *ids, *tg; int B, T; } bench_step;
+static lt_tensor *bench_loss(lt_ctx *ctx, void *u) {
+    const bench_step *b = (const bench_step *)u;
+    (void)ctx;
+    return lt_gpt_loss(b->g, b->ids, b->tg, b->B, b->T);
+}
 static const bench_cfg configs[] = {
     {"char-small", 256, 4, 4, 256, 256, 8},
     {"gpt-mini", 50304, 6, 6, 384, 256, 4},
@@ -58,7 +67,9 @@ static int peak(void) {
 
 int main(int argc, char **argv) {
     bench_cfg cfg = configs[0];
-    int threads = 0, steps = 10, warmup = 2, do_peak = 0, phases = 0, i, s;
+    int threads = 0, steps = 10, warmup = 2, do_peak = 0, phases = 0, compiled = 0, i, s;
+    lt_plan *plan = NULL;
+    bench_step bs;
     double *ph = NULL;
     lt_ctx *ctx;
     lt_gpt *g;
@@ -84,13 +95,15 @@ int main(int argc, char **argv) {
                 return 2;
             }
             cfg.name = "custom";
+        } else if (!strcmp(argv[i], "--compile")) {
+            compiled = 1;
         } else if (!strcmp(argv[i], "--phases")) {
             phases = 1;
         } else if (!strcmp(argv[i], "--peak")) {
             do_peak = 1;
         } else {
             printf("usage: bench_train_step [--config char-small|gpt-mini|gpt2-124M | --model V,L,H,C,T,B]\n"
-                   "                        [--threads N] [--steps 10] [--warmup 2] [--peak]\n");
+                   "                        [--threads N] [--steps 10] [--warmup 2] [--compile] [--peak]\n");
             return !strcmp(argv[i], "--help") ? 0 : 2;
         }
     }
@@ -118,16 +131,22 @@ int main(int argc, char **argv) {
         for (i = 0; i < cfg.B * cfg.T; i++) { ids[i] = (int32_t)(lt_rng_u64(&r) % (uint64_t)cfg.V); }
         for (i = 0; i < cfg.B * cfg.T; i++) tg[i] = (int32_t)(lt_rng_u64(&r) % (uint64_t)cfg.V);
     }
+    bs.g = g; bs.ids = ids; bs.tg = tg; bs.B = cfg.B; bs.T = cfg.T;
+    if (compiled && !(plan = lt_compile(ctx, bench_loss, &bs))) goto failed;
     for (s = -warmup; s < steps; s++) {
         double t[5];
-        lt_tensor *loss;
         t[0] = now_ms();
         lt_zero_grad(ctx);
         t[1] = now_ms();
-        loss = lt_gpt_loss(g, ids, tg, cfg.B, cfg.T);
-        last_loss = lt_item(loss);
-        t[2] = now_ms();
-        if (lt_backward(ctx, loss) != LT_OK) goto failed;
+        if (plan) {   /* forward and backward in one replay: the time goes to "backward" */
+            t[2] = now_ms();
+            if (lt_plan_run(plan, &last_loss) != LT_OK) goto failed;
+        } else {
+            lt_tensor *loss = lt_gpt_loss(g, ids, tg, cfg.B, cfg.T);
+            last_loss = lt_item(loss);
+            t[2] = now_ms();
+            if (lt_backward(ctx, loss) != LT_OK) goto failed;
+        }
         t[3] = now_ms();
         if (lt_optim_step(opt, -1.0) != LT_OK) goto failed;
         t[4] = now_ms();
@@ -148,12 +167,13 @@ int main(int argc, char **argv) {
         }
         fprintf(stderr, "\n");
     }
-    printf("{\"impl\": \"ltrain\", \"config\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"params\": %lld, "
-           "\"loss\": %.4f, \"rss_mb\": %.1f, \"ms\": [",
+    printf("{\"impl\": \"%s\", \"config\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"params\": %lld, "
+           "\"loss\": %.4f, \"rss_mb\": %.1f, \"plan_mb\": %.1f, \"ms\": [", plan ? "ltrain compiled" : "ltrain",
            cfg.name, lt_get_threads(), lt_kernel_name(), (long long)lt_gpt_num_params(g), last_loss,
-           (double)peak_rss_kb() / 1024.0);
+           (double)peak_rss_kb() / 1024.0, (double)lt_plan_bytes(plan) / 1048576.0);
     for (s = 0; s < steps; s++) printf("%s%.3f", s ? ", " : "", ms[s]);
     printf("]}\n");
+    lt_plan_destroy(plan);
     lt_optim_destroy(opt);
     lt_gpt_destroy(g);
     lt_ctx_destroy(ctx);

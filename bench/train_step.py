@@ -153,14 +153,14 @@ def main():
     for name in configs:
         V, L, H, C, T, B = CONFIGS[name]
         for t in threads:
-            res = {"ltrain": [], "torch": []}
+            res = {"ltrain": [], "compiled": [], "torch": []}
             info = {}
             for r in range(rounds):
-                order = ["ltrain", "torch"] if r % 2 == 0 else ["torch", "ltrain"]
+                order = ["ltrain", "compiled", "torch"] if r % 2 == 0 else ["torch", "compiled", "ltrain"]
                 for who in order:
-                    if who == "ltrain":
-                        j = run_json([ours_bin, "--config", name, "--threads", str(t), "--steps", str(steps[name])],
-                                     {"OMP_NUM_THREADS": str(t)})
+                    if who != "torch":   # eager, or captured once and replayed (lt_compile)
+                        j = run_json([ours_bin, "--config", name, "--threads", str(t), "--steps", str(steps[name])] +
+                                     (["--compile"] if who == "compiled" else []), {"OMP_NUM_THREADS": str(t)})
                     else:
                         env = dict(TORCH_ENV)
                         env["OMP_NUM_THREADS"] = str(t)
@@ -168,18 +168,23 @@ def main():
                                       str(steps[name]), "2"], env)
                     res[who].extend(j["ms"])
                     info.setdefault(who, []).append(j)
-            for who in ("ltrain", "torch"):
+            for who in ("ltrain", "compiled", "torch"):
                 ms = res[who]
                 med = statistics.median(ms)
                 rows.append({"config": name, "threads": t, "impl": info[who][0]["impl"], "median": med,
                              "min": min(ms), "max": max(ms), "tok_s": B * T / (med / 1e3),
                              "mfu": flops_per_step(V, L, H, C, T, B) / (med / 1e3) / (peaks[t] * 1e9),
                              "rss": max(x["rss_mb"] for x in info[who]), "params": info[who][0]["params"],
-                             "loss": info[who][-1]["loss"], "steps": len(ms)})
-            ours, theirs = rows[-2], rows[-1]
+                             "loss": info[who][-1]["loss"], "steps": len(ms),
+                             "plan_mb": info[who][0].get("plan_mb", 0.0)})
+            ours, comp, theirs = rows[-3], rows[-2], rows[-1]
             ours["vs_torch"] = theirs["median"] / ours["median"]
-            print("%-10s %dT  ltrain %8.1f ms  torch %8.1f ms  -> ltrain is %.2fx torch's speed" %
-                  (name, t, ours["median"], theirs["median"], ours["vs_torch"]), flush=True)
+            comp["vs_torch"] = theirs["median"] / comp["median"]
+            comp["vs_eager"] = ours["median"] / comp["median"]
+            print("%-10s %dT  ltrain %8.1f ms  compiled %8.1f ms  torch %8.1f ms  -> ltrain is %.2fx torch's speed "
+                  "(compiled %.2fx; compiled/eager %.2fx)" % (name, t, ours["median"], comp["median"], theirs["median"],
+                                                              ours["vs_torch"], comp["vs_torch"], comp["vs_eager"]),
+                  flush=True)
     table = render(rows, peaks, threads, quick, (load0, os.getloadavg()[0]))
     print()
     print(table)
@@ -206,6 +211,17 @@ def render(rows, peaks, threads, quick, load):
         lines.append("| %s | %d | %s | %.1f | %.1f | %.1f | %.0f | %.1f%% | %.0f | %s |" % (
             r["config"], r["threads"], r["impl"], r["median"], r["min"], r["max"], r["tok_s"], 100 * r["mfu"],
             r["rss"], ("%.2fx" % r["vs_torch"]) if "vs_torch" in r else ""))
+    lines.append("")
+    lines.append("Compile mode (ltrain compiled = lt_compile once, then lt_plan_run each step; eager = the tape):")
+    lines.append("")
+    lines.append("| config | thr | eager ms | compiled ms | compiled speed-up | eager peak RSS MB | compiled peak RSS MB "
+                 "| planned activations MB |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for i, r in enumerate(rows):
+        if "vs_eager" in r:
+            e = rows[i - 1]
+            lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.0f | %.0f | %.1f |" % (
+                r["config"], r["threads"], e["median"], r["median"], r["vs_eager"], e["rss"], r["rss"], r["plan_mb"]))
     lines.append("")
     lines.append("torch / ltrain > 1 means ltrain is faster.  Medians over %s timed steps per side "
                  "(after 2 warm-up steps per process)." % ", ".join(sorted({str(r["steps"]) for r in rows})))

@@ -4618,6 +4618,7 @@ LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
     if (lt_failed(opt->ctx)) return lt_status_of(opt->ctx);
 #ifdef LTRAIN_CUDA
     if (opt->ctx->device == LT_CUDA) return lt__cu_optim_step(opt, lr);   /* @@CUDA */
+    if (opt->dev_block) lt__cu_optim_pull(opt);   /* back from the device: the moments come home */
 #endif
     if (opt->ops) return opt->ops->step(opt, lr);
     if (lr < 0) lr = opt->kind == LT__OPT_ADAMW ? opt->adamw.lr : opt->sgd.lr;
@@ -9583,6 +9584,8 @@ struct lt__cuda {
     int pstate;
     unsigned char *pin;            /* pinned host staging for ids (graph replays copy from here) */
     size_t pin_cap, pin_used;
+    unsigned char *pin_old[24];    /* outgrown staging blocks: a recorded graph may still copy from them */
+    int n_pin_old;
     double *red;                   /* pinned: reduction results coming back */
     float *row;                    /* lt_gpt_generate's logits row */
     size_t row_cap;
@@ -9663,7 +9666,8 @@ static void *lt__cu_pinned(lt_ctx *ctx, size_t bytes) {
         }
         if (!lt__cu_ok(ctx, cudaStreamSynchronize(cu->stream), "staging ids")) return NULL;
         if (!lt__cu_ok(ctx, cudaMallocHost((void **)&nb, cap), "pinned staging buffer")) return NULL;
-        if (cu->pin) cudaFreeHost(cu->pin);
+        if (cu->pin && cu->n_pin_old < 24) cu->pin_old[cu->n_pin_old++] = cu->pin;   /* freed with the context */
+        else if (cu->pin) cudaFreeHost(cu->pin);
         cu->pin = nb;
         cu->pin_cap = cap;
         cu->pin_used = 0;
@@ -9853,6 +9857,7 @@ static void lt__cu_free_all(lt_ctx *ctx) {
     if (cu->pdev) cudaFree(cu->pdev);
     if (cu->blas_ws) cudaFree(cu->blas_ws);
     if (cu->pin) cudaFreeHost(cu->pin);
+    while (cu->n_pin_old > 0) cudaFreeHost(cu->pin_old[--cu->n_pin_old]);
     if (cu->red) cudaFreeHost(cu->red);
     if (cu->blas) cublasDestroy(cu->blas);
     if (cu->stream) cudaStreamDestroy(cu->stream);
@@ -10099,7 +10104,9 @@ static void lt__cu_missing(lt__node *nd, int bwd) {
 /* reshape: the view shares its input's memory (device or a parameter's host address, which the
    kernels translate); dx += dy */
 __global__ void lt__k_axpy(float *y, const float *x, float s, int64_t n) { LT__CU_LOOP(i, n) y[i] += s * x[i]; }
-static void lt__reshape_fwd_cuda(lt__node *nd) { nd->out->data = nd->in[0]->data; }
+static void lt__reshape_fwd_cuda(lt__node *nd) {
+    if (lt__cu_begin(nd)) nd->out->data = nd->in[0]->data;   /* after packing: the parameter's final address */
+}
 static void lt__reshape_bwd_cuda(lt__node *nd) {
     float *gx, *gy;
     if (!lt__cu_begin(nd) || !(gx = lt__cu_grad(nd->ctx, nd->in[0]))) return;
@@ -11026,9 +11033,8 @@ static void lt__cu_optim_pull(lt_optim *o) {
     int i;
     if (!o->dev_block) return;
     for (i = 0; i < o->np; i++) bytes += (size_t)o->p[i]->n * (size_t)o->nstates * sizeof(float);
-    if (o->dev_state == LT__CU_DEV_NEWER && ctx->cuda &&
-        lt__cu_ok(ctx, cudaMemcpyAsync(o->block, o->dev_block, bytes, cudaMemcpyDeviceToHost, ctx->cuda->stream), "optimizer state") &&
-        lt__cu_ok(ctx, cudaStreamSynchronize(ctx->cuda->stream), "optimizer state"))
+    if (o->dev_state == LT__CU_DEV_NEWER && (ctx->cuda ? cudaStreamSynchronize(ctx->cuda->stream) : cudaDeviceSynchronize()) == cudaSuccess &&
+        lt__cu_ok(ctx, cudaMemcpy(o->block, o->dev_block, bytes, cudaMemcpyDeviceToHost), "copying the optimizer state to the host"))
         o->dev_state = LT__CU_SAME;
     o->dev_state = o->dev_state == LT__CU_SAME ? LT__CU_HOST_NEWER : o->dev_state;   /* the caller may write it */
 }
@@ -11216,6 +11222,7 @@ struct lt__cu_graph {
     float *seed_dev, *seed_pin;    /* the backward seed, set before each launch */
     const float *loss_dev;
     const float *pdev;             /* the parameter mirror the graph was recorded against */
+    size_t pin_used;               /* pinned staging the graph's copies read (kept out of later use) */
     int failed;
 };
 static void lt__cu_rec_ids(lt_ctx *ctx, int32_t *stage, const int32_t *src, int64_t n, int64_t V) {
@@ -11295,6 +11302,7 @@ static lt_plan *lt__cu_compile(lt_ctx *ctx, lt_plan *p) {
     } else {
         g->loss_dev = loss->data;
         g->pdev = cu->pdev;
+        g->pin_used = cu->pin_used;
         g->cnt = (int32_t *)LT__MALLOC((size_t)(g->cnt_cap ? g->cnt_cap : 1) * sizeof(int32_t));
         if (!g->cnt) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto fail; }
         p->graph = g;
@@ -11330,8 +11338,10 @@ static lt_status lt__cu_graph_run(lt_plan *p, float seed, float *loss_out) {
         return lt_set_error(ctx, LT_ERR_STATE, "lt_plan_run: parameters were added since lt_compile recorded this step "
                             "(hint: compile again)");
     lt_reset(ctx);
-    /* the previous launch has read the staging: refill it from the step's inputs */
+    /* the previous launch has read the staging: refill it from the step's inputs; later host work
+       in this step (the optimizer's job list) stages past the graph's bytes */
     if (!lt__cu_ok(ctx, cudaStreamSynchronize(cu->stream), "lt_plan_run")) return ctx->status;
+    cu->pin_used = g->pin_used;
     for (k = 0; k < g->n_in; k++) lt__cu_stage_ids(g->in[k].stage, g->in[k].src, g->in[k].n, g->in[k].V, g->cnt);
     *g->seed_pin = seed;
     if (!lt__cu_ok(ctx, cudaMemcpyAsync(g->seed_dev, g->seed_pin, sizeof(float), cudaMemcpyHostToDevice, cu->stream), "lt_plan_run") ||

@@ -5,6 +5,7 @@
 #   make sanitize   only the sanitizer build of the suite
 #   make compile-matrix   the header under C99/C11/C++/LTRAIN_STATIC/two translation units, gcc and clang
 #   make mpi        data-parallel builds (mpicc -DLTRAIN_MPI): build/train_gpt_mpi, build/test_mpi
+#   make cuda       the CUDA backend (nvcc -DLTRAIN_CUDA): build/train_gpt_cuda, build/test_cuda
 CC      ?= cc
 CFLAGS  ?= -O2 -march=native -fopenmp
 WARN     = -std=c99 -Wall -Wextra -Wpedantic -Werror
@@ -151,3 +152,18 @@ build/bench_precision: bench/precision.c ltrain.h | build
 .PHONY: test-readme
 test-readme:
 	sh tests/readme.sh
+
+# The CUDA backend (LTRAIN_CUDA, @@CUDA): the implementation compiled by nvcc as CUDA and linked with
+# cuBLAS.  Runs need an NVIDIA GPU (bench/cuda_check.sh verifies one); compiling does not.
+# CUDA_GENCODE: sm_90 (H100/H200) code plus compute_90 PTX that newer GPUs compile at load time.
+NVCC        ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+CUDA_GENCODE ?= -gencode arch=compute_90,code=[sm_90,compute_90]
+NVCCFLAGS   ?= -O2 $(CUDA_GENCODE) -Xcompiler -Wall,-Wextra,-fopenmp
+.PHONY: cuda
+cuda: build/train_gpt_cuda build/test_cuda
+
+build/train_gpt_cuda: examples/train_gpt.c ltrain.h | build
+	$(NVCC) -x cu $(NVCCFLAGS) -DLTRAIN_CUDA -I. $< -o $@ -lcublas -lgomp -lm
+
+build/test_cuda: tests/test_cuda.c tests/lt_test.h ltrain.h | build
+	$(NVCC) -x cu $(NVCCFLAGS) -DLTRAIN_CUDA -I. -Itests $< -o $@ -lcublas -lgomp -lm

@@ -20,6 +20,7 @@ typedef struct {
     const char *plot;   /* --plot PATH.svg */
     const char *compile;   /* --compile on|off: replay a captured step (lt_compile) */
     const char *precision, *loss_scale;   /* --precision fp32|bf16|fp16, --loss-scale on|off (fp16) */
+    const char *device, *tf32;            /* --device cpu|cuda (lt_set_device), --tf32 on|off */
     int eval_every, save_every, layers, heads, channels, ctx, vocab, batch, seq, accum, threads;
     int sample, top_k, eval_batches, shuffle, profile;
     int heads_set, ctx_set;   /* given on the command line (else: from the checkpoint / from --seq) */
@@ -45,6 +46,7 @@ static void defaults(args_t *a) {
     a->optim = "adamw";
     a->compile = "off";
     a->precision = "fp32"; a->loss_scale = "on";
+    a->device = "cpu"; a->tf32 = "off";
     a->prompt = "\n";
     a->layers = 4; a->heads = 4; a->channels = 128; a->ctx = 128; a->vocab = 0;
     a->batch = 8; a->seq = 64; a->accum = 1; a->threads = 0;
@@ -99,6 +101,8 @@ static void usage(void) {
     printf("  precision: --precision fp32|bf16|fp16 (%s): matmuls in 16 bit, the rest fp32 (lt_set_precision)\n"
            "             --loss-scale on|off (%s): fp16's dynamic loss scale (lt_scaler); off shows the underflow\n",
            d.precision, d.loss_scale);
+    printf("  device:    --device cpu|cuda (%s): where the step runs (cuda: a build with LTRAIN_CUDA, make cuda)\n"
+           "             --tf32 on|off (%s): cuda fp32 matmuls on TF32 tensor cores\n", d.device, d.tf32);
 }
 
 static int die(const char *msg) {
@@ -126,7 +130,8 @@ static int parse(args_t *a, int argc, char **argv) {
                        : !strcmp(f, "--decay") ? &a->decay : !strcmp(f, "--optim") ? &a->optim
                        : !strcmp(f, "--prompt") ? &a->prompt : !strcmp(f, "--compile") ? &a->compile : !strcmp(f, "--plot") ? &a->plot
                        : !strcmp(f, "--allreduce") ? &a->allreduce : !strcmp(f, "--precision") ? &a->precision
-                       : !strcmp(f, "--loss-scale") ? &a->loss_scale : NULL;
+                       : !strcmp(f, "--loss-scale") ? &a->loss_scale : !strcmp(f, "--device") ? &a->device
+                       : !strcmp(f, "--tf32") ? &a->tf32 : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
         if (!strcmp(f, "--shuffle")) { a->shuffle = 1; continue; }
         if (!strcmp(f, "--profile")) { a->profile = 1; continue; }
@@ -422,6 +427,16 @@ static int train(int argc, char **argv, double *final_val) {
     B = a.batch; T = a.seq; K = a.accum;
     ctx = lt_ctx_create(a.seed);
     if (!ctx) return die("out of memory");
+    {
+        lt_device dev;
+        if (!lt_device_parse(a.device, &dev)) { lt_ctx_destroy(ctx); return die("--device must be cpu or cuda"); }
+        if (lt_set_device(ctx, dev) != LT_OK) {
+            fprintf(stderr, "train_gpt: %s\n", lt_error(ctx));
+            lt_ctx_destroy(ctx);
+            return 1;
+        }
+        lt_set_tf32(ctx, !strcmp(a.tf32, "on"));
+    }
     lt_set_precision(ctx, !strcmp(a.precision, "bf16") ? LT_BF16 : !strcmp(a.precision, "fp16") ? LT_F16 : LT_F32);
     scaler.enabled = lt_get_precision(ctx) == LT_F16 && !strcmp(a.loss_scale, "on");   /* as torch: fp16 only */
     memset(&st, 0, sizeof st);
@@ -543,6 +558,7 @@ static int train(int argc, char **argv, double *final_val) {
            lt_gpt_cfg(g)->ctx, lt_gpt_cfg(g)->vocab, a.data, (long long)lt_loader_num_tokens(ld), B, T, K,
            lt_get_threads(), lt_kernel_name());
     if (lt_dist_world() > 1) printf("dist: world %d | %s\n", lt_dist_world(), lt_dist_describe(dist));
+    if (lt_get_device(ctx) != LT_CPU) printf("device: %s %s\n", lt_device_name(lt_get_device(ctx)), lt_device_describe(ctx));
     lt_rng_seed(&srng, a.seed ^ 0x5eedULL);
     if (a.sample > 0) sample(g, &a, &srng, "sample before training");
 

@@ -9,7 +9,8 @@
 #   7. tests/valgrind_examples.sh    the examples under valgrind memcheck (skipped without valgrind)
 #   8. tests/fuzz/run.sh 10          each libFuzzer target for 10 s (replays the corpus without libFuzzer)
 #   9. tests/test_mpi.sh             data parallel over MPI (skipped without mpirun)
-#  10. tests/readme.sh               every command of README.md, as a new user would run it
+#  10. tests/cuda_compile.sh         the CUDA backend compiled and linked by nvcc (skipped without nvcc)
+#  11. tests/readme.sh               every command of README.md, as a new user would run it
 # Each stage ends with "N passed, N failed" (or ok/FAIL/skip lines, counted); a stage that exits
 # non-zero without reporting a failure counts as one.  Exit status: non-zero if anything failed.
 set -u
@@ -49,6 +50,7 @@ stage kill-during-save sh tests/kill_save.sh
 stage valgrind sh tests/valgrind_examples.sh
 stage fuzz-short sh tests/fuzz/run.sh 10
 stage mpi env MAKE="${MAKE:-make}" sh tests/test_mpi.sh
+stage cuda-compile sh tests/cuda_compile.sh
 stage readme sh tests/readme.sh
 echo "$P passed, $F failed, $S skipped"
 [ "$F" -eq 0 ]

@@ -2114,7 +2114,8 @@ LTRAIN_DEF lt_tensor *lt_sigmoid(lt_ctx *ctx, lt_tensor *a) { return lt__unary(c
 static float lt__row_max(const float *x, int64_t V) {
     float m = -INFINITY;
     int64_t j;
-    for (j = 0; j < V; j++) if (x[j] > m) m = x[j];
+    LT__OMP(simd reduction(max : m))   /* max is exact in any order: vectorised, same result */
+    for (j = 0; j < V; j++) m = x[j] > m ? x[j] : m;
     return m;
 }
 /* A row's max m (through *m; -inf for a row of -inf) and log Σ exp(x_j - m), kept apart as in
@@ -4503,21 +4504,25 @@ LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
 
 /* logits (R, V), targets (R) -> loss [1] = Σ_r (logsumexp(x_r) - x_r[t_r]) / denom over rows with
    t_r != -1; denom = the count of such rows (mean) or the caller's (token-weighted sum).
-   Backward recomputes the softmax p from the logits (nothing saved):
-     dx_r += dloss · (p_r - onehot(t_r)) / denom
-   f[0] = denom (0 when no row counts: loss 0, no gradient). */
+   Backward forms the softmax p from the logits and each row's max and log-sum-exp, which the
+   forward saves (2 floats a row), so it is one pass over the logits:
+     dx_r += dloss · (p_r - onehot(t_r)) / denom,   p_rj = exp((x_rj - m_r) - lse_r)
+   f[0] = denom (0 when no row counts: loss 0, no gradient).  save[0] = [row losses | m | lse]. */
 static void lt__cross_entropy_fwd(lt__node *nd) {
     int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
     float *row = nd->save[0];   /* per-row losses, summed in order afterwards: deterministic */
+    float *rm = row + R, *rl = row + 2 * R;
     double total = 0;
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
         const float *x = nd->in[0]->data + r * V;
         int32_t t = nd->ids[r];
         float m, ls;
-        if (t == LT_IGNORE_INDEX) { row[r] = 0.0f; continue; }
+        if (t == LT_IGNORE_INDEX) { row[r] = rm[r] = rl[r] = 0.0f; continue; }
         ls = lt__lse_shifted(x, V, &m);
         row[r] = (m - x[t]) + ls;
+        rm[r] = m;
+        rl[r] = ls;
     }
     for (r = 0; r < R; r++) total += row[r];
     nd->out->data[0] = nd->f[0] > 0 ? (float)(total / nd->f[0]) : 0.0f;
@@ -4531,11 +4536,10 @@ static void lt__cross_entropy_bwd(lt__node *nd) {
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
         const float *x = nd->in[0]->data + r * V;
-        float *gr = gx + r * V, m, ls;
+        float *gr = gx + r * V, m = nd->save[0][R + r], ls = nd->save[0][2 * R + r];
         int32_t t = nd->ids[r];
         int64_t j;
         if (t == LT_IGNORE_INDEX) continue;
-        ls = lt__lse_shifted(x, V, &m);
         LT__OMP(simd)
         for (j = 0; j < V; j++) gr[j] += g * lt__exp_neg((x[j] - m) - ls);
         gr[t] -= g;
@@ -4562,7 +4566,7 @@ static lt_tensor *lt__ce(lt_ctx *ctx, const char *who, lt_tensor *logits, const 
         return NULL;
     }
     nd = lt__node_new(ctx, LT__OP(cross_entropy), 1, &one, logits, NULL, NULL, 0);
-    if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, R)) return NULL;
+    if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, 3 * R)) return NULL;
     nd->i[0] = V;
     nd->f[0] = use_count ? (double)lt_count_targets(targets, R) : denom;
     return lt__run(ctx, nd);

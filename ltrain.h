@@ -2532,7 +2532,7 @@ static void lt__att_fwd_rows(const lt__att_src *a, int64_t b, int64_t h, int64_t
             float mn = al[t];
             al[t] = u0 == 0 ? 0.0f : lt__exp_neg(m[t] - mn);
             m[t] = mn;
-            l[t] *= al[t];
+            l[t] = u0 == 0 ? 0.0f : l[t] * al[t];
         }
         for (u = 0; u < w; u++) {
             const float *sr = s + u * n;

@@ -2389,33 +2389,38 @@ static int lt__att_simd(void) {
    part of K or of the columns; what a tile needs is the union over its rows):
      LT__ATT_KLE: row r needs k <= r + off      LT__ATT_KGE: row r needs k >= r + off
      LT__ATT_NLE: row r needs columns <= r + off (later columns are not written)
+     LT__ATT_NGE: row r needs columns >= r + off (earlier columns are not written)
    The skipped products are those of masked (zero) probabilities, so results do not change. */
-enum { LT__ATT_ALL = 0, LT__ATT_KLE = 1, LT__ATT_KGE = 2, LT__ATT_NLE = 3 };
+enum { LT__ATT_ALL = 0, LT__ATT_KLE = 1, LT__ATT_KGE = 2, LT__ATT_NLE = 3, LT__ATT_NGE = 4 };
 static void lt__att_mm(int simd, int tri, int64_t off, int64_t m, int64_t n, int64_t K, float alpha, const float *A,
                        int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc, float *C, int64_t ldc) {
-    int64_t mr = simd ? 6 : 1, r, j, k0, k1, nn, mi;
+    int64_t mr = simd ? 6 : 1, r, j, k0, k1, j0, nn, mi;
     for (r = 0; r < m; r += mr) {
         mi = m - r < mr ? m - r : mr;
         k0 = tri == LT__ATT_KGE ? r + off : 0;
         k1 = tri == LT__ATT_KLE ? r + mi + off : K;
+        j0 = tri == LT__ATT_NGE ? r + off : 0;
         nn = tri == LT__ATT_NLE ? r + mi + off : n;
         k0 = k0 < 0 ? 0 : k0;
         k1 = k1 > K ? K : k1;
+        j0 = j0 < 0 ? 0 : j0;
         nn = nn > n ? n : nn;
         if (k1 <= k0) {   /* nothing to add: C stays, or becomes 0 */
             int64_t i;
-            if (!acc) for (i = 0; i < mi; i++) for (j = 0; j < nn; j++) C[(r + i) * ldc + j] = 0.0f;
+            if (!acc) for (i = 0; i < mi; i++) for (j = j0; j < nn; j++) C[(r + i) * ldc + j] = 0.0f;
             continue;
         }
 #ifdef LT__ATT_X86
         if (simd) {
-            for (j = 0; j < nn; j += 64)
+            for (j = j0; j < nn; j += 64)
                 lt__att_tile_avx512(mi, nn - j < 64 ? nn - j : 64, k1 - k0, alpha, A + r * ars + k0 * aks, ars, aks,
                                     B + k0 * ldb + j, ldb, acc, C + r * ldc + j, ldc);
             continue;
         }
 #endif
-        lt__att_mm_c(mi, nn, k1 - k0, alpha, A + r * ars + k0 * aks, ars, aks, B + k0 * ldb, ldb, acc, C + r * ldc, ldc);
+        if (nn > j0)
+            lt__att_mm_c(mi, nn - j0, k1 - k0, alpha, A + r * ars + k0 * aks, ars, aks, B + k0 * ldb + j0, ldb, acc,
+                         C + r * ldc + j0, ldc);
     }
 }
 
@@ -2514,7 +2519,7 @@ static void lt__att_fwd_rows(const lt__att_src *a, int64_t b, int64_t h, int64_t
     for (u0 = 0; u0 < t1; u0 += bc) {
         int64_t w = t1 - u0 < bc ? t1 - u0 : bc;
         const float *k = lt__att_rows(a, 1, b, h, u0, w, tk, &ldk), *v = lt__att_rows(a, 2, b, h, u0, w, tv, &ldv);
-        lt__att_mm(a->simd, LT__ATT_ALL, 0, w, n, D, scale, k, ldk, 1, qt, n, 0, s, n);   /* Sᵀ = scale·K·Qᵀ */
+        lt__att_mm(a->simd, LT__ATT_NGE, u0 - t0, w, n, D, scale, k, ldk, 1, qt, n, 0, s, n);  /* Sᵀ = scale·K·Qᵀ */
         for (u = t0 > u0 ? t0 - u0 : 0; u < w; u++)   /* the diagonal: keys after a query are masked */
             for (t = 0; t < n && t0 + t < u0 + u; t++) s[u * n + t] = -INFINITY;
         for (t = 0; t < n; t++) al[t] = u0 == 0 ? -INFINITY : m[t];   /* al: the new max */

@@ -2272,7 +2272,7 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
      query rows that see them:
        P = exp(scale·Q·Kᵀ - L), dV += Pᵀ·dY, dP = dY·Vᵀ, dS = P ⊙ (dP - D),
        dK += scale·dSᵀ·Q, dQ += scale·dS·K
-   Memory: L, plus stack blocks per thread (about 160 KiB), instead of the B·H·T·T probabilities.
+   Memory: L, plus blocks on each thread's stack (up to 224 KiB), instead of the B·H·T·T probabilities.
    Forward units (b, h, query block) and backward units (b, h) go to the OpenMP threads; each
    unit's sums run in one fixed order, so the thread count never changes a bit.
    attention16 (lt_set_precision 16-bit) runs the same kernels on qkv rounded to 16 bits, rounds

@@ -670,6 +670,52 @@ static void test_ops_threads(void) {
     lt_set_threads(base);
 }
 
+/* ---- attention's block products: the plain C and AVX-512 kernels against a double loop ----------------- */
+/* lt__att_mm with A as is and transposed, acc 0/1, every causal mode at offsets around 0, shapes
+   across its 6-row and 64-column tiles; columns a mode leaves unwritten must keep their values. */
+static void test_ops_attention_mm(void) {
+    static const int64_t shapes[][3] = {{1, 1, 1}, {7, 5, 3}, {13, 70, 65}, {64, 64, 64}, {130, 33, 20}};
+    int simd, bad = 0, checks = 0;
+    if (!t_want("ops/attention_mm")) return;
+    for (simd = 0; simd <= lt__att_simd(); simd++) {
+        int si, trans, acc, tri, oi;
+        for (si = 0; si < 5; si++)
+            for (trans = 0; trans < 2; trans++)
+                for (acc = 0; acc < 2; acc++)
+                    for (tri = 0; tri <= LT__ATT_NGE; tri++)
+                        for (oi = 0; oi < 3; oi++) {
+                            int64_t m = shapes[si][0], n = shapes[si][1], K = shapes[si][2], off = oi * 4 - 4;
+                            int64_t ars = trans ? 1 : K + 3, aks = trans ? m + 2 : 1, ldb = n + 5, ldc = n + 1, r, j, k;
+                            float *A = (float *)malloc((size_t)((m + 2) * (K + 3)) * sizeof(float));
+                            float *B = (float *)malloc((size_t)(K * ldb) * sizeof(float));
+                            float *C = (float *)malloc((size_t)(m * ldc) * sizeof(float));
+                            float *C0 = (float *)malloc((size_t)(m * ldc) * sizeof(float));
+                            for (j = 0; j < (m + 2) * (K + 3); j++) A[j] = (float)((j * 37) % 19 - 9) / 8.0f;
+                            for (j = 0; j < K * ldb; j++) B[j] = (float)((j * 53) % 23 - 11) / 8.0f;
+                            for (j = 0; j < m * ldc; j++) C[j] = C0[j] = (float)(j % 7) - 3.0f;
+                            lt__att_mm(simd, tri, off, m, n, K, 0.5f, A, ars, aks, B, ldb, acc, C, ldc);
+                            for (r = 0; r < m; r++) {
+                                int64_t mr = simd ? 6 : 1, r0 = r / mr * mr, mi = m - r0 < mr ? m - r0 : mr;
+                                int64_t k0 = tri == LT__ATT_KGE ? r0 + off : 0, k1 = tri == LT__ATT_KLE ? r0 + mi + off : K;
+                                int64_t j0 = tri == LT__ATT_NGE ? r0 + off : 0, j1 = tri == LT__ATT_NLE ? r0 + mi + off : n;
+                                for (j = 0; j < n; j++) {
+                                    double want = C0[r * ldc + j], got = C[r * ldc + j];
+                                    if (j >= j0 && j < j1) {
+                                        double sum = 0;
+                                        for (k = k0 < 0 ? 0 : k0; k < (k1 > K ? K : k1); k++)
+                                            sum += (double)A[r * ars + k * aks] * B[k * ldb + j];
+                                        want = 0.5 * sum + (acc ? want : 0.0);
+                                    }
+                                    checks++;
+                                    if (!(fabs(got - want) <= 1e-5 + 1e-5 * fabs(want))) bad++;
+                                }
+                            }
+                            free(A); free(B); free(C); free(C0);
+                        }
+    }
+    t_check(bad == 0, "ops/attention_mm", "%d of %d values differ from the double loop", bad, checks);
+}
+
 /* ---- attention16 (lt_set_precision 16-bit): float32 attention on 16-bit values, y rounded ---------------- */
 /* On qkv that is already 16-bit (as c_attn's output is), attention16's y is the float32 op's y
    rounded, and its gradient the float32 one but for D_t = dy_t·y_t taken from the rounded y
@@ -759,6 +805,7 @@ static void test_ops_all(void) {
     test_ops_special();
     test_ops_gradcheck();
     test_ops_threads();
+    test_ops_attention_mm();
     test_ops_attention16();
     test_ops_errors();
 }

@@ -2574,12 +2574,31 @@ static void lt__att_fwd(lt__node *nd, const lt__att_src *a) {
     }
 }
 
+/* D_t = dy_t·y_t for rows t0..t0+n-1 of head h, batch b (y from its 16-bit copy in attention16,
+   widened into buf). */
+static void lt__att_drows(const lt__att_src *a, int64_t b, int64_t h, int64_t t0, int64_t n, const float *y,
+                          const float *gy, float *dd, float *buf) {
+    int64_t T = a->T, C = a->C, D = a->D, t;
+    for (t = 0; t < n; t++) {
+        int64_t at = (b * T + t0 + t) * C + h * D;
+        const float *yr = y + at;
+        if (a->y16) {
+            lt__from16(a->p, a->y16 + at, buf, (size_t)D);
+            yr = buf;
+        }
+        dd[t] = lt__att_dot(gy + at, yr, D);
+    }
+}
+
+#define LT__ATT_DMAX 4096  /* backward: D for up to this many rows is made once per head */
+typedef char lt__att_dmax_holds_a_step[LT__ATT_DMAX >= LT__ATT_BQ ? 1 : -1];
 /* Backward of head h, batch b, queries and keys < len; g = d qkv (float32, row stride 3C). */
 static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t len, const float *Lh,
                              const float *y, const float *gy, float *g) {
-    float p[LT__ATT_BQ * LT__ATT_BK], ds[LT__ATT_BQ * LT__ATT_BK], dd[LT__ATT_BQ];
+    float p[LT__ATT_BQ * LT__ATT_BK], ds[LT__ATT_BQ * LT__ATT_BK], dall[LT__ATT_DMAX], *dd;
     float tq[LT__ATT_TILE], tk[LT__ATT_TILE], tv[LT__ATT_TILE], kt[LT__ATT_TILE], vt[LT__ATT_TILE];
     int64_t T = a->T, C = a->C, D = a->D, u0, t0, t, u;
+    int once = len <= LT__ATT_DMAX;
     int64_t bk = LT__ATT_TILE / D < LT__ATT_BK ? LT__ATT_TILE / D : LT__ATT_BK;
     int64_t bq = LT__ATT_TILE / D < LT__ATT_BQ ? LT__ATT_TILE / D : LT__ATT_BQ;
     float scale = 1.0f / sqrtf((float)D);
@@ -2593,13 +2612,12 @@ static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t
             int64_t n = len - t0 < bq ? len - t0 : bq, ldq;
             const float *q, *dy = gy + (b * T + t0) * C + h * D;
             float *dq = g + (b * T + t0) * 3 * C + h * D;
-            for (t = 0; t < n; t++) {   /* D_t = dy_t·y_t (y from its 16-bit copy in attention16) */
-                const float *yr = y + (b * T + t0 + t) * C + h * D;
-                if (a->y16) {
-                    lt__from16(a->p, a->y16 + (b * T + t0 + t) * C + h * D, tq, (size_t)D);
-                    yr = tq;
-                }
-                dd[t] = lt__att_dot(dy + t * C, yr, D);
+            if (once) {
+                if (u0 == 0) lt__att_drows(a, b, h, t0, n, y, gy, dall + t0, tq);
+                dd = dall + t0;
+            } else {
+                dd = dall;
+                lt__att_drows(a, b, h, t0, n, y, gy, dd, tq);
             }
             q = lt__att_rows(a, 0, b, h, t0, n, tq, &ldq);
             /* query t0+i sees key u0+j when j <= i + o: the products skip the rest (o >= 0) */

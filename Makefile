@@ -77,6 +77,14 @@ bench-seq: build/bench_seq
 build/bench_seq: bench/seq.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
+# Attention alone (bench/attention.c): forward/backward kernel ms at the bench configs' shapes, 1 and 2 threads.
+.PHONY: bench-attention
+bench-attention: build/bench_attention
+	./build/bench_attention
+
+build/bench_attention: bench/attention.c ltrain.h | build
+	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+
 # Optimizers (bench/optimizers.c): AdamW, Lion, AdEMAMix, Muon, SOAP on tinyshakespeare, a 3-value
 # lr grid each, the same token budget: validation loss, time per step, optimizer-state bytes.
 .PHONY: bench-optimizers

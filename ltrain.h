@@ -278,7 +278,10 @@ LTRAIN_DEF lt_tensor *lt_dropout(lt_ctx *ctx, lt_tensor *a, float p);  /* identi
 LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1); /* a copy */
 /* Causal multi-head self-attention from fused qkv [B,T,3C] (q | k | v, head h at h*D..h*D+D)
    -> [B,T,C], scale 1/sqrt(D).  lengths (NULL or B of them): keys at t >= lengths[b] are masked
-   (padding), as are their query rows' outputs (set to zero). */
+   (padding), as are their query rows' outputs (set to zero).  Flash attention: backward keeps
+   B*H*T floats, not the B*H*T*T probabilities; a head has at most 8192 channels (C/n_head).  In
+   16-bit precision (lt_set_precision) qkv is rounded to 16 bits, y too, and backward keeps
+   16-bit copies of both instead of the float32 tensors. */
 LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, const int32_t *lengths);
 
 /* ---- losses (return a [1] tensor) --------------------------------------------------------- */
@@ -666,7 +669,7 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
    lt_set_precision(ctx, LT_BF16 or LT_F16): from then on lt_matmul, lt_linear and lt_conv1d round
    both operands (activations and weights) and the bias to the 16-bit type, multiply with float32
    accumulation and round the result, which stays a float32 tensor holding 16-bit values.  Every
-   other op (layernorm and its statistics, softmax, attention, gelu, residual adds, losses) and the
+   other op (layernorm and its statistics, softmax, attention*, gelu, residual adds, losses) and the
    optimizer (float32 master weights and moments) run in float32 as before.  For backward each of
    these ops keeps a 16-bit copy of the operands it needs (half the bytes; a parameter is read in
    place) instead of the float32 input, so a compiled plan (lt_compile) frees the float32 input
@@ -678,7 +681,8 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
    LT_F16 does the same with fp16, as CUDA's autocast does (|x| >= 65520 rounds to inf, below
    2^-24 to 0: train with a loss scale, lt_scaler).  LT_F32 (the default) is the plain float32 op.
    A record keeps the precision it was made with (a compiled plan replays it).  LT_ERR_ARG for
-   another value. */
+   another value.  (*lt_attention computes in float32 on qkv rounded to 16 bits, rounds y, and
+   keeps 16-bit copies of both for backward instead of float32 qkv.) */
 LTRAIN_DEF lt_status lt_set_precision(lt_ctx *ctx, lt_dtype precision);
 LTRAIN_DEF lt_dtype lt_get_precision(const lt_ctx *ctx);      /* LT_F32 for NULL */
 LTRAIN_DEF const char *lt_precision_name(lt_dtype precision); /* "fp32", "bf16", "fp16" */
@@ -1589,8 +1593,9 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
     X(reshape, 0) X(add, 0) X(sub, 0) X(mul, LT__IN) X(scale, 0) X(sum, 0) X(mean, 0)                \
     X(matmul, LT__IN) X(linear, LT__IN) X(conv1d, LT__IN) X(gelu, LT__IN) X(gelu_erf, LT__IN)          \
     X(relu, LT__IN) X(tanh, LT__OUT) X(sigmoid, LT__OUT) X(softmax, LT__OUT) X(log_softmax, LT__OUT)  \
-    X(layernorm, LT__IN) X(embedding, 0) X(dropout, 0) X(transpose, 0) X(attention, LT__IN)           \
-    X(cross_entropy, LT__IN) X(mse, LT__IN) X(matmul16, 0) X(linear16, 0) X(conv1d16, 0)
+    X(layernorm, LT__IN) X(embedding, 0) X(dropout, 0) X(transpose, 0) X(attention, LT__IN | LT__OUT) \
+    X(cross_entropy, LT__IN) X(mse, LT__IN) X(matmul16, 0) X(linear16, 0) X(conv1d16, 0)                 \
+    X(attention16, 0)
 
 struct lt__node {
     const struct lt__opdef *op;
@@ -2402,97 +2407,467 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
 }
 
 /* ---- causal multi-head self-attention ---------------------------------------------------------------- */
-/* qkv (B, T, 3C) -> y (B, T, C), H heads of D = C/H; for query t of head h:
-     s_u = q_t·k_u / sqrt(D) for u <= t (and u < len), p = softmax(s), y_t = Σ_u p_u v_u
-   saves p (B, H, T, T).  Backward, with dy_t:
-     dv_u += p_u dy_t,  dp_u = dy_t·v_u,  ds_u = p_u (dp_u - Σ_w p_w dp_w),
+/* qkv (B, T, 3C) -> y (B, T, C), H heads of D = C/H; for query t of head h (q_t, k_u, v_u its rows):
+     s_u = q_t·k_u / sqrt(D) for u <= t,  p = softmax(s),  y_t = Σ_u p_u v_u
+   (torch's scaled_dot_product_attention(q, k, v, is_causal=True)); saves L_t = log Σ_u exp(s_u),
+   (B, H, T) floats: the probabilities are recomputed by backward, never stored.  Backward, dy_t:
+     p_u = exp(s_u - L_t),  dv_u += p_u dy_t,  ds_u = p_u (dy_t·v_u - D_t) with D_t = dy_t·y_t,
      dq_t += Σ_u ds_u k_u / sqrt(D),  dk_u += ds_u q_t / sqrt(D)
-   Query rows at t >= len (padding) output 0.  i[0..3] = B, T, C, H; i[4] = scratch slots.
-   Each (batch, head) is small GEMMs on strided views of qkv (row stride 3C, no copies), in
-   blocks of 64 query rows that read only the keys they can see (the masked half is skipped):
-     S = scale·Q·Kᵀ → masked row softmax in place → Y = P·V;  backward:
-     dP = dY·Vᵀ, dS = P ⊙ (dP - rowsum(P ⊙ dP)), dQ += scale·dS·K, dK += scale·dSᵀ·Q, dV += Pᵀ·dY.
-   Pairs (b,h) are split over the threads; each thread has a 64×T scratch for dP. */
-static int lt__thread_id(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
+   (D_t = Σ_u p_u dy_t·v_u, so the output stands in for the row sums of p ⊙ dp; the op reads it.)
+   lengths: queries t >= len output 0 and take no gradient; keys u >= len are then never seen
+   (u <= t < len).  i[0..3] = B, T, C, H; save[0] = L (0 for padded rows).
+   The kernels are FlashAttention's (Dao et al. 2022; backward as in FlashAttention-2), in blocks
+   small enough for L1/L2, multiplied by lt__att_mm (below) straight from the strided rows of qkv:
+     forward, per (b, h, block of BR query rows), over blocks of BC keys up to the diagonal:
+       Sᵀ = scale·K·Qᵀ (Qᵀ transposed once per block; key rows are the broadcast operand);
+       per query m' = max(m, max S), P = exp(S - m'), l = l·exp(m - m') + Σ P,
+       Y = Y·exp(m - m') + P·V  (the online softmax);  at the end Y /= l, L = m + log l
+     backward, per (b, h), over blocks of BK keys (Kᵀ, Vᵀ transposed once), then over blocks of BQ
+     query rows that see them:
+       P = exp(scale·Q·Kᵀ - L), dV += Pᵀ·dY, dP = dY·Vᵀ, dS = P ⊙ (dP - D),
+       dK += scale·dSᵀ·Q, dQ += scale·dS·K
+   Memory: L, plus blocks on each thread's stack (up to 224 KiB), instead of the B·H·T·T probabilities.
+   Forward units (b, h, query block) and backward units (b, h) go to the OpenMP threads; each
+   unit's sums run in one fixed order, so the thread count never changes a bit.
+   attention16 (lt_set_precision 16-bit) runs the same kernels on qkv rounded to 16 bits, rounds
+   y to 16 bits, and keeps 16-bit copies of qkv and y for backward (rows widened block by block
+   into the stack tiles) instead of reading the float32 tensors.  Every block is at most
+   LT__ATT_TILE floats, so a head has at most that many channels. */
+#define LT__ATT_BR 64      /* forward: query rows per unit */
+#define LT__ATT_BC 128     /* forward: keys per online-softmax step */
+#define LT__ATT_BK 64      /* backward: keys per block */
+#define LT__ATT_BQ 128     /* backward: query rows per step */
+#define LT__ATT_TILE 8192  /* floats of one operand block (rows x D) */
+
+static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n);    /* @@AMP */
+static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);      /* @@AMP */
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
+    !defined(LTRAIN_NO_SIMD)
+#define LT__ATT_X86 1
+#include <immintrin.h>
+#endif
+
+/* The block products: C (m,n) = alpha·A·B, or C += alpha·A·B (acc), where element (r,k) of A is
+   A[r*ars + k*aks] (any two strides: A as is or transposed, in place) and row k of B is the n
+   floats at B + k*ldb.  Sums run over k in order.  Plain C here (the reference, and the kernel
+   where AVX-512 is missing or LT_GEMM=portable|avx2 is set); an AVX-512 kernel below. */
+static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const float *A, int64_t ars, int64_t aks,
+                         const float *B, int64_t ldb, int acc, float *C, int64_t ldc) {
+    int64_t r, j0, j, k;
+    for (r = 0; r < m; r++)
+        for (j0 = 0; j0 < n; j0 += 16) {
+            float s[16];
+            int64_t w = n - j0 < 16 ? n - j0 : 16;
+            for (j = 0; j < 16; j++) s[j] = 0.0f;
+            for (k = 0; k < K; k++) {
+                float a = A[r * ars + k * aks];
+                const float *b = B + k * ldb + j0;
+                for (j = 0; j < w; j++) s[j] += a * b[j];
+            }
+            for (j = 0; j < w; j++) C[r * ldc + j0 + j] = alpha * s[j] + (acc ? C[r * ldc + j0 + j] : 0.0f);
+        }
+}
+
+#ifdef LT__ATT_X86
+/* 6 rows x 64 columns: 24 zmm accumulators, 4 B vectors (masked past n), A values broadcast.
+   Rows past m read row 0 and are not stored. */
+#define LT__AM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define LT__AM_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
+#define LT__AM_ZERO(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0;
+#define LT__AM_FMA(r)                                                                               \
+    { __m512 av = _mm512_set1_ps(a##r[k * aks]);                                                 \
+      c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0); c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1);          \
+      c##r##2 = _mm512_fmadd_ps(av, b2, c##r##2); c##r##3 = _mm512_fmadd_ps(av, b3, c##r##3); }
+#define LT__AM_ST1(r, v, mk)                                                                         \
+    _mm512_mask_storeu_ps(cr + 16 * v, mk, acc ? _mm512_fmadd_ps(va, c##r##v, _mm512_maskz_loadu_ps(mk, cr + 16 * v)) \
+                                                : _mm512_mul_ps(va, c##r##v));
+#define LT__AM_ST(r)                                                                                \
+    if (r < m) {                                                                                   \
+        float *cr = C + r * ldc;                                                                   \
+        LT__AM_ST1(r, 0, m0) LT__AM_ST1(r, 1, m1) LT__AM_ST1(r, 2, m2) LT__AM_ST1(r, 3, m3)            \
+    }
+__attribute__((target("avx512f"))) static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha,
+                                                                  const float *A, int64_t ars, int64_t aks,
+                                                                  const float *B, int64_t ldb, int acc, float *C,
+                                                                  int64_t ldc) {
+    __mmask16 m0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+    __mmask16 m1 = (__mmask16)(n >= 32 ? 0xffffu : n <= 16 ? 0u : (1u << (n - 16)) - 1u);
+    __mmask16 m2 = (__mmask16)(n >= 48 ? 0xffffu : n <= 32 ? 0u : (1u << (n - 32)) - 1u);
+    __mmask16 m3 = (__mmask16)(n >= 64 ? 0xffffu : n <= 48 ? 0u : (1u << (n - 48)) - 1u);
+    __m512 va = _mm512_set1_ps(alpha);
+    int64_t k;
+    LT__AM_ROWS(LT__AM_PTR)
+    LT__AM_ROWS(LT__AM_ZERO)
+    if (n > 32) {
+        for (k = 0; k < K; k++) {
+            const float *b = B + k * ldb;
+            __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+            __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32), b3 = _mm512_maskz_loadu_ps(m3, b + 48);
+            LT__AM_ROWS(LT__AM_FMA)
+        }
+    } else {   /* up to 32 columns: half the work */
+#undef LT__AM_FMA
+#define LT__AM_FMA(r)                                                                               \
+    { __m512 av = _mm512_set1_ps(a##r[k * aks]);                                                 \
+      c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0); c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1); }
+        for (k = 0; k < K; k++) {
+            const float *b = B + k * ldb;
+            __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+            LT__AM_ROWS(LT__AM_FMA)
+        }
+    }
+    LT__AM_ROWS(LT__AM_ST)
+}
+#undef LT__AM_ROWS
+#undef LT__AM_PTR
+#undef LT__AM_ZERO
+#undef LT__AM_FMA
+#undef LT__AM_ST1
+#undef LT__AM_ST
+#endif
+
+/* Does this CPU run the AVX-512 block kernel (and LT_GEMM does not ask for another)? */
+static int lt__att_simd(void) {
+#ifdef LT__ATT_X86
+    const char *e = getenv("LT_GEMM");
+    if (e && (!strcmp(e, "portable") || !strcmp(e, "avx2"))) return 0;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
 #else
     return 0;
 #endif
 }
 
-/* Row t of P (in place over the scores): softmax over keys 0..last, zeros elsewhere. */
-static void lt__attn_softmax_row(float *p, int64_t T, int64_t last) {
-    float m = -INFINITY;
-    double sum = 0;
-    int64_t u;
-    for (u = 0; u <= last; u++) if (p[u] > m) m = p[u];
-    LT__OMP(simd)
-    for (u = 0; u <= last; u++) p[u] = lt__exp_neg(p[u] - m);
-    for (u = 0; u <= last; u++) sum += p[u];
-    for (u = 0; u <= last; u++) p[u] = (float)(p[u] / sum);
-    for (u = last + 1; u < T; u++) p[u] = 0.0f;
+/* The block products, with the causal triangle skipped by row tiles of MR (row r of C needs only
+   part of K or of the columns; what a tile needs is the union over its rows):
+     LT__ATT_KLE: row r needs k <= r + off      LT__ATT_KGE: row r needs k >= r + off
+     LT__ATT_NLE: row r needs columns <= r + off (later columns are not written)
+     LT__ATT_NGE: row r needs columns >= r + off (earlier columns are not written)
+   The skipped products are those of masked (zero) probabilities, so results do not change. */
+enum { LT__ATT_ALL = 0, LT__ATT_KLE = 1, LT__ATT_KGE = 2, LT__ATT_NLE = 3, LT__ATT_NGE = 4 };
+static void lt__att_mm(int simd, int tri, int64_t off, int64_t m, int64_t n, int64_t K, float alpha, const float *A,
+                       int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc, float *C, int64_t ldc) {
+    int64_t mr = simd ? 6 : 1, r, j, k0, k1, j0, nn, mi;
+    for (r = 0; r < m; r += mr) {
+        mi = m - r < mr ? m - r : mr;
+        k0 = tri == LT__ATT_KGE ? r + off : 0;
+        k1 = tri == LT__ATT_KLE ? r + mi + off : K;
+        j0 = tri == LT__ATT_NGE ? r + off : 0;
+        nn = tri == LT__ATT_NLE ? r + mi + off : n;
+        k0 = k0 < 0 ? 0 : k0;
+        k1 = k1 > K ? K : k1;
+        j0 = j0 < 0 ? 0 : j0;
+        nn = nn > n ? n : nn;
+        if (k1 <= k0) {   /* nothing to add: C stays, or becomes 0 */
+            int64_t i;
+            if (!acc) for (i = 0; i < mi; i++) for (j = j0; j < nn; j++) C[(r + i) * ldc + j] = 0.0f;
+            continue;
+        }
+#ifdef LT__ATT_X86
+        if (simd) {
+            for (j = j0; j < nn; j += 64)
+                lt__att_tile_avx512(mi, nn - j < 64 ? nn - j : 64, k1 - k0, alpha, A + r * ars + k0 * aks, ars, aks,
+                                    B + k0 * ldb + j, ldb, acc, C + r * ldc + j, ldc);
+            continue;
+        }
+#endif
+        if (nn > j0)
+            lt__att_mm_c(mi, nn - j0, k1 - k0, alpha, A + r * ars + k0 * aks, ars, aks, B + k0 * ldb + j0, ldb, acc,
+                         C + r * ldc + j0, ldc);
+    }
 }
 
-#define LT__ATT_RB 64   /* query rows per block: a block reads only the keys it can see */
-static void lt__attention_fwd(lt__node *nd) {
-    int64_t B = nd->i[0], T = nd->i[1], C = nd->i[2], H = nd->i[3], D = C / H, bh;
+/* Where the kernels read q, k, v (and y, for D): float32 rows in place, float32 rows rounded to
+   16 bits on the way (attention16 without a gradient), or a 16-bit copy widened. */
+typedef struct {
+    const float *f;              /* float32 qkv (B,T,3C), or NULL */
+    const uint16_t *h;           /* its 16-bit copy, or NULL */
+    const uint16_t *y16;         /* 16-bit copy of y (B,T,C) (attention16 backward) */
+    int round;                   /* f is read rounded to p */
+    lt_dtype p;
+    int simd;                    /* lt__att_simd() */
+    int64_t T, C, D;
+} lt__att_src;
+
+/* n rows from r0 of part w (0 q, 1 k, 2 v) of head h, batch b, as float32: a pointer into qkv
+   (row stride 3C) or rows widened/rounded into buf (stride D). */
+static const float *lt__att_rows(const lt__att_src *a, int w, int64_t b, int64_t h, int64_t r0, int64_t n,
+                                 float *buf, int64_t *ld) {
+    int64_t off = (b * a->T + r0) * 3 * a->C + w * a->C + h * a->D, r;
+    if (a->f && !a->round) { *ld = 3 * a->C; return a->f + off; }
+    for (r = 0; r < n; r++) {
+        if (a->h) lt__from16(a->p, a->h + off + r * 3 * a->C, buf + r * a->D, (size_t)a->D);
+        else lt__round16(a->p, a->f + off + r * 3 * a->C, buf + r * a->D, (size_t)a->D);
+    }
+    *ld = a->D;
+    return buf;
+}
+
+/* xt (D, n) = xᵀ of n rows of D floats (row stride ld): 8 x 8 blocks turned in AVX registers
+   (simd), the edges one by one. */
+#ifdef LT__ATT_X86
+__attribute__((target("avx2"))) static void lt__att_tr8(const float *s, int64_t lds, float *d, int64_t ldd) {
+    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
+    __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
+    __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
+    /* interleave pairs of rows, then pairs of pairs, then exchange the 128-bit halves */
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
+    __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+#endif
+static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, int64_t D, float *xt) {
+    int64_t r, d, r8 = 0, d8 = 0;
+#ifdef LT__ATT_X86
+    if (simd) {
+        r8 = n & ~(int64_t)7;
+        d8 = D & ~(int64_t)7;
+        for (r = 0; r < r8; r += 8)
+            for (d = 0; d < d8; d += 8) lt__att_tr8(x + r * ld + d, ld, xt + d * n + r, n);
+    }
+#else
+    (void)simd;
+#endif
+    for (r = 0; r < n; r++)
+        for (d = r < r8 ? d8 : 0; d < D; d++) xt[d * n + r] = x[r * ld + d];
+}
+
+/* Σ x_i dot_i in 16 interleaved partial sums added pairwise: a fixed order the compiler can still
+   vectorize. */
+static float lt__att_dot(const float *x, const float *dot, int64_t n) {
+    float acc[16];
+    int64_t i = 0;
+    int j;
+    for (j = 0; j < 16; j++) acc[j] = 0.0f;
+    for (; i + 16 <= n; i += 16) for (j = 0; j < 16; j++) acc[j] += x[i + j] * dot[i + j];
+    for (j = 0; i < n; i++, j++) acc[j] += x[i] * dot[i];
+    for (j = 8; j > 0; j >>= 1) {
+        int k;
+        for (k = 0; k < j; k++) acc[k] += acc[k + j];
+    }
+    return acc[0];
+}
+
+/* Forward of query rows t0..t0+n-1 (all < len) of head h, batch b: y rows (stride C) and L. */
+static void lt__att_fwd_rows(const lt__att_src *a, int64_t b, int64_t h, int64_t t0, int64_t n, float *y, float *L) {
+    float s[LT__ATT_BR * LT__ATT_BC], m[LT__ATT_BR], l[LT__ATT_BR], al[LT__ATT_BR];
+    float qt[LT__ATT_TILE], tq[LT__ATT_TILE], tk[LT__ATT_TILE], tv[LT__ATT_TILE];
+    int64_t C = a->C, D = a->D, t1 = t0 + n, u0, t, u, d, ldq, ldk, ldv;
+    int64_t bc = LT__ATT_TILE / D < LT__ATT_BC ? LT__ATT_TILE / D : LT__ATT_BC;
     float scale = 1.0f / sqrtf((float)D);
-    const float *qkv = nd->in[0]->data;
-    float *out = nd->out->data, *P = nd->save[0];
-    LT__OMP(parallel for schedule(dynamic, 1) num_threads((int)nd->i[4]))
-    for (bh = 0; bh < B * H; bh++) {
-        int64_t b = bh / H, h = bh % H, t, t0, len = nd->ids ? nd->ids[b] : T;
-        const float *q = qkv + b * T * 3 * C + h * D, *k = q + C, *v = q + 2 * C;
-        float *p = P + bh * T * T, *y = out + b * T * C + h * D;
-        for (t = len; t < T; t++) {   /* padded queries: no probabilities, output 0 */
-            memset(p + t * T, 0, (size_t)T * sizeof(float));
-            memset(y + t * C, 0, (size_t)D * sizeof(float));
+    const float *q = lt__att_rows(a, 0, b, h, t0, n, tq, &ldq);
+    lt__att_transpose(a->simd, q, ldq, n, D, qt);
+    for (u0 = 0; u0 < t1; u0 += bc) {
+        int64_t w = t1 - u0 < bc ? t1 - u0 : bc;
+        const float *k = lt__att_rows(a, 1, b, h, u0, w, tk, &ldk), *v = lt__att_rows(a, 2, b, h, u0, w, tv, &ldv);
+        lt__att_mm(a->simd, LT__ATT_NGE, u0 - t0, w, n, D, scale, k, ldk, 1, qt, n, 0, s, n);  /* Sᵀ = scale·K·Qᵀ */
+        for (u = t0 > u0 ? t0 - u0 : 0; u < w; u++)   /* the diagonal: keys after a query are masked */
+            for (t = 0; t < n && t0 + t < u0 + u; t++) s[u * n + t] = -INFINITY;
+        for (t = 0; t < n; t++) al[t] = u0 == 0 ? -INFINITY : m[t];   /* al: the new max */
+        for (u = 0; u < w; u++) {
+            const float *sr = s + u * n;
+            LT__OMP(simd)
+            for (t = 0; t < n; t++) al[t] = sr[t] > al[t] ? sr[t] : al[t];
         }
-        for (t0 = 0; t0 < len; t0 += LT__ATT_RB) {
-            int64_t t1 = t0 + LT__ATT_RB < len ? t0 + LT__ATT_RB : len;
-            lt_sgemm(0, 1, t1 - t0, t1, D, scale, q + t0 * 3 * C, 3 * C, k, 3 * C, 0.0f, p + t0 * T, T); /* S */
-            for (t = t0; t < t1; t++) lt__attn_softmax_row(p + t * T, T, t);
-            lt_sgemm(0, 0, t1 - t0, D, t1, 1.0f, p + t0 * T, T, v, 3 * C, 0.0f, y + t0 * C, C);         /* P·V */
+        for (u = 0; u < w; u++) {
+            float *sr = s + u * n;
+            LT__OMP(simd)
+            for (t = 0; t < n; t++) sr[t] = lt__exp_neg(sr[t] - al[t]);                        /* P */
+        }
+        for (t = 0; t < n; t++) {   /* al becomes the factor on the old sums, exp(m - m') */
+            float mn = al[t];
+            al[t] = u0 == 0 ? 0.0f : lt__exp_neg(m[t] - mn);
+            m[t] = mn;
+            l[t] = u0 == 0 ? 0.0f : l[t] * al[t];
+        }
+        for (u = 0; u < w; u++) {
+            const float *sr = s + u * n;
+            LT__OMP(simd)
+            for (t = 0; t < n; t++) l[t] += sr[t];
+        }
+        if (u0 > 0)
+            for (t = 0; t < n; t++)
+                if (al[t] != 1.0f) for (d = 0; d < D; d++) y[t * C + d] *= al[t];
+        lt__att_mm(a->simd, LT__ATT_KLE, t0 - u0, n, D, w, 1.0f, s, 1, n, v, ldv, u0 > 0, y, C);  /* Y (+)= P·V */
+    }
+    for (t = 0; t < n; t++) {
+        float r = 1.0f / l[t];
+        for (d = 0; d < D; d++) y[t * C + d] *= r;
+        L[t] = m[t] + logf(l[t]);
+    }
+}
+
+static void lt__att_fwd(lt__node *nd, const lt__att_src *a) {
+    int64_t B = nd->i[0], T = nd->i[1], C = nd->i[2], H = nd->i[3], D = C / H;
+    int64_t br = LT__ATT_TILE / D < LT__ATT_BR ? LT__ATT_TILE / D : LT__ATT_BR;
+    int64_t nblk = (T + br - 1) / br, unit;
+    float *out = nd->out->data, *Ls = nd->save[0];
+    LT__OMP(parallel for schedule(dynamic, 1))
+    for (unit = 0; unit < B * H * nblk; unit++) {
+        int64_t bh = unit / nblk, b = bh / H, h = bh % H, t0 = unit % nblk * br, t, u;
+        int64_t t1 = t0 + br < T ? t0 + br : T, len = nd->ids ? nd->ids[b] : T, tl = t1 < len ? t1 : len;
+        float *y = out + (b * T + t0) * C + h * D, *L = Ls + bh * T + t0;
+        if (tl > t0) lt__att_fwd_rows(a, b, h, t0, tl - t0, y, L);
+        for (t = tl > t0 ? tl : t0; t < t1; t++) {   /* padded queries: output 0 */
+            for (u = 0; u < D; u++) y[(t - t0) * C + u] = 0.0f;
+            L[t - t0] = 0.0f;
         }
     }
+}
+
+/* D_t = dy_t·y_t for rows t0..t0+n-1 of head h, batch b (y from its 16-bit copy in attention16,
+   widened into buf). */
+static void lt__att_drows(const lt__att_src *a, int64_t b, int64_t h, int64_t t0, int64_t n, const float *y,
+                          const float *gy, float *dd, float *buf) {
+    int64_t T = a->T, C = a->C, D = a->D, t;
+    for (t = 0; t < n; t++) {
+        int64_t at = (b * T + t0 + t) * C + h * D;
+        const float *yr = y + at;
+        if (a->y16) {
+            lt__from16(a->p, a->y16 + at, buf, (size_t)D);
+            yr = buf;
+        }
+        dd[t] = lt__att_dot(gy + at, yr, D);
+    }
+}
+
+#define LT__ATT_DMAX 4096  /* backward: D for up to this many rows is made once per head */
+typedef char lt__att_dmax_holds_a_step[LT__ATT_DMAX >= LT__ATT_BQ ? 1 : -1];
+/* Backward of head h, batch b, queries and keys < len; g = d qkv (float32, row stride 3C). */
+static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t len, const float *Lh,
+                             const float *y, const float *gy, float *g) {
+    float p[LT__ATT_BQ * LT__ATT_BK], ds[LT__ATT_BQ * LT__ATT_BK], dall[LT__ATT_DMAX], *dd;
+    float tq[LT__ATT_TILE], tk[LT__ATT_TILE], tv[LT__ATT_TILE], kt[LT__ATT_TILE], vt[LT__ATT_TILE];
+    int64_t T = a->T, C = a->C, D = a->D, u0, t0, t, u;
+    int once = len <= LT__ATT_DMAX;
+    int64_t bk = LT__ATT_TILE / D < LT__ATT_BK ? LT__ATT_TILE / D : LT__ATT_BK;
+    int64_t bq = LT__ATT_TILE / D < LT__ATT_BQ ? LT__ATT_TILE / D : LT__ATT_BQ;
+    float scale = 1.0f / sqrtf((float)D);
+    for (u0 = 0; u0 < len; u0 += bk) {
+        int64_t w = len - u0 < bk ? len - u0 : bk, ldk, ldv;
+        const float *k = lt__att_rows(a, 1, b, h, u0, w, tk, &ldk), *v = lt__att_rows(a, 2, b, h, u0, w, tv, &ldv);
+        float *dk = g + (b * T + u0) * 3 * C + C + h * D, *dv = dk + C;
+        lt__att_transpose(a->simd, k, ldk, w, D, kt);
+        lt__att_transpose(a->simd, v, ldv, w, D, vt);
+        for (t0 = u0; t0 < len; t0 += bq) {
+            int64_t n = len - t0 < bq ? len - t0 : bq, ldq;
+            const float *q, *dy = gy + (b * T + t0) * C + h * D;
+            float *dq = g + (b * T + t0) * 3 * C + h * D;
+            if (once) {
+                if (u0 == 0) lt__att_drows(a, b, h, t0, n, y, gy, dall + t0, tq);
+                dd = dall + t0;
+            } else {
+                dd = dall;
+                lt__att_drows(a, b, h, t0, n, y, gy, dd, tq);
+            }
+            q = lt__att_rows(a, 0, b, h, t0, n, tq, &ldq);
+            /* query t0+i sees key u0+j when j <= i + o: the products skip the rest (o >= 0) */
+            int64_t o = t0 - u0;
+            lt__att_mm(a->simd, LT__ATT_NLE, o, n, w, D, scale, q, ldq, 1, kt, w, 0, p, w);  /* S = scale·Q·Kᵀ */
+            for (t = 0; t < n; t++) {
+                float *pr = p + t * w, Lt = Lh[t0 + t];
+                int64_t vis = t + o + 1 < w ? t + o + 1 : w;
+                LT__OMP(simd)
+                for (u = 0; u < vis; u++) pr[u] = lt__exp_neg(pr[u] - Lt);                    /* P */
+                for (u = vis; u < w; u++) pr[u] = 0.0f;
+            }
+            lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, 1.0f, p, 1, w, dy, C, 1, dv, 3 * C);   /* dV += Pᵀ·dY */
+            lt__att_mm(a->simd, LT__ATT_NLE, o, n, w, D, 1.0f, dy, C, 1, vt, w, 0, ds, w);      /* dP = dY·Vᵀ */
+            for (t = 0; t < n; t++) {                                                       /* dS = P ⊙ (dP - D) */
+                float *pr = p + t * w, *dr = ds + t * w, dt = dd[t];
+                int64_t vis = t + o + 1 < w ? t + o + 1 : w;
+                LT__OMP(simd)
+                for (u = 0; u < vis; u++) dr[u] = pr[u] * (dr[u] - dt);
+                for (u = vis; u < w; u++) dr[u] = 0.0f;
+            }
+            lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, scale, ds, 1, w, q, ldq, 1, dk, 3 * C); /* dK += scale·dSᵀ·Q */
+            lt__att_mm(a->simd, LT__ATT_KLE, o, n, D, w, scale, ds, w, 1, k, ldk, 1, dq, 3 * C);  /* dQ += scale·dS·K */
+        }
+    }
+}
+
+static void lt__att_bwd(lt__node *nd, const lt__att_src *a) {
+    int64_t B = nd->i[0], T = nd->i[1], H = nd->i[3], bh;
+    float *g = lt__grad(nd->in[0], nd->ctx);
+    if (!g) return;
+    LT__OMP(parallel for schedule(dynamic, 1))
+    for (bh = 0; bh < B * H; bh++) {
+        int64_t b = bh / H, len = nd->ids ? nd->ids[b] : T;
+        lt__att_bwd_head(a, b, bh % H, len, nd->save[0] + bh * T, nd->out->data, nd->out->grad, g);
+    }
+}
+
+static lt__att_src lt__att_src_of(const lt__node *nd, int bits16) {
+    lt__att_src a;
+    memset(&a, 0, sizeof a);
+    a.T = nd->i[1]; a.C = nd->i[2]; a.D = nd->i[2] / nd->i[3];
+    a.f = nd->in[0]->data;
+    if (bits16) {
+        a.p = nd->f[0] == (double)LT_F16 ? LT_F16 : LT_BF16;
+        a.h = (const uint16_t *)(const void *)nd->save[1];
+        a.y16 = a.h ? a.h + nd->in[0]->n : NULL;
+        a.round = 1;
+    }
+    a.simd = lt__att_simd();
+    return a;
+}
+static void lt__attention_fwd(lt__node *nd) {
+    lt__att_src a = lt__att_src_of(nd, 0);
+    lt__att_fwd(nd, &a);
 }
 static void lt__attention_bwd(lt__node *nd) {
-    int64_t B = nd->i[0], T = nd->i[1], C = nd->i[2], H = nd->i[3], D = C / H, bh;
-    float scale = 1.0f / sqrtf((float)D);
-    const float *qkv = nd->in[0]->data, *P = nd->save[0], *gy = nd->out->grad;
-    float *g = lt__grad(nd->in[0], nd->ctx), *scratch = nd->save[1];
-    if (!g) return;
-    LT__OMP(parallel for schedule(dynamic, 1) num_threads((int)nd->i[4]))
-    for (bh = 0; bh < B * H; bh++) {
-        int64_t b = bh / H, h = bh % H, t, t0, u, len = nd->ids ? nd->ids[b] : T;
-        const float *q = qkv + b * T * 3 * C + h * D, *k = q + C, *v = q + 2 * C;
-        const float *p = P + bh * T * T, *dy = gy + b * T * C + h * D;
-        float *dq = g + b * T * 3 * C + h * D, *dk = dq + C, *dv = dq + 2 * C;
-        float *ds = scratch + (int64_t)lt__thread_id() * LT__ATT_RB * T;
-        for (t0 = 0; t0 < len; t0 += LT__ATT_RB) {
-            int64_t t1 = t0 + LT__ATT_RB < len ? t0 + LT__ATT_RB : len, w = t1 - t0;
-            lt_sgemm(1, 0, t1, D, w, 1.0f, p + t0 * T, T, dy + t0 * C, C, 1.0f, dv, 3 * C);   /* dV += Pᵀ·dY */
-            lt_sgemm(0, 1, w, t1, D, 1.0f, dy + t0 * C, C, v, 3 * C, 0.0f, ds, T);            /* dP = dY·Vᵀ */
-            for (t = t0; t < t1; t++) {                                                     /* dS = P ⊙ (dP - Σ P dP) */
-                const float *pr = p + t * T;
-                float *dr = ds + (t - t0) * T;
-                double dot = 0;
-                for (u = 0; u <= t; u++) dot += (double)pr[u] * dr[u];
-                for (u = 0; u <= t; u++) dr[u] = pr[u] * (dr[u] - (float)dot);
-                for (; u < t1; u++) dr[u] = 0.0f;
-            }
-            lt_sgemm(0, 0, w, D, t1, scale, ds, T, k, 3 * C, 1.0f, dq + t0 * 3 * C, 3 * C);   /* dQ += scale·dS·K */
-            lt_sgemm(1, 0, t1, D, w, scale, ds, T, q + t0 * 3 * C, 3 * C, 1.0f, dk, 3 * C);   /* dK += scale·dSᵀ·Q */
-        }
-    }
+    lt__att_src a = lt__att_src_of(nd, 0);
+    lt__att_bwd(nd, &a);
 }
+
+/* attention16: y = round16(attention(round16(qkv))), float32 arithmetic; save[1] holds the 16-bit
+   qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and both kernels read qkv
+   from it, so the float32 qkv and y need not outlive the forward (the row reads 0).  Backward
+   is the float32 one on those values; its D_t = dy_t·y_t uses the rounded y (as a 16-bit
+   FlashAttention does), which moves each gradient by about one 16-bit rounding. */
+static void lt__attention16_fwd(lt__node *nd) {
+    lt__att_src a = lt__att_src_of(nd, 1);
+    uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
+    float *y = nd->out->data;
+    size_t nq = (size_t)nd->in[0]->n, ny = (size_t)nd->out->n;
+    if (h16) {
+        if (a.p == LT_F16) lt_f32_to_f16_array(a.f, h16, nq);
+        else lt_f32_to_bf16_array(a.f, h16, nq);
+        a.f = NULL;
+        a.y16 = NULL;
+    }
+    lt__att_fwd(nd, &a);
+    if (!h16) { lt_round_to_precision(a.p, y, y, ny); return; }
+    if (a.p == LT_F16) { lt_f32_to_f16_array(y, h16 + nq, ny); lt_f16_to_f32_array(h16 + nq, y, ny); }
+    else { lt_f32_to_bf16_array(y, h16 + nq, ny); lt_bf16_to_f32_array(h16 + nq, y, ny); }
+}
+static void lt__attention16_bwd(lt__node *nd) {
+    lt__att_src a = lt__att_src_of(nd, 1);
+    a.f = NULL;
+    lt__att_bwd(nd, &a);
+}
+
 LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, const int32_t *lengths) {
     int64_t B, T, C, shape[3], b;
     char b1[64];
     lt__node *nd;
-    size_t pn;
+    size_t ln;
+    int bits16;
     if (!lt__live(ctx, "lt_attention", qkv, qkv)) return NULL;
+    bits16 = ctx->precision != LT_F32;
     if (qkv->ndim != 3 || qkv->shape[2] % 3 != 0) {
         lt_set_error(ctx, LT_ERR_SHAPE, "lt_attention: qkv is %s: it must be [B,T,3C]", lt_shape_str(qkv, b1, sizeof b1));
         return NULL;
@@ -2503,6 +2878,12 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
                      lt_shape_str(qkv, b1, sizeof b1));
         return NULL;
     }
+    if (C / n_head > LT__ATT_TILE) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_attention: qkv is %s with %d heads: a head of %lld channels is more than "
+                     "%d, the most the kernels handle (hint: use more heads)",
+                     lt_shape_str(qkv, b1, sizeof b1), n_head, (long long)(C / n_head), LT__ATT_TILE);
+        return NULL;
+    }
     if (lengths)
         for (b = 0; b < B; b++)
             if (lengths[b] < 0 || lengths[b] > T) {
@@ -2511,16 +2892,17 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
                 return NULL;
             }
     shape[0] = B; shape[1] = T; shape[2] = C;
-    if (!lt_mul_size((size_t)(B * n_head), (size_t)(T * T), &pn)) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "lt_attention: B*H*T*T overflows");
+    if (!lt_mul_size((size_t)(B * n_head), (size_t)T, &ln)) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_attention: B*H*T overflows");
         return NULL;
     }
-    nd = lt__node_new(ctx, LT__OP(attention), 3, shape, qkv, NULL, NULL, 0);
+    nd = lt__node_new(ctx, bits16 ? LT__OP(attention16) : LT__OP(attention), 3, shape, qkv, NULL, NULL, 0);
     if (!nd) return NULL;
-    nd->i[4] = lt_get_threads();   /* a 64×T backward scratch per thread */
-    if (!lt__save(ctx, nd, 0, (int64_t)pn) || !lt__save(ctx, nd, 1, nd->i[4] * LT__ATT_RB * T)) return NULL;
-    if (lengths && !(lt__node_ids(ctx, nd, lengths, B))) return NULL;
     nd->i[0] = B; nd->i[1] = T; nd->i[2] = C; nd->i[3] = n_head;
+    nd->f[0] = (double)ctx->precision;
+    if (!lt__save(ctx, nd, 0, (int64_t)ln)) return NULL;   /* L */
+    if (bits16 && nd->out->requires_grad && !lt__save(ctx, nd, 1, 2 * B * T * C)) return NULL;  /* qkv, y: 16 bit */
+    if (lengths && !(lt__node_ids(ctx, nd, lengths, B))) return NULL;
     return lt__run(ctx, nd);
 }
 

@@ -260,6 +260,8 @@ static void test_ops_gradcheck(void) {
         {"transpose/2x3x4_d02", "transpose", 1, {{3, 2, 3, 4}}, {0, 2}, {0}, 0, 0, 0, 0},
         {"attention/B2T4C6H2", "attention", 1, {{3, 2, 4, 18}}, {2}, {0}, 0, 0, 0, 0},
         {"attention_len/B2T4C6H2_len4-2", "attention", 1, {{3, 2, 4, 18}}, {2}, {4, 2}, 1, 2, 1, 0},
+        {"attention/B1T65C4H2", "attention", 1, {{3, 1, 65, 12}}, {2}, {0}, 0, 0, 0, 0},
+        {"attention_len/B3T65C2H1_len65-0-64", "attention", 1, {{3, 3, 65, 6}}, {1}, {65, 0, 64}, 1, 3, 1, 0},
         {"cross_entropy/4x5", "cross_entropy", 1, {{2, 4, 5}}, {0}, {1, -1, 4, 0}, 1, 4, 1, 0},
         {"cross_entropy_sum/4x5_d3", "cross_entropy_sum", 1, {{2, 4, 5}}, {3.0}, {1, -1, 4, 0}, 1, 4, 1, 0},
         {"mse_loss/3x4_12", "mse_loss", 2, {{2, 3, 4}, {1, 12}}, {0}, {0}, 0, 0, 0, 0},
@@ -642,7 +644,9 @@ static void test_ops_threads(void) {
         {"linear/600x130_70x130", "linear", 3, {{2, 600, 130}, {2, 70, 130}, {1, 70}}, {0}, {0}, 0, 0, 0, 0},
         {"conv1d/600x130_130x70", "conv1d", 3, {{2, 600, 130}, {2, 130, 70}, {1, 70}}, {0}, {0}, 0, 0, 0, 0},
         {"attention/B2T64C32H4", "attention", 1, {{3, 2, 64, 96}}, {4}, {0}, 0, 0, 0, 0},
-        /* targets: below; n1 = 300 rows */
+        {"attention/B1T300C128H2", "attention", 1, {{3, 1, 300, 384}}, {2}, {0}, 0, 0, 0, 0},
+        {"attention_len/B3T130C128H2_len130-0-77", "attention", 1, {{3, 3, 130, 384}}, {2}, {130, 0, 77}, 1, 3, 1, 0},
+        /* targets: below; n1 = 300 rows (attention: the lengths of the case) */
         {"cross_entropy/300x130", "cross_entropy", 1, {{2, 300, 130}}, {0}, {0}, 1, 300, 1, 0},
     };
     static int32_t targets[300];
@@ -650,13 +654,15 @@ static void test_ops_threads(void) {
     for (i = 0; i < 300; i++) targets[i] = i % 7 == 3 ? LT_IGNORE_INDEX : (i * 37) % 130;
     for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         const tops_gc_case *g = &cases[i];
+        const int32_t *ids;
         int64_t na = 0, nb = 0;
         float *a, *b;
         char name[128];
         snprintf(name, sizeof name, "ops/threads/%s", g->name);
         if (!t_want(name)) continue;
-        a = tops_threads_run(g, g->has_ids ? targets : NULL, 1, &na);
-        b = tops_threads_run(g, g->has_ids ? targets : NULL, many, &nb);
+        ids = !g->has_ids ? NULL : !strcmp(g->op, "attention") ? g->ids : targets;
+        a = tops_threads_run(g, ids, 1, &na);
+        b = tops_threads_run(g, ids, many, &nb);
         t_check(a && b && na == nb && memcmp(a, b, (size_t)na * sizeof(float)) == 0, name,
                 "1 thread and %d threads differ", many);
         free(a); free(b);
@@ -664,10 +670,142 @@ static void test_ops_threads(void) {
     lt_set_threads(base);
 }
 
+/* ---- attention's block products: the plain C and AVX-512 kernels against a double loop ----------------- */
+/* lt__att_mm with A as is and transposed, acc 0/1, every causal mode at offsets around 0, shapes
+   across its 6-row and 64-column tiles; columns a mode leaves unwritten must keep their values. */
+static void test_ops_attention_mm(void) {
+    static const int64_t shapes[][3] = {{1, 1, 1}, {7, 5, 3}, {13, 70, 65}, {64, 64, 64}, {130, 33, 20}};
+    int simd, bad = 0, checks = 0;
+    if (!t_want("ops/attention_mm")) return;
+    for (simd = 0; simd <= lt__att_simd(); simd++) {
+        int si, trans, acc, tri, oi;
+        for (si = 0; si < 5; si++)
+            for (trans = 0; trans < 2; trans++)
+                for (acc = 0; acc < 2; acc++)
+                    for (tri = 0; tri <= LT__ATT_NGE; tri++)
+                        for (oi = 0; oi < 3; oi++) {
+                            int64_t m = shapes[si][0], n = shapes[si][1], K = shapes[si][2], off = oi * 4 - 4;
+                            int64_t ars = trans ? 1 : K + 3, aks = trans ? m + 2 : 1, ldb = n + 5, ldc = n + 1, r, j, k;
+                            float *A = (float *)malloc((size_t)((m + 2) * (K + 3)) * sizeof(float));
+                            float *B = (float *)malloc((size_t)(K * ldb) * sizeof(float));
+                            float *C = (float *)malloc((size_t)(m * ldc) * sizeof(float));
+                            float *C0 = (float *)malloc((size_t)(m * ldc) * sizeof(float));
+                            for (j = 0; j < (m + 2) * (K + 3); j++) A[j] = (float)((j * 37) % 19 - 9) / 8.0f;
+                            for (j = 0; j < K * ldb; j++) B[j] = (float)((j * 53) % 23 - 11) / 8.0f;
+                            for (j = 0; j < m * ldc; j++) C[j] = C0[j] = (float)(j % 7) - 3.0f;
+                            lt__att_mm(simd, tri, off, m, n, K, 0.5f, A, ars, aks, B, ldb, acc, C, ldc);
+                            for (r = 0; r < m; r++) {
+                                int64_t mr = simd ? 6 : 1, r0 = r / mr * mr, mi = m - r0 < mr ? m - r0 : mr;
+                                int64_t k0 = tri == LT__ATT_KGE ? r0 + off : 0, k1 = tri == LT__ATT_KLE ? r0 + mi + off : K;
+                                int64_t j0 = tri == LT__ATT_NGE ? r0 + off : 0, j1 = tri == LT__ATT_NLE ? r0 + mi + off : n;
+                                for (j = 0; j < n; j++) {
+                                    double want = C0[r * ldc + j], got = C[r * ldc + j];
+                                    if (j >= j0 && j < j1) {
+                                        double sum = 0;
+                                        for (k = k0 < 0 ? 0 : k0; k < (k1 > K ? K : k1); k++)
+                                            sum += (double)A[r * ars + k * aks] * B[k * ldb + j];
+                                        want = 0.5 * sum + (acc ? want : 0.0);
+                                    }
+                                    checks++;
+                                    if (!(fabs(got - want) <= 1e-5 + 1e-5 * fabs(want))) bad++;
+                                }
+                            }
+                            free(A); free(B); free(C); free(C0);
+                        }
+    }
+    t_check(bad == 0, "ops/attention_mm", "%d of %d values differ from the double loop", bad, checks);
+}
+
+/* ---- attention16 (lt_set_precision 16-bit): float32 attention on 16-bit values, y rounded ---------------- */
+/* On qkv that is already 16-bit (as c_attn's output is), attention16's y is the float32 op's y
+   rounded, and its gradient the float32 one but for D_t = dy_t·y_t taken from the rounded y
+   (about one rounding: tolerance 4 roundings of max |g|).  Also: float32 qkv is rounded first, the
+   no-gradient path gives the same y, padded rows (lengths 0 and T) are 0 with no NaN, and 1 and 4
+   threads agree to the bit. */
+static float *tops_att16_run(lt_dtype prec, const float *x, const int32_t *len, int grad, int threads, float **gq) {
+    int64_t s[3] = {3, 130, 3 * 128}, n = 3 * 130 * 128, i;
+    lt_ctx *ctx = lt_ctx_create(5);
+    lt_tensor *qkv, *y, *R;
+    float *out = (float *)malloc((size_t)n * sizeof(float));
+    lt_set_threads(threads);
+    lt_set_precision(ctx, prec);
+    lt_set_grad_enabled(ctx, grad);
+    qkv = lt_param(ctx, "qkv", 3, s);
+    memcpy(qkv->data, x, (size_t)qkv->n * sizeof(float));
+    y = lt_attention(ctx, qkv, 2, len);
+    s[2] = 128;
+    R = lt_tensor_new(ctx, 3, s);
+    for (i = 0; R && i < n; i++) R->data[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
+    if (y) memcpy(out, y->data, (size_t)n * sizeof(float));
+    if (gq) {
+        *gq = (float *)malloc((size_t)qkv->n * sizeof(float));
+        if (y && lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, y, R))) == LT_OK)
+            memcpy(*gq, qkv->grad, (size_t)qkv->n * sizeof(float));
+    }
+    if (!y || lt_failed(ctx)) { free(out); out = NULL; }
+    lt_ctx_destroy(ctx);
+    return out;
+}
+
+static void test_ops_attention16(void) {
+    static const int32_t lens[3] = {130, 0, 77};
+    int64_t nq = 3 * 130 * 384, ny = 3 * 130 * 128, i;
+    int p, base = lt_get_threads();
+    float *x = (float *)malloc((size_t)nq * sizeof(float)), *xr = (float *)malloc((size_t)nq * sizeof(float));
+    lt_rng r;
+    if (!t_want("ops/attention16")) { free(x); free(xr); return; }
+    lt_rng_seed(&r, 9);
+    for (i = 0; i < nq; i++) x[i] = (float)lt_rng_normal(&r);
+    for (p = 0; p < 2; p++) {
+        lt_dtype prec = p ? LT_F16 : LT_BF16;
+        const char *pn = lt_precision_name(prec);
+        float *y32, *g32, *y16, *g16, *y16x, *y16ng, *y16t, *g16t, gmax = 0;
+        char name[96];
+        int ok;
+        lt_round_to_precision(prec, x, xr, (size_t)nq);
+        y32 = tops_att16_run(LT_F32, xr, lens, 1, 1, &g32);
+        y16 = tops_att16_run(prec, xr, lens, 1, 1, &g16);
+        y16x = tops_att16_run(prec, x, lens, 1, 1, NULL);
+        y16ng = tops_att16_run(prec, x, lens, 0, 1, NULL);
+        y16t = tops_att16_run(prec, x, lens, 1, 4, &g16t);
+        ok = y32 && y16 && y16x && y16ng && y16t;
+        if (ok) lt_round_to_precision(prec, y32, y32, (size_t)ny);
+        snprintf(name, sizeof name, "ops/attention16/%s/y", pn);
+        t_check(ok && memcmp(y16, y32, (size_t)ny * sizeof(float)) == 0, name, "y is not the float32 op's y rounded");
+        for (i = 0; ok && i < nq; i++) gmax = fabsf(g32[i]) > gmax ? fabsf(g32[i]) : gmax;
+        snprintf(name, sizeof name, "ops/attention16/%s/grad", pn);
+        if (ok) t_close(name, g16, g32, nq, 4.0 * (p ? 1.0 / 2048 : 1.0 / 256) * gmax, 0.0);
+        else t_check(0, name, "a run failed");
+        snprintf(name, sizeof name, "ops/attention16/%s/rounds_input", pn);
+        t_check(ok && memcmp(y16x, y16, (size_t)ny * sizeof(float)) == 0, name, "float32 qkv is not rounded first");
+        snprintf(name, sizeof name, "ops/attention16/%s/no_grad", pn);
+        t_check(ok && memcmp(y16ng, y16, (size_t)ny * sizeof(float)) == 0, name, "the no-gradient y differs");
+        snprintf(name, sizeof name, "ops/attention16/%s/threads", pn);
+        t_check(ok && memcmp(y16t, y16x, (size_t)ny * sizeof(float)) == 0 &&
+                    memcmp(g16t, g16, (size_t)nq * sizeof(float)) == 0, name, "1 and 4 threads differ");
+        /* batch 1 has length 0: no output, no gradient; batch 2's rows from 77 likewise */
+        for (i = 0; ok && i < ny; i++) {
+            int64_t b = i / (130 * 128), t = i / 128 % 130;
+            if (t >= lens[b] && y16[i] != 0.0f) ok = 0;
+        }
+        for (i = 0; ok && i < nq; i++) {
+            int64_t b = i / (130 * 384), t = i / 384 % 130;
+            if (!isfinite(g16[i]) || (t >= lens[b] && g16[i] != 0.0f)) ok = 0;
+        }
+        snprintf(name, sizeof name, "ops/attention16/%s/padding", pn);
+        t_check(ok, name, "padded rows are not 0, or a value is not finite");
+        free(y32); free(g32); free(y16); free(g16); free(y16x); free(y16ng); free(y16t); free(g16t);
+    }
+    lt_set_threads(base);
+    free(x); free(xr);
+}
+
 static void test_ops_all(void) {
     test_ops_torch();
     test_ops_special();
     test_ops_gradcheck();
     test_ops_threads();
+    test_ops_attention_mm();
+    test_ops_attention16();
     test_ops_errors();
 }

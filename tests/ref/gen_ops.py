@@ -297,6 +297,17 @@ for i, (sp, st) in enumerate([((1,), (1,)), ((3, 7), (3, 7)), ((2, 3, 17), (6, 1
         case("mse_loss", shp(sp, st), seed, lambda t: F.mse_loss(t[0].reshape(-1), t[1].reshape(-1)).reshape(1),
              [randn(rng, *sp), randn(rng, *st)])
 
+# attention at the kernels' block edges (64 query rows / keys, 128-key steps), head sizes up to 64, T on
+# both sides of them, lengths 0 and T (appended here so the cases above keep their random R)
+for i, (B, T, C, H, lengths) in enumerate([(1, 63, 32, 1, None), (1, 65, 32, 2, None), (1, 130, 64, 1, None),
+                                           (3, 65, 12, 2, [65, 0, 64]), (2, 130, 8, 1, [130, 1]),
+                                           (2, 129, 16, 4, [0, 129])]):
+    rng = np.random.default_rng(1250 + i)
+    label = "B%dT%dC%dH%d" % (B, T, C, H) + ("_len" + "-".join(str(x) for x in lengths) if lengths else "")
+    case("attention" + ("_len" if lengths else ""), label, 3,
+         lambda t, H=H, lengths=lengths: attention(t[0], H, lengths), [randn(rng, B, T, 3 * C)],
+         ids=lengths, args=[H])
+
 with open(OUT, "wb") as f:
     for name, a in records:
         nb = name.encode()

@@ -2867,7 +2867,7 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
     size_t ln;
     int bits16;
     if (!lt__live(ctx, "lt_attention", qkv, qkv)) return NULL;
-    bits16 = ctx->precision != LT_F32;
+    bits16 = ctx->precision != LT_F32 && ctx->device == LT_CPU;   /* the CUDA kernel is float32 */
     if (qkv->ndim != 3 || qkv->shape[2] % 3 != 0) {
         lt_set_error(ctx, LT_ERR_SHAPE, "lt_attention: qkv is %s: it must be [B,T,3C]", lt_shape_str(qkv, b1, sizeof b1));
         return NULL;
@@ -11058,6 +11058,7 @@ static void lt__embedding_bwd_cuda(lt__node *nd) {
 }
 
 /* dropout draws its masks from the context's RNG on the host; the device has no such stream yet */
+LT__CU_MISSING(attention16)   /* lt_attention picks it only on LT_CPU */
 LT__CU_MISSING(dropout)
 
 /* -- transpose: a copy with two dims swapped --------------------------------------------------- */

@@ -2884,8 +2884,105 @@ static lt__gsrc lt__gsrc_at(lt__gsrc s, int64_t off) {
     else s.f += off;
     return s;
 }
-/* out[0..n) = element off.. of s as float32 */
-static void lt__gsrc_get(const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+#ifdef LT__GEMM_X86
+/* lt__gsrc_get with AVX-512, 16 values at a time in registers (the tail in scalar code): bf16
+   widens by a shift and rounds with the integer formula of lt_f32_to_bf16 (a NaN stays a NaN);
+   fp16 through vcvtps2ph / vcvtph2ps (nearest even).  out may equal s's floats (in place). */
+/* 16 values of s at element i (all present) as float32 */
+LT__TARGET_AVX512 static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, int64_t i) {
+    if (s->h) {
+        __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i));
+        return s->p == LT_F16 ? _mm512_cvtph_ps(h) : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
+    if (s->p == LT_F16) return _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(s->f + i), _MM_FROUND_TO_NEAREST_INT));
+    {
+        __m512i u = _mm512_loadu_si512((const void *)(s->f + i)), hi = _mm512_set1_epi32((int)0xFFFF0000u);
+        __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)),
+                                     _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)));
+        __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
+                                                _mm512_set1_epi32(0x7F800000));
+        return _mm512_castsi512_ps(_mm512_mask_mov_epi32(_mm512_and_si512(r, hi), nan, hi));
+    }
+}
+static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
+    if (s->h) return s->p == LT_F16 ? lt_f16_to_f32(s->h[i]) : lt_bf16_to_f32(s->h[i]);
+    return s->p == LT_F16 ? lt_f16_to_f32(lt_f32_to_f16(s->f[i])) : lt_bf16_to_f32(lt_f32_to_bf16(s->f[i]));
+}
+/* op(A) transposed, k-major slivers (as lt__pack_a): per k, the mc values converted 16 at a time
+   and dealt to the slivers with masked stores. */
+LT__TARGET_AVX512 static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+                                                   float *ap) {
+    float row[LT__GEMM_MC_MAX + 32];
+    int64_t k, i, is;
+    for (k = 0; k < kc; k++) {
+        int64_t at = k * lda;
+        for (i = 0; i + 16 <= mc; i += 16) _mm512_storeu_ps(row + i, lt__gsrc16_lanes(A, at + i));
+        for (; i < mc; i++) row[i] = lt__gsrc_one(A, at + i);
+        for (is = 0; is < mc; is += mr) {
+            int h = mc - is < mr ? (int)(mc - is) : mr;
+            __mmask16 mh = (__mmask16)((1u << h) - 1u), md = (__mmask16)((1u << mr) - 1u);
+            _mm512_mask_storeu_ps(ap + is * LT__KS + k * mr, md, _mm512_maskz_loadu_ps(mh, row + is));
+        }
+    }
+}
+/* op(B) as is, NR-wide slivers (as lt__pack_b): each k row of a sliver converted in place. */
+LT__TARGET_AVX512 static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+                                                   float *bp) {
+    int64_t k, js;
+    int j;
+    for (js = 0; js < nc; js += nr, bp += kc * nr) {
+        int w = nc - js < nr ? (int)(nc - js) : nr;
+        for (k = 0; k < kc; k++) {
+            float *d = bp + k * nr;
+            int64_t at = k * ldb + js;
+            for (j = 0; j + 16 <= w; j += 16) _mm512_store_ps(d + j, lt__gsrc16_lanes(B, at + j));
+            for (; j < w; j++) d[j] = lt__gsrc_one(B, at + j);
+            for (; j < nr; j++) d[j] = 0.0f;
+        }
+    }
+}
+LT__TARGET_AVX512 static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+    int64_t i = 0;
+    if (s->h) {
+        const uint16_t *h = s->h + off;
+        if (s->p == LT_F16) {
+            for (; i + 16 <= n; i += 16)
+                _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(h + i))));
+            for (; i < n; i++) out[i] = lt_f16_to_f32(h[i]);
+        } else {
+            for (; i + 16 <= n; i += 16)
+                _mm512_storeu_si512((void *)(out + i),
+                                    _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(h + i))), 16));
+            for (; i < n; i++) out[i] = lt_bf16_to_f32(h[i]);
+        }
+    } else {
+        const float *f = s->f + off;
+        if (s->p == LT_F16) {
+            for (; i + 16 <= n; i += 16)
+                _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT)));
+            for (; i < n; i++) out[i] = lt_f16_to_f32(lt_f32_to_f16(f[i]));
+        } else {
+            const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7FFF);
+            const __m512i hi = _mm512_set1_epi32((int)0xFFFF0000u), abs = _mm512_set1_epi32(0x7FFFFFFF);
+            const __m512i inf = _mm512_set1_epi32(0x7F800000);
+            for (; i + 16 <= n; i += 16) {
+                __m512i u = _mm512_loadu_si512((const void *)(f + i));
+                __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, half), _mm512_and_si512(_mm512_srli_epi32(u, 16), one));
+                __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs), inf);
+                _mm512_storeu_si512((void *)(out + i), _mm512_mask_mov_epi32(_mm512_and_si512(r, hi), nan, hi));
+            }
+            for (; i < n; i++) out[i] = lt_bf16_to_f32(lt_f32_to_bf16(f[i]));
+        }
+    }
+}
+#endif
+/* out[0..n) = element off.. of s as float32 (isa: as lt__gemm_impl's) */
+static void lt__gsrc_get(int isa, const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+#ifdef LT__GEMM_X86
+    if (isa == 2 && (s->h || s->p)) { lt__gsrc_get_avx512(s, off, n, out); return; }
+#else
+    (void)isa;
+#endif
     if (s->h) lt__from16((lt_dtype)s->p, s->h + off, out, (size_t)n);
     else if (s->p) lt__round16((lt_dtype)s->p, s->f + off, out, (size_t)n);
     else memcpy(out, s->f + off, (size_t)n * sizeof(float));
@@ -2893,20 +2990,23 @@ static void lt__gsrc_get(const lt__gsrc *s, int64_t off, int64_t n, float *out) 
 
 /* lt__pack_a for a converted operand: rows of op(A) converted straight into the slivers, or (A
    transposed) one k at a time, mc values converted in a row then dealt to the slivers. */
-static void lt__pack_a16(int ta, const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr, float *ap) {
-    float row[LT__GEMM_MC_MAX];
+static void lt__pack_a16(int ta, int isa, const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr, float *ap) {
+    float row[LT__GEMM_MC_MAX + 16];
     int64_t is, k;
     int r;
     if (!ta) {
         for (is = 0; is < mc; is += mr, ap += (int64_t)mr * LT__KS) {
             int h = mc - is < mr ? (int)(mc - is) : mr;
-            for (r = 0; r < h; r++) lt__gsrc_get(A, (is + r) * lda, kc, ap + r * LT__KS);
+            for (r = 0; r < h; r++) lt__gsrc_get(isa, A, (is + r) * lda, kc, ap + r * LT__KS);
             for (; r < mr; r++) memset(ap + r * LT__KS, 0, (size_t)kc * sizeof(float));
         }
         return;
     }
+#ifdef LT__GEMM_X86
+    if (isa == 2 && mr <= 16) { lt__pack_a16t_avx512(A, lda, mc, kc, mr, ap); return; }
+#endif
     for (k = 0; k < kc; k++) {
-        lt__gsrc_get(A, k * lda, mc, row);
+        lt__gsrc_get(isa, A, k * lda, mc, row);
         for (is = 0; is < mc; is += mr) {
             float *d = ap + is * LT__KS + k * mr;   /* sliver is/mr starts at (is/mr)*mr*KS */
             int h = mc - is < mr ? (int)(mc - is) : mr;
@@ -2923,8 +3023,11 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
     int j;
     if (!tb) {
         float row[LT__GEMM_NC_MAX];
+#ifdef LT__GEMM_X86
+        if (isa == 2 && nr % 16 == 0) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
+#endif
         for (k = 0; k < kc; k++) {
-            lt__gsrc_get(B, k * ldb, nc, row);
+            lt__gsrc_get(isa, B, k * ldb, nc, row);
             for (js = 0; js < nc; js += nr) {
                 float *d = bp + js * kc + k * nr;   /* sliver js/nr starts at js*kc */
                 int w = nc - js < nr ? (int)(nc - js) : nr;
@@ -2938,7 +3041,7 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
         float blk[32 * LT__KC_MAX];
         for (js = 0; js < nc; js += nr, bp += kc * nr) {
             int w = nc - js < nr ? (int)(nc - js) : nr;
-            for (j = 0; j < w; j++) lt__gsrc_get(B, (js + j) * ldb, kc, blk + j * kc);
+            for (j = 0; j < w; j++) lt__gsrc_get(isa, B, (js + j) * ldb, kc, blk + j * kc);
             lt__pack_b(1, isa, blk, kc, kc, w, nr, bp);
         }
     }
@@ -2950,14 +3053,18 @@ typedef struct {
     int p;
     const float *bias;
 } lt__gepi;
-static void lt__gemm_epilogue(const lt__gepi *e, float *C, int64_t ldc, int64_t m, int64_t n) {
+static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc, int64_t m, int64_t n) {
     float b16[LT__GEMM_NC_MAX];
     int64_t i, j;
-    if (e->bias) lt__round16((lt_dtype)e->p, e->bias, b16, (size_t)n);
+    lt__gsrc s;
+    s.h = NULL;
+    s.p = e->p;
+    if (e->bias) { s.f = e->bias; lt__gsrc_get(isa, &s, 0, n, b16); }
     for (i = 0; i < m; i++) {
         float *y = C + i * ldc;
         if (e->bias) for (j = 0; j < n; j++) y[j] += b16[j];
-        lt__round16((lt_dtype)e->p, y, y, (size_t)n);
+        s.f = y;
+        lt__gsrc_get(isa, &s, 0, n, y);
     }
 }
 
@@ -2982,7 +3089,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
             for (ic = 0; ic < M; ic += g->mc) {
                 int64_t mc = M - ic < g->mc ? M - ic : g->mc;
                 lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
-                if (convert_a) lt__pack_a16(ta, &as, lda, mc, kc, g->mr, ap);
+                if (convert_a) lt__pack_a16(ta, g->isa, &as, lda, mc, kc, g->mr, ap);
                 else lt__pack_a(ta, g->isa, as.f, lda, mc, kc, g->mr, ap);
                 for (ir = 0; ir < mc; ir += g->mr) {
                     int h = mc - ir < g->mr ? (int)(mc - ir) : g->mr;
@@ -3003,7 +3110,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
                 if (epi && epi->p && pc + kc >= K) {   /* this block of C is final */
                     lt__gepi e = *epi;
                     if (e.bias) e.bias += jc;
-                    lt__gemm_epilogue(&e, C + ic * ldc + jc, ldc, mc, nc);
+                    lt__gemm_epilogue(g->isa, &e, C + ic * ldc + jc, ldc, mc, nc);
                 }
             }
         }
@@ -3026,7 +3133,7 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
             for (j = 0; j < N; j += LT__GEMM_NC_MAX) {
                 lt__gepi e = *epi;
                 if (e.bias) e.bias += j;
-                lt__gemm_epilogue(&e, C + j, ldc, M, N - j < LT__GEMM_NC_MAX ? N - j : LT__GEMM_NC_MAX);
+                lt__gemm_epilogue(g.isa, &e, C + j, ldc, M, N - j < LT__GEMM_NC_MAX ? N - j : LT__GEMM_NC_MAX);
             }
         return;
     }

@@ -622,22 +622,27 @@ LTRAIN_DEF lt_scaler_state lt_scaler_get_state(const lt_scaler *sc);
 LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_scaler_state *st);
 
 /* Training in 16-bit precision, autocast style (torch.autocast's CPU lists are the guide).
-   lt_set_precision(ctx, LT_BF16 or LT_F16): from then on lt_matmul, lt_linear and lt_conv1d round
-   both operands (activations and weights) and the bias to the 16-bit type, multiply with float32
-   accumulation and round the result, which stays a float32 tensor holding 16-bit values.  Every
-   other op (layernorm and its statistics, softmax, attention, gelu, residual adds, losses) and the
-   optimizer (float32 master weights and moments) run in float32 as before.  For backward each of
-   these ops keeps a 16-bit copy of the operands it needs (half the bytes; a parameter is read in
-   place) instead of the float32 input, so a compiled plan (lt_compile) frees the float32 input
-   after the forward.  Backward, as torch 1.13's autocast backward of a bfloat16 addmm/mm:
-       dy is rounded to 16 bit (in place: the output's gradient, read by this op only),
-       dx = round16(dy · W16),  dW = round16(dyᵀ · x16),  db = round16(Σ_rows dy)  (float32 sums),
-   each added to the float32 gradient.  LT_BF16 equals torch.autocast("cpu", torch.bfloat16) to
-   within one bf16 rounding (the float32 sums run in another order; tests/test_precision.c);
-   LT_F16 does the same with fp16, as CUDA's autocast does (|x| >= 65520 rounds to inf, below
-   2^-24 to 0: train with a loss scale, lt_scaler).  LT_F32 (the default) is the plain float32 op.
-   A record keeps the precision it was made with (a compiled plan replays it).  LT_ERR_ARG for
-   another value. */
+   lt_set_precision(ctx, LT_BF16 or LT_F16): from then on
+     lt_matmul, lt_linear, lt_conv1d  round both operands (activations and weights) and the bias to
+         the 16-bit type, multiply with float32 accumulation and round the result, which stays a
+         float32 tensor holding 16-bit values;
+     lt_gelu      computes on round16(x) in float32 and rounds y (torch's gelu on a bf16 tensor);
+     lt_layernorm computes y and its statistics in float32, as before;
+     lt_gpt_loss(_ex)  runs the LM head and the cross-entropy as one op whose logits are kept in
+         16 bits only (the same loss and gradients as lt_linear + lt_cross_entropy here).
+   The loss, softmax, attention, residual adds and the optimizer (float32 master weights and
+   moments) stay float32.  For backward these ops keep 16-bit copies of what they need (half the
+   bytes; a parameter is read in place): the operands of a product, gelu's input, layernorm's
+   normalised x̂ = (x-mean)·rstd (plus rstd), the logits; so a compiled plan (lt_compile) frees
+   the float32 inputs after the forward.  Backward of a product, with 16-bit operands:
+       dx += dy16 · W16,  dW += dy16ᵀ · x16,  db += Σ_rows dy16   (float32 sums, not rounded)
+   where torch 1.13's autocast rounds each of these to bf16 first; gelu and layernorm gradients
+   are float32 (layernorm's read x̂16: tests/test_precision.c bounds the difference).  LT_BF16's
+   forward equals torch.autocast("cpu", torch.bfloat16) to within one bf16 rounding and its
+   gradients are within one rounding of torch's; LT_F16 does the same with fp16, as CUDA's
+   autocast does (|x| >= 65520 rounds to inf, below 2^-24 to 0: train with a loss scale,
+   lt_scaler).  LT_F32 (the default) is the plain float32 op, unchanged.  A record keeps the
+   precision it was made with (a compiled plan replays it).  LT_ERR_ARG for another value. */
 LTRAIN_DEF lt_status lt_set_precision(lt_ctx *ctx, lt_dtype precision);
 LTRAIN_DEF lt_dtype lt_get_precision(const lt_ctx *ctx);      /* LT_F32 for NULL */
 LTRAIN_DEF const char *lt_precision_name(lt_dtype precision); /* "fp32", "bf16", "fp16" */
@@ -2542,8 +2547,8 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
    #define LTRAIN_NO_SIMD compiles only the portable one.
    Threads (OpenMP): C is cut into one block of rows (or of columns, when C is short and wide)
    per thread, and each thread runs the loops above on its block with its own packing buffers,
-   on the stack: LT__GEMM_STACK bytes (about 640 KiB) per thread and no malloc, so a thread that
-   calls lt_sgemm needs a stack of 1 MiB or more (the main thread's and OpenMP's default 8 MiB
+   on the stack: LT__GEMM_STACK bytes (about 640 KiB; 680 KiB with 16-bit operands) per thread
+   and no malloc, so a thread that calls lt_sgemm needs a stack of 1 MiB or more (the main thread's and OpenMP's default 8 MiB
    are fine; musl's 128 KiB default for new threads is not).
    On this machine (2-core AMD EPYC Zen 4 VM) all four transpose cases run at 93-103% of
    OpenBLAS 0.3.21's SkylakeX kernel at 1 thread (bench/gemm.c, make bench). */
@@ -6376,6 +6381,28 @@ static LT__TARGET("avx512f") void lt__from_f16_avx512(const uint16_t *in, float 
         _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(in + i))));
     lt__from_f16_scalar(in + i, out + i, n - i);
 }
+/* out = float(16 bit(in)) in registers (lt__round16's fast path): bf16 with the integer formula;
+   fp16 through vcvtps2ph / vcvtph2ps, blocks holding a NaN redone by the scalar code (canonical
+   NaN, as lt_f32_to_f16).  in == out allowed. */
+static LT__TARGET("avx512f") void lt__round_bf16_avx512(const float *in, float *out, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i r = lt__bf16_round16(_mm512_loadu_si512((const void *)(in + i)));
+        _mm512_storeu_si512((void *)(out + i), _mm512_slli_epi32(r, 16));
+    }
+    for (; i < n; i++) out[i] = lt_bf16_to_f32(lt_f32_to_bf16(in[i]));
+}
+static LT__TARGET("avx512f") void lt__round_f16_avx512(const float *in, float *out, size_t n) {
+    size_t i = 0, j;
+    for (; i + 16 <= n; i += 16) {
+        __m512 x = _mm512_loadu_ps(in + i);
+        if (_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q))
+            for (j = i; j < i + 16; j++) out[j] = lt_f16_to_f32(lt_f32_to_f16(in[j]));
+        else
+            _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)));
+    }
+    for (; i < n; i++) out[i] = lt_f16_to_f32(lt_f32_to_f16(in[i]));
+}
 /* vcvtneps2bf16 rounds to nearest even but treats float32 subnormals as 0 (the formula can give a
    bf16 subnormal) and keeps NaN payloads and signs (0xFFFF here): blocks holding either take the
    integer formula. */
@@ -6668,8 +6695,9 @@ LTRAIN_DEF const char *lt_precision_name(lt_dtype precision) {
     return precision == LT_BF16 ? "bf16" : precision == LT_F16 ? "fp16" : precision == LT_F32 ? "fp32" : "unknown";
 }
 
-/* The 16-bit matmul kernels (@@OPS, matmul16 ...) convert tile rows from inside their own parallel
-   loop, so these run on the calling thread only, with the fastest kernel the CPU has. */
+/* For the 16-bit kernels (@@OPS: gelu16, layernorm16, linear_ce16, the GEMM's packing elsewhere)
+   that convert pieces from inside their own parallel loops: these run on the calling thread only,
+   with the fastest kernel the CPU has. */
 static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n) {
     int cv = p == LT_F16 ? LT__CV_FROM_F16 : LT__CV_FROM_BF16;
     lt__cv_run(cv, lt__cv_kernel(cv), in, out, n);
@@ -6688,6 +6716,13 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n) {
         if (in != out) memmove(out, in, n * sizeof(float));
         return;
     }
+#ifdef LT__AMP_X86
+    if (lt__k_available(LT__K_AVX512)) {
+        if (p == LT_BF16) lt__round_bf16_avx512(in, out, n);
+        else lt__round_f16_avx512(in, out, n);
+        return;
+    }
+#endif
     for (i = 0; i < n; i += m) {
         m = n - i < 1024 ? n - i : 1024;
         lt__cv_run(to, kt, in + i, h, m);

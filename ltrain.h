@@ -4640,30 +4640,46 @@ static float lt__lse16(lt_dtype p, const uint16_t *z, int64_t V, float *m) {
     return (float)log(s);
 }
 
-static void lt__linear_ce16_fwd(lt__node *nd) {
+/* z[:, v0..v0+n) = round16(x16 · W16[v0..v0+n)ᵀ) through the float32 block blk (R x n) */
+static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, float *blk, uint16_t *z) {
     lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, v0, r;
-    lt__ce16_bufs bf = lt__ce16_layout(nd);
+    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, r;
     lt__mm16_opnd x = lt__opnd16_of(nd, 0, C, 0, 0);
-    int id = lt__gemm_pick();
-    double total = 0;
+    lt__gsrc w;
     lt__gepi e;
-    float *blk = (float *)LT__MALLOC((size_t)R * (size_t)(V < LT__CE16_COLS ? V : LT__CE16_COLS) * sizeof(float));
-    if (!blk) {
-        lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_cross_entropy: out of memory for a %lld x %d block of logits",
-                     (long long)R, LT__CE16_COLS);
-        return;
-    }
     e.p = (int)p;
     e.bias = NULL;
+    w.f = nd->in[1]->data + v0 * C; w.h = NULL; w.p = (int)p;
+    lt__sgemm_ex(id, 0, 1, R, n, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, n, &e);
+    LT__OMP(parallel for if (R * n > 32768 && !omp_in_parallel()))
+    for (r = 0; r < R; r++) lt__to16(p, blk + r * n, z + r * V + v0, (size_t)n);
+}
+static void lt__linear_ce16_fwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(nd->f[1]);
+    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, cols = V < LT__CE16_COLS ? V : LT__CE16_COLS, r, bi;
+    int64_t nblk = (V + LT__CE16_COLS - 1) / LT__CE16_COLS;
+    lt__ce16_bufs bf = lt__ce16_layout(nd);
+    int id = lt__gemm_pick(), nt = lt_get_threads();
+    double total = 0;
+    float *blk;
+    /* many column blocks: one block per thread at a time, each a one-thread GEMM (one parallel
+       region, not one per block: barriers are costly when other processes share the cores) */
+    if (nt < 1 || nblk < 4 * nt || (double)R * (double)V * (double)C < 2097152.0) nt = 1;
+    blk = (float *)LT__MALLOC((size_t)nt * (size_t)R * (size_t)cols * sizeof(float));
+    if (!blk) {
+        lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_cross_entropy: out of memory for %d blocks of %lld x %lld logits", nt,
+                     (long long)R, (long long)cols);
+        return;
+    }
     if (nd->save[0]) lt__to16(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
-    for (v0 = 0; v0 < V; v0 += LT__CE16_COLS) {   /* z[:, v0..v0+n) = round16(x16 · W16[v0..v0+n)ᵀ) */
-        int64_t n = V - v0 < LT__CE16_COLS ? V - v0 : LT__CE16_COLS;
-        lt__gsrc w;
-        w.f = nd->in[1]->data + v0 * C; w.h = NULL; w.p = (int)p;
-        lt__sgemm_ex(id, 0, 1, R, n, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, n, &e);
-        LT__OMP(parallel for if (R * n > 32768))
-        for (r = 0; r < R; r++) lt__to16(p, blk + r * n, bf.z + r * V + v0, (size_t)n);
+    if (nt == 1) {
+        for (bi = 0; bi < nblk; bi++)
+            lt__ce16_cols(nd, id, bi * LT__CE16_COLS, V - bi * LT__CE16_COLS < cols ? V - bi * LT__CE16_COLS : cols, blk, bf.z);
+    } else {
+        LT__OMP(parallel for schedule(dynamic, 1) num_threads(nt))
+        for (bi = 0; bi < nblk; bi++)
+            lt__ce16_cols(nd, id, bi * LT__CE16_COLS, V - bi * LT__CE16_COLS < cols ? V - bi * LT__CE16_COLS : cols,
+                          blk + (int64_t)lt__thread_id() * R * cols, bf.z);
     }
     LT__FREE(blk);
     LT__OMP(parallel for if (R * V > 32768))

@@ -4677,9 +4677,14 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
             lt__ce16_cols(nd, id, bi * LT__CE16_COLS, V - bi * LT__CE16_COLS < cols ? V - bi * LT__CE16_COLS : cols, blk, bf.z);
     } else {
         LT__OMP(parallel for schedule(dynamic, 1) num_threads(nt))
-        for (bi = 0; bi < nblk; bi++)
+        for (bi = 0; bi < nblk; bi++) {
+            int64_t t = 0;
+#ifdef _OPENMP
+            t = omp_get_thread_num();
+#endif
             lt__ce16_cols(nd, id, bi * LT__CE16_COLS, V - bi * LT__CE16_COLS < cols ? V - bi * LT__CE16_COLS : cols,
-                          blk + (int64_t)lt__thread_id() * R * cols, bf.z);
+                          blk + t * R * cols, bf.z);
+        }
     }
     LT__FREE(blk);
     LT__OMP(parallel for if (R * V > 32768))

@@ -1904,26 +1904,36 @@ static void lt__gelu_bwd(lt__node *nd) {
    float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  f[0] = the precision.
    In blocks of LT__EW16 elements, converted on the stack. */
 #define LT__EW16 4096
+/* y = round16(gelu(y)) in place */
+static void lt__gelu16_inplace(lt_dtype p, float *y, int64_t m) {
+    int64_t i;
+    LT__OMP(simd)
+    for (i = 0; i < m; i++) {
+        float v = y[i], u = LT__GELU_K * (v + 0.044715f * v * v * v);
+        y[i] = 0.5f * v * (1.0f + lt__tanh(u));
+    }
+    lt__round16(p, y, y, (size_t)m);
+}
+/* y = round16(gelu(x16)): gelu16's output from its saved input (also for a GEMM's packing) */
+static void lt__gelu16_block(lt_dtype p, const uint16_t *xh, float *y, int64_t m) {
+    lt__from16(p, xh, y, (size_t)m);
+    lt__gelu16_inplace(p, y, m);
+}
 static void lt__gelu16_fwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(nd->f[0]);
     uint16_t *xh = (uint16_t *)(void *)nd->save[0];
     int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < nb; b++) {
-        int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16, i;
+        int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16;
         float *y = nd->out->data + lo;
         if (xh) {
             lt__to16(p, nd->in[0]->data + lo, xh + lo, (size_t)m);
-            lt__from16(p, xh + lo, y, (size_t)m);
+            lt__gelu16_block(p, xh + lo, y, m);
         } else {
             lt__round16(p, nd->in[0]->data + lo, y, (size_t)m);
+            lt__gelu16_inplace(p, y, m);
         }
-        LT__OMP(simd)
-        for (i = 0; i < m; i++) {
-            float v = y[i], u = LT__GELU_K * (v + 0.044715f * v * v * v);
-            y[i] = 0.5f * v * (1.0f + lt__tanh(u));
-        }
-        lt__round16(p, y, y, (size_t)m);
     }
 }
 static void lt__gelu16_bwd(lt__node *nd) {
@@ -2883,7 +2893,9 @@ typedef struct {
     const float *f;
     const uint16_t *h;
     int p;
+    int gelu;     /* h holds gelu16's input: the values are round16(gelu(h)), recomputed (@@OPS) */
 } lt__gsrc;
+static void lt__gelu16_block(lt_dtype p, const uint16_t *xh, float *y, int64_t m); /* @@OPS */
 static lt__gsrc lt__gsrc_at(lt__gsrc s, int64_t off) {
     if (s.h) s.h += off;
     else s.f += off;
@@ -2983,6 +2995,7 @@ LT__TARGET_AVX512 static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t off
 #endif
 /* out[0..n) = element off.. of s as float32 (isa: as lt__gemm_impl's) */
 static void lt__gsrc_get(int isa, const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+    if (s->gelu) { lt__gelu16_block((lt_dtype)s->p, s->h + off, out, n); return; }
 #ifdef LT__GEMM_X86
     if (isa == 2 && (s->h || s->p)) { lt__gsrc_get_avx512(s, off, n, out); return; }
 #else
@@ -3008,7 +3021,7 @@ static void lt__pack_a16(int ta, int isa, const lt__gsrc *A, int64_t lda, int64_
         return;
     }
 #ifdef LT__GEMM_X86
-    if (isa == 2 && mr <= 16) { lt__pack_a16t_avx512(A, lda, mc, kc, mr, ap); return; }
+    if (isa == 2 && mr <= 16 && !A->gelu) { lt__pack_a16t_avx512(A, lda, mc, kc, mr, ap); return; }
 #endif
     for (k = 0; k < kc; k++) {
         lt__gsrc_get(isa, A, k * lda, mc, row);
@@ -3029,7 +3042,7 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
     if (!tb) {
         float row[LT__GEMM_NC_MAX];
 #ifdef LT__GEMM_X86
-        if (isa == 2 && nr % 16 == 0) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
+        if (isa == 2 && nr % 16 == 0 && !B->gelu) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
 #endif
         for (k = 0; k < kc; k++) {
             lt__gsrc_get(isa, B, k * ldb, nc, row);
@@ -3064,6 +3077,7 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     lt__gsrc s;
     s.h = NULL;
     s.p = e->p;
+    s.gelu = 0;
     if (e->bias) { s.f = e->bias; lt__gsrc_get(isa, &s, 0, n, b16); }
     for (i = 0; i < m; i++) {
         float *y = C + i * ldc;
@@ -3181,7 +3195,7 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
 
 static lt__gsrc lt__gsrc_f32(const float *f) {
     lt__gsrc s;
-    s.f = f; s.h = NULL; s.p = 0;
+    s.f = f; s.h = NULL; s.p = 0; s.gelu = 0;
     return s;
 }
 static void lt__sgemm_with(int id, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
@@ -3356,6 +3370,12 @@ static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const lt__opdef *
     nd = lt__node_new(ctx, ctx->precision == LT_F32 ? op : op16, x->ndim, shape, x, w, b, 0);
     if (!nd) return NULL;
     nd->i[0] = x->n / I; nd->i[1] = I; nd->i[2] = O;
+    /* x = gelu16(h) whose record keeps h in 16 bits: backward recomputes x from that copy while
+       packing (the same function as gelu16's forward, so the same values) instead of keeping a
+       second 16-bit copy, of x, as large: the MLP's 4C-wide activation is stored once */
+    if (ctx->precision != LT_F32 && x->node && x->node->op == LT__OP(gelu16) && x->node->save[0] &&
+        x->node->f[0] == (double)ctx->precision)
+        nd->f[1] = 1.0;
     if (ctx->precision != LT_F32 && !lt__node16(ctx, nd)) return NULL;
     return lt__run(ctx, nd);
 }
@@ -3396,7 +3416,7 @@ static int lt__node16(lt_ctx *ctx, lt__node *nd) {
     if (!nd->out->requires_grad) return 1;
     for (j = 0; j < 2; j++) {
         lt_tensor *t = nd->in[j], *other = nd->in[1 - j];
-        if (lt__is_param_data(t) || !other->requires_grad) continue;
+        if (lt__is_param_data(t) || !other->requires_grad || (j == 0 && nd->f[1] == 1.0)) continue;
         if (!lt__save(ctx, nd, j, (t->n + 1) / 2)) return 0;
     }
     return 1;
@@ -3408,16 +3428,22 @@ typedef struct {
     const float *f;
     const uint16_t *h;
     int64_t ld, stride;
-    int trans;
+    int trans, gelu;   /* gelu: as lt__gsrc's */
 } lt__mm16_opnd;
 
 static lt__mm16_opnd lt__opnd16(const float *f, const uint16_t *h, int64_t ld, int64_t stride, int trans) {
     lt__mm16_opnd o;
-    o.f = f; o.h = h; o.ld = ld; o.stride = stride; o.trans = trans;
+    o.f = f; o.h = h; o.ld = ld; o.stride = stride; o.trans = trans; o.gelu = 0;
     return o;
 }
-/* Operand j of a record: its 16-bit copy if it has one, else its float32 values. */
+/* Operand j of a record: its 16-bit copy if it has one, gelu recomputed from gelu16's copy of its
+   input (linear16/conv1d16 with f[1] = 1, below), else its float32 values. */
 static lt__mm16_opnd lt__opnd16_of(const lt__node *nd, int j, int64_t ld, int64_t stride, int trans) {
+    if (j == 0 && (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && nd->f[1] == 1.0) {
+        lt__mm16_opnd o = lt__opnd16(NULL, (const uint16_t *)(const void *)nd->in[0]->node->save[0], ld, stride, trans);
+        o.gelu = 1;
+        return o;
+    }
     return nd->save[j] ? lt__opnd16(NULL, (const uint16_t *)(const void *)nd->save[j], ld, stride, trans)
                        : lt__opnd16(nd->in[j]->data, NULL, ld, stride, trans);
 }
@@ -3426,6 +3452,7 @@ static lt__gsrc lt__gsrc16(lt_dtype p, const lt__mm16_opnd *x, int64_t q) {
     s.f = x->f ? x->f + q * x->stride : NULL;
     s.h = x->h ? x->h + q * x->stride : NULL;
     s.p = (int)p;
+    s.gelu = x->gelu;
     return s;
 }
 
@@ -3523,7 +3550,7 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
     int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
     lt__mm16_opnd x, w;
     lt__save16(nd);
-    x = lt__opnd16_of(nd, 0, I, 0, 0);
+    x = nd->f[1] == 1.0 ? lt__opnd16(nd->in[0]->data, NULL, I, 0, 0) : lt__opnd16_of(nd, 0, I, 0, 0);
     w = lt__opnd16_of(nd, 1, wt ? I : O, 0, wt);
     lt__gemm16(p, 1, R, O, I, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
 }
@@ -4649,7 +4676,7 @@ static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, flo
     lt__gepi e;
     e.p = (int)p;
     e.bias = NULL;
-    w.f = nd->in[1]->data + v0 * C; w.h = NULL; w.p = (int)p;
+    w.f = nd->in[1]->data + v0 * C; w.h = NULL; w.p = (int)p; w.gelu = 0;
     lt__sgemm_ex(id, 0, 1, R, n, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, n, &e);
     LT__OMP(parallel for if (R * n > 32768 && !omp_in_parallel()))
     for (r = 0; r < R; r++) lt__to16(p, blk + r * n, z + r * V + v0, (size_t)n);

@@ -236,8 +236,8 @@ static void tp_gemm16(void) {
                     lt__sgemm_with(id, ta, tb, M, N, K, 1.0f, ar, lda, br, ldb, 0.0f, c1, N);
                     for (v = 0; v < 2; v++) {   /* 16-bit copies, then float32 rounded as packed */
                         lt__gsrc sa, sb;
-                        sa.f = v ? a : NULL; sa.h = v ? NULL : ah; sa.p = (int)p;
-                        sb.f = v ? b : NULL; sb.h = v ? NULL : bh; sb.p = (int)p;
+                        sa.f = v ? a : NULL; sa.h = v ? NULL : ah; sa.p = (int)p; sa.gelu = 0;
+                        sb.f = v ? b : NULL; sb.h = v ? NULL : bh; sb.p = (int)p; sb.gelu = 0;
                         for (i = 0; i < M * N; i++) c2[i] = 1.0f;
                         lt__sgemm_ex(id, ta, tb, M, N, K, 1.0f, sa, lda, sb, ldb, 0.0f, c2, N, NULL);
                         bad += memcmp(c1, c2, M * N * 4) != 0;
@@ -248,8 +248,8 @@ static void tp_gemm16(void) {
                         lt__gsrc sa, sb;
                         float *want = (float *)malloc(M * N * 4);
                         e.p = (int)p; e.bias = bias;
-                        sa.f = NULL; sa.h = ah; sa.p = (int)p;
-                        sb.f = b; sb.h = NULL; sb.p = (int)p;
+                        sa.f = NULL; sa.h = ah; sa.p = (int)p; sa.gelu = 0;
+                        sb.f = b; sb.h = NULL; sb.p = (int)p; sb.gelu = 0;
                         for (i = 0; i < M; i++) for (j = 0; j < N; j++) want[i * N + j] = c1[i * N + j] + b16[j];
                         lt_round_to_precision(p, want, want, M * N);
                         lt__sgemm_ex(id, ta, tb, M, N, K, 1.0f, sa, lda, sb, ldb, 0.0f, c2, N, &e);
@@ -406,6 +406,41 @@ static void tp_head16(void) {
             (long long)nsave);
 }
 
+/* ---- linear/conv1d after gelu16: x recomputed from gelu16's copy, not copied again -------------- */
+/* conv1d(gelu(h)) and conv1d(gelu(h)·1) (the scale's output is a plain tensor: conv1d16 keeps its
+   own 16-bit copy) give the same gradients to the bit. */
+static void tp_gelu_share_run(lt_dtype prec, int share, float *gh, float *gw, int *flagged) {
+    lt_ctx *ctx = lt_ctx_create(4);
+    int64_t hs[2] = {19, 48}, ws[2] = {48, 13};
+    lt_tensor *hp = lt_param(ctx, "h", 2, hs), *w = lt_param(ctx, "w", 2, ws), *x, *y;
+    lt_init_normal(ctx, hp, 0, 1);
+    lt_init_normal(ctx, w, 0, 0.3);
+    lt_set_precision(ctx, prec);
+    x = lt_gelu(ctx, lt_scale(ctx, hp, 1.0f));
+    if (!share) x = lt_scale(ctx, x, 1.0f);
+    y = lt_conv1d(ctx, x, w, NULL);
+    *flagged = y && y->node && y->node->f[1] == 1.0 && !y->node->save[0];
+    lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, y, y)));
+    if (lt_failed(ctx)) printf("     tp_gelu_share_run: %s\n", lt_error(ctx));
+    memcpy(gh, hp->grad, 19 * 48 * 4);
+    memcpy(gw, w->grad, 48 * 13 * 4);
+    lt_ctx_destroy(ctx);
+}
+static void tp_gelu_share(void) {
+    float gh1[19 * 48], gh2[19 * 48], gw1[48 * 13], gw2[48 * 13];
+    int f1 = 0, f2 = 0, pi;
+    char nm[80];
+    if (!t_want("precision/gelu_share")) return;
+    for (pi = 0; pi < 2; pi++) {
+        lt_dtype p = pi ? LT_F16 : LT_BF16;
+        tp_gelu_share_run(p, 1, gh1, gw1, &f1);
+        tp_gelu_share_run(p, 0, gh2, gw2, &f2);
+        snprintf(nm, sizeof nm, "precision/gelu_share/%s", lt_precision_name(p));
+        t_check(f1 && !f2 && !memcmp(gh1, gh2, sizeof gh1) && !memcmp(gw1, gw2, sizeof gw1), nm,
+                "shared %d, copied %d: the gradients differ or the record kept a copy", f1, f2);
+    }
+}
+
 /* ---- a small GPT: compiled bf16 plans replay eager bf16 steps to the bit, in less memory ---- */
 typedef struct { lt_gpt *g; int32_t *in, *tg; int B, T; } tp_step;
 static lt_tensor *tp_loss(lt_ctx *ctx, void *u) {
@@ -554,6 +589,7 @@ static void test_precision_all(void) {
     tp_gemm16();
     tp_rows16();
     tp_head16();
+    tp_gelu_share();
     tp_compile();
     tp_checkpoint();
 }

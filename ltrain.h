@@ -1904,13 +1904,22 @@ static void lt__gelu_bwd(lt__node *nd) {
    float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  f[0] = the precision.
    In blocks of LT__EW16 elements, converted on the stack. */
 #define LT__EW16 4096
-/* y = round16(gelu(y)) in place */
+/* y = round16(gelu(y)) in place.  Every value goes through the same 16-wide loop (the last
+   piece padded), never a scalar remainder loop that the compiler may contract (FMA) otherwise:
+   a GEMM's packing recomputes these values from gelu16's copy and must get the same bits
+   whatever the length of the piece it asks for. */
 static void lt__gelu16_inplace(lt_dtype p, float *y, int64_t m) {
-    int64_t i;
-    LT__OMP(simd)
-    for (i = 0; i < m; i++) {
-        float v = y[i], u = LT__GELU_K * (v + 0.044715f * v * v * v);
-        y[i] = 0.5f * v * (1.0f + lt__tanh(u));
+    int64_t i0;
+    for (i0 = 0; i0 < m; i0 += 16) {
+        float t[16];
+        int i, n = m - i0 < 16 ? (int)(m - i0) : 16;
+        for (i = 0; i < 16; i++) t[i] = i < n ? y[i0 + i] : 0.0f;
+        LT__OMP(simd)
+        for (i = 0; i < 16; i++) {
+            float v = t[i], u = LT__GELU_K * (v + 0.044715f * v * v * v);
+            t[i] = 0.5f * v * (1.0f + lt__tanh(u));
+        }
+        for (i = 0; i < n; i++) y[i0 + i] = t[i];
     }
     lt__round16(p, y, y, (size_t)m);
 }

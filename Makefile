@@ -95,7 +95,8 @@ build/bench_optimizers: bench/optimizers.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 # make bench: lt_sgemm against OpenBLAS (apt install libopenblas-dev; skipped columns without it),
-# then the GPT training step against PyTorch (apt install python3-torch), table in bench/results.md.
+# then the GPT training step against PyTorch (apt install python3-torch), table in bench/results.md,
+# then ms per step, planned activations and peak RSS per precision (build/bench_precision.md).
 # BENCH_QUICK=1 make bench: three GEMM shapes and char-small only, a minute or so.
 OPENBLAS_INC ?= /usr/include/x86_64-linux-gnu/openblas-pthread
 .PHONY: bench
@@ -104,9 +105,10 @@ build/bench_gemm: bench/gemm.c ltrain.h | build
 	else $(CC) $(WARN) $(CFLAGS) -DNO_OPENBLAS -I. $< -o $@ $(LDLIBS); fi
 build/bench_train_step: bench/train_step.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
-bench: build/bench_gemm build/bench_train_step
+bench: build/bench_gemm build/bench_train_step build/bench_precision
 	BENCH_QUICK=$(BENCH_QUICK) OPENBLAS_CORETYPE=SkylakeX ./build/bench_gemm --md build/bench_gemm.md
 	BENCH_QUICK=$(BENCH_QUICK) /usr/bin/python3 bench/train_step.py --gemm-md build/bench_gemm.md
+	./build/bench_precision $(if $(BENCH_QUICK),,--all) | tee build/bench_precision.md
 
 # Hardening (tests/test_harden.c runs inside the suite): the malformed corpus once more through a
 # sanitizer build of train_gpt, allocation failure at every allocation of a short run
@@ -146,11 +148,12 @@ fuzz:
 fuzz-short:
 	sh tests/fuzz/run.sh 10
 
-# Precision (bench/precision.c): ms per GPT training step (eager and compiled) and the activation
-# memory a compiled plan needs, in fp32, bf16 and fp16 (lt_set_precision).  MODEL=V,L,H,C,T,B.
+# Precision (bench/precision.c): ms per GPT training step (eager and compiled), the activation
+# memory a compiled plan needs and peak RSS, in fp32, bf16 and fp16 (lt_set_precision), for the
+# three configs of bench/precision.md, or MODEL=V,L,H,C,T,B.
 .PHONY: bench-precision
 bench-precision: build/bench_precision
-	./build/bench_precision $(if $(MODEL),--model $(MODEL),)
+	./build/bench_precision $(if $(MODEL),--model $(MODEL),--all)
 
 build/bench_precision: bench/precision.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)

@@ -666,23 +666,28 @@ LTRAIN_DEF lt_scaler_state lt_scaler_get_state(const lt_scaler *sc);
 LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_scaler_state *st);
 
 /* Training in 16-bit precision, autocast style (torch.autocast's CPU lists are the guide).
-   lt_set_precision(ctx, LT_BF16 or LT_F16): from then on lt_matmul, lt_linear and lt_conv1d round
-   both operands (activations and weights) and the bias to the 16-bit type, multiply with float32
-   accumulation and round the result, which stays a float32 tensor holding 16-bit values.  Every
-   other op (layernorm and its statistics, softmax, attention*, gelu, residual adds, losses) and the
-   optimizer (float32 master weights and moments) run in float32 as before.  For backward each of
-   these ops keeps a 16-bit copy of the operands it needs (half the bytes; a parameter is read in
-   place) instead of the float32 input, so a compiled plan (lt_compile) frees the float32 input
-   after the forward.  Backward, as torch 1.13's autocast backward of a bfloat16 addmm/mm:
-       dy is rounded to 16 bit (in place: the output's gradient, read by this op only),
-       dx = round16(dy · W16),  dW = round16(dyᵀ · x16),  db = round16(Σ_rows dy)  (float32 sums),
-   each added to the float32 gradient.  LT_BF16 equals torch.autocast("cpu", torch.bfloat16) to
-   within one bf16 rounding (the float32 sums run in another order; tests/test_precision.c);
-   LT_F16 does the same with fp16, as CUDA's autocast does (|x| >= 65520 rounds to inf, below
-   2^-24 to 0: train with a loss scale, lt_scaler).  LT_F32 (the default) is the plain float32 op.
-   A record keeps the precision it was made with (a compiled plan replays it).  LT_ERR_ARG for
-   another value.  (*lt_attention computes in float32 on qkv rounded to 16 bits, rounds y, and
-   keeps 16-bit copies of both for backward instead of float32 qkv.) */
+   lt_set_precision(ctx, LT_BF16 or LT_F16): from then on
+     lt_matmul, lt_linear, lt_conv1d  round both operands (activations and weights) and the bias to
+         the 16-bit type, multiply with float32 accumulation and round the result, which stays a
+         float32 tensor holding 16-bit values;
+     lt_gelu      computes on round16(x) in float32 and rounds y (torch's gelu on a bf16 tensor);
+     lt_layernorm computes y and its statistics in float32, as before;
+     lt_gpt_loss(_ex)  runs the LM head and the cross-entropy as one op whose logits are kept in
+         16 bits only (the same loss and gradients as lt_linear + lt_cross_entropy here);
+     lt_attention computes in float32 on qkv rounded to 16 bits and rounds y.
+   The loss, softmax, residual adds and the optimizer (float32 master weights and
+   moments) stay float32.  For backward these ops keep 16-bit copies of what they need (half the
+   bytes; a parameter is read in place): the operands of a product, gelu's input, layernorm's
+   normalised x̂ = (x-mean)·rstd (plus rstd), attention's qkv and y, the logits; so a compiled plan (lt_compile) frees
+   the float32 inputs after the forward.  Backward of a product, with 16-bit operands:
+       dx += dy16 · W16,  dW += dy16ᵀ · x16,  db += Σ_rows dy16   (float32 sums, not rounded)
+   where torch 1.13's autocast rounds each of these to bf16 first; gelu and layernorm gradients
+   are float32 (layernorm's read x̂16: tests/test_precision.c bounds the difference).  LT_BF16's
+   forward equals torch.autocast("cpu", torch.bfloat16) to within one bf16 rounding and its
+   gradients are within one rounding of torch's; LT_F16 does the same with fp16, as CUDA's
+   autocast does (|x| >= 65520 rounds to inf, below 2^-24 to 0: train with a loss scale,
+   lt_scaler).  LT_F32 (the default) is the plain float32 op, unchanged.  A record keeps the
+   precision it was made with (a compiled plan replays it).  LT_ERR_ARG for another value. */
 LTRAIN_DEF lt_status lt_set_precision(lt_ctx *ctx, lt_dtype precision);
 LTRAIN_DEF lt_dtype lt_get_precision(const lt_ctx *ctx);      /* LT_F32 for NULL */
 LTRAIN_DEF const char *lt_precision_name(lt_dtype precision); /* "fp32", "bf16", "fp16" */
@@ -1585,8 +1590,9 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
 
 /* name, and what its backward reads besides gradients: the inputs' values (IN), its own
    output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
-   The 16-bit rows (matmul16, linear16, conv1d16: lt_set_precision, @@AMP) read 0: their backward
-   reads 16-bit copies saved in the record, so the float32 inputs need not stay alive. */
+   The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
+   @@AMP) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
+   need not stay alive. */
 #define LT__IN 1
 #define LT__OUT 2
 #define LT__OP_LIST(X)                                                                              \
@@ -1595,7 +1601,7 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
     X(relu, LT__IN) X(tanh, LT__OUT) X(sigmoid, LT__OUT) X(softmax, LT__OUT) X(log_softmax, LT__OUT)  \
     X(layernorm, LT__IN) X(embedding, 0) X(dropout, 0) X(transpose, 0) X(attention, LT__IN | LT__OUT) \
     X(cross_entropy, LT__IN) X(mse, LT__IN) X(matmul16, 0) X(linear16, 0) X(conv1d16, 0)                 \
-    X(attention16, 0)
+    X(attention16, 0) X(layernorm16, 0) X(gelu16, 0) X(linear_ce16, 0)
 
 struct lt__node {
     const struct lt__opdef *op;
@@ -1803,6 +1809,14 @@ static float *lt__save(lt_ctx *ctx, lt__node *nd, int slot, int64_t n) {
     nd->n_save[slot] = n;
     return nd->save[slot];
 }
+
+/* 16-bit precision (lt_set_precision): the record's type, kept in a double slot, and the
+   single-thread vector conversions of @@AMP (out[i] = float(in[i]), in[i] to 16 bits, and
+   out[i] = float(16 bit(in[i]))). */
+static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT_BF16; }
+static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n);
+static void lt__to16(lt_dtype p, const float *in, uint16_t *out, size_t n);
+static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);
 
 /* ---- reshape: a view ------------------------------------------------------------------------- */
 /* x (any) -> y (same n, new shape), sharing x's data; dx += dy */
@@ -2041,7 +2055,84 @@ static void lt__gelu_bwd(lt__node *nd) {
         gx[i] += gy[i] * d;
     }
 }
-LTRAIN_DEF lt_tensor *lt_gelu(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(gelu), "lt_gelu", a); }
+
+/* gelu16 (lt_set_precision): y = round16(gelu(round16(x))), as torch's gelu on a bf16 tensor (its
+   math in float32, the result rounded); saves x in 16 bits (save[0], R·n/2 floats), so the
+   float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  f[0] = the precision.
+   In blocks of LT__EW16 elements, converted on the stack. */
+#define LT__EW16 4096
+/* y = round16(gelu(y)) in place.  Every value goes through the same 16-wide loop (the last
+   piece padded), never a scalar remainder loop that the compiler may contract (FMA) otherwise:
+   a GEMM's packing recomputes these values from gelu16's copy and must get the same bits
+   whatever the length of the piece it asks for. */
+static void lt__gelu16_inplace(lt_dtype p, float *y, int64_t m) {
+    int64_t i0;
+    for (i0 = 0; i0 < m; i0 += 16) {
+        float t[16];
+        int i, n = m - i0 < 16 ? (int)(m - i0) : 16;
+        for (i = 0; i < 16; i++) t[i] = i < n ? y[i0 + i] : 0.0f;
+        LT__OMP(simd)
+        for (i = 0; i < 16; i++) {
+            float v = t[i], u = LT__GELU_K * (v + 0.044715f * v * v * v);
+            t[i] = 0.5f * v * (1.0f + lt__tanh(u));
+        }
+        for (i = 0; i < n; i++) y[i0 + i] = t[i];
+    }
+    lt__round16(p, y, y, (size_t)m);
+}
+/* y = round16(gelu(x16)): gelu16's output from its saved input (also for a GEMM's packing) */
+static void lt__gelu16_block(lt_dtype p, const uint16_t *xh, float *y, int64_t m) {
+    lt__from16(p, xh, y, (size_t)m);
+    lt__gelu16_inplace(p, y, m);
+}
+static void lt__gelu16_fwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(nd->f[0]);
+    uint16_t *xh = (uint16_t *)(void *)nd->save[0];
+    int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < nb; b++) {
+        int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16;
+        float *y = nd->out->data + lo;
+        if (xh) {
+            lt__to16(p, nd->in[0]->data + lo, xh + lo, (size_t)m);
+            lt__gelu16_block(p, xh + lo, y, m);
+        } else {
+            lt__round16(p, nd->in[0]->data + lo, y, (size_t)m);
+            lt__gelu16_inplace(p, y, m);
+        }
+    }
+}
+static void lt__gelu16_bwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(nd->f[0]);
+    const uint16_t *xh = (const uint16_t *)(const void *)nd->save[0];
+    const float *gy = nd->out->grad;
+    float *gx = lt__grad(nd->in[0], nd->ctx);
+    int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
+    if (!gx || !xh) return;
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < nb; b++) {
+        float x[LT__EW16];
+        int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16, i;
+        lt__from16(p, xh + lo, x, (size_t)m);
+        LT__OMP(simd)
+        for (i = 0; i < m; i++) {
+            float v = x[i], u = LT__GELU_K * (v + 0.044715f * v * v * v), t = lt__tanh(u);
+            float d = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * LT__GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
+            gx[lo + i] += gy[lo + i] * d;
+        }
+    }
+}
+LTRAIN_DEF lt_tensor *lt_gelu(lt_ctx *ctx, lt_tensor *a) {
+    lt__node *nd;
+    if (!ctx || ctx->precision == LT_F32 || ctx->device != LT_CPU)   /* (the CUDA kernel is float32) */
+        return lt__unary(ctx, LT__OP(gelu), "lt_gelu", a);
+    if (!lt__live(ctx, "lt_gelu", a, a)) return NULL;
+    nd = lt__node_new(ctx, LT__OP(gelu16), a->ndim, a->shape, a, NULL, NULL, 0);
+    if (!nd) return NULL;
+    nd->f[0] = (double)ctx->precision;
+    if (nd->out->requires_grad && !lt__save(ctx, nd, 0, (a->n + 1) / 2)) return NULL;
+    return lt__run(ctx, nd);
+}
 
 /* gelu (erf): y = ½x(1 + erf(x/√2)),  dy/dx = ½(1 + erf(x/√2)) + x·φ(x),  φ = exp(-x²/2)/√(2π) */
 static void lt__gelu_erf_fwd(lt__node *nd) {
@@ -2116,11 +2207,16 @@ LTRAIN_DEF lt_tensor *lt_sigmoid(lt_ctx *ctx, lt_tensor *a) { return lt__unary(c
 /* ---- softmax and log-softmax over the last dim ---------------------------------------------------- */
 /* x (R, V) -> y (R, V).  Stable: subtract the row max first, so logits of ±1e4 and -inf entries
    stay finite.  A row of all -inf has no distribution: softmax gives 0s, log-softmax -inf. */
+/* 16 running maxima (a loop compilers vectorise), then the largest: max is exact in any order */
 static float lt__row_max(const float *x, int64_t V) {
-    float m = -INFINITY;
-    int64_t j;
-    LT__OMP(simd reduction(max : m))   /* max is exact in any order: vectorised, same result */
-    for (j = 0; j < V; j++) m = x[j] > m ? x[j] : m;
+    float lane[16], m = -INFINITY;
+    int64_t j = 0;
+    int k;
+    for (k = 0; k < 16; k++) lane[k] = -INFINITY;
+    for (; j + 16 <= V; j += 16)
+        for (k = 0; k < 16; k++) lane[k] = x[j + k] > lane[k] ? x[j + k] : lane[k];
+    for (; j < V; j++) m = x[j] > m ? x[j] : m;
+    for (k = 0; k < 16; k++) m = lane[k] > m ? lane[k] : m;
     return m;
 }
 /* A row's max m (through *m; -inf for a row of -inf) and log Σ exp(x_j - m), kept apart as in
@@ -2268,6 +2364,16 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
         return NULL;
     }
     R = x->n / C;
+    if (ctx->precision != LT_F32 && ctx->device == LT_CPU) {   /* (the CUDA kernel is float32) */
+        nd = lt__node_new(ctx, LT__OP(layernorm16), x->ndim, x->shape, x, w, b, 0);
+        if (!nd) return NULL;
+        nd->i[0] = C;
+        nd->f[0] = eps;
+        nd->f[1] = (double)ctx->precision;
+        if (nd->out->requires_grad && (!lt__save(ctx, nd, 0, R) || !lt__save(ctx, nd, 1, (x->n + 1) / 2)))
+            return NULL;
+        return lt__run(ctx, nd);
+    }
     nd = lt__node_new(ctx, LT__OP(layernorm), x->ndim, x->shape, x, w, b, 0);
     if (!nd) return NULL;
     nd->i[0] = C;
@@ -2276,6 +2382,78 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
     lt__save(ctx, nd, 1, R);
     if (!nd->save[0] || !nd->save[1]) return NULL;
     return lt__run(ctx, nd);
+}
+
+/* layernorm16 (lt_set_precision): y as lt_layernorm's, in float32 (torch's autocast runs
+   layer_norm in float32 too); for backward it saves rstd (save[0], R floats) and x̂ = (x-mean)·rstd
+   in 16 bits (save[1], R·C/2 floats) instead of the float32 input, so x is free after the
+   forward.  Backward is lt__layernorm_bwd's formula with x̂ read from the 16-bit copy: x̂ is
+   bounded by sqrt(C), so fp16 holds it, and its rounding (2^-9 relative in bf16, 2^-12 in fp16)
+   is the only difference from the float32 gradients (tests/test_precision.c bounds it).
+   f[0] = eps, f[1] = the precision; rows in pieces of LT__LN16 values converted on the stack. */
+#define LT__LN16 256
+static void lt__layernorm16_fwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(nd->f[1]);
+    int64_t C = nd->i[0], R = nd->out->n / C, r;
+    const float *w = nd->in[1] ? nd->in[1]->data : NULL, *b = nd->in[2] ? nd->in[2]->data : NULL;
+    float *rstd = nd->save[0], eps = (float)nd->f[0];
+    uint16_t *xh = (uint16_t *)(void *)nd->save[1];
+    LT__OMP(parallel for if (R * C > 32768))
+    for (r = 0; r < R; r++) {
+        const float *x = nd->in[0]->data + r * C;
+        float *y = nd->out->data + r * C, m, s, v[LT__LN16];
+        double sum = 0, var = 0;
+        int64_t j, j0;
+        for (j = 0; j < C; j++) sum += x[j];
+        m = (float)(sum / (double)C);
+        for (j = 0; j < C; j++) { double d = (double)x[j] - m; var += d * d; }
+        s = (float)(1.0 / sqrt(var / (double)C + eps));
+        for (j0 = 0; j0 < C; j0 += LT__LN16) {
+            int64_t n = C - j0 < LT__LN16 ? C - j0 : LT__LN16;
+            for (j = 0; j < n; j++) {
+                v[j] = (x[j0 + j] - m) * s;
+                y[j0 + j] = (w ? v[j] * w[j0 + j] : v[j]) + (b ? b[j0 + j] : 0.0f);
+            }
+            if (xh) lt__to16(p, v, xh + r * C + j0, (size_t)n);
+        }
+        if (rstd) rstd[r] = s;
+    }
+}
+static void lt__layernorm16_bwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(nd->f[1]);
+    int64_t C = nd->i[0], R = nd->out->n / C, r;
+    const float *w = nd->in[1] ? nd->in[1]->data : NULL, *rstd = nd->save[0];
+    const uint16_t *xh = (const uint16_t *)(const void *)nd->save[1];
+    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    if (!xh) return;
+    for (r = 0; r < R; r++) {
+        const float *gy = nd->out->grad + r * C;
+        float s = rstd[r], xv[LT__LN16];
+        double mg = 0, mgx = 0;
+        int64_t j, j0;
+        for (j0 = 0; j0 < C; j0 += LT__LN16) {
+            int64_t n = C - j0 < LT__LN16 ? C - j0 : LT__LN16;
+            lt__from16(p, xh + r * C + j0, xv, (size_t)n);
+            for (j = 0; j < n; j++) {
+                float xhat = xv[j], g = w ? gy[j0 + j] * w[j0 + j] : gy[j0 + j];
+                mg += g;
+                mgx += (double)g * xhat;
+                if (gw) gw[j0 + j] += gy[j0 + j] * xhat;
+                if (gb) gb[j0 + j] += gy[j0 + j];
+            }
+        }
+        mg /= (double)C;
+        mgx /= (double)C;
+        if (gx)
+            for (j0 = 0; j0 < C; j0 += LT__LN16) {
+                int64_t n = C - j0 < LT__LN16 ? C - j0 : LT__LN16;
+                lt__from16(p, xh + r * C + j0, xv, (size_t)n);
+                for (j = 0; j < n; j++) {
+                    float g = w ? gy[j0 + j] * w[j0 + j] : gy[j0 + j];
+                    gx[r * C + j0 + j] += s * (g - (float)mg - xv[j] * (float)mgx);
+                }
+            }
+    }
 }
 
 /* ---- embedding ------------------------------------------------------------------------------------ */
@@ -2446,6 +2624,12 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);     
     !defined(LTRAIN_NO_SIMD)
 #define LT__ATT_X86 1
 #include <immintrin.h>
+/* g++ 12 in C++ mode warns "used uninitialized" inside its own avx512fintrin.h for the unmasked
+   shifts and conversions (they start from _mm512_undefined_*); their zero-masked forms with every
+   lane selected compute the same thing without the warning, so the header uses those. */
+#ifndef LT__M16
+#define LT__M16 ((__mmask16)0xFFFF)
+#endif
 #endif
 
 /* The block products: C (m,n) = alpha·A·B, or C += alpha·A·B (acc), where element (r,k) of A is
@@ -2929,8 +3113,8 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
    #define LTRAIN_NO_SIMD compiles only the portable one.
    Threads (OpenMP): C is cut into one block of rows (or of columns, when C is short and wide)
    per thread, and each thread runs the loops above on its block with its own packing buffers,
-   on the stack: LT__GEMM_STACK bytes (about 640 KiB) per thread and no malloc, so a thread that
-   calls lt_sgemm needs a stack of 1 MiB or more (the main thread's and OpenMP's default 8 MiB
+   on the stack: LT__GEMM_STACK bytes (about 640 KiB; 680 KiB with 16-bit operands) per thread
+   and no malloc, so a thread that calls lt_sgemm needs a stack of 1 MiB or more (the main thread's and OpenMP's default 8 MiB
    are fine; musl's 128 KiB default for new threads is not).
    On this machine (2-core AMD EPYC Zen 4 VM) all four transpose cases run at 93-103% of
    OpenBLAS 0.3.21's SkylakeX kernel at 1 thread (bench/gemm.c, make bench). */
@@ -2943,6 +3127,9 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
     !defined(LTRAIN_NO_SIMD)
 #define LT__GEMM_X86 1
 #include <immintrin.h>
+#ifndef LT__M16   /* all 16 lanes (see LT__M16 above) */
+#define LT__M16 ((__mmask16)0xFFFF)
+#endif
 #define LT__TARGET_AVX512 __attribute__((target("avx512f")))
 #define LT__TARGET_AVX2 __attribute__((target("avx2,fma")))
 #endif
@@ -3182,6 +3369,8 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
 #define LT__GEMM_MAXA (112 * LT__KS)
 #define LT__GEMM_MAXB (LT__KC_MAX * 512)
 #define LT__GEMM_STACK ((LT__GEMM_MAXA + LT__GEMM_MAXB + 32) * 4)
+#define LT__GEMM_MC_MAX 112   /* the largest MC and NC above */
+#define LT__GEMM_NC_MAX 512
 
 /* ---- packing ---------------------------------------------------------------------------------- */
 /* op(A)[0..mc, 0..kc] -> MR-tall slivers of MR*LT__KS floats each.  A points at op(A)[0][0].
@@ -3251,24 +3440,235 @@ static void lt__pack_b(int tb, int isa, const float *B, int64_t ldb, int64_t kc,
     }
 }
 
+/* ---- 16-bit operands (lt__gemm16, @@OPS): converted while packing ------------------------------ */
+/* An operand as packing reads it: float32 values f as they are (p = 0) or rounded to 16 bits
+   (p = LT_BF16 or LT_F16), or 16-bit values h of type p, widened.  The panels are float32 either
+   way, so the micro-kernels, their sums and their speed are those of float32; packing converts
+   instead of copying (a few % of a copy's time with the vector converters of @@AMP), and a 16-bit
+   operand moves half the bytes.  Tried and not taken: vdpbf16ps (AVX512_BF16) does 2 products
+   per lane at about half the FMA's instruction rate here, so no more products per second, and it
+   flushes subnormals; AVX512_FP16 (fp16 arithmetic) is not on this CPU (Zen 4). */
+typedef struct {
+    const float *f;
+    const uint16_t *h;
+    int p;
+    int gelu;     /* h holds gelu16's input: the values are round16(gelu(h)), recomputed (@@OPS) */
+} lt__gsrc;
+static void lt__gelu16_block(lt_dtype p, const uint16_t *xh, float *y, int64_t m); /* @@OPS */
+static lt__gsrc lt__gsrc_at(lt__gsrc s, int64_t off) {
+    if (s.h) s.h += off;
+    else s.f += off;
+    return s;
+}
+#ifdef LT__GEMM_X86
+/* lt__gsrc_get with AVX-512, 16 values at a time in registers (the tail in scalar code): bf16
+   widens by a shift and rounds with the integer formula of lt_f32_to_bf16 (a NaN stays a NaN);
+   fp16 through vcvtps2ph / vcvtph2ps (nearest even).  out may equal s's floats (in place). */
+/* 16 values of s at element i (all present) as float32 */
+LT__TARGET_AVX512 static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, int64_t i) {
+    if (s->h) {
+        __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i));
+        return s->p == LT_F16 ? _mm512_maskz_cvtph_ps(LT__M16, h) : _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, h), 16));
+    }
+    if (s->p == LT_F16) return _mm512_maskz_cvtph_ps(LT__M16, _mm512_maskz_cvtps_ph(LT__M16, _mm512_loadu_ps(s->f + i), _MM_FROUND_TO_NEAREST_INT));
+    {
+        __m512i u = _mm512_loadu_si512((const void *)(s->f + i)), hi = _mm512_set1_epi32((int)0xFFFF0000u);
+        __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)),
+                                     _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), _mm512_set1_epi32(1)));
+        __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
+                                                _mm512_set1_epi32(0x7F800000));
+        return _mm512_castsi512_ps(_mm512_mask_mov_epi32(_mm512_and_si512(r, hi), nan, hi));
+    }
+}
+static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
+    if (s->h) return s->p == LT_F16 ? lt_f16_to_f32(s->h[i]) : lt_bf16_to_f32(s->h[i]);
+    return s->p == LT_F16 ? lt_f16_to_f32(lt_f32_to_f16(s->f[i])) : lt_bf16_to_f32(lt_f32_to_bf16(s->f[i]));
+}
+/* op(A) transposed, k-major slivers (as lt__pack_a): per k, the mc values converted 16 at a time
+   and dealt to the slivers with masked stores. */
+LT__TARGET_AVX512 static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+                                                   float *ap) {
+    float row[LT__GEMM_MC_MAX + 32];
+    int64_t k, i, is;
+    for (k = 0; k < kc; k++) {
+        int64_t at = k * lda;
+        for (i = 0; i + 16 <= mc; i += 16) _mm512_storeu_ps(row + i, lt__gsrc16_lanes(A, at + i));
+        for (; i < mc; i++) row[i] = lt__gsrc_one(A, at + i);
+        for (is = 0; is < mc; is += mr) {
+            int h = mc - is < mr ? (int)(mc - is) : mr;
+            __mmask16 mh = (__mmask16)((1u << h) - 1u), md = (__mmask16)((1u << mr) - 1u);
+            _mm512_mask_storeu_ps(ap + is * LT__KS + k * mr, md, _mm512_maskz_loadu_ps(mh, row + is));
+        }
+    }
+}
+/* op(B) as is, NR-wide slivers (as lt__pack_b): each k row of a sliver converted in place. */
+LT__TARGET_AVX512 static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+                                                   float *bp) {
+    int64_t k, js;
+    int j;
+    for (js = 0; js < nc; js += nr, bp += kc * nr) {
+        int w = nc - js < nr ? (int)(nc - js) : nr;
+        for (k = 0; k < kc; k++) {
+            float *d = bp + k * nr;
+            int64_t at = k * ldb + js;
+            for (j = 0; j + 16 <= w; j += 16) _mm512_store_ps(d + j, lt__gsrc16_lanes(B, at + j));
+            for (; j < w; j++) d[j] = lt__gsrc_one(B, at + j);
+            for (; j < nr; j++) d[j] = 0.0f;
+        }
+    }
+}
+LT__TARGET_AVX512 static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+    int64_t i = 0;
+    if (s->h) {
+        const uint16_t *h = s->h + off;
+        if (s->p == LT_F16) {
+            for (; i + 16 <= n; i += 16)
+                _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)(h + i))));
+            for (; i < n; i++) out[i] = lt_f16_to_f32(h[i]);
+        } else {
+            for (; i + 16 <= n; i += 16)
+                _mm512_storeu_si512((void *)(out + i),
+                                    _mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)(h + i))), 16));
+            for (; i < n; i++) out[i] = lt_bf16_to_f32(h[i]);
+        }
+    } else {
+        const float *f = s->f + off;
+        if (s->p == LT_F16) {
+            for (; i + 16 <= n; i += 16)
+                _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, _mm512_maskz_cvtps_ph(LT__M16, _mm512_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT)));
+            for (; i < n; i++) out[i] = lt_f16_to_f32(lt_f32_to_f16(f[i]));
+        } else {
+            const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7FFF);
+            const __m512i hi = _mm512_set1_epi32((int)0xFFFF0000u), abs = _mm512_set1_epi32(0x7FFFFFFF);
+            const __m512i inf = _mm512_set1_epi32(0x7F800000);
+            for (; i + 16 <= n; i += 16) {
+                __m512i u = _mm512_loadu_si512((const void *)(f + i));
+                __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, half), _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), one));
+                __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs), inf);
+                _mm512_storeu_si512((void *)(out + i), _mm512_mask_mov_epi32(_mm512_and_si512(r, hi), nan, hi));
+            }
+            for (; i < n; i++) out[i] = lt_bf16_to_f32(lt_f32_to_bf16(f[i]));
+        }
+    }
+}
+#endif
+/* out[0..n) = element off.. of s as float32 (isa: as lt__gemm_impl's) */
+static void lt__gsrc_get(int isa, const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+    if (s->gelu) { lt__gelu16_block((lt_dtype)s->p, s->h + off, out, n); return; }
+#ifdef LT__GEMM_X86
+    if (isa == 2 && (s->h || s->p)) { lt__gsrc_get_avx512(s, off, n, out); return; }
+#else
+    (void)isa;
+#endif
+    if (s->h) lt__from16((lt_dtype)s->p, s->h + off, out, (size_t)n);
+    else if (s->p) lt__round16((lt_dtype)s->p, s->f + off, out, (size_t)n);
+    else memcpy(out, s->f + off, (size_t)n * sizeof(float));
+}
+
+/* lt__pack_a for a converted operand: rows of op(A) converted straight into the slivers, or (A
+   transposed) one k at a time, mc values converted in a row then dealt to the slivers. */
+static void lt__pack_a16(int ta, int isa, const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr, float *ap) {
+    float row[LT__GEMM_MC_MAX + 16];
+    int64_t is, k;
+    int r;
+    if (!ta) {
+        for (is = 0; is < mc; is += mr, ap += (int64_t)mr * LT__KS) {
+            int h = mc - is < mr ? (int)(mc - is) : mr;
+            for (r = 0; r < h; r++) lt__gsrc_get(isa, A, (is + r) * lda, kc, ap + r * LT__KS);
+            for (; r < mr; r++) memset(ap + r * LT__KS, 0, (size_t)kc * sizeof(float));
+        }
+        return;
+    }
+#ifdef LT__GEMM_X86
+    if (isa == 2 && mr <= 16 && !A->gelu) { lt__pack_a16t_avx512(A, lda, mc, kc, mr, ap); return; }
+#endif
+    for (k = 0; k < kc; k++) {
+        lt__gsrc_get(isa, A, k * lda, mc, row);
+        for (is = 0; is < mc; is += mr) {
+            float *d = ap + is * LT__KS + k * mr;   /* sliver is/mr starts at (is/mr)*mr*KS */
+            int h = mc - is < mr ? (int)(mc - is) : mr;
+            for (r = 0; r < h; r++) d[r] = row[is + r];
+            for (; r < mr; r++) d[r] = 0.0f;
+        }
+    }
+}
+
+/* lt__pack_b for a converted operand: B as is, one k row (nc values) at a time; B transposed,
+   the NR stored rows of a sliver converted into a float32 block that lt__pack_b then turns. */
+static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr, float *bp) {
+    int64_t js, k;
+    int j;
+    if (!tb) {
+        float row[LT__GEMM_NC_MAX];
+#ifdef LT__GEMM_X86
+        if (isa == 2 && nr % 16 == 0 && !B->gelu) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
+#endif
+        for (k = 0; k < kc; k++) {
+            lt__gsrc_get(isa, B, k * ldb, nc, row);
+            for (js = 0; js < nc; js += nr) {
+                float *d = bp + js * kc + k * nr;   /* sliver js/nr starts at js*kc */
+                int w = nc - js < nr ? (int)(nc - js) : nr;
+                memcpy(d, row + js, (size_t)w * sizeof(float));
+                for (j = w; j < nr; j++) d[j] = 0.0f;
+            }
+        }
+        return;
+    }
+    {
+        float blk[32 * LT__KC_MAX];
+        for (js = 0; js < nc; js += nr, bp += kc * nr) {
+            int w = nc - js < nr ? (int)(nc - js) : nr;
+            for (j = 0; j < w; j++) lt__gsrc_get(isa, B, (js + j) * ldb, kc, blk + j * kc);
+            lt__pack_b(1, isa, blk, kc, kc, w, nr, bp);
+        }
+    }
+}
+
+/* The forward of a 16-bit product, applied to each finished block of C while it is in cache:
+   C = round16(C + round16(bias)) (bias (N) or NULL).  p = 0: nothing. */
+typedef struct {
+    int p;
+    const float *bias;
+} lt__gepi;
+static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc, int64_t m, int64_t n) {
+    float b16[LT__GEMM_NC_MAX];
+    int64_t i, j;
+    lt__gsrc s;
+    s.h = NULL;
+    s.p = e->p;
+    s.gelu = 0;
+    if (e->bias) { s.f = e->bias; lt__gsrc_get(isa, &s, 0, n, b16); }
+    for (i = 0; i < m; i++) {
+        float *y = C + i * ldc;
+        if (e->bias) for (j = 0; j < n; j++) y[j] += b16[j];
+        s.f = y;
+        lt__gsrc_get(isa, &s, 0, n, y);
+    }
+}
+
 /* ---- one thread's block of C ------------------------------------------------------------------ */
 static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
-                           const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
-                           int64_t ldc) {
+                           lt__gsrc A, int64_t lda, lt__gsrc B, int64_t ldb, float beta, float *C,
+                           int64_t ldc, const lt__gepi *epi) {
     float buf[LT__GEMM_MAXA + LT__GEMM_MAXB + 32];
     float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA;
     float edge[16 * 32];        /* a partial tile: computed here, then merged into C */
     int64_t jc, pc, ic, ir, jr;
     lt__ukernel fn = ta ? g->fn_k : g->fn_r;
+    int convert_a = A.h || A.p, convert_b = B.h || B.p;
     for (jc = 0; jc < N; jc += g->nc) {
         int64_t nc = N - jc < g->nc ? N - jc : g->nc;
         for (pc = 0; pc < K; pc += g->kc) {
             int64_t kc = K - pc < g->kc ? K - pc : g->kc;
             float bet = pc == 0 ? beta : 1.0f;
-            lt__pack_b(tb, g->isa, tb ? B + jc * ldb + pc : B + pc * ldb + jc, ldb, kc, nc, g->nr, bp);
+            lt__gsrc bs = lt__gsrc_at(B, tb ? jc * ldb + pc : pc * ldb + jc);
+            if (convert_b) lt__pack_b16(tb, g->isa, &bs, ldb, kc, nc, g->nr, bp);
+            else lt__pack_b(tb, g->isa, bs.f, ldb, kc, nc, g->nr, bp);
             for (ic = 0; ic < M; ic += g->mc) {
                 int64_t mc = M - ic < g->mc ? M - ic : g->mc;
-                lt__pack_a(ta, g->isa, ta ? A + pc * lda + ic : A + ic * lda + pc, lda, mc, kc, g->mr, ap);
+                lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
+                if (convert_a) lt__pack_a16(ta, g->isa, &as, lda, mc, kc, g->mr, ap);
+                else lt__pack_a(ta, g->isa, as.f, lda, mc, kc, g->mr, ap);
                 for (ir = 0; ir < mc; ir += g->mr) {
                     int h = mc - ir < g->mr ? (int)(mc - ir) : g->mr;
                     const float *as = ap + ir * LT__KS;
@@ -3285,14 +3685,20 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
                                 c[i * ldc + j] = edge[i * g->nr + j] + (bet == 0.0f ? 0.0f : bet * c[i * ldc + j]);
                     }
                 }
+                if (epi && epi->p && pc + kc >= K) {   /* this block of C is final */
+                    lt__gepi e = *epi;
+                    if (e.bias) e.bias += jc;
+                    lt__gemm_epilogue(g->isa, &e, C + ic * ldc + jc, ldc, mc, nc);
+                }
             }
         }
     }
 }
 
-/* The whole product with kernel `id`, split over the OpenMP threads. */
-static void lt__sgemm_with(int id, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+/* The whole product with kernel `id`, split over the OpenMP threads; operands converted while
+   packing and the epilogue (NULL: none) as lt__gemm_block. */
+static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, lt__gsrc A,
+                         int64_t lda, lt__gsrc B, int64_t ldb, float beta, float *C, int64_t ldc, const lt__gepi *epi) {
     lt__gemm_impl g = lt__gemm_impl_of(id);
     int nt = 1, split_m;
     if (M <= 0 || N <= 0) return;
@@ -3301,6 +3707,12 @@ static void lt__sgemm_with(int id, int ta, int tb, int64_t M, int64_t N, int64_t
         if (beta != 1.0f)
             for (i = 0; i < M; i++)
                 for (j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+        if (epi && epi->p)
+            for (j = 0; j < N; j += LT__GEMM_NC_MAX) {
+                lt__gepi e = *epi;
+                if (e.bias) e.bias += j;
+                lt__gemm_epilogue(g.isa, &e, C + j, ldc, M, N - j < LT__GEMM_NC_MAX ? N - j : LT__GEMM_NC_MAX);
+            }
         return;
     }
 #ifdef _OPENMP
@@ -3314,7 +3726,7 @@ static void lt__sgemm_with(int id, int ta, int tb, int64_t M, int64_t N, int64_t
     /* cut the longer side (in tiles): rows unless C is much wider than tall */
     split_m = (M + g.mr - 1) / g.mr >= (N + g.nr - 1) / g.nr;
     if (nt <= 1) {
-        lt__gemm_block(&g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        lt__gemm_block(&g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
         return;
     }
     LT__OMP(parallel num_threads(nt))
@@ -3328,13 +3740,26 @@ static void lt__sgemm_with(int id, int ta, int tb, int64_t M, int64_t N, int64_t
         if (t1 > len) t1 = len;
         if (t1 > t0) {
             if (split_m)
-                lt__gemm_block(&g, ta, tb, t1 - t0, N, K, alpha, ta ? A + t0 : A + t0 * lda, lda, B, ldb, beta,
-                               C + t0 * ldc, ldc);
-            else
-                lt__gemm_block(&g, ta, tb, M, t1 - t0, K, alpha, A, lda, tb ? B + t0 * ldb : B + t0, ldb, beta,
-                               C + t0, ldc);
+                lt__gemm_block(&g, ta, tb, t1 - t0, N, K, alpha, lt__gsrc_at(A, ta ? t0 : t0 * lda), lda, B, ldb,
+                               beta, C + t0 * ldc, ldc, epi);
+            else {
+                lt__gepi e;
+                if (epi) { e = *epi; if (e.bias) e.bias += t0; }
+                lt__gemm_block(&g, ta, tb, M, t1 - t0, K, alpha, A, lda, lt__gsrc_at(B, tb ? t0 * ldb : t0), ldb,
+                               beta, C + t0, ldc, epi ? &e : NULL);
+            }
         }
     }
+}
+
+static lt__gsrc lt__gsrc_f32(const float *f) {
+    lt__gsrc s;
+    s.f = f; s.h = NULL; s.p = 0; s.gelu = 0;
+    return s;
+}
+static void lt__sgemm_with(int id, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    lt__sgemm_ex(id, ta, tb, M, N, K, alpha, lt__gsrc_f32(A), lda, lt__gsrc_f32(B), ldb, beta, C, ldc, NULL);
 }
 
 LTRAIN_DEF const char *lt_kernel_name(void) {
@@ -3504,6 +3929,12 @@ static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const lt__opdef *
     nd = lt__node_new(ctx, ctx->precision == LT_F32 ? op : op16, x->ndim, shape, x, w, b, 0);
     if (!nd) return NULL;
     nd->i[0] = x->n / I; nd->i[1] = I; nd->i[2] = O;
+    /* x = gelu16(h) whose record keeps h in 16 bits: backward recomputes x from that copy while
+       packing (the same function as gelu16's forward, so the same values) instead of keeping a
+       second 16-bit copy, of x, as large: the MLP's 4C-wide activation is stored once */
+    if (ctx->precision != LT_F32 && x->node && x->node->op == LT__OP(gelu16) && x->node->save[0] &&
+        x->node->f[0] == (double)ctx->precision)
+        nd->f[1] = 1.0;
     if (ctx->precision != LT_F32 && !lt__node16(ctx, nd)) return NULL;
     return lt__run(ctx, nd);
 }
@@ -3516,31 +3947,22 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
 
 
 /* ---- 16-bit precision (lt_set_precision, @@AMP): matmul16, linear16, conv1d16 ------------------ */
-/* The products above with both operands rounded to bf16 or fp16 and float32 accumulation, as
-   torch.autocast's mm/addmm (oneDNN's bf16 GEMM: float32 sums, one rounding at the end):
-     forward   y  = round16(op(a)16 · op(b)16 + round16(bias))
-     backward  dy is rounded to 16 bit in place (nothing else reads this op's output gradient),
-               da += round16(dy · ...), db += round16(...) with the operands as in the float32
-               op, dbias += round16(Σ_rows dy)
-   The GEMM (@@GEMM) reads float32, so the rounded operands are made tile by tile: a TM x TK tile
-   of op(A) and a TK x TN tile of op(B) are rounded (or widened from a 16-bit copy) into buffers
-   on the stack (about 300 KiB per thread, besides the GEMM's own 640 KiB), multiplied there, and
-   the TM x TN result rounded on its way out.  Tiles run in parallel (OpenMP); nothing is
-   allocated, in eager mode or in a compiled replay.  The price: each operand tile is converted
-   once per tile row/column it meets (~2% of the multiply-adds) and the GEMM packs small tiles;
-   a GEMM whose packing read 16-bit operands would remove both (see bench/precision.c).
+/* The products above with both operands rounded to bf16 or fp16 and float32 accumulation:
+     forward   y  = round16(op(a)16 · op(b)16 + round16(bias))     as torch.autocast's mm/addmm
+     backward  da += dy16 · ...,  db += ... (the operands as in the float32 op, all 16-bit),
+               dbias += Σ_rows dy16, with float32 sums added straight into the float32 gradients
+   The backward products are not rounded to 16 bits, where torch's bf16 mm rounds its output
+   before the float32 gradient receives it: the sums are the same, one rounding fewer (as
+   Megatron-LM's fused weight-gradient accumulation into float32 main grads).  dy is rounded as
+   the GEMM packs it; the gradient buffer itself is not changed.
+   The GEMM (@@GEMM) converts 16-bit operands (and rounds float32 ones) while packing them into
+   its float32 panels and rounds each finished block of the output while it is in cache
+   (lt__sgemm_ex), so a 16-bit product runs at the float32 GEMM's speed and allocates nothing.
    A record keeps a 16-bit copy (save[0] of in[0], save[1] of in[1], n_save = half the element
    count in floats) of each operand its backward reads, unless that operand is a parameter (read
    in place, it outlives the step); the op rows read 0 (@@OPS), so a compiled plan frees the
    float32 inputs after the forward.  f[0] = the precision (LT_BF16 or LT_F16). */
-#define LT__T16_M 112   /* the GEMM's MC for AVX-512 (8 x 14 rows) */
-#define LT__T16_N 128
-#define LT__T16_K 256   /* the GEMM's KC */
-
-static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n);    /* @@AMP */
-static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);      /* @@AMP */
-
-static lt_dtype lt__prec16(const lt__node *nd) { return nd->f[0] == (double)LT_F16 ? LT_F16 : LT_BF16; }
+static lt_dtype lt__prec16(const lt__node *nd) { return lt__prec_of(nd->f[0]); }
 
 /* A parameter (or a view of one) is read in place by backward; anything else is copied. */
 static int lt__is_param_data(const lt_tensor *t) { return t->is_param || (t->base && t->base->is_param); }
@@ -3553,86 +3975,60 @@ static int lt__node16(lt_ctx *ctx, lt__node *nd) {
     if (!nd->out->requires_grad) return 1;
     for (j = 0; j < 2; j++) {
         lt_tensor *t = nd->in[j], *other = nd->in[1 - j];
-        if (lt__is_param_data(t) || !other->requires_grad) continue;
+        if (lt__is_param_data(t) || !other->requires_grad || (j == 0 && nd->f[1] == 1.0)) continue;
         if (!lt__save(ctx, nd, j, (t->n + 1) / 2)) return 0;
     }
     return 1;
 }
 
 /* An operand: element (i,k) of op(X) in batch q is X[q*stride + i*ld + k], or X[q*stride + k*ld + i]
-   when trans.  Values come from f (rounded as tiles are read; used in place when exact, i.e.
-   already 16-bit) or from a 16-bit copy h. */
+   when trans.  Values come from f (rounded as they are packed) or from a 16-bit copy h. */
 typedef struct {
     const float *f;
     const uint16_t *h;
     int64_t ld, stride;
-    int trans, exact;
+    int trans, gelu;   /* gelu: as lt__gsrc's */
 } lt__mm16_opnd;
 
-static lt__mm16_opnd lt__opnd16(const float *f, const uint16_t *h, int64_t ld, int64_t stride, int trans, int exact) {
+static lt__mm16_opnd lt__opnd16(const float *f, const uint16_t *h, int64_t ld, int64_t stride, int trans) {
     lt__mm16_opnd o;
-    o.f = f; o.h = h; o.ld = ld; o.stride = stride; o.trans = trans; o.exact = exact;
+    o.f = f; o.h = h; o.ld = ld; o.stride = stride; o.trans = trans; o.gelu = 0;
     return o;
 }
-/* Operand j of a record: its 16-bit copy if it has one, else its float32 values. */
+/* Operand j of a record: its 16-bit copy if it has one, gelu recomputed from gelu16's copy of its
+   input (linear16/conv1d16 with f[1] = 1, below), else its float32 values. */
 static lt__mm16_opnd lt__opnd16_of(const lt__node *nd, int j, int64_t ld, int64_t stride, int trans) {
-    return nd->save[j] ? lt__opnd16(NULL, (const uint16_t *)(const void *)nd->save[j], ld, stride, trans, 0)
-                       : lt__opnd16(nd->in[j]->data, NULL, ld, stride, trans, 0);
-}
-
-/* Stored rows r0.. and columns c0.. (rows x cols) of batch q as float32 16-bit values: a pointer
-   into x (exact) or into buf, with its row stride in *ld. */
-static const float *lt__tile16(lt_dtype p, const lt__mm16_opnd *x, int64_t q, int64_t r0, int64_t c0, int64_t rows,
-                               int64_t cols, float *buf, int64_t *ld) {
-    int64_t r, at = q * x->stride + r0 * x->ld + c0;
-    if (x->exact) { *ld = x->ld; return x->f + at; }
-    for (r = 0; r < rows; r++, at += x->ld) {
-        if (x->h) lt__from16(p, x->h + at, buf + r * cols, (size_t)cols);
-        else lt__round16(p, x->f + at, buf + r * cols, (size_t)cols);
+    if (j == 0 && (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && nd->f[1] == 1.0) {
+        lt__mm16_opnd o = lt__opnd16(NULL, (const uint16_t *)(const void *)nd->in[0]->node->save[0], ld, stride, trans);
+        o.gelu = 1;
+        return o;
     }
-    *ld = cols;
-    return buf;
+    return nd->save[j] ? lt__opnd16(NULL, (const uint16_t *)(const void *)nd->save[j], ld, stride, trans)
+                       : lt__opnd16(nd->in[j]->data, NULL, ld, stride, trans);
+}
+static lt__gsrc lt__gsrc16(lt_dtype p, const lt__mm16_opnd *x, int64_t q) {
+    lt__gsrc s;
+    s.f = x->f ? x->f + q * x->stride : NULL;
+    s.h = x->h ? x->h + q * x->stride : NULL;
+    s.p = (int)p;
+    s.gelu = x->gelu;
+    return s;
 }
 
 /* For each batch q < nb, C_q (M,N) at C + q*sc, row stride ldc:
      acc = 0:  C_q  = round16(op(A_q) · op(B_q) + round16(bias))   (bias (N) or NULL)
-     acc = 1:  C_q += round16(op(A_q) · op(B_q))
-   with float32 sums over K.  Tiles of C are independent, so they run in parallel. */
+     acc = 1:  C_q += op(A_q) · op(B_q)                             (float32, not rounded)
+   with 16-bit operands and float32 sums over K, in the order of the float32 GEMM. */
 static void lt__gemm16(lt_dtype p, int64_t nb, int64_t M, int64_t N, int64_t K, const lt__mm16_opnd *A,
                        const lt__mm16_opnd *B, const float *bias, float *C, int64_t ldc, int64_t sc, int acc) {
-    int64_t tm = (M + LT__T16_M - 1) / LT__T16_M, tn = (N + LT__T16_N - 1) / LT__T16_N, nt = nb * tm * tn, t;
-    LT__OMP(parallel for schedule(dynamic) if (nt > 1 && (double)nb * (double)M * (double)N * (double)K > 262144.0))
-    for (t = 0; t < nt; t++) {
-        float abuf[LT__T16_M * LT__T16_K], bbuf[LT__T16_K * LT__T16_N], cbuf[LT__T16_M * LT__T16_N];
-        int64_t q = t / (tm * tn), i0 = t / tn % tm * LT__T16_M, j0 = t % tn * LT__T16_N, k0 = 0, r, j;
-        int64_t mi = M - i0 < LT__T16_M ? M - i0 : LT__T16_M, nj = N - j0 < LT__T16_N ? N - j0 : LT__T16_N;
-        float *dst = C + q * sc + i0 * ldc + j0, *c = acc ? cbuf : dst;
-        int64_t ldcc = acc ? nj : ldc;
-        do {   /* K in slices of TK, summed in c (K = 0: c = 0) */
-            int64_t mk = K - k0 < LT__T16_K ? K - k0 : LT__T16_K, lda, ldb;
-            const float *a = A->trans ? lt__tile16(p, A, q, k0, i0, mk, mi, abuf, &lda)
-                                      : lt__tile16(p, A, q, i0, k0, mi, mk, abuf, &lda);
-            const float *b = B->trans ? lt__tile16(p, B, q, j0, k0, nj, mk, bbuf, &ldb)
-                                      : lt__tile16(p, B, q, k0, j0, mk, nj, bbuf, &ldb);
-            lt_sgemm(A->trans, B->trans, mi, nj, mk, 1.0f, a, lda, b, ldb, k0 ? 1.0f : 0.0f, c, ldcc);
-            k0 += mk;
-        } while (k0 < K);
-        if (acc) {
-            for (r = 0; r < mi; r++) {
-                float *cr = cbuf + r * nj, *d = dst + r * ldc;
-                lt__round16(p, cr, cr, (size_t)nj);
-                for (j = 0; j < nj; j++) d[j] += cr[j];
-            }
-        } else {
-            float b16[LT__T16_N];
-            if (bias) lt__round16(p, bias + j0, b16, (size_t)nj);
-            for (r = 0; r < mi; r++) {
-                float *y = dst + r * ldc;
-                if (bias) for (j = 0; j < nj; j++) y[j] += b16[j];
-                lt__round16(p, y, y, (size_t)nj);
-            }
-        }
-    }
+    lt__gepi e;
+    int64_t q;
+    int id = lt__gemm_pick();
+    e.p = (int)p;
+    e.bias = bias;
+    for (q = 0; q < nb; q++)
+        lt__sgemm_ex(id, A->trans, B->trans, M, N, K, 1.0f, lt__gsrc16(p, A, q), A->ld, lt__gsrc16(p, B, q), B->ld,
+                     acc ? 1.0f : 0.0f, C + q * sc, ldc, acc ? NULL : &e);
 }
 
 /* The 16-bit copies backward reads, made before the product (which may read them). */
@@ -3647,17 +4043,16 @@ static void lt__save16(lt__node *nd) {
     }
 }
 
-/* db += round16(Σ_rows dy), float32 sums (dy already 16-bit), as torch's bf16 sum(0). */
+/* db += Σ_rows round16(dy), float32 sums (torch sums the bf16 dy its mm reads) */
 static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, int64_t R, int64_t O) {
     float s[256];
     int64_t j0, r, j;
     for (j0 = 0; j0 < O; j0 += 256) {
         int64_t w = O - j0 < 256 ? O - j0 : 256;
-        for (j = 0; j < w; j++) s[j] = 0.0f;
-        for (r = 0; r < R; r++)
-            for (j = 0; j < w; j++) s[j] += gy[r * O + j0 + j];
-        lt__round16(p, s, s, (size_t)w);
-        for (j = 0; j < w; j++) gb[j0 + j] += s[j];
+        for (r = 0; r < R; r++) {
+            lt__round16(p, gy + r * O + j0, s, (size_t)w);
+            for (j = 0; j < w; j++) gb[j0 + j] += s[j];
+        }
     }
 }
 
@@ -3678,8 +4073,7 @@ static void lt__matmul16_bwd(lt__node *nd) {
     int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
     float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
     int64_t lda = ta ? M : K, ldb = tb ? K : N, sb = shared ? 0 : K * N;
-    lt__mm16_opnd dy = lt__opnd16(gy, NULL, N, M * N, 0, 1), dyt = lt__opnd16(gy, NULL, N, M * N, 1, 1), x, w;
-    lt_round_to_precision(p, gy, gy, (size_t)nd->out->n);
+    lt__mm16_opnd dy = lt__opnd16(gy, NULL, N, M * N, 0), dyt = lt__opnd16(gy, NULL, N, M * N, 1), x, w;
     if (ga) {
         if (!ta) {   /* dA (M,K) += dY · op(B)ᵀ */
             w = lt__opnd16_of(nd, 1, ldb, sb, !tb);
@@ -3697,7 +4091,7 @@ static void lt__matmul16_bwd(lt__node *nd) {
     } else if (gb) {
         for (q = 0; q < (shared ? nb : 1); q++) {   /* shared b, a transposed: one batch at a time */
             int64_t n1 = shared ? 1 : nb;
-            lt__mm16_opnd dq = lt__opnd16(gy + q * M * N, NULL, N, M * N, 0, 1), dqt = dq;
+            lt__mm16_opnd dq = lt__opnd16(gy + q * M * N, NULL, N, M * N, 0), dqt = dq;
             dqt.trans = 1;
             x = lt__opnd16_of(nd, 0, lda, M * K, !tb ? !ta : ta);
             if (x.f) x.f += q * M * K;
@@ -3715,7 +4109,7 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
     int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
     lt__mm16_opnd x, w;
     lt__save16(nd);
-    x = lt__opnd16_of(nd, 0, I, 0, 0);
+    x = nd->f[1] == 1.0 ? lt__opnd16(nd->in[0]->data, NULL, I, 0, 0) : lt__opnd16_of(nd, 0, I, 0, 0);
     w = lt__opnd16_of(nd, 1, wt ? I : O, 0, wt);
     lt__gemm16(p, 1, R, O, I, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
 }
@@ -3724,8 +4118,7 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
     int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
     float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     float *gy = nd->out->grad;
-    lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0, 1), dyt = lt__opnd16(gy, NULL, O, 0, 1, 1), x, w;
-    lt_round_to_precision(p, gy, gy, (size_t)nd->out->n);
+    lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0), dyt = lt__opnd16(gy, NULL, O, 0, 1), x, w;
     if (gx) {   /* dx (R,I) += dy · W (linear) or dy · Wᵀ (conv1d) */
         w = lt__opnd16_of(nd, 1, wt ? I : O, 0, !wt);
         lt__gemm16(p, 1, R, I, O, &dy, &w, NULL, gx, I, 0, 1);
@@ -4747,7 +5140,9 @@ LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *g) {
     return n;
 }
 
-LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *g, const int32_t *ids, int B, int T, const int32_t *lengths) {
+/* The model up to ln_f (B,T,C); the head is the caller's: lt_gpt_forward's lt_linear, or the
+   fused head and loss of lt__gpt_loss at 16-bit precision. */
+static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, const int32_t *lengths) {
     lt_ctx *ctx = g ? g->ctx : NULL;
     const lt_gpt_config *c;
     lt_tensor *x, *h;
@@ -4786,14 +5181,40 @@ LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *g, const int32_t *ids, int B, int T
     }
     lt_scope(ctx, g->scopes[1]);
     x = lt_layernorm(ctx, x, g->lnf_w, g->lnf_b, eps);
-    x = lt_linear(ctx, x, g->wte, NULL);                             /* (B,T,V) = x·wteᵀ */
-    lt_scope(ctx, NULL);
     return x;
 }
 
+LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *g, const int32_t *ids, int B, int T, const int32_t *lengths) {
+    lt_tensor *x = lt__gpt_trunk(g, ids, B, T, lengths);
+    if (!x) return NULL;
+    x = lt_linear(g->ctx, x, g->wte, NULL);                          /* (B,T,V) = x·wteᵀ */
+    lt_scope(g->ctx, NULL);
+    return x;
+}
+
+static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt_tensor *w, const int32_t *targets,
+                                  double denom, int use_count); /* @@LOSS */
+
+/* lt_gpt_loss and lt_gpt_loss_ex: the mean over counted targets (denom <= 0) or the sum / denom.
+   At 16-bit precision the head and the loss are one op (linear_ce16, @@LOSS): the same numbers
+   as lt_linear + lt_cross_entropy there, without float32 logits. */
+static lt_tensor *lt__gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T,
+                               const int32_t *lengths, double denom) {
+    lt_tensor *x, *loss;
+    if (g && g->ctx && g->ctx->precision != LT_F32 && g->ctx->device == LT_CPU) {   /* CUDA: head + loss apart */
+        x = lt__gpt_trunk(g, ids, B, T, lengths);
+        if (!x) return NULL;
+        loss = lt__linear_ce16(g->ctx, denom > 0 ? "lt_cross_entropy_sum" : "lt_cross_entropy", x, g->wte, targets,
+                               denom, denom <= 0);
+        lt_scope(g->ctx, NULL);
+        return loss;
+    }
+    x = lt_gpt_forward(g, ids, B, T, lengths);
+    if (!x) return NULL;
+    return denom > 0 ? lt_cross_entropy_sum(g->ctx, x, targets, denom) : lt_cross_entropy(g->ctx, x, targets);
+}
 LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T) {
-    lt_tensor *logits = lt_gpt_forward(g, ids, B, T, NULL);
-    return logits ? lt_cross_entropy(g->ctx, logits, targets) : NULL;
+    return lt__gpt_loss(g, ids, targets, B, T, NULL, 0);
 }
 
 /* The k-th largest of a[0..n-1] (k >= 1), by quickselect; a is reordered. */
@@ -4927,26 +5348,33 @@ static void lt__cross_entropy_bwd(lt__node *nd) {
         gr[t] -= g;
     }
 }
-static lt_tensor *lt__ce(lt_ctx *ctx, const char *who, lt_tensor *logits, const int32_t *targets, double denom,
-                         int use_count) {
-    int64_t V, R, r, one = 1;
+/* The checks lt_cross_entropy(_sum) make: targets in [0,V) or ignored, denom > 0 when given. */
+static int lt__ce_check(lt_ctx *ctx, const char *who, const lt_tensor *logits, int64_t V, int64_t R,
+                        const int32_t *targets, double denom, int use_count) {
+    int64_t r;
     char b1[64];
-    lt__node *nd;
-    if (!lt__live(ctx, who, logits, logits)) return NULL;
-    if (!targets) { lt_set_error(ctx, LT_ERR_ARG, "%s: targets is NULL", who); return NULL; }
-    V = logits->shape[logits->ndim - 1];
-    R = logits->n / V;
+    if (!targets) { lt_set_error(ctx, LT_ERR_ARG, "%s: targets is NULL", who); return 0; }
     for (r = 0; r < R; r++)
         if (targets[r] != LT_IGNORE_INDEX && (targets[r] < 0 || targets[r] >= V)) {
             lt_set_error(ctx, LT_ERR_ARG, "%s: targets[%lld] is %d: it must be in [0,%lld) or %d (ignored); "
                          "logits are %s", who, (long long)r, targets[r], (long long)V, LT_IGNORE_INDEX,
                          lt_shape_str(logits, b1, sizeof b1));
-            return NULL;
+            return 0;
         }
     if (!use_count && !(denom > 0)) {
         lt_set_error(ctx, LT_ERR_ARG, "%s: denom is %g: it must be > 0", who, denom);
-        return NULL;
+        return 0;
     }
+    return 1;
+}
+static lt_tensor *lt__ce(lt_ctx *ctx, const char *who, lt_tensor *logits, const int32_t *targets, double denom,
+                         int use_count) {
+    int64_t V, R, one = 1;
+    lt__node *nd;
+    if (!lt__live(ctx, who, logits, logits)) return NULL;
+    V = logits->shape[logits->ndim - 1];
+    R = logits->n / V;
+    if (!lt__ce_check(ctx, who, logits, V, R, targets, denom, use_count)) return NULL;
     nd = lt__node_new(ctx, LT__OP(cross_entropy), 1, &one, logits, NULL, NULL, 0);
     if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, 3 * R)) return NULL;
     nd->i[0] = V;
@@ -4958,6 +5386,180 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy(lt_ctx *ctx, lt_tensor *logits, const int
 }
 LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const int32_t *targets, double denom) {
     return lt__ce(ctx, "lt_cross_entropy_sum", logits, targets, denom, 0);
+}
+
+/* ---- linear_ce16: the LM head and cross-entropy in one op, for 16-bit training ---------------- */
+/* x (R, C), W (V, C), targets (R) -> loss [1]: lt_linear(x, W) then lt_cross_entropy(_sum) at
+   16-bit precision, the same numbers, without a float32 logits tensor (R·V floats) or its float32
+   gradient (as much again): the logits z = round16(x16·W16ᵀ) are kept in 16 bits only.
+   Forward: z in column blocks of LT__CE16_COLS (a float32 block of R rows, rounded and narrowed
+   into z16; the block is malloc'd for the forward, R·512 floats at most, not kept), then per row
+   (max, log Σ exp) as lt__lse_shifted, on z16 in pieces, and the loss.
+   Backward (g = dloss/denom): dz = round16(g·(softmax(z) - onehot(t))) written over z16 (the
+   float32 op's dlogits, rounded as linear16 packs them), then as linear16:
+     dx += dz·W16,  dW += dzᵀ·x16   (float32 sums)
+   i[0] = V, i[1] = C; f[0] = denom (0: no row counts: loss 0, no gradient), f[1] = the precision;
+   ids = targets.  save[0] = x16 (when W gets a gradient and x is not a parameter);
+   save[1] = z16 (R·V 16-bit values), then per row max, lse, loss. */
+#define LT__CE16_COLS 512
+typedef struct { uint16_t *z; float *m, *lse, *loss; } lt__ce16_bufs;
+static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
+    int64_t V = nd->i[0], R = nd->in[0]->n / nd->i[1], nz = (R * V + 1) / 2;
+    lt__ce16_bufs b;
+    b.z = (uint16_t *)(void *)nd->save[1];
+    b.m = nd->save[1] + nz;
+    b.lse = b.m + R;
+    b.loss = b.lse + R;
+    return b;
+}
+static int64_t lt__ce16_save_floats(int64_t R, int64_t V) { return (R * V + 1) / 2 + 3 * R; }
+
+/* lt__lse_shifted on a 16-bit row: the same max and the same sums in blocks of 256 */
+static float lt__lse16(lt_dtype p, const uint16_t *z, int64_t V, float *m) {
+    float x[256], mm = -INFINITY;
+    double s = 0;
+    int64_t j, j0;
+    for (j0 = 0; j0 < V; j0 += 256) {
+        int64_t n = V - j0 < 256 ? V - j0 : 256;
+        lt__from16(p, z + j0, x, (size_t)n);
+        for (j = 0; j < n; j++) if (x[j] > mm) mm = x[j];
+    }
+    *m = mm;
+    if (mm == -INFINITY) return -INFINITY;
+    for (j0 = 0; j0 < V; j0 += 256) {
+        int64_t n = V - j0 < 256 ? V - j0 : 256;
+        float part = 0.0f;
+        lt__from16(p, z + j0, x, (size_t)n);
+        LT__OMP(simd reduction(+ : part))
+        for (j = 0; j < n; j++) part += lt__exp_neg(x[j] - mm);
+        s += part;
+    }
+    return (float)log(s);
+}
+
+/* z[:, v0..v0+n) = round16(x16 · W16[v0..v0+n)ᵀ) through the float32 block blk (R x n) */
+static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, float *blk, uint16_t *z) {
+    lt_dtype p = lt__prec_of(nd->f[1]);
+    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, r;
+    lt__mm16_opnd x = lt__opnd16_of(nd, 0, C, 0, 0);
+    lt__gsrc w;
+    lt__gepi e;
+    e.p = (int)p;
+    e.bias = NULL;
+    w.f = nd->in[1]->data + v0 * C; w.h = NULL; w.p = (int)p; w.gelu = 0;
+    lt__sgemm_ex(id, 0, 1, R, n, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, n, &e);
+    LT__OMP(parallel for if (R * n > 32768 && !omp_in_parallel()))
+    for (r = 0; r < R; r++) lt__to16(p, blk + r * n, z + r * V + v0, (size_t)n);
+}
+static void lt__linear_ce16_fwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(nd->f[1]);
+    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, cols = V < LT__CE16_COLS ? V : LT__CE16_COLS, r, bi;
+    int64_t nblk = (V + LT__CE16_COLS - 1) / LT__CE16_COLS;
+    lt__ce16_bufs bf = lt__ce16_layout(nd);
+    int id = lt__gemm_pick(), nt = lt_get_threads();
+    double total = 0;
+    float *blk;
+    /* many column blocks: one block per thread at a time, each a one-thread GEMM (one parallel
+       region, not one per block: barriers are costly when other processes share the cores) */
+    if (nt < 1 || nblk < 4 * nt || (double)R * (double)V * (double)C < 2097152.0) nt = 1;
+    blk = (float *)LT__MALLOC((size_t)nt * (size_t)R * (size_t)cols * sizeof(float));
+    if (!blk) {
+        lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_cross_entropy: out of memory for %d blocks of %lld x %lld logits", nt,
+                     (long long)R, (long long)cols);
+        return;
+    }
+    if (nd->save[0]) lt__to16(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
+    if (nt == 1) {
+        for (bi = 0; bi < nblk; bi++)
+            lt__ce16_cols(nd, id, bi * LT__CE16_COLS, V - bi * LT__CE16_COLS < cols ? V - bi * LT__CE16_COLS : cols, blk, bf.z);
+    } else {
+        LT__OMP(parallel for schedule(dynamic, 1) num_threads(nt))
+        for (bi = 0; bi < nblk; bi++) {
+            int64_t t = 0;
+#ifdef _OPENMP
+            t = omp_get_thread_num();
+#endif
+            lt__ce16_cols(nd, id, bi * LT__CE16_COLS, V - bi * LT__CE16_COLS < cols ? V - bi * LT__CE16_COLS : cols,
+                          blk + t * R * cols, bf.z);
+        }
+    }
+    LT__FREE(blk);
+    LT__OMP(parallel for if (R * V > 32768))
+    for (r = 0; r < R; r++) {
+        int32_t t = nd->ids[r];
+        float m, ls, zt;
+        if (t == LT_IGNORE_INDEX) { bf.loss[r] = 0.0f; continue; }
+        ls = lt__lse16(p, bf.z + r * V, V, &m);
+        lt__from16(p, bf.z + r * V + t, &zt, 1);
+        bf.m[r] = m;
+        bf.lse[r] = ls;
+        bf.loss[r] = (m - zt) + ls;
+    }
+    for (r = 0; r < R; r++) total += bf.loss[r];
+    nd->out->data[0] = nd->f[0] > 0 ? (float)(total / nd->f[0]) : 0.0f;
+}
+static void lt__linear_ce16_bwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(nd->f[1]);
+    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, r;
+    lt__ce16_bufs bf = lt__ce16_layout(nd);
+    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), g;
+    lt__mm16_opnd dz = lt__opnd16(NULL, bf.z, V, 0, 0), dzt = lt__opnd16(NULL, bf.z, V, 0, 1), x, w;
+    if (!(nd->f[0] > 0)) return;
+    g = (float)(nd->out->grad[0] / nd->f[0]);
+    LT__OMP(parallel for if (R * V > 32768))
+    for (r = 0; r < R; r++) {   /* dz over z, in pieces */
+        uint16_t *zr = bf.z + r * V;
+        int32_t t = nd->ids[r];
+        float v[256], m = bf.m[r], ls = bf.lse[r];
+        int64_t j, j0;
+        for (j0 = 0; j0 < V; j0 += 256) {
+            int64_t n = V - j0 < 256 ? V - j0 : 256;
+            if (t == LT_IGNORE_INDEX) {
+                memset(zr + j0, 0, (size_t)n * sizeof(uint16_t));
+                continue;
+            }
+            lt__from16(p, zr + j0, v, (size_t)n);
+            LT__OMP(simd)
+            for (j = 0; j < n; j++) v[j] = 0.0f + g * lt__exp_neg((v[j] - m) - ls);
+            if (t >= j0 && t < j0 + n) v[t - j0] -= g;
+            lt__to16(p, v, zr + j0, (size_t)n);
+        }
+    }
+    if (gx) {   /* dx (R,C) += dz · W */
+        w = lt__opnd16(nd->in[1]->data, NULL, C, 0, 0);
+        lt__gemm16(p, 1, R, C, V, &dz, &w, NULL, gx, C, 0, 1);
+    }
+    if (gw) {   /* dW (V,C) += dzᵀ · x */
+        x = lt__opnd16_of(nd, 0, C, 0, 0);
+        lt__gemm16(p, 1, V, C, R, &dzt, &x, NULL, gw, C, 0, 1);
+    }
+}
+/* The op behind lt_gpt_loss(_ex) at 16-bit precision (x = ln_f's output, W = wte). */
+static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt_tensor *w, const int32_t *targets,
+                                  double denom, int use_count) {
+    int64_t V, C, R, one = 1;
+    char b1[64], b2[64];
+    lt__node *nd;
+    if (!lt__live(ctx, who, x, w)) return NULL;
+    C = x->shape[x->ndim - 1];
+    if (w->ndim != 2 || w->shape[1] != C) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "%s: x is %s, W is %s: W must be [V,C] with C = x's last dim", who,
+                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2));
+        return NULL;
+    }
+    V = w->shape[0];
+    R = x->n / C;
+    if (!lt__ce_check(ctx, who, x, V, R, targets, denom, use_count)) return NULL;
+    nd = lt__node_new(ctx, LT__OP(linear_ce16), 1, &one, x, w, NULL, 0);
+    if (!nd || !lt__node_ids(ctx, nd, targets, R)) return NULL;
+    nd->i[0] = V;
+    nd->i[1] = C;
+    nd->f[0] = use_count ? (double)lt_count_targets(targets, R) : denom;
+    nd->f[1] = (double)ctx->precision;
+    if (nd->out->requires_grad && w->requires_grad && !lt__is_param_data(x) && !lt__save(ctx, nd, 0, (x->n + 1) / 2))
+        return NULL;
+    if (!lt__save(ctx, nd, 1, lt__ce16_save_floats(R, V))) return NULL;
+    return lt__run(ctx, nd);
 }
 
 /* pred, target (n) -> loss [1] = Σ (p - t)² / n  (torch.nn.MSELoss, mean);
@@ -6536,6 +7138,9 @@ static void lt__from_f16_scalar(const uint16_t *in, float *out, size_t n) {
 #define LT__AMP_X86 1
 #include <cpuid.h>
 #include <immintrin.h>
+#ifndef LT__M16   /* all 16 lanes (see LT__M16 above) */
+#define LT__M16 ((__mmask16)0xFFFF)
+#endif
 #if defined(__GNUC__) && !defined(__clang__) && defined(__cplusplus)
 /* g++ 12 warns about the AVX-512 headers' own _mm512_undefined_* (GCC bug 105593) where they
    are inlined, i.e. in the kernels below; the warning is off up to the end of the kernels. */
@@ -6591,10 +7196,10 @@ static LT__TARGET("avx2,f16c") void lt__from_f16_avx2(const uint16_t *in, float 
 }
 
 static LT__TARGET("avx512f") __m512i lt__bf16_round16(__m512i u) {
-    __m512i r = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), _mm512_set1_epi32(1));
     __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
                                             _mm512_set1_epi32(0x7F800000));
-    r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), r), 16);
+    r = _mm512_maskz_srli_epi32(LT__M16, _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), r), 16);
     return _mm512_mask_mov_epi32(r, nan, _mm512_set1_epi32(0xFFFF));
 }
 static LT__TARGET("avx512f") void lt__to_bf16_avx512(const float *in, uint16_t *out, size_t n) {
@@ -6608,8 +7213,8 @@ static LT__TARGET("avx512f") void lt__to_bf16_avx512(const float *in, uint16_t *
 static LT__TARGET("avx512f") void lt__from_bf16_avx512(const uint16_t *in, float *out, size_t n) {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        __m512i h = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(in + i)));
-        _mm512_storeu_si512((void *)(out + i), _mm512_slli_epi32(h, 16));
+        __m512i h = _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)(in + i)));
+        _mm512_storeu_si512((void *)(out + i), _mm512_maskz_slli_epi32(LT__M16, h, 16));
     }
     lt__from_bf16_scalar(in + i, out + i, n - i);
 }
@@ -6617,7 +7222,7 @@ static LT__TARGET("avx512f") void lt__to_f16_avx512(const float *in, uint16_t *o
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512 x = _mm512_loadu_ps(in + i);
-        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm512_maskz_cvtps_ph(LT__M16, x, _MM_FROUND_TO_NEAREST_INT));
         if (_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q)) lt__to_f16_scalar(in + i, out + i, 16);
     }
     lt__to_f16_scalar(in + i, out + i, n - i);
@@ -6625,8 +7230,30 @@ static LT__TARGET("avx512f") void lt__to_f16_avx512(const float *in, uint16_t *o
 static LT__TARGET("avx512f") void lt__from_f16_avx512(const uint16_t *in, float *out, size_t n) {
     size_t i = 0;
     for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(in + i))));
+        _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)(in + i))));
     lt__from_f16_scalar(in + i, out + i, n - i);
+}
+/* out = float(16 bit(in)) in registers (lt__round16's fast path): bf16 with the integer formula;
+   fp16 through vcvtps2ph / vcvtph2ps, blocks holding a NaN redone by the scalar code (canonical
+   NaN, as lt_f32_to_f16).  in == out allowed. */
+static LT__TARGET("avx512f") void lt__round_bf16_avx512(const float *in, float *out, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i r = lt__bf16_round16(_mm512_loadu_si512((const void *)(in + i)));
+        _mm512_storeu_si512((void *)(out + i), _mm512_maskz_slli_epi32(LT__M16, r, 16));
+    }
+    for (; i < n; i++) out[i] = lt_bf16_to_f32(lt_f32_to_bf16(in[i]));
+}
+static LT__TARGET("avx512f") void lt__round_f16_avx512(const float *in, float *out, size_t n) {
+    size_t i = 0, j;
+    for (; i + 16 <= n; i += 16) {
+        __m512 x = _mm512_loadu_ps(in + i);
+        if (_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q))
+            for (j = i; j < i + 16; j++) out[j] = lt_f16_to_f32(lt_f32_to_f16(in[j]));
+        else
+            _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, _mm512_maskz_cvtps_ph(LT__M16, x, _MM_FROUND_TO_NEAREST_INT)));
+    }
+    for (; i < n; i++) out[i] = lt_f16_to_f32(lt_f32_to_f16(in[i]));
 }
 /* vcvtneps2bf16 rounds to nearest even but treats float32 subnormals as 0 (the formula can give a
    bf16 subnormal) and keeps NaN payloads and signs (0xFFFF here): blocks holding either take the
@@ -6927,10 +7554,15 @@ LTRAIN_DEF const char *lt_precision_name(lt_dtype precision) {
     return precision == LT_BF16 ? "bf16" : precision == LT_F16 ? "fp16" : precision == LT_F32 ? "fp32" : "unknown";
 }
 
-/* The 16-bit matmul kernels (@@OPS, matmul16 ...) convert tile rows from inside their own parallel
-   loop, so these run on the calling thread only, with the fastest kernel the CPU has. */
+/* For the 16-bit kernels (@@OPS: gelu16, layernorm16, linear_ce16, the GEMM's packing elsewhere)
+   that convert pieces from inside their own parallel loops: these run on the calling thread only,
+   with the fastest kernel the CPU has. */
 static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n) {
     int cv = p == LT_F16 ? LT__CV_FROM_F16 : LT__CV_FROM_BF16;
+    lt__cv_run(cv, lt__cv_kernel(cv), in, out, n);
+}
+static void lt__to16(lt_dtype p, const float *in, uint16_t *out, size_t n) {
+    int cv = p == LT_F16 ? LT__CV_TO_F16 : LT__CV_TO_BF16;
     lt__cv_run(cv, lt__cv_kernel(cv), in, out, n);
 }
 /* out = float(16 bit(in)) through a 16-bit staging buffer on the stack; in == out allowed. */
@@ -6943,6 +7575,13 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n) {
         if (in != out) memmove(out, in, n * sizeof(float));
         return;
     }
+#ifdef LT__AMP_X86
+    if (lt__k_available(LT__K_AVX512)) {
+        if (p == LT_BF16) lt__round_bf16_avx512(in, out, n);
+        else lt__round_f16_avx512(in, out, n);
+        return;
+    }
+#endif
     for (i = 0; i < n; i += m) {
         m = n - i < 1024 ? n - i : 1024;
         lt__cv_run(to, kt, in + i, h, m);
@@ -7662,9 +8301,7 @@ LTRAIN_DEF void lt_batch_free(lt_batch *b) {
 
 LTRAIN_DEF lt_tensor *lt_gpt_loss_ex(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T,
                                      const int32_t *lengths, double denom) {
-    lt_tensor *logits = lt_gpt_forward(g, ids, B, T, lengths);
-    if (!logits) return NULL;
-    return denom > 0 ? lt_cross_entropy_sum(g->ctx, logits, targets, denom) : lt_cross_entropy(g->ctx, logits, targets);
+    return lt__gpt_loss(g, ids, targets, B, T, lengths, denom);
 }
 
 /* ---- sequence-length schedule ---------------------------------------------------------------- */
@@ -11058,7 +11695,11 @@ static void lt__embedding_bwd_cuda(lt__node *nd) {
 }
 
 /* dropout draws its masks from the context's RNG on the host; the device has no such stream yet */
-LT__CU_MISSING(attention16)   /* lt_attention picks it only on LT_CPU */
+/* the 16-bit-storage rows of the CPU: their ops pick them only on LT_CPU */
+LT__CU_MISSING(attention16)
+LT__CU_MISSING(layernorm16)
+LT__CU_MISSING(gelu16)
+LT__CU_MISSING(linear_ce16)
 LT__CU_MISSING(dropout)
 
 /* -- transpose: a copy with two dims swapped --------------------------------------------------- */

@@ -3879,44 +3879,44 @@ static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
         for (j = 0; j < O; j++) gb[j] += gy[r * O + j];
 }
 static void lt__linear_fwd(lt__node *nd) {
-    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
-    lt_sgemm(0, 1, R, O, I, 1.0f, nd->in[0]->data, I, nd->in[1]->data, I, 0.0f, nd->out->data, O);
+    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    lt_sgemm(0, 1, R, O, Ci, 1.0f, nd->in[0]->data, Ci, nd->in[1]->data, Ci, 0.0f, nd->out->data, O);
     lt__bias_rows(nd->out->data, nd->in[2] ? nd->in[2]->data : NULL, R, O);
 }
 static void lt__linear_bwd(lt__node *nd) {
-    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
     float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
-    if (gx) lt_sgemm(0, 0, R, I, O, 1.0f, gy, O, nd->in[1]->data, I, 1.0f, gx, I);
-    if (gw) lt_sgemm(1, 0, O, I, R, 1.0f, gy, O, nd->in[0]->data, I, 1.0f, gw, I);
+    if (gx) lt_sgemm(0, 0, R, Ci, O, 1.0f, gy, O, nd->in[1]->data, Ci, 1.0f, gx, Ci);
+    if (gw) lt_sgemm(1, 0, O, Ci, R, 1.0f, gy, O, nd->in[0]->data, Ci, 1.0f, gw, Ci);
     if (gb) lt__bias_grad(gb, gy, R, O);
 }
 static void lt__conv1d_fwd(lt__node *nd) {
-    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
-    lt_sgemm(0, 0, R, O, I, 1.0f, nd->in[0]->data, I, nd->in[1]->data, O, 0.0f, nd->out->data, O);
+    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    lt_sgemm(0, 0, R, O, Ci, 1.0f, nd->in[0]->data, Ci, nd->in[1]->data, O, 0.0f, nd->out->data, O);
     lt__bias_rows(nd->out->data, nd->in[2] ? nd->in[2]->data : NULL, R, O);
 }
 static void lt__conv1d_bwd(lt__node *nd) {
-    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
     float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
-    if (gx) lt_sgemm(0, 1, R, I, O, 1.0f, gy, O, nd->in[1]->data, O, 1.0f, gx, I);
-    if (gw) lt_sgemm(1, 0, I, O, R, 1.0f, nd->in[0]->data, I, gy, O, 1.0f, gw, O);
+    if (gx) lt_sgemm(0, 1, R, Ci, O, 1.0f, gy, O, nd->in[1]->data, O, 1.0f, gx, Ci);
+    if (gw) lt_sgemm(1, 0, Ci, O, R, 1.0f, nd->in[0]->data, Ci, gy, O, 1.0f, gw, O);
     if (gb) lt__bias_grad(gb, gy, R, O);
 }
 static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const lt__opdef *op16, const char *who, lt_tensor *x,
                              lt_tensor *w, lt_tensor *b, int w_is_out_in) {
-    int64_t I, O, shape[LT_MAX_DIMS];
+    int64_t Ci, O, shape[LT_MAX_DIMS];
     char b1[64], b2[64], b3[64];
     int k;
     lt__node *nd;
     if (!lt__live(ctx, who, x, w)) return NULL;
-    I = x->shape[x->ndim - 1];
+    Ci = x->shape[x->ndim - 1];
     O = w_is_out_in ? w->shape[0] : w->shape[1];
-    if (w->ndim != 2 || (w_is_out_in ? w->shape[1] : w->shape[0]) != I) {
+    if (w->ndim != 2 || (w_is_out_in ? w->shape[1] : w->shape[0]) != Ci) {
         lt_set_error(ctx, LT_ERR_SHAPE, "%s: x is %s, W is %s: W must be %s with in = x's last dim (%lld)", who,
                      lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2),
-                     w_is_out_in ? "[out,in] (torch.nn.Linear layout)" : "[in,out] (Conv1D layout)", (long long)I);
+                     w_is_out_in ? "[out,in] (torch.nn.Linear layout)" : "[in,out] (Conv1D layout)", (long long)Ci);
         return NULL;
     }
     if (b && (b->n != O)) {
@@ -3928,7 +3928,7 @@ static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const lt__opdef *
     shape[x->ndim - 1] = O;
     nd = lt__node_new(ctx, ctx->precision == LT_F32 ? op : op16, x->ndim, shape, x, w, b, 0);
     if (!nd) return NULL;
-    nd->i[0] = x->n / I; nd->i[1] = I; nd->i[2] = O;
+    nd->i[0] = x->n / Ci; nd->i[1] = Ci; nd->i[2] = O;
     /* x = gelu16(h) whose record keeps h in 16 bits: backward recomputes x from that copy while
        packing (the same function as gelu16's forward, so the same values) instead of keeping a
        second 16-bit copy, of x, as large: the MLP's 4C-wide activation is stored once */
@@ -4106,30 +4106,30 @@ static void lt__matmul16_bwd(lt__node *nd) {
    ops.  wt: W is [O,I]. */
 static void lt__affine16_fwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
-    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
     lt__mm16_opnd x, w;
     lt__save16(nd);
-    x = nd->f[1] == 1.0 ? lt__opnd16(nd->in[0]->data, NULL, I, 0, 0) : lt__opnd16_of(nd, 0, I, 0, 0);
-    w = lt__opnd16_of(nd, 1, wt ? I : O, 0, wt);
-    lt__gemm16(p, 1, R, O, I, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
+    x = nd->f[1] == 1.0 ? lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0) : lt__opnd16_of(nd, 0, Ci, 0, 0);
+    w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
+    lt__gemm16(p, 1, R, O, Ci, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
 }
 static void lt__affine16_bwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
-    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
     float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     float *gy = nd->out->grad;
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0), dyt = lt__opnd16(gy, NULL, O, 0, 1), x, w;
     if (gx) {   /* dx (R,I) += dy · W (linear) or dy · Wᵀ (conv1d) */
-        w = lt__opnd16_of(nd, 1, wt ? I : O, 0, !wt);
-        lt__gemm16(p, 1, R, I, O, &dy, &w, NULL, gx, I, 0, 1);
+        w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, !wt);
+        lt__gemm16(p, 1, R, Ci, O, &dy, &w, NULL, gx, Ci, 0, 1);
     }
     if (gw) {
         if (wt) {   /* dW (O,I) += dyᵀ · x */
-            x = lt__opnd16_of(nd, 0, I, 0, 0);
-            lt__gemm16(p, 1, O, I, R, &dyt, &x, NULL, gw, I, 0, 1);
+            x = lt__opnd16_of(nd, 0, Ci, 0, 0);
+            lt__gemm16(p, 1, O, Ci, R, &dyt, &x, NULL, gw, Ci, 0, 1);
         } else {    /* dW (I,O) += xᵀ · dy */
-            x = lt__opnd16_of(nd, 0, I, 0, 1);
-            lt__gemm16(p, 1, I, O, R, &x, &dy, NULL, gw, O, 0, 1);
+            x = lt__opnd16_of(nd, 0, Ci, 0, 1);
+            lt__gemm16(p, 1, Ci, O, R, &x, &dy, NULL, gw, O, 0, 1);
         }
     }
     if (gb) lt__bias_grad16(p, gb, gy, R, O);
@@ -12060,10 +12060,10 @@ static void lt__matmul_bwd_cuda(lt__node *nd) {
 /* linear (wt = 1: W [O,I], y = x·Wᵀ + b) and conv1d (wt = 0: W [I,O], y = x·W + b); x is (R, I) */
 static void lt__cu_affine_fwd(lt__node *nd, int wt) {
     lt_ctx *ctx = nd->ctx;
-    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
     if (!lt__cu_begin(nd)) return;
-    lt__cu_gemm(ctx, nd->op->name, LT_F32, 0, wt, R, O, I, 1.0f, lt__cu_data(ctx, nd->in[0]), I, 0,
-                lt__cu_data(ctx, nd->in[1]), wt ? I : O, 0, 0.0f, nd->out->data, O, 0, 1);
+    lt__cu_gemm(ctx, nd->op->name, LT_F32, 0, wt, R, O, Ci, 1.0f, lt__cu_data(ctx, nd->in[0]), Ci, 0,
+                lt__cu_data(ctx, nd->in[1]), wt ? Ci : O, 0, 0.0f, nd->out->data, O, 0, 1);
     if (nd->in[2])
         lt__k_bias_rows<<<lt__cu_blocks(R * O), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(nd->out->data, lt__cu_data(ctx, nd->in[2]),
                                                                                     R * O, O);
@@ -12074,11 +12074,11 @@ static void lt__cu_affine_fwd(lt__node *nd, int wt) {
 static void lt__cu_affine_grads(lt__node *nd, int wt, int prec, const void *x, const void *w, const void *gy,
                                 const float *gy32, float *gx, float *gw, float *gb) {
     lt_ctx *ctx = nd->ctx;
-    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
-    if (gx) lt__cu_mm(ctx, prec, 0, !wt, R, I, O, gy, O, 0, w, wt ? I : O, 0, gx, I, 0, 1);
+    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    if (gx) lt__cu_mm(ctx, prec, 0, !wt, R, Ci, O, gy, O, 0, w, wt ? Ci : O, 0, gx, Ci, 0, 1);
     if (gw) {
-        if (wt) lt__cu_mm(ctx, prec, 1, 0, O, I, R, gy, O, 0, x, I, 0, gw, I, 0, 1);
-        else lt__cu_mm(ctx, prec, 1, 0, I, O, R, x, I, 0, gy, O, 0, gw, O, 0, 1);
+        if (wt) lt__cu_mm(ctx, prec, 1, 0, O, Ci, R, gy, O, 0, x, Ci, 0, gw, Ci, 0, 1);
+        else lt__cu_mm(ctx, prec, 1, 0, Ci, O, R, x, Ci, 0, gy, O, 0, gw, O, 0, 1);
     }
     if (gb) lt__cu_colsum(ctx, gy32, NULL, R, O, 1.0f, prec == LT_F32 ? 0 : prec, gb);
 }
@@ -12153,10 +12153,10 @@ static void lt__matmul16_bwd_cuda(lt__node *nd) {
 static void lt__cu_affine16_fwd(lt__node *nd, int wt) {
     lt_ctx *ctx = nd->ctx;
     int p = lt__prec16(nd);
-    int64_t R = nd->i[0], I = nd->i[1], O = nd->i[2];
+    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
     const unsigned short *x, *w;
     if (!lt__cu_begin(nd) || !lt__cu_fwd16(nd, &x, &w)) return;
-    lt__cu_gemm(ctx, nd->op->name, p, 0, wt, R, O, I, 1.0f, x, I, 0, w, wt ? I : O, 0, 0.0f, nd->out->data, O, 0, 1);
+    lt__cu_gemm(ctx, nd->op->name, p, 0, wt, R, O, Ci, 1.0f, x, Ci, 0, w, wt ? Ci : O, 0, 0.0f, nd->out->data, O, 0, 1);
     lt__k_epilogue16<<<lt__cu_blocks(R * O), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(nd->out->data, NULL,
                                                                                  lt__cu_data(ctx, nd->in[2]), R * O, O, 0, p);
     LT__CU_LAUNCHED(ctx, nd->op->name);

@@ -10,7 +10,8 @@
 #   8. tests/fuzz/run.sh 10          each libFuzzer target for 10 s (replays the corpus without libFuzzer)
 #   9. tests/test_mpi.sh             data parallel over MPI (skipped without mpirun)
 #  10. tests/cuda_compile.sh         the CUDA backend compiled and linked by nvcc (skipped without nvcc)
-#  11. tests/readme.sh               every command of README.md, as a new user would run it
+#  11. tests/cblas.sh                the suite built with -DLTRAIN_CBLAS (skipped without OpenBLAS)
+#  12. tests/readme.sh               every command of README.md, as a new user would run it
 # Each stage ends with "N passed, N failed" (or ok/FAIL/skip lines, counted); a stage that exits
 # non-zero without reporting a failure counts as one.  Exit status: non-zero if anything failed.
 set -u
@@ -51,6 +52,7 @@ stage valgrind sh tests/valgrind_examples.sh
 stage fuzz-short sh tests/fuzz/run.sh 10
 stage mpi env MAKE="${MAKE:-make}" sh tests/test_mpi.sh
 stage cuda-compile sh tests/cuda_compile.sh
+stage cblas sh tests/cblas.sh
 stage readme sh tests/readme.sh
 echo "$P passed, $F failed, $S skipped"
 [ "$F" -eq 0 ]

@@ -4838,7 +4838,7 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     float *saved = NULL;
     lt_rng rng;
     size_t np = 0, off = 0;
-    int k, built = 0;
+    int k, built = 0, zero = 1;
     const char *env = getenv("LTRAIN_COMPILE");
     if (!ctx || lt_failed(ctx)) return NULL;
     if (!fn) { lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the step function is NULL"); return NULL; }
@@ -4852,13 +4852,22 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
 #ifdef LTRAIN_CUDA
     if (ctx->device == LT_CUDA) return lt__cu_compile(ctx, p);   /* @@CUDA: the step as a CUDA graph */
 #endif
-    /* the validation step must not change the gradients the caller has accumulated */
-    np = lt_params_count(ctx);
-    saved = (float *)LT__MALLOC((np + 1) * sizeof(float));
-    if (!saved) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); LT__FREE(p); return NULL; }
-    for (k = 0; k < ctx->n_params; k++) {
-        memcpy(saved + off, ctx->params[k]->grad, (size_t)ctx->params[k]->n * sizeof(float));
-        off += (size_t)ctx->params[k]->n;
+    /* the validation step must not change the gradients the caller has accumulated: when they
+       are all zero (the usual case: compiling before training) they are zeroed again after it,
+       otherwise a copy is kept (as much memory again as the gradients) */
+    for (k = 0; k < ctx->n_params && zero; k++) {
+        const float *g = ctx->params[k]->grad;
+        int64_t i;
+        for (i = 0; i < ctx->params[k]->n && zero; i++) zero = g[i] == 0.0f;
+    }
+    if (!zero) {
+        np = lt_params_count(ctx);
+        saved = (float *)LT__MALLOC((np + 1) * sizeof(float));
+        if (!saved) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); LT__FREE(p); return NULL; }
+        for (k = 0; k < ctx->n_params; k++) {
+            memcpy(saved + off, ctx->params[k]->grad, (size_t)ctx->params[k]->n * sizeof(float));
+            off += (size_t)ctx->params[k]->n;
+        }
     }
     memset(&cap, 0, sizeof cap);
     rng = ctx->rng;              /* the validation step draws nothing that counts (dropout masks) */
@@ -4901,7 +4910,8 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     }
     off = 0;
     for (k = 0; k < ctx->n_params; k++) {
-        memcpy(ctx->params[k]->grad, saved + off, (size_t)ctx->params[k]->n * sizeof(float));
+        if (saved) memcpy(ctx->params[k]->grad, saved + off, (size_t)ctx->params[k]->n * sizeof(float));
+        else memset(ctx->params[k]->grad, 0, (size_t)ctx->params[k]->n * sizeof(float));
         off += (size_t)ctx->params[k]->n;
     }
     ctx->rng = rng;

@@ -2323,28 +2323,42 @@ static void lt__layernorm_fwd(lt__node *nd) {
     }
 }
 static void lt__layernorm_bwd(lt__node *nd) {
-    int64_t C = nd->i[0], R = nd->out->n / C, r;
+    int64_t C = nd->i[0], R = nd->out->n / C, r, j0;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL, *mean = nd->save[0], *rstd = nd->save[1];
     float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
-    for (r = 0; r < R; r++) {
-        const float *x = nd->in[0]->data + r * C, *gy = nd->out->grad + r * C;
-        float m = mean[r], s = rstd[r];
-        double mg = 0, mgx = 0;
-        int64_t j;
-        for (j = 0; j < C; j++) {
-            float xh = (x[j] - m) * s, g = w ? gy[j] * w[j] : gy[j];
-            mg += g;
-            mgx += (double)g * xh;
-            if (gw) gw[j] += gy[j] * xh;
-            if (gb) gb[j] += gy[j];
-        }
-        mg /= (double)C;
-        mgx /= (double)C;
-        if (gx)
+    /* dx: rows are independent, split over the threads */
+    if (gx) {
+        LT__OMP(parallel for if (R * C > 32768))
+        for (r = 0; r < R; r++) {
+            const float *x = nd->in[0]->data + r * C, *gy = nd->out->grad + r * C;
+            float m = mean[r], s = rstd[r];
+            double mg = 0, mgx = 0;
+            int64_t j;
+            for (j = 0; j < C; j++) {
+                float xh = (x[j] - m) * s, g = w ? gy[j] * w[j] : gy[j];
+                mg += g;
+                mgx += (double)g * xh;
+            }
+            mg /= (double)C;
+            mgx /= (double)C;
             for (j = 0; j < C; j++) {
                 float xh = (x[j] - m) * s, g = w ? gy[j] * w[j] : gy[j];
                 gx[r * C + j] += s * (g - (float)mg - xh * (float)mgx);
             }
+        }
+    }
+    /* dw, db: sums over the rows, in row order; the threads split the columns (no reduction
+       across threads, so the result does not depend on their number) */
+    if (!gw && !gb) return;
+    LT__OMP(parallel for if (R * C > 32768))
+    for (j0 = 0; j0 < C; j0 += 64) {
+        int64_t j1 = j0 + 64 < C ? j0 + 64 : C, j, q;
+        for (q = 0; q < R; q++) {
+            const float *x = nd->in[0]->data + q * C, *gy = nd->out->grad + q * C;
+            float m = mean[q], s = rstd[q];
+            if (gw) for (j = j0; j < j1; j++) gw[j] += gy[j] * ((x[j] - m) * s);
+            if (gb) for (j = j0; j < j1; j++) gb[j] += gy[j];
+        }
     }
 }
 LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tensor *b, float eps) {

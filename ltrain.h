@@ -3887,10 +3887,9 @@ static void lt__bias_rows(float *y, const float *b, int64_t R, int64_t O) {
     for (r = 0; r < R; r++)
         for (j = 0; j < O; j++) y[r * O + j] += b[j];
 }
+/* db += Σ_rows dy: the broadcast-add gradient of @@OPS (threaded by columns, rows in order) */
 static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
-    int64_t r, j;
-    for (r = 0; r < R; r++)
-        for (j = 0; j < O; j++) gb[j] += gy[r * O + j];
+    lt__bcast_grad_b(gb, gy, NULL, R * O, O, 1.0f);
 }
 static void lt__linear_fwd(lt__node *nd) {
     int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
@@ -4502,12 +4501,11 @@ static int lt__row_fusable(const lt__node *nd, int64_t R, int64_t C) {
 /* Group runs of row-wise ops (at least two, of the same (R, C), each after the first reading an
    earlier one's output).  fuse_end[k] is the group's last op for the op k that starts a group. */
 static void lt__plan_fuse(lt_plan *p) {
-    int k = 0, N = p->n;
+    int k, N = p->n;
     const char *env = getenv("LTRAIN_FUSE");
     for (k = 0; k < N; k++) p->fuse_end[k] = -1;
     if (env && strcmp(env, "0") == 0) return;
-    k = 0;
-    while (k < N) {
+    for (k = 0; k < N;) {
         lt__node *nd = &p->nodes[k];
         int64_t C = nd->out->shape[nd->out->ndim - 1], R = C > 0 ? nd->out->n / C : 0;
         int e = k;

@@ -204,9 +204,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_precision: need 1 <= --steps <= %d, 1 <= --rounds <= 8, --warmup >= 0\n", MAX_STEPS);
         return 1;
     }
-    printf("GPT training step, %d threads, matmul %s, conversions %s; median of %d rounds x %d steps (%s); "
-           "each run in its own process\n\n", threads > 0 ? threads : lt_get_threads(), lt_kernel_name(),
-           lt_amp_kernel_name(), rounds, steps, cpu_time ? "CPU time" : "wall time");
+    printf("GPT training step, %d threads, matmul %s (bf16: %s), conversions %s; median of %d rounds x %d steps "
+           "(%s); each run in its own process\n\n", threads > 0 ? threads : lt_get_threads(), lt_kernel_name(),
+           lt_kernel_name_for(LT_BF16), lt_amp_kernel_name(), rounds, steps, cpu_time ? "CPU time" : "wall time");
     printf("| config | precision | eager ms/step | compiled ms/step | time vs fp32 (compiled) | planned activations (MB) "
            "| vs fp32 | peak RSS eager (MB) | peak RSS compiled (MB) | loss (last step) |\n");
     printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");

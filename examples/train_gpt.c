@@ -556,7 +556,7 @@ static int train(int argc, char **argv, double *final_val) {
            "%d threads | matmul: %s\n",
            (long long)lt_gpt_num_params(g), lt_gpt_cfg(g)->layers, lt_gpt_cfg(g)->heads, lt_gpt_cfg(g)->channels,
            lt_gpt_cfg(g)->ctx, lt_gpt_cfg(g)->vocab, a.data, (long long)lt_loader_num_tokens(ld), B, T, K,
-           lt_get_threads(), lt_kernel_name());
+           lt_get_threads(), lt_kernel_name_for(lt_get_precision(ctx)));
     if (lt_dist_world() > 1) printf("dist: world %d | %s\n", lt_dist_world(), lt_dist_describe(dist));
     if (lt_get_device(ctx) != LT_CPU) printf("device: %s %s\n", lt_device_name(lt_get_device(ctx)), lt_device_describe(ctx));
     lt_rng_seed(&srng, a.seed ^ 0x5eedULL);

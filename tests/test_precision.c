@@ -216,6 +216,7 @@ static void tp_gemm16(void) {
     lt_rng r;
     int id, ta, tb, pi, bad = 0, runs = 0, i, j;
     if (!t_want("precision/gemm16")) { free(a); free(b); free(ar); free(br); free(c1); free(c2); free(ah); free(bh); return; }
+    setenv("LT_GEMM16", "convert", 1);   /* the bf16 pair kernel sums in another order: tp_gemm_bf16dp */
     lt_rng_seed(&r, 5);
     for (i = 0; i < M * K; i++) a[i] = (float)lt_rng_normal(&r);
     for (i = 0; i < K * N; i++) b[i] = (float)lt_rng_normal(&r);
@@ -262,7 +263,87 @@ static void tp_gemm16(void) {
     }
     t_check(bad == 0, "precision/gemm16", "%d of %d products differ from the float32 GEMM of converted operands", bad,
             runs);
+    unsetenv("LT_GEMM16");
     free(a); free(b); free(ar); free(br); free(c1); free(c2); free(ah); free(bh);
+}
+
+/* ---- the AVX512_BF16 pair kernel: bf16 products summed two k at a time -------------------------- */
+/* Against the float32 GEMM of the rounded operands, within 2^-20 of Σ_k |a_ik b_kj| (the sums'
+   rounding differs only in order): every transpose, odd K (a zero partner), a K of one step and
+   over one KC block, 16-bit and float32 (rounded while packed) sources, the epilogue, and the
+   same bits at 1 and 2 threads.  Skipped where the CPU lacks AVX512_BF16. */
+static void tp_gemm_bf16dp(void) {
+    static const int shapes[][3] = {{37, 45, 301}, {14, 32, 1}, {29, 70, 7}, {130, 33, 512}, {20, 400, 300}};
+    lt__gemm_impl g = lt__gemm_impl_of(LT__GEMM_AVX512);
+    int si, ta, tb, v, bad = 0, runs = 0, worst_i = -1, base = lt_get_threads();
+    double worst = 0;
+    if (!t_want("precision/gemm_bf16dp")) return;
+    if (!lt__gemm_supported(LT__GEMM_AVX512) || (lt__gemm_dp(&g), !g.dp)) {
+        t_skip("precision/gemm_bf16dp", "this CPU has no AVX512_BF16 (or LT_GEMM16=convert is set)");
+        return;
+    }
+    t_check(strstr(lt_kernel_name_for(LT_BF16), "bf16") != NULL, "precision/gemm_bf16dp/name", "bf16 runs on %s",
+            lt_kernel_name_for(LT_BF16));
+    for (si = 0; si < 5; si++) {
+        int M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], i, j, k;
+        float *a = (float *)malloc((size_t)M * K * 4), *b = (float *)malloc((size_t)K * N * 4);
+        float *ar = (float *)malloc((size_t)M * K * 4), *br = (float *)malloc((size_t)K * N * 4);
+        float *c1 = (float *)malloc((size_t)M * N * 4), *c2 = (float *)malloc((size_t)M * N * 4);
+        float *c3 = (float *)malloc((size_t)M * N * 4), *mag = (float *)malloc((size_t)M * N * 4);
+        uint16_t *ah = (uint16_t *)malloc((size_t)M * K * 2), *bh = (uint16_t *)malloc((size_t)K * N * 2);
+        lt_rng r;
+        lt_rng_seed(&r, 11 + (uint64_t)si);
+        for (i = 0; i < M * K; i++) a[i] = (float)lt_rng_normal(&r);
+        for (i = 0; i < K * N; i++) b[i] = (float)lt_rng_normal(&r);
+        lt_round_to_precision(LT_BF16, a, ar, M * K);
+        lt_round_to_precision(LT_BF16, b, br, K * N);
+        lt_f32_to_bf16_array(a, ah, M * K);
+        lt_f32_to_bf16_array(b, bh, K * N);
+        for (ta = 0; ta < 2; ta++)
+            for (tb = 0; tb < 2; tb++) {
+                int64_t lda = ta ? M : K, ldb = tb ? K : N;
+                for (i = 0; i < M; i++)   /* Σ_k |a_ik b_kj|, the scale of the rounding */
+                    for (j = 0; j < N; j++) {
+                        double s = 0;
+                        for (k = 0; k < K; k++)
+                            s += fabs((double)ar[ta ? k * M + i : i * K + k] * br[tb ? j * K + k : k * N + j]);
+                        mag[i * N + j] = (float)s;
+                    }
+                lt__sgemm_with(LT__GEMM_AVX512, ta, tb, M, N, K, 1.0f, ar, lda, br, ldb, 0.0f, c1, N);
+                for (v = 0; v < 2; v++) {   /* 16-bit copies, then float32 rounded as packed */
+                    lt__gsrc sa, sb;
+                    int nt;
+                    sa.f = v ? a : NULL; sa.h = v ? NULL : ah; sa.p = LT_BF16; sa.gelu = 0;
+                    sb.f = v ? b : NULL; sb.h = v ? NULL : bh; sb.p = LT_BF16; sb.gelu = 0;
+                    for (nt = 1; nt <= 2; nt++) {
+                        float *out = nt == 1 ? c2 : c3;
+                        lt_set_threads(nt);
+                        for (i = 0; i < M * N; i++) out[i] = 7.0f;   /* beta = 0 must not read it */
+                        lt__sgemm_ex(LT__GEMM_AVX512, ta, tb, M, N, K, 1.0f, sa, lda, sb, ldb, 0.0f, out, N, NULL);
+                    }
+                    lt_set_threads(base);
+                    bad += memcmp(c2, c3, (size_t)M * N * 4) != 0;   /* thread-count invariant */
+                    for (i = 0; i < M * N; i++) {
+                        double e = fabs((double)c2[i] - c1[i]) / ((double)mag[i] + 1e-30);
+                        if (e > worst) { worst = e; worst_i = si; }
+                        bad += !(e <= 0x1p-20);
+                    }
+                    runs++;
+                }
+                {   /* beta = 1 and the 16-bit epilogue go through the same kernel */
+                    lt__gsrc sa, sb;
+                    sa.f = NULL; sa.h = ah; sa.p = LT_BF16; sa.gelu = 0;
+                    sb.f = NULL; sb.h = bh; sb.p = LT_BF16; sb.gelu = 0;
+                    for (i = 0; i < M * N; i++) c2[i] = 1.0f;
+                    lt__sgemm_ex(LT__GEMM_AVX512, ta, tb, M, N, K, 1.0f, sa, lda, sb, ldb, 1.0f, c2, N, NULL);
+                    for (i = 0; i < M * N; i++) bad += !(fabs((double)c2[i] - 1.0 - c1[i]) <= 0x1p-20 * mag[i] + 1e-6);
+                    runs++;
+                }
+            }
+        free(a); free(b); free(ar); free(br); free(c1); free(c2); free(c3); free(mag); free(ah); free(bh);
+    }
+    printf("     bf16 pair kernel: worst |error| / sum|a b| = %.3g (shape %d)\n", worst, worst_i);
+    t_check(bad == 0, "precision/gemm_bf16dp", "%d elements off (of %d products)", bad, runs);
 }
 
 /* ---- layernorm16, gelu16 against the float32 ops ------------------------------------------------- */
@@ -587,6 +668,7 @@ static void test_precision_all(void) {
     tp_fp32_unchanged();
     tp_fp16_overflow();
     tp_gemm16();
+    tp_gemm_bf16dp();
     tp_rows16();
     tp_head16();
     tp_gelu_share();

@@ -1904,14 +1904,21 @@ static void lt__bcast_grad_a(float *ga, const float *gy, const float *b, int64_t
 static void lt__bcast_grad_b(float *gb, const float *gy, const float *a, int64_t n, int64_t nb, float sign) {
     int64_t j0, rows = n / nb;
     LT__OMP(parallel for if (n > LT__EW_PAR))
-    for (j0 = 0; j0 < nb; j0 += 256) {
-        int64_t j1 = j0 + 256 < nb ? j0 + 256 : nb, r, j;
+    for (j0 = 0; j0 < nb; j0 += 64) {
+        float acc[64];   /* the sums of this block of columns, apart from gb (no aliasing) */
+        int64_t w = j0 + 64 < nb ? 64 : nb - j0, r, j;
+        for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
         for (r = 0; r < rows; r++) {
-            const float *g = gy + r * nb, *x = a ? a + r * nb : NULL;
-            if (x) for (j = j0; j < j1; j++) gb[j] += g[j] * x[j];
-            else if (sign > 0) for (j = j0; j < j1; j++) gb[j] += g[j];
-            else for (j = j0; j < j1; j++) gb[j] -= g[j];
+            const float *g = gy + r * nb + j0, *x = a ? a + r * nb + j0 : NULL;
+            if (w == 64) {   /* fixed trip counts: the compiler keeps acc in vector registers */
+                if (x) for (j = 0; j < 64; j++) acc[j] += g[j] * x[j];
+                else if (sign > 0) for (j = 0; j < 64; j++) acc[j] += g[j];
+                else for (j = 0; j < 64; j++) acc[j] -= g[j];
+            } else if (x) for (j = 0; j < w; j++) acc[j] += g[j] * x[j];
+            else if (sign > 0) for (j = 0; j < w; j++) acc[j] += g[j];
+            else for (j = 0; j < w; j++) acc[j] -= g[j];
         }
+        for (j = 0; j < w; j++) gb[j0 + j] = acc[j];
     }
 }
 
@@ -2323,8 +2330,10 @@ static void lt__layernorm_fwd(lt__node *nd) {
         float *y = nd->out->data + r * C, m, s;
         double sum = 0, var = 0;
         int64_t j;
+        LT__OMP(simd reduction(+ : sum))   /* vector partial sums in double: one thread's, fixed order */
         for (j = 0; j < C; j++) sum += x[j];
         m = (float)(sum / (double)C);
+        LT__OMP(simd reduction(+ : var))
         for (j = 0; j < C; j++) { double d = (double)x[j] - m; var += d * d; }
         s = (float)(1.0 / sqrt(var / (double)C + eps));
         for (j = 0; j < C; j++) {
@@ -2347,6 +2356,7 @@ static void lt__layernorm_bwd(lt__node *nd) {
             float m = mean[r], s = rstd[r];
             double mg = 0, mgx = 0;
             int64_t j;
+            LT__OMP(simd reduction(+ : mg, mgx))
             for (j = 0; j < C; j++) {
                 float xh = (x[j] - m) * s, g = w ? gy[j] * w[j] : gy[j];
                 mg += g;
@@ -2365,12 +2375,23 @@ static void lt__layernorm_bwd(lt__node *nd) {
     if (!gw && !gb) return;
     LT__OMP(parallel for if (R * C > 32768))
     for (j0 = 0; j0 < C; j0 += 64) {
-        int64_t j1 = j0 + 64 < C ? j0 + 64 : C, j, q;
+        float aw[64], ab[64];   /* the block's sums apart from gw, gb (no aliasing: vectorised) */
+        int64_t w = j0 + 64 < C ? 64 : C - j0, j, q;
+        for (j = 0; j < w; j++) { aw[j] = gw ? gw[j0 + j] : 0.0f; ab[j] = gb ? gb[j0 + j] : 0.0f; }
         for (q = 0; q < R; q++) {
-            const float *x = nd->in[0]->data + q * C, *gy = nd->out->grad + q * C;
+            const float *x = nd->in[0]->data + q * C + j0, *gy = nd->out->grad + q * C + j0;
             float m = mean[q], s = rstd[q];
-            if (gw) for (j = j0; j < j1; j++) gw[j] += gy[j] * ((x[j] - m) * s);
-            if (gb) for (j = j0; j < j1; j++) gb[j] += gy[j];
+            if (w == 64) {   /* fixed trip counts */
+                for (j = 0; j < 64; j++) aw[j] += gy[j] * ((x[j] - m) * s);
+                for (j = 0; j < 64; j++) ab[j] += gy[j];
+            } else {
+                for (j = 0; j < w; j++) aw[j] += gy[j] * ((x[j] - m) * s);
+                for (j = 0; j < w; j++) ab[j] += gy[j];
+            }
+        }
+        for (j = 0; j < w; j++) {
+            if (gw) gw[j0 + j] = aw[j];
+            if (gb) gb[j0 + j] = ab[j];
         }
     }
 }
@@ -4194,13 +4215,44 @@ static void lt__save16(lt__node *nd) {
 
 /* db += Σ_rows round16(dy), float32 sums (torch sums the bf16 dy its mm reads); threads take
    blocks of 64 columns and add the rows in order, so the sums do not depend on the thread count */
+#ifdef LT__GEMM_X86
+/* 64 columns (all present) in 4 registers, rounded 16 at a time as the GEMM's packing rounds */
+LT__TARGET_AVX512 static void lt__bias_grad16_avx512(int p, float *acc, const float *gy, int64_t R, int64_t O) {
+    __m512 a0 = _mm512_loadu_ps(acc), a1 = _mm512_loadu_ps(acc + 16), a2 = _mm512_loadu_ps(acc + 32);
+    __m512 a3 = _mm512_loadu_ps(acc + 48);
+    lt__gsrc s;
+    int64_t r;
+    s.h = NULL; s.p = p; s.gelu = 0;
+    for (r = 0; r < R; r++) {
+        s.f = gy + r * O;
+        a0 = _mm512_add_ps(a0, lt__gsrc16_lanes(&s, 0));
+        a1 = _mm512_add_ps(a1, lt__gsrc16_lanes(&s, 16));
+        a2 = _mm512_add_ps(a2, lt__gsrc16_lanes(&s, 32));
+        a3 = _mm512_add_ps(a3, lt__gsrc16_lanes(&s, 48));
+    }
+    _mm512_storeu_ps(acc, a0); _mm512_storeu_ps(acc + 16, a1);
+    _mm512_storeu_ps(acc + 32, a2); _mm512_storeu_ps(acc + 48, a3);
+}
+#endif
 static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, int64_t R, int64_t O) {
     int64_t nb = (O + 63) / 64, b;
+    int simd = 0;
+    (void)simd;
+#ifdef LT__GEMM_X86
+    simd = lt__gemm_supported(LT__GEMM_AVX512);
+#endif
     LT__OMP(parallel for if (R * O > 65536 && !omp_in_parallel()))
     for (b = 0; b < nb; b++) {
         float s[64], acc[64];
         int64_t j0 = b * 64, w = O - j0 < 64 ? O - j0 : 64, r, j;
         for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
+#ifdef LT__GEMM_X86
+        if (simd && w == 64) {
+            lt__bias_grad16_avx512((int)p, acc, gy + j0, R, O);
+            for (j = 0; j < w; j++) gb[j0 + j] = acc[j];
+            continue;
+        }
+#endif
         for (r = 0; r < R; r++) {
             lt__round16(p, gy + r * O + j0, s, (size_t)w);
             for (j = 0; j < w; j++) acc[j] += s[j];

@@ -2364,6 +2364,7 @@ static void lt__layernorm_bwd(lt__node *nd) {
             }
             mg /= (double)C;
             mgx /= (double)C;
+            LT__OMP(simd)   /* gx is none of x, gy, w (the compiler cannot know) */
             for (j = 0; j < C; j++) {
                 float xh = (x[j] - m) * s, g = w ? gy[j] * w[j] : gy[j];
                 gx[r * C + j] += s * (g - (float)mg - xh * (float)mgx);
@@ -2440,6 +2441,7 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
    is the only difference from the float32 gradients (tests/test_precision.c bounds it).
    f[0] = eps, f[1] = the precision; rows in pieces of LT__LN16 values converted on the stack. */
 #define LT__LN16 256
+#define LT__LN16_ROW 2048   /* layernorm16 backward: rows up to this long are widened once */
 static void lt__layernorm16_fwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(nd->f[1]);
     int64_t C = nd->i[0], R = nd->out->n / C, r;
@@ -2452,8 +2454,10 @@ static void lt__layernorm16_fwd(lt__node *nd) {
         float *y = nd->out->data + r * C, m, s, v[LT__LN16];
         double sum = 0, var = 0;
         int64_t j, j0;
+        LT__OMP(simd reduction(+ : sum))   /* as lt__layernorm_fwd */
         for (j = 0; j < C; j++) sum += x[j];
         m = (float)(sum / (double)C);
+        LT__OMP(simd reduction(+ : var))
         for (j = 0; j < C; j++) { double d = (double)x[j] - m; var += d * d; }
         s = (float)(1.0 / sqrt(var / (double)C + eps));
         for (j0 = 0; j0 < C; j0 += LT__LN16) {
@@ -2473,34 +2477,61 @@ static void lt__layernorm16_bwd(lt__node *nd) {
     const float *w = nd->in[1] ? nd->in[1]->data : NULL, *rstd = nd->save[0];
     const uint16_t *xh = (const uint16_t *)(const void *)nd->save[1];
     float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    int64_t j0;
     if (!xh) return;
+    /* dx: rows are independent, split over the threads (as lt__layernorm_bwd); a row of up to
+       LT__LN16_ROW values is widened once, longer ones in pieces for each of the two passes */
+    LT__OMP(parallel for if (gx && R * C > 32768))
     for (r = 0; r < R; r++) {
         const float *gy = nd->out->grad + r * C;
-        float s = rstd[r], xv[LT__LN16];
+        float s = rstd[r], xr[LT__LN16_ROW];
         double mg = 0, mgx = 0;
-        int64_t j, j0;
-        for (j0 = 0; j0 < C; j0 += LT__LN16) {
-            int64_t n = C - j0 < LT__LN16 ? C - j0 : LT__LN16;
-            lt__from16(p, xh + r * C + j0, xv, (size_t)n);
+        int64_t j, jb, piece = C <= LT__LN16_ROW ? C : LT__LN16;
+        if (!gx) continue;
+        if (C <= LT__LN16_ROW) lt__from16(p, xh + r * C, xr, (size_t)C);
+        for (jb = 0; jb < C; jb += piece) {
+            int64_t n = C - jb < piece ? C - jb : piece;
+            const float *xv = xr;
+            if (C > LT__LN16_ROW) lt__from16(p, xh + r * C + jb, xr, (size_t)n);
+            else xv = xr + jb;
+            LT__OMP(simd reduction(+ : mg, mgx))
             for (j = 0; j < n; j++) {
-                float xhat = xv[j], g = w ? gy[j0 + j] * w[j0 + j] : gy[j0 + j];
+                float g = w ? gy[jb + j] * w[jb + j] : gy[jb + j];
                 mg += g;
-                mgx += (double)g * xhat;
-                if (gw) gw[j0 + j] += gy[j0 + j] * xhat;
-                if (gb) gb[j0 + j] += gy[j0 + j];
+                mgx += (double)g * xv[j];
             }
         }
         mg /= (double)C;
         mgx /= (double)C;
-        if (gx)
-            for (j0 = 0; j0 < C; j0 += LT__LN16) {
-                int64_t n = C - j0 < LT__LN16 ? C - j0 : LT__LN16;
-                lt__from16(p, xh + r * C + j0, xv, (size_t)n);
-                for (j = 0; j < n; j++) {
-                    float g = w ? gy[j0 + j] * w[j0 + j] : gy[j0 + j];
-                    gx[r * C + j0 + j] += s * (g - (float)mg - xv[j] * (float)mgx);
-                }
+        for (jb = 0; jb < C; jb += piece) {
+            int64_t n = C - jb < piece ? C - jb : piece;
+            const float *xv = xr;
+            if (C > LT__LN16_ROW) lt__from16(p, xh + r * C + jb, xr, (size_t)n);
+            else xv = xr + jb;
+            LT__OMP(simd)   /* gx is none of gy, w, xv (the compiler cannot know) */
+            for (j = 0; j < n; j++) {
+                float g = w ? gy[jb + j] * w[jb + j] : gy[jb + j];
+                gx[r * C + jb + j] += s * (g - (float)mg - xv[j] * (float)mgx);
             }
+        }
+    }
+    /* dw, db: sums over the rows in row order, the threads split the columns */
+    if (!gw && !gb) return;
+    LT__OMP(parallel for if (R * C > 32768))
+    for (j0 = 0; j0 < C; j0 += 64) {
+        float aw[64], ab[64], xv[64];
+        int64_t wd = j0 + 64 < C ? 64 : C - j0, j, q;
+        for (j = 0; j < wd; j++) { aw[j] = gw ? gw[j0 + j] : 0.0f; ab[j] = gb ? gb[j0 + j] : 0.0f; }
+        for (q = 0; q < R; q++) {
+            const float *gy = nd->out->grad + q * C + j0;
+            lt__from16(p, xh + q * C + j0, xv, (size_t)wd);
+            for (j = 0; j < wd; j++) aw[j] += gy[j] * xv[j];
+            for (j = 0; j < wd; j++) ab[j] += gy[j];
+        }
+        for (j = 0; j < wd; j++) {
+            if (gw) gw[j0 + j] = aw[j];
+            if (gb) gb[j0 + j] = ab[j];
+        }
     }
 }
 

@@ -3665,6 +3665,11 @@ static lt__gsrc lt__gsrc_at(lt__gsrc s, int64_t off) {
     else s.f += off;
     return s;
 }
+/* prefetch n values of s from at (see lt__prefetch_run) */
+static void lt__gsrc_prefetch(const lt__gsrc *s, int64_t at, int64_t n) {
+    if (s->h) lt__prefetch_run(s->h + at, n * 2);
+    else lt__prefetch_run(s->f + at, n * 4);
+}
 #ifdef LT__GEMM_X86
 /* lt__gsrc_get with AVX-512, 16 values at a time in registers (the tail in scalar code): bf16
    widens by a shift and rounds with the integer formula of lt_f32_to_bf16 (a NaN stays a NaN);
@@ -3690,32 +3695,46 @@ static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
     return s->p == LT_F16 ? lt_f16_to_f32(lt_f32_to_f16(s->f[i])) : lt_bf16_to_f32(lt_f32_to_bf16(s->f[i]));
 }
 /* op(A) transposed, k-major slivers (as lt__pack_a): per k, the mc values converted 16 at a time
-   and dealt to the slivers with masked stores. */
+   into registers, and each sliver's mr (<= 16) picked from two of them with one permute and
+   stored (dealing them through a row in memory stalled on store forwarding: 4x slower). */
 LT__TARGET_AVX512 static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                    float *ap) {
-    float row[LT__GEMM_MC_MAX + 32];
-    int64_t k, i, is;
+    __m512 v[LT__GEMM_MC_MAX / 16 + 2];
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    __mmask16 md = (__mmask16)((1u << mr) - 1u);
+    int nv = (int)((mc + 15) / 16), ns = (int)((mc + mr - 1) / mr), c, s, i;
+    int64_t k;
     for (k = 0; k < kc; k++) {
         int64_t at = k * lda;
-        for (i = 0; i + 16 <= mc; i += 16) _mm512_storeu_ps(row + i, lt__gsrc16_lanes(A, at + i));
-        for (; i < mc; i++) row[i] = lt__gsrc_one(A, at + i);
-        for (is = 0; is < mc; is += mr) {
-            int h = mc - is < mr ? (int)(mc - is) : mr;
-            __mmask16 mh = (__mmask16)((1u << h) - 1u), md = (__mmask16)((1u << mr) - 1u);
-            _mm512_mask_storeu_ps(ap + is * LT__KS + k * mr, md, _mm512_maskz_loadu_ps(mh, row + is));
+        if (k + 4 < kc) lt__gsrc_prefetch(A, at + 4 * lda, mc);
+        for (c = 0; c < nv; c++) {
+            if (16 * c + 16 <= mc) v[c] = lt__gsrc16_lanes(A, at + 16 * c);
+            else {
+                float t[16];
+                for (i = 0; i < 16; i++) t[i] = 16 * c + i < mc ? lt__gsrc_one(A, at + 16 * c + i) : 0.0f;
+                v[c] = _mm512_loadu_ps(t);
+            }
+        }
+        v[nv] = _mm512_setzero_ps();
+        for (s = 0; s < ns; s++) {
+            int i0 = s * mr;
+            __m512 x = _mm512_permutex2var_ps(v[i0 / 16], _mm512_add_epi32(lane, _mm512_set1_epi32(i0 % 16)), v[i0 / 16 + 1]);
+            _mm512_mask_storeu_ps(ap + (int64_t)i0 * LT__KS + k * mr, md, x);
         }
     }
 }
-/* op(B) as is, NR-wide slivers (as lt__pack_b): each k row of a sliver converted in place. */
+/* op(B) as is, NR-wide slivers (as lt__pack_b): row by row (B is read in order, the next rows
+   prefetched), each row's nc values converted into their slivers' k rows. */
 LT__TARGET_AVX512 static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                    float *bp) {
     int64_t k, js;
     int j;
-    for (js = 0; js < nc; js += nr, bp += kc * nr) {
-        int w = nc - js < nr ? (int)(nc - js) : nr;
-        for (k = 0; k < kc; k++) {
-            float *d = bp + k * nr;
+    for (k = 0; k < kc; k++) {
+        if (k + 4 < kc) lt__gsrc_prefetch(B, (k + 4) * ldb, nc);
+        for (js = 0; js < nc; js += nr) {
+            float *d = bp + js * kc + k * nr;   /* sliver js/nr starts at js*kc */
             int64_t at = k * ldb + js;
+            int w = nc - js < nr ? (int)(nc - js) : nr;
             for (j = 0; j + 16 <= w; j += 16) _mm512_store_ps(d + j, lt__gsrc16_lanes(B, at + j));
             for (; j < w; j++) d[j] = lt__gsrc_one(B, at + j);
             for (; j < nr; j++) d[j] = 0.0f;
@@ -3848,11 +3867,6 @@ LT__TARGET_DPPACK static inline __m512i lt__bf16_bits(const lt__gsrc *s, int64_t
         return _mm512_mask_mov_epi32(_mm512_maskz_srli_epi32(LT__M16, r, 16), nan, _mm512_set1_epi32(0xFFFF));
     }
 }
-/* prefetch n values of s from at (see lt__prefetch_run) */
-static void lt__gsrc_prefetch(const lt__gsrc *s, int64_t at, int64_t n) {
-    if (s->h) lt__prefetch_run(s->h + at, n * 2);
-    else lt__prefetch_run(s->f + at, n * 4);
-}
 /* pair words of two runs: lo's bits in the low half, hi's in the high half */
 LT__TARGET_DPPACK static inline __m512i lt__pair_words(__m512i lo, __m512i hi) {
     return _mm512_or_si512(lo, _mm512_maskz_slli_epi32(LT__M16, hi, 16));
@@ -3865,15 +3879,16 @@ LT__TARGET_DPPACK static inline void lt__bf16_store(const lt__gsrc *s, int64_t a
 /* op(B) as is: word (m, j) of a sliver from rows 2m and 2m+1 of B (nr a multiple of 16) */
 LT__TARGET_DPPACK static void lt__pack_b_pairs_n(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                  float *bp) {
-    int32_t *q = (int32_t *)(void *)bp;
+    int32_t *q0 = (int32_t *)(void *)bp;
     int64_t js, m;
-    for (js = 0; js < nc; js += nr, q += kc * nr) {
-        int w = nc - js < nr ? (int)(nc - js) : nr, j;
-        for (m = 0; 2 * m < kc; m++) {
-            if (2 * m + 9 < kc) {
-                lt__gsrc_prefetch(B, (2 * m + 8) * ldb + js, w);
-                lt__gsrc_prefetch(B, (2 * m + 9) * ldb + js, w);
-            }
+    for (m = 0; 2 * m < kc; m++) {   /* rows 2m, 2m+1 in order, the next ones prefetched */
+        if (2 * m + 5 < kc) {
+            lt__gsrc_prefetch(B, (2 * m + 4) * ldb, nc);
+            lt__gsrc_prefetch(B, (2 * m + 5) * ldb, nc);
+        }
+        for (js = 0; js < nc; js += nr) {
+            int32_t *q = q0 + js * kc;   /* sliver js/nr */
+            int w = nc - js < nr ? (int)(nc - js) : nr, j;
             for (j = 0; j < nr; j += 16) {
                 int n = w - j;
                 __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();

@@ -3288,23 +3288,29 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     _mm512_storeu_ps(c + r * ldc, _mm512_fmadd_ps(va, c##r##a, _mm512_mul_ps(vb, _mm512_loadu_ps(c + r * ldc)))); \
     _mm512_storeu_ps(c + r * ldc + 16,                                                           \
                      _mm512_fmadd_ps(va, c##r##b, _mm512_mul_ps(vb, _mm512_loadu_ps(c + r * ldc + 16))));
+/* the 28 accumulators zeroed (C's tile prefetched when it will be read); at the end
+   C = alpha*tile (beta 0), C += alpha*tile (beta 1) or C = alpha*tile + beta*C */
+#define LT__A5_BEGIN                                                                               \
+    LT__A5_ROWS(LT__A5_ZERO)                                                                       \
+    if (beta != 0.0f) { LT__A5_ROWS(LT__A5_PF) }
+#define LT__A5_STORE                                                                               \
+    va = _mm512_set1_ps(alpha);                                                                    \
+    vb = _mm512_set1_ps(beta);                                                                     \
+    if (beta == 0.0f) { LT__A5_ROWS(LT__A5_ST0) }                                                  \
+    else if (beta == 1.0f) { LT__A5_ROWS(LT__A5_ST1) }                                             \
+    else { LT__A5_ROWS(LT__A5_STB) }
 #define LT__A5_KERNEL(name, ASTEP)                                                                 \
     LT__TARGET_AVX512 static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
                                        float alpha, float beta) {                                  \
         __m512 b0, b1, va, vb;                                                                     \
         int64_t k;                                                                                 \
-        LT__A5_ROWS(LT__A5_ZERO)                                                                   \
-        if (beta != 0.0f) { LT__A5_ROWS(LT__A5_PF) }                                               \
+        LT__A5_BEGIN                                                                               \
         for (k = 0; k < kc; k++, a += ASTEP, b += 32) {                                            \
             b0 = _mm512_load_ps(b);                                                                \
             b1 = _mm512_load_ps(b + 16);                                                           \
             LT__A5_ROWS(LT__A5_FMA)                                                                \
         }                                                                                          \
-        va = _mm512_set1_ps(alpha);                                                                \
-        vb = _mm512_set1_ps(beta);                                                                 \
-        if (beta == 0.0f) { LT__A5_ROWS(LT__A5_ST0) }                                              \
-        else if (beta == 1.0f) { LT__A5_ROWS(LT__A5_ST1) }                                         \
-        else { LT__A5_ROWS(LT__A5_STB) }                                                           \
+        LT__A5_STORE                                                                               \
     }
 #define LT__AT(r) a[r]
 LT__A5_KERNEL(lt__uk_avx512_k, 14)          /* A sliver k-major: a[k*14 + r] */
@@ -3337,18 +3343,13 @@ LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] *
         __m512i b0, b1, av;                                                                        \
         __m512 va, vb;                                                                             \
         int64_t m, pairs = (kc + 1) / 2;                                                           \
-        LT__A5_ROWS(LT__A5_ZERO)                                                                   \
-        if (beta != 0.0f) { LT__A5_ROWS(LT__A5_PF) }                                               \
+        LT__A5_BEGIN                                                                               \
         for (m = 0; m < pairs; m++, a += ASTEP, b += 32) {                                         \
             b0 = _mm512_load_si512((const void *)b);                                               \
             b1 = _mm512_load_si512((const void *)(b + 16));                                        \
             LT__A5_ROWS(LT__AD_DP)                                                                 \
         }                                                                                          \
-        va = _mm512_set1_ps(alpha);                                                                \
-        vb = _mm512_set1_ps(beta);                                                                 \
-        if (beta == 0.0f) { LT__A5_ROWS(LT__A5_ST0) }                                              \
-        else if (beta == 1.0f) { LT__A5_ROWS(LT__A5_ST1) }                                         \
-        else { LT__A5_ROWS(LT__A5_STB) }                                                           \
+        LT__A5_STORE                                                                               \
     }
 #define LT__AT(r) a[r]
 LT__AD_KERNEL(lt__uk_bf16dp_k, 14)          /* A sliver k-major: pair word a[m*14 + r] */

@@ -2857,6 +2857,29 @@ typedef struct {
     int64_t T, C, D;
 } lt__att_src;
 
+/* out[0..n) = the 16-bit values h of type p widened: inline AVX-512 where the kernels run it
+   (a row of a head is D values, too few to pay for lt__from16's dispatch each time) */
+#ifdef LT__ATT_X86
+__attribute__((target("avx512f"))) static void lt__att_widen_avx512(lt_dtype p, const uint16_t *h, float *out,
+                                                                    int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(h + i));
+        if (p == LT_F16) _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, x));
+        else _mm512_storeu_si512((void *)(out + i), _mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, x), 16));
+    }
+    if (i < n) lt__from16(p, h + i, out + i, (size_t)(n - i));
+}
+#endif
+static void lt__att_widen(int simd, lt_dtype p, const uint16_t *h, float *out, int64_t n) {
+#ifdef LT__ATT_X86
+    if (simd) { lt__att_widen_avx512(p, h, out, n); return; }
+#else
+    (void)simd;
+#endif
+    lt__from16(p, h, out, (size_t)n);
+}
+
 /* n rows from r0 of part w (0 q, 1 k, 2 v) of head h, batch b, as float32: a pointer into qkv
    (row stride 3C) or rows widened/rounded into buf (stride D). */
 static const float *lt__att_rows(const lt__att_src *a, int w, int64_t b, int64_t h, int64_t r0, int64_t n,
@@ -2864,7 +2887,7 @@ static const float *lt__att_rows(const lt__att_src *a, int w, int64_t b, int64_t
     int64_t off = (b * a->T + r0) * 3 * a->C + w * a->C + h * a->D, r;
     if (a->f && !a->round) { *ld = 3 * a->C; return a->f + off; }
     for (r = 0; r < n; r++) {
-        if (a->h) lt__from16(a->p, a->h + off + r * 3 * a->C, buf + r * a->D, (size_t)a->D);
+        if (a->h) lt__att_widen(a->simd, a->p, a->h + off + r * 3 * a->C, buf + r * a->D, a->D);
         else lt__round16(a->p, a->f + off + r * 3 * a->C, buf + r * a->D, (size_t)a->D);
     }
     *ld = a->D;
@@ -3004,7 +3027,7 @@ static void lt__att_drows(const lt__att_src *a, int64_t b, int64_t h, int64_t t0
         int64_t at = (b * T + t0 + t) * C + h * D;
         const float *yr = y + at;
         if (a->y16) {
-            lt__from16(a->p, a->y16 + at, buf, (size_t)D);
+            lt__att_widen(a->simd, a->p, a->y16 + at, buf, D);
             yr = buf;
         }
         dd[t] = lt__att_dot(gy + at, yr, D);

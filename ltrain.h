@@ -2529,8 +2529,13 @@ static void lt__layernorm16_bwd(lt__node *nd) {
         for (q = 0; q < R; q++) {
             const float *gy = nd->out->grad + q * C + j0;
             lt__from16(p, xh + q * C + j0, xv, (size_t)wd);
-            for (j = 0; j < wd; j++) aw[j] += gy[j] * xv[j];
-            for (j = 0; j < wd; j++) ab[j] += gy[j];
+            if (wd == 64) {   /* fixed trip counts: vectorised */
+                for (j = 0; j < 64; j++) aw[j] += gy[j] * xv[j];
+                for (j = 0; j < 64; j++) ab[j] += gy[j];
+            } else {
+                for (j = 0; j < wd; j++) aw[j] += gy[j] * xv[j];
+                for (j = 0; j < wd; j++) ab[j] += gy[j];
+            }
         }
         for (j = 0; j < wd; j++) {
             if (gw) gw[j0 + j] = aw[j];

@@ -336,6 +336,7 @@ LTRAIN_DEF int lt_plan_is_eager(const lt_plan *p);
 LTRAIN_DEF const char *lt_plan_note(const lt_plan *p);
 LTRAIN_DEF size_t lt_plan_bytes(const lt_plan *p);        /* the planned block */
 LTRAIN_DEF size_t lt_plan_naive_bytes(const lt_plan *p);  /* all buffers, unshared */
+LTRAIN_DEF size_t lt_plan_saved_bytes(const lt_plan *p);  /* kept from forward for backward (+ids, fp32 logits) */
 LTRAIN_DEF void lt_plan_destroy(lt_plan *p);
 /* A few plans keyed by shape (bucketed batches, length schedules): get compiles on a miss and
    evicts the least recently used.  The cache owns its plans. */
@@ -4374,6 +4375,7 @@ struct lt_plan {
     int32_t *ids;                /* every op's indices, one block */
     unsigned char *mem;          /* the planned block */
     size_t mem_bytes, naive_bytes;
+    size_t saved_bytes;          /* what the forward leaves for the backward (lt_plan_saved_bytes) */
     int *fuse_end;               /* op k starts a fused group ending at op fuse_end[k] (-1: none) */
     int n_groups, n_fused;       /* fused groups, and the ops in them */
 #ifdef LTRAIN_CUDA
@@ -4706,6 +4708,16 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
                 b[gbuf[src_op]].first = LT__TB(k);
         }
     }
+    /* the activations the backward pass must keep: every buffer written by the forward (or copied
+       in) and still read by a backward kernel, i.e. alive across the seed at N+1 (gradient buffers
+       are born at N+1 or later), and the index arrays (ids, targets) of ops whose backward runs.
+       Computed before the loss's own value is kept alive for the caller (4 bytes, not counted).
+       These are what these kernels keep, not a minimum that recomputation could reach: e.g. the
+       float32 head keeps its logits (B*T*V floats), which the cross-entropy backward reads. */
+    for (k = 0; k < nb; k++)
+        if (b[k].first <= N && b[k].last > N + 1) p->saved_bytes += b[k].bytes;
+    for (k = 0; k < N; k++)
+        if (p->runs_bwd[k] && c->nodes[k]->ids) p->saved_bytes += (size_t)c->nodes[k]->n_ids * sizeof(int32_t);
     if (gbuf[p->loss] >= 0) b[gbuf[p->loss]].first = N + 1;   /* the seed */
     if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = 2 * N + 2; /* read after the replay */
     for (k = 0; k < N; k++)
@@ -4960,6 +4972,7 @@ LTRAIN_DEF int lt_plan_is_eager(const lt_plan *p) { return p ? p->eager : 1; }
 LTRAIN_DEF const char *lt_plan_note(const lt_plan *p) { return p ? p->note : ""; }
 LTRAIN_DEF size_t lt_plan_bytes(const lt_plan *p) { return p ? p->mem_bytes : 0; }
 LTRAIN_DEF size_t lt_plan_naive_bytes(const lt_plan *p) { return p ? p->naive_bytes : 0; }
+LTRAIN_DEF size_t lt_plan_saved_bytes(const lt_plan *p) { return p ? p->saved_bytes : 0; }
 
 /* -- a small cache of plans keyed by the caller's shape key (e.g. B*65536 + T) -------------------- */
 struct lt_plan_cache {

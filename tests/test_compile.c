@@ -189,6 +189,14 @@ static void test_compile_all(void) {
         p = lt_compile(ctx, tc_loss, &s);
         t_check(p && !lt_plan_is_eager(p) && lt_plan_bytes(p) < lt_plan_naive_bytes(p) * 6 / 10, "compile/memory_planned",
                 "planned %zu bytes of %zu (%s)", lt_plan_bytes(p), lt_plan_naive_bytes(p), p ? lt_plan_note(p) : lt_error(ctx));
+        {   /* the logits' gradient is written over the logits (the cross-entropy's backward reads
+               them last), and the plan's peak needs no second (B*T, V) buffer */
+            int k, inplace = 0;
+            for (k = 0; p && k < p->n; k++)
+                if (p->nodes[k].op == LT__OP(cross_entropy))
+                    inplace = p->nodes[k].in[0]->grad == p->nodes[k].in[0]->data && p->nodes[k].in[0]->data;
+            t_check(inplace, "compile/logits_grad_in_place", "%s", p ? lt_plan_note(p) : lt_error(ctx));
+        }
         /* fusion: each residual add runs with the layernorm after it, tile by tile (2 per block) */
         t_check(p && p->n_groups == 2 * cfg.layers && p->n_fused == 4 * cfg.layers, "compile/fused_add_layernorm",
                 "%s", p ? lt_plan_note(p) : lt_error(ctx));

@@ -4737,6 +4737,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
             p->nodes[o].op == LT__OP(reshape) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
             continue;
         b[dbuf[o]].last = b[gbuf[o]].last;
+        p->naive_bytes += b[gbuf[o]].bytes;   /* (still counted in "all buffers": eager mode has it) */
         b[gbuf[o]].bytes = 0;
         inplace[o] = 1;
     }

@@ -5265,7 +5265,11 @@ static lt_tensor *lt__gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *tar
     }
     x = lt_gpt_forward(g, ids, B, T, lengths);
     if (!x) return NULL;
-    return denom > 0 ? lt_cross_entropy_sum(g->ctx, x, targets, denom) : lt_cross_entropy(g->ctx, x, targets);
+    loss = denom > 0 ? lt_cross_entropy_sum(g->ctx, x, targets, denom) : lt_cross_entropy(g->ctx, x, targets);
+    /* these logits are the loss's alone (never returned, read by nothing after the cross-entropy's
+       backward): it may write their gradient over them, R·V floats less (@@LOSS) */
+    if (loss && loss->node && loss->node->op == LT__OP(cross_entropy) && loss->node->in[0] == x) loss->node->i[1] = 1;
+    return loss;
 }
 LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T) {
     return lt__gpt_loss(g, ids, targets, B, T, NULL, 0);
@@ -5365,7 +5369,9 @@ LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
    forward saves (2 floats a row), so it is one pass over the logits:
      dx_r += dloss · (p_r - onehot(t_r)) / denom,   p_rj = exp((x_rj - m_r) - lse_r)
    f[0] = denom (0 when no row counts: loss 0, no gradient).  save[0] = [row losses | m | lse].
-   A compiled plan may give dx the logits' own memory (gx == x): then dx_r = 0 + ... instead. */
+   In place (gx == x): dx_r = 0 + ... over the logits, the bits of += into zeros.  A compiled plan
+   does this when nothing reads the logits later (@@COMPILE); eager mode when i[1] = 1, which
+   lt_gpt_loss sets: its logits are the loss's own and their gradient has no buffer yet. */
 static void lt__cross_entropy_fwd(lt__node *nd) {
     int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
     float *row = nd->save[0];   /* per-row losses, summed in order afterwards: deterministic */
@@ -5387,8 +5393,9 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
 }
 static void lt__cross_entropy_bwd(lt__node *nd) {
     int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
-    float *gx = lt__grad(nd->in[0], nd->ctx);
-    float g;
+    float *gx, g;
+    if (nd->i[1] && nd->in[0]->requires_grad && !nd->in[0]->grad) nd->in[0]->grad = nd->in[0]->data;  /* in place */
+    gx = lt__grad(nd->in[0], nd->ctx);
     if (!gx) return;
     if (!(nd->f[0] > 0)) {   /* no gradient: in place, that is zeros over the logits */
         if (gx == nd->in[0]->data) memset(gx, 0, (size_t)nd->in[0]->n * sizeof(float));

@@ -197,6 +197,13 @@ static void test_compile_all(void) {
                     inplace = p->nodes[k].in[0]->grad == p->nodes[k].in[0]->data && p->nodes[k].in[0]->data;
             t_check(inplace, "compile/logits_grad_in_place", "%s", p ? lt_plan_note(p) : lt_error(ctx));
         }
+        {   /* eager mode does the same for lt_gpt_loss, whose logits nobody else sees */
+            lt_tensor *l = tc_loss(ctx, &s), *logits = l && l->node ? l->node->in[0] : NULL;
+            lt_backward(ctx, l);
+            t_check(logits && logits->data && logits->grad == logits->data, "compile/eager_logits_grad_in_place", "%s",
+                    lt_error(ctx));
+            lt_zero_grad(ctx);
+        }
         /* fusion: each residual add runs with the layernorm after it, tile by tile (2 per block) */
         t_check(p && p->n_groups == 2 * cfg.layers && p->n_fused == 4 * cfg.layers, "compile/fused_add_layernorm",
                 "%s", p ? lt_plan_note(p) : lt_error(ctx));

@@ -5412,7 +5412,7 @@ static void lt__cross_entropy_bwd(lt__node *nd) {
             if (gr == x) memset(gr, 0, (size_t)V * sizeof(float));
             continue;
         }
-        if (gr == x) {   /* in place (a compiled plan, @@COMPILE): 0 + g·p, as += into zeros */
+        if (gr == x) {   /* in place: 0 + g·p, the bits of += into zeros */
             LT__OMP(simd)
             for (j = 0; j < V; j++) gr[j] = 0.0f + g * lt__exp_neg((x[j] - m) - ls);
         } else {

@@ -13,7 +13,8 @@
    The memory floor in the JSON line: state_mb = 16 bytes a parameter (weights, gradients, AdamW's
    two moments), saved_mb = the activations the backward pass keeps (lt_plan_saved_bytes of the
    compiled step; null in eager mode, which compiles nothing: take it from a --compile run, the
-   model and the kernels are the same), floor_mb = their sum.  MB = 2^20 bytes, as rss_mb. */
+   model and the kernels are the same; null too if the plan fell back to eager), floor_mb = their
+   sum.  MB = 2^20 bytes, as rss_mb. */
 #define _POSIX_C_SOURCE 200809L
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
@@ -179,7 +180,7 @@ int main(int argc, char **argv) {
         t[3] = now_ms();
         if (lt_optim_step(opt, -1.0) != LT_OK) goto failed;
         t[4] = now_ms();
-        if (s < 0 || s == 0) {
+        if (s <= 0) {
             char what[64];
             snprintf(what, sizeof what, "step %d (warm-up %d)", s + warmup + 1, warmup);
             trace(what);
@@ -204,7 +205,7 @@ int main(int argc, char **argv) {
     {
         double state = 16.0 * (double)lt_gpt_num_params(g) / 1048576.0, saved = (double)lt_plan_saved_bytes(plan) / 1048576.0;
         char sv[32], fl[32];
-        if (plan) { snprintf(sv, sizeof sv, "%.1f", saved); snprintf(fl, sizeof fl, "%.1f", state + saved); }
+        if (plan && !lt_plan_is_eager(plan)) { snprintf(sv, sizeof sv, "%.1f", saved); snprintf(fl, sizeof fl, "%.1f", state + saved); }
         else { snprintf(sv, sizeof sv, "null"); snprintf(fl, sizeof fl, "null"); }
         printf("{\"impl\": \"%s\", \"config\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"params\": %lld, "
                "\"loss\": %.4f, \"rss_mb\": %.1f, \"plan_mb\": %.1f, \"state_mb\": %.1f, \"saved_mb\": %s, "

@@ -204,11 +204,12 @@ def main():
                   "(compiled %.2fx; compiled/eager %.2fx)" % (name, t, ours["median"], comp["median"], theirs["median"],
                                                               ours["vs_torch"], comp["vs_torch"], comp["vs_eager"]),
                   flush=True)
-            print("%-10s %dT  peak RSS MB: ltrain %.0f  compiled %.0f  torch %.0f; floor %.1f MB (16 B x %d params = "
-                  "%.1f, saved activations %.1f) -> RSS / floor %.2f, %.2f, %.2f" % (
-                      name, t, ours["rss"], comp["rss"], theirs["rss"], comp["floor_mb"], comp["params"],
-                      comp["floor_mb"] - comp["saved_mb"], comp["saved_mb"], ours["rss"] / comp["floor_mb"],
-                      comp["rss"] / comp["floor_mb"], theirs["rss"] / comp["floor_mb"]), flush=True)
+            if comp["floor_mb"]:   # (null when the plan fell back to eager)
+                print("%-10s %dT  peak RSS MB: ltrain %.0f  compiled %.0f  torch %.0f; floor %.1f MB (16 B x %d params = "
+                      "%.1f, saved activations %.1f) -> RSS / floor %.2f, %.2f, %.2f" % (
+                          name, t, ours["rss"], comp["rss"], theirs["rss"], comp["floor_mb"], comp["params"],
+                          comp["floor_mb"] - comp["saved_mb"], comp["saved_mb"], ours["rss"] / comp["floor_mb"],
+                          comp["rss"] / comp["floor_mb"], theirs["rss"] / comp["floor_mb"]), flush=True)
     table = render(rows, peaks, threads, quick, (load0, os.getloadavg()[0]))
     print()
     print(table)
@@ -253,9 +254,9 @@ def render(rows, peaks, threads, quick, load):
     for i, r in enumerate(rows):
         if "vs_eager" in r:
             e = rows[i - 1]
-            lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.0f | %.0f | %.1f | %.1f | %.1f |" % (
+            lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.0f | %.0f | %.1f | %s | %s |" % (
                 r["config"], r["threads"], e["median"], r["median"], r["vs_eager"], e["rss"], r["rss"], r["plan_mb"],
-                r["saved_mb"], r["floor_mb"] - r["saved_mb"]))
+                ("%.1f" % r["saved_mb"]) if r["floor_mb"] else "", ("%.1f" % (r["floor_mb"] - r["saved_mb"])) if r["floor_mb"] else ""))
     lines.append("")
     lines.append("torch / ltrain > 1 means ltrain is faster.  Medians over %s timed steps per side "
                  "(after 2 warm-up steps per process)." % ", ".join(sorted({str(r["steps"]) for r in rows})))

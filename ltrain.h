@@ -336,6 +336,7 @@ LTRAIN_DEF int lt_plan_is_eager(const lt_plan *p);
 LTRAIN_DEF const char *lt_plan_note(const lt_plan *p);
 LTRAIN_DEF size_t lt_plan_bytes(const lt_plan *p);        /* the planned block */
 LTRAIN_DEF size_t lt_plan_naive_bytes(const lt_plan *p);  /* all buffers, unshared */
+LTRAIN_DEF size_t lt_plan_saved_bytes(const lt_plan *p);  /* kept from forward for backward (+ids, fp32 logits) */
 LTRAIN_DEF void lt_plan_destroy(lt_plan *p);
 /* A few plans keyed by shape (bucketed batches, length schedules): get compiles on a miss and
    evicts the least recently used.  The cache owns its plans. */
@@ -4739,7 +4740,8 @@ done:
      - a lifetime for every buffer (activation, saved value, activation gradient) on a timeline
        0 = copy inputs in, k+1 = forward of op k, N+1 = seed d(loss) = 1, 2N+1-k = backward of op k;
      - one block of memory in which buffers whose lifetimes do not overlap share bytes
-       (greedy placement, largest first, at the lowest offset free for the whole lifetime).
+       (greedy placement, largest first, at the lowest offset free for the whole lifetime);
+       a cross-entropy's logits gradient is written over the logits when nothing reads them later.
    A replay copies the inputs in again (from the same addresses: ids, targets and lt_tensor_from
    data are re-read), runs the kernels and zeroes each gradient buffer just before its first
    write.  It allocates nothing, records nothing and dispatches straight from the plan.
@@ -4807,6 +4809,7 @@ struct lt_plan {
     int32_t *ids;                /* every op's indices, one block */
     unsigned char *mem;          /* the planned block */
     size_t mem_bytes, naive_bytes;
+    size_t saved_bytes;          /* what the forward leaves for the backward (lt_plan_saved_bytes) */
     int *fuse_end;               /* op k starts a fused group ending at op fuse_end[k] (-1: none) */
     int n_groups, n_fused;       /* fused groups, and the ops in them */
 #ifdef LTRAIN_CUDA
@@ -5009,6 +5012,7 @@ static void lt__run_fused(lt_plan *p, int k, int e) {
 static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     lt_ctx *ctx = p->ctx;
     int N = c->n, k, j, nb = 0, *dbuf = NULL, *gbuf = NULL, *ibuf = NULL, *order = NULL, ok = 0;
+    char *inplace = NULL;        /* op k's gradient is written over its data (below) */
     int64_t n_ids = 0;
     lt__pbuf *b = NULL;
     size_t *s1 = NULL, *s2 = NULL;
@@ -5058,12 +5062,13 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     gbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
     ibuf = (int *)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(int));
     sbuf = (int(*)[2])LT__MALLOC((size_t)N * sizeof(int[2]));
+    inplace = (char *)LT__MALLOC((size_t)N + 1);
     if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->fuse_end || !p->zero_at || !p->n_zero_at || !b ||
-        !dbuf || !gbuf || !ibuf || !sbuf) {
+        !dbuf || !gbuf || !ibuf || !sbuf || !inplace) {
         lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
         goto done;
     }
-    for (k = 0; k < N; k++) { p->zero_at[k] = NULL; p->n_zero_at[k] = 0; }
+    for (k = 0; k < N; k++) { p->zero_at[k] = NULL; p->n_zero_at[k] = 0; inplace[k] = 0; }
     /* copies of records and tensors, inputs remapped to the copies */
     for (k = 0; k < c->n_in; k++) {
         p->ins[k] = *c->in[k].t;
@@ -5139,14 +5144,40 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
                 b[gbuf[src_op]].first = LT__TB(k);
         }
     }
+    /* the activations the backward pass must keep: every buffer written by the forward (or copied
+       in) and still read by a backward kernel, i.e. alive across the seed at N+1 (gradient buffers
+       are born at N+1 or later), and the index arrays (ids, targets) of ops whose backward runs.
+       Computed before the loss's own value is kept alive for the caller (4 bytes, not counted).
+       These are what these kernels keep, not a minimum that recomputation could reach: e.g. the
+       float32 head keeps its logits (B*T*V floats), which the cross-entropy backward reads. */
+    for (k = 0; k < nb; k++)
+        if (b[k].first <= N && b[k].last > N + 1) p->saved_bytes += b[k].bytes;
+    for (k = 0; k < N; k++)
+        if (p->runs_bwd[k] && c->nodes[k]->ids) p->saved_bytes += (size_t)c->nodes[k]->n_ids * sizeof(int32_t);
     if (gbuf[p->loss] >= 0) b[gbuf[p->loss]].first = N + 1;   /* the seed */
     if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = 2 * N + 2; /* read after the replay */
     for (k = 0; k < N; k++)
         if (gbuf[k] >= 0 && b[gbuf[k]].first == INT_MAX) b[gbuf[k]].first = b[gbuf[k]].last; /* never written */
+    /* in place: a cross-entropy's backward may write d(logits) over the logits (rows are
+       independent) when it is the first to write that gradient and nothing reads the logits
+       after it.  The gradient then needs no buffer (R·V floats less at the peak: the largest
+       buffer of a GPT step with a big vocabulary) and no zeroing: the kernel writes 0 + g·p,
+       the bits of += into a zeroed buffer. */
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
+        if (nd->op != LT__OP(cross_entropy) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
+            p->nodes[o].op == LT__OP(reshape) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
+            continue;
+        b[dbuf[o]].last = b[gbuf[o]].last;
+        p->naive_bytes += b[gbuf[o]].bytes;   /* (still counted in "all buffers": eager mode has it) */
+        b[gbuf[o]].bytes = 0;
+        inplace[o] = 1;
+    }
     /* zero each gradient buffer just before its first write */
     for (k = 0; k < N; k++) {
         int at;
-        if (gbuf[k] < 0 || k == p->loss) continue;
+        if (gbuf[k] < 0 || k == p->loss || inplace[k]) continue;
         at = 2 * N + 1 - b[gbuf[k]].first;    /* the op whose backward writes it first */
         if (at < 0 || at >= N) continue;
         {
@@ -5177,7 +5208,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
             lt__node *nd = &p->nodes[k];
             if (dbuf[k] >= 0) p->outs[k].data = (float *)(base + b[dbuf[k]].off);
             else p->outs[k].data = nd->in[0]->data;   /* a view of a parameter */
-            if (gbuf[k] >= 0) p->outs[k].grad = (float *)(base + b[gbuf[k]].off);
+            if (gbuf[k] >= 0) p->outs[k].grad = inplace[k] ? p->outs[k].data : (float *)(base + b[gbuf[k]].off);
             for (j = 0; j < 2; j++)
                 if (sbuf[k][j] >= 0) nd->save[j] = (float *)(base + b[sbuf[k][j]].off);
             if (nd->ids) {
@@ -5190,7 +5221,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     lt__plan_fuse(p);
     ok = 1;
 done:
-    LT__FREE(b); LT__FREE(dbuf); LT__FREE(gbuf); LT__FREE(ibuf); LT__FREE(sbuf);
+    LT__FREE(b); LT__FREE(dbuf); LT__FREE(gbuf); LT__FREE(ibuf); LT__FREE(sbuf); LT__FREE(inplace);
     LT__FREE(order); LT__FREE(s1); LT__FREE(s2);
 #undef LT__TF
 #undef LT__TB
@@ -5393,6 +5424,7 @@ LTRAIN_DEF int lt_plan_is_eager(const lt_plan *p) { return p ? p->eager : 1; }
 LTRAIN_DEF const char *lt_plan_note(const lt_plan *p) { return p ? p->note : ""; }
 LTRAIN_DEF size_t lt_plan_bytes(const lt_plan *p) { return p ? p->mem_bytes : 0; }
 LTRAIN_DEF size_t lt_plan_naive_bytes(const lt_plan *p) { return p ? p->naive_bytes : 0; }
+LTRAIN_DEF size_t lt_plan_saved_bytes(const lt_plan *p) { return p ? p->saved_bytes : 0; }
 
 /* -- a small cache of plans keyed by the caller's shape key (e.g. B*65536 + T) -------------------- */
 struct lt_plan_cache {
@@ -5666,7 +5698,11 @@ static lt_tensor *lt__gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *tar
     }
     x = lt_gpt_forward(g, ids, B, T, lengths);
     if (!x) return NULL;
-    return denom > 0 ? lt_cross_entropy_sum(g->ctx, x, targets, denom) : lt_cross_entropy(g->ctx, x, targets);
+    loss = denom > 0 ? lt_cross_entropy_sum(g->ctx, x, targets, denom) : lt_cross_entropy(g->ctx, x, targets);
+    /* these logits are the loss's alone (never returned, read by nothing after the cross-entropy's
+       backward): it may write their gradient over them, R·V floats less (@@LOSS) */
+    if (loss && loss->node && loss->node->op == LT__OP(cross_entropy) && loss->node->in[0] == x) loss->node->i[1] = 1;
+    return loss;
 }
 LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T) {
     return lt__gpt_loss(g, ids, targets, B, T, NULL, 0);
@@ -5765,7 +5801,10 @@ LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
    Backward forms the softmax p from the logits and each row's max and log-sum-exp, which the
    forward saves (2 floats a row), so it is one pass over the logits:
      dx_r += dloss · (p_r - onehot(t_r)) / denom,   p_rj = exp((x_rj - m_r) - lse_r)
-   f[0] = denom (0 when no row counts: loss 0, no gradient).  save[0] = [row losses | m | lse]. */
+   f[0] = denom (0 when no row counts: loss 0, no gradient).  save[0] = [row losses | m | lse].
+   In place (gx == x): dx_r = 0 + ... over the logits, the bits of += into zeros.  A compiled plan
+   does this when nothing reads the logits later (@@COMPILE); eager mode when i[1] = 1, which
+   lt_gpt_loss sets: its logits are the loss's own and their gradient has no buffer yet. */
 static void lt__cross_entropy_fwd(lt__node *nd) {
     int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
     float *row = nd->save[0];   /* per-row losses, summed in order afterwards: deterministic */
@@ -5787,9 +5826,14 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
 }
 static void lt__cross_entropy_bwd(lt__node *nd) {
     int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
-    float *gx = lt__grad(nd->in[0], nd->ctx);
-    float g;
-    if (!gx || !(nd->f[0] > 0)) return;
+    float *gx, g;
+    if (nd->i[1] && nd->in[0]->requires_grad && !nd->in[0]->grad) nd->in[0]->grad = nd->in[0]->data;  /* in place */
+    gx = lt__grad(nd->in[0], nd->ctx);
+    if (!gx) return;
+    if (!(nd->f[0] > 0)) {   /* no gradient: in place, that is zeros over the logits */
+        if (gx == nd->in[0]->data) memset(gx, 0, (size_t)nd->in[0]->n * sizeof(float));
+        return;
+    }
     g = (float)(nd->out->grad[0] / nd->f[0]);
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
@@ -5797,9 +5841,17 @@ static void lt__cross_entropy_bwd(lt__node *nd) {
         float *gr = gx + r * V, m = nd->save[0][R + r], ls = nd->save[0][2 * R + r];
         int32_t t = nd->ids[r];
         int64_t j;
-        if (t == LT_IGNORE_INDEX) continue;
-        LT__OMP(simd)
-        for (j = 0; j < V; j++) gr[j] += g * lt__exp_neg((x[j] - m) - ls);
+        if (t == LT_IGNORE_INDEX) {
+            if (gr == x) memset(gr, 0, (size_t)V * sizeof(float));
+            continue;
+        }
+        if (gr == x) {   /* in place: 0 + g·p, the bits of += into zeros */
+            LT__OMP(simd)
+            for (j = 0; j < V; j++) gr[j] = 0.0f + g * lt__exp_neg((x[j] - m) - ls);
+        } else {
+            LT__OMP(simd)
+            for (j = 0; j < V; j++) gr[j] += g * lt__exp_neg((x[j] - m) - ls);
+        }
         gr[t] -= g;
     }
 }

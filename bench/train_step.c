@@ -8,7 +8,13 @@
      --threads N (0: OpenMP's default)  --steps N (10)  --warmup N (2)
      --compile the step captured once (lt_compile) and replayed (lt_plan_run) instead of eager
      --peak    instead: the best lt_sgemm GFLOP/s at 2048^3 with these threads (the MFU base)
-     --phases  also print the median ms of zero_grad / forward+loss / backward / AdamW to stderr */
+     --phases  also print the median ms of zero_grad / forward+loss / backward / AdamW to stderr
+     --trace   also print the peak RSS (VmHWM) after each setup stage and the first steps to stderr
+   The memory floor in the JSON line: state_mb = 16 bytes a parameter (weights, gradients, AdamW's
+   two moments), saved_mb = the activations the backward pass keeps (lt_plan_saved_bytes of the
+   compiled step; null in eager mode, which compiles nothing: take it from a --compile run, the
+   model and the kernels are the same; null too if the plan fell back to eager), floor_mb = their
+   sum.  MB = 2^20 bytes, as rss_mb. */
 #define _POSIX_C_SOURCE 200809L
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
@@ -28,6 +34,22 @@ static long peak_rss_kb(void) {
     struct rusage u;
     getrusage(RUSAGE_SELF, &u);
     return u.ru_maxrss;   /* KiB on Linux */
+}
+
+/* VmHWM (the peak resident set so far, KiB) from /proc/self/status; -1 where there is none */
+static long vm_hwm_kb(void) {
+    char line[256];
+    long kb = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) kb = atol(line + 6);
+    fclose(f);
+    return kb;
+}
+static int tracing;
+static void trace(const char *what) {
+    if (tracing) fprintf(stderr, "trace %-28s VmHWM %8.1f MB\n", what, (double)vm_hwm_kb() / 1024.0);
 }
 
 typedef struct { const char *name; int V, L, H, C, T, B; } bench_cfg;
@@ -99,24 +121,31 @@ int main(int argc, char **argv) {
             compiled = 1;
         } else if (!strcmp(argv[i], "--phases")) {
             phases = 1;
+        } else if (!strcmp(argv[i], "--trace")) {
+            tracing = 1;
         } else if (!strcmp(argv[i], "--peak")) {
             do_peak = 1;
         } else {
             printf("usage: bench_train_step [--config char-small|gpt-mini|gpt2-124M | --model V,L,H,C,T,B]\n"
-                   "                        [--threads N] [--steps 10] [--warmup 2] [--compile] [--peak]\n");
+                   "                        [--threads N] [--steps 10] [--warmup 2] [--compile] [--peak] [--phases]\n"
+                   "                        [--trace]\n");
             return !strcmp(argv[i], "--help") ? 0 : 2;
         }
     }
     if (threads > 0) lt_set_threads(threads);
     if (do_peak) return peak();
 
+    trace("start");
     ctx = lt_ctx_create(1337);
+    trace("lt_ctx_create");
     memset(&gc, 0, sizeof gc);
     gc.vocab = cfg.V; gc.layers = cfg.L; gc.heads = cfg.H; gc.channels = cfg.C; gc.ctx = cfg.T;
     g = ctx ? lt_gpt_create(ctx, &gc) : NULL;
     ac = lt_adamw_defaults();
     ac.lr = 3e-4; ac.beta1 = 0.9; ac.beta2 = 0.95; ac.weight_decay = 0.1;
+    trace("lt_gpt_create");
     opt = g ? lt_adamw_create(ctx, lt_gpt_params(g), ac) : NULL;
+    trace("lt_adamw_create");
     ids = (int32_t *)malloc((size_t)cfg.B * (size_t)cfg.T * sizeof(int32_t));
     tg = (int32_t *)malloc((size_t)cfg.B * (size_t)cfg.T * sizeof(int32_t));
     ms = (double *)malloc((size_t)(steps > 0 ? steps : 1) * sizeof(double));
@@ -133,6 +162,7 @@ int main(int argc, char **argv) {
     }
     bs.g = g; bs.ids = ids; bs.tg = tg; bs.B = cfg.B; bs.T = cfg.T;
     if (compiled && !(plan = lt_compile(ctx, bench_loss, &bs))) goto failed;
+    if (compiled) trace("lt_compile");
     for (s = -warmup; s < steps; s++) {
         double t[5];
         t[0] = now_ms();
@@ -150,6 +180,11 @@ int main(int argc, char **argv) {
         t[3] = now_ms();
         if (lt_optim_step(opt, -1.0) != LT_OK) goto failed;
         t[4] = now_ms();
+        if (s <= 0) {
+            char what[64];
+            snprintf(what, sizeof what, "step %d (warm-up %d)", s + warmup + 1, warmup);
+            trace(what);
+        }
         if (s >= 0) {
             ms[s] = t[4] - t[0];
             for (i = 0; i < 4; i++) ph[i * steps + s] = t[i + 1] - t[i];
@@ -167,10 +202,17 @@ int main(int argc, char **argv) {
         }
         fprintf(stderr, "\n");
     }
-    printf("{\"impl\": \"%s\", \"config\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"params\": %lld, "
-           "\"loss\": %.4f, \"rss_mb\": %.1f, \"plan_mb\": %.1f, \"ms\": [", plan ? "ltrain compiled" : "ltrain",
-           cfg.name, lt_get_threads(), lt_kernel_name(), (long long)lt_gpt_num_params(g), last_loss,
-           (double)peak_rss_kb() / 1024.0, (double)lt_plan_bytes(plan) / 1048576.0);
+    {
+        double state = 16.0 * (double)lt_gpt_num_params(g) / 1048576.0, saved = (double)lt_plan_saved_bytes(plan) / 1048576.0;
+        char sv[32], fl[32];
+        if (plan && !lt_plan_is_eager(plan)) { snprintf(sv, sizeof sv, "%.1f", saved); snprintf(fl, sizeof fl, "%.1f", state + saved); }
+        else { snprintf(sv, sizeof sv, "null"); snprintf(fl, sizeof fl, "null"); }
+        printf("{\"impl\": \"%s\", \"config\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"params\": %lld, "
+               "\"loss\": %.4f, \"rss_mb\": %.1f, \"plan_mb\": %.1f, \"state_mb\": %.1f, \"saved_mb\": %s, "
+               "\"floor_mb\": %s, \"ms\": [", plan ? "ltrain compiled" : "ltrain", cfg.name, lt_get_threads(),
+               lt_kernel_name(), (long long)lt_gpt_num_params(g), last_loss, (double)peak_rss_kb() / 1024.0,
+               (double)lt_plan_bytes(plan) / 1048576.0, state, sv, fl);
+    }
     for (s = 0; s < steps; s++) printf("%s%.3f", s ? ", " : "", ms[s]);
     printf("]}\n");
     lt_plan_destroy(plan);

@@ -2,13 +2,21 @@
 """train_step.py - ltrain's GPT-2 training step against PyTorch's, side by side, in one process tree.
 
     /usr/bin/python3 bench/train_step.py [--quick] [--threads 1,2] [--configs char-small,gpt-mini,gpt2-124M]
-                                         [--rounds 2] [--gemm-md build/bench_gemm.md] [--out bench/results.md]
+                                         [--rounds 2] [--steps N] [--gemm-md build/bench_gemm.md]
+                                         [--out bench/results.md]
+
+--steps N times N steps per process for every config (default: 10 for char-small, 5 for the others).
 
 The step on both sides: zero_grad, forward, cross-entropy over the vocabulary, backward, AdamW
 (lr 3e-4, betas (0.9, 0.95), weight decay 0.1 on matrices and embeddings), fp32, random tokens.
 For every config and thread count the two run in alternating rounds (ltrain, torch, ltrain, ...),
 each in a fresh child process (so peak RSS is that run's alone), and the table reports over all
 timed steps: median / min / max ms, tokens/s, MFU and peak RSS, and torch's median / ours.
+
+The memory floor of a config: 16 bytes a parameter (weights, gradients, AdamW's two moments) plus
+the activations the backward pass must keep, measured as lt_plan_saved_bytes of the compiled step
+(what its forward leaves for its backward; bench_train_step --compile prints it).  The same floor
+is used for all three rows of a config (the same model); "RSS / floor" is peak RSS over it.
 
 MFU = FLOPs per step / step time / sgemm peak, where FLOPs = 6*N_mm*B*T + 12*L*C*T^2*B with
 N_mm = 12*L*C^2 + V*C, and the peak is lt_sgemm at 2048^3 with the same thread count, measured
@@ -131,7 +139,10 @@ def main():
         torch_worker(args[1], int(args[2]), int(args[3]), int(args[4]))
         return
     quick = "--quick" in args or os.environ.get("BENCH_QUICK") not in (None, "", "0")
-    opt = {"--threads": "1,2", "--configs": "char-small,gpt-mini,gpt2-124M", "--rounds": "2",
+    if "--help" in args or "-h" in args:
+        print(__doc__)
+        return
+    opt = {"--threads": "1,2", "--configs": "char-small,gpt-mini,gpt2-124M", "--rounds": "2", "--steps": "",
            "--gemm-md": "", "--out": os.path.join(HERE, "results.md"), "--bin": os.path.join(ROOT, "build", "bench_train_step")}
     for i, a in enumerate(args):
         if a in opt and i + 1 < len(args):
@@ -142,6 +153,8 @@ def main():
     steps = dict(STEPS)
     if quick:
         configs, rounds, steps = ["char-small"], 1, {"char-small": 4}
+    if opt["--steps"]:
+        steps = {k: int(opt["--steps"]) for k in CONFIGS}
     ours_bin = opt["--bin"]
     print("PyTorch side runs with %s (its best settings on this CPU); ltrain with OMP_WAIT_POLICY=PASSIVE "
           "too (the same OpenMP wait policy on both sides)." % " ".join("%s=%s" % kv for kv in TORCH_ENV.items()))
@@ -177,8 +190,13 @@ def main():
                              "mfu": flops_per_step(V, L, H, C, T, B) / (med / 1e3) / (peaks[t] * 1e9),
                              "rss": max(x["rss_mb"] for x in info[who]), "params": info[who][0]["params"],
                              "loss": info[who][-1]["loss"], "steps": len(ms),
-                             "plan_mb": info[who][0].get("plan_mb", 0.0)})
+                             "plan_mb": info[who][0].get("plan_mb", 0.0),
+                             "saved_mb": info[who][0].get("saved_mb"), "floor_mb": info[who][0].get("floor_mb")})
             ours, comp, theirs = rows[-3], rows[-2], rows[-1]
+            for r in (ours, theirs):   # the compiled run measured the floor; the model is the same
+                r["floor_mb"] = comp["floor_mb"]
+            if theirs["params"] != comp["params"]:
+                print("warning: torch has %d parameters, ltrain %d" % (theirs["params"], comp["params"]))
             ours["vs_torch"] = theirs["median"] / ours["median"]
             comp["vs_torch"] = theirs["median"] / comp["median"]
             comp["vs_eager"] = ours["median"] / comp["median"]
@@ -186,6 +204,12 @@ def main():
                   "(compiled %.2fx; compiled/eager %.2fx)" % (name, t, ours["median"], comp["median"], theirs["median"],
                                                               ours["vs_torch"], comp["vs_torch"], comp["vs_eager"]),
                   flush=True)
+            if comp["floor_mb"]:   # (null when the plan fell back to eager)
+                print("%-10s %dT  peak RSS MB: ltrain %.0f  compiled %.0f  torch %.0f; floor %.1f MB (16 B x %d params = "
+                      "%.1f, saved activations %.1f) -> RSS / floor %.2f, %.2f, %.2f" % (
+                          name, t, ours["rss"], comp["rss"], theirs["rss"], comp["floor_mb"], comp["params"],
+                          comp["floor_mb"] - comp["saved_mb"], comp["saved_mb"], ours["rss"] / comp["floor_mb"],
+                          comp["rss"] / comp["floor_mb"], theirs["rss"] / comp["floor_mb"]), flush=True)
     table = render(rows, peaks, threads, quick, (load0, os.getloadavg()[0]))
     print()
     print(table)
@@ -208,23 +232,31 @@ def render(rows, peaks, threads, quick, load):
              "and every number here is low and noisy; compare the two columns, which ran alternately)." % load,
              "sgemm peak for MFU (lt_sgemm 2048^3): " +
              ", ".join("%d thread%s %.1f GFLOP/s" % (t, "s" if t > 1 else "", peaks[t]) for t in threads) + ".", "",
-             "| config | thr | impl | median ms | min | max | tokens/s | MFU | peak RSS MB | torch / ltrain |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "Memory floor = 16 bytes a parameter (weights, gradients, AdamW's two moments) + the activations the "
+             "backward pass keeps (lt_plan_saved_bytes of the compiled step: what its forward leaves for its "
+             "backward, the float32 logits included); the same floor for the three rows of a config.  MB = 2^20 bytes.",
+             "",
+             "| config | thr | impl | median ms | min | max | tokens/s | MFU | peak RSS MB | floor MB | RSS / floor "
+             "| torch / ltrain |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append("| %s | %d | %s | %.1f | %.1f | %.1f | %.0f | %.1f%% | %.0f | %s |" % (
+        fl = r.get("floor_mb")
+        lines.append("| %s | %d | %s | %.1f | %.1f | %.1f | %.0f | %.1f%% | %.0f | %s | %s | %s |" % (
             r["config"], r["threads"], r["impl"], r["median"], r["min"], r["max"], r["tok_s"], 100 * r["mfu"],
-            r["rss"], ("%.2fx" % r["vs_torch"]) if "vs_torch" in r else ""))
+            r["rss"], ("%.0f" % fl) if fl else "", ("%.2f" % (r["rss"] / fl)) if fl else "",
+            ("%.2fx" % r["vs_torch"]) if "vs_torch" in r else ""))
     lines.append("")
     lines.append("Compile mode (ltrain compiled = lt_compile once, then lt_plan_run each step; eager = the tape):")
     lines.append("")
     lines.append("| config | thr | eager ms | compiled ms | compiled speed-up | eager peak RSS MB | compiled peak RSS MB "
-                 "| planned activations MB |")
-    lines.append("|---|---|---|---|---|---|---|---|")
+                 "| planned activations MB | saved for backward MB | 16 B x params MB |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|")
     for i, r in enumerate(rows):
         if "vs_eager" in r:
             e = rows[i - 1]
-            lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.0f | %.0f | %.1f |" % (
-                r["config"], r["threads"], e["median"], r["median"], r["vs_eager"], e["rss"], r["rss"], r["plan_mb"]))
+            lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.0f | %.0f | %.1f | %s | %s |" % (
+                r["config"], r["threads"], e["median"], r["median"], r["vs_eager"], e["rss"], r["rss"], r["plan_mb"],
+                ("%.1f" % r["saved_mb"]) if r["floor_mb"] else "", ("%.1f" % (r["floor_mb"] - r["saved_mb"])) if r["floor_mb"] else ""))
     lines.append("")
     lines.append("torch / ltrain > 1 means ltrain is faster.  Medians over %s timed steps per side "
                  "(after 2 warm-up steps per process)." % ", ".join(sorted({str(r["steps"]) for r in rows})))

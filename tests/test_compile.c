@@ -105,6 +105,15 @@ static lt_tensor *tc_inside(lt_ctx *ctx, void *u) {
     return lt_sum(ctx, lt_mul(ctx, lt_tensor_from(ctx, (const float *)u, 1, (int64_t[]){4}), tc_outside_w));
 }
 
+/* lt_plan_saved_bytes on a step small enough to count by hand (see test_compile_all) */
+static lt_tensor *tc_saved_w[4];
+static lt_tensor *tc_saved_step(lt_ctx *ctx, void *u) {
+    static const int32_t tg[4] = {1, 0, 1, 1};
+    lt_tensor *x = lt_tensor_from(ctx, (const float *)u, 2, (int64_t[]){4, 3});
+    lt_tensor *h = lt_linear(ctx, lt_layernorm(ctx, x, tc_saved_w[0], tc_saved_w[1], 1e-5f), tc_saved_w[2], tc_saved_w[3]);
+    return lt_cross_entropy(ctx, lt_tanh(ctx, lt_gelu(ctx, h)), tg);
+}
+
 /* build/train_gpt with --compile on|off: the last step's loss line and the "peak RSS" of its
    summary.  Returns 0 when the binary is missing or its output lacks them. */
 static int tc_cli_run(const char *mode, char *loss_line, size_t cap, double *rss) {
@@ -180,6 +189,21 @@ static void test_compile_all(void) {
         p = lt_compile(ctx, tc_loss, &s);
         t_check(p && !lt_plan_is_eager(p) && lt_plan_bytes(p) < lt_plan_naive_bytes(p) * 6 / 10, "compile/memory_planned",
                 "planned %zu bytes of %zu (%s)", lt_plan_bytes(p), lt_plan_naive_bytes(p), p ? lt_plan_note(p) : lt_error(ctx));
+        {   /* the logits' gradient is written over the logits (the cross-entropy's backward reads
+               them last), and the plan's peak needs no second (B*T, V) buffer */
+            int k, inplace = 0;
+            for (k = 0; p && k < p->n; k++)
+                if (p->nodes[k].op == LT__OP(cross_entropy))
+                    inplace = p->nodes[k].in[0]->grad == p->nodes[k].in[0]->data && p->nodes[k].in[0]->data;
+            t_check(inplace, "compile/logits_grad_in_place", "%s", p ? lt_plan_note(p) : lt_error(ctx));
+        }
+        {   /* eager mode does the same for lt_gpt_loss, whose logits nobody else sees */
+            lt_tensor *l = tc_loss(ctx, &s), *logits = l && l->node ? l->node->in[0] : NULL;
+            lt_backward(ctx, l);
+            t_check(logits && logits->data && logits->grad == logits->data, "compile/eager_logits_grad_in_place", "%s",
+                    lt_error(ctx));
+            lt_zero_grad(ctx);
+        }
         /* fusion: each residual add runs with the layernorm after it, tile by tile (2 per block) */
         t_check(p && p->n_groups == 2 * cfg.layers && p->n_fused == 4 * cfg.layers, "compile/fused_add_layernorm",
                 "%s", p ? lt_plan_note(p) : lt_error(ctx));
@@ -200,6 +224,34 @@ static void test_compile_all(void) {
                 strstr(lt_error(ctx), "h.1"), "compile/validation_names_op", "%s", lt_error(ctx));
         lt_plan_destroy(p);
         lt_gpt_destroy(s.g);
+        lt_ctx_destroy(ctx);
+    }
+    {   /* the bytes the forward keeps for the backward, counted by hand for
+           x (4,3) -> layernorm -> linear (2 out) -> gelu -> tanh -> cross-entropy (4 targets):
+             x, read by layernorm's backward         12 floats
+             layernorm's saved mean and rstd          2*4
+             its output, read by linear's backward   12
+             h, read by gelu's backward               8
+             tanh's output (tanh's and CE's backward) 8
+             CE's saved [row loss | max | lse]        3*4
+             CE's targets (int32)                     4
+           = 64 values = 256 bytes.  Not kept: gelu's output (tanh's backward reads its own
+           output), the loss. */
+        lt_ctx *ctx = lt_ctx_create(3);
+        float xs[12] = {0.1f, -0.4f, 0.3f, 1.0f, 0.2f, -0.7f, 0.5f, 0.5f, -0.1f, 0.9f, -0.3f, 0.2f}, loss = 0;
+        lt_plan *p;
+        tc_saved_w[0] = lt_param(ctx, "ln.w", 1, (int64_t[]){3});
+        tc_saved_w[1] = lt_param(ctx, "ln.b", 1, (int64_t[]){3});
+        tc_saved_w[2] = lt_param(ctx, "fc.w", 2, (int64_t[]){2, 3});
+        tc_saved_w[3] = lt_param(ctx, "fc.b", 1, (int64_t[]){2});
+        lt_fill(tc_saved_w[0], 1.0f);
+        lt_fill(tc_saved_w[2], 0.25f);
+        p = lt_compile(ctx, tc_saved_step, xs);
+        if (p) lt_plan_run(p, &loss);
+        t_check(p && !lt_plan_is_eager(p) && lt_plan_saved_bytes(p) == 256 && lt_plan_saved_bytes(p) <= lt_plan_bytes(p),
+                "compile/saved_bytes", "saved %zu bytes (want 256), planned %zu (%s)", lt_plan_saved_bytes(p),
+                lt_plan_bytes(p), p ? lt_plan_note(p) : lt_error(ctx));
+        lt_plan_destroy(p);
         lt_ctx_destroy(ctx);
     }
     {   /* fallback: an input filled by hand after lt_tensor_new */

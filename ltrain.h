@@ -1931,6 +1931,11 @@ static void lt__add_fwd(lt__node *nd) {
     const float *a = nd->in[0]->data, *b = nd->in[1]->data;
     float *y = nd->out->data;
     int64_t n = nd->out->n, nb = nd->in[1]->n, r;
+    if (nb == n) {   /* the same shape (a residual add): one row, split over the threads by elements */
+        LT__OMP(parallel for if (n > LT__EW_PAR))
+        for (r = 0; r < n; r++) y[r] = a[r] + b[r];
+        return;
+    }
     LT__OMP(parallel for if (n > 32768))
     for (r = 0; r < n / nb; r++) {
         int64_t j;

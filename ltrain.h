@@ -2868,10 +2868,11 @@ typedef struct {
     int64_t T, C, D;
 } lt__att_src;
 
-/* out[0..n) = the 16-bit values h of type p widened: inline AVX-512 where the kernels run it
-   (a row of a head is D values, too few to pay for lt__from16's dispatch each time) */
+/* out[0..n) = the 16-bit values h of type p widened, with AVX-512: for the attention kernels (a
+   row of a head is D values, too few to pay for lt__from16's dispatch each time) and the GEMM's
+   packing of 16-bit operands (@@GEMM, lt__gsrc_get) */
 #ifdef LT__ATT_X86
-__attribute__((target("avx512f"))) static void lt__att_widen_avx512(lt_dtype p, const uint16_t *h, float *out,
+__attribute__((target("avx512f"))) static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out,
                                                                     int64_t n) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -2884,7 +2885,7 @@ __attribute__((target("avx512f"))) static void lt__att_widen_avx512(lt_dtype p, 
 #endif
 static void lt__att_widen(int simd, lt_dtype p, const uint16_t *h, float *out, int64_t n) {
 #ifdef LT__ATT_X86
-    if (simd) { lt__att_widen_avx512(p, h, out, n); return; }
+    if (simd) { lt__widen16_avx512(p, h, out, n); return; }
 #else
     (void)simd;
 #endif
@@ -3783,17 +3784,7 @@ LT__TARGET_AVX512 static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ld
 LT__TARGET_AVX512 static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t off, int64_t n, float *out) {
     int64_t i = 0;
     if (s->h) {
-        const uint16_t *h = s->h + off;
-        if (s->p == LT_F16) {
-            for (; i + 16 <= n; i += 16)
-                _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)(h + i))));
-            for (; i < n; i++) out[i] = lt_f16_to_f32(h[i]);
-        } else {
-            for (; i + 16 <= n; i += 16)
-                _mm512_storeu_si512((void *)(out + i),
-                                    _mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)(h + i))), 16));
-            for (; i < n; i++) out[i] = lt_bf16_to_f32(h[i]);
-        }
+        lt__widen16_avx512((lt_dtype)s->p, s->h + off, out, n);
     } else {
         const float *f = s->f + off;
         if (s->p == LT_F16) {

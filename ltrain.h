@@ -3734,33 +3734,40 @@ static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
     if (s->h) return s->p == LT_F16 ? lt_f16_to_f32(s->h[i]) : lt_bf16_to_f32(s->h[i]);
     return s->p == LT_F16 ? lt_f16_to_f32(lt_f32_to_f16(s->f[i])) : lt_bf16_to_f32(lt_f32_to_bf16(s->f[i]));
 }
+/* One k of op(A) transposed, dealt to k-major slivers: the mc 32-bit values of that k sit in
+   v[0..ceil(mc/16)) (lanes past mc zero; v has room for one more vector), and sliver s's mr (<= 16)
+   values, picked from two of those vectors with one permute, go to d + s*mr*LT__KS, where d is the
+   k's place in sliver 0.  (Dealing them through a row in memory stalled on store forwarding: 4x
+   slower.)  Used for float32 values and for bf16 pair words alike. */
+LT__TARGET_AVX512 static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, int32_t *d) {
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    __mmask16 mk = (__mmask16)((1u << mr) - 1u);
+    int i0;
+    v[(mc + 15) / 16] = _mm512_setzero_si512();
+    for (i0 = 0; i0 < mc; i0 += mr) {
+        __m512i x = _mm512_permutex2var_epi32(v[i0 / 16], _mm512_add_epi32(lane, _mm512_set1_epi32(i0 % 16)), v[i0 / 16 + 1]);
+        _mm512_mask_storeu_epi32(d + (int64_t)i0 * LT__KS, mk, x);
+    }
+}
 /* op(A) transposed, k-major slivers (as lt__pack_a): per k, the mc values converted 16 at a time
-   into registers, and each sliver's mr (<= 16) picked from two of them with one permute and
-   stored (dealing them through a row in memory stalled on store forwarding: 4x slower). */
+   into registers, then dealt (lt__deal_slivers). */
 LT__TARGET_AVX512 static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                    float *ap) {
-    __m512 v[LT__GEMM_MC_MAX / 16 + 2];
-    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    __mmask16 md = (__mmask16)((1u << mr) - 1u);
-    int nv = (int)((mc + 15) / 16), ns = (int)((mc + mr - 1) / mr), c, s, i;
+    __m512i v[LT__GEMM_MC_MAX / 16 + 2];
+    int nv = (int)((mc + 15) / 16), c, i;
     int64_t k;
     for (k = 0; k < kc; k++) {
         int64_t at = k * lda;
         if (k + 4 < kc) lt__gsrc_prefetch(A, at + 4 * lda, mc);
         for (c = 0; c < nv; c++) {
-            if (16 * c + 16 <= mc) v[c] = lt__gsrc16_lanes(A, at + 16 * c);
+            if (16 * c + 16 <= mc) v[c] = _mm512_castps_si512(lt__gsrc16_lanes(A, at + 16 * c));
             else {
                 float t[16];
                 for (i = 0; i < 16; i++) t[i] = 16 * c + i < mc ? lt__gsrc_one(A, at + 16 * c + i) : 0.0f;
-                v[c] = _mm512_loadu_ps(t);
+                v[c] = _mm512_castps_si512(_mm512_loadu_ps(t));
             }
         }
-        v[nv] = _mm512_setzero_ps();
-        for (s = 0; s < ns; s++) {
-            int i0 = s * mr;
-            __m512 x = _mm512_permutex2var_ps(v[i0 / 16], _mm512_add_epi32(lane, _mm512_set1_epi32(i0 % 16)), v[i0 / 16 + 1]);
-            _mm512_mask_storeu_ps(ap + (int64_t)i0 * LT__KS + k * mr, md, x);
-        }
+        lt__deal_slivers(v, mc, mr, (int32_t *)(void *)(ap + k * mr));
     }
 }
 /* op(B) as is, NR-wide slivers (as lt__pack_b): row by row (B is read in order, the next rows
@@ -3961,15 +3968,12 @@ LT__TARGET_DPPACK static void lt__pack_a_pairs_r(const lt__gsrc *A, int64_t lda,
     }
 }
 /* op(A) transposed: stored rows 2m and 2m+1 give the words of all mc rows of op(A) for pair m,
-   16 at a time in registers; each sliver's mr (<= 16) are picked from two of those vectors with
-   one permute and stored (no round trip through memory). */
+   16 at a time in registers, dealt to the slivers (lt__deal_slivers). */
 LT__TARGET_DPPACK static void lt__pack_a_pairs_t(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                  float *ap) {
     __m512i v[LT__GEMM_MC_MAX / 16 + 2];
     int32_t *q = (int32_t *)(void *)ap;
-    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    __mmask16 mk = (__mmask16)((1u << mr) - 1u);
-    int nv = (int)((mc + 15) / 16), ns = (int)((mc + mr - 1) / mr), c, s;
+    int nv = (int)((mc + 15) / 16), c;
     int64_t m;
     for (m = 0; 2 * m < kc; m++) {
         if (2 * m + 5 < kc) {
@@ -3981,12 +3985,7 @@ LT__TARGET_DPPACK static void lt__pack_a_pairs_t(const lt__gsrc *A, int64_t lda,
             __m512i hi = 2 * m + 1 < kc ? lt__bf16_bits(A, (2 * m + 1) * lda + 16 * c, n) : _mm512_setzero_si512();
             v[c] = lt__pair_words(lt__bf16_bits(A, 2 * m * lda + 16 * c, n), hi);
         }
-        v[nv] = _mm512_setzero_si512();
-        for (s = 0; s < ns; s++) {
-            int i0 = s * mr, a = i0 / 16;
-            __m512i x = _mm512_permutex2var_epi32(v[a], _mm512_add_epi32(lane, _mm512_set1_epi32(i0 % 16)), v[a + 1]);
-            _mm512_mask_storeu_epi32(q + (int64_t)i0 * LT__KS + m * mr, mk, x);
-        }
+        lt__deal_slivers(v, mc, mr, q + m * mr);
     }
 }
 /* The pair panels for the bf16dp kernel, straight from the operand or (gelu) through float32 */

@@ -2451,7 +2451,6 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
    is the only difference from the float32 gradients (tests/test_precision.c bounds it).
    f[0] = eps, f[1] = the precision; rows in pieces of LT__LN16 values converted on the stack. */
 #define LT__LN16 256
-#define LT__LN16_ROW 2048   /* layernorm16 backward: rows up to this long are widened once */
 static void lt__layernorm16_fwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(nd->f[1]);
     int64_t C = nd->i[0], R = nd->out->n / C, r;
@@ -2489,21 +2488,18 @@ static void lt__layernorm16_bwd(lt__node *nd) {
     float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     int64_t j0;
     if (!xh) return;
-    /* dx: rows are independent, split over the threads (as lt__layernorm_bwd); a row of up to
-       LT__LN16_ROW values is widened once, longer ones in pieces for each of the two passes */
+    /* dx: rows are independent, split over the threads (as lt__layernorm_bwd); x̂ widened in
+       pieces of LT__LN16 for each of the two passes */
     LT__OMP(parallel for if (gx && R * C > 32768))
     for (r = 0; r < R; r++) {
         const float *gy = nd->out->grad + r * C;
-        float s = rstd[r], xr[LT__LN16_ROW];
+        float s = rstd[r], xv[LT__LN16];
         double mg = 0, mgx = 0;
-        int64_t j, jb, piece = C <= LT__LN16_ROW ? C : LT__LN16;
+        int64_t j, jb;
         if (!gx) continue;
-        if (C <= LT__LN16_ROW) lt__from16(p, xh + r * C, xr, (size_t)C);
-        for (jb = 0; jb < C; jb += piece) {
-            int64_t n = C - jb < piece ? C - jb : piece;
-            const float *xv = xr;
-            if (C > LT__LN16_ROW) lt__from16(p, xh + r * C + jb, xr, (size_t)n);
-            else xv = xr + jb;
+        for (jb = 0; jb < C; jb += LT__LN16) {
+            int64_t n = C - jb < LT__LN16 ? C - jb : LT__LN16;
+            lt__from16(p, xh + r * C + jb, xv, (size_t)n);
             LT__OMP(simd reduction(+ : mg, mgx))
             for (j = 0; j < n; j++) {
                 float g = w ? gy[jb + j] * w[jb + j] : gy[jb + j];
@@ -2513,11 +2509,9 @@ static void lt__layernorm16_bwd(lt__node *nd) {
         }
         mg /= (double)C;
         mgx /= (double)C;
-        for (jb = 0; jb < C; jb += piece) {
-            int64_t n = C - jb < piece ? C - jb : piece;
-            const float *xv = xr;
-            if (C > LT__LN16_ROW) lt__from16(p, xh + r * C + jb, xr, (size_t)n);
-            else xv = xr + jb;
+        for (jb = 0; jb < C; jb += LT__LN16) {
+            int64_t n = C - jb < LT__LN16 ? C - jb : LT__LN16;
+            lt__from16(p, xh + r * C + jb, xv, (size_t)n);
             LT__OMP(simd)   /* gx is none of gy, w, xv (the compiler cannot know) */
             for (j = 0; j < n; j++) {
                 float g = w ? gy[jb + j] * w[jb + j] : gy[jb + j];

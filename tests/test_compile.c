@@ -16,6 +16,16 @@ static void tc_batch(lt_rng *r, tc_step *s, int V) {
     }
 }
 
+/* The small GPT (V=64, ctx 16, 2 layers, 2 heads, C=32) on one B=2, T=16 batch (seed 1), in ctx;
+   in and tg hold 32 tokens each. */
+static void tc_small_step(lt_ctx *ctx, tc_step *s, int32_t *in, int32_t *tg) {
+    lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
+    lt_rng r;
+    s->g = lt_gpt_create(ctx, &cfg); s->B = 2; s->T = 16; s->in = in; s->tg = tg;
+    lt_rng_seed(&r, 1);
+    tc_batch(&r, s, 64);
+}
+
 /* Train `steps` AdamW steps, eager or compiled (alternating two sequence lengths when
    two_shapes); write the losses and return a checksum-free copy of the final weights. */
 static float *tc_train(int compiled, int two_shapes, float dropout, int steps, float *losses, lt_plan_cache **keep) {
@@ -150,16 +160,12 @@ static void test_compile_all(void) {
     }
     {   /* the recording pass runs no kernel (only a view sets its pointer) */
         lt_ctx *ctx = lt_ctx_create(3);
-        lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
         tc_step s;
         lt_plan *p;
         int32_t in[2 * 16], tg[2 * 16];
-        lt_rng r;
         int64_t calls = 0;
         int k;
-        s.g = lt_gpt_create(ctx, &cfg); s.B = 2; s.T = 16; s.in = in; s.tg = tg;
-        lt_rng_seed(&r, 1);
-        tc_batch(&r, &s, 64);
+        tc_small_step(ctx, &s, in, tg);
         lt_set_profiling(ctx, 1);
         p = lt_compile(ctx, tc_loss, &s);
         for (k = 0; k < LT__OP_COUNT; k++) if (&lt__ops[k] != LT__OP(reshape)) calls += ctx->prof_n[0][k];
@@ -178,14 +184,10 @@ static void test_compile_all(void) {
     unsetenv("LTRAIN_FUSE");
     {   /* memory: the plan shares buffers whose lifetimes do not overlap */
         lt_ctx *ctx = lt_ctx_create(3);
-        lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
         tc_step s;
         lt_plan *p;
         int32_t in[2 * 16], tg[2 * 16];
-        lt_rng r;
-        s.g = lt_gpt_create(ctx, &cfg); s.B = 2; s.T = 16; s.in = in; s.tg = tg;
-        lt_rng_seed(&r, 1);
-        tc_batch(&r, &s, 64);
+        tc_small_step(ctx, &s, in, tg);
         p = lt_compile(ctx, tc_loss, &s);
         t_check(p && !lt_plan_is_eager(p) && lt_plan_bytes(p) < lt_plan_naive_bytes(p) * 6 / 10, "compile/memory_planned",
                 "planned %zu bytes of %zu (%s)", lt_plan_bytes(p), lt_plan_naive_bytes(p), p ? lt_plan_note(p) : lt_error(ctx));
@@ -205,7 +207,7 @@ static void test_compile_all(void) {
             lt_zero_grad(ctx);
         }
         /* fusion: each residual add runs with the layernorm after it, tile by tile (2 per block) */
-        t_check(p && p->n_groups == 2 * cfg.layers && p->n_fused == 4 * cfg.layers, "compile/fused_add_layernorm",
+        t_check(p && p->n_groups == 2 * lt_gpt_cfg(s.g)->layers && p->n_fused == 4 * lt_gpt_cfg(s.g)->layers, "compile/fused_add_layernorm",
                 "%s", p ? lt_plan_note(p) : lt_error(ctx));
         {   /* the validation step leaves accumulated gradients alone */
             lt_paramset ps = lt_gpt_params(s.g);

@@ -155,6 +155,7 @@ typedef struct lt_tensor {
     const char *name;            /* parameters: e.g. "h.0.attn.c_attn.weight" (owned by the context) */
     lt__node *node;              /* the tape record that produced it, or NULL */
     struct lt_tensor *base;      /* views (reshape): the tensor whose memory this shares */
+    int grad_unset;              /* (private) grad's memory holds no values yet: see lt__grad_w */
 } lt_tensor;
 
 typedef struct { lt_tensor **p; int n; } lt_paramset;   /* a list of parameters (not owned) */
@@ -1723,14 +1724,45 @@ static inline float lt__tanh(float u) {
     return fabsf(u) < 0.0625f ? series : copysignf((1.0f - e) / (1.0f + e), u);
 }
 
-/* The gradient buffer of a tensor, made (zeroed) in the arena on first use. */
-static float *lt__grad(lt_tensor *t, lt_ctx *ctx) {
+/* n zeros, split over the threads when n is large */
+static void lt__zero(float *p, int64_t n) {
+    int64_t i0;
+    LT__OMP(parallel for if (n > 4 * LT__EW_PAR))
+    for (i0 = 0; i0 < n; i0 += LT__EW_PAR)
+        memset(p + i0, 0, (size_t)(n - i0 < LT__EW_PAR ? n - i0 : LT__EW_PAR) * sizeof(float));
+}
+
+/* n floats copied, split over the threads when n is large */
+static void lt__copy(float *dst, const float *src, int64_t n) {
+    int64_t i0;
+    LT__OMP(parallel for if (n > 4 * LT__EW_PAR))
+    for (i0 = 0; i0 < n; i0 += LT__EW_PAR)
+        memcpy(dst + i0, src + i0, (size_t)(n - i0 < LT__EW_PAR ? n - i0 : LT__EW_PAR) * sizeof(float));
+}
+
+/* The gradient buffer of a tensor, made in the arena on first use.  Backward kernels add their
+   contribution into it (a tensor read by two ops gets two), so a new buffer must start at zero.
+   lt__grad_w saves that zeroing pass for the kernels that can write the whole buffer anyway:
+   *add is 0 when the buffer holds no values yet (just made, or marked unset by a compiled
+   replay), and the caller must then write (=) every element instead of adding (+=); the values
+   are the same (0 + g is g).  lt__grad zeroes such a buffer first, for kernels that only add. */
+static float *lt__grad_w(lt_tensor *t, lt_ctx *ctx, int *add) {
+    *add = 1;
     if (!t || !t->requires_grad) return NULL;
     if (!t->grad) {
         t->grad = (float *)lt__arena_alloc(ctx, (size_t)t->n * sizeof(float));
-        if (t->grad) memset(t->grad, 0, (size_t)t->n * sizeof(float));
+        if (!t->grad) return NULL;
+        t->grad_unset = 1;
     }
+    *add = !t->grad_unset;
+    t->grad_unset = 0;
     return t->grad;
+}
+static float *lt__grad(lt_tensor *t, lt_ctx *ctx) {
+    int add;
+    float *g = lt__grad_w(t, ctx, &add);
+    if (g && !add) lt__zero(g, t->n);
+    return g;
 }
 
 /* Common checks of a public op: live context, non-NULL required inputs. */
@@ -1828,9 +1860,11 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);
 /* x (any) -> y (same n, new shape), sharing x's data; dx += dy */
 static void lt__reshape_fwd(lt__node *nd) { nd->out->data = nd->in[0]->data; }
 static void lt__reshape_bwd(lt__node *nd) {
-    float *gx = lt__grad(nd->in[0], nd->ctx), *gy = nd->out->grad;
+    int add;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gy = nd->out->grad;
     int64_t i, n = nd->out->n;
     if (!gx) return;
+    if (!add) { lt__copy(gx, gy, n); return; }
     LT__OMP(parallel for if (n > LT__EW_PAR))
     for (i = 0; i < n; i++) gx[i] += gy[i];
 }
@@ -1900,19 +1934,27 @@ static lt_tensor *lt__binary(lt_ctx *ctx, const lt__opdef *op, const char *who, 
 /* The backward helpers of the three: threaded, and each element's sum runs over the rows in order
    (threads split the columns), so results do not depend on the thread count.
      ga[i] += gy[i]·(b[i mod nb] or 1)                            (elementwise)
-     gb[j] += sign · Σ_r gy[r·nb + j]·(a[r·nb + j] or 1)          (over the broadcast rows r)   */
-static void lt__bcast_grad_a(float *ga, const float *gy, const float *b, int64_t n, int64_t nb) {
+     gb[j] += sign · Σ_r gy[r·nb + j]·(a[r·nb + j] or 1)          (over the broadcast rows r)
+   add = 0 (a gradient buffer without values yet, lt__grad_w): = instead of +=. */
+static void lt__bcast_grad_a(float *ga, const float *gy, const float *b, int64_t n, int64_t nb, int add) {
     int64_t i;
+    if (!b && !add) { lt__copy(ga, gy, n); return; }
+    if (!add) {
+        LT__OMP(parallel for if (n > LT__EW_PAR))
+        for (i = 0; i < n; i++) ga[i] = gy[i] * b[i % nb];
+        return;
+    }
     LT__OMP(parallel for if (n > LT__EW_PAR))
     for (i = 0; i < n; i++) ga[i] += b ? gy[i] * b[i % nb] : gy[i];
 }
-static void lt__bcast_grad_b(float *gb, const float *gy, const float *a, int64_t n, int64_t nb, float sign) {
+static void lt__bcast_grad_b(float *gb, const float *gy, const float *a, int64_t n, int64_t nb, float sign, int add) {
     int64_t j0, rows = n / nb;
+    if (rows == 1 && !a && sign > 0) { lt__bcast_grad_a(gb, gy, NULL, n, nb, add); return; }   /* same shape */
     LT__OMP(parallel for if (n > LT__EW_PAR))
     for (j0 = 0; j0 < nb; j0 += 64) {
         float acc[64];   /* the sums of this block of columns, apart from gb (no aliasing) */
         int64_t w = j0 + 64 < nb ? 64 : nb - j0, r, j;
-        for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
+        for (j = 0; j < w; j++) acc[j] = add ? gb[j0 + j] : 0.0f;
         for (r = 0; r < rows; r++) {
             const float *g = gy + r * nb + j0, *x = a ? a + r * nb + j0 : NULL;
             if (w == 64) {   /* fixed trip counts: the compiler keeps acc in vector registers */
@@ -1944,10 +1986,11 @@ static void lt__add_fwd(lt__node *nd) {
 }
 /* da += dy; db += sum over the broadcast rows of dy */
 static void lt__add_bwd(lt__node *nd) {
-    float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
+    int adda, addb;
+    float *ga = lt__grad_w(nd->in[0], nd->ctx, &adda), *gb = lt__grad_w(nd->in[1], nd->ctx, &addb), *gy = nd->out->grad;
     int64_t n = nd->out->n, nb = nd->in[1]->n;
-    if (ga) lt__bcast_grad_a(ga, gy, NULL, n, nb);
-    if (gb) lt__bcast_grad_b(gb, gy, NULL, n, nb, 1.0f);
+    if (ga) lt__bcast_grad_a(ga, gy, NULL, n, nb, adda);
+    if (gb) lt__bcast_grad_b(gb, gy, NULL, n, nb, 1.0f, addb);
 }
 LTRAIN_DEF lt_tensor *lt_add(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(add), "lt_add", a, b); }
 
@@ -1960,10 +2003,11 @@ static void lt__sub_fwd(lt__node *nd) {
 }
 /* da += dy; db -= sum of dy over the broadcast rows */
 static void lt__sub_bwd(lt__node *nd) {
-    float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
+    int adda, addb;
+    float *ga = lt__grad_w(nd->in[0], nd->ctx, &adda), *gb = lt__grad_w(nd->in[1], nd->ctx, &addb), *gy = nd->out->grad;
     int64_t n = nd->out->n, nb = nd->in[1]->n;
-    if (ga) lt__bcast_grad_a(ga, gy, NULL, n, nb);
-    if (gb) lt__bcast_grad_b(gb, gy, NULL, n, nb, -1.0f);
+    if (ga) lt__bcast_grad_a(ga, gy, NULL, n, nb, adda);
+    if (gb) lt__bcast_grad_b(gb, gy, NULL, n, nb, -1.0f, addb);
 }
 LTRAIN_DEF lt_tensor *lt_sub(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(sub), "lt_sub", a, b); }
 
@@ -1977,10 +2021,11 @@ static void lt__mul_fwd(lt__node *nd) {
 /* da += dy*b; db += sum over broadcast rows of dy*a */
 static void lt__mul_bwd(lt__node *nd) {
     const float *a = nd->in[0]->data, *b = nd->in[1]->data;
-    float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
+    int adda, addb;
+    float *ga = lt__grad_w(nd->in[0], nd->ctx, &adda), *gb = lt__grad_w(nd->in[1], nd->ctx, &addb), *gy = nd->out->grad;
     int64_t n = nd->out->n, nb = nd->in[1]->n;
-    if (ga) lt__bcast_grad_a(ga, gy, b, n, nb);
-    if (gb) lt__bcast_grad_b(gb, gy, a, n, nb, 1.0f);
+    if (ga) lt__bcast_grad_a(ga, gy, b, n, nb, adda);
+    if (gb) lt__bcast_grad_b(gb, gy, a, n, nb, 1.0f, addb);
 }
 LTRAIN_DEF lt_tensor *lt_mul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(mul), "lt_mul", a, b); }
 
@@ -1993,9 +2038,15 @@ static void lt__scale_fwd(lt__node *nd) {
     for (i = 0; i < n; i++) y[i] = s * x[i];
 }
 static void lt__scale_bwd(lt__node *nd) {
-    float *gx = lt__grad(nd->in[0], nd->ctx), *gy = nd->out->grad, s = (float)nd->f[0];
+    int add;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gy = nd->out->grad, s = (float)nd->f[0];
     int64_t i, n = nd->out->n;
     if (!gx) return;
+    if (!add) {
+        LT__OMP(parallel for if (n > LT__EW_PAR))
+        for (i = 0; i < n; i++) gx[i] = s * gy[i];
+        return;
+    }
     LT__OMP(parallel for if (n > LT__EW_PAR))
     for (i = 0; i < n; i++) gx[i] += s * gy[i];
 }
@@ -2061,17 +2112,24 @@ static void lt__gelu_fwd(lt__node *nd) {
         y[i] = 0.5f * v * (1.0f + lt__tanh(u));
     }
 }
+LT__OMP(declare simd)
+static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
+    float u = LT__GELU_K * (v + 0.044715f * v * v * v), t = lt__tanh(u);
+    return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * LT__GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
+}
 static void lt__gelu_bwd(lt__node *nd) {
     const float *x = nd->in[0]->data, *gy = nd->out->grad;
-    float *gx = lt__grad(nd->in[0], nd->ctx);
+    int add;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add);
     int64_t i, n = nd->out->n;
     if (!gx) return;
-    LT__OMP(parallel for simd if (n > 32768))
-    for (i = 0; i < n; i++) {
-        float v = x[i], u = LT__GELU_K * (v + 0.044715f * v * v * v), t = lt__tanh(u);
-        float d = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * LT__GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
-        gx[i] += gy[i] * d;
+    if (!add) {
+        LT__OMP(parallel for simd if (n > 32768))
+        for (i = 0; i < n; i++) gx[i] = gy[i] * lt__gelu_d(x[i]);
+        return;
     }
+    LT__OMP(parallel for simd if (n > 32768))
+    for (i = 0; i < n; i++) gx[i] += gy[i] * lt__gelu_d(x[i]);
 }
 
 /* gelu16 (lt_set_precision): y = round16(gelu(round16(x))), as torch's gelu on a bf16 tensor (its
@@ -2136,19 +2194,21 @@ static void lt__gelu16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(nd->f[0]);
     const uint16_t *xh = (const uint16_t *)(const void *)nd->save[0];
     const float *gy = nd->out->grad;
-    float *gx = lt__grad(nd->in[0], nd->ctx);
+    int add;
+    float *gx = xh ? lt__grad_w(nd->in[0], nd->ctx, &add) : NULL;
     int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
-    if (!gx || !xh) return;
+    if (!gx) return;
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < nb; b++) {
         float x[LT__EW16];
         int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16, i;
         lt__from16(p, xh + lo, x, (size_t)m);
-        LT__OMP(simd)
-        for (i = 0; i < m; i++) {
-            float v = x[i], u = LT__GELU_K * (v + 0.044715f * v * v * v), t = lt__tanh(u);
-            float d = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * LT__GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
-            gx[lo + i] += gy[lo + i] * d;
+        if (add) {
+            LT__OMP(simd)
+            for (i = 0; i < m; i++) gx[lo + i] += gy[lo + i] * lt__gelu_d(x[i]);
+        } else {
+            LT__OMP(simd)
+            for (i = 0; i < m; i++) gx[lo + i] = gy[lo + i] * lt__gelu_d(x[i]);
         }
     }
 }
@@ -2357,7 +2417,8 @@ static void lt__layernorm_fwd(lt__node *nd) {
 static void lt__layernorm_bwd(lt__node *nd) {
     int64_t C = nd->i[0], R = nd->out->n / C, r, j0;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL, *mean = nd->save[0], *rstd = nd->save[1];
-    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    int add;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     /* dx: rows are independent, split over the threads */
     if (gx) {
         LT__OMP(parallel for if (R * C > 32768))
@@ -2374,10 +2435,18 @@ static void lt__layernorm_bwd(lt__node *nd) {
             }
             mg /= (double)C;
             mgx /= (double)C;
-            LT__OMP(simd)   /* gx is none of x, gy, w (the compiler cannot know) */
-            for (j = 0; j < C; j++) {
-                float xh = (x[j] - m) * s, g = w ? gy[j] * w[j] : gy[j];
-                gx[r * C + j] += s * (g - (float)mg - xh * (float)mgx);
+            if (add) {
+                LT__OMP(simd)   /* gx is none of x, gy, w (the compiler cannot know) */
+                for (j = 0; j < C; j++) {
+                    float xh = (x[j] - m) * s, g = w ? gy[j] * w[j] : gy[j];
+                    gx[r * C + j] += s * (g - (float)mg - xh * (float)mgx);
+                }
+            } else {
+                LT__OMP(simd)
+                for (j = 0; j < C; j++) {
+                    float xh = (x[j] - m) * s, g = w ? gy[j] * w[j] : gy[j];
+                    gx[r * C + j] = s * (g - (float)mg - xh * (float)mgx);
+                }
             }
         }
     }
@@ -2485,9 +2554,13 @@ static void lt__layernorm16_bwd(lt__node *nd) {
     int64_t C = nd->i[0], R = nd->out->n / C, r;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL, *rstd = nd->save[0];
     const uint16_t *xh = (const uint16_t *)(const void *)nd->save[1];
-    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    int add;
+    float *gx, *gw, *gb;
     int64_t j0;
     if (!xh) return;
+    gx = lt__grad_w(nd->in[0], nd->ctx, &add);
+    gw = lt__grad(nd->in[1], nd->ctx);
+    gb = lt__grad(nd->in[2], nd->ctx);
     /* dx: rows are independent, split over the threads (as lt__layernorm_bwd); x̂ widened in
        pieces of LT__LN16 for each of the two passes */
     LT__OMP(parallel for if (gx && R * C > 32768))
@@ -2512,10 +2585,18 @@ static void lt__layernorm16_bwd(lt__node *nd) {
         for (jb = 0; jb < C; jb += LT__LN16) {
             int64_t n = C - jb < LT__LN16 ? C - jb : LT__LN16;
             lt__from16(p, xh + r * C + jb, xv, (size_t)n);
-            LT__OMP(simd)   /* gx is none of gy, w, xv (the compiler cannot know) */
-            for (j = 0; j < n; j++) {
-                float g = w ? gy[jb + j] * w[jb + j] : gy[jb + j];
-                gx[r * C + jb + j] += s * (g - (float)mg - xv[j] * (float)mgx);
+            if (add) {
+                LT__OMP(simd)   /* gx is none of gy, w, xv (the compiler cannot know) */
+                for (j = 0; j < n; j++) {
+                    float g = w ? gy[jb + j] * w[jb + j] : gy[jb + j];
+                    gx[r * C + jb + j] += s * (g - (float)mg - xv[j] * (float)mgx);
+                }
+            } else {
+                LT__OMP(simd)
+                for (j = 0; j < n; j++) {
+                    float g = w ? gy[jb + j] * w[jb + j] : gy[jb + j];
+                    gx[r * C + jb + j] = s * (g - (float)mg - xv[j] * (float)mgx);
+                }
             }
         }
     }
@@ -3097,11 +3178,16 @@ static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t
 
 static void lt__att_bwd(lt__node *nd, const lt__att_src *a) {
     int64_t B = nd->i[0], T = nd->i[1], H = nd->i[3], bh;
-    float *g = lt__grad(nd->in[0], nd->ctx);
+    int add;
+    float *g = lt__grad_w(nd->in[0], nd->ctx, &add);
     if (!g) return;
     LT__OMP(parallel for schedule(dynamic, 1))
     for (bh = 0; bh < B * H; bh++) {
-        int64_t b = bh / H, len = nd->ids ? nd->ids[b] : T;
+        int64_t b = bh / H, len = nd->ids ? nd->ids[b] : T, t, j;
+        if (!add)   /* a new gradient buffer: each (b, h) zeroes its own q, k, v columns first */
+            for (t = 0; t < T; t++)
+                for (j = 0; j < 3; j++)
+                    memset(g + (b * T + t) * 3 * a->C + j * a->C + (bh % H) * a->D, 0, (size_t)a->D * sizeof(float));
         lt__att_bwd_head(a, b, bh % H, len, nd->save[0] + bh * T, nd->out->data, nd->out->grad, g);
     }
 }
@@ -4198,14 +4284,15 @@ static void lt__matmul_fwd(lt__node *nd) {
 static void lt__matmul_bwd(lt__node *nd) {
     int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
     int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
-    float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx);
+    int add;
+    float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad(nd->in[1], nd->ctx), ba = add ? 1.0f : 0.0f;
     for (q = 0; q < nb; q++) {
         const float *a = nd->in[0]->data + q * M * K, *b = nd->in[1]->data + (shared ? 0 : q * K * N);
         const float *gy = nd->out->grad + q * M * N;
         if (ga) {
             float *g = ga + q * M * K;
-            if (!ta) lt_sgemm(0, !tb, M, K, N, 1.0f, gy, N, b, tb ? K : N, 1.0f, g, K);        /* dA = dY op(B)ᵀ */
-            else lt_sgemm(tb, 1, K, M, N, 1.0f, b, tb ? K : N, gy, N, 1.0f, g, M);             /* dAs = op(B) dYᵀ */
+            if (!ta) lt_sgemm(0, !tb, M, K, N, 1.0f, gy, N, b, tb ? K : N, ba, g, K);          /* dA = dY op(B)ᵀ */
+            else lt_sgemm(tb, 1, K, M, N, 1.0f, b, tb ? K : N, gy, N, ba, g, M);               /* dAs = op(B) dYᵀ */
         }
         if (gb) {
             float *g = gb + (shared ? 0 : q * K * N);
@@ -4275,7 +4362,7 @@ static void lt__bias_rows(float *y, const float *b, int64_t R, int64_t O) {
 }
 /* db += Σ_rows dy: the broadcast-add gradient of @@OPS (threaded by columns, rows in order) */
 static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
-    lt__bcast_grad_b(gb, gy, NULL, R * O, O, 1.0f);
+    lt__bcast_grad_b(gb, gy, NULL, R * O, O, 1.0f, 1);
 }
 static void lt__linear_fwd(lt__node *nd) {
     int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
@@ -4284,9 +4371,10 @@ static void lt__linear_fwd(lt__node *nd) {
 }
 static void lt__linear_bwd(lt__node *nd) {
     int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
-    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    int add;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
-    if (gx) lt_sgemm(0, 0, R, Ci, O, 1.0f, gy, O, nd->in[1]->data, Ci, 1.0f, gx, Ci);
+    if (gx) lt_sgemm(0, 0, R, Ci, O, 1.0f, gy, O, nd->in[1]->data, Ci, add ? 1.0f : 0.0f, gx, Ci);
     if (gw) lt_sgemm(1, 0, O, Ci, R, 1.0f, gy, O, nd->in[0]->data, Ci, 1.0f, gw, Ci);
     if (gb) lt__bias_grad(gb, gy, R, O);
 }
@@ -4297,9 +4385,10 @@ static void lt__conv1d_fwd(lt__node *nd) {
 }
 static void lt__conv1d_bwd(lt__node *nd) {
     int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
-    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    int add;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
-    if (gx) lt_sgemm(0, 1, R, Ci, O, 1.0f, gy, O, nd->in[1]->data, O, 1.0f, gx, Ci);
+    if (gx) lt_sgemm(0, 1, R, Ci, O, 1.0f, gy, O, nd->in[1]->data, O, add ? 1.0f : 0.0f, gx, Ci);
     if (gw) lt_sgemm(1, 0, Ci, O, R, 1.0f, nd->in[0]->data, Ci, gy, O, 1.0f, gw, O);
     if (gb) lt__bias_grad(gb, gy, R, O);
 }
@@ -4419,6 +4508,7 @@ static lt__gsrc lt__gsrc16(lt_dtype p, const lt__mm16_opnd *x, int64_t q) {
 /* For each batch q < nb, C_q (M,N) at C + q*sc, row stride ldc:
      acc = 0:  C_q  = round16(op(A_q) · op(B_q) + round16(bias))   (bias (N) or NULL)
      acc = 1:  C_q += op(A_q) · op(B_q)                             (float32, not rounded)
+     acc = 2:  C_q  = op(A_q) · op(B_q)                             (float32, not rounded)
    with 16-bit operands and float32 sums over K, in the order of the float32 GEMM. */
 static void lt__gemm16(lt_dtype p, int64_t nb, int64_t M, int64_t N, int64_t K, const lt__mm16_opnd *A,
                        const lt__mm16_opnd *B, const float *bias, float *C, int64_t ldc, int64_t sc, int acc) {
@@ -4429,7 +4519,7 @@ static void lt__gemm16(lt_dtype p, int64_t nb, int64_t M, int64_t N, int64_t K, 
     e.bias = bias;
     for (q = 0; q < nb; q++)
         lt__sgemm_ex(id, A->trans, B->trans, M, N, K, 1.0f, lt__gsrc16(p, A, q), A->ld, lt__gsrc16(p, B, q), B->ld,
-                     acc ? 1.0f : 0.0f, C + q * sc, ldc, acc ? NULL : &e);
+                     acc == 1 ? 1.0f : 0.0f, C + q * sc, ldc, acc ? NULL : &e);
 }
 
 /* The 16-bit copies backward reads, made before the product (which may read them). */
@@ -4507,16 +4597,17 @@ static void lt__matmul16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec16(nd);
     int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
     int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
-    float *ga = lt__grad(nd->in[0], nd->ctx), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
+    int add;
+    float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
     int64_t lda = ta ? M : K, ldb = tb ? K : N, sb = shared ? 0 : K * N;
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, N, M * N, 0), dyt = lt__opnd16(gy, NULL, N, M * N, 1), x, w;
     if (ga) {
         if (!ta) {   /* dA (M,K) += dY · op(B)ᵀ */
             w = lt__opnd16_of(nd, 1, ldb, sb, !tb);
-            lt__gemm16(p, nb, M, K, N, &dy, &w, NULL, ga, K, M * K, 1);
+            lt__gemm16(p, nb, M, K, N, &dy, &w, NULL, ga, K, M * K, add ? 1 : 2);
         } else {     /* dAs (K,M) += op(B) · dYᵀ */
             w = lt__opnd16_of(nd, 1, ldb, sb, tb);
-            lt__gemm16(p, nb, K, M, N, &w, &dyt, NULL, ga, M, M * K, 1);
+            lt__gemm16(p, nb, K, M, N, &w, &dyt, NULL, ga, M, M * K, add ? 1 : 2);
         }
     }
     if (gb && shared && !ta) {   /* one product over all batches' rows (torch folds them into M) */
@@ -4552,12 +4643,13 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
 static void lt__affine16_bwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
     int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
-    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    int add;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     float *gy = nd->out->grad;
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0), dyt = lt__opnd16(gy, NULL, O, 0, 1), x, w;
     if (gx) {   /* dx (R,I) += dy · W (linear) or dy · Wᵀ (conv1d) */
         w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, !wt);
-        lt__gemm16(p, 1, R, Ci, O, &dy, &w, NULL, gx, Ci, 0, 1);
+        lt__gemm16(p, 1, R, Ci, O, &dy, &w, NULL, gx, Ci, 0, add ? 1 : 2);
     }
     if (gw) {
         if (wt) {   /* dW (O,I) += dyᵀ · x */
@@ -4732,8 +4824,8 @@ done:
        (greedy placement, largest first, at the lowest offset free for the whole lifetime);
        a cross-entropy's logits gradient is written over the logits when nothing reads them later.
    A replay copies the inputs in again (from the same addresses: ids, targets and lt_tensor_from
-   data are re-read), runs the kernels and zeroes each gradient buffer just before its first
-   write.  It allocates nothing, records nothing and dispatches straight from the plan.
+   data are re-read), runs the kernels and marks each gradient buffer unset just before its
+   first write (the kernel zeroes it, or writes it whole: lt__grad_w).  It allocates nothing, records nothing and dispatches straight from the plan.
    The kernels are the eager ones in the same order, so a replay gives the eager step's numbers
    to the bit.  The first replay, inside lt_compile, is the validation step: every output is
    checked for NaN/inf, and the op, its shapes and its place are named if one is not finite.  lt_compile starts a new step (arena tensors made before it are gone) and leaves
@@ -5248,7 +5340,7 @@ static int lt__mark_grads(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *l
 }
 
 /* One replay: the inputs copied in again, every forward kernel, the seed, every backward kernel
-   (each gradient buffer zeroed just before its first write).  `check`: lt_compile's validation
+   (each gradient buffer marked unset just before its first write).  `check`: lt_compile's validation
    replay, which stops at the first op whose output is not finite and names it. */
 static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int check) {
     lt_ctx *ctx = p->ctx;
@@ -5282,10 +5374,8 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
     for (k = N - 1; k >= 0; k--) {
         lt__node *nd = &p->nodes[k];
         if (!p->runs_bwd[k]) continue;
-        for (j = 0; j < p->n_zero_at[k]; j++) {
-            lt_tensor *t = &p->outs[p->zero_at[k][j]];
-            memset(t->grad, 0, (size_t)t->n * sizeof(float));
-        }
+        for (j = 0; j < p->n_zero_at[k]; j++)   /* zeroed by lt__grad, or written whole (lt__grad_w) */
+            p->outs[p->zero_at[k][j]].grad_unset = 1;
         nd->op->bwd[LT_CPU](nd);
     }
     return ctx->status;

@@ -4093,16 +4093,24 @@ static void lt__pack_a_dp(int ta, const lt__gsrc *A, int64_t lda, int64_t mc, in
 }
 #endif /* LT__GEMM_X86 */
 
-/* The forward of a 16-bit product, applied to each finished block of C while it is in cache:
-   C = round16(C + round16(bias)) (bias (N) or NULL).  p = 0: nothing. */
+/* The end of a linear layer's forward, applied to each finished block of C while it is in cache
+   (one pass over C saved):
+     p = 0:          C = C + bias                        (float32; bias (N) or NULL: nothing)
+     p = bf16, f16:  C = round16(C + round16(bias))      (16-bit products; bias may be NULL) */
 typedef struct {
     int p;
     const float *bias;
 } lt__gepi;
+#define LT__GEPI_ON(e) ((e) && ((e)->p || (e)->bias))
 static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc, int64_t m, int64_t n) {
     float b16[LT__GEMM_NC_MAX];
     int64_t i, j;
     lt__gsrc s;
+    if (!e->p) {
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) C[i * ldc + j] += e->bias[j];
+        return;
+    }
     s.h = NULL;
     s.p = e->p;
     s.gelu = 0;
@@ -4162,7 +4170,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
                                 c[i * ldc + j] = edge[i * g->nr + j] + (bet == 0.0f ? 0.0f : bet * c[i * ldc + j]);
                     }
                 }
-                if (epi && epi->p && pc + kc >= K) {   /* this block of C is final */
+                if (LT__GEPI_ON(epi) && pc + kc >= K) {   /* this block of C is final */
                     lt__gepi e = *epi;
                     if (e.bias) e.bias += jc;
                     lt__gemm_epilogue(g->isa, &e, C + ic * ldc + jc, ldc, mc, nc);
@@ -4185,7 +4193,7 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
         if (beta != 1.0f)
             for (i = 0; i < M; i++)
                 for (j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
-        if (epi && epi->p)
+        if (LT__GEPI_ON(epi))
             for (j = 0; j < N; j += LT__GEMM_NC_MAX) {
                 lt__gepi e = *epi;
                 if (e.bias) e.bias += j;
@@ -4266,6 +4274,27 @@ LTRAIN_DEF void lt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t
                 (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 #else
     lt__sgemm_with(lt__gemm_pick(), trans_a != 0, trans_b != 0, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+#endif
+}
+
+/* C (M,N) = op(A)·op(B) + bias (N, or NULL), the bias added to each block of C as the GEMM
+   finishes it (the built-in kernels) or in a second pass (cblas) */
+static void lt__sgemm_bias(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                           const float *B, int64_t ldb, const float *bias, float *C, int64_t ldc) {
+#ifdef LTRAIN_CBLAS
+    int64_t r;
+    lt_sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    if (!bias) return;
+    LT__OMP(parallel for if (M * N > 32768))
+    for (r = 0; r < M; r++) {
+        int64_t j;
+        for (j = 0; j < N; j++) C[r * ldc + j] += bias[j];
+    }
+#else
+    lt__gepi e;
+    e.p = 0;
+    e.bias = bias;
+    lt__sgemm_ex(lt__gemm_pick(), ta, tb, M, N, K, 1.0f, lt__gsrc_f32(A), lda, lt__gsrc_f32(B), ldb, 0.0f, C, ldc, &e);
 #endif
 }
 
@@ -4353,21 +4382,14 @@ batch_mismatch:
    conv1d: x (R, I), W (I, O), b (O) -> y (R, O) = x·W + b
      dx += dy·Wᵀ, dW += xᵀ·dy,  db += Σ_rows dy
    (R = all leading dims of x flattened; i[0] = R, i[1] = I, i[2] = O) */
-static void lt__bias_rows(float *y, const float *b, int64_t R, int64_t O) {
-    int64_t r, j;
-    if (!b) return;
-    LT__OMP(parallel for if (R * O > 32768))
-    for (r = 0; r < R; r++)
-        for (j = 0; j < O; j++) y[r * O + j] += b[j];
-}
 /* db += Σ_rows dy: the broadcast-add gradient of @@OPS (threaded by columns, rows in order) */
 static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
     lt__bcast_grad_b(gb, gy, NULL, R * O, O, 1.0f, 1);
 }
 static void lt__linear_fwd(lt__node *nd) {
     int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
-    lt_sgemm(0, 1, R, O, Ci, 1.0f, nd->in[0]->data, Ci, nd->in[1]->data, Ci, 0.0f, nd->out->data, O);
-    lt__bias_rows(nd->out->data, nd->in[2] ? nd->in[2]->data : NULL, R, O);
+    lt__sgemm_bias(0, 1, R, O, Ci, nd->in[0]->data, Ci, nd->in[1]->data, Ci, nd->in[2] ? nd->in[2]->data : NULL,
+                   nd->out->data, O);
 }
 static void lt__linear_bwd(lt__node *nd) {
     int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
@@ -4380,8 +4402,8 @@ static void lt__linear_bwd(lt__node *nd) {
 }
 static void lt__conv1d_fwd(lt__node *nd) {
     int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
-    lt_sgemm(0, 0, R, O, Ci, 1.0f, nd->in[0]->data, Ci, nd->in[1]->data, O, 0.0f, nd->out->data, O);
-    lt__bias_rows(nd->out->data, nd->in[2] ? nd->in[2]->data : NULL, R, O);
+    lt__sgemm_bias(0, 0, R, O, Ci, nd->in[0]->data, Ci, nd->in[1]->data, O, nd->in[2] ? nd->in[2]->data : NULL,
+                   nd->out->data, O);
 }
 static void lt__conv1d_bwd(lt__node *nd) {
     int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];

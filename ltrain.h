@@ -2168,10 +2168,36 @@ static void lt__gelu16_inplace(lt_dtype p, float *y, int64_t m) {
     }
     lt__round16(p, y, y, (size_t)m);
 }
+/* A 16-bit input is one of 65536 bit patterns, so gelu16's output round16(gelu(x)) and the
+   derivative gelu'(x) are tabulated, once per format (4 tables of 256 KiB, filled the first time
+   lt_gelu is called in that precision), and every later value is a lookup: no tanh per element
+   in the forward, the backward, or the GEMM's packing that recomputes the MLP's activation.
+   The tables come from lt__gelu16_inplace and lt__gelu_d themselves, so a lookup gives the bits
+   the formula gives. */
+static float lt__gelu16_y[2][65536], lt__gelu16_dy[2][65536];
+static int lt__gelu16_ready[2];
+static void lt__gelu16_tables(lt_dtype p) {
+    int k = p == LT_F16, i;
+    LT__OMP(critical(lt__gelu16_tables))
+    if (!lt__gelu16_ready[k]) {
+        float *y = lt__gelu16_y[k], *d = lt__gelu16_dy[k];
+        uint16_t h[256];
+        int j;
+        for (i = 0; i < 65536; i += 256) {
+            for (j = 0; j < 256; j++) h[j] = (uint16_t)(i + j);
+            lt__from16(p, h, y + i, 256);
+        }
+        LT__OMP(simd)
+        for (i = 0; i < 65536; i++) d[i] = lt__gelu_d(y[i]);
+        lt__gelu16_inplace(p, y, 65536);
+        lt__gelu16_ready[k] = 1;
+    }
+}
 /* y = round16(gelu(x16)): gelu16's output from its saved input (also for a GEMM's packing) */
 static void lt__gelu16_block(lt_dtype p, const uint16_t *xh, float *y, int64_t m) {
-    lt__from16(p, xh, y, (size_t)m);
-    lt__gelu16_inplace(p, y, m);
+    const float *tab = lt__gelu16_y[p == LT_F16];
+    int64_t i;
+    for (i = 0; i < m; i++) y[i] = tab[xh[i]];
 }
 static void lt__gelu16_fwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(nd->f[0]);
@@ -2180,36 +2206,25 @@ static void lt__gelu16_fwd(lt__node *nd) {
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < nb; b++) {
         int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16;
-        float *y = nd->out->data + lo;
-        if (xh) {
-            lt__to16(p, nd->in[0]->data + lo, xh + lo, (size_t)m);
-            lt__gelu16_block(p, xh + lo, y, m);
-        } else {
-            lt__round16(p, nd->in[0]->data + lo, y, (size_t)m);
-            lt__gelu16_inplace(p, y, m);
-        }
+        uint16_t tmp[LT__EW16], *h = xh ? xh + lo : tmp;   /* x in 16 bits: saved, or for the lookup only */
+        lt__to16(p, nd->in[0]->data + lo, h, (size_t)m);
+        lt__gelu16_block(p, h, nd->out->data + lo, m);
     }
 }
 static void lt__gelu16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(nd->f[0]);
     const uint16_t *xh = (const uint16_t *)(const void *)nd->save[0];
-    const float *gy = nd->out->grad;
+    const float *gy = nd->out->grad, *tab = lt__gelu16_dy[p == LT_F16];
     int add;
     float *gx = xh ? lt__grad_w(nd->in[0], nd->ctx, &add) : NULL;
-    int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
+    int64_t n = nd->out->n, i;
     if (!gx) return;
-    LT__OMP(parallel for if (n > 32768))
-    for (b = 0; b < nb; b++) {
-        float x[LT__EW16];
-        int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16, i;
-        lt__from16(p, xh + lo, x, (size_t)m);
-        if (add) {
-            LT__OMP(simd)
-            for (i = 0; i < m; i++) gx[lo + i] += gy[lo + i] * lt__gelu_d(x[i]);
-        } else {
-            LT__OMP(simd)
-            for (i = 0; i < m; i++) gx[lo + i] = gy[lo + i] * lt__gelu_d(x[i]);
-        }
+    if (add) {
+        LT__OMP(parallel for if (n > 32768))
+        for (i = 0; i < n; i++) gx[i] += gy[i] * tab[xh[i]];
+    } else {
+        LT__OMP(parallel for if (n > 32768))
+        for (i = 0; i < n; i++) gx[i] = gy[i] * tab[xh[i]];
     }
 }
 LTRAIN_DEF lt_tensor *lt_gelu(lt_ctx *ctx, lt_tensor *a) {
@@ -2217,6 +2232,7 @@ LTRAIN_DEF lt_tensor *lt_gelu(lt_ctx *ctx, lt_tensor *a) {
     if (!ctx || ctx->precision == LT_F32 || ctx->device != LT_CPU)   /* (the CUDA kernel is float32) */
         return lt__unary(ctx, LT__OP(gelu), "lt_gelu", a);
     if (!lt__live(ctx, "lt_gelu", a, a)) return NULL;
+    lt__gelu16_tables(ctx->precision);
     nd = lt__node_new(ctx, LT__OP(gelu16), a->ndim, a->shape, a, NULL, NULL, 0);
     if (!nd) return NULL;
     nd->f[0] = (double)ctx->precision;

@@ -24,7 +24,10 @@ here in the same run (bench_train_step --peak).
 
 PyTorch is run at its best on this CPU: Debian's torch calls OpenBLAS, which picks a slow
 generic kernel unless OPENBLAS_CORETYPE=SkylakeX, and whose threads fight OpenMP's unless
-OMP_WAIT_POLICY=PASSIVE; both are set for the torch runs (and said so in the output).
+OMP_WAIT_POLICY=PASSIVE; both are set for the torch runs (and said so in the output).  ltrain
+runs as a user runs it, with OpenMP's default wait policy (threads spin briefly at a barrier
+before sleeping), which is its best setting here: PASSIVE costs it 3-9% (char-small, 2 threads),
+while torch without PASSIVE runs about 2x slower.
 The torch worker is this file run with --worker (it needs torch; the driver does not)."""
 import json
 import os
@@ -122,6 +125,8 @@ def torch_worker(name, threads, steps, warmup):
 def run_json(cmd, env_extra):
     env = dict(os.environ)
     env.update(env_extra)
+    for k in [k for k, v in env.items() if v is None]:   # None: not set at all
+        del env[k]
     out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     if out.returncode != 0:
         raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), out.returncode, out.stderr.strip()[-2000:]))
@@ -156,8 +161,8 @@ def main():
     if opt["--steps"]:
         steps = {k: int(opt["--steps"]) for k in CONFIGS}
     ours_bin = opt["--bin"]
-    print("PyTorch side runs with %s (its best settings on this CPU); ltrain with OMP_WAIT_POLICY=PASSIVE "
-          "too (the same OpenMP wait policy on both sides)." % " ".join("%s=%s" % kv for kv in TORCH_ENV.items()))
+    print("PyTorch side runs with %s (its best settings on this CPU); ltrain with OpenMP's default wait policy "
+          "(its best: PASSIVE would cost it 3-9%%)." % " ".join("%s=%s" % kv for kv in TORCH_ENV.items()))
     load0 = os.getloadavg()[0]
     peaks, rows = {}, []
     for t in threads:
@@ -174,7 +179,7 @@ def main():
                     if who != "torch":   # eager, or captured once and replayed (lt_compile)
                         j = run_json([ours_bin, "--config", name, "--threads", str(t), "--steps", str(steps[name])] +
                                      (["--compile"] if who == "compiled" else []),
-                                     {"OMP_NUM_THREADS": str(t), "OMP_WAIT_POLICY": "PASSIVE"})
+                                     {"OMP_NUM_THREADS": str(t), "OMP_WAIT_POLICY": None})
                     else:
                         env = dict(TORCH_ENV)
                         env["OMP_NUM_THREADS"] = str(t)
@@ -225,9 +230,10 @@ def render(rows, peaks, threads, quick, load):
     lines = ["# ltrain.h benchmark%s" % (" (BENCH_QUICK: char-small only, few steps)" if quick else ""), "",
              "Machine: %s, %d CPUs; %s." % (cpu_name(), os.cpu_count() or 0, time.strftime("%Y-%m-%d %H:%M")),
              "One training step = zero_grad + forward + cross-entropy + backward + AdamW, fp32.",
-             "PyTorch runs with OPENBLAS_CORETYPE=SkylakeX OMP_WAIT_POLICY=PASSIVE (its best settings here); "
-             "ltrain with OMP_WAIT_POLICY=PASSIVE too (on an idle machine spinning is ~2% faster for ltrain, "
-             "on a busy one passive is up to 2-3x faster).",
+             "PyTorch runs with OPENBLAS_CORETYPE=SkylakeX OMP_WAIT_POLICY=PASSIVE (its best settings here; "
+             "without PASSIVE it runs about 2x slower); ltrain with OpenMP's default wait policy, as a user runs it "
+             "(its best here: PASSIVE costs it 3-9% at 2 threads; on a machine busy with other work PASSIVE is "
+             "the better choice for both).",
              "Load average (1 min) at start / end: %.1f / %.1f (above ~0.5 other processes share the 2 cores "
              "and every number here is low and noisy; compare the two columns, which ran alternately)." % load,
              "sgemm peak for MFU (lt_sgemm 2048^3): " +

@@ -155,6 +155,7 @@ typedef struct lt_tensor {
     const char *name;            /* parameters: e.g. "h.0.attn.c_attn.weight" (owned by the context) */
     lt__node *node;              /* the tape record that produced it, or NULL */
     struct lt_tensor *base;      /* views (reshape): the tensor whose memory this shares */
+    int retain_grad;             /* op outputs: keep grad after lt_backward (lt_retain_grad) */
     int grad_unset;              /* (private) grad's memory holds no values yet: see lt__grad_w */
 } lt_tensor;
 
@@ -299,8 +300,11 @@ LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n); /* non-i
 
 /* ---- tape --------------------------------------------------------------------------------- */
 /* Backward from a scalar: d(loss)/d(loss) = 1, walk the tape in reverse, += into every grad.
-   Returns the context's status. */
+   Returns the context's status.  As in torch, parameters and tensors made by lt_tensor_new /
+   lt_tensor_from (leaves) keep their gradients; an op's output loses its own (grad = NULL, the
+   memory reused) once backward has passed it, unless lt_retain_grad was called on it. */
 LTRAIN_DEF lt_status lt_backward(lt_ctx *ctx, lt_tensor *loss);
+LTRAIN_DEF void lt_retain_grad(lt_tensor *t);   /* keep this op output's grad (torch's retain_grad) */
 /* The gradients of seed·loss (1/K for K micro-batches, a loss scale for fp16), same as
    lt_backward(ctx, lt_scale(ctx, loss, seed)) without the extra op. */
 LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed);
@@ -1107,6 +1111,7 @@ struct lt_ctx {
     lt__node **tape;
     int tape_len, tape_cap;
     int tape_done;               /* lt_backward ran: the next op resets the arena */
+    void *grad_free;             /* lt_backward: dead activation gradients, for reuse (lt__grad_w) */
     /* parameters */
     lt_tensor **params;
     int n_params, cap_params;
@@ -1336,6 +1341,7 @@ LTRAIN_DEF void lt_reset(lt_ctx *ctx) {
 #endif
     ctx->tape_len = 0;
     ctx->tape_done = 0;
+    ctx->grad_free = NULL;
 }
 
 /* ==== @@TENSOR  tensors: shapes, parameters, views =========================================== */
@@ -1746,11 +1752,40 @@ static void lt__copy(float *dst, const float *src, int64_t n) {
    *add is 0 when the buffer holds no values yet (just made, or marked unset by a compiled
    replay), and the caller must then write (=) every element instead of adding (+=); the values
    are the same (0 + g is g).  lt__grad zeroes such a buffer first, for kernels that only add. */
+/* Recycling (eager mode, as torch): once an op's backward has run, nothing reads its output's
+   gradient again, so lt_backward drops it (grad = NULL) unless lt_retain_grad asked to keep it,
+   and puts the buffer on a free list (kept inside the free buffers themselves).  Gradients made
+   later take the best-fitting buffer from it (at most twice their size) before new arena
+   memory: a backward pass holds a few activation gradients at a time instead of all of them. */
+typedef struct lt__gfree { struct lt__gfree *next; size_t bytes; } lt__gfree;
+#define LT__GFREE_MIN 1024   /* smaller buffers are dropped, not recycled */
+static void lt__grad_release(lt_ctx *ctx, lt_tensor *t) {
+    size_t bytes = (size_t)t->n * sizeof(float);
+    if (t->retain_grad || t->is_param || !t->grad) return;
+    if (t->grad != t->data && bytes >= LT__GFREE_MIN) {   /* (not a gradient written over the values) */
+        lt__gfree *b = (lt__gfree *)(void *)t->grad;
+        b->bytes = bytes;
+        b->next = (lt__gfree *)ctx->grad_free;
+        ctx->grad_free = b;
+    }
+    t->grad = NULL;
+}
+static float *lt__grad_alloc(lt_ctx *ctx, size_t bytes) {
+    lt__gfree **best = NULL, **q;
+    for (q = (lt__gfree **)&ctx->grad_free; *q; q = &(*q)->next)
+        if ((*q)->bytes >= bytes && (*q)->bytes / 2 <= bytes && (!best || (*q)->bytes < (*best)->bytes)) best = q;
+    if (best) {
+        lt__gfree *b = *best;
+        *best = b->next;
+        return (float *)(void *)b;
+    }
+    return (float *)lt__arena_alloc(ctx, bytes);
+}
 static float *lt__grad_w(lt_tensor *t, lt_ctx *ctx, int *add) {
     *add = 1;
     if (!t || !t->requires_grad) return NULL;
     if (!t->grad) {
-        t->grad = (float *)lt__arena_alloc(ctx, (size_t)t->n * sizeof(float));
+        t->grad = lt__grad_alloc(ctx, (size_t)t->n * sizeof(float));
         if (!t->grad) return NULL;
         t->grad_unset = 1;
     }
@@ -4755,10 +4790,13 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
         } else {
             nd->op->bwd[ctx->device](nd);
         }
+        if (ctx->device == LT_CPU) lt__grad_release(ctx, nd->out);   /* read by no one from here on */
     }
     ctx->tape_done = 1;
     return ctx->status;
 }
+
+LTRAIN_DEF void lt_retain_grad(lt_tensor *t) { if (t) t->retain_grad = 1; }
 
 LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx) {
     int i;

@@ -194,6 +194,44 @@ static lt_tensor *tc_forward(lt_ctx *ctx, lt_tensor *w, lt_tensor *b) {
     return lt_scale(ctx, lt_sum(ctx, lt_mul(ctx, h, h)), 0.5f);
 }
 
+/* As torch: an op's output loses its gradient once backward has passed it (the buffer is reused
+   for later gradients), parameters keep theirs, lt_retain_grad keeps one; no value changes. */
+static lt_tensor *tc_chain(lt_ctx *ctx, lt_tensor *w, lt_tensor **h, int n, int retain_all) {
+    int k;
+    h[0] = w;
+    for (k = 1; k <= n; k++) {
+        h[k] = k % 2 ? lt_gelu(ctx, h[k - 1]) : lt_scale(ctx, h[k - 1], 1.5f);
+        if (retain_all || k == 5) lt_retain_grad(h[k]);
+    }
+    return lt_sum(ctx, lt_mul(ctx, h[n], h[n]));
+}
+static void test_core_retain_grad(void) {
+    enum { N = 12, E = 4096 };
+    lt_ctx *ctx[2];
+    lt_tensor *w[2], *h[2][N + 1], *loss[2];
+    size_t peak[2];
+    int r, k, others_null = 1;
+    if (!t_want("core/retain_grad")) return;
+    for (r = 0; r < 2; r++) {   /* r = 0: as a training step; r = 1: every gradient retained */
+        ctx[r] = lt_ctx_create(3);
+        w[r] = lt_param(ctx[r], "w", 1, TC_SHAPE1(E));
+        tc_fill_seq(w[r], -2.0f, 4.0f / E);
+        loss[r] = tc_chain(ctx[r], w[r], h[r], N, r);
+        t_check(lt_backward(ctx[r], loss[r]) == LT_OK, "core/retain_grad/backward", "%s", lt_error(ctx[r]));
+        peak[r] = lt_arena_peak(ctx[r]);
+    }
+    for (k = 1; k <= N; k++) others_null &= (k == 5) == (h[0][k]->grad != NULL);
+    t_check(others_null && w[0]->grad && !loss[0]->grad, "core/retain_grad/kept",
+            "op outputs without lt_retain_grad must have grad NULL, h5 and the parameter their own");
+    t_check(memcmp(w[0]->grad, w[1]->grad, E * sizeof(float)) == 0 &&
+                memcmp(h[0][5]->grad, h[1][5]->grad, E * sizeof(float)) == 0,
+            "core/retain_grad/same_values", "gradients differ between the recycled and the retained runs");
+    /* 12 retained gradients of 16 KiB against a few alive at a time */
+    t_check(peak[0] + 8 * E * sizeof(float) <= peak[1], "core/retain_grad/recycled",
+            "arena peak %zu bytes recycling, %zu retaining all", peak[0], peak[1]);
+    for (r = 0; r < 2; r++) lt_ctx_destroy(ctx[r]);
+}
+
 static void test_core_tape(void) {
     lt_ctx *ctx;
     lt_tensor *w, *b, *loss, *y;
@@ -475,6 +513,7 @@ static void test_core_all(void) {
     test_core_ctx();
     test_core_params();
     test_core_tape();
+    test_core_retain_grad();
     test_core_reshape();
     test_core_dropout();
     test_core_sizes();

@@ -55,7 +55,8 @@
        lt_params_pack() lays them out in one block so that "all gradients" is one flat span;
      - activations, their gradients and the tape come from the context's arena, which is reset
        automatically when the first op runs after lt_backward() (or by lt_reset());
-       so a tensor returned by an op is valid until then;
+       so a tensor returned by an op is valid until then (its gradient, as in torch, only if
+       lt_retain_grad was called on it: backward reuses the others' memory as it goes);
      - optimizers own their moments.
 
    Errors: a user mistake (wrong shapes, a bad argument, a malformed file, out of memory) never

@@ -6444,22 +6444,61 @@ LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_confi
    (correctly rounded) libm call otherwise.  The decay gets its own pass, as in torch: inside the
    main loop a compiler contracting floating-point expressions (GNU C with FMA enabled) would fuse
    θ·(1 − lr·λ) into the final addition and change the last bit. */
+#ifdef LT__GEMM_X86
+/* The same two passes with AVX-512, 16 values at a time (the last ones masked): the compiler
+   cannot vectorise sqrtf itself while it may have to set errno.  Every operation is an IEEE one
+   rounded once, as in the scalar loops, so the bits are the same; the decayed p stays in a
+   register between the two passes. */
+LT__TARGET_AVX512 static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
+                                               float shrink, float b1, float omb1, float b2, float omb2,
+                                               float bc2_sqrt, float eps, float neg_step) {
+    __m512 vb1 = _mm512_set1_ps(b1), vomb1 = _mm512_set1_ps(omb1), vb2 = _mm512_set1_ps(b2);
+    __m512 vomb2 = _mm512_set1_ps(omb2), vbc = _mm512_set1_ps(bc2_sqrt), veps = _mm512_set1_ps(eps);
+    __m512 vstep = _mm512_set1_ps(neg_step), vshr = _mm512_set1_ps(shrink);
+    int64_t i;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __m512 pi = _mm512_maskz_loadu_ps(k, p + i), gi = _mm512_maskz_loadu_ps(k, g + i);
+        __m512 mi = _mm512_fmadd_ps(vomb1, gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, m + i), vb1));
+        __m512 vi = _mm512_fmadd_ps(_mm512_mul_ps(vomb2, gi), gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, v + i), vb2));
+        __m512 den = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(vi), vbc), veps);
+        if (shrink != 1.0f) pi = _mm512_mul_round_ps(pi, vshr, _MM_FROUND_CUR_DIRECTION);   /* (never contracted
+                                                                                into the add below) */
+        _mm512_mask_storeu_ps(m + i, k, mi);
+        _mm512_mask_storeu_ps(v + i, k, vi);
+        _mm512_mask_storeu_ps(p + i, k, _mm512_add_ps(pi, _mm512_div_ps(_mm512_mul_ps(vstep, mi), den)));
+    }
+}
+#endif
 static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64_t n, float shrink,
                              float b1, float omb1, float b2, float omb2, float bc2_sqrt, float eps,
                              float neg_step) {
-    int64_t i;
-    if (shrink != 1.0f) {
-        LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
-        for (i = 0; i < n; i++) p[i] *= shrink;
-    }
+    int64_t b;
+#ifdef LT__GEMM_X86
+    int simd = lt__gemm_pick() == LT__GEMM_AVX512;
+#endif
+    /* threads take pieces of LT__EWB values; each piece is the decay pass, then the update pass
+       (torch's two passes: no contraction can merge them), the second from cache */
     LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
-    for (i = 0; i < n; i++) {
-        float mi = fmaf(omb1, g[i], m[i] * b1);
-        float vi = fmaf(omb2 * g[i], g[i], v[i] * b2);
-        float den = sqrtf(vi) / bc2_sqrt + eps;
-        m[i] = mi;
-        v[i] = vi;
-        p[i] = p[i] + neg_step * mi / den;
+    for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
+        int64_t lo = b * LT__EWB, hi = lo + LT__EWB < n ? lo + LT__EWB : n, i;
+#ifdef LT__GEMM_X86
+        if (simd) {
+            lt__adamw_avx512(p + lo, m + lo, v + lo, g + lo, hi - lo, shrink, b1, omb1, b2, omb2, bc2_sqrt, eps,
+                             neg_step);
+            continue;
+        }
+#endif
+        if (shrink != 1.0f)
+            for (i = lo; i < hi; i++) p[i] *= shrink;
+        for (i = lo; i < hi; i++) {
+            float mi = fmaf(omb1, g[i], m[i] * b1);
+            float vi = fmaf(omb2 * g[i], g[i], v[i] * b2);
+            float den = sqrtf(vi) / bc2_sqrt + eps;
+            m[i] = mi;
+            v[i] = vi;
+            p[i] = p[i] + neg_step * mi / den;
+        }
     }
 }
 
@@ -7612,20 +7651,41 @@ LTRAIN_DEF void lt_lrs_destroy(lt_lrs *s) {
 /* ==== @@CLIP  gradient clipping: clip_grad_norm_, clip_grad_value_ ============================ */
 
 /* Σ g² over every gradient, in double (torch sums per tensor, then the norms). */
+/* Σ g² in double, in a fixed order whatever the thread count: simd sums over pieces of LT__EWB
+   values, pieces summed in order within parts of LT__SQ_PART values, the parts' sums added in
+   order; threads take parts. */
+#define LT__SQ_PART (8 * LT__EWB)
+static double lt__sumsq_piece(const float *g, int64_t m) {
+    double s = 0;
+    int64_t i;
+    LT__OMP(simd reduction(+ : s))
+    for (i = 0; i < m; i++) s += (double)g[i] * (double)g[i];
+    return s;
+}
+static double lt__sumsq(const float *g, int64_t n) {
+    double part[256], acc = 0;
+    int64_t s0;
+    for (s0 = 0; s0 < n; s0 += 256 * LT__SQ_PART) {   /* up to 256 parts at a time */
+        int64_t left = n - s0, np = (left + LT__SQ_PART - 1) / LT__SQ_PART, k;
+        if (np > 256) np = 256;
+        LT__OMP(parallel for if (np > 1))
+        for (k = 0; k < np; k++) {
+            int64_t lo = s0 + k * LT__SQ_PART, hi = lo + LT__SQ_PART < n ? lo + LT__SQ_PART : n, b;
+            double s = 0;
+            for (b = lo; b < hi; b += LT__EWB) s += lt__sumsq_piece(g + b, hi - b < LT__EWB ? hi - b : LT__EWB);
+            part[k] = s;
+        }
+        for (k = 0; k < np; k++) acc += part[k];
+    }
+    return acc;
+}
 static double lt__grad_sumsq(lt_paramset params) {
     double acc = 0;
     int i;
     for (i = 0; i < params.n; i++) {
         const lt_tensor *t = params.p[i];
-        const float *g;
-        int64_t j, n;
-        double s = 0;
         if (!t || !t->grad) continue; /* torch skips parameters whose .grad is None */
-        g = t->grad;
-        n = t->n;
-        LT__OMP(parallel for reduction(+ : s) if (n >= LT__OPT_PAR_MIN))
-        for (j = 0; j < n; j++) s += (double)g[j] * (double)g[j];
-        acc += s;
+        acc += lt__sumsq(t->grad, t->n);
     }
     return acc;
 }

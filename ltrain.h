@@ -1901,7 +1901,7 @@ static void lt__reshape_bwd(lt__node *nd) {
     int64_t i, n = nd->out->n;
     if (!gx) return;
     if (!add) { lt__copy(gx, gy, n); return; }
-    LT__OMP(parallel for if (n > LT__EW_PAR))
+    LT__OMP(parallel for simd if (parallel : n > LT__EW_PAR))
     for (i = 0; i < n; i++) gx[i] += gy[i];
 }
 
@@ -1975,13 +1975,18 @@ static lt_tensor *lt__binary(lt_ctx *ctx, const lt__opdef *op, const char *who, 
 static void lt__bcast_grad_a(float *ga, const float *gy, const float *b, int64_t n, int64_t nb, int add) {
     int64_t i;
     if (!b && !add) { lt__copy(ga, gy, n); return; }
+    if (!b) {
+        LT__OMP(parallel for simd if (parallel : n > LT__EW_PAR))
+        for (i = 0; i < n; i++) ga[i] += gy[i];
+        return;
+    }
     if (!add) {
         LT__OMP(parallel for if (n > LT__EW_PAR))
         for (i = 0; i < n; i++) ga[i] = gy[i] * b[i % nb];
         return;
     }
     LT__OMP(parallel for if (n > LT__EW_PAR))
-    for (i = 0; i < n; i++) ga[i] += b ? gy[i] * b[i % nb] : gy[i];
+    for (i = 0; i < n; i++) ga[i] += gy[i] * b[i % nb];
 }
 static void lt__bcast_grad_b(float *gb, const float *gy, const float *a, int64_t n, int64_t nb, float sign, int add) {
     int64_t j0, rows = n / nb;
@@ -2010,13 +2015,14 @@ static void lt__add_fwd(lt__node *nd) {
     float *y = nd->out->data;
     int64_t n = nd->out->n, nb = nd->in[1]->n, r;
     if (nb == n) {   /* the same shape (a residual add): one row, split over the threads by elements */
-        LT__OMP(parallel for if (n > LT__EW_PAR))
+        LT__OMP(parallel for simd if (parallel : n > LT__EW_PAR))
         for (r = 0; r < n; r++) y[r] = a[r] + b[r];
         return;
     }
     LT__OMP(parallel for if (n > 32768))
     for (r = 0; r < n / nb; r++) {
         int64_t j;
+        LT__OMP(simd)
         for (j = 0; j < nb; j++) y[r * nb + j] = a[r * nb + j] + b[j];
     }
 }
@@ -2070,7 +2076,7 @@ static void lt__scale_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
     float *y = nd->out->data, s = (float)nd->f[0];
     int64_t i, n = nd->out->n;
-    LT__OMP(parallel for if (n > LT__EW_PAR))
+    LT__OMP(parallel for simd if (parallel : n > LT__EW_PAR))
     for (i = 0; i < n; i++) y[i] = s * x[i];
 }
 static void lt__scale_bwd(lt__node *nd) {
@@ -2079,11 +2085,11 @@ static void lt__scale_bwd(lt__node *nd) {
     int64_t i, n = nd->out->n;
     if (!gx) return;
     if (!add) {
-        LT__OMP(parallel for if (n > LT__EW_PAR))
+        LT__OMP(parallel for simd if (parallel : n > LT__EW_PAR))
         for (i = 0; i < n; i++) gx[i] = s * gy[i];
         return;
     }
-    LT__OMP(parallel for if (n > LT__EW_PAR))
+    LT__OMP(parallel for simd if (parallel : n > LT__EW_PAR))
     for (i = 0; i < n; i++) gx[i] += s * gy[i];
 }
 LTRAIN_DEF lt_tensor *lt_scale(lt_ctx *ctx, lt_tensor *a, float s) {
@@ -2271,10 +2277,10 @@ static void lt__gelu16_bwd(lt__node *nd) {
     int64_t n = nd->out->n, i;
     if (!gx) return;
     if (add) {
-        LT__OMP(parallel for if (n > 32768))
+        LT__OMP(parallel for simd if (parallel : n > 32768))
         for (i = 0; i < n; i++) gx[i] += gy[i] * tab[xh[i]];
     } else {
-        LT__OMP(parallel for if (n > 32768))
+        LT__OMP(parallel for simd if (parallel : n > 32768))
         for (i = 0; i < n; i++) gx[i] = gy[i] * tab[xh[i]];
     }
 }
@@ -4174,8 +4180,11 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     int64_t i, j;
     lt__gsrc s;
     if (!e->p) {
-        for (i = 0; i < m; i++)
-            for (j = 0; j < n; j++) C[i * ldc + j] += e->bias[j];
+        for (i = 0; i < m; i++) {
+            float *y = C + i * ldc;
+            LT__OMP(simd)
+            for (j = 0; j < n; j++) y[j] += e->bias[j];
+        }
         return;
     }
     s.h = NULL;
@@ -6510,7 +6519,7 @@ static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64
 static void lt__sgd_update(float *p, float *buf, const float *g, int64_t n, float wd, float mom,
                            float omdamp, int nesterov, int first, float neg_lr) {
     int64_t i;
-    LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
+    LT__OMP(parallel for simd if (parallel : n >= LT__OPT_PAR_MIN))
     for (i = 0; i < n; i++) {
         float d = g[i];
         if (wd != 0) d = fmaf(wd, p[i], d);
@@ -6794,10 +6803,10 @@ static void lt__lion_update(float *p, float *m, const float *g, int64_t n, float
                             float b2, float omb2, float neg_lr) {
     int64_t i;
     if (shrink != 1.0f) {
-        LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
+        LT__OMP(parallel for simd if (parallel : n >= LT__OPT_PAR_MIN))
         for (i = 0; i < n; i++) p[i] *= shrink;
     }
-    LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
+    LT__OMP(parallel for simd if (parallel : n >= LT__OPT_PAR_MIN))
     for (i = 0; i < n; i++) {
         float u = m[i] * b1 + g[i] * omb1;
         float s = u > 0 ? 1.0f : u < 0 ? -1.0f : 0.0f; /* torch.sign: 0 stays 0 */
@@ -7748,7 +7757,7 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
         if (!t || !t->grad) continue;
         g = t->grad;
         n = t->n;
-        LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
+        LT__OMP(parallel for simd if (parallel : n >= LT__OPT_PAR_MIN))
         for (j = 0; j < n; j++) g[j] *= coef;
     }
     return norm;

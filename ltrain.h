@@ -6470,9 +6470,9 @@ LT__TARGET_AVX512 static void lt__adamw_avx512(float *p, float *m, float *v, con
         __m512 pi = _mm512_maskz_loadu_ps(k, p + i), gi = _mm512_maskz_loadu_ps(k, g + i);
         __m512 mi = _mm512_fmadd_ps(vomb1, gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, m + i), vb1));
         __m512 vi = _mm512_fmadd_ps(_mm512_mul_ps(vomb2, gi), gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, v + i), vb2));
-        __m512 den = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(vi), vbc), veps);
-        if (shrink != 1.0f) pi = _mm512_mul_round_ps(pi, vshr, _MM_FROUND_CUR_DIRECTION);   /* (never contracted
-                                                                                into the add below) */
+        __m512 den = _mm512_add_ps(_mm512_div_ps(_mm512_maskz_sqrt_ps(LT__M16, vi), vbc), veps);
+        if (shrink != 1.0f)   /* (a builtin: never contracted into the add below; maskz: see LT__M16) */
+            pi = _mm512_maskz_mul_round_ps(LT__M16, pi, vshr, _MM_FROUND_CUR_DIRECTION);
         _mm512_mask_storeu_ps(m + i, k, mi);
         _mm512_mask_storeu_ps(v + i, k, vi);
         _mm512_mask_storeu_ps(p + i, k, _mm512_add_ps(pi, _mm512_div_ps(_mm512_mul_ps(vstep, mi), den)));

@@ -1794,6 +1794,22 @@ static float *lt__grad_w(lt_tensor *t, lt_ctx *ctx, int *add) {
     t->grad_unset = 0;
     return t->grad;
 }
+/* In eager mode an op's output gradient dies right after the op's backward kernel (lt_backward
+   drops it), so an elementwise kernel whose input has no gradient buffer yet can hand that
+   buffer over to the input and work in place (gx[i] = gy[i]·..., the same values, one buffer
+   fewer alive).  Not when the output's gradient is retained or written over its values, nor in
+   a compiled plan, which places every buffer itself (the input's is set already).  Returns 1
+   when in[j] took it: its grad is then the old nd->out->grad, which is NULL. */
+static int lt__grad_adopt(lt__node *nd, int j) {
+    lt_tensor *x = nd->in[j], *y = nd->out;
+    if (!x || !x->requires_grad || x->grad || x->n != y->n || !y->grad || y->retain_grad || y->grad == y->data ||
+        nd->ctx->device != LT_CPU)
+        return 0;
+    x->grad = y->grad;
+    x->grad_unset = 0;
+    y->grad = NULL;
+    return 1;
+}
 static float *lt__grad(lt_tensor *t, lt_ctx *ctx) {
     int add;
     float *g = lt__grad_w(t, ctx, &add);
@@ -2029,10 +2045,12 @@ static void lt__add_fwd(lt__node *nd) {
 /* da += dy; db += sum over the broadcast rows of dy */
 static void lt__add_bwd(lt__node *nd) {
     int adda, addb;
-    float *ga = lt__grad_w(nd->in[0], nd->ctx, &adda), *gb = lt__grad_w(nd->in[1], nd->ctx, &addb), *gy = nd->out->grad;
+    float *gy = nd->out->grad, *gb = lt__grad_w(nd->in[1], nd->ctx, &addb), *ga;
     int64_t n = nd->out->n, nb = nd->in[1]->n;
-    if (ga) lt__bcast_grad_a(ga, gy, NULL, n, nb, adda);
     if (gb) lt__bcast_grad_b(gb, gy, NULL, n, nb, 1.0f, addb);
+    if (lt__grad_adopt(nd, 0)) return;   /* da = dy: a takes dy's buffer as it is (eager) */
+    ga = lt__grad_w(nd->in[0], nd->ctx, &adda);
+    if (ga) lt__bcast_grad_a(ga, gy, NULL, n, nb, adda);
 }
 LTRAIN_DEF lt_tensor *lt_add(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(add), "lt_add", a, b); }
 
@@ -2161,7 +2179,7 @@ static void lt__gelu_blk(const float *x, float *y, int64_t m) {
         y[i] = 0.5f * v * (1.0f + lt__tanh(u));
     }
 }
-static void lt__gelu_bwd_blk(const float *x, const float *gy, float *gx, int64_t m, int add) {
+static void lt__gelu_bwd_blk(const float *x, const float *gy, float *gx, int64_t m, int add) {   /* gx may be gy */
     int64_t i;
     if (add) {
         LT__OMP(simd)
@@ -2179,13 +2197,14 @@ static void lt__gelu_fwd(lt__node *nd) {
                      n - b * LT__EWB < LT__EWB ? n - b * LT__EWB : LT__EWB);
 }
 static void lt__gelu_bwd(lt__node *nd) {
-    int add;
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add);
+    const float *gy = nd->out->grad;
+    int add = 0;
+    float *gx = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);   /* in place? */
     int64_t n = nd->out->n, b;
     if (!gx) return;
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++)
-        lt__gelu_bwd_blk(nd->in[0]->data + b * LT__EWB, nd->out->grad + b * LT__EWB, gx + b * LT__EWB,
+        lt__gelu_bwd_blk(nd->in[0]->data + b * LT__EWB, gy + b * LT__EWB, gx + b * LT__EWB,
                          n - b * LT__EWB < LT__EWB ? n - b * LT__EWB : LT__EWB, add);
 }
 
@@ -2272,8 +2291,8 @@ static void lt__gelu16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(nd->f[0]);
     const uint16_t *xh = (const uint16_t *)(const void *)nd->save[0];
     const float *gy = nd->out->grad, *tab = lt__gelu16_dy[p == LT_F16];
-    int add;
-    float *gx = xh ? lt__grad_w(nd->in[0], nd->ctx, &add) : NULL;
+    int add = 0;
+    float *gx = !xh ? NULL : lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);
     int64_t n = nd->out->n, i;
     if (!gx) return;
     if (add) {

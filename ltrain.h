@@ -2053,6 +2053,21 @@ static void lt__add_bwd(lt__node *nd) {
     if (ga) lt__bcast_grad_a(ga, gy, NULL, n, nb, adda);
 }
 LTRAIN_DEF lt_tensor *lt_add(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(add), "lt_add", a, b); }
+/* lt_add whose result is written over the values of `over` (a or b, of the result's shape): for
+   the GPT trunk's residual adds, whose branch output is a private intermediate that no backward
+   kernel reads (add's own backward reads no values), so eager mode keeps one tensor fewer per
+   add.  Recording for lt_compile, or off the CPU, it is a plain lt_add (the plan places memory). */
+static lt_tensor *lt__add_over(lt_ctx *ctx, lt_tensor *a, lt_tensor *b, lt_tensor *over) {
+    lt__node *nd;
+    if (!ctx || ctx->cap || ctx->dry || ctx->device != LT_CPU || !a || !b || !over || over->n != a->n ||
+        over->is_param || over->base || !over->data)
+        return lt_add(ctx, a, b);
+    if (!lt__live(ctx, "lt_add", a, b) || !lt__check_broadcast(ctx, "lt_add", a, b)) return NULL;
+    nd = lt__node_new(ctx, LT__OP(add), a->ndim, a->shape, a, b, NULL, 1);
+    if (!nd) return NULL;
+    nd->out->data = over->data;
+    return lt__run(ctx, nd);
+}
 
 static void lt__sub_fwd(lt__node *nd) {
     const float *a = nd->in[0]->data, *b = nd->in[1]->data;
@@ -5844,7 +5859,8 @@ static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, con
     }
     /* x = wte[ids] + wpe[0..T-1]   (B,T,C) */
     lt_scope(ctx, g->scopes[0]);
-    x = lt_add(ctx, lt_embedding(ctx, g->wte, ids, B, T), lt_embedding(ctx, g->wpe, g->pos, 1, T));
+    h = lt_embedding(ctx, g->wte, ids, B, T);
+    x = lt__add_over(ctx, h, lt_embedding(ctx, g->wpe, g->pos, 1, T), h);   /* (written over wte's rows) */
     if (B == 1) {   /* the embedding of one row is [T,C]: make it [1,T,C] */
         int64_t shape[3];
         shape[0] = 1; shape[1] = T; shape[2] = c->channels;
@@ -5857,13 +5873,13 @@ static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, con
         h = lt_layernorm(ctx, x, b->ln1_w, b->ln1_b, eps);
         h = lt_conv1d(ctx, h, b->attn_w, b->attn_b);                 /* (B,T,3C) = q | k | v */
         h = lt_attention(ctx, h, c->heads, lengths);                 /* (B,T,C) */
-        h = lt_conv1d(ctx, h, b->attnproj_w, b->attnproj_b);
-        x = lt_add(ctx, x, lt_dropout(ctx, h, p));
+        h = lt_dropout(ctx, lt_conv1d(ctx, h, b->attnproj_w, b->attnproj_b), p);
+        x = lt__add_over(ctx, x, h, h);                              /* x + h, over h */
         lt_scope(ctx, g->scopes[3 + 2 * l]);
         h = lt_layernorm(ctx, x, b->ln2_w, b->ln2_b, eps);
         h = lt_gelu(ctx, lt_conv1d(ctx, h, b->fc_w, b->fc_b));       /* (B,T,4C) */
-        h = lt_conv1d(ctx, h, b->fcproj_w, b->fcproj_b);
-        x = lt_add(ctx, x, lt_dropout(ctx, h, p));
+        h = lt_dropout(ctx, lt_conv1d(ctx, h, b->fcproj_w, b->fcproj_b), p);
+        x = lt__add_over(ctx, x, h, h);
     }
     lt_scope(ctx, g->scopes[1]);
     x = lt_layernorm(ctx, x, g->lnf_w, g->lnf_b, eps);

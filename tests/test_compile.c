@@ -153,7 +153,9 @@ static void test_compile_all(void) {
         if (!tc_cli_run("off", le, sizeof le, &re) || !tc_cli_run("on", lc, sizeof lc, &rc)) {
             t_skip("compile/cli_rss", "no build/train_gpt (make build/train_gpt)");
         } else {
-            t_check(rc < 0.8 * re, "compile/cli_rss", "peak RSS compiled %.1f MB vs eager %.1f MB", rc, re);
+            /* (eager itself reuses dead gradients and writes residual sums in place: 58.9 MB
+               against 48.8 compiled when this bound was set; 96 vs 52 before that) */
+            t_check(rc < 0.9 * re, "compile/cli_rss", "peak RSS compiled %.1f MB vs eager %.1f MB", rc, re);
             t_check(!strncmp(le, lc, 6), "compile/cli_same_loss", "eager %s vs compiled %s", le, lc);
             printf("info compile.cli: peak RSS eager %.1f MB, compiled %.1f MB\n", re, rc);
         }

@@ -1747,12 +1747,6 @@ static void lt__copy(float *dst, const float *src, int64_t n) {
         memcpy(dst + i0, src + i0, (size_t)(n - i0 < LT__EW_PAR ? n - i0 : LT__EW_PAR) * sizeof(float));
 }
 
-/* The gradient buffer of a tensor, made in the arena on first use.  Backward kernels add their
-   contribution into it (a tensor read by two ops gets two), so a new buffer must start at zero.
-   lt__grad_w saves that zeroing pass for the kernels that can write the whole buffer anyway:
-   *add is 0 when the buffer holds no values yet (just made, or marked unset by a compiled
-   replay), and the caller must then write (=) every element instead of adding (+=); the values
-   are the same (0 + g is g).  lt__grad zeroes such a buffer first, for kernels that only add. */
 /* Recycling (eager mode, as torch): once an op's backward has run, nothing reads its output's
    gradient again, so lt_backward drops it (grad = NULL) unless lt_retain_grad asked to keep it,
    and puts the buffer on a free list (kept inside the free buffers themselves).  Gradients made
@@ -1782,6 +1776,12 @@ static float *lt__grad_alloc(lt_ctx *ctx, size_t bytes) {
     }
     return (float *)lt__arena_alloc(ctx, bytes);
 }
+/* The gradient buffer of a tensor, made in the arena on first use.  Backward kernels add their
+   contribution into it (a tensor read by two ops gets two), so a new buffer must start at zero.
+   lt__grad_w saves that zeroing pass for the kernels that can write the whole buffer anyway:
+   *add is 0 when the buffer holds no values yet (just made, or marked unset by a compiled
+   replay), and the caller must then write (=) every element instead of adding (+=); the values
+   are the same (0 + g is g).  lt__grad zeroes such a buffer first, for kernels that only add. */
 static float *lt__grad_w(lt_tensor *t, lt_ctx *ctx, int *add) {
     *add = 1;
     if (!t || !t->requires_grad) return NULL;
@@ -2184,7 +2184,8 @@ static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
 }
 /* The loops run over blocks of LT__EWB values, each a simd loop in a function of its own, and the
    threads take blocks.  (A combined "parallel for simd if (...)" whose condition is false, as
-   for a small tensor, also turns the simd off under gcc: 8x slower.) */
+   for a small tensor, also turns the simd off: 8x slower here.  "if (parallel : ...)" limits the
+   condition to the threads; the simple loops below are written that way.) */
 #define LT__EWB 4096
 static void lt__gelu_blk(const float *x, float *y, int64_t m) {
     int64_t i;
@@ -2231,8 +2232,7 @@ static void lt__gelu_bwd(lt__node *nd) {
 /* y = round16(gelu(y)) in place.  Every value goes through the same 16-wide loop of one
    function that is never inlined (lt__gelu16_run; the last piece padded into a block of 16), never
    a scalar remainder loop or a second copy of the loop that the compiler may contract (FMA)
-   differently: a GEMM's packing recomputes these values from gelu16's copy and must get the same
-   bits whatever the length of the piece it asks for. */
+   differently, so every value gets the same bits (it fills the lookup table below). */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
 #endif

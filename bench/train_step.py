@@ -2,10 +2,14 @@
 """train_step.py - ltrain's GPT-2 training step against PyTorch's, side by side, in one process tree.
 
     /usr/bin/python3 bench/train_step.py [--quick] [--threads 1,2] [--configs char-small,gpt-mini,gpt2-124M]
-                                         [--rounds 2] [--steps N] [--gemm-md build/bench_gemm.md]
+                                         [--model V,L,H,C,T,B ...] [--rounds 2] [--steps N]
+                                         [--gemm-md build/bench_gemm.md]
                                          [--out bench/results.md]
 
---steps N times N steps per process for every config (default: 10 for char-small, 5 for the others).
+--model V,L,H,C,T,B (repeatable) adds a model of any shape (vocabulary, layers, heads, channels,
+sequence length, batch); with --model and no --configs only those models run.
+--steps N times N steps per process for every config (default: 10 for char-small, 5 for gpt-mini
+and gpt2-124M, and for a --model about 40 GFLOP of steps, 5 to 50).
 
 The step on both sides: zero_grad, forward, cross-entropy over the vocabulary, backward, AdamW
 (lr 3e-4, betas (0.9, 0.95), weight decay 0.1 on matrices and embeddings), fp32, random tokens.
@@ -42,6 +46,28 @@ CONFIGS = {  # name: (V, L, H, C, T, B)
     "gpt2-124M": (50304, 12, 12, 768, 64, 4),
 }
 STEPS = {"char-small": 10, "gpt-mini": 5, "gpt2-124M": 5}
+
+
+def config(name):
+    """(V, L, H, C, T, B) of a named config, or of one written as "V,L,H,C,T,B" (any model)."""
+    if name in CONFIGS:
+        return CONFIGS[name]
+    try:
+        v = tuple(int(x) for x in name.split(","))
+    except ValueError:
+        v = ()
+    if len(v) != 6 or min(v) < 1 or v[3] % v[2] != 0:
+        sys.exit("unknown config %r: one of %s, or V,L,H,C,T,B with C a multiple of H" % (name, ", ".join(CONFIGS)))
+    return v
+
+
+def default_steps(name):
+    """timed steps per process: more for small models, so each process runs about a second or more"""
+    if name in STEPS:
+        return STEPS[name]
+    V, L, H, C, T, B = config(name)
+    flops = flops_per_step(V, L, H, C, T, B)
+    return max(5, min(50, int(4e10 / flops)))
 TORCH_ENV = {"OPENBLAS_CORETYPE": "SkylakeX", "OMP_WAIT_POLICY": "PASSIVE"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -55,7 +81,7 @@ def torch_worker(name, threads, steps, warmup):
     import torch.nn.functional as F
 
     torch.set_num_threads(threads)
-    V, L, H, C, T, B = CONFIGS[name]
+    V, L, H, C, T, B = config(name)
 
     class Block(nn.Module):  # pre-LN GPT-2 block, as ltrain's (and nanoGPT's)
         def __init__(self):
@@ -147,19 +173,24 @@ def main():
     if "--help" in args or "-h" in args:
         print(__doc__)
         return
-    opt = {"--threads": "1,2", "--configs": "char-small,gpt-mini,gpt2-124M", "--rounds": "2", "--steps": "",
+    default = "" if "--model" in args else "char-small,gpt-mini,gpt2-124M"
+    opt = {"--threads": "1,2", "--configs": default, "--rounds": "2", "--steps": "",
            "--gemm-md": "", "--out": os.path.join(HERE, "results.md"), "--bin": os.path.join(ROOT, "build", "bench_train_step")}
     for i, a in enumerate(args):
         if a in opt and i + 1 < len(args):
             opt[a] = args[i + 1]
     threads = [int(x) for x in opt["--threads"].split(",")]
-    configs = opt["--configs"].split(",")
+    configs = opt["--configs"].split(",") if opt["--configs"] else []
+    configs += [args[i + 1] for i, a in enumerate(args) if a == "--model" and i + 1 < len(args)]
     rounds = int(opt["--rounds"])
-    steps = dict(STEPS)
+    steps = {}
     if quick:
         configs, rounds, steps = ["char-small"], 1, {"char-small": 4}
     if opt["--steps"]:
-        steps = {k: int(opt["--steps"]) for k in CONFIGS}
+        steps = {k: int(opt["--steps"]) for k in configs}
+    for name in configs:
+        config(name)   # an unknown config stops here, before anything runs
+        steps.setdefault(name, default_steps(name))
     ours_bin = opt["--bin"]
     print("PyTorch side runs with %s (its best settings on this CPU); ltrain with OpenMP's default wait policy "
           "(its best: PASSIVE would cost it 3-9%%)." % " ".join("%s=%s" % kv for kv in TORCH_ENV.items()))
@@ -169,7 +200,7 @@ def main():
         peaks[t] = run_json([ours_bin, "--peak", "--threads", str(t)], {"OMP_NUM_THREADS": str(t)})["peak_gflops"]
         print("sgemm peak (lt_sgemm 2048^3), %d thread%s: %.1f GFLOP/s" % (t, "s" if t > 1 else "", peaks[t]))
     for name in configs:
-        V, L, H, C, T, B = CONFIGS[name]
+        V, L, H, C, T, B = config(name)
         for t in threads:
             res = {"ltrain": [], "compiled": [], "torch": []}
             info = {}
@@ -177,7 +208,7 @@ def main():
                 order = ["ltrain", "compiled", "torch"] if r % 2 == 0 else ["torch", "compiled", "ltrain"]
                 for who in order:
                     if who != "torch":   # eager, or captured once and replayed (lt_compile)
-                        j = run_json([ours_bin, "--config", name, "--threads", str(t), "--steps", str(steps[name])] +
+                        j = run_json([ours_bin] + (["--config", name] if name in CONFIGS else ["--model", name]) + [ "--threads", str(t), "--steps", str(steps[name])] +
                                      (["--compile"] if who == "compiled" else []),
                                      {"OMP_NUM_THREADS": str(t), "OMP_WAIT_POLICY": None})
                     else:

@@ -3903,6 +3903,10 @@ static void lt__gsrc_prefetch(const lt__gsrc *s, int64_t at, int64_t n) {
    fp16 through vcvtps2ph / vcvtph2ps (nearest even).  out may equal s's floats (in place). */
 /* 16 values of s at element i (all present) as float32 */
 LT__TARGET_AVX512 static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, int64_t i) {
+    if (s->gelu) {   /* 16 lookups in gelu16's table at once (one gather) */
+        __m512i x = _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i)));
+        return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), LT__M16, x, lt__gelu16_y[s->p == LT_F16], 4);
+    }
     if (s->h) {
         __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i));
         return s->p == LT_F16 ? _mm512_maskz_cvtph_ps(LT__M16, h) : _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, h), 16));
@@ -3918,6 +3922,7 @@ LT__TARGET_AVX512 static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, int64
     }
 }
 static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
+    if (s->gelu) return lt__gelu16_y[s->p == LT_F16][s->h[i]];
     if (s->h) return s->p == LT_F16 ? lt_f16_to_f32(s->h[i]) : lt_bf16_to_f32(s->h[i]);
     return s->p == LT_F16 ? lt_f16_to_f32(lt_f32_to_f16(s->f[i])) : lt_bf16_to_f32(lt_f32_to_bf16(s->f[i]));
 }
@@ -3977,7 +3982,10 @@ LT__TARGET_AVX512 static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ld
 }
 LT__TARGET_AVX512 static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t off, int64_t n, float *out) {
     int64_t i = 0;
-    if (s->h) {
+    if (s->gelu) {
+        for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, lt__gsrc16_lanes(s, off + i));
+        for (; i < n; i++) out[i] = lt__gsrc_one(s, off + i);
+    } else if (s->h) {
         lt__widen16_avx512((lt_dtype)s->p, s->h + off, out, n);
     } else {
         const float *f = s->f + off;
@@ -4002,13 +4010,13 @@ LT__TARGET_AVX512 static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t off
 #endif
 /* out[0..n) = element off.. of s as float32 (isa: as lt__gemm_impl's) */
 static void lt__gsrc_get(int isa, const lt__gsrc *s, int64_t off, int64_t n, float *out) {
-    if (s->gelu) { lt__gelu16_block((lt_dtype)s->p, s->h + off, out, n); return; }
 #ifdef LT__GEMM_X86
     if (isa == 2 && (s->h || s->p)) { lt__gsrc_get_avx512(s, off, n, out); return; }
 #else
     (void)isa;
 #endif
-    if (s->h) lt__from16((lt_dtype)s->p, s->h + off, out, (size_t)n);
+    if (s->gelu) lt__gelu16_block((lt_dtype)s->p, s->h + off, out, n);
+    else if (s->h) lt__from16((lt_dtype)s->p, s->h + off, out, (size_t)n);
     else if (s->p) lt__round16((lt_dtype)s->p, s->f + off, out, (size_t)n);
     else memcpy(out, s->f + off, (size_t)n * sizeof(float));
 }
@@ -4028,7 +4036,7 @@ static void lt__pack_a16(int ta, int isa, const lt__gsrc *A, int64_t lda, int64_
         return;
     }
 #ifdef LT__GEMM_X86
-    if (isa == 2 && mr <= 16 && !A->gelu) { lt__pack_a16t_avx512(A, lda, mc, kc, mr, ap); return; }
+    if (isa == 2 && mr <= 16) { lt__pack_a16t_avx512(A, lda, mc, kc, mr, ap); return; }
 #endif
     for (k = 0; k < kc; k++) {
         lt__gsrc_get(isa, A, k * lda, mc, row);
@@ -4049,7 +4057,7 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
     if (!tb) {
         float row[LT__GEMM_NC_MAX];
 #ifdef LT__GEMM_X86
-        if (isa == 2 && nr % 16 == 0 && !B->gelu) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
+        if (isa == 2 && nr % 16 == 0) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
 #endif
         for (k = 0; k < kc; k++) {
             lt__gsrc_get(isa, B, k * ldb, nc, row);
@@ -4549,12 +4557,15 @@ static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const lt__opdef *
     nd = lt__node_new(ctx, ctx->precision == LT_F32 ? op : op16, x->ndim, shape, x, w, b, 0);
     if (!nd) return NULL;
     nd->i[0] = x->n / Ci; nd->i[1] = Ci; nd->i[2] = O;
-    /* x = gelu16(h) whose record keeps h in 16 bits: backward recomputes x from that copy while
-       packing (the same function as gelu16's forward, so the same values) instead of keeping a
-       second 16-bit copy, of x, as large: the MLP's 4C-wide activation is stored once */
+    /* x = gelu16(h) whose record keeps h in 16 bits: no second 16-bit copy, of x, as large (the
+       MLP's 4C-wide activation is stored once).  In a compiled plan (recorded while ctx->dry) x's
+       float32 buffer is reused after the forward, so backward recomputes x from h's copy while
+       packing (f[1] = 1: gelu16's table, the same values).  Eager on the CPU, x's float32 values
+       (exactly 16-bit values) stay in the arena until lt_reset, and backward reads them (f[1] = 2):
+       the same numbers without a table lookup per element. */
     if (ctx->precision != LT_F32 && x->node && x->node->op == LT__OP(gelu16) && x->node->save[0] &&
         x->node->f[0] == (double)ctx->precision)
-        nd->f[1] = 1.0;
+        nd->f[1] = ctx->dry || ctx->device != LT_CPU ? 1.0 : 2.0;
     if (ctx->precision != LT_F32 && !lt__node16(ctx, nd)) return NULL;
     return lt__run(ctx, nd);
 }
@@ -4597,7 +4608,7 @@ static int lt__node16(lt_ctx *ctx, lt__node *nd) {
     if (!nd->out->requires_grad) return 1;
     for (j = 0; j < 2; j++) {
         lt_tensor *t = nd->in[j], *other = nd->in[1 - j];
-        if (lt__is_param_data(t) || !other->requires_grad || (j == 0 && nd->f[1] == 1.0)) continue;
+        if (lt__is_param_data(t) || !other->requires_grad || (j == 0 && nd->f[1] != 0.0)) continue;
         if (!lt__save(ctx, nd, j, (t->n + 1) / 2)) return 0;
     }
     return 1;
@@ -4768,7 +4779,7 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
     int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
     lt__mm16_opnd x, w;
     lt__save16(nd);
-    x = nd->f[1] == 1.0 ? lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0) : lt__opnd16_of(nd, 0, Ci, 0, 0);
+    x = nd->f[1] != 0.0 ? lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0) : lt__opnd16_of(nd, 0, Ci, 0, 0);
     w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
     lt__gemm16(p, 1, R, O, Ci, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
 }

@@ -487,38 +487,63 @@ static void tp_head16(void) {
             (long long)nsave);
 }
 
-/* ---- linear/conv1d after gelu16: x recomputed from gelu16's copy, not copied again -------------- */
+/* ---- linear/conv1d after gelu16: x not copied again --------------------------------------------- */
 /* conv1d(gelu(h)) and conv1d(gelu(h)·1) (the scale's output is a plain tensor: conv1d16 keeps its
-   own 16-bit copy) give the same gradients to the bit. */
-static void tp_gelu_share_run(lt_dtype prec, int share, float *gh, float *gw, int *flagged) {
+   own 16-bit copy) give the same gradients to the bit: eager, where conv1d16's backward reads x's
+   float32 values (f[1] = 2), and compiled, where it recomputes x from gelu16's copy of h while
+   packing (f[1] = 1; the plan reuses x's float32 buffer after the forward). */
+static lt_tensor *tp_gs_h, *tp_gs_w;
+static int tp_gs_share, tp_gs_flag;
+static lt_tensor *tp_gelu_share_step(lt_ctx *ctx, void *u) {
+    lt_tensor *x = lt_gelu(ctx, lt_scale(ctx, tp_gs_h, 1.0f)), *y;
+    (void)u;
+    if (!tp_gs_share) x = lt_scale(ctx, x, 1.0f);
+    y = lt_conv1d(ctx, x, tp_gs_w, NULL);
+    tp_gs_flag = y && y->node && !y->node->save[0] ? (int)y->node->f[1] : 0;
+    return lt_sum(ctx, lt_mul(ctx, y, y));
+}
+static void tp_gelu_share_run(lt_dtype prec, int share, int compiled, float *gh, float *gw, int *flagged) {
     lt_ctx *ctx = lt_ctx_create(4);
-    int64_t hs[2] = {19, 48}, ws[2] = {48, 13};
-    lt_tensor *hp = lt_param(ctx, "h", 2, hs), *w = lt_param(ctx, "w", 2, ws), *x, *y;
-    lt_init_normal(ctx, hp, 0, 1);
-    lt_init_normal(ctx, w, 0, 0.3);
+    int64_t hs[2] = {19, 45}, ws[2] = {45, 13};   /* 45: the packing's 16-wide tails too */
+    lt_plan *p = NULL;
+    tp_gs_h = lt_param(ctx, "h", 2, hs);
+    tp_gs_w = lt_param(ctx, "w", 2, ws);
+    tp_gs_share = share;
+    lt_init_normal(ctx, tp_gs_h, 0, 1);
+    lt_init_normal(ctx, tp_gs_w, 0, 0.3);
     lt_set_precision(ctx, prec);
-    x = lt_gelu(ctx, lt_scale(ctx, hp, 1.0f));
-    if (!share) x = lt_scale(ctx, x, 1.0f);
-    y = lt_conv1d(ctx, x, w, NULL);
-    *flagged = y && y->node && y->node->f[1] == 1.0 && !y->node->save[0];
-    lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, y, y)));
+    if (compiled) {
+        p = lt_compile(ctx, tp_gelu_share_step, NULL);   /* (records: sets tp_gs_flag) */
+        *flagged = tp_gs_flag;
+        lt_zero_grad(ctx);
+        if (p && !lt_plan_is_eager(p)) lt_plan_run(p, NULL);
+        else *flagged = -1;
+        lt_plan_destroy(p);
+    } else {
+        lt_backward(ctx, tp_gelu_share_step(ctx, NULL));
+        *flagged = tp_gs_flag;
+    }
     if (lt_failed(ctx)) printf("     tp_gelu_share_run: %s\n", lt_error(ctx));
-    memcpy(gh, hp->grad, 19 * 48 * 4);
-    memcpy(gw, w->grad, 48 * 13 * 4);
+    memcpy(gh, tp_gs_h->grad, 19 * 45 * 4);
+    memcpy(gw, tp_gs_w->grad, 45 * 13 * 4);
     lt_ctx_destroy(ctx);
 }
 static void tp_gelu_share(void) {
-    float gh1[19 * 48], gh2[19 * 48], gw1[48 * 13], gw2[48 * 13];
-    int f1 = 0, f2 = 0, pi;
+    float gh[3][19 * 45], gw[3][45 * 13];
+    int f[3], pi;
     char nm[80];
     if (!t_want("precision/gelu_share")) return;
     for (pi = 0; pi < 2; pi++) {
         lt_dtype p = pi ? LT_F16 : LT_BF16;
-        tp_gelu_share_run(p, 1, gh1, gw1, &f1);
-        tp_gelu_share_run(p, 0, gh2, gw2, &f2);
+        tp_gelu_share_run(p, 1, 0, gh[0], gw[0], &f[0]);   /* eager, shared */
+        tp_gelu_share_run(p, 1, 1, gh[1], gw[1], &f[1]);   /* compiled, shared */
+        tp_gelu_share_run(p, 0, 0, gh[2], gw[2], &f[2]);   /* eager, conv1d16's own copy */
         snprintf(nm, sizeof nm, "precision/gelu_share/%s", lt_precision_name(p));
-        t_check(f1 && !f2 && !memcmp(gh1, gh2, sizeof gh1) && !memcmp(gw1, gw2, sizeof gw1), nm,
-                "shared %d, copied %d: the gradients differ or the record kept a copy", f1, f2);
+        t_check(f[0] == 2 && f[1] == 1 && f[2] == 0 && !memcmp(gh[0], gh[2], sizeof gh[0]) && !memcmp(gw[0], gw[2], sizeof gw[0]) &&
+                !memcmp(gh[1], gh[2], sizeof gh[0]) && !memcmp(gw[1], gw[2], sizeof gw[0]), nm,
+                "flags eager %d compiled %d copied %d (want 2 1 0); gradients eager %s, compiled %s", f[0], f[1], f[2],
+                memcmp(gh[0], gh[2], sizeof gh[0]) || memcmp(gw[0], gw[2], sizeof gw[0]) ? "differ" : "equal",
+                memcmp(gh[1], gh[2], sizeof gh[0]) || memcmp(gw[1], gw[2], sizeof gw[0]) ? "differ" : "equal");
     }
 }
 

@@ -284,7 +284,8 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1); /
    (padding), as are their query rows' outputs (set to zero).  Flash attention: backward keeps
    B*H*T floats, not the B*H*T*T probabilities; a head has at most 8192 channels (C/n_head).  In
    16-bit precision (lt_set_precision) qkv is rounded to 16 bits, y too, and backward keeps
-   16-bit copies of both instead of the float32 tensors. */
+   16-bit copies of both instead of the float32 tensors (eager with qkv from a 16-bit product:
+   it reads them in place). */
 LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, const int32_t *lengths);
 
 /* ---- losses (return a [1] tensor) --------------------------------------------------------- */
@@ -687,7 +688,11 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
    moments) stay float32.  For backward these ops keep 16-bit copies of what they need (half the
    bytes; a parameter is read in place): the operands of a product, gelu's input, layernorm's
    normalised x̂ = (x-mean)·rstd (plus rstd), attention's qkv and y, the logits; so a compiled plan (lt_compile) frees
-   the float32 inputs after the forward.  Backward of a product, with 16-bit operands:
+   the float32 inputs after the forward.  An eager step keeps every float32 tensor until lt_reset
+   anyway, so there a value that is 16-bit already (the output of a product, gelu or attention
+   at this precision) is read in place instead of copied (the same bits, less memory: char-small
+   bf16 eager peak RSS 282 -> 246 MB, fp32 228); LTRAIN_EAGER_COPIES16=1 keeps every copy.
+   Backward of a product, with 16-bit operands:
        dx += dy16 · W16,  dW += dy16ᵀ · x16,  db += Σ_rows dy16   (float32 sums, not rounded)
    where torch 1.13's autocast rounds each of these to bf16 first; gelu and layernorm gradients
    are float32 (layernorm's read x̂16: tests/test_precision.c bounds the difference).  LT_BF16's
@@ -1606,7 +1611,8 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
    output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
    The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
    @@AMP) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
-   need not stay alive. */
+   need not stay alive.  (Eager records may skip a copy and read the float32 values in place,
+   lt__copy16: eager mode never frees them; a compiled plan always has the copies.) */
 #define LT__IN 1
 #define LT__OUT 2
 #define LT__OP_LIST(X)                                                                              \
@@ -1904,6 +1910,28 @@ static float *lt__save(lt_ctx *ctx, lt__node *nd, int slot, int64_t n) {
    single-thread vector conversions of @@AMP (out[i] = float(in[i]), in[i] to 16 bits, and
    out[i] = float(16 bit(in[i]))). */
 static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT_BF16; }
+/* Does a 16-bit op keep a 16-bit copy of t, a value its backward reads?  In a compiled plan
+   (recorded while ctx->dry) yes: the plan reuses the float32 buffers after the forward, and the
+   copies are what halves the activation memory.  Eager on the CPU, every float32 tensor of a
+   step stays in the arena until lt_reset, so a value that is already 16-bit (the rounded output
+   of a 16-bit product, attention16 or gelu16 in the same precision) is read in place by backward
+   (rounding it again changes nothing: the same bits as a copy), and a copy would only add memory.
+   Other values keep their copy in eager mode too: reading float32 and rounding it while packing
+   a GEMM operand is slower than widening a copy.  (Nothing an eager step writes over is read this
+   way: lt__add_over writes over a product's output, which no backward reads.)
+   LTRAIN_EAGER_COPIES16=1 in the environment makes eager ops keep every copy (to compare). */
+static int lt__exact16(const lt_tensor *t, lt_dtype p) {
+    const lt__node *nd = t ? t->node : NULL;
+    if (!nd || nd->f[0] != (double)p) return 0;
+    return nd->op == LT__OP(matmul16) || nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16) ||
+           nd->op == LT__OP(attention16) || nd->op == LT__OP(gelu16);
+}
+static int lt__copy16(const lt_ctx *ctx, const lt_tensor *t) {
+    const char *e;
+    if (ctx->dry || ctx->device != LT_CPU || !lt__exact16(t, ctx->precision)) return 1;
+    e = getenv("LTRAIN_EAGER_COPIES16");
+    return e && strcmp(e, "1") == 0;
+}
 static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n);
 static void lt__to16(lt_dtype p, const float *in, uint16_t *out, size_t n);
 static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);
@@ -2307,9 +2335,25 @@ static void lt__gelu16_bwd(lt__node *nd) {
     const uint16_t *xh = (const uint16_t *)(const void *)nd->save[0];
     const float *gy = nd->out->grad, *tab = lt__gelu16_dy[p == LT_F16];
     int add = 0;
-    float *gx = !xh ? NULL : lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);
-    int64_t n = nd->out->n, i;
+    float *gx = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);
+    int64_t n = nd->out->n, i, nb = (n + LT__EW16 - 1) / LT__EW16, b;
     if (!gx) return;
+    if (!xh) {   /* eager, x read in place (lt__copy16): its 16-bit patterns made block by block */
+        LT__OMP(parallel for if (n > 32768))
+        for (b = 0; b < nb; b++) {
+            int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16, j;
+            uint16_t h[LT__EW16];
+            lt__to16(p, nd->in[0]->data + lo, h, (size_t)m);
+            if (add) {
+                LT__OMP(simd)
+                for (j = 0; j < m; j++) gx[lo + j] += gy[lo + j] * tab[h[j]];
+            } else {
+                LT__OMP(simd)
+                for (j = 0; j < m; j++) gx[lo + j] = gy[lo + j] * tab[h[j]];
+            }
+        }
+        return;
+    }
     if (add) {
         LT__OMP(parallel for simd if (parallel : n > 32768))
         for (i = 0; i < n; i++) gx[i] += gy[i] * tab[xh[i]];
@@ -2327,7 +2371,7 @@ LTRAIN_DEF lt_tensor *lt_gelu(lt_ctx *ctx, lt_tensor *a) {
     nd = lt__node_new(ctx, LT__OP(gelu16), a->ndim, a->shape, a, NULL, NULL, 0);
     if (!nd) return NULL;
     nd->f[0] = (double)ctx->precision;
-    if (nd->out->requires_grad && !lt__save(ctx, nd, 0, (a->n + 1) / 2)) return NULL;
+    if (nd->out->requires_grad && lt__copy16(ctx, a) && !lt__save(ctx, nd, 0, (a->n + 1) / 2)) return NULL;
     return lt__run(ctx, nd);
 }
 
@@ -2885,7 +2929,8 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
    unit's sums run in one fixed order, so the thread count never changes a bit.
    attention16 (lt_set_precision 16-bit) runs the same kernels on qkv rounded to 16 bits, rounds
    y to 16 bits, and keeps 16-bit copies of qkv and y for backward (rows widened block by block
-   into the stack tiles) instead of reading the float32 tensors.  Every block is at most
+   into the stack tiles) instead of reading the float32 tensors; in eager mode, with qkv already
+   16-bit values (a 16-bit product's output, lt__copy16), it reads qkv and y in place instead.  Every block is at most
    LT__ATT_TILE floats, so a head has at most that many channels. */
 #define LT__ATT_BR 64      /* forward: query rows per unit */
 #define LT__ATT_BC 128     /* forward: keys per online-softmax step */
@@ -3308,7 +3353,7 @@ static lt__att_src lt__att_src_of(const lt__node *nd, int bits16) {
         a.p = nd->f[0] == (double)LT_F16 ? LT_F16 : LT_BF16;
         a.h = (const uint16_t *)(const void *)nd->save[1];
         a.y16 = a.h ? a.h + nd->in[0]->n : NULL;
-        a.round = 1;
+        a.round = !lt__exact16(nd->in[0], a.p);   /* (16-bit values already: read in place) */
     }
     a.simd = lt__att_simd();
     return a;
@@ -3345,7 +3390,7 @@ static void lt__attention16_fwd(lt__node *nd) {
 }
 static void lt__attention16_bwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 1);
-    a.f = NULL;
+    if (a.h) a.f = NULL;   /* else eager (lt__copy16): the float32 qkv, and y (rounded by the forward) */
     lt__att_bwd(nd, &a);
 }
 
@@ -3390,7 +3435,8 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
     nd->i[0] = B; nd->i[1] = T; nd->i[2] = C; nd->i[3] = n_head;
     nd->f[0] = (double)ctx->precision;
     if (!lt__save(ctx, nd, 0, (int64_t)ln)) return NULL;   /* L */
-    if (bits16 && nd->out->requires_grad && !lt__save(ctx, nd, 1, 2 * B * T * C)) return NULL;  /* qkv, y: 16 bit */
+    if (bits16 && nd->out->requires_grad && lt__copy16(ctx, qkv) && !lt__save(ctx, nd, 1, 2 * B * T * C))
+        return NULL;   /* qkv, y: 16 bit (or, lt__copy16, the float32 qkv and y read in place) */
     if (lengths && !(lt__node_ids(ctx, nd, lengths, B))) return NULL;
     return lt__run(ctx, nd);
 }
@@ -4557,15 +4603,12 @@ static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const lt__opdef *
     nd = lt__node_new(ctx, ctx->precision == LT_F32 ? op : op16, x->ndim, shape, x, w, b, 0);
     if (!nd) return NULL;
     nd->i[0] = x->n / Ci; nd->i[1] = Ci; nd->i[2] = O;
-    /* x = gelu16(h) whose record keeps h in 16 bits: no second 16-bit copy, of x, as large (the
-       MLP's 4C-wide activation is stored once).  In a compiled plan (recorded while ctx->dry) x's
-       float32 buffer is reused after the forward, so backward recomputes x from h's copy while
-       packing (f[1] = 1: gelu16's table, the same values).  Eager on the CPU, x's float32 values
-       (exactly 16-bit values) stay in the arena until lt_reset, and backward reads them (f[1] = 2):
-       the same numbers without a table lookup per element. */
+    /* x = gelu16(h) whose record keeps h in 16 bits (a compiled plan's, lt__copy16): backward
+       recomputes x from that copy while packing (gelu16's table, the same values) instead of
+       keeping a second 16-bit copy, of x, as large: the MLP's 4C-wide activation is stored once */
     if (ctx->precision != LT_F32 && x->node && x->node->op == LT__OP(gelu16) && x->node->save[0] &&
         x->node->f[0] == (double)ctx->precision)
-        nd->f[1] = ctx->dry || ctx->device != LT_CPU ? 1.0 : 2.0;
+        nd->f[1] = 1.0;
     if (ctx->precision != LT_F32 && !lt__node16(ctx, nd)) return NULL;
     return lt__run(ctx, nd);
 }
@@ -4593,8 +4636,9 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
    for 2048x256 · 256x1024.
    A record keeps a 16-bit copy (save[0] of in[0], save[1] of in[1], n_save = half the element
    count in floats) of each operand its backward reads, unless that operand is a parameter (read
-   in place, it outlives the step); the op rows read 0 (@@OPS), so a compiled plan frees the
-   float32 inputs after the forward.  f[0] = the precision (LT_BF16 or LT_F16). */
+   in place, it outlives the step) or, eager, already 16-bit values (lt__copy16); the op rows
+   read 0 (@@OPS), so a compiled plan frees the float32 inputs after the forward.  f[0] = the
+   precision (LT_BF16 or LT_F16). */
 static lt_dtype lt__prec16(const lt__node *nd) { return lt__prec_of(nd->f[0]); }
 
 /* A parameter (or a view of one) is read in place by backward; anything else is copied. */
@@ -4608,7 +4652,7 @@ static int lt__node16(lt_ctx *ctx, lt__node *nd) {
     if (!nd->out->requires_grad) return 1;
     for (j = 0; j < 2; j++) {
         lt_tensor *t = nd->in[j], *other = nd->in[1 - j];
-        if (lt__is_param_data(t) || !other->requires_grad || (j == 0 && nd->f[1] != 0.0)) continue;
+        if (lt__is_param_data(t) || !other->requires_grad || (j == 0 && nd->f[1] == 1.0) || !lt__copy16(ctx, t)) continue;
         if (!lt__save(ctx, nd, j, (t->n + 1) / 2)) return 0;
     }
     return 1;
@@ -4621,11 +4665,12 @@ typedef struct {
     const uint16_t *h;
     int64_t ld, stride;
     int trans, gelu;   /* gelu: as lt__gsrc's */
+    int exact;         /* f holds 16-bit values already (lt__exact16): fp16 packs them as float32 */
 } lt__mm16_opnd;
 
 static lt__mm16_opnd lt__opnd16(const float *f, const uint16_t *h, int64_t ld, int64_t stride, int trans) {
     lt__mm16_opnd o;
-    o.f = f; o.h = h; o.ld = ld; o.stride = stride; o.trans = trans; o.gelu = 0;
+    o.f = f; o.h = h; o.ld = ld; o.stride = stride; o.trans = trans; o.gelu = 0; o.exact = 0;
     return o;
 }
 /* Operand j of a record: its 16-bit copy if it has one, gelu recomputed from gelu16's copy of its
@@ -4636,14 +4681,18 @@ static lt__mm16_opnd lt__opnd16_of(const lt__node *nd, int j, int64_t ld, int64_
         o.gelu = 1;
         return o;
     }
-    return nd->save[j] ? lt__opnd16(NULL, (const uint16_t *)(const void *)nd->save[j], ld, stride, trans)
-                       : lt__opnd16(nd->in[j]->data, NULL, ld, stride, trans);
+    if (!nd->save[j]) {
+        lt__mm16_opnd o = lt__opnd16(nd->in[j]->data, NULL, ld, stride, trans);
+        o.exact = lt__exact16(nd->in[j], lt__prec_of(nd->op == LT__OP(linear_ce16) ? nd->f[1] : nd->f[0]));
+        return o;
+    }
+    return lt__opnd16(NULL, (const uint16_t *)(const void *)nd->save[j], ld, stride, trans);
 }
 static lt__gsrc lt__gsrc16(lt_dtype p, const lt__mm16_opnd *x, int64_t q) {
     lt__gsrc s;
     s.f = x->f ? x->f + q * x->stride : NULL;
     s.h = x->h ? x->h + q * x->stride : NULL;
-    s.p = (int)p;
+    s.p = x->exact && p == LT_F16 ? 0 : (int)p;   /* (bf16 keeps p: its pair kernel wants bf16 on both sides) */
     s.gelu = x->gelu;
     return s;
 }
@@ -4779,7 +4828,7 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
     int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
     lt__mm16_opnd x, w;
     lt__save16(nd);
-    x = nd->f[1] != 0.0 ? lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0) : lt__opnd16_of(nd, 0, Ci, 0, 0);
+    x = nd->f[1] == 1.0 ? lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0) : lt__opnd16_of(nd, 0, Ci, 0, 0);
     w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
     lt__gemm16(p, 1, R, O, Ci, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
 }
@@ -6289,7 +6338,8 @@ static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt
     nd->i[1] = C;
     nd->f[0] = use_count ? (double)lt_count_targets(targets, R) : denom;
     nd->f[1] = (double)ctx->precision;
-    if (nd->out->requires_grad && w->requires_grad && !lt__is_param_data(x) && !lt__save(ctx, nd, 0, (x->n + 1) / 2))
+    if (nd->out->requires_grad && w->requires_grad && !lt__is_param_data(x) && lt__copy16(ctx, x) &&
+        !lt__save(ctx, nd, 0, (x->n + 1) / 2))
         return NULL;
     if (!lt__save(ctx, nd, 1, lt__ce16_save_floats(R, V))) return NULL;
     return lt__run(ctx, nd);

@@ -80,7 +80,7 @@ static void usage(void) {
            "             than Z standard deviations above the last 50 steps' mean (window not kept in checkpoints)\n"
            "  run:       --seed N (%llu) --threads N --save PATH --save-every N --resume PATH --log PATH\n"
            "             --profile (time every op, eager mode; a table at the end)\n"
-           "             --compile on|off (off: capture the step once and replay it; LTRAIN_COMPILE=0 forces off)\n"
+           "             --compile on|off (off; on: capture the step once and replay it; LTRAIN_COMPILE=0 forces off)\n"
            "             --plot PATH.svg (loss, val loss and lr against steps, rewritten every 10 steps)\n"
            "  parallel:  mpirun -np N build/train_gpt_mpi (make mpi): --batch is per rank, N*B rows a step\n"
            "             --allreduce f32|ordered|bf16 (f32) --bucket-mb N (16)\n"

@@ -88,7 +88,9 @@ static int tp_case_run(t_ref *ref, const char *cid, lt_dtype prec, int as_activa
         nin++;
     }
     lt_set_precision(ctx, prec);
+    if (as_activation == 2) setenv("LTRAIN_EAGER_COPIES16", "1", 1);
     y = tp_op(ctx, cid, x, args ? (int)args->data[0] : 0);
+    unsetenv("LTRAIN_EAGER_COPIES16");
     g = y && ga ? lt_tensor_from(ctx, ga->data, y->ndim, y->shape) : NULL;
     lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, y, g)));
     if (lt_failed(ctx) || !ga) {
@@ -103,7 +105,8 @@ static int tp_case_run(t_ref *ref, const char *cid, lt_dtype prec, int as_activa
             memcpy(got[k + 1], p[k]->grad, (size_t)p[k]->n * sizeof(float));
             n[k + 1] = p[k]->n;
         }
-        /* activations are saved as 16 bit (half the floats), parameters are not */
+        /* activations (x*1: not 16-bit values yet) are saved as 16 bit (half the floats), eager or
+           not (as_activation 2: LTRAIN_EAGER_COPIES16=1, every copy kept), parameters never */
         if (as_activation && y->node && !(y->node->save[0] && y->node->n_save[0] == (x[0]->n + 1) / 2)) ok = 0;
         if (!as_activation && y->node && (y->node->save[0] || y->node->save[1])) ok = 0;
         if (!ok) printf("     %s: unexpected 16-bit copies in the record\n", cid);
@@ -114,15 +117,15 @@ static int tp_case_run(t_ref *ref, const char *cid, lt_dtype prec, int as_activa
 
 static void tp_case(t_ref *ref, const char *cid, lt_dtype prec) {
     static const char *const what[4] = {"out", "g0", "g1", "g2"};
-    float *gp[4] = {NULL, NULL, NULL, NULL}, *ga[4] = {NULL, NULL, NULL, NULL};
-    int64_t np[4], na[4];
+    float *gp[4] = {NULL, NULL, NULL, NULL}, *ga[4] = {NULL, NULL, NULL, NULL}, *gc[4] = {NULL, NULL, NULL, NULL};
+    int64_t np[4], na[4], nc[4];
     int nin, k;
     char nm[200];
     double rtol = prec == LT_F16 ? TP_RTOL_F16 : TP_RTOL_BF16;
     snprintf(nm, sizeof nm, "precision/%s", cid);
     if (!t_want(nm)) return;
     nin = tp_case_run(ref, cid, prec, 0, gp, np);
-    if (nin < 0 || tp_case_run(ref, cid, prec, 1, ga, na) != nin) {
+    if (nin < 0 || tp_case_run(ref, cid, prec, 1, ga, na) != nin || tp_case_run(ref, cid, prec, 2, gc, nc) != nin) {
         t_check(0, nm, "the case did not run");
     } else {
         for (k = 0; k <= nin; k++) {
@@ -141,11 +144,13 @@ static void tp_case(t_ref *ref, const char *cid, lt_dtype prec) {
             t_check(same >= 0.97, cn, "only %.1f%% equal to torch's bits (expect nearly all)", 100 * same);
             snprintf(cn, sizeof cn, "%s/%s_saved_equals_param", nm, what[k]);
             if (k > 0) lt_round_to_precision(prec, ga[k], ga[k], (size_t)np[k]);
-            t_check(memcmp(gp[k], ga[k], (size_t)np[k] * sizeof(float)) == 0, cn,
+            if (k > 0) lt_round_to_precision(prec, gc[k], gc[k], (size_t)np[k]);
+            t_check(memcmp(gp[k], ga[k], (size_t)np[k] * sizeof(float)) == 0 &&
+                    memcmp(gp[k], gc[k], (size_t)np[k] * sizeof(float)) == 0, cn,
                     "16-bit copies and parameters read in place differ");
         }
     }
-    for (k = 0; k < 4; k++) { free(gp[k]); free(ga[k]); }
+    for (k = 0; k < 4; k++) { free(gp[k]); free(ga[k]); free(gc[k]); }
 }
 
 static void tp_refs(void) {
@@ -397,6 +402,7 @@ static void tp_rows16(void) {
     int pi, i, reads16 = 0, same;
     char nm[96];
     if (!t_want("precision/rows16")) return;
+    setenv("LTRAIN_EAGER_COPIES16", "1", 1);   /* the records keep their 16-bit copies, as a plan's */
     lt_rng_seed(&r, 11);
     for (i = 0; i < R * C; i++) { xv[i] = (float)(lt_rng_normal(&r) * 2.0 + 0.5); gv[i] = (float)lt_rng_normal(&r); }
     for (pi = 0; pi < 2; pi++) {
@@ -429,6 +435,7 @@ static void tp_rows16(void) {
         snprintf(nm, sizeof nm, "precision/rows16/gelu16_%s/dx", lt_precision_name(p));
         t_check(e < 1e-6, nm, "normwise error %.3g against gelu's gradient at round16(x) (tol 1e-6)", e);
     }
+    unsetenv("LTRAIN_EAGER_COPIES16");
 }
 
 /* ---- linear_ce16: the fused head equals lt_linear + lt_cross_entropy at 16-bit precision ---------- */
@@ -487,63 +494,114 @@ static void tp_head16(void) {
             (long long)nsave);
 }
 
-/* ---- linear/conv1d after gelu16: x not copied again --------------------------------------------- */
-/* conv1d(gelu(h)) and conv1d(gelu(h)·1) (the scale's output is a plain tensor: conv1d16 keeps its
-   own 16-bit copy) give the same gradients to the bit: eager, where conv1d16's backward reads x's
-   float32 values (f[1] = 2), and compiled, where it recomputes x from gelu16's copy of h while
-   packing (f[1] = 1; the plan reuses x's float32 buffer after the forward). */
-static lt_tensor *tp_gs_h, *tp_gs_w;
+/* ---- 16-bit values read in place; linear/conv1d after gelu16 ------------------------------------ */
+/* y = conv1d(gelu(h)) with h = conv1d(h0) (16-bit values), and y = conv1d(gelu(h)·1) (the scale's
+   output is not 16-bit: conv1d16 keeps a copy of it), give the same gradients to the bit in every
+   mode (lt__copy16):
+     eager: gelu16 and the second conv1d16 read h and gelu(h) in place, no copies;
+     eager with LTRAIN_EAGER_COPIES16=1, and compiled: gelu16 keeps h in 16 bits and conv1d16
+     (f[1] = 1) recomputes gelu(h) from that copy while packing, so x is not copied either. */
+static lt_tensor *tp_gs_h, *tp_gs_w0, *tp_gs_w;
 static int tp_gs_share, tp_gs_flag;
 static lt_tensor *tp_gelu_share_step(lt_ctx *ctx, void *u) {
-    lt_tensor *x = lt_gelu(ctx, lt_scale(ctx, tp_gs_h, 1.0f)), *y;
+    lt_tensor *h = lt_conv1d(ctx, tp_gs_h, tp_gs_w0, NULL), *x = lt_gelu(ctx, h), *y;
     (void)u;
     if (!tp_gs_share) x = lt_scale(ctx, x, 1.0f);
     y = lt_conv1d(ctx, x, tp_gs_w, NULL);
-    tp_gs_flag = y && y->node && !y->node->save[0] ? (int)y->node->f[1] : 0;
+    tp_gs_flag = y && y->node && x->node ? 100 * (x->node->op == LT__OP(gelu16) && x->node->save[0] != NULL) +
+                                               10 * (int)y->node->f[1] + (y->node->save[0] != NULL) : -1;
     return lt_sum(ctx, lt_mul(ctx, y, y));
 }
-static void tp_gelu_share_run(lt_dtype prec, int share, int compiled, float *gh, float *gw, int *flagged) {
+static void tp_gelu_share_run(lt_dtype prec, int share, int mode, float *gh, float *gw, int *flag) {
     lt_ctx *ctx = lt_ctx_create(4);
-    int64_t hs[2] = {19, 45}, ws[2] = {45, 13};   /* 45: the packing's 16-wide tails too */
-    lt_plan *p = NULL;
+    int64_t hs[2] = {19, 21}, w0s[2] = {21, 45}, ws[2] = {45, 13};   /* 45: the packing's 16-wide tails too */
     tp_gs_h = lt_param(ctx, "h", 2, hs);
+    tp_gs_w0 = lt_param(ctx, "w0", 2, w0s);
     tp_gs_w = lt_param(ctx, "w", 2, ws);
     tp_gs_share = share;
     lt_init_normal(ctx, tp_gs_h, 0, 1);
+    lt_init_normal(ctx, tp_gs_w0, 0, 0.4);
     lt_init_normal(ctx, tp_gs_w, 0, 0.3);
     lt_set_precision(ctx, prec);
-    if (compiled) {
-        p = lt_compile(ctx, tp_gelu_share_step, NULL);   /* (records: sets tp_gs_flag) */
-        *flagged = tp_gs_flag;
+    if (mode == 2) {   /* compiled */
+        lt_plan *p = lt_compile(ctx, tp_gelu_share_step, NULL);   /* (records: sets tp_gs_flag) */
+        *flag = tp_gs_flag;
         lt_zero_grad(ctx);
         if (p && !lt_plan_is_eager(p)) lt_plan_run(p, NULL);
-        else *flagged = -1;
+        else *flag = -2;
         lt_plan_destroy(p);
-    } else {
+    } else {           /* eager, as it is (0) or keeping every copy (1) */
+        if (mode == 1) setenv("LTRAIN_EAGER_COPIES16", "1", 1);
         lt_backward(ctx, tp_gelu_share_step(ctx, NULL));
-        *flagged = tp_gs_flag;
+        unsetenv("LTRAIN_EAGER_COPIES16");
+        *flag = tp_gs_flag;
     }
     if (lt_failed(ctx)) printf("     tp_gelu_share_run: %s\n", lt_error(ctx));
-    memcpy(gh, tp_gs_h->grad, 19 * 45 * 4);
+    memcpy(gh, tp_gs_h->grad, 19 * 21 * 4);
     memcpy(gw, tp_gs_w->grad, 45 * 13 * 4);
     lt_ctx_destroy(ctx);
 }
 static void tp_gelu_share(void) {
-    float gh[3][19 * 45], gw[3][45 * 13];
-    int f[3], pi;
+    /* runs: eager, eager + copies, compiled (all with x = gelu(h)), eager with x = gelu(h)·1;
+       flags: 100·(gelu16 keeps h) + 10·f[1] + (conv1d16 keeps x) */
+    static const int share[4] = {1, 1, 1, 0}, mode[4] = {0, 1, 2, 0}, want[4] = {0, 110, 110, 1};
+    float gh[4][19 * 21], gw[4][45 * 13];
+    int f[4], pi, k, same;
     char nm[80];
     if (!t_want("precision/gelu_share")) return;
     for (pi = 0; pi < 2; pi++) {
         lt_dtype p = pi ? LT_F16 : LT_BF16;
-        tp_gelu_share_run(p, 1, 0, gh[0], gw[0], &f[0]);   /* eager, shared */
-        tp_gelu_share_run(p, 1, 1, gh[1], gw[1], &f[1]);   /* compiled, shared */
-        tp_gelu_share_run(p, 0, 0, gh[2], gw[2], &f[2]);   /* eager, conv1d16's own copy */
+        for (k = 0; k < 4; k++) tp_gelu_share_run(p, share[k], mode[k], gh[k], gw[k], &f[k]);
+        for (k = 1, same = 1; k < 4; k++) same = same && !memcmp(gh[k], gh[0], sizeof gh[0]) && !memcmp(gw[k], gw[0], sizeof gw[0]);
         snprintf(nm, sizeof nm, "precision/gelu_share/%s", lt_precision_name(p));
-        t_check(f[0] == 2 && f[1] == 1 && f[2] == 0 && !memcmp(gh[0], gh[2], sizeof gh[0]) && !memcmp(gw[0], gw[2], sizeof gw[0]) &&
-                !memcmp(gh[1], gh[2], sizeof gh[0]) && !memcmp(gw[1], gw[2], sizeof gw[0]), nm,
-                "flags eager %d compiled %d copied %d (want 2 1 0); gradients eager %s, compiled %s", f[0], f[1], f[2],
-                memcmp(gh[0], gh[2], sizeof gh[0]) || memcmp(gw[0], gw[2], sizeof gw[0]) ? "differ" : "equal",
-                memcmp(gh[1], gh[2], sizeof gh[0]) || memcmp(gw[1], gw[2], sizeof gw[0]) ? "differ" : "equal");
+        t_check(same && f[0] == want[0] && f[1] == want[1] && f[2] == want[2] && f[3] == want[3], nm,
+                "records %d %d %d %d, want %d %d %d %d; gradients %s", f[0], f[1], f[2], f[3],
+                want[0], want[1], want[2], want[3], same ? "equal" : "differ");
+    }
+}
+
+/* attention16 reads qkv three ways: its 16-bit copy (a gradient flows), float32 values rounded
+   on the way (no gradient), or in place (eager, the output of a 16-bit product): one output, to
+   the bit.  (Sources: 0 copy, 1 rounded, 2 in place; -1 a record not kept.) */
+static void tp_att16_sources(void) {
+    int pi, k, i;
+    char nm[80];
+    if (!t_want("precision/att16_sources")) return;
+    for (pi = 0; pi < 2; pi++) {
+        lt_dtype p = pi ? LT_F16 : LT_BF16;
+        float *y[3] = {NULL, NULL, NULL}, v[2 * 37 * 72];
+        lt_rng r;
+        int same = 1, how[3] = {-1, -1, -1};
+        lt_rng_seed(&r, 3);
+        for (i = 0; i < 2 * 37 * 72; i++) v[i] = (float)lt_rng_normal(&r);
+        for (k = 0; k < 3; k++) {
+            lt_ctx *ctx = lt_ctx_create(2);
+            int64_t s3[3] = {2, 37, 72}, s2[2] = {72, 72};
+            lt_tensor *qkv, *o;
+            lt_set_precision(ctx, p);
+            if (k == 0) { qkv = lt_param(ctx, "qkv", 3, s3); memcpy(qkv->data, v, sizeof v); }
+            else if (k == 1) qkv = lt_tensor_from(ctx, v, 3, s3);
+            else {   /* qkv = round16(v)·I, a 16-bit product's output: the values round16(v) */
+                lt_tensor *eye = lt_param(ctx, "eye", 2, s2);
+                for (i = 0; i < 72; i++) eye->data[i * 72 + i] = 1.0f;
+                qkv = lt_matmul(ctx, lt_tensor_from(ctx, v, 3, s3), eye, 0);
+            }
+            o = lt_attention(ctx, qkv, 3, NULL);
+            if (o) {
+                if (o->node) {
+                    lt__att_src a = lt__att_src_of(o->node, 1);
+                    how[k] = a.h ? 0 : a.round ? 1 : 2;
+                }
+                y[k] = (float *)malloc((size_t)o->n * sizeof(float));
+                memcpy(y[k], o->data, (size_t)o->n * sizeof(float));
+            } else printf("     tp_att16_sources: %s\n", lt_error(ctx));
+            lt_ctx_destroy(ctx);
+        }
+        for (k = 1; k < 3; k++) same = same && y[0] && y[k] && !memcmp(y[0], y[k], 2 * 37 * 24 * sizeof(float));
+        snprintf(nm, sizeof nm, "precision/att16_sources/%s", lt_precision_name(p));
+        t_check(same && how[0] == 0 && how[2] == 2, nm, "outputs %s; sources %d %d %d (want 0, -1 or 1, 2)",
+                same ? "equal" : "differ", how[0], how[1], how[2]);
+        for (k = 0; k < 3; k++) free(y[k]);
     }
 }
 
@@ -697,6 +755,7 @@ static void test_precision_all(void) {
     tp_rows16();
     tp_head16();
     tp_gelu_share();
+    tp_att16_sources();
     tp_compile();
     tp_checkpoint();
 }

@@ -2,7 +2,7 @@
 """train_step.py - ltrain's GPT-2 training step against PyTorch's, side by side, in one process tree.
 
     /usr/bin/python3 bench/train_step.py [--quick] [--threads 1,2] [--configs char-small,gpt-mini,gpt2-124M]
-                                         [--model V,L,H,C,T,B ...] [--rounds 2] [--steps N]
+                                         [--model V,L,H,C,T,B ...] [--rounds N] [--steps N]
                                          [--gemm-md build/bench_gemm.md]
                                          [--out bench/results.md]
 
@@ -13,7 +13,8 @@ and gpt2-124M, and for a --model about 40 GFLOP of steps, 5 to 50).
 
 The step on both sides: zero_grad, forward, cross-entropy over the vocabulary, backward, AdamW
 (lr 3e-4, betas (0.9, 0.95), weight decay 0.1 on matrices and embeddings), fp32, random tokens.
-For every config and thread count the two run in alternating rounds (ltrain, torch, ltrain, ...),
+For every config and thread count the two run in alternating rounds (ltrain, torch, ltrain, ...;
+4 rounds for char-small, 2 for the larger configs, --rounds N for all),
 each in a fresh child process (so peak RSS is that run's alone), and the table reports over all
 timed steps: median / min / max ms, tokens/s, MFU and peak RSS, and torch's median / ours.
 
@@ -174,7 +175,7 @@ def main():
         print(__doc__)
         return
     default = "" if "--model" in args else "char-small,gpt-mini,gpt2-124M"
-    opt = {"--threads": "1,2", "--configs": default, "--rounds": "2", "--steps": "",
+    opt = {"--threads": "1,2", "--configs": default, "--rounds": "", "--steps": "",
            "--gemm-md": "", "--out": os.path.join(HERE, "results.md"), "--bin": os.path.join(ROOT, "build", "bench_train_step")}
     for i, a in enumerate(args):
         if a in opt and i + 1 < len(args):
@@ -182,10 +183,12 @@ def main():
     threads = [int(x) for x in opt["--threads"].split(",")]
     configs = opt["--configs"].split(",") if opt["--configs"] else []
     configs += [args[i + 1] for i, a in enumerate(args) if a == "--model" and i + 1 < len(args)]
-    rounds = int(opt["--rounds"])
+    # rounds per config: 4 for char-small (a few seconds each: more rounds, a steadier median on a
+    # noisy machine), 2 for the others; --rounds N sets one count for all
+    rounds = {name: int(opt["--rounds"]) if opt["--rounds"] else 4 if name == "char-small" else 2 for name in configs}
     steps = {}
     if quick:
-        configs, rounds, steps = ["char-small"], 1, {"char-small": 4}
+        configs, rounds, steps = ["char-small"], {"char-small": 1}, {"char-small": 4}
     if opt["--steps"]:
         steps = {k: int(opt["--steps"]) for k in configs}
     for name in configs:
@@ -204,7 +207,7 @@ def main():
         for t in threads:
             res = {"ltrain": [], "compiled": [], "torch": []}
             info = {}
-            for r in range(rounds):
+            for r in range(rounds[name]):
                 order = ["ltrain", "compiled", "torch"] if r % 2 == 0 else ["torch", "compiled", "ltrain"]
                 for who in order:
                     if who != "torch":   # eager, or captured once and replayed (lt_compile)

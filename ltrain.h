@@ -2336,30 +2336,22 @@ static void lt__gelu16_bwd(lt__node *nd) {
     const float *gy = nd->out->grad, *tab = lt__gelu16_dy[p == LT_F16];
     int add = 0;
     float *gx = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);
-    int64_t n = nd->out->n, i, nb = (n + LT__EW16 - 1) / LT__EW16, b;
+    int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
     if (!gx) return;
-    if (!xh) {   /* eager, x read in place (lt__copy16): its 16-bit patterns made block by block */
-        LT__OMP(parallel for if (n > 32768))
-        for (b = 0; b < nb; b++) {
-            int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16, j;
-            uint16_t h[LT__EW16];
-            lt__to16(p, nd->in[0]->data + lo, h, (size_t)m);
-            if (add) {
-                LT__OMP(simd)
-                for (j = 0; j < m; j++) gx[lo + j] += gy[lo + j] * tab[h[j]];
-            } else {
-                LT__OMP(simd)
-                for (j = 0; j < m; j++) gx[lo + j] = gy[lo + j] * tab[h[j]];
-            }
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < nb; b++) {
+        int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16, j;
+        uint16_t tmp[LT__EW16];
+        const uint16_t *h = xh ? xh + lo : tmp;   /* x's 16-bit patterns: saved, or (eager, x read in
+                                                     place: lt__copy16) made here */
+        if (!xh) lt__to16(p, nd->in[0]->data + lo, tmp, (size_t)m);
+        if (add) {
+            LT__OMP(simd)
+            for (j = 0; j < m; j++) gx[lo + j] += gy[lo + j] * tab[h[j]];
+        } else {
+            LT__OMP(simd)
+            for (j = 0; j < m; j++) gx[lo + j] = gy[lo + j] * tab[h[j]];
         }
-        return;
-    }
-    if (add) {
-        LT__OMP(parallel for simd if (parallel : n > 32768))
-        for (i = 0; i < n; i++) gx[i] += gy[i] * tab[xh[i]];
-    } else {
-        LT__OMP(parallel for simd if (parallel : n > 32768))
-        for (i = 0; i < n; i++) gx[i] = gy[i] * tab[xh[i]];
     }
 }
 LTRAIN_DEF lt_tensor *lt_gelu(lt_ctx *ctx, lt_tensor *a) {
@@ -2930,8 +2922,8 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
    attention16 (lt_set_precision 16-bit) runs the same kernels on qkv rounded to 16 bits, rounds
    y to 16 bits, and keeps 16-bit copies of qkv and y for backward (rows widened block by block
    into the stack tiles) instead of reading the float32 tensors; in eager mode, with qkv already
-   16-bit values (a 16-bit product's output, lt__copy16), it reads qkv and y in place instead.  Every block is at most
-   LT__ATT_TILE floats, so a head has at most that many channels. */
+   16-bit values (a 16-bit product's output, lt__copy16), it reads qkv and y in place instead.
+   Every block is at most LT__ATT_TILE floats, so a head has at most that many channels. */
 #define LT__ATT_BR 64      /* forward: query rows per unit */
 #define LT__ATT_BC 128     /* forward: keys per online-softmax step */
 #define LT__ATT_BK 64      /* backward: keys per block */
@@ -5020,7 +5012,8 @@ done:
        a cross-entropy's logits gradient is written over the logits when nothing reads them later.
    A replay copies the inputs in again (from the same addresses: ids, targets and lt_tensor_from
    data are re-read), runs the kernels and marks each gradient buffer unset just before its
-   first write (the kernel zeroes it, or writes it whole: lt__grad_w).  It allocates nothing, records nothing and dispatches straight from the plan.
+   first write (the kernel zeroes it, or writes it whole: lt__grad_w).  It allocates nothing,
+   records nothing and dispatches straight from the plan.
    The kernels are the eager ones in the same order, so a replay gives the eager step's numbers
    to the bit.  The first replay, inside lt_compile, is the validation step: every output is
    checked for NaN/inf, and the op, its shapes and its place are named if one is not finite.  lt_compile starts a new step (arena tensors made before it are gone) and leaves
@@ -7755,7 +7748,6 @@ LTRAIN_DEF void lt_lrs_destroy(lt_lrs *s) {
 
 /* ==== @@CLIP  gradient clipping: clip_grad_norm_, clip_grad_value_ ============================ */
 
-/* Σ g² over every gradient, in double (torch sums per tensor, then the norms). */
 /* Σ g² in double, in a fixed order whatever the thread count: simd sums over pieces of LT__EWB
    values, pieces summed in order within parts of LT__SQ_PART values, the parts' sums added in
    order; threads take parts. */
@@ -7784,6 +7776,7 @@ static double lt__sumsq(const float *g, int64_t n) {
     }
     return acc;
 }
+/* Σ g² over every gradient, in double (torch sums per tensor, then the norms). */
 static double lt__grad_sumsq(lt_paramset params) {
     double acc = 0;
     int i;

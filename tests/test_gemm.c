@@ -72,6 +72,71 @@ static int tg_case(const tg_shape *sh, int ta, int tb, float alpha, float beta, 
     return ok;
 }
 
+/* The thread split cuts C between lines of register tiles; every element is summed the same way
+   whichever thread computes it, so 1, 2 and 3 threads must give the same bits, in each kernel,
+   with alpha != 1, beta != 0, a bias epilogue and 16-bit operands; and no thread may write
+   outside C (the row padding). */
+static int tg_split_case(int id, const tg_shape *sh, int ta, int tb, float alpha, float beta, int bias, lt_dtype p) {
+    int64_t M = sh->M, N = sh->N, K = sh->K, i, lda = (ta ? M : K) + 1, ldb = (tb ? K : N) + 2, ldc = N + 3;
+    size_t na = (size_t)((ta ? K : M) * lda), nb = (size_t)((tb ? N : K) * ldb), nc = (size_t)(M * ldc);
+    float *A = (float *)malloc(na * sizeof(float)), *B = (float *)malloc(nb * sizeof(float));
+    float *bv = (float *)malloc((size_t)N * sizeof(float)), *C0 = (float *)malloc(nc * sizeof(float));
+    float *C[3];
+    int t, same = 1, base = lt_get_threads();
+    uint32_t seed = (uint32_t)(M * 31 + N * 7 + K);
+    lt__gepi e;
+    for (i = 0; i < (int64_t)na; i++) A[i] = tg_val(&seed);
+    for (i = 0; i < (int64_t)nb; i++) B[i] = tg_val(&seed);
+    for (i = 0; i < N; i++) bv[i] = tg_val(&seed);
+    for (i = 0; i < (int64_t)nc; i++) C0[i] = tg_val(&seed);
+    e.p = (int)p;
+    e.bias = bias ? bv : NULL;
+    for (t = 0; t < 3; t++) {
+        C[t] = (float *)malloc(nc * sizeof(float));
+        memcpy(C[t], C0, nc * sizeof(float));
+        lt_set_threads(t + 1);
+        if (p == LT_F32) lt__sgemm_ex(id, ta, tb, M, N, K, alpha, lt__gsrc_f32(A), lda, lt__gsrc_f32(B), ldb, beta, C[t], ldc, &e);
+        else {
+            lt__gsrc sa = lt__gsrc_f32(A), sb = lt__gsrc_f32(B);
+            sa.p = sb.p = (int)p;   /* float32 operands rounded to p while packing */
+            lt__sgemm_ex(id, ta, tb, M, N, K, alpha, sa, lda, sb, ldb, beta, C[t], ldc, &e);
+        }
+        if (t > 0 && memcmp(C[t], C[0], nc * sizeof(float)) != 0) same = 0;
+    }
+    lt_set_threads(base);
+    for (i = 0; i < M && same; i++)
+        if (memcmp(C[0] + i * ldc + N, C0 + i * ldc + N, (size_t)(ldc - N) * sizeof(float)) != 0) same = 0;
+    if (!same) {
+        char name[160];
+        snprintf(name, sizeof name, "gemm/split %s %lldx%lldx%lld %s%s alpha=%g beta=%g bias=%d p=%d",
+                 lt__gemm_impl_of(id).name, (long long)M, (long long)N, (long long)K, ta ? "T" : "N", tb ? "T" : "N",
+                 alpha, beta, bias, (int)p);
+        t_check(0, name, "1, 2 and 3 threads differ, or the padding of C was written");
+    }
+    for (t = 0; t < 3; t++) free(C[t]);
+    free(A); free(B); free(bv); free(C0);
+    return same;
+}
+
+static void test_gemm_split(void) {
+    /* tall (cut between rows of tiles), wide (between columns of them), square-ish, long K */
+    static const tg_shape shapes[] = {{600, 100, 40}, {37, 900, 70}, {290, 300, 33}, {71, 66, 500}};
+    static const lt_dtype ps[] = {LT_F32, LT_BF16, LT_F16};
+    int s, t, id, n = 0, bad = 0;
+    char msg[96];
+    if (!t_want("gemm")) return;
+    for (id = 0; id < LT__GEMM_NKERNELS; id++) {
+        if (!lt__gemm_supported(id)) continue;
+        for (s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
+            for (t = 0; t < 4; t++, n++)
+                if (!tg_split_case(id, &shapes[s], t & 1, (t >> 1) & 1, t == 1 ? 1.0f : -0.75f, t == 2 ? 0.0f : t == 3 ? 1.0f : 0.5f,
+                                   t != 1, ps[(s + t) % 3]))
+                    bad++;
+    }
+    snprintf(msg, sizeof msg, "gemm/thread split: 1, 2, 3 threads give the same bits (%d cases)", n);
+    t_check(bad == 0, msg, "%d of %d cases differ (see above)", bad, n);
+}
+
 static void test_gemm_all(void) {
     static const tg_shape shapes[] = {
         {1, 1, 1}, {3, 17, 31}, {17, 31, 3}, {31, 65, 17}, {65, 129, 257}, {129, 257, 65}, {257, 3, 129},
@@ -101,4 +166,5 @@ static void test_gemm_all(void) {
     snprintf(msg, sizeof msg, "gemm/all kernels x %d cases (%s runs here)", n, lt_kernel_name());
     t_check(bad == 0, msg, "%d of %d cases failed (see above)", bad, n);
     t_check(lt_kernel_name() != NULL && lt_kernel_name()[0] != 0, "gemm/kernel name", "empty");
+    test_gemm_split();
 }

@@ -2967,15 +2967,13 @@ static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const flo
 }
 
 #ifdef LT__ATT_X86
-/* 6 rows x 64 columns: 24 zmm accumulators, 4 B vectors (masked past n), A values broadcast.
-   Rows past m read row 0 and are not stored. */
+/* 6 rows x up to 64 columns: up to 24 zmm accumulators, as many B vectors as the 16-column groups
+   n spans (1 to 4: a head of 48 channels computes 3, not 4 with one masked off), A values
+   broadcast.  The last group is masked past n; rows past m read row 0 and are not stored. */
 #define LT__AM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define LT__AM_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
 #define LT__AM_ZERO(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0;
-#define LT__AM_FMA(r)                                                                               \
-    { __m512 av = _mm512_set1_ps(a##r[k * aks]);                                                 \
-      c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0); c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1);          \
-      c##r##2 = _mm512_fmadd_ps(av, b2, c##r##2); c##r##3 = _mm512_fmadd_ps(av, b3, c##r##3); }
+#define LT__AM_FMA1(r, v) c##r##v = _mm512_fmadd_ps(_mm512_set1_ps(a##r[k * aks]), b##v, c##r##v);
 #define LT__AM_ST1(r, v, mk)                                                                         \
     _mm512_mask_storeu_ps(cr + 16 * v, mk, acc ? _mm512_fmadd_ps(va, c##r##v, _mm512_maskz_loadu_ps(mk, cr + 16 * v)) \
                                                 : _mm512_mul_ps(va, c##r##v));
@@ -2983,6 +2981,21 @@ static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const flo
     if (r < m) {                                                                                   \
         float *cr = C + r * ldc;                                                                   \
         LT__AM_ST1(r, 0, m0) LT__AM_ST1(r, 1, m1) LT__AM_ST1(r, 2, m2) LT__AM_ST1(r, 3, m3)            \
+    }
+/* the k loop on NV vectors: B row k's groups loaded (past n masked to 0), one broadcast per row */
+#define LT__AM_B0 __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
+#define LT__AM_B1 LT__AM_B0 __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+#define LT__AM_B2 LT__AM_B1 __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
+#define LT__AM_B3 LT__AM_B2 __m512 b3 = _mm512_maskz_loadu_ps(m3, b + 48);
+#define LT__AM_F0(r) LT__AM_FMA1(r, 0)
+#define LT__AM_F1(r) LT__AM_F0(r) LT__AM_FMA1(r, 1)
+#define LT__AM_F2(r) LT__AM_F1(r) LT__AM_FMA1(r, 2)
+#define LT__AM_F3(r) LT__AM_F2(r) LT__AM_FMA1(r, 3)
+#define LT__AM_LOOP(LOADS, FMAS)                                                                   \
+    for (k = 0; k < K; k++) {                                                                      \
+        const float *b = B + k * ldb;                                                              \
+        LOADS                                                                                      \
+        LT__AM_ROWS(FMAS)                                                                          \
     }
 __attribute__((target("avx512f"))) static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha,
                                                                   const float *A, int64_t ars, int64_t aks,
@@ -2996,32 +3009,27 @@ __attribute__((target("avx512f"))) static void lt__att_tile_avx512(int64_t m, in
     int64_t k;
     LT__AM_ROWS(LT__AM_PTR)
     LT__AM_ROWS(LT__AM_ZERO)
-    if (n > 32) {
-        for (k = 0; k < K; k++) {
-            const float *b = B + k * ldb;
-            __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-            __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32), b3 = _mm512_maskz_loadu_ps(m3, b + 48);
-            LT__AM_ROWS(LT__AM_FMA)
-        }
-    } else {   /* up to 32 columns: half the work */
-#undef LT__AM_FMA
-#define LT__AM_FMA(r)                                                                               \
-    { __m512 av = _mm512_set1_ps(a##r[k * aks]);                                                 \
-      c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0); c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1); }
-        for (k = 0; k < K; k++) {
-            const float *b = B + k * ldb;
-            __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = _mm512_maskz_loadu_ps(m1, b + 16);
-            LT__AM_ROWS(LT__AM_FMA)
-        }
-    }
+    if (n > 48) LT__AM_LOOP(LT__AM_B3, LT__AM_F3)
+    else if (n > 32) LT__AM_LOOP(LT__AM_B2, LT__AM_F2)
+    else if (n > 16) LT__AM_LOOP(LT__AM_B1, LT__AM_F1)
+    else LT__AM_LOOP(LT__AM_B0, LT__AM_F0)
     LT__AM_ROWS(LT__AM_ST)
 }
 #undef LT__AM_ROWS
 #undef LT__AM_PTR
 #undef LT__AM_ZERO
-#undef LT__AM_FMA
+#undef LT__AM_FMA1
 #undef LT__AM_ST1
 #undef LT__AM_ST
+#undef LT__AM_LOOP
+#undef LT__AM_B0
+#undef LT__AM_B1
+#undef LT__AM_B2
+#undef LT__AM_B3
+#undef LT__AM_F0
+#undef LT__AM_F1
+#undef LT__AM_F2
+#undef LT__AM_F3
 #endif
 
 /* Does this CPU run the AVX-512 block kernel (and LT_GEMM does not ask for another)? */

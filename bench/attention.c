@@ -4,7 +4,8 @@
    profiling counters, lt_set_profiling), median (and min: the machine may be shared) of --reps runs, at the shapes of the bench configs:
      char-small B=8 T=256 C=256 H=4, gpt-mini B=4 T=256 C=384 H=6, gpt2 B=4 T=64 C=768 H=12,
    plus T = 1024 (B=1, C=256, H=4); 1 and 2 threads.  `make bench-attention` runs it.
-     --shape B,T,C,H (only this one)  --reps N (9)  --threads N (only this count)  --bf16 */
+     --shape B,T,C,H (only this one)  --reps N (9)  --threads N (only this count)  --bf16
+     --cold (64 MiB written before each kernel: the inputs come from memory, as in a step) */
 #define _POSIX_C_SOURCE 200809L
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
@@ -25,6 +26,14 @@ static void attention_ms(const lt_ctx *ctx, double *fwd, double *bwd) {
         if (!strncmp(lt__ops[r].name, "attention", 9)) { *fwd += 1e3 * ctx->prof_s[0][r]; *bwd += 1e3 * ctx->prof_s[1][r]; }
 }
 
+/* --cold: 64 MiB written before each kernel, so qkv, y and the gradients come from memory, as
+   inside a training step (where the other ops' tensors pass through the caches in between) */
+static char *cold_buf;
+static void cold(void) {
+    static unsigned char v;
+    if (cold_buf) memset(cold_buf, ++v, (size_t)64 << 20);
+}
+
 static void run(int B, int T, int C, int H, int threads, int reps, lt_dtype prec) {
     lt_ctx *ctx = lt_ctx_create(1);
     int64_t s[3];
@@ -41,6 +50,7 @@ static void run(int B, int T, int C, int H, int threads, int reps, lt_dtype prec
         lt_tensor *y;
         lt_zero_grad(ctx);
         lt_set_profiling(ctx, 1);
+        cold();
         y = lt_attention(ctx, qkv, H, NULL);
         if (!R) {
             s[2] = C;
@@ -48,7 +58,9 @@ static void run(int B, int T, int C, int H, int threads, int reps, lt_dtype prec
             lt_init_uniform(ctx, R, -1.0, 1.0);
             R->requires_grad = 0;
         }
-        lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, y, R)));
+        y = lt_sum(ctx, lt_mul(ctx, y, R));
+        cold();
+        lt_backward(ctx, y);
         if (k >= 0) attention_ms(ctx, &f[k], &b[k]);
         lt_set_profiling(ctx, 0);
     }
@@ -71,8 +83,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--bf16")) bf16 = 1;
+        else if (!strcmp(argv[i], "--cold")) cold_buf = (char *)malloc((size_t)64 << 20);
         else {
-            printf("usage: bench_attention [--shape B,T,C,H] [--reps N (9)] [--threads N] [--bf16]\n");
+            printf("usage: bench_attention [--shape B,T,C,H] [--reps N (9)] [--threads N] [--bf16] [--cold]\n");
             return argv[i][0] == '-' && argv[i][1] == 'h' ? 0 : 2;
         }
     }

@@ -672,14 +672,16 @@ static void test_ops_threads(void) {
 
 /* ---- attention's block products: the plain C and AVX-512 kernels against a double loop ----------------- */
 /* lt__att_mm with A as is and transposed, acc 0/1, every causal mode at offsets around 0, shapes
-   across its 6-row and 64-column tiles; columns a mode leaves unwritten must keep their values. */
+   across its 6-row and 64-column tiles and its 1- to 4-vector column groups (n = 5, 20, 48, 64, and
+   the edges of 33 and 70); columns a mode leaves unwritten must keep their values. */
 static void test_ops_attention_mm(void) {
-    static const int64_t shapes[][3] = {{1, 1, 1}, {7, 5, 3}, {13, 70, 65}, {64, 64, 64}, {130, 33, 20}};
+    static const int64_t shapes[][3] = {{1, 1, 1}, {7, 5, 3}, {13, 70, 65}, {64, 64, 64}, {130, 33, 20},
+                                        {8, 20, 9}, {9, 48, 17}};
     int simd, bad = 0, checks = 0;
     if (!t_want("ops/attention_mm")) return;
     for (simd = 0; simd <= lt__att_simd(); simd++) {
         int si, trans, acc, tri, oi;
-        for (si = 0; si < 5; si++)
+        for (si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++)
             for (trans = 0; trans < 2; trans++)
                 for (acc = 0; acc < 2; acc++)
                     for (tri = 0; tri <= LT__ATT_NGE; tri++)

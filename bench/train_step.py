@@ -165,6 +165,13 @@ def flops_per_step(V, L, H, C, T, B):
     return 6.0 * n_mm * B * T + 12.0 * L * C * T * T * B
 
 
+def flops_needed(V, L, H, C, T, B):
+    """The products a step cannot skip: as flops_per_step, but causal attention needs only the
+    lower triangle of each T x T product (half of them)."""
+    n_mm = 12 * L * C * C + V * C
+    return 6.0 * n_mm * B * T + 6.0 * L * C * T * T * B
+
+
 def main():
     args = sys.argv[1:]
     if args and args[0] == "--worker":
@@ -225,6 +232,7 @@ def main():
                 ms = res[who]
                 med = statistics.median(ms)
                 rows.append({"config": name, "threads": t, "impl": info[who][0]["impl"], "median": med,
+                             "at_peak_ms": flops_needed(V, L, H, C, T, B) / (peaks[t] * 1e9) * 1e3,
                              "min": min(ms), "max": max(ms), "tok_s": B * T / (med / 1e3),
                              "mfu": flops_per_step(V, L, H, C, T, B) / (med / 1e3) / (peaks[t] * 1e9),
                              "rss": max(x["rss_mb"] for x in info[who]), "params": info[who][0]["params"],
@@ -297,6 +305,22 @@ def render(rows, peaks, threads, quick, load):
             lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.0f | %.0f | %.1f | %s | %s |" % (
                 r["config"], r["threads"], e["median"], r["median"], r["vs_eager"], e["rss"], r["rss"], r["plan_mb"],
                 ("%.1f" % r["saved_mb"]) if r["floor_mb"] else "", ("%.1f" % (r["floor_mb"] - r["saved_mb"])) if r["floor_mb"] else ""))
+    lines.append("")
+    lines.append("What the GEMM limit allows: a step needs at least its products' FLOPs at the sgemm peak (causal "
+                 "attention counted as the half of the T x T products it needs), so no implementation can beat "
+                 "torch by more than torch ms / that time (the ceiling).  ltrain's share of the ceiling is its "
+                 "MFU on those FLOPs.")
+    lines.append("")
+    lines.append("| config | thr | step at sgemm peak ms | torch ms | ceiling: torch / peak step | ltrain ms | torch / ltrain "
+                 "| share of ceiling |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    for i, r in enumerate(rows):
+        if "vs_eager" in r:
+            e, th = rows[i - 1], rows[i + 1]
+            best = e if e["median"] <= r["median"] else r
+            lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.1f (%s) | %.2fx | %.0f%% |" % (
+                r["config"], r["threads"], r["at_peak_ms"], th["median"], th["median"] / r["at_peak_ms"], best["median"],
+                "eager" if best is e else "compiled", th["median"] / best["median"], 100 * r["at_peak_ms"] / best["median"]))
     lines.append("")
     lines.append("torch / ltrain > 1 means ltrain is faster.  Medians over %s timed steps per side "
                  "(after 2 warm-up steps per process)." % ", ".join(sorted({str(r["steps"]) for r in rows})))

@@ -2973,7 +2973,7 @@ static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const flo
 #define LT__AM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define LT__AM_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
 #define LT__AM_ZERO(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0;
-#define LT__AM_FMA1(r, v) c##r##v = _mm512_fmadd_ps(_mm512_set1_ps(a##r[k * aks]), b##v, c##r##v);
+#define LT__AM_FMA1(r, v) c##r##v = _mm512_fmadd_ps(av, b##v, c##r##v);
 #define LT__AM_ST1(r, v, mk)                                                                         \
     _mm512_mask_storeu_ps(cr + 16 * v, mk, acc ? _mm512_fmadd_ps(va, c##r##v, _mm512_maskz_loadu_ps(mk, cr + 16 * v)) \
                                                 : _mm512_mul_ps(va, c##r##v));
@@ -2987,10 +2987,11 @@ static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const flo
 #define LT__AM_B1 LT__AM_B0 __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
 #define LT__AM_B2 LT__AM_B1 __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
 #define LT__AM_B3 LT__AM_B2 __m512 b3 = _mm512_maskz_loadu_ps(m3, b + 48);
-#define LT__AM_F0(r) LT__AM_FMA1(r, 0)
-#define LT__AM_F1(r) LT__AM_F0(r) LT__AM_FMA1(r, 1)
-#define LT__AM_F2(r) LT__AM_F1(r) LT__AM_FMA1(r, 2)
-#define LT__AM_F3(r) LT__AM_F2(r) LT__AM_FMA1(r, 3)
+#define LT__AM_AV(r) __m512 av = _mm512_set1_ps(a##r[k * aks]);
+#define LT__AM_F0(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) }
+#define LT__AM_F1(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) }
+#define LT__AM_F2(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) }
+#define LT__AM_F3(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) LT__AM_FMA1(r, 3) }
 #define LT__AM_LOOP(LOADS, FMAS)                                                                   \
     for (k = 0; k < K; k++) {                                                                      \
         const float *b = B + k * ldb;                                                              \
@@ -3026,6 +3027,7 @@ __attribute__((target("avx512f"))) static void lt__att_tile_avx512(int64_t m, in
 #undef LT__AM_B1
 #undef LT__AM_B2
 #undef LT__AM_B3
+#undef LT__AM_AV
 #undef LT__AM_F0
 #undef LT__AM_F1
 #undef LT__AM_F2

@@ -299,28 +299,26 @@ def render(rows, peaks, threads, quick, load):
     lines.append("| config | thr | eager ms | compiled ms | compiled speed-up | eager peak RSS MB | compiled peak RSS MB "
                  "| planned activations MB | saved for backward MB | 16 B x params MB |")
     lines.append("|---|---|---|---|---|---|---|---|---|---|")
-    for i, r in enumerate(rows):
-        if "vs_eager" in r:
-            e = rows[i - 1]
-            lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.0f | %.0f | %.1f | %s | %s |" % (
-                r["config"], r["threads"], e["median"], r["median"], r["vs_eager"], e["rss"], r["rss"], r["plan_mb"],
-                ("%.1f" % r["saved_mb"]) if r["floor_mb"] else "", ("%.1f" % (r["floor_mb"] - r["saved_mb"])) if r["floor_mb"] else ""))
+    # each config and thread count ran eager, compiled, torch: rows in that order
+    runs = [(rows[i - 1], r, rows[i + 1]) for i, r in enumerate(rows) if "vs_eager" in r]
+    for e, r, _ in runs:
+        lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.0f | %.0f | %.1f | %s | %s |" % (
+            r["config"], r["threads"], e["median"], r["median"], r["vs_eager"], e["rss"], r["rss"], r["plan_mb"],
+            ("%.1f" % r["saved_mb"]) if r["floor_mb"] else "", ("%.1f" % (r["floor_mb"] - r["saved_mb"])) if r["floor_mb"] else ""))
     lines.append("")
     lines.append("What the GEMM limit allows: a step needs at least its products' FLOPs at the sgemm peak (causal "
-                 "attention counted as the half of the T x T products it needs), so no implementation can beat "
-                 "torch by more than torch ms / that time (the ceiling).  ltrain's share of the ceiling is its "
-                 "MFU on those FLOPs.")
+                 "attention counted as the half of the T x T products it needs), so no implementation whose "
+                 "products run at that peak can beat torch by more than torch ms / that time (the ceiling).  "
+                 "ltrain's share of the ceiling is its MFU on those FLOPs.")
     lines.append("")
     lines.append("| config | thr | step at sgemm peak ms | torch ms | ceiling: torch / peak step | ltrain ms | torch / ltrain "
                  "| share of ceiling |")
     lines.append("|---|---|---|---|---|---|---|---|")
-    for i, r in enumerate(rows):
-        if "vs_eager" in r:
-            e, th = rows[i - 1], rows[i + 1]
-            best = e if e["median"] <= r["median"] else r
-            lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.1f (%s) | %.2fx | %.0f%% |" % (
-                r["config"], r["threads"], r["at_peak_ms"], th["median"], th["median"] / r["at_peak_ms"], best["median"],
-                "eager" if best is e else "compiled", th["median"] / best["median"], 100 * r["at_peak_ms"] / best["median"]))
+    for e, r, th in runs:
+        best = e if e["median"] <= r["median"] else r
+        lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.1f (%s) | %.2fx | %.0f%% |" % (
+            r["config"], r["threads"], r["at_peak_ms"], th["median"], th["median"] / r["at_peak_ms"], best["median"],
+            "eager" if best is e else "compiled", th["median"] / best["median"], 100 * r["at_peak_ms"] / best["median"]))
     lines.append("")
     lines.append("torch / ltrain > 1 means ltrain is faster.  Medians over %s timed steps per side "
                  "(after 2 warm-up steps per process)." % ", ".join(sorted({str(r["steps"]) for r in rows})))

@@ -638,6 +638,7 @@ static void test_ops_threads(void) {
         {"mul/300x130*300x130", "mul", 2, {{2, 300, 130}, {2, 300, 130}}, {0}, {0}, 0, 0, 0, 0},
         {"gelu/40000", "gelu", 1, {{1, 40000}}, {0}, {0}, 0, 0, 0, 0},
         {"layernorm/300x130", "layernorm", 3, {{2, 300, 130}, {1, 130}, {1, 130}}, {1e-5}, {0}, 0, 0, 0, 0},
+        {"layernorm/70x600", "layernorm", 3, {{2, 70, 600}, {1, 600}, {1, 600}}, {1e-5}, {0}, 0, 0, 0, 0},
         {"softmax/300x130", "softmax", 1, {{2, 300, 130}}, {0}, {0}, 0, 0, 0, 0},
         {"matmul/130x200x150", "matmul", 2, {{2, 130, 200}, {2, 200, 150}}, {0}, {0}, 0, 0, 0, 0},
         {"matmul_tatb/2x70x90x80", "matmul", 2, {{3, 2, 90, 70}, {3, 2, 80, 90}}, {3}, {0}, 0, 0, 0, 0},
@@ -802,6 +803,66 @@ static void test_ops_attention16(void) {
     free(x); free(xr);
 }
 
+
+/* ---- gelu's kernels: plain C and AVX-512 against gelu in double ---------------------------------- */
+/* Every length around the 16-wide blocks (the AVX-512 tail is masked, the plain C one padded),
+   values from -12 to 12 (the tail where 1 + tanh u cancels included), large ones and ±inf, NaN.
+   y and dy/dx (gy = 1, gy given, and added onto gx) within a few float ulp of double precision
+   (relative to max(|y|, 1e-30) and to dy/dx's two terms, over the condition 1 + |2u|); the specials as torch gives them: gelu(-inf) is NaN (-inf·0),
+   gelu(inf) = inf, NaN stays NaN. */
+static double tops_gelu_ref(double x, double *d, double *dterms) {
+    /* ½(1 + tanh u) as 1/(1 + exp(-2u)): 1 + tanh u would cancel in double too */
+    double k = 0.7978845608028654, c = 0.044715, u = k * (x + c * x * x * x), s = 1.0 / (1.0 + exp(-2.0 * u));
+    *d = s + 2.0 * x * s * (1.0 - s) * k * (1.0 + 3.0 * c * x * x);
+    *dterms = s + fabs(*d - s);   /* dy/dx crosses 0 near x = -0.75: its terms give the scale there */
+    return x * s;
+}
+static void test_ops_gelu_kernels(void) {
+    static const int64_t lens[] = {1, 15, 16, 17, 33, 4095, 4097};
+    int simd, li;
+    double worst[2] = {0, 0};
+    if (!t_want("ops/gelu_kernels")) return;
+    for (simd = 0; simd <= lt__act_simd(); simd++)
+        for (li = 0; li < (int)(sizeof lens / sizeof lens[0]); li++) {
+            int64_t m = lens[li], i, bad = 0;
+            float *x = (float *)malloc((size_t)m * sizeof(float)), *y = (float *)malloc((size_t)m * sizeof(float));
+            float *d = (float *)malloc((size_t)m * sizeof(float)), *g = (float *)malloc((size_t)m * sizeof(float));
+            float *gx = (float *)malloc((size_t)m * sizeof(float)), *ga = (float *)malloc((size_t)m * sizeof(float));
+            char name[64];
+            for (i = 0; i < m; i++) {
+                x[i] = m == 1 ? 0.5f : -12.0f + 24.0f * (float)i / (float)(m - 1);
+                g[i] = 0.25f + (float)(i % 5);
+                gx[i] = 7.0f;
+                ga[i] = 1.5f;
+            }
+            if (m > 16) { x[1] = INFINITY; x[2] = -INFINITY; x[3] = NAN; x[4] = 1e30f; x[5] = -1e30f; x[6] = 0.0f; }
+            lt__gelu_rows(simd, x, y, m);
+            lt__gelu_grad_rows(simd, x, NULL, d, m, 0);
+            lt__gelu_grad_rows(simd, x, g, gx, m, 0);
+            lt__gelu_grad_rows(simd, x, g, ga, m, 1);
+            for (i = 0; i < m; i++) {
+                double dr, dt, yr = tops_gelu_ref((double)x[i], &dr, &dt), ey, ed, cond;
+                if (!isfinite(x[i]) || fabsf(x[i]) > 1e20f) {
+                    int yok = x[i] != x[i] ? y[i] != y[i] : x[i] > 0 ? (y[i] == x[i]) : (x[i] < -1e20f ? (y[i] == 0.0f || y[i] != y[i]) : 1);
+                    if (!yok) bad++;
+                    continue;
+                }
+                /* over 1 + |2u|: where exp(-2|u|) is small its argument's own rounding (|2u| ulp) rules */
+                cond = 1.0 + 2.0 * 0.7978845608028654 * fabs((double)x[i] + 0.044715 * (double)x[i] * x[i] * x[i]);
+                ey = fabs(y[i] - yr) / (fabs(yr) > 1e-30 ? fabs(yr) : 1e-30) / cond;
+                ed = fabs(d[i] - dr) / (dt > 1e-30 ? dt : 1e-30) / cond;
+                worst[0] = ey > worst[0] ? ey : worst[0];
+                worst[1] = ed > worst[1] ? ed : worst[1];
+                if (ey > 1e-6 || ed > 1e-6 || gx[i] != g[i] * d[i] || ga[i] != 1.5f + g[i] * d[i]) bad++;
+            }
+            snprintf(name, sizeof name, "ops/gelu_kernels/%s/%lld", simd ? "avx512" : "c", (long long)m);
+            t_check(bad == 0, name, "%lld values wrong (worst relative error over 1 + |2u|: y %.3g, dy/dx %.3g)", (long long)bad,
+                    worst[0], worst[1]);
+            free(x); free(y); free(d); free(g); free(gx); free(ga);
+        }
+    printf("     gelu kernels: worst relative error against double, over 1 + |2u|: y %.3g, dy/dx %.3g\n", worst[0], worst[1]);
+}
+
 static void test_ops_all(void) {
     test_ops_torch();
     test_ops_special();
@@ -809,5 +870,6 @@ static void test_ops_all(void) {
     test_ops_threads();
     test_ops_attention_mm();
     test_ops_attention16();
+    test_ops_gelu_kernels();
     test_ops_errors();
 }

@@ -1760,9 +1760,9 @@ static inline float lt__exp_neg(float x) {
    an ulp or two of lt__exp_neg, not always the same bits. */
 LT__TARGET_AVX512 static inline __m512 lt__exp_neg16(__m512 a) {
     __m512 n, r, p;
-    a = _mm512_max_ps(_mm512_set1_ps(-120.0f), a);
-    n = _mm512_roundscale_ps(_mm512_mul_ps(a, _mm512_set1_ps(1.44269504088896341f)),
-                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    a = _mm512_maskz_max_ps(LT__M16, _mm512_set1_ps(-120.0f), a);
+    n = _mm512_maskz_roundscale_ps(LT__M16, _mm512_mul_ps(a, _mm512_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), a);
     r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
     p = _mm512_fmadd_ps(_mm512_set1_ps(0.0013888889f), r, _mm512_set1_ps(0.0083333338f));
@@ -1771,7 +1771,7 @@ LT__TARGET_AVX512 static inline __m512 lt__exp_neg16(__m512 a) {
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
+    return _mm512_maskz_scalef_ps(LT__M16, p, n);
 }
 #endif
 
@@ -2276,7 +2276,7 @@ LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
     __m512 u = _mm512_mul_ps(_mm512_set1_ps(LT__GELU_K),
                              _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(LT__GELU_C), _mm512_mul_ps(v, v)), v, v));
     __m512 e = lt__exp_neg16(_mm512_mul_ps(_mm512_set1_ps(-2.0f), _mm512_abs_ps(u)));
-    __m512 d = _mm512_add_ps(_mm512_set1_ps(1.0f), e), r = _mm512_rcp14_ps(d);
+    __m512 d = _mm512_add_ps(_mm512_set1_ps(1.0f), e), r = _mm512_maskz_rcp14_ps(LT__M16, d);
     r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
     return _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(u, _mm512_setzero_ps(), _CMP_LT_OQ), r, e);
 }

@@ -2864,20 +2864,28 @@ static void lt__layernorm16_bwd(lt__node *nd) {
 }
 
 /* ---- embedding ------------------------------------------------------------------------------------ */
-/* W (V, C), ids (N) -> y (N, C) = W[ids];  dW[ids[n]] += dy[n] (rows may repeat: summed) */
+/* W (V, C), ids (N) -> y (N, C) = W[ids];  dW[ids[n]] += dy[n] (rows may repeat: summed).
+   Forward: the threads take rows.  Backward: the threads take blocks of 64 columns, each adding
+   every row into its columns in row order, so repeated ids never race and the sums do not depend
+   on the thread count. */
 static void lt__embedding_fwd(lt__node *nd) {
     int64_t C = nd->in[0]->shape[1], N = nd->out->n / C, r;
+    LT__OMP(parallel for if (N * C > 4 * LT__EW_PAR))
     for (r = 0; r < N; r++)
         memcpy(nd->out->data + r * C, nd->in[0]->data + (int64_t)nd->ids[r] * C, (size_t)C * sizeof(float));
 }
 static void lt__embedding_bwd(lt__node *nd) {
-    int64_t C = nd->in[0]->shape[1], N = nd->out->n / C, r, j;
+    int64_t C = nd->in[0]->shape[1], N = nd->out->n / C, j0;
     float *gw = lt__grad(nd->in[0], nd->ctx);
     if (!gw) return;
-    for (r = 0; r < N; r++) {
-        float *g = gw + (int64_t)nd->ids[r] * C;
-        const float *gy = nd->out->grad + r * C;
-        for (j = 0; j < C; j++) g[j] += gy[j];
+    LT__OMP(parallel for if (N * C > 4 * LT__EW_PAR))
+    for (j0 = 0; j0 < C; j0 += 64) {
+        int64_t w = C - j0 < 64 ? C - j0 : 64, r, j;
+        for (r = 0; r < N; r++) {
+            float *g = gw + (int64_t)nd->ids[r] * C + j0;
+            const float *gy = nd->out->grad + r * C + j0;
+            for (j = 0; j < w; j++) g[j] += gy[j];
+        }
     }
 }
 LTRAIN_DEF lt_tensor *lt_embedding(lt_ctx *ctx, lt_tensor *w, const int32_t *ids, int64_t n0, int64_t n1) {

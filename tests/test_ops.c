@@ -647,12 +647,15 @@ static void test_ops_threads(void) {
         {"attention/B2T64C32H4", "attention", 1, {{3, 2, 64, 96}}, {4}, {0}, 0, 0, 0, 0},
         {"attention/B1T300C128H2", "attention", 1, {{3, 1, 300, 384}}, {2}, {0}, 0, 0, 0, 0},
         {"attention_len/B3T130C128H2_len130-0-77", "attention", 1, {{3, 3, 130, 384}}, {2}, {130, 0, 77}, 1, 3, 1, 0},
+        /* ids: 400 rows of 40, each id 10 times (repeats sum in the backward) */
+        {"embedding/40x600_ids400", "embedding", 1, {{2, 40, 600}}, {0}, {0}, 1, 400, 1, 0},
         /* targets: below; n1 = 300 rows (attention: the lengths of the case) */
         {"cross_entropy/300x130", "cross_entropy", 1, {{2, 300, 130}}, {0}, {0}, 1, 300, 1, 0},
     };
-    static int32_t targets[300];
+    static int32_t targets[300], emb_ids[400];
     int i, base = lt_get_threads(), many = base > 4 ? base : 4;
     for (i = 0; i < 300; i++) targets[i] = i % 7 == 3 ? LT_IGNORE_INDEX : (i * 37) % 130;
+    for (i = 0; i < 400; i++) emb_ids[i] = (i * 7) % 40;
     for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         const tops_gc_case *g = &cases[i];
         const int32_t *ids;
@@ -661,7 +664,7 @@ static void test_ops_threads(void) {
         char name[128];
         snprintf(name, sizeof name, "ops/threads/%s", g->name);
         if (!t_want(name)) continue;
-        ids = !g->has_ids ? NULL : !strcmp(g->op, "attention") ? g->ids : targets;
+        ids = !g->has_ids ? NULL : !strcmp(g->op, "attention") ? g->ids : !strcmp(g->op, "embedding") ? emb_ids : targets;
         a = tops_threads_run(g, ids, 1, &na);
         b = tops_threads_run(g, ids, many, &nb);
         t_check(a && b && na == nb && memcmp(a, b, (size_t)na * sizeof(float)) == 0, name,

@@ -2269,9 +2269,9 @@ static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
 
 #ifdef LT__X86
 /* The same with AVX-512, 16 values at a time (the last ones masked): exp by lt__exp_neg16, and
-   1/(1 + e) by the 14-bit reciprocal and one Newton step, r·(2 - d·r).  Each result is within a few ulp of the plain C loops (they divide),
-   at about half their cost: forward 0.86 vs 1.5 ms, backward 1.07 vs 1.8 ms on 2^21 values, one
-   thread (this machine, Zen 4). */
+   1/(1 + e) by the 14-bit reciprocal and one Newton step, r·(2 - d·r).  Each result is within a
+   few ulp of the plain C loops' (they divide), at about half their cost: forward 0.86 vs 1.5 ms,
+   backward 1.07 vs 1.8 ms on 2^21 values, one thread (this machine, Zen 4). */
 LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
     __m512 u = _mm512_mul_ps(_mm512_set1_ps(LT__GELU_K),
                              _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(LT__GELU_C), _mm512_mul_ps(v, v)), v, v));

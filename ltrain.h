@@ -2707,6 +2707,13 @@ static void lt__ln_xhat(const lt__ln_src *a, int64_t C, int64_t r, float s, int6
     for (j = 0; j < n; j++) out[j] = (x[j] - m) * s;
 }
 
+/* g = dy·w for n columns (w NULL: dy) */
+static void lt__ln_g(const float *gy, const float *w, int64_t n, float *g) {
+    int64_t j;
+    if (!w) { memcpy(g, gy, (size_t)n * sizeof(float)); return; }
+    LT__OMP(simd)
+    for (j = 0; j < n; j++) g[j] = gy[j] * w[j];
+}
 /* Backward, one pass over the rows: each row's dx, and dw, db summed per chunk of LT__LN_RB rows
    (the threads take chunks), then the chunks' partial sums added in chunk order.  The chunks
    depend on R alone, so the thread count never changes a bit; x and dy are read once. */
@@ -2738,8 +2745,7 @@ static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd) {
             for (j0 = 0; gx && j0 < C; j0 += LT__LN_PIECE) {   /* mean(g), mean(g·x̂) */
                 int64_t n = C - j0 < LT__LN_PIECE ? C - j0 : LT__LN_PIECE;
                 lt__ln_xhat(a, C, r, s, j0, n, xv);
-                if (w) { LT__OMP(simd) for (j = 0; j < n; j++) g[j] = gy[j0 + j] * w[j0 + j]; }
-                else memcpy(g, gy + j0, (size_t)n * sizeof(float));
+                lt__ln_g(gy + j0, w ? w + j0 : NULL, n, g);
                 LT__OMP(simd reduction(+ : mg, mgx))
                 for (j = 0; j < n; j++) {
                     mg += g[j];
@@ -2754,8 +2760,7 @@ static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd) {
                 float *gxp = gx ? gx + r * C + j0 : NULL;
                 lt__ln_xhat(a, C, r, s, j0, n, xv);
                 if (gxp) {
-                    if (w) { LT__OMP(simd) for (j = 0; j < n; j++) g[j] = gyp[j] * w[j0 + j]; }
-                    else memcpy(g, gyp, (size_t)n * sizeof(float));
+                    lt__ln_g(gyp, w ? w + j0 : NULL, n, g);
                     if (add) {
                         LT__OMP(simd)   /* gx is none of gy, w, xv (the compiler cannot know) */
                         for (j = 0; j < n; j++) gxp[j] += s * (g[j] - fmg - xv[j] * fmgx);
@@ -5663,6 +5668,12 @@ static int lt__mark_grads(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *l
 /* One replay: the inputs copied in again, every forward kernel, the seed, every backward kernel
    (each gradient buffer marked unset just before its first write).  `check`: lt_compile's validation
    replay, which stops at the first op whose output is not finite and names it. */
+/* One op's CPU kernel, forward or backward, timed when prof (lt_set_profiling) */
+static void lt__plan_kernel(lt_ctx *ctx, lt__node *nd, int bwd, int prof) {
+    double t0 = prof ? lt__now() : 0.0;
+    (bwd ? nd->op->bwd : nd->op->fwd)[LT_CPU](nd);
+    if (prof) lt__profile_add(ctx, nd, bwd, lt__now() - t0);
+}
 static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int check) {
     lt_ctx *ctx = p->ctx;
     int k, j, N = p->n, prof = ctx->profiling && !check;   /* (lt_set_profiling: lt_compile's check uncounted) */
@@ -5681,13 +5692,7 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
             k = p->fuse_end[k];
             continue;
         }
-        if (prof) {
-            double t0 = lt__now();
-            nd->op->fwd[LT_CPU](nd);
-            lt__profile_add(ctx, nd, 0, lt__now() - t0);
-        } else {
-            nd->op->fwd[LT_CPU](nd);
-        }
+        lt__plan_kernel(ctx, nd, 0, prof);
         if (check && (lt_failed(ctx) || !lt__all_finite(nd->out->data, nd->out->n))) {
             char b1[64], b2[64];
             if (!lt_failed(ctx))
@@ -5705,13 +5710,7 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
         if (!p->runs_bwd[k]) continue;
         for (j = 0; j < p->n_zero_at[k]; j++)   /* zeroed by lt__grad, or written whole (lt__grad_w) */
             p->outs[p->zero_at[k][j]].grad_unset = 1;
-        if (prof) {
-            double t0 = lt__now();
-            nd->op->bwd[LT_CPU](nd);
-            lt__profile_add(ctx, nd, 1, lt__now() - t0);
-        } else {
-            nd->op->bwd[LT_CPU](nd);
-        }
+        lt__plan_kernel(ctx, nd, 1, prof);
     }
     return ctx->status;
 }

@@ -5531,6 +5531,31 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
                 b[gbuf[src_op]].first = LT__TB(k);
         }
     }
+    /* in place, as eager's lt__add_over: an add of two same-shape tensors writes its sum over an
+       input (the second first: the residual branch) whose buffer nobody reads after this add.
+       y[i] = a[i] + b[i] allows y == b, also row by row in a fused group.  The writes land on the
+       lines just read, where a fresh buffer would be cold (char-small at 2 threads: the residual
+       add + layernorm group took 3.8 ms a step against eager's 2.2).  Views of the add share the
+       merged buffer too. */
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        int d = dbuf[k], m;
+        if (nd->op != LT__OP(add) || d < 0 || !nd->in[0] || !nd->in[1] || nd->in[0] == nd->in[1] ||
+            nd->in[0]->n != nd->out->n || nd->in[1]->n != nd->out->n)
+            continue;
+        for (j = 1; j >= 0; j--) {
+            lt_tensor *t = nd->in[j];
+            int e = t->node ? dbuf[t->node - p->nodes] : -1;
+            if (e < 0 || e == d || b[e].last != LT__TF(k) || b[e].bytes != b[d].bytes) continue;
+            if (b[d].last > b[e].last) b[e].last = b[d].last;
+            for (m = k; m < N; m++)
+                if (dbuf[m] == d) dbuf[m] = e;
+            p->naive_bytes += b[d].bytes;   /* ("all buffers" still counts it) */
+            b[d].bytes = 0;
+            b[d].first = b[d].last = 0;
+            break;
+        }
+    }
     /* the activations the backward pass must keep: every buffer written by the forward (or copied
        in) and still read by a backward kernel, i.e. alive across the seed at N+1 (gradient buffers
        are born at N+1 or later), and the index arrays (ids, targets) of ops whose backward runs.

@@ -124,6 +124,17 @@ static lt_tensor *tc_saved_step(lt_ctx *ctx, void *u) {
     return lt_cross_entropy(ctx, lt_tanh(ctx, lt_gelu(ctx, h)), tg);
 }
 
+/* a plan's add writes its sum over an input only where nothing reads that input later:
+     u = p·q (mul's output: its backward reads p and q, never u), s = x + u  -> over u
+     a = tanh(p), b = tanh(q) (tanh's backward reads its output), t = a + b -> a fresh buffer */
+static lt_tensor *tc_add_w[3];
+static lt_tensor *tc_add_step(lt_ctx *ctx, void *u) {
+    lt_tensor *x = lt_tensor_from(ctx, (const float *)u, 2, (int64_t[]){3, 5});
+    lt_tensor *s = lt_add(ctx, x, lt_mul(ctx, tc_add_w[0], tc_add_w[1]));
+    lt_tensor *t = lt_add(ctx, lt_tanh(ctx, tc_add_w[0]), lt_tanh(ctx, tc_add_w[2]));
+    return lt_sum(ctx, lt_mul(ctx, s, t));
+}
+
 /* build/train_gpt with --compile on|off: the last step's loss line and the "peak RSS" of its
    summary.  Returns 0 when the binary is missing or its output lacks them. */
 static int tc_cli_run(const char *mode, char *loss_line, size_t cap, double *rss) {
@@ -229,6 +240,41 @@ static void test_compile_all(void) {
                 strstr(lt_error(ctx), "h.1"), "compile/validation_names_op", "%s", lt_error(ctx));
         lt_plan_destroy(p);
         lt_gpt_destroy(s.g);
+        lt_ctx_destroy(ctx);
+    }
+    {   /* add in place (tc_add_step): where it may, and the same loss and gradients as eager */
+        lt_ctx *ctx = lt_ctx_create(3);
+        float xs[15], ge[3][15], loss_e = 0, loss_c = 0;
+        int i, k, w, over = -1, fresh = -1, same = 1;
+        lt_plan *p;
+        lt_tensor *l;
+        for (i = 0; i < 15; i++) xs[i] = 0.1f * (float)(i % 7) - 0.3f;
+        for (w = 0; w < 3; w++) {
+            char nm[8];
+            snprintf(nm, sizeof nm, "w%d", w);
+            tc_add_w[w] = lt_param(ctx, nm, 2, (int64_t[]){3, 5});
+            for (i = 0; i < 15; i++) tc_add_w[w]->data[i] = 0.05f * (float)((i * (w + 3)) % 11) - 0.2f;
+        }
+        l = tc_add_step(ctx, xs);
+        loss_e = l ? lt_item(l) : 0.0f;
+        lt_backward(ctx, l);
+        for (w = 0; w < 3; w++) memcpy(ge[w], tc_add_w[w]->grad, sizeof ge[w]);
+        lt_zero_grad(ctx);
+        p = lt_compile(ctx, tc_add_step, xs);
+        if (p) lt_plan_run(p, &loss_c);
+        for (k = 0; p && k < p->n; k++)
+            if (p->nodes[k].op == LT__OP(add)) {
+                const lt__node *nd = &p->nodes[k];
+                int hit = nd->out->data == nd->in[0]->data || nd->out->data == nd->in[1]->data;
+                if (nd->in[1]->node && nd->in[1]->node->op == LT__OP(mul)) over = hit && nd->out->data == nd->in[1]->data;
+                else fresh = !hit;
+            }
+        for (w = 0; w < 3; w++)
+            for (i = 0; i < 15; i++) same &= ge[w][i] == tc_add_w[w]->grad[i];
+        t_check(p && !lt_plan_is_eager(p) && over == 1 && fresh == 1 && loss_c == loss_e && same, "compile/add_in_place",
+                "over %d, fresh %d, loss %.9g vs eager %.9g, grads %s (%s)", over, fresh, (double)loss_c, (double)loss_e,
+                same ? "equal" : "differ", p ? lt_plan_note(p) : lt_error(ctx));
+        lt_plan_destroy(p);
         lt_ctx_destroy(ctx);
     }
     {   /* the bytes the forward keeps for the backward, counted by hand for

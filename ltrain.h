@@ -1712,7 +1712,8 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
    Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86 (and
    LTRAIN_NO_SIMD is not defined), hand-written AVX2 / AVX-512 kernels are compiled beside it with
    target attributes, and run only when cpuid says the CPU has the instructions (lt__gemm_pick,
-   @@GEMM, which also reads LT_GEMM=portable|avx2|avx512 from the environment to force one). */
+   @@GEMM, which also reads LT_GEMM=portable|avx2|avx512|neon from the environment to force one).
+   On AArch64 the GEMM has a NEON kernel (below); the other ops run their C kernels there. */
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
     !defined(LTRAIN_NO_SIMD)
 #define LT__X86 1
@@ -1725,7 +1726,13 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
 #define LT__TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define LT__TARGET_BF16 __attribute__((target("avx512f,avx512bf16")))
 #endif
-enum { LT__GEMM_PORTABLE = 0, LT__GEMM_AVX2 = 1, LT__GEMM_AVX512 = 2, LT__GEMM_NKERNELS = 3 };
+/* On AArch64 (GCC or Clang, LTRAIN_NO_SIMD not defined) a NEON GEMM kernel is compiled too:
+   Advanced SIMD is part of the AArch64 base architecture, so every such CPU runs it. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && !defined(LTRAIN_NO_SIMD)
+#define LT__ARM 1
+#include <arm_neon.h>
+#endif
+enum { LT__GEMM_PORTABLE = 0, LT__GEMM_AVX2 = 1, LT__GEMM_AVX512 = 2, LT__GEMM_NEON = 3, LT__GEMM_NKERNELS = 4 };
 static int lt__gemm_pick(void);   /* the kernel set this CPU runs (@@GEMM) */
 
 /* exp(x) for x <= 0, the only exps the kernels need (softmax, cross-entropy, tanh, sigmoid all
@@ -3290,6 +3297,8 @@ static void lt__att_exp(int simd, float *x, const float *c, float c0, int64_t n)
     int64_t i;
 #ifdef LT__X86
     if (simd) { lt__att_exp_avx512(x, c, c0, n); return; }
+#else
+    (void)simd;
 #endif
     if (c) {
         LT__OMP(simd)
@@ -3581,8 +3590,10 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
      avx512   14 x 32 tile: 28 zmm accumulators; B sliver rows are 2 zmm, A values broadcast
      bf16dp   the same tile on bf16 pairs (AVX512_BF16 vdpbf16ps), for two bf16 operands only
      avx2      6 x 16 tile: 12 ymm accumulators (AVX2 + FMA)
+     neon      8 x 12 tile: 24 q-register accumulators (AArch64, where it always runs; tested
+               under qemu-aarch64 by tests/neon.sh, not timed on an ARM machine yet)
      portable  4 x 16 tile in plain C: the reference, and the kernel everywhere else
-   The environment variable LT_GEMM=portable|avx2|avx512 forces one (if the CPU has it);
+   The environment variable LT_GEMM=portable|avx2|avx512|neon forces one (if the CPU has it);
    LT_GEMM16=convert keeps bf16 products off the bf16dp kernel;
    #define LTRAIN_NO_SIMD compiles only the portable one.
    Threads (OpenMP): C is cut into one block of rows (or of columns, when C is short and wide)
@@ -3868,6 +3879,72 @@ LT__TARGET_AVX2 static void lt__runs_avx2(const float *s, int64_t lds, int64_t n
 }
 #endif /* LT__X86 */
 
+#ifdef LT__ARM
+/* ---- NEON (AArch64): 8 x 12 ------------------------------------------------------------------- */
+/* 24 accumulators (8 rows of 3 quads) + 3 B quads + 4 quads of A values = 31 of the 32 q
+   registers.  Each FMA multiplies a B quad by one lane of an A quad (fmla v.4s, v.4s, v.s[l]), so
+   A values are never broadcast separately.  k-major slivers give the 8 A values of one k in two
+   quads; row-major ones give 4 k of one row per quad, so that kernel steps k by 4 (rows 0-3, then
+   4-7, each against the same 4 rows of B) and sums every element in k order all the same. */
+#define LT__N8_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define LT__N8_ZERO(r) float32x4_t c##r##a = vdupq_n_f32(0.0f), c##r##b = c##r##a, c##r##c = c##r##a;
+#define LT__N8_FMAL(r, v, l)                                                                        \
+    c##r##a = vfmaq_laneq_f32(c##r##a, b0, v, l);                                                  \
+    c##r##b = vfmaq_laneq_f32(c##r##b, b1, v, l);                                                  \
+    c##r##c = vfmaq_laneq_f32(c##r##c, b2, v, l);
+#define LT__N8_LOADB(kk)                                                                            \
+    b0 = vld1q_f32(b + (kk) * 12); b1 = vld1q_f32(b + (kk) * 12 + 4); b2 = vld1q_f32(b + (kk) * 12 + 8);
+/* row-major: B row kk against lane kk of rows p..s (x0..x3 hold 4 k of each) */
+#define LT__N8_ROW4(kk, p, q, r, s)                                                                 \
+    LT__N8_LOADB(kk) LT__N8_FMAL(p, x0, kk) LT__N8_FMAL(q, x1, kk) LT__N8_FMAL(r, x2, kk) LT__N8_FMAL(s, x3, kk)
+#define LT__N8_FMAN(r)                                                                              \
+    c##r##a = vfmaq_n_f32(c##r##a, b0, a[r * LT__KS + k]);                                         \
+    c##r##b = vfmaq_n_f32(c##r##b, b1, a[r * LT__KS + k]);                                         \
+    c##r##c = vfmaq_n_f32(c##r##c, b2, a[r * LT__KS + k]);
+#define LT__N8_ST(r) lt__n8_store(c + r * ldc, c##r##a, c##r##b, c##r##c, alpha, beta);
+/* one row of the tile: c = alpha·acc (+ beta·c) */
+static inline void lt__n8_store(float *c, float32x4_t x, float32x4_t y, float32x4_t z, float alpha, float beta) {
+    if (beta == 0.0f) {
+        vst1q_f32(c, vmulq_n_f32(x, alpha));
+        vst1q_f32(c + 4, vmulq_n_f32(y, alpha));
+        vst1q_f32(c + 8, vmulq_n_f32(z, alpha));
+    } else {
+        vst1q_f32(c, vfmaq_n_f32(vmulq_n_f32(vld1q_f32(c), beta), x, alpha));
+        vst1q_f32(c + 4, vfmaq_n_f32(vmulq_n_f32(vld1q_f32(c + 4), beta), y, alpha));
+        vst1q_f32(c + 8, vfmaq_n_f32(vmulq_n_f32(vld1q_f32(c + 8), beta), z, alpha));
+    }
+}
+static void lt__uk_neon_k(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha, float beta) {
+    int64_t k;
+    LT__N8_ROWS(LT__N8_ZERO)
+    for (k = 0; k < kc; k++, a += 8, b += 12) {
+        float32x4_t b0, b1, b2, a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
+        LT__N8_LOADB(0)
+        LT__N8_FMAL(0, a0, 0) LT__N8_FMAL(1, a0, 1) LT__N8_FMAL(2, a0, 2) LT__N8_FMAL(3, a0, 3)
+        LT__N8_FMAL(4, a1, 0) LT__N8_FMAL(5, a1, 1) LT__N8_FMAL(6, a1, 2) LT__N8_FMAL(7, a1, 3)
+    }
+    LT__N8_ROWS(LT__N8_ST)
+}
+static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha, float beta) {
+    int64_t k = 0;
+    float32x4_t b0, b1, b2, x0, x1, x2, x3;
+    LT__N8_ROWS(LT__N8_ZERO)
+    for (; k + 4 <= kc; k += 4, b += 48) {
+        x0 = vld1q_f32(a + k); x1 = vld1q_f32(a + LT__KS + k);
+        x2 = vld1q_f32(a + 2 * LT__KS + k); x3 = vld1q_f32(a + 3 * LT__KS + k);
+        LT__N8_ROW4(0, 0, 1, 2, 3) LT__N8_ROW4(1, 0, 1, 2, 3) LT__N8_ROW4(2, 0, 1, 2, 3) LT__N8_ROW4(3, 0, 1, 2, 3)
+        x0 = vld1q_f32(a + 4 * LT__KS + k); x1 = vld1q_f32(a + 5 * LT__KS + k);
+        x2 = vld1q_f32(a + 6 * LT__KS + k); x3 = vld1q_f32(a + 7 * LT__KS + k);
+        LT__N8_ROW4(0, 4, 5, 6, 7) LT__N8_ROW4(1, 4, 5, 6, 7) LT__N8_ROW4(2, 4, 5, 6, 7) LT__N8_ROW4(3, 4, 5, 6, 7)
+    }
+    for (; k < kc; k++, b += 12) {   /* the last kc % 4 */
+        LT__N8_LOADB(0)
+        LT__N8_ROWS(LT__N8_FMAN)
+    }
+    LT__N8_ROWS(LT__N8_ST)
+}
+#endif /* LT__ARM */
+
 /* ---- kernel choice ---------------------------------------------------------------------------- */
 static int lt__gemm_supported(int id) {
     if (id == LT__GEMM_PORTABLE) return 1;
@@ -3875,6 +3952,9 @@ static int lt__gemm_supported(int id) {
     __builtin_cpu_init();
     if (id == LT__GEMM_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     if (id == LT__GEMM_AVX512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
+#endif
+#ifdef LT__ARM
+    if (id == LT__GEMM_NEON) return 1;
 #endif
     return 0;
 }
@@ -3885,7 +3965,7 @@ static int lt__gemm_pick(void) {
     int id;
     if (e) {
         id = strcmp(e, "portable") == 0 ? LT__GEMM_PORTABLE : strcmp(e, "avx2") == 0 ? LT__GEMM_AVX2
-           : strcmp(e, "avx512") == 0 ? LT__GEMM_AVX512 : -1;
+           : strcmp(e, "avx512") == 0 ? LT__GEMM_AVX512 : strcmp(e, "neon") == 0 ? LT__GEMM_NEON : -1;
         if (id >= 0 && lt__gemm_supported(id)) return id;
     }
     for (id = LT__GEMM_NKERNELS - 1; id > 0; id--)
@@ -3910,6 +3990,12 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
         g.fn_k = lt__uk_avx2_k; g.fn_r = lt__uk_avx2_r; g.mr = 6; g.nr = 16;
         g.mc = 96; g.kc = 256; g.nc = 512; g.isa = 1;
         g.name = "avx2+fma 6x16 packed";
+    }
+#elif defined(LT__ARM)
+    if (id == LT__GEMM_NEON) {
+        g.fn_k = lt__uk_neon_k; g.fn_r = lt__uk_neon_r; g.mr = 8; g.nr = 12;
+        g.mc = 96; g.kc = 256; g.nc = 504;
+        g.name = "neon 8x12 packed";
     }
 #else
     (void)id;
@@ -4046,12 +4132,12 @@ static lt__gsrc lt__gsrc_at(lt__gsrc s, int64_t off) {
     else s.f += off;
     return s;
 }
-/* prefetch n values of s from at (see lt__prefetch_run) */
+#ifdef LT__X86
+/* prefetch n values of s from at (see lt__prefetch_run; the x86 packers below use it) */
 static void lt__gsrc_prefetch(const lt__gsrc *s, int64_t at, int64_t n) {
     if (s->h) lt__prefetch_run(s->h + at, n * 2);
     else lt__prefetch_run(s->f + at, n * 4);
 }
-#ifdef LT__X86
 /* lt__gsrc_get with AVX-512, 16 values at a time in registers (the tail in scalar code): bf16
    widens by a shift and rounds with the integer formula of lt_f32_to_bf16 (a NaN stays a NaN);
    fp16 through vcvtps2ph / vcvtph2ps (nearest even).  out may equal s's floats (in place). */

@@ -45,7 +45,7 @@ static unsigned char *td_st(const char *header, size_t data, size_t *size) {
 
 /* ---- loaders -------------------------------------------------------------------------------- */
 static void test_data_loader(lt_ctx *ctx) {
-    int32_t tok[64], in[16], tg[16];
+    int32_t tok[64], in[16] = {0}, tg[16] = {0};
     int i;
     for (i = 0; i < 64; i++) tok[i] = i;
     if (t_want("data_loader_batches")) {

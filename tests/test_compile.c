@@ -250,7 +250,7 @@ static void test_compile_all(void) {
         lt_tensor *l;
         for (i = 0; i < 15; i++) xs[i] = 0.1f * (float)(i % 7) - 0.3f;
         for (w = 0; w < 3; w++) {
-            char nm[8];
+            char nm[16];
             snprintf(nm, sizeof nm, "w%d", w);
             tc_add_w[w] = lt_param(ctx, nm, 2, (int64_t[]){3, 5});
             for (i = 0; i < 15; i++) tc_add_w[w]->data[i] = 0.05f * (float)((i * (w + 3)) % 11) - 0.2f;

@@ -13,8 +13,9 @@ and gpt2-124M, and for a --model about 40 GFLOP of steps, 5 to 50).
 
 The step on both sides: zero_grad, forward, cross-entropy over the vocabulary, backward, AdamW
 (lr 3e-4, betas (0.9, 0.95), weight decay 0.1 on matrices and embeddings), fp32, random tokens.
-For every config and thread count the two run in alternating rounds (ltrain, torch, ltrain, ...;
-4 rounds for char-small, 2 for the larger configs, --rounds N for all),
+For every config the two run in alternating rounds (ltrain, torch, ltrain, ...; 4 rounds for
+char-small, 2 for the larger configs, --rounds N for all), each round at every thread count in
+turn (so the speed-up from more threads, in its own table, is measured as fairly as the ratio),
 each in a fresh child process (so peak RSS is that run's alone), and the table reports over all
 timed steps: median / min / max ms, tokens/s, MFU and peak RSS, and torch's median / ours.
 
@@ -211,11 +212,14 @@ def main():
         print("sgemm peak (lt_sgemm 2048^3), %d thread%s: %.1f GFLOP/s" % (t, "s" if t > 1 else "", peaks[t]))
     for name in configs:
         V, L, H, C, T, B = config(name)
-        for t in threads:
-            res = {"ltrain": [], "compiled": [], "torch": []}
-            info = {}
-            for r in range(rounds[name]):
-                order = ["ltrain", "compiled", "torch"] if r % 2 == 0 else ["torch", "compiled", "ltrain"]
+        # Each round runs every thread count (in turn about order), so 1- and 2-thread runs are as
+        # close in time as ltrain's and torch's: the speed-up from more threads is then measured as
+        # fairly as the ratio to torch, not as the drift between two blocks of runs minutes apart.
+        all_res = {(t, w): [] for t in threads for w in ("ltrain", "compiled", "torch")}
+        all_info = {}
+        for r in range(rounds[name]):
+            order = ["ltrain", "compiled", "torch"] if r % 2 == 0 else ["torch", "compiled", "ltrain"]
+            for t in (threads if r % 2 == 0 else threads[::-1]):
                 for who in order:
                     if who != "torch":   # eager, or captured once and replayed (lt_compile)
                         j = run_json([ours_bin] + (["--config", name] if name in CONFIGS else ["--model", name]) + [ "--threads", str(t), "--steps", str(steps[name])] +
@@ -226,8 +230,11 @@ def main():
                         env["OMP_NUM_THREADS"] = str(t)
                         j = run_json(["/usr/bin/python3", os.path.abspath(__file__), "--worker", name, str(t),
                                       str(steps[name]), "2"], env)
-                    res[who].extend(j["ms"])
-                    info.setdefault(who, []).append(j)
+                    all_res[(t, who)].extend(j["ms"])
+                    all_info.setdefault((t, who), []).append(j)
+        for t in threads:
+            res = {w: all_res[(t, w)] for w in ("ltrain", "compiled", "torch")}
+            info = {w: all_info[(t, w)] for w in ("ltrain", "compiled", "torch")}
             for who in ("ltrain", "compiled", "torch"):
                 ms = res[who]
                 med = statistics.median(ms)
@@ -319,6 +326,19 @@ def render(rows, peaks, threads, quick, load):
         lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.1f (%s) | %.2fx | %.0f%% |" % (
             r["config"], r["threads"], r["at_peak_ms"], th["median"], th["median"] / r["at_peak_ms"], best["median"],
             "eager" if best is e else "compiled", th["median"] / best["median"], 100 * r["at_peak_ms"] / best["median"]))
+    if len(threads) > 1:
+        lo, hi = min(threads), max(threads)
+        lines.append("")
+        lines.append("Threads: every round ran each thread count in turn, so this speed-up from %d to %d threads "
+                     "shares the machine's drift alike (the median ms at %d over the median ms at %d)." % (lo, hi, lo, hi))
+        lines.append("")
+        lines.append("| config | impl | %dT ms | %dT ms | %dT / %dT |" % (lo, hi, lo, hi))
+        lines.append("|---|---|---|---|---|")
+        for r in rows:
+            base = [x for x in rows if x["config"] == r["config"] and x["impl"] == r["impl"] and x["threads"] == lo]
+            if r["threads"] == hi and base:
+                lines.append("| %s | %s | %.1f | %.1f | %.2fx |" % (r["config"], r["impl"], base[0]["median"],
+                                                                  r["median"], base[0]["median"] / r["median"]))
     lines.append("")
     lines.append("torch / ltrain > 1 means ltrain is faster.  Medians over %s timed steps per side "
                  "(after 2 warm-up steps per process)." % ", ".join(sorted({str(r["steps"]) for r in rows})))

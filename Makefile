@@ -1,5 +1,6 @@
 # ltrain.h - build the examples, the tests and the benchmarks into build/.
 #   make            examples and tests
+#   make header     regenerate ltrain.h from its parts src/NN_name.h (edit those, never ltrain.h)
 #   make train      train a small GPT on the embedded default text (DATA=file.txt for your own)
 #   make test       the test suite (plain build, then the same suite under ASan+UBSan)
 #   make sanitize   only the sanitizer build of the suite
@@ -17,7 +18,7 @@ TESTSRC  = tests/test_main.c $(wildcard tests/test_*.c) tests/lt_test.h
 DATA    ?= ltrain.h
 STEPS   ?= 1500
 
-.PHONY: all test sanitize compile-matrix train clean
+.PHONY: all test sanitize compile-matrix train clean header
 .PHONY: mpi
 MPICC   ?= mpicc
 all: $(EXAMPLES) build/test_all
@@ -34,10 +35,19 @@ build/test_san: $(TESTSRC) ltrain.h | build
 build:
 	mkdir -p build/tmp
 
+# ltrain.h is generated: the parts under src/, concatenated in order (src/amalgamate.sh).
+header:
+	sh src/amalgamate.sh
+
+# The layout rules (tests/layout.c): no part calls a later part, no LTRAIN_CUDA guard outside
+# the CUDA part, at most one function over 100 lines, every path named in a comment exists.
+build/layout: tests/layout.c | build
+	$(CC) $(WARN) -O1 $< -o $@
+
 # The README's test command: the suite, the compile matrix, the suite under sanitizers, the
 # hardening checks, the MPI tests and every command of README.md.
 # (tests/run_all.sh runs each stage and ends with the totals: "N passed, N failed, N skipped")
-test: build/test_all build/test_san build/train_gpt build/train_gpt_san build/test_oom
+test: build/test_all build/test_san build/train_gpt build/train_gpt_san build/test_oom build/layout
 	MAKE="$(MAKE)" sh tests/run_all.sh
 
 # The README's first command: a small GPT on the library's own source text (no download),

@@ -1,5 +1,6 @@
 #!/bin/sh
 # make test: every stage of the suite, then one line with the totals:
+#   0. src/amalgamate.sh --check, build/layout   ltrain.h is what its parts make; the layout rules
 #   1. build/test_all                the suite (ops, optimizers, data, GPT, ... against PyTorch references)
 #   2. tests/compile_matrix.sh       the header under C99/C11/C++/LTRAIN_STATIC/two TUs, gcc and clang
 #   3. build/test_san                the suite again under -fsanitize=address,undefined (leaks too)
@@ -46,6 +47,7 @@ stage() {
     P=$((P + p)); F=$((F + f)); S=$((S + s))
     echo "== $name: $p passed, $f failed, $s skipped ($(( $(date +%s) - t0 )) s)"
 }
+stage layout sh -c 'sh src/amalgamate.sh --check; a=$?; ./build/layout; [ $a -eq 0 ] && [ $? -eq 0 ]'
 stage suite ./build/test_all
 stage compile-matrix sh tests/compile_matrix.sh
 stage sanitizers env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/test_san

@@ -1,0 +1,92 @@
+/* ltrain.h - train transformer language models in one C file - MIT or public domain (see end)
+
+   Do this in ONE .c file, before the include:
+       #define LTRAIN_IMPLEMENTATION
+       #include "ltrain.h"
+   Other files just #include "ltrain.h".  Build with  cc -O2 -fopenmp prog.c -lm
+   (-fopenmp is optional: without it the OpenMP pragmas vanish and everything runs on one core).
+
+   CONTENTS (grep "@@" to jump; the implementation follows the declarations' order)
+     @@DOCS     this text: what the library is, how a training loop reads
+     @@OPTIONS  compile-time knobs (LTRAIN_DEF, LTRAIN_MALLOC, LTRAIN_CBLAS, ...)
+     @@API      public declarations: context, tensors, ops, tape, compile, nn, losses,
+                optimizers, schedules, clipping, mixed precision, data, checkpoints, plots, dist
+     -- implementation (under LTRAIN_IMPLEMENTATION) --
+     @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes
+     @@TENSOR   tensors: shapes, parameters (one packed block), views
+     @@OPS      ops, each forward next to its backward, and the op table
+     @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked at run time)
+     @@TAPE     autograd tape: backward, zero-grad, gradcheck
+     @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay
+     @@NN       nn blocks: GPT-2 (embeddings, attention, MLP, layernorm, tied head, sampling)
+     @@LOSS     cross-entropy (ignore index, token-weighted), MSE
+     @@OPTIM    AdamW, SGD with momentum; Lion, AdEMAMix, Muon, SOAP
+     @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR, CosineAnnealingLR, SequentialLR
+     @@CLIP     clip_grad_norm_, clip_grad_value_
+     @@AMP      fp16/bf16 conversions (scalar and SIMD), dynamic loss scaling (GradScaler)
+     @@DATA     text files, llm.c token shards, batches; sequences, buckets, length schedule
+     @@CKPT     safetensors read/write
+     @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training state
+     @@PLOT     SVG line charts (no dependencies)
+     @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding
+     @@CUDA     the CUDA backend (LTRAIN_CUDA): device arena, kernels, cuBLAS, graphs
+
+   ==== @@DOCS ====================================================================================
+
+   ltrain.h gives C programs what PyTorch gives Python for training small language models:
+   tensors, an autograd tape, a GPT-2 model, AdamW, learning-rate schedules, clipping, data
+   loaders and safetensors checkpoints.  Every number is meant to equal what torch computes.
+
+   A training loop reads like its PyTorch twin:
+
+       lt_ctx *ctx = lt_ctx_create(1234);                      // seed
+       lt_tensor *w = lt_param(ctx, "w", 2, (int64_t[]){1, 10});
+       lt_optim *opt = lt_adamw_create(ctx, lt_ctx_params(ctx), lt_adamw_defaults());
+       for (int step = 0; step < 100; step++) {
+           lt_zero_grad(ctx);
+           lt_tensor *loss = lt_mse_loss(ctx, lt_linear(ctx, x, w, NULL), y);
+           lt_backward(ctx, loss);
+           lt_optim_step(opt, lr);
+           if (lt_failed(ctx)) { fprintf(stderr, "%s\n", lt_error(ctx)); return 1; }
+       }
+
+   Memory is owned in three places:
+     - parameters (weights and their gradients) live in the context until it is destroyed;
+       lt_params_pack() lays them out in one block so that "all gradients" is one flat span;
+     - activations, their gradients and the tape come from the context's arena, which is reset
+       automatically when the first op runs after lt_backward() (or by lt_reset());
+       so a tensor returned by an op is valid until then (its gradient, as in torch, only if
+       lt_retain_grad was called on it: backward reuses the others' memory as it goes);
+     - optimizers own their moments.
+
+   Errors: a user mistake (wrong shapes, a bad argument, a malformed file, out of memory) never
+   aborts.  The first error sticks on the context with a message that names the op and the
+   shapes; every later op returns NULL and does nothing, and lt_backward / lt_optim_step return
+   the status.  Check lt_failed(ctx) once per step; lt_clear_error() lets you go on.
+
+   Threads: OpenMP when compiled with -fopenmp; lt_set_threads(n) sets the count (the one
+   global setting).  Two contexts in one process share nothing else.  OpenMP threads spin while
+   they wait for each other: fastest on idle cores, but on a machine busy with other work
+   (more runnable threads than cores) run with OMP_WAIT_POLICY=PASSIVE in the environment,
+   or the waiting threads steal the cores the working ones need (measured: 2 threads on 2 busy
+   cores, 1.5-3.3 s per step spinning against 1.1-1.2 s passive).
+
+   ==== @@OPTIONS =================================================================================
+
+   #define before including (in the implementation file, or everywhere for LTRAIN_STATIC):
+     LTRAIN_STATIC        make every function static (private to one translation unit)
+     LTRAIN_DEF           storage class of public functions (default: extern)
+     LTRAIN_MALLOC(sz) / LTRAIN_REALLOC(p,sz) / LTRAIN_FREE(p)
+                          your allocator: define all three or none
+     LTRAIN_ASSERT(x)     check the library's own invariants (default: assert from <assert.h>);
+                          never used for user input, which gets an error status instead
+     LTRAIN_CBLAS         matmuls through cblas_sgemm (link your CBLAS, e.g. -lopenblas)
+     LTRAIN_NO_SIMD       portable C kernels only (no AVX2/AVX-512 paths picked at run time)
+     LTRAIN_MPI           data-parallel training over MPI (build with mpicc)
+     LTRAIN_CUDA          the CUDA backend: compile the implementation with nvcc as CUDA
+                          (nvcc -x cu -DLTRAIN_IMPLEMENTATION -DLTRAIN_CUDA ... -lcublas), then
+                          lt_set_device(ctx, LT_CUDA) moves a context's work to the GPU (@@API, devices)
+*/
+#ifndef LTRAIN_H
+#define LTRAIN_H
+

@@ -1,0 +1,258 @@
+/* ==== @@TENSOR  tensors: shapes, parameters, views =========================================== */
+
+LTRAIN_DEF const char *lt_shape_str(const lt_tensor *t, char *buf, size_t cap) {
+    size_t used = 0;
+    int i;
+    if (!t) { snprintf(buf, cap, "(null)"); return buf; }
+    used += (size_t)snprintf(buf, cap, "[");
+    for (i = 0; i < t->ndim && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, i ? ",%lld" : "%lld", (long long)t->shape[i]);
+    if (used < cap) snprintf(buf + used, cap - used, "]");
+    return buf;
+}
+
+static void lt__capture_input(lt_ctx *ctx, lt_tensor *t, const float *src); /* @@COMPILE */
+
+/* The first allocation after lt_backward starts a new step: reset the arena lazily, so the
+   loss and activations stay readable after backward until the next forward begins. */
+static void lt__begin(lt_ctx *ctx) {
+    if (ctx->tape_done) lt_reset(ctx);
+}
+
+/* Validate a shape; n = product of dims (overflow-checked). */
+static int lt__shape_ok(lt_ctx *ctx, const char *who, int ndim, const int64_t *shape, int64_t *n) {
+    int i;
+    size_t total = 1;
+    if (ndim < 1 || ndim > LT_MAX_DIMS || !shape)
+        return lt_set_error(ctx, LT_ERR_ARG, "%s: ndim is %d: it must be 1..%d", who, ndim, LT_MAX_DIMS), 0;
+    for (i = 0; i < ndim; i++) {
+        if (shape[i] < 1)
+            return lt_set_error(ctx, LT_ERR_ARG, "%s: dim %d is %lld: every dim must be >= 1", who, i,
+                                (long long)shape[i]), 0;
+        if (!lt_mul_size(total, (size_t)shape[i], &total) || total > (size_t)INT64_MAX / sizeof(float))
+            return lt_set_error(ctx, LT_ERR_ARG, "%s: the shape's element count overflows", who), 0;
+    }
+    *n = (int64_t)total;
+    return 1;
+}
+
+/* Memory for values (tensor data, gradients, saved buffers): the arena, or on LT_CUDA the
+   device arena.  Headers and tape records always live in the (host) arena. */
+static void *lt__values_alloc(lt_ctx *ctx, size_t bytes) {
+#ifdef LTRAIN_CUDA
+    if (ctx->device == LT_CUDA) return lt__cu_alloc(ctx, bytes);
+#endif
+    return lt__arena_alloc(ctx, bytes);
+}
+/* dst (n values of a tensor of ctx) = src, or zeros for NULL; src is host memory. */
+static void lt__values_set(lt_ctx *ctx, float *dst, const float *src, size_t n) {
+#ifdef LTRAIN_CUDA
+    if (ctx->device == LT_CUDA) { lt__cu_fill_values(ctx, dst, src, n); return; }
+#else
+    (void)ctx;
+#endif
+    if (src) memcpy(dst, src, n * sizeof(float));
+    else memset(dst, 0, n * sizeof(float));
+}
+
+/* A tensor header (and, if with_data, its data) from the arena. */
+static lt_tensor *lt__arena_tensor(lt_ctx *ctx, const char *who, int ndim, const int64_t *shape, int with_data) {
+    lt_tensor *t;
+    int64_t n;
+    int i;
+    if (!lt__shape_ok(ctx, who, ndim, shape, &n)) return NULL;
+    t = (lt_tensor *)lt__arena_alloc(ctx, sizeof(lt_tensor));
+    if (!t) return NULL;
+    memset(t, 0, sizeof *t);
+    t->ndim = ndim;
+    for (i = 0; i < LT_MAX_DIMS; i++) t->shape[i] = i < ndim ? shape[i] : 1;
+    t->n = n;
+    t->device = ctx->device;
+    if (with_data) {
+        t->data = (float *)lt__values_alloc(ctx, (size_t)n * sizeof(float));
+        if (!t->data) return NULL;
+    }
+    return t;
+}
+
+LTRAIN_DEF lt_tensor *lt_tensor_new(lt_ctx *ctx, int ndim, const int64_t *shape) {
+    lt_tensor *t;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    lt__begin(ctx);
+    t = lt__arena_tensor(ctx, "lt_tensor_new", ndim, shape, 1);
+    if (t) lt__values_set(ctx, t->data, NULL, (size_t)t->n);
+    if (t && ctx->cap) lt__capture_input(ctx, t, NULL);
+    return t;
+}
+
+LTRAIN_DEF lt_tensor *lt_tensor_from(lt_ctx *ctx, const float *data, int ndim, const int64_t *shape) {
+    lt_tensor *t;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!data) { lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_from: data is NULL"); return NULL; }
+    lt__begin(ctx);
+    t = lt__arena_tensor(ctx, "lt_tensor_from", ndim, shape, 1);
+    if (t) lt__values_set(ctx, t->data, data, (size_t)t->n);
+    if (t && ctx->cap) lt__capture_input(ctx, t, data);
+    return t;
+}
+
+LTRAIN_DEF float lt_item(const lt_tensor *t) {
+#ifdef LTRAIN_CUDA
+    if (t && t->data && t->n > 0 && t->device == LT_CUDA) return lt__cu_item(t);   /* one value back to the host */
+#endif
+    return (t && t->data && t->n > 0) ? t->data[0] : (float)NAN;
+}
+
+#ifdef LTRAIN_CUDA
+static void lt__cu_fill_const(lt_tensor *t, float v);
+#endif
+LTRAIN_DEF void lt_fill(lt_tensor *t, float v) {
+    int64_t i;
+    if (!t || !t->data) return;
+#ifdef LTRAIN_CUDA
+    if (t->device == LT_CUDA) { lt__cu_fill_const(t, v); return; }
+#endif
+    for (i = 0; i < t->n; i++) t->data[i] = v;
+}
+
+/* -- parameters ---------------------------------------------------------------------------------- */
+static float *lt__zeros(size_t n) {
+    float *p = (float *)LT__MALLOC(n * sizeof(float)); /* n * 4 fits: lt__shape_ok bounds n */
+    if (p) memset(p, 0, n * sizeof(float));
+    return p;
+}
+
+static int lt__in_block(const lt_ctx *ctx, const float *p) {
+    return ctx->param_block && p >= ctx->param_block && p < ctx->param_block + 2 * ctx->param_floats;
+}
+
+LTRAIN_DEF lt_tensor *lt_param(lt_ctx *ctx, const char *name, int ndim, const int64_t *shape) {
+    lt_tensor *t;
+    int64_t n;
+    int i;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!name || !*name) { lt_set_error(ctx, LT_ERR_ARG, "lt_param: a parameter needs a name"); return NULL; }
+    if (lt_find_param(ctx, name)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_param: a parameter named \"%s\" exists already", name);
+        return NULL;
+    }
+    if (!lt__shape_ok(ctx, "lt_param", ndim, shape, &n)) return NULL;
+    if (ctx->n_params == ctx->cap_params) {
+        int cap = ctx->cap_params ? 2 * ctx->cap_params : 64;
+        lt_tensor **p = (lt_tensor **)LT__REALLOC(ctx->params, (size_t)cap * sizeof(lt_tensor *));
+        if (!p) goto oom;
+        ctx->params = p;
+        ctx->cap_params = cap;
+    }
+    t = (lt_tensor *)LT__MALLOC(sizeof(lt_tensor));
+    if (!t) goto oom;
+    memset(t, 0, sizeof *t);
+    t->ndim = ndim;
+    for (i = 0; i < LT_MAX_DIMS; i++) t->shape[i] = i < ndim ? shape[i] : 1;
+    t->n = n;
+    t->data = lt__zeros((size_t)n);
+    t->grad = lt__zeros((size_t)n);
+    t->name = lt__strdup(name);
+    if (!t->data || !t->grad || !t->name) {
+        LT__FREE(t->data); LT__FREE(t->grad); LT__FREE((void *)t->name); LT__FREE(t);
+        goto oom;
+    }
+    t->requires_grad = 1;
+    t->is_param = 1;
+    t->decay = ndim >= 2;
+    ctx->params[ctx->n_params++] = t;
+    return t;
+oom:
+    lt_set_error(ctx, LT_ERR_NOMEM, "lt_param: out of memory for \"%s\"", name);
+    return NULL;
+}
+
+LTRAIN_DEF lt_paramset lt_ctx_params(lt_ctx *ctx) {
+    lt_paramset s;
+    s.p = ctx->params;
+    s.n = ctx->n_params;
+    return s;
+}
+
+LTRAIN_DEF lt_tensor *lt_find_param(lt_ctx *ctx, const char *name) {
+    int i;
+    for (i = 0; i < ctx->n_params; i++)
+        if (strcmp(ctx->params[i]->name, name) == 0) return ctx->params[i];
+    return NULL;
+}
+
+LTRAIN_DEF size_t lt_params_count(lt_ctx *ctx) {
+    size_t n = 0;
+    int i;
+    for (i = 0; i < ctx->n_params; i++) n += (size_t)ctx->params[i]->n;
+    return n;
+}
+
+/* Move every parameter into one block [all data | all grads], in creation order, so that
+   zero-grad, norms, clipping, optimizers and (later) an all-reduce see one flat span. */
+LTRAIN_DEF lt_status lt_params_pack(lt_ctx *ctx) {
+    size_t total = lt_params_count(ctx), bytes, off = 0;
+    float *block;
+    int i;
+    if (lt_failed(ctx)) return ctx->status;
+    if (!lt_mul_size(total, 2 * sizeof(float), &bytes) || !(block = (float *)LT__MALLOC(bytes ? bytes : 1)))
+        return lt_set_error(ctx, LT_ERR_NOMEM, "lt_params_pack: out of memory for %zu parameters", total);
+    for (i = 0; i < ctx->n_params; i++) {
+        lt_tensor *t = ctx->params[i];
+        memcpy(block + off, t->data, (size_t)t->n * sizeof(float));
+        memcpy(block + total + off, t->grad, (size_t)t->n * sizeof(float));
+        if (!lt__in_block(ctx, t->data)) { LT__FREE(t->data); LT__FREE(t->grad); }
+        t->data = block + off;
+        t->grad = block + total + off;
+        off += (size_t)t->n;
+    }
+    LT__FREE(ctx->param_block);
+    ctx->param_block = block;
+    ctx->param_floats = total;
+    return LT_OK;
+}
+
+LTRAIN_DEF float *lt_params_grad_span(lt_ctx *ctx, size_t *n) {
+    if (!ctx->param_block || ctx->param_floats != lt_params_count(ctx)) { if (n) *n = 0; return NULL; }
+    if (n) *n = ctx->param_floats;
+    return ctx->param_block + ctx->param_floats;
+}
+
+static void lt__params_free(lt_ctx *ctx) {
+    int i;
+    for (i = 0; i < ctx->n_params; i++) {
+        lt_tensor *t = ctx->params[i];
+        if (!lt__in_block(ctx, t->data)) { LT__FREE(t->data); LT__FREE(t->grad); }
+        LT__FREE((void *)t->name);
+        LT__FREE(t);
+    }
+    LT__FREE(ctx->params);
+    LT__FREE(ctx->param_block);
+    ctx->params = NULL;
+    ctx->param_block = NULL;
+    ctx->n_params = ctx->cap_params = 0;
+}
+
+/* The context last: its device state, its parameters, then its arena and tape. */
+LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx) {
+    if (!ctx) return;
+#ifdef LTRAIN_CUDA
+    lt__cu_destroy(ctx);
+#endif
+    lt__params_free(ctx);
+    lt__arena_free(&ctx->arena);
+    LT__FREE(ctx->tape);
+    LT__FREE(ctx);
+}
+
+LTRAIN_DEF void lt_init_normal(lt_ctx *ctx, lt_tensor *t, double mean, double std) {
+    int64_t i;
+    if (!t || !t->data) return;
+    for (i = 0; i < t->n; i++) t->data[i] = (float)(mean + std * lt_rng_normal(&ctx->rng));
+}
+LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi) {
+    int64_t i;
+    if (!t || !t->data) return;
+    for (i = 0; i < t->n; i++) t->data[i] = (float)(lo + (hi - lo) * lt_rng_uniform(&ctx->rng));
+}
+

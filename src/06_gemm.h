@@ -1,0 +1,1137 @@
+/* ==== @@GEMM  matrix multiply kernels (part of @@OPS) ========================================== */
+/* C (M,N) = alpha * op(A) (M,K) * op(B) (K,N) + beta * C, row-major; op(X) is X or Xᵀ.
+
+   The layering of Goto & van de Geijn ("Anatomy of high-performance matrix multiplication",
+   2008) as BLIS names it, with the two innermost loops swapped so the small A sliver stays in L1:
+     for jc over N by NC:                 (one thread owns a range of rows or of columns of C)
+       for pc over K by KC:               pack op(B)[pc.., jc..] into NR-wide slivers  (~L2)
+         for ic over M by MC:             pack op(A)[ic.., pc..] into MR-tall slivers
+           for ir over MC by MR:          this A sliver (MR x KC) stays in L1 ...
+             for jr over NC by NR:        ... while B slivers stream from L2:
+               micro-kernel: an MR x NR tile of C in registers, KC rank-1 updates, then
+               C = alpha*tile + beta*C on the first KC block, C += alpha*tile after.
+   Packing reads op(A) and op(B) whatever their transposes (no transposed copy is ever made),
+   and pads partial slivers with zeros, so the micro-kernel sees one layout and full tiles.
+   Kernels, chosen at run time from cpuid (the intrinsics compile only on x86 gcc/clang, inside
+   functions marked with a target attribute, so the rest of the file needs no -m flags):
+     avx512   14 x 32 tile: 28 zmm accumulators; B sliver rows are 2 zmm, A values broadcast
+     bf16dp   the same tile on bf16 pairs (AVX512_BF16 vdpbf16ps), for two bf16 operands only
+     avx2      6 x 16 tile: 12 ymm accumulators (AVX2 + FMA)
+     neon      8 x 12 tile: 24 q-register accumulators (AArch64, where it always runs; tested
+               under qemu-aarch64 by tests/neon.sh, not timed on an ARM machine yet)
+     portable  4 x 16 tile in plain C: the reference, and the kernel everywhere else
+   The environment variable LT_GEMM=portable|avx2|avx512|neon forces one (if the CPU has it);
+   LT_GEMM16=convert keeps bf16 products off the bf16dp kernel;
+   #define LTRAIN_NO_SIMD compiles only the portable one.
+   Threads (OpenMP): C is cut into one block of rows (or of columns, when C is short and wide)
+   per thread, and each thread runs the loops above on its block with its own packing buffers,
+   on the stack: LT__GEMM_STACK bytes (about 640 KiB; 680 KiB with 16-bit operands) per thread
+   and no malloc, so a thread that calls lt_sgemm needs a stack of 1 MiB or more (the main thread's and OpenMP's default 8 MiB
+   are fine; musl's 128 KiB default for new threads is not).
+   On this machine (2-core AMD EPYC Zen 4 VM) all four transpose cases run at 93-103% of
+   OpenBLAS 0.3.21's SkylakeX kernel at 1 thread (bench/gemm.c, make bench). */
+
+#ifdef LTRAIN_CBLAS
+#include <cblas.h>
+#endif
+
+
+/* A micro-kernel: c (MR,NR) = alpha * a·b + beta * c (beta == 0: c is not read), where b is an
+   NR-wide sliver (kc rows of NR values) and a an MR-tall sliver, stored one of two ways so that
+   packing it is a plain copy whatever A's transpose: k-major (a[k*MR + r], from A stored
+   transposed) or row-major with the fixed row stride LT__KS (a[r*LT__KS + k], from A as is). */
+typedef void (*lt__ukernel)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
+                            float beta);
+
+typedef struct {
+    lt__ukernel fn_k, fn_r;   /* A sliver k-major / row-major */
+    int mr, nr;               /* register tile */
+    int mc, kc, nc;           /* cache blocks: A block MC x KC, B panel KC x NC (multiples of MR, NR) */
+    int isa;                  /* packing may use: 0 plain C, 1 AVX2, 2 AVX-512 */
+    int dp;                   /* fn_k/fn_r take bf16 pair panels (AVX512_BF16, lt__gemm_dp) */
+    const char *name;
+} lt__gemm_impl;
+
+#define LT__KC_MAX 256
+#define LT__KS (LT__KC_MAX + 16)   /* row stride of a row-major A sliver (+16: rows on other L1 sets) */
+
+/* ---- portable kernel: the reference ----------------------------------------------------------- */
+#define LT__P_MR 4
+#define LT__P_NR 16
+static void lt__uk_portable(int64_t kc, const float *a, int64_t ak, int64_t ar, const float *b, float *c,
+                            int64_t ldc, float alpha, float beta) {
+    float acc[LT__P_MR][LT__P_NR];
+    int64_t k;
+    int i, j;
+    memset(acc, 0, sizeof acc);
+    for (k = 0; k < kc; k++, a += ak, b += LT__P_NR)
+        for (i = 0; i < LT__P_MR; i++)
+            for (j = 0; j < LT__P_NR; j++) acc[i][j] += a[i * ar] * b[j];
+    for (i = 0; i < LT__P_MR; i++, c += ldc)
+        for (j = 0; j < LT__P_NR; j++) c[j] = alpha * acc[i][j] + (beta == 0.0f ? 0.0f : beta * c[j]);
+}
+static void lt__uk_portable_k(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
+                              float beta) {
+    lt__uk_portable(kc, a, LT__P_MR, 1, b, c, ldc, alpha, beta);
+}
+static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
+                              float beta) {
+    lt__uk_portable(kc, a, 1, LT__KS, b, c, ldc, alpha, beta);
+}
+
+#ifdef LT__X86
+/* ---- AVX-512: 14 x 32 ------------------------------------------------------------------------- */
+/* 28 accumulators + 2 B vectors + the broadcast A value fit in the 32 zmm registers; each k is
+   2 loads + 14 broadcasts (folded into the FMAs) for 28 FMAs. */
+#define LT__A5_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+#define LT__A5_ZERO(r) __m512 c##r##a = _mm512_setzero_ps(), c##r##b = _mm512_setzero_ps();
+/* C's tile is read at the end (beta != 0): asked for at the start, it arrives during the k loop
+   instead of stalling the stores (a few % where C is much larger than the caches) */
+#define LT__A5_PF(r) _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0); \
+                     _mm_prefetch((const char *)(c + r * ldc + 16), _MM_HINT_T0);
+#define LT__A5_FMA(r)                                                                              \
+    c##r##a = _mm512_fmadd_ps(_mm512_set1_ps(LT__AT(r)), b0, c##r##a);                           \
+    c##r##b = _mm512_fmadd_ps(_mm512_set1_ps(LT__AT(r)), b1, c##r##b);
+#define LT__A5_ST0(r)                                                                              \
+    _mm512_storeu_ps(c + r * ldc, _mm512_mul_ps(va, c##r##a));                                   \
+    _mm512_storeu_ps(c + r * ldc + 16, _mm512_mul_ps(va, c##r##b));
+#define LT__A5_ST1(r)                                                                              \
+    _mm512_storeu_ps(c + r * ldc, _mm512_fmadd_ps(va, c##r##a, _mm512_loadu_ps(c + r * ldc)));       \
+    _mm512_storeu_ps(c + r * ldc + 16, _mm512_fmadd_ps(va, c##r##b, _mm512_loadu_ps(c + r * ldc + 16)));
+#define LT__A5_STB(r)                                                                              \
+    _mm512_storeu_ps(c + r * ldc, _mm512_fmadd_ps(va, c##r##a, _mm512_mul_ps(vb, _mm512_loadu_ps(c + r * ldc)))); \
+    _mm512_storeu_ps(c + r * ldc + 16,                                                           \
+                     _mm512_fmadd_ps(va, c##r##b, _mm512_mul_ps(vb, _mm512_loadu_ps(c + r * ldc + 16))));
+/* the 28 accumulators zeroed (C's tile prefetched when it will be read); at the end
+   C = alpha*tile (beta 0), C += alpha*tile (beta 1) or C = alpha*tile + beta*C */
+#define LT__A5_BEGIN                                                                               \
+    LT__A5_ROWS(LT__A5_ZERO)                                                                       \
+    if (beta != 0.0f) { LT__A5_ROWS(LT__A5_PF) }
+#define LT__A5_STORE                                                                               \
+    va = _mm512_set1_ps(alpha);                                                                    \
+    vb = _mm512_set1_ps(beta);                                                                     \
+    if (beta == 0.0f) { LT__A5_ROWS(LT__A5_ST0) }                                                  \
+    else if (beta == 1.0f) { LT__A5_ROWS(LT__A5_ST1) }                                             \
+    else { LT__A5_ROWS(LT__A5_STB) }
+#define LT__A5_KERNEL(name, ASTEP)                                                                 \
+    LT__TARGET_AVX512 static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
+                                       float alpha, float beta) {                                  \
+        __m512 b0, b1, va, vb;                                                                     \
+        int64_t k;                                                                                 \
+        LT__A5_BEGIN                                                                               \
+        for (k = 0; k < kc; k++, a += ASTEP, b += 32) {                                            \
+            b0 = _mm512_load_ps(b);                                                                \
+            b1 = _mm512_load_ps(b + 16);                                                           \
+            LT__A5_ROWS(LT__A5_FMA)                                                                \
+        }                                                                                          \
+        LT__A5_STORE                                                                               \
+    }
+#define LT__AT(r) a[r]
+LT__A5_KERNEL(lt__uk_avx512_k, 14)          /* A sliver k-major: a[k*14 + r] */
+#undef LT__AT
+#define LT__AT(r) a[r * LT__KS]
+LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] */
+#undef LT__AT
+
+/* ---- AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ---------------------------------- */
+/* When both operands are bf16 (lt__gemm16 in bf16 precision), vdpbf16ps does twice the work of
+   an FMA per instruction at the same rate (measured here, Zen 4, 12 independent chains: FMA 116
+   GFLOP/s, vdpbf16ps 233): each float32 lane j of the accumulator gets
+       c[j] += a[2m]·b[2m][j] + a[2m+1]·b[2m+1][j]
+   so one instruction is two steps of k.  Packing is done as for float32 (the panels then hold
+   values that are exactly bf16) and each panel is then rewritten in place as bf16 pairs
+   (lt__pair_rows / lt__pair_kmajor): the 32-bit word (m, j) holds k = 2m in its low half and
+   k = 2m+1 in its high half, where the float32 panel held word (k, j) — so the micro-kernel
+   is the float32 one with k counting pairs.  An odd kc gets a zero partner.  The sums differ
+   from the float32 kernel's only in order (pairs), and the instruction treats bf16 subnormals
+   (|x| < 1.2e-38) as zero and flushes subnormal sums, as every kernel on it does. */
+#define LT__AD_DP(r)                                                                               \
+    av = _mm512_set1_epi32(LT__AT(r));                                                             \
+    c##r##a = _mm512_dpbf16_ps(c##r##a, (__m512bh)av, (__m512bh)b0);                               \
+    c##r##b = _mm512_dpbf16_ps(c##r##b, (__m512bh)av, (__m512bh)b1);
+#define LT__AD_KERNEL(name, ASTEP)                                                                 \
+    LT__TARGET_BF16 static void name(int64_t kc, const float *af, const float *bf, float *c, int64_t ldc, \
+                                     float alpha, float beta) {                                    \
+        const int32_t *a = (const int32_t *)(const void *)af;                                      \
+        const int32_t *b = (const int32_t *)(const void *)bf;                                      \
+        __m512i b0, b1, av;                                                                        \
+        __m512 va, vb;                                                                             \
+        int64_t m, pairs = (kc + 1) / 2;                                                           \
+        LT__A5_BEGIN                                                                               \
+        for (m = 0; m < pairs; m++, a += ASTEP, b += 32) {                                         \
+            b0 = _mm512_load_si512((const void *)b);                                               \
+            b1 = _mm512_load_si512((const void *)(b + 16));                                        \
+            LT__A5_ROWS(LT__AD_DP)                                                                 \
+        }                                                                                          \
+        LT__A5_STORE                                                                               \
+    }
+#define LT__AT(r) a[r]
+LT__AD_KERNEL(lt__uk_bf16dp_k, 14)          /* A sliver k-major: pair word a[m*14 + r] */
+#undef LT__AT
+#define LT__AT(r) a[r * LT__KS]
+LT__AD_KERNEL(lt__uk_bf16dp_r, 1)           /* A sliver row-major: pair word a[r*KS + m] */
+#undef LT__AT
+
+/* A k-major float32 panel of kc rows of w <= 32 words (p[k*w + j], bf16-exact values) rewritten in
+   place as ceil(kc/2) rows of w pair words: word (m, j) = bf16(p[2m][j]) | bf16(p[2m+1][j]) << 16.
+   Row m is written over words [m*w, m*w + w), which were read already (rows 2m and 2m+1 lie at
+   or after it and are loaded first). */
+LT__TARGET_AVX512 static void lt__pair_kmajor(float *p, int64_t kc, int w) {
+    int32_t *q = (int32_t *)(void *)p;
+    const __m512i hi = _mm512_set1_epi32((int)0xFFFF0000u);
+    int64_t m;
+    int j;
+    for (m = 0; 2 * m < kc; m++) {
+        for (j = 0; j < w; j += 16) {
+            __mmask16 k = (__mmask16)(w - j >= 16 ? 0xFFFFu : (1u << (w - j)) - 1u);
+            __m512i lo = _mm512_maskz_loadu_epi32(k, q + 2 * m * w + j);
+            __m512i up = 2 * m + 1 < kc ? _mm512_maskz_loadu_epi32(k, q + (2 * m + 1) * w + j) : _mm512_setzero_si512();
+            _mm512_mask_storeu_epi32(q + m * w + j, k, _mm512_or_si512(_mm512_maskz_srli_epi32(LT__M16, lo, 16), _mm512_and_si512(up, hi)));
+        }
+    }
+}
+/* n row-major rows of kc floats (row r at p + r*LT__KS) rewritten in place as kc bf16 halves
+   each (the same start, so pair word m of row r is word r*LT__KS + m), plus a zero half after an
+   odd kc.  Each block of 16 is loaded before its 32 bytes are stored at or before it. */
+LT__TARGET_AVX512 static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
+    int64_t r, k;
+    for (r = 0; r < n; r++) {
+        float *row = p + r * LT__KS;
+        uint16_t *h = (uint16_t *)(void *)row;
+        for (k = 0; k + 16 <= kc; k += 16) {
+            __m512i x = _mm512_maskz_srli_epi32(LT__M16, _mm512_loadu_si512((const void *)(row + k)), 16);
+            _mm256_storeu_si256((__m256i *)(void *)(h + k), _mm512_maskz_cvtepi32_epi16(LT__M16, x));
+        }
+        for (; k < kc; k++) {
+            uint32_t u;
+            memcpy(&u, row + k, 4);
+            h[k] = (uint16_t)(u >> 16);
+        }
+        if (kc & 1) h[kc] = 0;
+    }
+}
+
+/* ---- AVX2 + FMA: 6 x 16 ----------------------------------------------------------------------- */
+/* 12 accumulators + 2 B vectors + 1 broadcast = 15 of the 16 ymm registers. */
+#define LT__A2_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define LT__A2_ZERO(r) __m256 c##r##a = _mm256_setzero_ps(), c##r##b = _mm256_setzero_ps();
+#define LT__A2_FMA(r)                                                                              \
+    av = _mm256_broadcast_ss(&LT__AT(r));                                                          \
+    c##r##a = _mm256_fmadd_ps(av, b0, c##r##a);                                                   \
+    c##r##b = _mm256_fmadd_ps(av, b1, c##r##b);
+#define LT__A2_ST0(r)                                                                              \
+    _mm256_storeu_ps(c + r * ldc, _mm256_mul_ps(va, c##r##a));                                   \
+    _mm256_storeu_ps(c + r * ldc + 8, _mm256_mul_ps(va, c##r##b));
+#define LT__A2_ST1(r)                                                                              \
+    _mm256_storeu_ps(c + r * ldc, _mm256_fmadd_ps(va, c##r##a, _mm256_loadu_ps(c + r * ldc)));       \
+    _mm256_storeu_ps(c + r * ldc + 8, _mm256_fmadd_ps(va, c##r##b, _mm256_loadu_ps(c + r * ldc + 8)));
+#define LT__A2_STB(r)                                                                              \
+    _mm256_storeu_ps(c + r * ldc, _mm256_fmadd_ps(va, c##r##a, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc)))); \
+    _mm256_storeu_ps(c + r * ldc + 8,                                                            \
+                     _mm256_fmadd_ps(va, c##r##b, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc + 8))));
+#define LT__A2_KERNEL(name, ASTEP)                                                                 \
+    LT__TARGET_AVX2 static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,  \
+                                     float alpha, float beta) {                                    \
+        __m256 b0, b1, av, va, vb;                                                                 \
+        int64_t k;                                                                                 \
+        LT__A2_ROWS(LT__A2_ZERO)                                                                   \
+        for (k = 0; k < kc; k++, a += ASTEP, b += 16) {                                            \
+            b0 = _mm256_load_ps(b);                                                                \
+            b1 = _mm256_load_ps(b + 8);                                                            \
+            LT__A2_ROWS(LT__A2_FMA)                                                                \
+        }                                                                                          \
+        va = _mm256_set1_ps(alpha);                                                                \
+        vb = _mm256_set1_ps(beta);                                                                 \
+        if (beta == 0.0f) { LT__A2_ROWS(LT__A2_ST0) }                                              \
+        else if (beta == 1.0f) { LT__A2_ROWS(LT__A2_ST1) }                                         \
+        else { LT__A2_ROWS(LT__A2_STB) }                                                           \
+    }
+#define LT__AT(r) a[r]
+LT__A2_KERNEL(lt__uk_avx2_k, 6)
+#undef LT__AT
+#define LT__AT(r) a[r * LT__KS]
+LT__A2_KERNEL(lt__uk_avx2_r, 1)
+#undef LT__AT
+
+/* op(B)ᵀ packing for B stored transposed (N x K): 8 x 8 blocks turned in registers (AVX). */
+LT__TARGET_AVX2 static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd) {
+    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
+    __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
+    __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
+    /* pairs of rows interleaved, then pairs of pairs, then the 128-bit halves swapped */
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
+    __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    r0 = _mm256_shuffle_ps(t0, t2, 0x44); r1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    r2 = _mm256_shuffle_ps(t1, t3, 0x44); r3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    r4 = _mm256_shuffle_ps(t4, t6, 0x44); r5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    r6 = _mm256_shuffle_ps(t5, t7, 0x44); r7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(d, _mm256_permute2f128_ps(r0, r4, 0x20));
+    _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(r1, r5, 0x20));
+    _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(r2, r6, 0x20));
+    _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(r3, r7, 0x20));
+    _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(r0, r4, 0x31));
+    _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(r1, r5, 0x31));
+    _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(r2, r6, 0x31));
+    _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(r3, r7, 0x31));
+}
+
+/* n runs of h floats, s[i*lds + 0..h) -> d[i*ldd + 0..ldd), zero-filled past h (h <= ldd <= 32). */
+LT__TARGET_AVX512 static void lt__runs_avx512(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
+    __mmask16 h0 = (__mmask16)(h >= 16 ? 0xffffu : (1u << h) - 1), d0 = (__mmask16)(ldd >= 16 ? 0xffffu : (1u << ldd) - 1);
+    __mmask16 h1 = (__mmask16)(h <= 16 ? 0u : (1u << (h - 16)) - 1), d1 = (__mmask16)(ldd <= 16 ? 0u : (1u << (ldd - 16)) - 1);
+    int64_t i;
+    if (ldd == 32 && h == 32) {
+        for (i = 0; i < n; i++) {
+            _mm512_storeu_ps(d + i * 32, _mm512_loadu_ps(s + i * lds));
+            _mm512_storeu_ps(d + i * 32 + 16, _mm512_loadu_ps(s + i * lds + 16));
+        }
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        _mm512_mask_storeu_ps(d + i * ldd, d0, _mm512_maskz_loadu_ps(h0, s + i * lds));
+        if (d1) _mm512_mask_storeu_ps(d + i * ldd + 16, d1, _mm512_maskz_loadu_ps(h1, s + i * lds + 16));
+    }
+}
+LT__TARGET_AVX2 static void lt__runs_avx2(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i h0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(h), lane), d0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(ldd), lane);
+    __m256i h1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(h - 8), lane);
+    __m256i d1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(ldd - 8), lane);
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        _mm256_maskstore_ps(d + i * ldd, d0, _mm256_maskload_ps(s + i * lds, h0));
+        if (ldd > 8) _mm256_maskstore_ps(d + i * ldd + 8, d1, _mm256_maskload_ps(s + i * lds + 8, h1));
+    }
+}
+#endif /* LT__X86 */
+
+#ifdef LT__ARM
+/* ---- NEON (AArch64): 8 x 12 ------------------------------------------------------------------- */
+/* 24 accumulators (8 rows of 3 quads) + 3 B quads + 4 quads of A values = 31 of the 32 q
+   registers.  Each FMA multiplies a B quad by one lane of an A quad (fmla v.4s, v.4s, v.s[l]), so
+   A values are never broadcast separately.  k-major slivers give the 8 A values of one k in two
+   quads; row-major ones give 4 k of one row per quad, so that kernel steps k by 4 (rows 0-3, then
+   4-7, each against the same 4 rows of B) and sums every element in k order all the same. */
+#define LT__N8_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define LT__N8_ZERO(r) float32x4_t c##r##a = vdupq_n_f32(0.0f), c##r##b = c##r##a, c##r##c = c##r##a;
+#define LT__N8_FMAL(r, v, l)                                                                        \
+    c##r##a = vfmaq_laneq_f32(c##r##a, b0, v, l);                                                  \
+    c##r##b = vfmaq_laneq_f32(c##r##b, b1, v, l);                                                  \
+    c##r##c = vfmaq_laneq_f32(c##r##c, b2, v, l);
+#define LT__N8_LOADB(kk)                                                                            \
+    b0 = vld1q_f32(b + (kk) * 12); b1 = vld1q_f32(b + (kk) * 12 + 4); b2 = vld1q_f32(b + (kk) * 12 + 8);
+/* row-major: B row kk against lane kk of rows p..s (x0..x3 hold 4 k of each) */
+#define LT__N8_ROW4(kk, p, q, r, s)                                                                 \
+    LT__N8_LOADB(kk) LT__N8_FMAL(p, x0, kk) LT__N8_FMAL(q, x1, kk) LT__N8_FMAL(r, x2, kk) LT__N8_FMAL(s, x3, kk)
+#define LT__N8_FMAN(r)                                                                              \
+    c##r##a = vfmaq_n_f32(c##r##a, b0, a[r * LT__KS + k]);                                         \
+    c##r##b = vfmaq_n_f32(c##r##b, b1, a[r * LT__KS + k]);                                         \
+    c##r##c = vfmaq_n_f32(c##r##c, b2, a[r * LT__KS + k]);
+#define LT__N8_ST(r) lt__n8_store(c + r * ldc, c##r##a, c##r##b, c##r##c, alpha, beta);
+/* one row of the tile: c = alpha·acc (+ beta·c) */
+static inline void lt__n8_store(float *c, float32x4_t x, float32x4_t y, float32x4_t z, float alpha, float beta) {
+    if (beta == 0.0f) {
+        vst1q_f32(c, vmulq_n_f32(x, alpha));
+        vst1q_f32(c + 4, vmulq_n_f32(y, alpha));
+        vst1q_f32(c + 8, vmulq_n_f32(z, alpha));
+    } else {
+        vst1q_f32(c, vfmaq_n_f32(vmulq_n_f32(vld1q_f32(c), beta), x, alpha));
+        vst1q_f32(c + 4, vfmaq_n_f32(vmulq_n_f32(vld1q_f32(c + 4), beta), y, alpha));
+        vst1q_f32(c + 8, vfmaq_n_f32(vmulq_n_f32(vld1q_f32(c + 8), beta), z, alpha));
+    }
+}
+static void lt__uk_neon_k(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha, float beta) {
+    int64_t k;
+    LT__N8_ROWS(LT__N8_ZERO)
+    for (k = 0; k < kc; k++, a += 8, b += 12) {
+        float32x4_t b0, b1, b2, a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
+        LT__N8_LOADB(0)
+        LT__N8_FMAL(0, a0, 0) LT__N8_FMAL(1, a0, 1) LT__N8_FMAL(2, a0, 2) LT__N8_FMAL(3, a0, 3)
+        LT__N8_FMAL(4, a1, 0) LT__N8_FMAL(5, a1, 1) LT__N8_FMAL(6, a1, 2) LT__N8_FMAL(7, a1, 3)
+    }
+    LT__N8_ROWS(LT__N8_ST)
+}
+static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha, float beta) {
+    int64_t k = 0;
+    float32x4_t b0, b1, b2, x0, x1, x2, x3;
+    LT__N8_ROWS(LT__N8_ZERO)
+    for (; k + 4 <= kc; k += 4, b += 48) {
+        x0 = vld1q_f32(a + k); x1 = vld1q_f32(a + LT__KS + k);
+        x2 = vld1q_f32(a + 2 * LT__KS + k); x3 = vld1q_f32(a + 3 * LT__KS + k);
+        LT__N8_ROW4(0, 0, 1, 2, 3) LT__N8_ROW4(1, 0, 1, 2, 3) LT__N8_ROW4(2, 0, 1, 2, 3) LT__N8_ROW4(3, 0, 1, 2, 3)
+        x0 = vld1q_f32(a + 4 * LT__KS + k); x1 = vld1q_f32(a + 5 * LT__KS + k);
+        x2 = vld1q_f32(a + 6 * LT__KS + k); x3 = vld1q_f32(a + 7 * LT__KS + k);
+        LT__N8_ROW4(0, 4, 5, 6, 7) LT__N8_ROW4(1, 4, 5, 6, 7) LT__N8_ROW4(2, 4, 5, 6, 7) LT__N8_ROW4(3, 4, 5, 6, 7)
+    }
+    for (; k < kc; k++, b += 12) {   /* the last kc % 4 */
+        LT__N8_LOADB(0)
+        LT__N8_ROWS(LT__N8_FMAN)
+    }
+    LT__N8_ROWS(LT__N8_ST)
+}
+#endif /* LT__ARM */
+
+/* ---- kernel choice ---------------------------------------------------------------------------- */
+static int lt__gemm_supported(int id) {
+    if (id == LT__GEMM_PORTABLE) return 1;
+#ifdef LT__X86
+    __builtin_cpu_init();
+    if (id == LT__GEMM_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (id == LT__GEMM_AVX512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
+#endif
+#ifdef LT__ARM
+    if (id == LT__GEMM_NEON) return 1;
+#endif
+    return 0;
+}
+
+/* The best kernel this CPU runs, or the one LT_GEMM names (when this CPU runs it). */
+static int lt__gemm_pick(void) {
+    const char *e = getenv("LT_GEMM");
+    int id;
+    if (e) {
+        id = strcmp(e, "portable") == 0 ? LT__GEMM_PORTABLE : strcmp(e, "avx2") == 0 ? LT__GEMM_AVX2
+           : strcmp(e, "avx512") == 0 ? LT__GEMM_AVX512 : strcmp(e, "neon") == 0 ? LT__GEMM_NEON : -1;
+        if (id >= 0 && lt__gemm_supported(id)) return id;
+    }
+    for (id = LT__GEMM_NKERNELS - 1; id > 0; id--)
+        if (lt__gemm_supported(id)) return id;
+    return LT__GEMM_PORTABLE;
+}
+
+/* Blocking per kernel.  KC x NR floats of a B sliver plus MR x KC of A stay in L1 (32-48 KiB),
+   the KC x NC B panel in L2 (>= 512 KiB); MC only sets how much A one packing pass covers. */
+static lt__gemm_impl lt__gemm_impl_of(int id) {
+    lt__gemm_impl g;
+    memset(&g, 0, sizeof g);
+    g.fn_k = lt__uk_portable_k; g.fn_r = lt__uk_portable_r; g.mr = LT__P_MR; g.nr = LT__P_NR;
+    g.mc = 64; g.kc = 256; g.nc = 256;
+    g.name = "portable C 4x16 packed";
+#ifdef LT__X86
+    if (id == LT__GEMM_AVX512) {
+        g.fn_k = lt__uk_avx512_k; g.fn_r = lt__uk_avx512_r; g.mr = 14; g.nr = 32;
+        g.mc = 112; g.kc = 256; g.nc = 512; g.isa = 2;
+        g.name = "avx512 14x32 packed";
+    } else if (id == LT__GEMM_AVX2) {
+        g.fn_k = lt__uk_avx2_k; g.fn_r = lt__uk_avx2_r; g.mr = 6; g.nr = 16;
+        g.mc = 96; g.kc = 256; g.nc = 512; g.isa = 1;
+        g.name = "avx2+fma 6x16 packed";
+    }
+#elif defined(LT__ARM)
+    if (id == LT__GEMM_NEON) {
+        g.fn_k = lt__uk_neon_k; g.fn_r = lt__uk_neon_r; g.mr = 8; g.nr = 12;
+        g.mc = 96; g.kc = 256; g.nc = 504;
+        g.name = "neon 8x12 packed";
+    }
+#else
+    (void)id;
+#endif
+    return g;
+}
+
+/* Products of two bf16 operands take the AVX512_BF16 pair kernels where the AVX-512 kernel was
+   picked and the CPU has the instruction, unless LT_GEMM16=convert in the environment asks for
+   the float32 kernels on converted panels (the same values, summed in k order). */
+static int lt__amp_has_bf16dp(void);   /* @@AMP: cpuid says AVX512_BF16 */
+static void lt__gemm_dp(lt__gemm_impl *g) {
+#ifdef LT__X86
+    const char *e = getenv("LT_GEMM16");
+    if (g->isa != 2 || (e && strcmp(e, "convert") == 0) || !lt__amp_has_bf16dp()) return;
+    if (!__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl")) return;   /* packing */
+    g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
+    g->name = "avx512bf16 14x32 bf16 pairs";
+#else
+    (void)g;
+    (void)lt__amp_has_bf16dp;
+#endif
+}
+
+/* Floats of packing buffer one thread needs (the largest over kernels), + alignment slack. */
+#define LT__GEMM_MAXA (112 * LT__KS)
+#define LT__GEMM_MAXB (LT__KC_MAX * 512)
+#define LT__GEMM_STACK ((LT__GEMM_MAXA + LT__GEMM_MAXB + 32) * 4)
+#define LT__GEMM_MC_MAX 112   /* the largest MC and NC above */
+#define LT__GEMM_NC_MAX 512
+
+/* ---- packing ---------------------------------------------------------------------------------- */
+/* Packing walks rows that lie a stride apart (a run of KC values from each), which the hardware
+   prefetcher picks up late: the runs a few rows ahead are asked for explicitly (measured on
+   the bf16 pair packing of 2048x1024 · (1024x256)ᵀ, 1 thread: 7.1 -> 6.0 ms). */
+static void lt__prefetch_run(const void *p, int64_t bytes) {
+#if defined(__GNUC__) || defined(__clang__)
+    const char *c = (const char *)p;
+    int64_t o;
+    for (o = 0; o < bytes; o += 64) __builtin_prefetch(c + o, 0, 3);
+#else
+    (void)p; (void)bytes;
+#endif
+}
+
+/* op(A)[0..mc, 0..kc] -> MR-tall slivers of MR*LT__KS floats each.  A points at op(A)[0][0].
+   A as is (element (i,k) at A[i*lda + k]): rows copied, row-major slivers a[r*KS + k].
+   A transposed (element (i,k) at A[k*lda + i]): runs of MR copied, k-major slivers a[k*MR + r].
+   Rows past mc are zeros. */
+static void lt__pack_a(int ta, int isa, const float *A, int64_t lda, int64_t mc, int64_t kc, int mr, float *ap) {
+    int64_t is, k;
+    int r;
+    for (is = 0; is < mc; is += mr, ap += (int64_t)mr * LT__KS) {
+        int h = mc - is < mr ? (int)(mc - is) : mr;
+        if (!ta) {
+            for (r = 0; r < h; r++) {
+                memcpy(ap + r * LT__KS, A + (is + r) * lda, (size_t)kc * sizeof(float));
+                if (is + r + 4 < mc) lt__prefetch_run(A + (is + r + 4) * lda, kc * (int64_t)sizeof(float));
+            }
+            for (; r < mr; r++) memset(ap + r * LT__KS, 0, (size_t)kc * sizeof(float));
+        } else {
+#ifdef LT__X86
+            if (isa == 2 && mr <= 32) { lt__runs_avx512(A + is, lda, kc, h, ap, mr); continue; }
+            if (isa == 1 && mr <= 16) { lt__runs_avx2(A + is, lda, kc, h, ap, mr); continue; }
+#else
+            (void)isa;
+#endif
+            for (k = 0; k < kc; k++) {
+                const float *s = A + k * lda + is;
+                float *d = ap + k * mr;
+                for (r = 0; r < h; r++) d[r] = s[r];
+                for (; r < mr; r++) d[r] = 0.0f;
+            }
+        }
+    }
+}
+
+/* op(B)[0..kc, 0..nc] -> NR-wide slivers, each kc rows of NR values: bp[s*kc*NR + k*NR + j].
+   Element (k,j) of op(B) is B[k*ldb + j], or B[j*ldb + k] when transposed (then 8 x 8 blocks
+   are turned with AVX when simd is set). */
+static void lt__pack_b(int tb, int isa, const float *B, int64_t ldb, int64_t kc, int64_t nc, int nr, float *bp) {
+    int64_t js, k, kk;
+    int j;
+    for (js = 0; js < nc; js += nr, bp += kc * nr) {
+        int w = nc - js < nr ? (int)(nc - js) : nr;
+        if (!tb) {
+#ifdef LT__X86
+            if (isa == 2 && nr <= 32) { lt__runs_avx512(B + js, ldb, kc, w, bp, nr); continue; }
+            if (isa == 1 && nr <= 16) { lt__runs_avx2(B + js, ldb, kc, w, bp, nr); continue; }
+#endif
+            for (k = 0; k < kc; k++) {
+                float *d = bp + k * nr;
+                memcpy(d, B + k * ldb + js, (size_t)w * sizeof(float));
+                for (j = w; j < nr; j++) d[j] = 0.0f;
+            }
+            continue;
+        }
+        k = 0;
+#ifdef LT__X86
+        if (isa >= 1 && w == nr) {
+            for (; k + 8 <= kc; k += 8)
+                for (j = 0; j < nr; j += 8) lt__tr8x8(B + (js + j) * ldb + k, ldb, bp + k * nr + j, nr);
+        }
+#else
+        (void)isa;
+#endif
+        for (j = 0; j < w; j++) {
+            const float *s = B + (js + j) * ldb;
+            for (kk = k; kk < kc; kk++) bp[kk * nr + j] = s[kk];
+        }
+        for (; j < nr; j++)
+            for (kk = k; kk < kc; kk++) bp[kk * nr + j] = 0.0f;
+    }
+}
+
+/* ---- 16-bit operands (lt__gemm16, @@OPS): converted while packing ------------------------------ */
+/* An operand as packing reads it: float32 values f as they are (p = 0) or rounded to 16 bits
+   (p = LT_BF16 or LT_F16), or 16-bit values h of type p, widened.  The panels are float32 either
+   way, so the micro-kernels, their sums and their speed are those of float32; packing converts
+   instead of copying (a few % of a copy's time with the vector converters of @@AMP), and a 16-bit
+   operand moves half the bytes.  With two bf16 operands on a CPU with AVX512_BF16 the panels are
+   then rewritten as bf16 pairs for the vdpbf16ps kernel (above: 2x the products per second);
+   fp16 has no such instruction here (AVX512_FP16, which computes in fp16, is not on Zen 4), so
+   fp16 products run at the float32 rate. */
+typedef struct {
+    const float *f;
+    const uint16_t *h;
+    int p;
+    int gelu;     /* h holds gelu16's input: the values are round16(gelu(h)), recomputed (@@OPS) */
+} lt__gsrc;
+static void lt__gelu16_block(lt_dtype p, const uint16_t *xh, float *y, int64_t m); /* @@OPS */
+static lt__gsrc lt__gsrc_at(lt__gsrc s, int64_t off) {
+    if (s.h) s.h += off;
+    else s.f += off;
+    return s;
+}
+#ifdef LT__X86
+/* prefetch n values of s from at (see lt__prefetch_run; the x86 packers below use it) */
+static void lt__gsrc_prefetch(const lt__gsrc *s, int64_t at, int64_t n) {
+    if (s->h) lt__prefetch_run(s->h + at, n * 2);
+    else lt__prefetch_run(s->f + at, n * 4);
+}
+/* lt__gsrc_get with AVX-512, 16 values at a time in registers (the tail in scalar code): bf16
+   widens by a shift and rounds with the integer formula of lt_f32_to_bf16 (a NaN stays a NaN);
+   fp16 through vcvtps2ph / vcvtph2ps (nearest even).  out may equal s's floats (in place). */
+/* 16 values of s at element i (all present) as float32 */
+LT__TARGET_AVX512 static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, int64_t i) {
+    if (s->gelu) {   /* 16 lookups in gelu16's table at once (one gather) */
+        __m512i x = _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i)));
+        return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), LT__M16, x, lt__gelu16_y[s->p == LT_F16], 4);
+    }
+    if (s->h) {
+        __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i));
+        return s->p == LT_F16 ? _mm512_maskz_cvtph_ps(LT__M16, h) : _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, h), 16));
+    }
+    if (s->p == LT_F16) return _mm512_maskz_cvtph_ps(LT__M16, _mm512_maskz_cvtps_ph(LT__M16, _mm512_loadu_ps(s->f + i), _MM_FROUND_TO_NEAREST_INT));
+    {
+        __m512i u = _mm512_loadu_si512((const void *)(s->f + i)), hi = _mm512_set1_epi32((int)0xFFFF0000u);
+        __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)),
+                                     _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), _mm512_set1_epi32(1)));
+        __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
+                                                _mm512_set1_epi32(0x7F800000));
+        return _mm512_castsi512_ps(_mm512_mask_mov_epi32(_mm512_and_si512(r, hi), nan, hi));
+    }
+}
+static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
+    if (s->gelu) return lt__gelu16_y[s->p == LT_F16][s->h[i]];
+    if (s->h) return s->p == LT_F16 ? lt_f16_to_f32(s->h[i]) : lt_bf16_to_f32(s->h[i]);
+    return s->p == LT_F16 ? lt_f16_to_f32(lt_f32_to_f16(s->f[i])) : lt_bf16_to_f32(lt_f32_to_bf16(s->f[i]));
+}
+/* One k of op(A) transposed, dealt to k-major slivers: the mc 32-bit values of that k sit in
+   v[0..ceil(mc/16)) (lanes past mc zero; v has room for one more vector), and sliver s's mr (<= 16)
+   values, picked from two of those vectors with one permute, go to d + s*mr*LT__KS, where d is the
+   k's place in sliver 0.  (Dealing them through a row in memory stalled on store forwarding: 4x
+   slower.)  Used for float32 values and for bf16 pair words alike. */
+LT__TARGET_AVX512 static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, int32_t *d) {
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    __mmask16 mk = (__mmask16)((1u << mr) - 1u);
+    int i0;
+    v[(mc + 15) / 16] = _mm512_setzero_si512();
+    for (i0 = 0; i0 < mc; i0 += mr) {
+        __m512i x = _mm512_permutex2var_epi32(v[i0 / 16], _mm512_add_epi32(lane, _mm512_set1_epi32(i0 % 16)), v[i0 / 16 + 1]);
+        _mm512_mask_storeu_epi32(d + (int64_t)i0 * LT__KS, mk, x);
+    }
+}
+/* op(A) transposed, k-major slivers (as lt__pack_a): per k, the mc values converted 16 at a time
+   into registers, then dealt (lt__deal_slivers). */
+LT__TARGET_AVX512 static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+                                                   float *ap) {
+    __m512i v[LT__GEMM_MC_MAX / 16 + 2];
+    int nv = (int)((mc + 15) / 16), c, i;
+    int64_t k;
+    for (k = 0; k < kc; k++) {
+        int64_t at = k * lda;
+        if (k + 4 < kc) lt__gsrc_prefetch(A, at + 4 * lda, mc);
+        for (c = 0; c < nv; c++) {
+            if (16 * c + 16 <= mc) v[c] = _mm512_castps_si512(lt__gsrc16_lanes(A, at + 16 * c));
+            else {
+                float t[16];
+                for (i = 0; i < 16; i++) t[i] = 16 * c + i < mc ? lt__gsrc_one(A, at + 16 * c + i) : 0.0f;
+                v[c] = _mm512_castps_si512(_mm512_loadu_ps(t));
+            }
+        }
+        lt__deal_slivers(v, mc, mr, (int32_t *)(void *)(ap + k * mr));
+    }
+}
+/* op(B) as is, NR-wide slivers (as lt__pack_b): row by row (B is read in order, the next rows
+   prefetched), each row's nc values converted into their slivers' k rows. */
+LT__TARGET_AVX512 static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+                                                   float *bp) {
+    int64_t k, js;
+    int j;
+    for (k = 0; k < kc; k++) {
+        if (k + 4 < kc) lt__gsrc_prefetch(B, (k + 4) * ldb, nc);
+        for (js = 0; js < nc; js += nr) {
+            float *d = bp + js * kc + k * nr;   /* sliver js/nr starts at js*kc */
+            int64_t at = k * ldb + js;
+            int w = nc - js < nr ? (int)(nc - js) : nr;
+            for (j = 0; j + 16 <= w; j += 16) _mm512_store_ps(d + j, lt__gsrc16_lanes(B, at + j));
+            for (; j < w; j++) d[j] = lt__gsrc_one(B, at + j);
+            for (; j < nr; j++) d[j] = 0.0f;
+        }
+    }
+}
+LT__TARGET_AVX512 static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+    int64_t i = 0;
+    if (s->gelu) {
+        for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, lt__gsrc16_lanes(s, off + i));
+        for (; i < n; i++) out[i] = lt__gsrc_one(s, off + i);
+    } else if (s->h) {
+        lt__widen16_avx512((lt_dtype)s->p, s->h + off, out, n);
+    } else {
+        const float *f = s->f + off;
+        if (s->p == LT_F16) {
+            for (; i + 16 <= n; i += 16)
+                _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, _mm512_maskz_cvtps_ph(LT__M16, _mm512_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT)));
+            for (; i < n; i++) out[i] = lt_f16_to_f32(lt_f32_to_f16(f[i]));
+        } else {
+            const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7FFF);
+            const __m512i hi = _mm512_set1_epi32((int)0xFFFF0000u), abs = _mm512_set1_epi32(0x7FFFFFFF);
+            const __m512i inf = _mm512_set1_epi32(0x7F800000);
+            for (; i + 16 <= n; i += 16) {
+                __m512i u = _mm512_loadu_si512((const void *)(f + i));
+                __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, half), _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), one));
+                __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs), inf);
+                _mm512_storeu_si512((void *)(out + i), _mm512_mask_mov_epi32(_mm512_and_si512(r, hi), nan, hi));
+            }
+            for (; i < n; i++) out[i] = lt_bf16_to_f32(lt_f32_to_bf16(f[i]));
+        }
+    }
+}
+#endif
+/* out[0..n) = element off.. of s as float32 (isa: as lt__gemm_impl's) */
+static void lt__gsrc_get(int isa, const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+#ifdef LT__X86
+    if (isa == 2 && (s->h || s->p)) { lt__gsrc_get_avx512(s, off, n, out); return; }
+#else
+    (void)isa;
+#endif
+    if (s->gelu) lt__gelu16_block((lt_dtype)s->p, s->h + off, out, n);
+    else if (s->h) lt__from16((lt_dtype)s->p, s->h + off, out, (size_t)n);
+    else if (s->p) lt__round16((lt_dtype)s->p, s->f + off, out, (size_t)n);
+    else memcpy(out, s->f + off, (size_t)n * sizeof(float));
+}
+
+/* lt__pack_a for a converted operand: rows of op(A) converted straight into the slivers, or (A
+   transposed) one k at a time, mc values converted in a row then dealt to the slivers. */
+static void lt__pack_a16(int ta, int isa, const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr, float *ap) {
+    float row[LT__GEMM_MC_MAX + 16];
+    int64_t is, k;
+    int r;
+    if (!ta) {
+        for (is = 0; is < mc; is += mr, ap += (int64_t)mr * LT__KS) {
+            int h = mc - is < mr ? (int)(mc - is) : mr;
+            for (r = 0; r < h; r++) lt__gsrc_get(isa, A, (is + r) * lda, kc, ap + r * LT__KS);
+            for (; r < mr; r++) memset(ap + r * LT__KS, 0, (size_t)kc * sizeof(float));
+        }
+        return;
+    }
+#ifdef LT__X86
+    if (isa == 2 && mr <= 16) { lt__pack_a16t_avx512(A, lda, mc, kc, mr, ap); return; }
+#endif
+    for (k = 0; k < kc; k++) {
+        lt__gsrc_get(isa, A, k * lda, mc, row);
+        for (is = 0; is < mc; is += mr) {
+            float *d = ap + is * LT__KS + k * mr;   /* sliver is/mr starts at (is/mr)*mr*KS */
+            int h = mc - is < mr ? (int)(mc - is) : mr;
+            for (r = 0; r < h; r++) d[r] = row[is + r];
+            for (; r < mr; r++) d[r] = 0.0f;
+        }
+    }
+}
+
+/* lt__pack_b for a converted operand: B as is, one k row (nc values) at a time; B transposed,
+   the NR stored rows of a sliver converted into a float32 block that lt__pack_b then turns. */
+static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr, float *bp) {
+    int64_t js, k;
+    int j;
+    if (!tb) {
+        float row[LT__GEMM_NC_MAX];
+#ifdef LT__X86
+        if (isa == 2 && nr % 16 == 0) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
+#endif
+        for (k = 0; k < kc; k++) {
+            lt__gsrc_get(isa, B, k * ldb, nc, row);
+            for (js = 0; js < nc; js += nr) {
+                float *d = bp + js * kc + k * nr;   /* sliver js/nr starts at js*kc */
+                int w = nc - js < nr ? (int)(nc - js) : nr;
+                memcpy(d, row + js, (size_t)w * sizeof(float));
+                for (j = w; j < nr; j++) d[j] = 0.0f;
+            }
+        }
+        return;
+    }
+    {
+        float blk[32 * LT__KC_MAX];
+        for (js = 0; js < nc; js += nr, bp += kc * nr) {
+            int w = nc - js < nr ? (int)(nc - js) : nr;
+            for (j = 0; j < w; j++) lt__gsrc_get(isa, B, (js + j) * ldb, kc, blk + j * kc);
+            lt__pack_b(1, isa, blk, kc, kc, w, nr, bp);
+        }
+    }
+}
+
+#ifdef LT__X86
+/* ---- packing straight into bf16 pairs (the bf16dp kernel) --------------------------------------- */
+/* The four cases write the pair panels of lt__pair_kmajor / lt__pair_rows directly from the
+   operand, 16 values at a time, without the float32 panel in between (a gelu operand, whose
+   values are recomputed, still takes that way).  AVX512_BF16 CPUs all have AVX512BW and VL. */
+#define LT__TARGET_DPPACK __attribute__((target("avx512f,avx512bw,avx512vl")))
+/* the bf16 bits of s at at..at+n (n <= 16, the rest 0), zero-extended into 32-bit lanes */
+LT__TARGET_DPPACK static inline __m512i lt__bf16_bits(const lt__gsrc *s, int64_t at, int n) {
+    __mmask16 k = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+    if (s->h) return _mm512_maskz_cvtepu16_epi32(k, _mm256_maskz_loadu_epi16(k, s->h + at));
+    {   /* float32: rounded to nearest even as lt_f32_to_bf16, a NaN to 0xFFFF (as lt__gsrc16_lanes) */
+        __m512i u = _mm512_maskz_loadu_epi32(k, s->f + at);
+        __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)),
+                                     _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), _mm512_set1_epi32(1)));
+        __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
+                                                _mm512_set1_epi32(0x7F800000));
+        return _mm512_mask_mov_epi32(_mm512_maskz_srli_epi32(LT__M16, r, 16), nan, _mm512_set1_epi32(0xFFFF));
+    }
+}
+/* pair words of two runs: lo's bits in the low half, hi's in the high half */
+LT__TARGET_DPPACK static inline __m512i lt__pair_words(__m512i lo, __m512i hi) {
+    return _mm512_or_si512(lo, _mm512_maskz_slli_epi32(LT__M16, hi, 16));
+}
+/* n values of s from at as n bf16 halves at d (n <= 16) */
+LT__TARGET_DPPACK static inline void lt__bf16_store(const lt__gsrc *s, int64_t at, int n, uint16_t *d) {
+    __mmask16 k = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+    _mm256_mask_storeu_epi16(d, k, _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_bits(s, at, n)));
+}
+/* op(B) as is: word (m, j) of a sliver from rows 2m and 2m+1 of B (nr a multiple of 16) */
+LT__TARGET_DPPACK static void lt__pack_b_pairs_n(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+                                                 float *bp) {
+    int32_t *q0 = (int32_t *)(void *)bp;
+    int64_t js, m;
+    for (m = 0; 2 * m < kc; m++) {   /* rows 2m, 2m+1 in order, the next ones prefetched */
+        if (2 * m + 5 < kc) {
+            lt__gsrc_prefetch(B, (2 * m + 4) * ldb, nc);
+            lt__gsrc_prefetch(B, (2 * m + 5) * ldb, nc);
+        }
+        for (js = 0; js < nc; js += nr) {
+            int32_t *q = q0 + js * kc;   /* sliver js/nr */
+            int w = nc - js < nr ? (int)(nc - js) : nr, j;
+            for (j = 0; j < nr; j += 16) {
+                int n = w - j;
+                __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+                if (n > 0) lo = lt__bf16_bits(B, 2 * m * ldb + js + j, n);
+                if (n > 0 && 2 * m + 1 < kc) hi = lt__bf16_bits(B, (2 * m + 1) * ldb + js + j, n);
+                _mm512_store_si512((void *)(q + m * nr + j), lt__pair_words(lo, hi));
+            }
+        }
+    }
+}
+/* op(B) transposed: column j of op(B) is a stored row, where the pairs (2m, 2m+1) are already
+   neighbours: each row's kc values become kc/2 words in blk, which lt__pack_b turns. */
+LT__TARGET_DPPACK static void lt__pack_b_pairs_t(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+                                                 float *bp) {
+    float blk[32 * (LT__KC_MAX / 2 + 1)];
+    int64_t kc2 = (kc + 1) / 2, js, k;
+    for (js = 0; js < nc; js += nr, bp += kc * nr) {
+        int w = nc - js < nr ? (int)(nc - js) : nr, j;
+        for (j = 0; j < w; j++) {
+            uint16_t *d = (uint16_t *)(void *)(blk + j * kc2);
+            if (j + 4 < w) lt__gsrc_prefetch(B, (js + j + 4) * ldb, kc);
+            for (k = 0; k < kc; k += 16) lt__bf16_store(B, (js + j) * ldb + k, kc - k < 16 ? (int)(kc - k) : 16, d + k);
+            if (kc & 1) d[kc] = 0;
+        }
+        lt__pack_b(1, 2, blk, kc2, kc2, w, nr, bp);   /* bits moved, never computed on */
+    }
+}
+/* op(A) as is: each row's kc values as kc halves at the row's start (rows past mc: zeros) */
+LT__TARGET_DPPACK static void lt__pack_a_pairs_r(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+                                                 float *ap) {
+    int64_t rows = (mc + mr - 1) / mr * mr, r, k;
+    for (r = 0; r < rows; r++) {
+        uint16_t *d = (uint16_t *)(void *)(ap + r * LT__KS);
+        if (r + 4 < mc) lt__gsrc_prefetch(A, (r + 4) * lda, kc);
+        if (r >= mc) memset(d, 0, (size_t)(kc + 1) * sizeof(uint16_t));
+        else if (A->h) memcpy(d, A->h + r * lda, (size_t)kc * sizeof(uint16_t));
+        else
+            for (k = 0; k < kc; k += 16) lt__bf16_store(A, r * lda + k, kc - k < 16 ? (int)(kc - k) : 16, d + k);
+        if (kc & 1) d[kc] = 0;
+    }
+}
+/* op(A) transposed: stored rows 2m and 2m+1 give the words of all mc rows of op(A) for pair m,
+   16 at a time in registers, dealt to the slivers (lt__deal_slivers). */
+LT__TARGET_DPPACK static void lt__pack_a_pairs_t(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+                                                 float *ap) {
+    __m512i v[LT__GEMM_MC_MAX / 16 + 2];
+    int32_t *q = (int32_t *)(void *)ap;
+    int nv = (int)((mc + 15) / 16), c;
+    int64_t m;
+    for (m = 0; 2 * m < kc; m++) {
+        if (2 * m + 5 < kc) {
+            lt__gsrc_prefetch(A, (2 * m + 4) * lda, mc);
+            lt__gsrc_prefetch(A, (2 * m + 5) * lda, mc);
+        }
+        for (c = 0; c < nv; c++) {
+            int n = mc - 16 * c < 16 ? (int)(mc - 16 * c) : 16;
+            __m512i hi = 2 * m + 1 < kc ? lt__bf16_bits(A, (2 * m + 1) * lda + 16 * c, n) : _mm512_setzero_si512();
+            v[c] = lt__pair_words(lt__bf16_bits(A, 2 * m * lda + 16 * c, n), hi);
+        }
+        lt__deal_slivers(v, mc, mr, q + m * mr);
+    }
+}
+/* The pair panels for the bf16dp kernel, straight from the operand or (gelu) through float32 */
+static void lt__pack_b_dp(int tb, const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr, float *bp) {
+    int64_t js;
+    if (!B->gelu) {
+        if (tb) lt__pack_b_pairs_t(B, ldb, kc, nc, nr, bp);
+        else lt__pack_b_pairs_n(B, ldb, kc, nc, nr, bp);
+        return;
+    }
+    lt__pack_b16(tb, 2, B, ldb, kc, nc, nr, bp);
+    for (js = 0; js < nc; js += nr) lt__pair_kmajor(bp + js * kc, kc, nr);
+}
+static void lt__pack_a_dp(int ta, const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr, float *ap) {
+    int64_t is;
+    if (!A->gelu) {
+        if (ta) lt__pack_a_pairs_t(A, lda, mc, kc, mr, ap);
+        else lt__pack_a_pairs_r(A, lda, mc, kc, mr, ap);
+        return;
+    }
+    lt__pack_a16(ta, 2, A, lda, mc, kc, mr, ap);
+    if (!ta) lt__pair_rows(ap, (mc + mr - 1) / mr * mr, kc);
+    else
+        for (is = 0; is < mc; is += mr) lt__pair_kmajor(ap + is * LT__KS, kc, mr);
+}
+#endif /* LT__X86 */
+
+/* The end of a linear layer's forward, applied to each finished block of C while it is in cache
+   (one pass over C saved):
+     p = 0:          C = C + bias                        (float32; bias (N) or NULL: nothing)
+     p = bf16, f16:  C = round16(C + round16(bias))      (16-bit products; bias may be NULL) */
+typedef struct {
+    int p;
+    const float *bias;
+} lt__gepi;
+#define LT__GEPI_ON(e) ((e) && ((e)->p || (e)->bias))
+static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc, int64_t m, int64_t n) {
+    float b16[LT__GEMM_NC_MAX];
+    int64_t i, j;
+    lt__gsrc s;
+    if (!e->p) {
+        for (i = 0; i < m; i++) {
+            float *y = C + i * ldc;
+            LT__OMP(simd)
+            for (j = 0; j < n; j++) y[j] += e->bias[j];
+        }
+        return;
+    }
+    s.h = NULL;
+    s.p = e->p;
+    s.gelu = 0;
+    if (e->bias) { s.f = e->bias; lt__gsrc_get(isa, &s, 0, n, b16); }
+    for (i = 0; i < m; i++) {
+        float *y = C + i * ldc;
+        if (e->bias) for (j = 0; j < n; j++) y[j] += b16[j];
+        s.f = y;
+        lt__gsrc_get(isa, &s, 0, n, y);
+    }
+}
+
+/* ---- one thread's block of C ------------------------------------------------------------------ */
+/* The B panel that the next (jc, pc) step will pack, fetched into L2 a few lines before each
+   micro-kernel call of this step, so that packing it reads cache instead of memory.  Weights are
+   cold in a training step (a whole step of other data passed since their last use), and packing
+   does not overlap the FMAs: at 2 threads a thread has half the FMAs but reads as many bytes per
+   panel, so the wait showed most there (256x768x768 over 64 cold B's, 2 threads: ~7% below a hot B;
+   with the prefetch 4% faster, and gpt2-124M's step at 2 threads 3%).  Only blocks of C up to
+   LT__PF_ROWS rows tall: each packed value then feeds few FMAs, so packing's wait for memory
+   is a visible share of a panel's time; taller blocks hide it (no gain measured at char-small). */
+#define LT__PF_ROWS 384
+typedef struct {
+    const char *row0;     /* the first row's first byte */
+    int64_t stride;       /* bytes from a row to the next */
+    int64_t rows, bytes;  /* rows to fetch, bytes of each */
+    int64_t r, off;       /* the next line: row r, offset off from its start rounded down to a line */
+    int64_t per_call;     /* lines fetched before each micro-kernel call */
+} lt__pf;
+static void lt__pf_set(lt__pf *f, const lt__gsrc *B, int tb, int64_t ldb, int64_t pc, int64_t jc, int64_t kc,
+                       int64_t nc, int64_t calls) {
+    int64_t es = B->h ? 2 : 4, lines;
+    const char *base = B->h ? (const char *)B->h : (const char *)B->f;
+    f->row0 = base + (tb ? jc * ldb + pc : pc * ldb + jc) * es;
+    f->stride = ldb * es;
+    f->rows = tb ? nc : kc;
+    f->bytes = (tb ? kc : nc) * es;
+    f->r = 0;
+    f->off = 0;
+    lines = f->rows * ((f->bytes + 63) / 64 + 1);
+    f->per_call = lines / (calls > 0 ? calls : 1) + 1;
+}
+static void lt__pf_step(lt__pf *f) {
+#if defined(__GNUC__) || defined(__clang__)
+    int64_t n;
+    for (n = 0; n < f->per_call && f->r < f->rows; n++) {
+        const char *row = f->row0 + f->r * f->stride;
+        const char *line = (const char *)((uintptr_t)row & ~(uintptr_t)63) + f->off;
+        __builtin_prefetch(line, 0, 2);
+        f->off += 64;
+        if (line + 64 >= row + f->bytes) { f->off = 0; f->r++; }
+    }
+#else
+    (void)f;
+#endif
+}
+static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                           lt__gsrc A, int64_t lda, lt__gsrc B, int64_t ldb, float beta, float *C,
+                           int64_t ldc, const lt__gepi *epi) {
+    float buf[LT__GEMM_MAXA + LT__GEMM_MAXB + 32];
+    float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA;
+    float edge[16 * 32];        /* a partial tile: computed here, then merged into C */
+    int64_t jc, pc, ic, ir, jr;
+    lt__pf pf;
+    lt__ukernel fn = ta ? g->fn_k : g->fn_r;
+    int convert_a = A.h || A.p, convert_b = B.h || B.p;
+    for (jc = 0; jc < N; jc += g->nc) {
+        int64_t nc = N - jc < g->nc ? N - jc : g->nc;
+        for (pc = 0; pc < K; pc += g->kc) {
+            int64_t kc = K - pc < g->kc ? K - pc : g->kc;
+            float bet = pc == 0 ? beta : 1.0f;
+            lt__gsrc bs = lt__gsrc_at(B, tb ? jc * ldb + pc : pc * ldb + jc);
+#ifdef LT__X86
+            if (g->dp) lt__pack_b_dp(tb, &bs, ldb, kc, nc, g->nr, bp);
+            else
+#endif
+            if (convert_b) lt__pack_b16(tb, g->isa, &bs, ldb, kc, nc, g->nr, bp);
+            else lt__pack_b(tb, g->isa, bs.f, ldb, kc, nc, g->nr, bp);
+            {   /* the next panel: the next K block of these columns, else the next columns' first */
+                int64_t npc = pc + kc < K ? pc + kc : 0, njc = pc + kc < K ? jc : jc + nc;
+                int64_t nkc = K - npc < g->kc ? K - npc : g->kc, nnc = N - njc < g->nc ? N - njc : g->nc;
+                int64_t calls = (M + g->mr - 1) / g->mr * ((nc + g->nr - 1) / g->nr);
+                if (njc < N && M <= LT__PF_ROWS) lt__pf_set(&pf, &B, tb, ldb, npc, njc, nkc, nnc, calls);
+                else memset(&pf, 0, sizeof pf);
+            }
+            for (ic = 0; ic < M; ic += g->mc) {
+                int64_t mc = M - ic < g->mc ? M - ic : g->mc;
+                lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
+#ifdef LT__X86
+                if (g->dp) lt__pack_a_dp(ta, &as, lda, mc, kc, g->mr, ap);
+                else
+#endif
+                if (convert_a) lt__pack_a16(ta, g->isa, &as, lda, mc, kc, g->mr, ap);
+                else lt__pack_a(ta, g->isa, as.f, lda, mc, kc, g->mr, ap);
+                for (ir = 0; ir < mc; ir += g->mr) {
+                    int h = mc - ir < g->mr ? (int)(mc - ir) : g->mr;
+                    const float *as = ap + ir * LT__KS;
+                    for (jr = 0; jr < nc; jr += g->nr) {
+                        int w = nc - jr < g->nr ? (int)(nc - jr) : g->nr, i, j;
+                        float *c = C + (ic + ir) * ldc + jc + jr;
+                        lt__pf_step(&pf);
+                        if (h == g->mr && w == g->nr) {
+                            fn(kc, as, bp + jr * kc, c, ldc, alpha, bet);
+                            continue;
+                        }
+                        fn(kc, as, bp + jr * kc, edge, g->nr, alpha, 0.0f);
+                        for (i = 0; i < h; i++)
+                            for (j = 0; j < w; j++)
+                                c[i * ldc + j] = edge[i * g->nr + j] + (bet == 0.0f ? 0.0f : bet * c[i * ldc + j]);
+                    }
+                }
+                if (LT__GEPI_ON(epi) && pc + kc >= K) {   /* this block of C is final */
+                    lt__gepi e = *epi;
+                    if (e.bias) e.bias += jc;
+                    lt__gemm_epilogue(g->isa, &e, C + ic * ldc + jc, ldc, mc, nc);
+                }
+            }
+        }
+    }
+}
+
+/* The whole product with kernel `id`, split over the OpenMP threads; operands converted while
+   packing and the epilogue (NULL: none) as lt__gemm_block. */
+static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, lt__gsrc A,
+                         int64_t lda, lt__gsrc B, int64_t ldb, float beta, float *C, int64_t ldc, const lt__gepi *epi) {
+    lt__gemm_impl g = lt__gemm_impl_of(id);
+    int nt = 1, split_m;
+    if (A.p == LT_BF16 && B.p == LT_BF16) lt__gemm_dp(&g);
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0 || alpha == 0.0f) {   /* C = beta*C; beta == 0 writes zeros even over NaN, as BLAS */
+        int64_t i, j;
+        if (beta != 1.0f)
+            for (i = 0; i < M; i++)
+                for (j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+        if (LT__GEPI_ON(epi))
+            for (j = 0; j < N; j += LT__GEMM_NC_MAX) {
+                lt__gepi e = *epi;
+                if (e.bias) e.bias += j;
+                lt__gemm_epilogue(g.isa, &e, C + j, ldc, M, N - j < LT__GEMM_NC_MAX ? N - j : LT__GEMM_NC_MAX);
+            }
+        return;
+    }
+#ifdef _OPENMP
+    if (!omp_in_parallel() && (double)M * (double)N * (double)K >= 2097152.0) {
+        /* at least one register tile row of work per thread */
+        int64_t units = (M + g.mr - 1) / g.mr > (N + g.nr - 1) / g.nr ? (M + g.mr - 1) / g.mr : (N + g.nr - 1) / g.nr;
+        nt = omp_get_max_threads();
+        if (nt > units) nt = (int)units;
+    }
+#endif
+    /* cut the longer side (in tiles): rows unless C is much wider than tall */
+    split_m = (M + g.mr - 1) / g.mr >= (N + g.nr - 1) / g.nr;
+    if (nt <= 1) {
+        lt__gemm_block(&g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
+        return;
+    }
+    LT__OMP(parallel num_threads(nt))
+    {
+        int t = 0, n = 1;
+        int64_t unit = split_m ? g.mr : g.nr, len = split_m ? M : N, tiles = (len + unit - 1) / unit, t0, t1;
+#ifdef _OPENMP
+        t = omp_get_thread_num(); n = omp_get_num_threads();
+#endif
+        t0 = tiles * t / n * unit; t1 = tiles * (t + 1) / n * unit;
+        if (t1 > len) t1 = len;
+        if (t1 > t0) {
+            if (split_m)
+                lt__gemm_block(&g, ta, tb, t1 - t0, N, K, alpha, lt__gsrc_at(A, ta ? t0 : t0 * lda), lda, B, ldb,
+                               beta, C + t0 * ldc, ldc, epi);
+            else {
+                lt__gepi e;
+                if (epi) { e = *epi; if (e.bias) e.bias += t0; }
+                lt__gemm_block(&g, ta, tb, M, t1 - t0, K, alpha, A, lda, lt__gsrc_at(B, tb ? t0 * ldb : t0), ldb,
+                               beta, C + t0, ldc, epi ? &e : NULL);
+            }
+        }
+    }
+}
+
+static lt__gsrc lt__gsrc_f32(const float *f) {
+    lt__gsrc s;
+    s.f = f; s.h = NULL; s.p = 0; s.gelu = 0;
+    return s;
+}
+static void lt__sgemm_with(int id, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    lt__sgemm_ex(id, ta, tb, M, N, K, alpha, lt__gsrc_f32(A), lda, lt__gsrc_f32(B), ldb, beta, C, ldc, NULL);
+}
+
+LTRAIN_DEF const char *lt_kernel_name(void) {
+#ifdef LTRAIN_CBLAS
+    (void)lt__sgemm_with; /* the built-in kernels stay compiled: the tests compare them with cblas */
+    (void)lt__gemm_pick;
+    return "cblas_sgemm";
+#else
+    return lt__gemm_impl_of(lt__gemm_pick()).name;
+#endif
+}
+/* 16-bit products always run on the built-in kernels (bf16 on bf16 pairs where the CPU can) */
+LTRAIN_DEF const char *lt_kernel_name_for(lt_dtype p) {
+    lt__gemm_impl g;
+    if (p != LT_BF16 && p != LT_F16) return lt_kernel_name();
+    g = lt__gemm_impl_of(lt__gemm_pick());
+    if (p == LT_BF16) lt__gemm_dp(&g);
+    return g.name;
+}
+
+LTRAIN_DEF void lt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                         const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                         float *C, int64_t ldc) {
+#ifdef LTRAIN_CBLAS
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                (int)M, (int)N, (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+#else
+    lt__sgemm_with(lt__gemm_pick(), trans_a != 0, trans_b != 0, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+#endif
+}
+
+/* C (M,N) = op(A)·op(B) + bias (N, or NULL), the bias added to each block of C as the GEMM
+   finishes it (the built-in kernels) or in a second pass (cblas) */
+static void lt__sgemm_bias(int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                           const float *B, int64_t ldb, const float *bias, float *C, int64_t ldc) {
+#ifdef LTRAIN_CBLAS
+    int64_t r;
+    lt_sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+    if (!bias) return;
+    LT__OMP(parallel for if (M * N > 32768))
+    for (r = 0; r < M; r++) {
+        int64_t j;
+        for (j = 0; j < N; j++) C[r * ldc + j] += bias[j];
+    }
+#else
+    lt__gepi e;
+    e.p = 0;
+    e.bias = bias;
+    lt__sgemm_ex(lt__gemm_pick(), ta, tb, M, N, K, 1.0f, lt__gsrc_f32(A), lda, lt__gsrc_f32(B), ldb, 0.0f, C, ldc, &e);
+#endif
+}
+

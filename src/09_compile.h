@@ -1,0 +1,812 @@
+/* ==== @@COMPILE  capture a step once, plan its memory, replay ================================== */
+/* torch.compile's idea in C.  lt_compile runs the user's step function once in a recording
+   mode (every op checks its arguments and is recorded, not only those on the tape, but no
+   kernel runs), works out from the graph which outputs receive gradients, and turns the
+   recording into a plan:
+     - a schedule: the forward kernels in order, then the backward kernels in reverse;
+     - a lifetime for every buffer (activation, saved value, activation gradient) on a timeline
+       0 = copy inputs in, k+1 = forward of op k, N+1 = seed d(loss) = 1, 2N+1-k = backward of op k;
+     - one block of memory in which buffers whose lifetimes do not overlap share bytes
+       (greedy placement, largest first, at the lowest offset free for the whole lifetime);
+       a cross-entropy's logits gradient is written over the logits when nothing reads them later.
+   A replay copies the inputs in again (from the same addresses: ids, targets and lt_tensor_from
+   data are re-read), runs the kernels and marks each gradient buffer unset just before its
+   first write (the kernel zeroes it, or writes it whole: lt__grad_w).  It allocates nothing,
+   records nothing and dispatches straight from the plan.
+   The kernels are the eager ones in the same order, so a replay gives the eager step's numbers
+   to the bit.  The first replay, inside lt_compile, is the validation step: every output is
+   checked for NaN/inf, and the op, its shapes and its place are named if one is not finite.  lt_compile starts a new step (arena tensors made before it are gone) and leaves
+   the gradients and the RNG as they were.  LTRAIN_COMPILE=0 in the environment turns compiling off (plans run eagerly). */
+
+typedef struct { lt_tensor *t; const float *src; } lt__cap_in;
+struct lt__capture {
+    lt__node **nodes;            /* every op executed, in order */
+    int n, cap;
+    lt__cap_in *in;              /* tensors made by lt_tensor_new / lt_tensor_from */
+    int n_in, cap_in;
+    char *has_grad;              /* op k's output receives a gradient (so its backward runs) */
+};
+
+static void lt__capture_input(lt_ctx *ctx, lt_tensor *t, const float *src) {
+    struct lt__capture *c = ctx->cap;
+    if (c->n_in == c->cap_in) {
+        int cap = c->cap_in ? 2 * c->cap_in : 16;
+        lt__cap_in *p = (lt__cap_in *)LT__REALLOC(c->in, (size_t)cap * sizeof(lt__cap_in));
+        if (!p) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory recording inputs"); return; }
+        c->in = p;
+        c->cap_in = cap;
+    }
+    c->in[c->n_in].t = t;
+    c->in[c->n_in].src = src;
+    c->n_in++;
+}
+
+static void lt__capture_node(lt_ctx *ctx, lt__node *nd) {
+    struct lt__capture *c = ctx->cap;
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 256;
+        lt__node **p = (lt__node **)LT__REALLOC(c->nodes, (size_t)cap * sizeof(lt__node *));
+        if (!p) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory recording ops"); return; }
+        c->nodes = p;
+        c->cap = cap;
+    }
+    c->nodes[c->n++] = nd;
+}
+
+typedef struct {
+    size_t bytes, off;
+    int first, last;             /* lifetime on the plan's timeline, inclusive */
+} lt__pbuf;
+
+struct lt_plan {
+    lt_ctx *ctx;
+    lt_step_fn fn;
+    void *user;
+    int eager;                   /* fell back (or compiling is off): run fn + backward each time */
+    char note[256];
+    int n;                       /* ops */
+    lt__node *nodes;             /* plan-owned copies of the records */
+    lt_tensor *outs;             /* their outputs */
+    int n_in;
+    lt_tensor *ins;              /* inputs (copies) */
+    const float **in_src;        /* where each input's values come from (NULL: zeros) */
+    int loss;                    /* which op's output is the loss */
+    int *runs_bwd;               /* op k runs its backward kernel */
+    int **zero_at;               /* zero_at[k]: grad buffers (indices into outs) born at op k's backward */
+    int *n_zero_at;
+    int32_t *ids;                /* every op's indices, one block */
+    unsigned char *mem;          /* the planned block */
+    size_t mem_bytes, naive_bytes;
+    size_t saved_bytes;          /* what the forward leaves for the backward (lt_plan_saved_bytes) */
+    int *fuse_end;               /* op k starts a fused group ending at op fuse_end[k] (-1: none) */
+    int n_groups, n_fused;       /* fused groups, and the ops in them */
+#ifdef LTRAIN_CUDA
+    struct lt__cu_graph *graph;  /* LT_CUDA: the step recorded as a CUDA graph (@@CUDA) */
+#endif
+};
+#ifdef LTRAIN_CUDA
+static lt_plan *lt__cu_compile(lt_ctx *ctx, lt_plan *p);
+static lt_status lt__cu_graph_run(lt_plan *p, float seed, float *loss);
+static void lt__cu_graph_free(struct lt__cu_graph *g);
+#endif
+
+/* index of t among the recorded outputs (-1: not one) */
+static int lt__find_out(struct lt__capture *c, const lt_tensor *t) {
+    int k;
+    for (k = c->n - 1; k >= 0; k--) if (c->nodes[k]->out == t) return k;
+    return -1;
+}
+static int lt__find_in(struct lt__capture *c, const lt_tensor *t) {
+    int k;
+    for (k = 0; k < c->n_in; k++) if (c->in[k].t == t) return k;
+    return -1;
+}
+
+/* Place buffers: largest first, each at the lowest 64-byte-aligned offset that does not overlap a
+   placed buffer alive at the same time.  Returns the block size. */
+static size_t lt__place(lt__pbuf *b, int nb, int *order, size_t *scratch_off, size_t *scratch_end) {
+    size_t total = 0;
+    int i, j, k;
+    for (i = 0; i < nb; i++) order[i] = i;
+    for (i = 1; i < nb; i++) {   /* insertion sort by size, descending (stable) */
+        int t = order[i];
+        for (j = i; j > 0 && b[order[j - 1]].bytes < b[t].bytes; j--) order[j] = order[j - 1];
+        order[j] = t;
+    }
+    for (i = 0; i < nb; i++) {
+        lt__pbuf *x = &b[order[i]];
+        int m = 0;
+        size_t off = 0;
+        for (j = 0; j < i; j++) {   /* placed buffers alive together with x, sorted by offset */
+            lt__pbuf *y = &b[order[j]];
+            if (y->first <= x->last && x->first <= y->last) {
+                for (k = m; k > 0 && scratch_off[k - 1] > y->off; k--) {
+                    scratch_off[k] = scratch_off[k - 1];
+                    scratch_end[k] = scratch_end[k - 1];
+                }
+                scratch_off[k] = y->off;
+                scratch_end[k] = y->off + y->bytes;
+                m++;
+            }
+        }
+        for (k = 0; k < m; k++) {
+            if (scratch_off[k] >= off + x->bytes) break;   /* fits in the gap before it */
+            if (scratch_end[k] > off) off = (scratch_end[k] + LT__ALIGN - 1) & ~(size_t)(LT__ALIGN - 1);
+        }
+        x->off = off;
+        if (off + x->bytes > total) total = off + x->bytes;
+    }
+    return total;
+}
+
+static lt_plan *lt__plan_alloc(lt_ctx *ctx, lt_step_fn fn, void *user) {
+    lt_plan *p = (lt_plan *)LT__MALLOC(sizeof(lt_plan));
+    if (!p) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); return NULL; }
+    memset(p, 0, sizeof *p);
+    p->ctx = ctx;
+    p->fn = fn;
+    p->user = user;
+    return p;
+}
+
+LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
+    int k;
+    if (!p) return;
+#ifdef LTRAIN_CUDA
+    lt__cu_graph_free(p->graph);
+#endif
+    if (p->zero_at) for (k = 0; k < p->n; k++) LT__FREE(p->zero_at[k]);
+    LT__FREE(p->zero_at);
+    LT__FREE(p->n_zero_at);
+    LT__FREE(p->runs_bwd);
+    LT__FREE(p->fuse_end);
+    LT__FREE(p->nodes);
+    LT__FREE(p->outs);
+    LT__FREE(p->ins);
+    LT__FREE((void *)p->in_src);
+    LT__FREE(p->ids);
+    LT__FREE(p->mem);
+    LT__FREE(p);
+}
+
+/* ---- fusion: chains of row-wise ops run tile by tile ---------------------------------------------
+   Ops such as layernorm, softmax and the elementwise ones treat each row of their (R, C) output
+   independently.  A chain of them (in GPT-2: the residual add and the layernorm after it) runs
+   eagerly as one sweep over all R rows per op, so each op reads back from memory what the one
+   before just wrote.  The plan instead runs the chain on tiles of rows: for a tile, every op of
+   the chain in turn, on views of its tensors (and of its per-row saved values) cut to those
+   rows, while the tile is still in cache; the tiles are split over the threads.  Every kernel
+   computes each row exactly as before, so the numbers are the eager ones to the bit.
+   LTRAIN_FUSE=0 in the environment plans without fusion (to compare, or to debug). */
+static int lt__row_op(const lt__opdef *op) {
+    return op == LT__OP(add) || op == LT__OP(sub) || op == LT__OP(mul) || op == LT__OP(scale) ||
+           op == LT__OP(gelu) || op == LT__OP(gelu_erf) || op == LT__OP(relu) || op == LT__OP(tanh) ||
+           op == LT__OP(sigmoid) || op == LT__OP(layernorm) || op == LT__OP(softmax) ||
+           op == LT__OP(log_softmax);
+}
+
+/* Can plan node nd run on row tiles of an (R, C) output?  Its inputs must be either full
+   (R, C) tensors (cut with the tile) or at most one row broadcast over all (left whole), and its
+   saved values a whole number per row. */
+static int lt__row_fusable(const lt__node *nd, int64_t R, int64_t C) {
+    int j;
+    if (!lt__row_op(nd->op) || nd->out->n != R * C || nd->out->shape[nd->out->ndim - 1] != C) return 0;
+    for (j = 0; j < 3; j++) {
+        const lt_tensor *t = nd->in[j];
+        if (!t || t->n == R * C) continue;
+        if (t->n > C || C % t->n != 0 || j == 0) return 0;
+    }
+    if (nd->in[0]->shape[nd->in[0]->ndim - 1] != C) return 0;
+    for (j = 0; j < 2; j++)
+        if (nd->save[j] && nd->n_save[j] % R != 0) return 0;
+    return 1;
+}
+
+/* Group runs of row-wise ops (at least two, of the same (R, C), each after the first reading an
+   earlier one's output).  fuse_end[k] is the group's last op for the op k that starts a group. */
+static void lt__plan_fuse(lt_plan *p) {
+    int k, N = p->n;
+    const char *env = getenv("LTRAIN_FUSE");
+    for (k = 0; k < N; k++) p->fuse_end[k] = -1;
+    if (env && strcmp(env, "0") == 0) return;
+    for (k = 0; k < N;) {
+        lt__node *nd = &p->nodes[k];
+        int64_t C = nd->out->shape[nd->out->ndim - 1], R = C > 0 ? nd->out->n / C : 0;
+        int e = k;
+        if (R > 1 && lt__row_fusable(nd, R, C)) {
+            while (e + 1 < N && lt__row_fusable(&p->nodes[e + 1], R, C)) {
+                const lt__node *nx = &p->nodes[e + 1];
+                int j, q, reads = 0;
+                for (j = 0; j < 3; j++)
+                    for (q = k; q <= e; q++) if (nx->in[j] && nx->in[j] == p->nodes[q].out) reads = 1;
+                if (!reads) break;
+                e++;
+            }
+        }
+        if (e > k) {
+            p->fuse_end[k] = e;
+            p->n_groups++;
+            p->n_fused += e - k + 1;
+        }
+        k = e + 1;
+    }
+}
+
+/* t cut to rows r0 .. r0+rows-1 (a copy of the header; data points into t's) */
+static void lt__rows_view(lt_tensor *v, const lt_tensor *t, int64_t R, int64_t r0, int64_t rows) {
+    int64_t per = t->n / R;
+    *v = *t;
+    v->data = t->data + r0 * per;
+    v->ndim = 2;
+    v->shape[0] = rows;
+    v->shape[1] = per;
+    v->shape[2] = v->shape[3] = 1;
+    v->n = rows * per;
+}
+
+/* Run ops k..e on tiles of rows (forward kernels, as they would run on all rows). */
+static void lt__run_fused(lt_plan *p, int k, int e) {
+    const lt__node *first = &p->nodes[k];
+    int64_t C = first->out->shape[first->out->ndim - 1], R = first->out->n / C, t0;
+    int64_t tile = C >= 4096 ? 1 : 4096 / C;   /* rows per tile: about 16 KB per tensor */
+    LT__OMP(parallel for schedule(static))
+    for (t0 = 0; t0 < R; t0 += tile) {
+        int64_t rows = t0 + tile <= R ? tile : R - t0;
+        int q, j;
+        for (q = k; q <= e; q++) {
+            const lt__node *nd = &p->nodes[q];
+            lt__node cut = *nd;
+            lt_tensor out, in[3];
+            lt__rows_view(&out, nd->out, R, t0, rows);
+            cut.out = &out;
+            for (j = 0; j < 3; j++) {
+                if (!nd->in[j] || nd->in[j]->n != R * C) continue;   /* a broadcast row: whole */
+                lt__rows_view(&in[j], nd->in[j], R, t0, rows);
+                cut.in[j] = &in[j];
+            }
+            for (j = 0; j < 2; j++)
+                if (nd->save[j]) {
+                    int64_t per = nd->n_save[j] / R;
+                    cut.save[j] = nd->save[j] + t0 * per;
+                    cut.n_save[j] = rows * per;
+                }
+            nd->op->fwd[LT_CPU](&cut);
+        }
+    }
+}
+
+/* Build the plan from a recording and its gradient marks (lt__mark_grads).  Returns 0 with
+   p->note set when the recording cannot be planned. */
+static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
+    lt_ctx *ctx = p->ctx;
+    int N = c->n, k, j, nb = 0, *dbuf = NULL, *gbuf = NULL, *ibuf = NULL, *order = NULL, ok = 0;
+    char *inplace = NULL;        /* op k's gradient is written over its data (below) */
+    int *galias = NULL;          /* op k's gradient is op galias[k]'s (below), or -1 */
+    int64_t n_ids = 0;
+    lt__pbuf *b = NULL;
+    size_t *s1 = NULL, *s2 = NULL;
+    int (*sbuf)[2] = NULL;
+#define LT__TF(k) ((k) + 1)
+#define LT__TB(k) (2 * N + 1 - (k))
+    p->n = N;
+    p->n_in = c->n_in;
+    p->loss = lt__find_out(c, loss);
+    if (p->loss < 0) { snprintf(p->note, sizeof p->note, "the loss is not the output of a recorded op"); return 0; }
+    /* a replay re-reads inputs from where lt_tensor_from copied them; values written into an
+       input after it was made (t->data[i] = ...) would not be replayed */
+    for (k = 0; k < c->n_in; k++) {
+        lt_tensor *t = c->in[k].t;
+        int64_t i;
+        int same = 1;
+        if (c->in[k].src) same = memcmp(t->data, c->in[k].src, (size_t)t->n * sizeof(float)) == 0;
+        else for (i = 0; i < t->n && same; i++) same = t->data[i] == 0.0f;
+        if (!same) {
+            snprintf(p->note, sizeof p->note, "input %d was changed after it was made (hint: give its values to "
+                     "lt_tensor_from, which a replay reads again)", k);
+            return 0;
+        }
+    }
+    /* every input of every op must be a parameter, a recorded output or a recorded input */
+    for (k = 0; k < N; k++)
+        for (j = 0; j < 3; j++) {
+            lt_tensor *t = c->nodes[k]->in[j];
+            if (t && !t->is_param && lt__find_out(c, t) < 0 && lt__find_in(c, t) < 0) {
+                snprintf(p->note, sizeof p->note, "input %d of op %d (%s%s%s) was made before lt_compile "
+                         "(hint: make inputs inside the step function)", j, k, c->nodes[k]->op->name,
+                         c->nodes[k]->scope ? " in " : "", c->nodes[k]->scope ? c->nodes[k]->scope : "");
+                return 0;
+            }
+        }
+    p->nodes = (lt__node *)LT__MALLOC((size_t)N * sizeof(lt__node));
+    p->outs = (lt_tensor *)LT__MALLOC((size_t)N * sizeof(lt_tensor));
+    p->ins = (lt_tensor *)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(lt_tensor));
+    p->in_src = (const float **)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(float *));
+    p->runs_bwd = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    p->fuse_end = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    p->zero_at = (int **)LT__MALLOC((size_t)N * sizeof(int *));
+    p->n_zero_at = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    /* buffers: per op data (or -1 for a view / param alias), grad, two saves; per input data */
+    b = (lt__pbuf *)LT__MALLOC((size_t)(4 * N + c->n_in + 1) * sizeof(lt__pbuf));
+    dbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    gbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    ibuf = (int *)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(int));
+    sbuf = (int(*)[2])LT__MALLOC((size_t)N * sizeof(int[2]));
+    inplace = (char *)LT__MALLOC((size_t)N + 1);
+    galias = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->fuse_end || !p->zero_at || !p->n_zero_at || !b ||
+        !dbuf || !gbuf || !ibuf || !sbuf || !inplace || !galias) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
+        goto done;
+    }
+    for (k = 0; k < N; k++) { p->zero_at[k] = NULL; p->n_zero_at[k] = 0; inplace[k] = 0; galias[k] = -1; }
+    /* copies of records and tensors, inputs remapped to the copies */
+    for (k = 0; k < c->n_in; k++) {
+        p->ins[k] = *c->in[k].t;
+        p->in_src[k] = c->in[k].src;
+        b[nb].bytes = (size_t)p->ins[k].n * sizeof(float);
+        b[nb].first = 0;
+        b[nb].last = 0;
+        ibuf[k] = nb++;
+    }
+    for (k = 0; k < N; k++) {
+        lt__node *src = c->nodes[k], *nd = &p->nodes[k];
+        *nd = *src;
+        p->outs[k] = *src->out;
+        p->outs[k].node = nd;
+        p->outs[k].grad = NULL;
+        nd->out = &p->outs[k];
+        p->runs_bwd[k] = c->has_grad[k];
+        n_ids += src->ids ? src->n_ids : 0;
+        for (j = 0; j < 3; j++) {
+            lt_tensor *t = src->in[j];
+            int o, q;
+            if (!t || t->is_param) continue;
+            o = lt__find_out(c, t);
+            if (o >= 0) nd->in[j] = &p->outs[o];
+            else { q = lt__find_in(c, t); nd->in[j] = &p->ins[q]; }
+        }
+        /* data: a view (reshape) shares its input's buffer; a param's view has none */
+        dbuf[k] = -1;
+        if (src->op == LT__OP(reshape)) {
+            lt_tensor *t = src->in[0];
+            int o = lt__find_out(c, t), q = o < 0 ? lt__find_in(c, t) : -1;
+            dbuf[k] = o >= 0 ? dbuf[o] : q >= 0 ? ibuf[q] : -1;
+            if (dbuf[k] >= 0) { if (LT__TF(k) > b[dbuf[k]].last) b[dbuf[k]].last = LT__TF(k); }
+        } else {
+            b[nb].bytes = (size_t)p->outs[k].n * sizeof(float);
+            b[nb].first = b[nb].last = LT__TF(k);
+            dbuf[k] = nb++;
+        }
+        gbuf[k] = -1;
+        if (p->runs_bwd[k]) {
+            b[nb].bytes = (size_t)p->outs[k].n * sizeof(float);
+            b[nb].first = INT_MAX;
+            b[nb].last = LT__TB(k);
+            gbuf[k] = nb++;
+        }
+        for (j = 0; j < 2; j++) {
+            sbuf[k][j] = -1;
+            if (!src->save[j]) continue;
+            b[nb].bytes = (size_t)src->n_save[j] * sizeof(float);
+            b[nb].first = LT__TF(k);
+            b[nb].last = p->runs_bwd[k] ? LT__TB(k) : LT__TF(k);
+            sbuf[k][j] = nb++;
+        }
+    }
+    /* lifetimes from the uses */
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        if ((nd->op->reads & LT__OUT) && p->runs_bwd[k] && dbuf[k] >= 0 && LT__TB(k) > b[dbuf[k]].last)
+            b[dbuf[k]].last = LT__TB(k);
+        for (j = 0; j < 3; j++) {
+            lt_tensor *t = nd->in[j];
+            int src_op, db;
+            if (!t || t->is_param) continue;
+            src_op = t->node ? (int)(t->node - p->nodes) : -1;
+            db = src_op >= 0 ? dbuf[src_op] : ibuf[t - p->ins];
+            if (db >= 0) {
+                int last = (p->runs_bwd[k] && (nd->op->reads & LT__IN)) ? LT__TB(k) : LT__TF(k);
+                if (last > b[db].last) b[db].last = last;
+            }
+            /* the input's gradient is first written by the last consumer's backward (it runs first) */
+            if (src_op >= 0 && gbuf[src_op] >= 0 && p->runs_bwd[k] && t->requires_grad &&
+                LT__TB(k) < b[gbuf[src_op]].first)
+                b[gbuf[src_op]].first = LT__TB(k);
+        }
+    }
+    /* in place, as eager's lt__add_over: an add of two same-shape tensors writes its sum over an
+       input (the second first: the residual branch) whose buffer nobody reads after this add.
+       y[i] = a[i] + b[i] allows y == b, also row by row in a fused group.  The writes land on the
+       lines just read, where a fresh buffer would be cold (char-small at 2 threads: the residual
+       add + layernorm group took 3.8 ms a step against eager's 2.2).  Views of the add share the
+       merged buffer too. */
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        int d = dbuf[k], m;
+        if (nd->op != LT__OP(add) || d < 0 || !nd->in[0] || !nd->in[1] || nd->in[0] == nd->in[1] ||
+            nd->in[0]->n != nd->out->n || nd->in[1]->n != nd->out->n)
+            continue;
+        for (j = 1; j >= 0; j--) {
+            lt_tensor *t = nd->in[j];
+            int e = t->node ? dbuf[t->node - p->nodes] : -1;
+            if (e < 0 || e == d || b[e].last != LT__TF(k) || b[e].bytes != b[d].bytes) continue;
+            if (b[d].last > b[e].last) b[e].last = b[d].last;
+            for (m = k; m < N; m++)
+                if (dbuf[m] == d) dbuf[m] = e;
+            p->naive_bytes += b[d].bytes;   /* ("all buffers" still counts it) */
+            b[d].bytes = 0;
+            b[d].first = b[d].last = 0;
+            break;
+        }
+    }
+    /* the activations the backward pass must keep: every buffer written by the forward (or copied
+       in) and still read by a backward kernel, i.e. alive across the seed at N+1 (gradient buffers
+       are born at N+1 or later), and the index arrays (ids, targets) of ops whose backward runs.
+       Computed before the loss's own value is kept alive for the caller (4 bytes, not counted).
+       These are what these kernels keep, not a minimum that recomputation could reach: e.g. the
+       float32 head keeps its logits (B*T*V floats), which the cross-entropy backward reads. */
+    for (k = 0; k < nb; k++)
+        if (b[k].first <= N && b[k].last > N + 1) p->saved_bytes += b[k].bytes;
+    for (k = 0; k < N; k++)
+        if (p->runs_bwd[k] && c->nodes[k]->ids) p->saved_bytes += (size_t)c->nodes[k]->n_ids * sizeof(int32_t);
+    if (gbuf[p->loss] >= 0) b[gbuf[p->loss]].first = N + 1;   /* the seed */
+    if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = 2 * N + 2; /* read after the replay */
+    for (k = 0; k < N; k++)
+        if (gbuf[k] >= 0 && b[gbuf[k]].first == INT_MAX) b[gbuf[k]].first = b[gbuf[k]].last; /* never written */
+    /* in place: a cross-entropy's backward may write d(logits) over the logits (rows are
+       independent) when it is the first to write that gradient and nothing reads the logits
+       after it.  The gradient then needs no buffer (R·V floats less at the peak: the largest
+       buffer of a GPT step with a big vocabulary) and no zeroing: the kernel writes 0 + g·p,
+       the bits of += into a zeroed buffer. */
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
+        if (nd->op != LT__OP(cross_entropy) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
+            p->nodes[o].op == LT__OP(reshape) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
+            continue;
+        b[dbuf[o]].last = b[gbuf[o]].last;
+        p->naive_bytes += b[gbuf[o]].bytes;   /* (still counted in "all buffers": eager mode has it) */
+        b[gbuf[o]].bytes = 0;
+        inplace[o] = 1;
+    }
+    /* in place, as eager's lt__grad_adopt: add (for its first input), gelu and gelu16 write their
+       input's gradient over their output's (their kernels allow gx == gy) when they are the first
+       to write it and nothing reads the output's gradient after them.  One buffer fewer, and the
+       writes land on the lines just read (gelu's backward at 2 threads, char-small: 7.7 -> about
+       2.8 ms a step, as eager).  galias[o] = k: o's gradient is k's (placed below). */
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
+        if ((nd->op != LT__OP(add) && nd->op != LT__OP(gelu) && nd->op != LT__OP(gelu16)) || !p->runs_bwd[k] ||
+            o < 0 || k == p->loss || gbuf[o] < 0 || gbuf[k] < 0 || inplace[o] || inplace[k] ||
+            p->nodes[o].op == LT__OP(reshape) || nd->in[0]->n != nd->out->n || nd->in[1] == nd->in[0] ||
+            p->outs[k].retain_grad || b[gbuf[o]].first != LT__TB(k) || b[gbuf[k]].last != LT__TB(k))
+            continue;
+        if (b[gbuf[o]].last > b[gbuf[k]].last) b[gbuf[k]].last = b[gbuf[o]].last;
+        p->naive_bytes += b[gbuf[o]].bytes;   /* (counted in "all buffers": as the logits above) */
+        b[gbuf[o]].bytes = 0;
+        galias[o] = k;
+    }
+    /* zero each gradient buffer just before its first write */
+    for (k = 0; k < N; k++) {
+        int at;
+        if (gbuf[k] < 0 || k == p->loss || inplace[k]) continue;
+        at = 2 * N + 1 - b[gbuf[k]].first;    /* the op whose backward writes it first */
+        if (at < 0 || at >= N) continue;
+        {
+            int *z = (int *)LT__REALLOC(p->zero_at[at], (size_t)(p->n_zero_at[at] + 1) * sizeof(int));
+            if (!z) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
+            z[p->n_zero_at[at]++] = k;
+            p->zero_at[at] = z;
+        }
+    }
+    /* place, then point every tensor, saved buffer and index array at its home */
+    order = (int *)LT__MALLOC((size_t)nb * sizeof(int));
+    s1 = (size_t *)LT__MALLOC((size_t)(nb + 1) * sizeof(size_t));
+    s2 = (size_t *)LT__MALLOC((size_t)(nb + 1) * sizeof(size_t));
+    p->ids = (int32_t *)LT__MALLOC((size_t)(n_ids + 1) * sizeof(int32_t));
+    if (!order || !s1 || !s2 || !p->ids) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
+    for (k = 0; k < nb; k++) p->naive_bytes += b[k].bytes;
+    p->mem_bytes = lt__place(b, nb, order, s1, s2);
+    p->mem = (unsigned char *)LT__MALLOC(p->mem_bytes + LT__ALIGN);
+    if (!p->mem) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory for the planned %zu bytes", p->mem_bytes);
+        goto done;
+    }
+    {
+        unsigned char *base = p->mem + (LT__ALIGN - ((uintptr_t)p->mem % LT__ALIGN)) % LT__ALIGN;
+        int32_t *ids = p->ids;
+        for (k = 0; k < c->n_in; k++) p->ins[k].data = (float *)(base + b[ibuf[k]].off);
+        for (k = 0; k < N; k++) {
+            lt__node *nd = &p->nodes[k];
+            if (dbuf[k] >= 0) p->outs[k].data = (float *)(base + b[dbuf[k]].off);
+            else p->outs[k].data = nd->in[0]->data;   /* a view of a parameter */
+            if (gbuf[k] >= 0) p->outs[k].grad = inplace[k] ? p->outs[k].data : (float *)(base + b[gbuf[k]].off);
+            for (j = 0; j < 2; j++)
+                if (sbuf[k][j] >= 0) nd->save[j] = (float *)(base + b[sbuf[k][j]].off);
+            if (nd->ids) {
+                memcpy(ids, nd->ids, (size_t)nd->n_ids * sizeof(int32_t));
+                nd->ids = ids;
+                ids += nd->n_ids;
+            }
+        }
+        for (k = N - 1; k >= 0; k--)   /* (galias[k] > k: resolved first, chains included) */
+            if (galias[k] >= 0) p->outs[k].grad = p->outs[galias[k]].grad;
+    }
+    lt__plan_fuse(p);
+    ok = 1;
+done:
+    LT__FREE(b); LT__FREE(dbuf); LT__FREE(gbuf); LT__FREE(ibuf); LT__FREE(sbuf); LT__FREE(inplace); LT__FREE(galias);
+    LT__FREE(order); LT__FREE(s1); LT__FREE(s2);
+#undef LT__TF
+#undef LT__TB
+    return ok;
+}
+
+/* Is every value of t finite?  (validation before compiling) */
+static int lt__all_finite(const float *x, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n; i++) if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+/* Which recorded outputs receive a gradient, found from the graph alone, as lt_backward would:
+   the loss does, and so does every input that requires a gradient of an op whose output does
+   (its backward kernel adds into that input's gradient).  Walk the recording backwards. */
+static int lt__mark_grads(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *loss) {
+    int k, j, o;
+    c->has_grad = (char *)LT__MALLOC((size_t)c->n + 1);
+    if (!c->has_grad) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"), 0;
+    memset(c->has_grad, 0, (size_t)c->n + 1);
+    o = lt__find_out(c, loss);
+    if (o < 0 || !loss->requires_grad) return 1;   /* lt__plan_build reports it */
+    c->has_grad[o] = 1;
+    for (k = c->n - 1; k >= 0; k--) {
+        if (!c->has_grad[k]) continue;
+        for (j = 0; j < 3; j++) {
+            lt_tensor *t = c->nodes[k]->in[j];
+            if (!t || t->is_param || !t->requires_grad) continue;
+            o = lt__find_out(c, t);
+            if (o >= 0) c->has_grad[o] = 1;
+        }
+    }
+    return 1;
+}
+
+/* One replay: the inputs copied in again, every forward kernel, the seed, every backward kernel
+   (each gradient buffer marked unset just before its first write).  `check`: lt_compile's validation
+   replay, which stops at the first op whose output is not finite and names it. */
+/* One op's CPU kernel, forward or backward, timed when prof (lt_set_profiling) */
+static void lt__plan_kernel(lt_ctx *ctx, lt__node *nd, int bwd, int prof) {
+    double t0 = prof ? lt__now() : 0.0;
+    (bwd ? nd->op->bwd : nd->op->fwd)[LT_CPU](nd);
+    if (prof) lt__profile_add(ctx, nd, bwd, lt__now() - t0);
+}
+static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int check) {
+    lt_ctx *ctx = p->ctx;
+    int k, j, N = p->n, prof = ctx->profiling && !check;   /* (lt_set_profiling: lt_compile's check uncounted) */
+    for (k = 0; k < p->n_in; k++) {
+        lt_tensor *t = &p->ins[k];
+        if (p->in_src[k]) memcpy(t->data, p->in_src[k], (size_t)t->n * sizeof(float));
+        else memset(t->data, 0, (size_t)t->n * sizeof(float));
+    }
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        if (nd->ids && nd->ids_src) memcpy(nd->ids, nd->ids_src, (size_t)nd->n_ids * sizeof(int32_t));
+        if (!check && p->fuse_end[k] > k) {   /* the validation replay runs op by op */
+            double t0 = prof ? lt__now() : 0.0;
+            lt__run_fused(p, k, p->fuse_end[k]);
+            if (prof) lt__profile_add(ctx, nd, 0, lt__now() - t0);   /* the group, under its first op */
+            k = p->fuse_end[k];
+            continue;
+        }
+        lt__plan_kernel(ctx, nd, 0, prof);
+        if (check && (lt_failed(ctx) || !lt__all_finite(nd->out->data, nd->out->n))) {
+            char b1[64], b2[64];
+            if (!lt_failed(ctx))
+                lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: op %d (%s%s%s, input %s -> output %s) produced a "
+                             "non-finite value: fix the model (or the data) before compiling", k, nd->op->name,
+                             nd->scope ? " in " : "", nd->scope ? nd->scope : "",
+                             lt_shape_str(nd->in[0], b1, sizeof b1), lt_shape_str(nd->out, b2, sizeof b2));
+            return ctx->status;
+        }
+    }
+    if (loss_out) *loss_out = p->outs[p->loss].data[0];
+    if (p->outs[p->loss].grad) p->outs[p->loss].grad[0] = seed;
+    for (k = N - 1; k >= 0; k--) {
+        lt__node *nd = &p->nodes[k];
+        if (!p->runs_bwd[k]) continue;
+        for (j = 0; j < p->n_zero_at[k]; j++)   /* zeroed by lt__grad, or written whole (lt__grad_w) */
+            p->outs[p->zero_at[k][j]].grad_unset = 1;
+        lt__plan_kernel(ctx, nd, 1, prof);
+    }
+    return ctx->status;
+}
+
+/* Recording runs the step function in a "dry" mode: every op checks its arguments and is
+   recorded with its shapes, but no kernel runs and no activation is written, so the arena's
+   pages are never touched and compiling costs no more memory than the plan itself (an eager
+   step would first hold every buffer at once).  Backward is planned from the graph
+   (lt__mark_grads).  The validation step is then the plan's first replay, checked op by op. */
+LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
+    struct lt__capture cap;
+    lt_plan *p;
+    lt_tensor *loss;
+    float *saved = NULL;
+    lt_rng rng;
+    size_t np = 0, off = 0;
+    int k, built = 0, zero = 1;
+    const char *env = getenv("LTRAIN_COMPILE");
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!fn) { lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the step function is NULL"); return NULL; }
+    p = lt__plan_alloc(ctx, fn, user);
+    if (!p) return NULL;
+    if (env && strcmp(env, "0") == 0) {
+        p->eager = 1;
+        snprintf(p->note, sizeof p->note, "eager: compiling is off (LTRAIN_COMPILE=0)");
+        return p;
+    }
+#ifdef LTRAIN_CUDA
+    if (ctx->device == LT_CUDA) return lt__cu_compile(ctx, p);   /* @@CUDA: the step as a CUDA graph */
+#endif
+    /* the validation step must not change the gradients the caller has accumulated: when they
+       are all zero (the usual case: compiling before training) they are zeroed again after it,
+       otherwise a copy is kept (as much memory again as the gradients) */
+    for (k = 0; k < ctx->n_params && zero; k++) {
+        const float *g = ctx->params[k]->grad;
+        int64_t i;
+        for (i = 0; i < ctx->params[k]->n && zero; i++) zero = g[i] == 0.0f;
+    }
+    if (!zero) {
+        np = lt_params_count(ctx);
+        saved = (float *)LT__MALLOC((np + 1) * sizeof(float));
+        if (!saved) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); LT__FREE(p); return NULL; }
+        for (k = 0; k < ctx->n_params; k++) {
+            memcpy(saved + off, ctx->params[k]->grad, (size_t)ctx->params[k]->n * sizeof(float));
+            off += (size_t)ctx->params[k]->n;
+        }
+    }
+    memset(&cap, 0, sizeof cap);
+    rng = ctx->rng;              /* the validation step draws nothing that counts (dropout masks) */
+    lt_reset(ctx);
+    ctx->cap = &cap;
+    ctx->dry = 1;
+    loss = fn(ctx, user);
+    ctx->dry = 0;
+    ctx->cap = NULL;
+    if (!lt_failed(ctx) && !loss) lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the step function returned NULL");
+    if (!lt_failed(ctx) && loss->n != 1) {
+        char b1[64];
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_compile: the step function returned %s: the loss must be a scalar "
+                     "(hint: lt_sum or lt_mean it first)", lt_shape_str(loss, b1, sizeof b1));
+    }
+    if (!lt_failed(ctx) && !loss->is_param && !loss->requires_grad)
+        lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the loss does not depend on any parameter "
+                     "(hint: was it computed with gradients disabled?)");
+    if (!lt_failed(ctx) && lt__mark_grads(ctx, &cap, loss)) built = lt__plan_build(p, &cap, loss);
+    if (!lt_failed(ctx) && !built) {
+        /* what the plan cannot handle runs eagerly: slower, never wrong */
+        char why[200];
+        snprintf(why, sizeof why, "%.199s", p->note);
+        lt_plan_destroy(p);
+        p = lt__plan_alloc(ctx, fn, user);
+        if (p) {
+            p->eager = 1;
+            snprintf(p->note, sizeof p->note, "eager fallback: %.199s", why);
+        }
+    } else if (!lt_failed(ctx)) {
+        /* validation: the first replay, every op's output checked, then the gradients */
+        lt__plan_replay(p, 1.0f, NULL, 1);
+        for (k = 0; k < ctx->n_params && !lt_failed(ctx); k++)
+            if (!lt__all_finite(ctx->params[k]->grad, ctx->params[k]->n))
+                lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: the gradient of \"%s\" is not finite after the "
+                             "validation step", ctx->params[k]->name);
+        snprintf(p->note, sizeof p->note, "compiled: %d ops (%d fused in %d groups), %d inputs, planned %.1f MB "
+                 "(all buffers %.1f MB)", p->n, p->n_fused, p->n_groups, p->n_in, (double)p->mem_bytes / 1048576.0,
+                 (double)p->naive_bytes / 1048576.0);
+    }
+    off = 0;
+    for (k = 0; k < ctx->n_params; k++) {
+        if (saved) memcpy(ctx->params[k]->grad, saved + off, (size_t)ctx->params[k]->n * sizeof(float));
+        else memset(ctx->params[k]->grad, 0, (size_t)ctx->params[k]->n * sizeof(float));
+        off += (size_t)ctx->params[k]->n;
+    }
+    ctx->rng = rng;
+    LT__FREE(saved);
+    LT__FREE(cap.nodes);
+    LT__FREE(cap.in);
+    LT__FREE(cap.has_grad);
+    lt_reset(ctx);
+    if (lt_failed(ctx)) { lt_plan_destroy(p); return NULL; }
+    return p;
+}
+
+LTRAIN_DEF lt_status lt_plan_run(lt_plan *p, float *loss_out) { return lt_plan_run_scaled(p, 1.0f, loss_out); }
+
+LTRAIN_DEF lt_status lt_plan_run_scaled(lt_plan *p, float seed, float *loss_out) {
+    lt_ctx *ctx;
+    if (!p) return LT_ERR_ARG;
+    ctx = p->ctx;
+    if (lt_failed(ctx)) return ctx->status;
+#ifdef LTRAIN_CUDA
+    if (p->graph) return lt__cu_graph_run(p, seed, loss_out);
+#endif
+    if (p->eager) {
+        lt_tensor *loss;
+        lt_reset(ctx);
+        loss = p->fn(ctx, p->user);
+        if (loss_out) *loss_out = lt_item(loss);
+        return lt_backward_scaled(ctx, loss, seed);
+    }
+    return lt__plan_replay(p, seed, loss_out, 0);
+}
+
+LTRAIN_DEF int lt_plan_is_eager(const lt_plan *p) { return p ? p->eager : 1; }
+LTRAIN_DEF const char *lt_plan_note(const lt_plan *p) { return p ? p->note : ""; }
+LTRAIN_DEF size_t lt_plan_bytes(const lt_plan *p) { return p ? p->mem_bytes : 0; }
+LTRAIN_DEF size_t lt_plan_naive_bytes(const lt_plan *p) { return p ? p->naive_bytes : 0; }
+LTRAIN_DEF size_t lt_plan_saved_bytes(const lt_plan *p) { return p ? p->saved_bytes : 0; }
+
+/* -- a small cache of plans keyed by the caller's shape key (e.g. B*65536 + T) -------------------- */
+struct lt_plan_cache {
+    lt_ctx *ctx;
+    int cap, n;
+    int64_t *keys;
+    lt_plan **plans;
+    uint64_t *used, clock;
+};
+
+LTRAIN_DEF lt_plan_cache *lt_plan_cache_create(lt_ctx *ctx, int capacity) {
+    lt_plan_cache *c;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (capacity < 1) capacity = 1;
+    c = (lt_plan_cache *)LT__MALLOC(sizeof(lt_plan_cache));
+    if (!c) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_plan_cache_create: out of memory"); return NULL; }
+    memset(c, 0, sizeof *c);
+    c->ctx = ctx;
+    c->cap = capacity;
+    c->keys = (int64_t *)LT__MALLOC((size_t)capacity * sizeof(int64_t));
+    c->plans = (lt_plan **)LT__MALLOC((size_t)capacity * sizeof(lt_plan *));
+    c->used = (uint64_t *)LT__MALLOC((size_t)capacity * sizeof(uint64_t));
+    if (!c->keys || !c->plans || !c->used) {
+        lt_plan_cache_destroy(c);
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_plan_cache_create: out of memory");
+        return NULL;
+    }
+    return c;
+}
+
+LTRAIN_DEF void lt_plan_cache_destroy(lt_plan_cache *c) {
+    int k;
+    if (!c) return;
+    for (k = 0; k < c->n; k++) lt_plan_destroy(c->plans[k]);
+    LT__FREE(c->keys);
+    LT__FREE(c->plans);
+    LT__FREE(c->used);
+    LT__FREE(c);
+}
+
+LTRAIN_DEF lt_plan *lt_plan_cache_get(lt_plan_cache *c, int64_t key, lt_step_fn fn, void *user) {
+    int k, victim = 0;
+    lt_plan *p;
+    if (!c || lt_failed(c->ctx)) return NULL;
+    for (k = 0; k < c->n; k++)
+        if (c->keys[k] == key && c->plans[k]->fn == fn && c->plans[k]->user == user) {
+            c->used[k] = ++c->clock;
+            return c->plans[k];
+        }
+    p = lt_compile(c->ctx, fn, user);
+    if (!p) return NULL;
+    if (c->n < c->cap) victim = c->n++;
+    else {   /* evict the least recently used */
+        for (k = 1; k < c->n; k++) if (c->used[k] < c->used[victim]) victim = k;
+        lt_plan_destroy(c->plans[victim]);
+    }
+    c->keys[victim] = key;
+    c->plans[victim] = p;
+    c->used[victim] = ++c->clock;
+    return p;
+}
+
+LTRAIN_DEF int lt_plan_cache_size(const lt_plan_cache *c) { return c ? c->n : 0; }
+

@@ -1,0 +1,343 @@
+/* ==== @@LOSS  cross-entropy, MSE ============================================================= */
+
+LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
+    int64_t i, c = 0;
+    for (i = 0; i < n; i++) c += targets[i] != LT_IGNORE_INDEX;
+    return c;
+}
+
+/* logits (R, V), targets (R) -> loss [1] = Σ_r (logsumexp(x_r) - x_r[t_r]) / denom over rows with
+   t_r != -1; denom = the count of such rows (mean) or the caller's (token-weighted sum).
+   Backward forms the softmax p from the logits and each row's max and log-sum-exp, which the
+   forward saves (2 floats a row), so it is one pass over the logits:
+     dx_r += dloss · (p_r - onehot(t_r)) / denom,   p_rj = exp((x_rj - m_r) - lse_r)
+   f[0] = denom (0 when no row counts: loss 0, no gradient).  save[0] = [row losses | m | lse].
+   In place (gx == x): dx_r = 0 + ... over the logits, the bits of += into zeros.  A compiled plan
+   does this when nothing reads the logits later (@@COMPILE); eager mode when i[1] = 1, which
+   lt_gpt_loss sets: its logits are the loss's own and their gradient has no buffer yet. */
+static void lt__cross_entropy_fwd(lt__node *nd) {
+    int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
+    float *row = nd->save[0];   /* per-row losses, summed in order afterwards: deterministic */
+    float *rm = row + R, *rl = row + 2 * R;
+    double total = 0;
+    LT__OMP(parallel for if (R * V > 32768))
+    for (r = 0; r < R; r++) {
+        const float *x = nd->in[0]->data + r * V;
+        int32_t t = nd->ids[r];
+        float m, ls;
+        if (t == LT_IGNORE_INDEX) { row[r] = rm[r] = rl[r] = 0.0f; continue; }
+        ls = lt__lse_shifted(x, V, &m);
+        row[r] = (m - x[t]) + ls;
+        rm[r] = m;
+        rl[r] = ls;
+    }
+    for (r = 0; r < R; r++) total += row[r];
+    nd->out->data[0] = nd->f[0] > 0 ? (float)(total / nd->f[0]) : 0.0f;
+}
+static void lt__cross_entropy_bwd(lt__node *nd) {
+    int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
+    float *gx, g;
+    if (nd->i[1] && nd->in[0]->requires_grad && !nd->in[0]->grad) nd->in[0]->grad = nd->in[0]->data;  /* in place */
+    gx = lt__grad(nd->in[0], nd->ctx);
+    if (!gx) return;
+    if (!(nd->f[0] > 0)) {   /* no gradient: in place, that is zeros over the logits */
+        if (gx == nd->in[0]->data) memset(gx, 0, (size_t)nd->in[0]->n * sizeof(float));
+        return;
+    }
+    g = (float)(nd->out->grad[0] / nd->f[0]);
+    LT__OMP(parallel for if (R * V > 32768))
+    for (r = 0; r < R; r++) {
+        const float *x = nd->in[0]->data + r * V;
+        float *gr = gx + r * V, m = nd->save[0][R + r], ls = nd->save[0][2 * R + r];
+        int32_t t = nd->ids[r];
+        int64_t j;
+        if (t == LT_IGNORE_INDEX) {
+            if (gr == x) memset(gr, 0, (size_t)V * sizeof(float));
+            continue;
+        }
+        if (gr == x) {   /* in place: 0 + g·p, the bits of += into zeros */
+            LT__OMP(simd)
+            for (j = 0; j < V; j++) gr[j] = 0.0f + g * lt__exp_neg((x[j] - m) - ls);
+        } else {
+            LT__OMP(simd)
+            for (j = 0; j < V; j++) gr[j] += g * lt__exp_neg((x[j] - m) - ls);
+        }
+        gr[t] -= g;
+    }
+}
+/* The checks lt_cross_entropy(_sum) make: targets in [0,V) or ignored, denom > 0 when given. */
+static int lt__ce_check(lt_ctx *ctx, const char *who, const lt_tensor *logits, int64_t V, int64_t R,
+                        const int32_t *targets, double denom, int use_count) {
+    int64_t r;
+    char b1[64];
+    if (!targets) { lt_set_error(ctx, LT_ERR_ARG, "%s: targets is NULL", who); return 0; }
+    for (r = 0; r < R; r++)
+        if (targets[r] != LT_IGNORE_INDEX && (targets[r] < 0 || targets[r] >= V)) {
+            lt_set_error(ctx, LT_ERR_ARG, "%s: targets[%lld] is %d: it must be in [0,%lld) or %d (ignored); "
+                         "logits are %s", who, (long long)r, targets[r], (long long)V, LT_IGNORE_INDEX,
+                         lt_shape_str(logits, b1, sizeof b1));
+            return 0;
+        }
+    if (!use_count && !(denom > 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "%s: denom is %g: it must be > 0", who, denom);
+        return 0;
+    }
+    return 1;
+}
+static lt_tensor *lt__ce(lt_ctx *ctx, const char *who, lt_tensor *logits, const int32_t *targets, double denom,
+                         int use_count) {
+    int64_t V, R, one = 1;
+    lt__node *nd;
+    if (!lt__live(ctx, who, logits, logits)) return NULL;
+    V = logits->shape[logits->ndim - 1];
+    R = logits->n / V;
+    if (!lt__ce_check(ctx, who, logits, V, R, targets, denom, use_count)) return NULL;
+    nd = lt__node_new(ctx, LT__OP(cross_entropy), 1, &one, logits, NULL, NULL, 0);
+    if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, 3 * R)) return NULL;
+    nd->i[0] = V;
+    nd->f[0] = use_count ? (double)lt_count_targets(targets, R) : denom;
+    return lt__run(ctx, nd);
+}
+LTRAIN_DEF lt_tensor *lt_cross_entropy(lt_ctx *ctx, lt_tensor *logits, const int32_t *targets) {
+    return lt__ce(ctx, "lt_cross_entropy", logits, targets, 0, 1);
+}
+LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const int32_t *targets, double denom) {
+    return lt__ce(ctx, "lt_cross_entropy_sum", logits, targets, denom, 0);
+}
+
+/* ---- linear_ce16: the LM head and cross-entropy in one op, for 16-bit training ---------------- */
+/* x (R, C), W (V, C), targets (R) -> loss [1]: lt_linear(x, W) then lt_cross_entropy(_sum) at
+   16-bit precision, the same numbers, without a float32 logits tensor (R·V floats) or its float32
+   gradient (as much again): the logits z = round16(x16·W16ᵀ) are kept in 16 bits only.
+   Forward: z in column blocks of LT__CE16_COLS (a float32 block of R rows, rounded and narrowed
+   into z16; the block is malloc'd for the forward, R·512 floats at most, not kept), then per row
+   (max, log Σ exp) as lt__lse_shifted, on z16 in pieces, and the loss.
+   Backward (g = dloss/denom): dz = round16(g·(softmax(z) - onehot(t))) written over z16 (the
+   float32 op's dlogits, rounded as linear16 packs them), then as linear16:
+     dx += dz·W16,  dW += dzᵀ·x16   (float32 sums)
+   i[0] = V, i[1] = C; f[0] = denom (0: no row counts: loss 0, no gradient), f[1] = the precision;
+   ids = targets.  save[0] = x16 (when W gets a gradient and x is not a parameter);
+   save[1] = z16 (R·V 16-bit values), then per row max, lse, loss. */
+#define LT__CE16_COLS 512
+typedef struct { uint16_t *z; float *m, *lse, *loss; } lt__ce16_bufs;
+static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
+    int64_t V = nd->i[0], R = nd->in[0]->n / nd->i[1], nz = (R * V + 1) / 2;
+    lt__ce16_bufs b;
+    b.z = (uint16_t *)(void *)nd->save[1];
+    b.m = nd->save[1] + nz;
+    b.lse = b.m + R;
+    b.loss = b.lse + R;
+    return b;
+}
+static int64_t lt__ce16_save_floats(int64_t R, int64_t V) { return (R * V + 1) / 2 + 3 * R; }
+
+/* lt__lse_shifted on a 16-bit row: the same max and the same sums in blocks of 256 */
+static float lt__lse16(lt_dtype p, const uint16_t *z, int64_t V, float *m) {
+    float x[256], mm = -INFINITY;
+    double s = 0;
+    int64_t j, j0;
+    for (j0 = 0; j0 < V; j0 += 256) {
+        int64_t n = V - j0 < 256 ? V - j0 : 256;
+        lt__from16(p, z + j0, x, (size_t)n);
+        for (j = 0; j < n; j++) if (x[j] > mm) mm = x[j];
+    }
+    *m = mm;
+    if (mm == -INFINITY) return -INFINITY;
+    for (j0 = 0; j0 < V; j0 += 256) {
+        int64_t n = V - j0 < 256 ? V - j0 : 256;
+        float part = 0.0f;
+        lt__from16(p, z + j0, x, (size_t)n);
+        LT__OMP(simd reduction(+ : part))
+        for (j = 0; j < n; j++) part += lt__exp_neg(x[j] - mm);
+        s += part;
+    }
+    return (float)log(s);
+}
+
+/* z[:, v0..v0+n) = round16(x16 · W16[v0..v0+n)ᵀ) through the float32 block blk (R x n) */
+static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, float *blk, uint16_t *z) {
+    lt_dtype p = lt__prec_of(nd->f[1]);
+    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, r;
+    lt__mm16_opnd x = lt__opnd16_of(nd, 0, C, 0, 0);
+    lt__gsrc w;
+    lt__gepi e;
+    e.p = (int)p;
+    e.bias = NULL;
+    w.f = nd->in[1]->data + v0 * C; w.h = NULL; w.p = (int)p; w.gelu = 0;
+    lt__sgemm_ex(id, 0, 1, R, n, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, n, &e);
+    LT__OMP(parallel for if (R * n > 32768 && !omp_in_parallel()))
+    for (r = 0; r < R; r++) lt__to16(p, blk + r * n, z + r * V + v0, (size_t)n);
+}
+static void lt__linear_ce16_fwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(nd->f[1]);
+    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, cols = V < LT__CE16_COLS ? V : LT__CE16_COLS, r, bi;
+    int64_t nblk = (V + LT__CE16_COLS - 1) / LT__CE16_COLS;
+    lt__ce16_bufs bf = lt__ce16_layout(nd);
+    int id = lt__gemm_pick(), nt = lt_get_threads();
+    double total = 0;
+    float *blk;
+    /* many column blocks: one block per thread at a time, each a one-thread GEMM (one parallel
+       region, not one per block: barriers are costly when other processes share the cores) */
+    if (nt < 1 || nblk < 4 * nt || (double)R * (double)V * (double)C < 2097152.0) nt = 1;
+    blk = (float *)LT__MALLOC((size_t)nt * (size_t)R * (size_t)cols * sizeof(float));
+    if (!blk) {
+        lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_cross_entropy: out of memory for %d blocks of %lld x %lld logits", nt,
+                     (long long)R, (long long)cols);
+        return;
+    }
+    if (nd->save[0]) lt__to16(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
+    if (nt == 1) {
+        for (bi = 0; bi < nblk; bi++)
+            lt__ce16_cols(nd, id, bi * LT__CE16_COLS, V - bi * LT__CE16_COLS < cols ? V - bi * LT__CE16_COLS : cols, blk, bf.z);
+    } else {
+        LT__OMP(parallel for schedule(dynamic, 1) num_threads(nt))
+        for (bi = 0; bi < nblk; bi++) {
+            int64_t t = 0;
+#ifdef _OPENMP
+            t = omp_get_thread_num();
+#endif
+            lt__ce16_cols(nd, id, bi * LT__CE16_COLS, V - bi * LT__CE16_COLS < cols ? V - bi * LT__CE16_COLS : cols,
+                          blk + t * R * cols, bf.z);
+        }
+    }
+    LT__FREE(blk);
+    LT__OMP(parallel for if (R * V > 32768))
+    for (r = 0; r < R; r++) {
+        int32_t t = nd->ids[r];
+        float m, ls, zt;
+        if (t == LT_IGNORE_INDEX) { bf.loss[r] = 0.0f; continue; }
+        ls = lt__lse16(p, bf.z + r * V, V, &m);
+        lt__from16(p, bf.z + r * V + t, &zt, 1);
+        bf.m[r] = m;
+        bf.lse[r] = ls;
+        bf.loss[r] = (m - zt) + ls;
+    }
+    for (r = 0; r < R; r++) total += bf.loss[r];
+    nd->out->data[0] = nd->f[0] > 0 ? (float)(total / nd->f[0]) : 0.0f;
+}
+static void lt__linear_ce16_bwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(nd->f[1]);
+    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, r;
+    lt__ce16_bufs bf = lt__ce16_layout(nd);
+    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), g;
+    lt__mm16_opnd dz = lt__opnd16(NULL, bf.z, V, 0, 0), dzt = lt__opnd16(NULL, bf.z, V, 0, 1), x, w;
+    if (!(nd->f[0] > 0)) return;
+    g = (float)(nd->out->grad[0] / nd->f[0]);
+    LT__OMP(parallel for if (R * V > 32768))
+    for (r = 0; r < R; r++) {   /* dz over z, in pieces */
+        uint16_t *zr = bf.z + r * V;
+        int32_t t = nd->ids[r];
+        float v[256], m = bf.m[r], ls = bf.lse[r];
+        int64_t j, j0;
+        for (j0 = 0; j0 < V; j0 += 256) {
+            int64_t n = V - j0 < 256 ? V - j0 : 256;
+            if (t == LT_IGNORE_INDEX) {
+                memset(zr + j0, 0, (size_t)n * sizeof(uint16_t));
+                continue;
+            }
+            lt__from16(p, zr + j0, v, (size_t)n);
+            LT__OMP(simd)
+            for (j = 0; j < n; j++) v[j] = 0.0f + g * lt__exp_neg((v[j] - m) - ls);
+            if (t >= j0 && t < j0 + n) v[t - j0] -= g;
+            lt__to16(p, v, zr + j0, (size_t)n);
+        }
+    }
+    if (gx) {   /* dx (R,C) += dz · W */
+        w = lt__opnd16(nd->in[1]->data, NULL, C, 0, 0);
+        lt__gemm16(p, 1, R, C, V, &dz, &w, NULL, gx, C, 0, 1);
+    }
+    if (gw) {   /* dW (V,C) += dzᵀ · x */
+        x = lt__opnd16_of(nd, 0, C, 0, 0);
+        lt__gemm16(p, 1, V, C, R, &dzt, &x, NULL, gw, C, 0, 1);
+    }
+}
+/* The op behind lt_gpt_loss(_ex) at 16-bit precision (x = ln_f's output, W = wte). */
+static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt_tensor *w, const int32_t *targets,
+                                  double denom, int use_count) {
+    int64_t V, C, R, one = 1;
+    char b1[64], b2[64];
+    lt__node *nd;
+    if (!lt__live(ctx, who, x, w)) return NULL;
+    C = x->shape[x->ndim - 1];
+    if (w->ndim != 2 || w->shape[1] != C) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "%s: x is %s, W is %s: W must be [V,C] with C = x's last dim", who,
+                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2));
+        return NULL;
+    }
+    V = w->shape[0];
+    R = x->n / C;
+    if (!lt__ce_check(ctx, who, x, V, R, targets, denom, use_count)) return NULL;
+    nd = lt__node_new(ctx, LT__OP(linear_ce16), 1, &one, x, w, NULL, 0);
+    if (!nd || !lt__node_ids(ctx, nd, targets, R)) return NULL;
+    nd->i[0] = V;
+    nd->i[1] = C;
+    nd->f[0] = use_count ? (double)lt_count_targets(targets, R) : denom;
+    nd->f[1] = (double)ctx->precision;
+    if (nd->out->requires_grad && w->requires_grad && !lt__is_param_data(x) && lt__copy16(ctx, x) &&
+        !lt__save(ctx, nd, 0, (x->n + 1) / 2))
+        return NULL;
+    if (!lt__save(ctx, nd, 1, lt__ce16_save_floats(R, V))) return NULL;
+    return lt__run(ctx, nd);
+}
+
+/* pred, target (n) -> loss [1] = Σ (p - t)² / n  (torch.nn.MSELoss, mean);
+   dp += dloss·2(p - t)/n,  dt -= the same */
+static void lt__mse_fwd(lt__node *nd) {
+    const float *p = nd->in[0]->data, *t = nd->in[1]->data;
+    int64_t i, n = nd->in[0]->n;
+    double s = 0;
+    for (i = 0; i < n; i++) { double d = (double)p[i] - t[i]; s += d * d; }
+    nd->out->data[0] = (float)(s / (double)n);
+}
+static void lt__mse_bwd(lt__node *nd) {
+    const float *p = nd->in[0]->data, *t = nd->in[1]->data;
+    float *gp = lt__grad(nd->in[0], nd->ctx), *gt = lt__grad(nd->in[1], nd->ctx);
+    float g = nd->out->grad[0] * 2.0f / (float)nd->in[0]->n;
+    int64_t i, n = nd->in[0]->n;
+    for (i = 0; i < n; i++) {
+        float d = g * (p[i] - t[i]);
+        if (gp) gp[i] += d;
+        if (gt) gt[i] -= d;
+    }
+}
+LTRAIN_DEF lt_tensor *lt_mse_loss(lt_ctx *ctx, lt_tensor *pred, lt_tensor *target) {
+    int64_t one = 1;
+    char b1[64], b2[64];
+    lt__node *nd;
+    if (!lt__live(ctx, "lt_mse_loss", pred, target)) return NULL;
+    if (pred->n != target->n) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_mse_loss: pred is %s, target is %s: they need the same number of "
+                     "elements", lt_shape_str(pred, b1, sizeof b1), lt_shape_str(target, b2, sizeof b2));
+        return NULL;
+    }
+    nd = lt__node_new(ctx, LT__OP(mse), 1, &one, pred, target, NULL, 0);
+    return lt__run(ctx, nd);
+}
+
+/* ---- the GPT's loss: its trunk (@@NN), then the head and the cross-entropy ----------------------- */
+/* lt_gpt_loss and lt_gpt_loss_ex: the mean over counted targets (denom <= 0) or the sum / denom.
+   At 16-bit precision the head and the loss are one op (linear_ce16, @@LOSS): the same numbers
+   as lt_linear + lt_cross_entropy there, without float32 logits. */
+static lt_tensor *lt__gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T,
+                               const int32_t *lengths, double denom) {
+    lt_tensor *x, *loss;
+    if (g && g->ctx && g->ctx->precision != LT_F32 && g->ctx->device == LT_CPU) {   /* CUDA: head + loss apart */
+        x = lt__gpt_trunk(g, ids, B, T, lengths);
+        if (!x) return NULL;
+        loss = lt__linear_ce16(g->ctx, denom > 0 ? "lt_cross_entropy_sum" : "lt_cross_entropy", x, g->wte, targets,
+                               denom, denom <= 0);
+        lt_scope(g->ctx, NULL);
+        return loss;
+    }
+    x = lt_gpt_forward(g, ids, B, T, lengths);
+    if (!x) return NULL;
+    loss = denom > 0 ? lt_cross_entropy_sum(g->ctx, x, targets, denom) : lt_cross_entropy(g->ctx, x, targets);
+    /* these logits are the loss's alone (never returned, read by nothing after the cross-entropy's
+       backward): it may write their gradient over them, R·V floats less (@@LOSS) */
+    if (loss && loss->node && loss->node->op == LT__OP(cross_entropy) && loss->node->in[0] == x) loss->node->i[1] = 1;
+    return loss;
+}
+LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T) {
+    return lt__gpt_loss(g, ids, targets, B, T, NULL, 0);
+}
+

@@ -1,0 +1,352 @@
+/* ==== @@OPTIM  optimizers: AdamW, SGD with momentum ============================================ */
+
+#define LT__OPT_PAR_MIN 32768 /* elements below which a loop stays on one thread */
+
+typedef enum { LT__OPT_ADAMW = 0, LT__OPT_SGD } lt__opt_kind;
+
+/* The extension point for optimizers defined in later sections (@@OPTIM continued: Lion,
+   AdEMAMix, Muon, SOAP): when `ops` is set, the public lt_optim_* calls dispatch to it, and the
+   optimizer keeps its own state behind `ext` (AdamW and SGD leave both NULL). */
+typedef struct lt__optim_ops {
+    const char *name;
+    lt_status (*step)(lt_optim *o, double lr);                 /* lr < 0: the config's lr */
+    void (*free_ext)(lt_optim *o);
+    void (*set_steps)(lt_optim *o, int64_t t);                 /* after pstep/t are set */
+    const char *(*state_name)(const lt_optim *o, int which);
+    /* buffer `which` of parameter i and its float count (NULL, 0: this parameter has none);
+       *per_elem = 1 when element k belongs to parameter element k (lt_optim_state's kind) */
+    float *(*state)(lt_optim *o, int param_index, int which, int64_t *count, int *per_elem);
+} lt__optim_ops;
+
+struct lt_optim {
+    lt_ctx *ctx;
+    lt__opt_kind kind;
+    lt_adamw_config adamw;
+    lt_sgd_config sgd;
+    lt_tensor **p;        /* np parameters (the list is ours, the tensors are not) */
+    int np;
+    int nstates;          /* AdamW: 2; SGD: 1 with momentum, else 0 */
+    float *block;         /* every state buffer, back to back */
+    float **st;           /* st[i*nstates + which] -> n floats of parameter i */
+    int64_t *pstep;       /* per-parameter update count (torch keeps state['step'] per tensor) */
+    unsigned char *hasbuf;/* SGD: momentum buffer exists (torch makes it on the first gradient) */
+    int64_t t;            /* lt_optim_step calls that ran */
+    const lt__optim_ops *ops; /* NULL for AdamW and SGD */
+    void *ext;
+#ifdef LTRAIN_CUDA
+    float *dev_block;     /* LT_CUDA: `block` on the device (AdamW, SGD), and which copy is current */
+    int dev_state;
+#endif
+};
+#ifdef LTRAIN_CUDA
+static lt_status lt__cu_optim_step(lt_optim *opt, double lr);
+static void lt__cu_optim_pull(lt_optim *opt);
+static void lt__cu_optim_free(lt_optim *opt);
+#endif
+
+LTRAIN_DEF lt_adamw_config lt_adamw_defaults(void) {
+    lt_adamw_config c;
+    c.lr = 1e-3; c.beta1 = 0.9; c.beta2 = 0.999; c.eps = 1e-8; c.weight_decay = 0.01;
+    c.decay_mode = LT_DECAY_MARKED;
+    return c;
+}
+
+LTRAIN_DEF lt_sgd_config lt_sgd_defaults(void) {
+    lt_sgd_config c;
+    c.lr = 1e-3; c.momentum = 0; c.dampening = 0; c.weight_decay = 0; c.nesterov = 0;
+    c.decay_mode = LT_DECAY_MARKED;
+    return c;
+}
+
+static int lt__opt_decays(lt_decay_mode mode, const lt_tensor *t) {
+    return mode == LT_DECAY_ALL || (mode == LT_DECAY_MARKED && t->decay);
+}
+
+/* The shared part of both constructors: check the list, copy it, allocate zeroed state. */
+static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params, lt__opt_kind kind,
+                               int nstates) {
+    lt_optim *o;
+    size_t total = 0, bytes;
+    int i;
+    if (!ctx) return NULL;
+    if (lt_failed(ctx)) return NULL;
+    if (params.n <= 0 || !params.p) {
+        lt_set_error(ctx, LT_ERR_ARG, "%s: the parameter list is empty (hint: create the parameters "
+                     "before the optimizer, e.g. lt_ctx_params(ctx) after building the model)", who);
+        return NULL;
+    }
+    for (i = 0; i < params.n; i++) {
+        const lt_tensor *t = params.p[i];
+        if (!t || !t->data) {
+            lt_set_error(ctx, LT_ERR_ARG, "%s: parameter %d is NULL or has no data", who, i);
+            return NULL;
+        }
+        if (t->dtype != LT_F32) {
+            lt_set_error(ctx, LT_ERR_ARG, "%s: parameter '%s' is not float32 (only LT_F32 is updated)",
+                         who, t->name ? t->name : "?");
+            return NULL;
+        }
+        if (t->n < 0 || !lt_add_size(total, (size_t)t->n, &total)) {
+            lt_set_error(ctx, LT_ERR_NOMEM, "%s: parameter sizes overflow", who);
+            return NULL;
+        }
+    }
+    o = (lt_optim *)LT__MALLOC(sizeof(lt_optim));
+    if (!o) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", who); return NULL; }
+    memset(o, 0, sizeof *o);
+    o->ctx = ctx; o->kind = kind; o->np = params.n; o->nstates = nstates;
+    o->p = (lt_tensor **)LT__MALLOC((size_t)params.n * sizeof(lt_tensor *));
+    o->pstep = (int64_t *)LT__MALLOC((size_t)params.n * sizeof(int64_t));
+    o->hasbuf = (unsigned char *)LT__MALLOC((size_t)params.n);
+    o->st = nstates ? (float **)LT__MALLOC((size_t)params.n * (size_t)nstates * sizeof(float *)) : NULL;
+    if (!o->p || !o->pstep || !o->hasbuf || (nstates && !o->st)) goto oom;
+    memcpy(o->p, params.p, (size_t)params.n * sizeof(lt_tensor *));
+    memset(o->pstep, 0, (size_t)params.n * sizeof(int64_t));
+    memset(o->hasbuf, 0, (size_t)params.n);
+    if (nstates) {
+        float *q;
+        int w;
+        if (!lt_mul_size(total, (size_t)nstates, &total) || !lt_mul_size(total, sizeof(float), &bytes))
+            goto oom;
+        o->block = (float *)LT__MALLOC(bytes ? bytes : 1);
+        if (!o->block) goto oom;
+        memset(o->block, 0, bytes);
+        for (q = o->block, i = 0; i < params.n; i++)
+            for (w = 0; w < nstates; w++) { o->st[i * nstates + w] = q; q += params.p[i]->n; }
+    }
+    return o;
+oom:
+    lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for the optimizer state of %d parameters", who,
+                 params.n);
+    lt_optim_destroy(o);
+    return NULL;
+}
+
+LTRAIN_DEF lt_optim *lt_adamw_create(lt_ctx *ctx, lt_paramset params, lt_adamw_config cfg) {
+    lt_optim *o;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    /* the ranges torch.optim.AdamW accepts */
+    if (!(cfg.lr >= 0) || !(cfg.eps >= 0) || !(cfg.beta1 >= 0 && cfg.beta1 < 1) ||
+        !(cfg.beta2 >= 0 && cfg.beta2 < 1) || !(cfg.weight_decay >= 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_adamw_create: lr %g, betas (%g, %g), eps %g, weight_decay %g: "
+                     "need lr >= 0, 0 <= beta < 1, eps >= 0, weight_decay >= 0",
+                     cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay);
+        return NULL;
+    }
+    o = lt__optim_new(ctx, "lt_adamw_create", params, LT__OPT_ADAMW, 2);
+    if (o) o->adamw = cfg;
+    return o;
+}
+
+LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_config cfg) {
+    lt_optim *o;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!(cfg.lr >= 0) || !(cfg.momentum >= 0) || !(cfg.weight_decay >= 0) || !(cfg.dampening == cfg.dampening)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: lr %g, momentum %g, dampening %g, weight_decay %g: "
+                     "need lr, momentum and weight_decay >= 0", cfg.lr, cfg.momentum, cfg.dampening,
+                     cfg.weight_decay);
+        return NULL;
+    }
+    if (cfg.nesterov && (cfg.momentum <= 0 || cfg.dampening != 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: nesterov needs momentum > 0 and dampening 0 "
+                     "(got momentum %g, dampening %g), as torch.optim.SGD", cfg.momentum, cfg.dampening);
+        return NULL;
+    }
+    o = lt__optim_new(ctx, "lt_sgd_create", params, LT__OPT_SGD, cfg.momentum != 0 ? 1 : 0);
+    if (o) o->sgd = cfg;
+    return o;
+}
+
+/* AdamW on n elements, as torch.optim.AdamW's single-tensor path (t counted from 1):
+     θ ← θ·(1 − lr·λ)                                     (decayed parameters only)
+     m ← β1·m + (1−β1)·g          v ← β2·v + (1−β2)·g·g
+     θ ← θ − (lr/(1−β1ᵗ)) · m / (sqrt(v)/sqrt(1−β2ᵗ) + ε)
+   Every scalar is formed in double and rounded once to float; the float expressions keep torch's
+   operation order and the fused multiply-adds its CPU kernels execute (AVX2/AVX-512 builds:
+   a + α·b is fma(α, b, a); a + s·x·y is fma(s·x, y, a)), so the results equal torch's fp32 ones
+   bit for bit (tests/test_optim.c).  fmaf is one instruction with -mfma or -march=native and a
+   (correctly rounded) libm call otherwise.  The decay gets its own pass, as in torch: inside the
+   main loop a compiler contracting floating-point expressions (GNU C with FMA enabled) would fuse
+   θ·(1 − lr·λ) into the final addition and change the last bit. */
+#ifdef LT__X86
+/* The same two passes with AVX-512, 16 values at a time (the last ones masked): the compiler
+   cannot vectorise sqrtf itself while it may have to set errno.  Every operation is an IEEE one
+   rounded once, as in the scalar loops, so the bits are the same; the decayed p stays in a
+   register between the two passes. */
+LT__TARGET_AVX512 static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
+                                               float shrink, float b1, float omb1, float b2, float omb2,
+                                               float bc2_sqrt, float eps, float neg_step) {
+    __m512 vb1 = _mm512_set1_ps(b1), vomb1 = _mm512_set1_ps(omb1), vb2 = _mm512_set1_ps(b2);
+    __m512 vomb2 = _mm512_set1_ps(omb2), vbc = _mm512_set1_ps(bc2_sqrt), veps = _mm512_set1_ps(eps);
+    __m512 vstep = _mm512_set1_ps(neg_step), vshr = _mm512_set1_ps(shrink);
+    int64_t i;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __m512 pi = _mm512_maskz_loadu_ps(k, p + i), gi = _mm512_maskz_loadu_ps(k, g + i);
+        __m512 mi = _mm512_fmadd_ps(vomb1, gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, m + i), vb1));
+        __m512 vi = _mm512_fmadd_ps(_mm512_mul_ps(vomb2, gi), gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, v + i), vb2));
+        __m512 den = _mm512_add_ps(_mm512_div_ps(_mm512_maskz_sqrt_ps(LT__M16, vi), vbc), veps);
+        if (shrink != 1.0f)   /* (a builtin: never contracted into the add below; maskz: see LT__M16) */
+            pi = _mm512_maskz_mul_round_ps(LT__M16, pi, vshr, _MM_FROUND_CUR_DIRECTION);
+        _mm512_mask_storeu_ps(m + i, k, mi);
+        _mm512_mask_storeu_ps(v + i, k, vi);
+        _mm512_mask_storeu_ps(p + i, k, _mm512_add_ps(pi, _mm512_div_ps(_mm512_mul_ps(vstep, mi), den)));
+    }
+}
+#endif
+static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64_t n, float shrink,
+                             float b1, float omb1, float b2, float omb2, float bc2_sqrt, float eps,
+                             float neg_step) {
+    int64_t b;
+#ifdef LT__X86
+    int simd = lt__gemm_pick() == LT__GEMM_AVX512;
+#endif
+    /* threads take pieces of LT__EWB values; each piece is the decay pass, then the update pass
+       (torch's two passes: no contraction can merge them), the second from cache */
+    LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
+    for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
+        int64_t lo = b * LT__EWB, hi = lo + LT__EWB < n ? lo + LT__EWB : n, i;
+#ifdef LT__X86
+        if (simd) {
+            lt__adamw_avx512(p + lo, m + lo, v + lo, g + lo, hi - lo, shrink, b1, omb1, b2, omb2, bc2_sqrt, eps,
+                             neg_step);
+            continue;
+        }
+#endif
+        if (shrink != 1.0f)
+            for (i = lo; i < hi; i++) p[i] *= shrink;
+        for (i = lo; i < hi; i++) {
+            float mi = fmaf(omb1, g[i], m[i] * b1);
+            float vi = fmaf(omb2 * g[i], g[i], v[i] * b2);
+            float den = sqrtf(vi) / bc2_sqrt + eps;
+            m[i] = mi;
+            v[i] = vi;
+            p[i] = p[i] + neg_step * mi / den;
+        }
+    }
+}
+
+/* SGD on n elements, as torch.optim.SGD:
+     d ← g + λθ ;   b ← d on the first step, then b ← μ·b + (1−τ)·d     (momentum μ, dampening τ)
+     d ← d + μ·b (nesterov) or d ← b ;   θ ← θ − lr·d
+   buf is NULL without momentum; first says the buffer does not exist yet.  The fmas are torch's
+   (see above): bit-identical results. */
+static void lt__sgd_update(float *p, float *buf, const float *g, int64_t n, float wd, float mom,
+                           float omdamp, int nesterov, int first, float neg_lr) {
+    int64_t i;
+    LT__OMP(parallel for simd if (parallel : n >= LT__OPT_PAR_MIN))
+    for (i = 0; i < n; i++) {
+        float d = g[i];
+        if (wd != 0) d = fmaf(wd, p[i], d);
+        if (buf) {
+            float b = first ? d : fmaf(omdamp, d, buf[i] * mom);
+            buf[i] = b;
+            d = nesterov ? fmaf(mom, b, d) : b;
+        }
+        p[i] = fmaf(neg_lr, d, p[i]);
+    }
+}
+
+LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
+    int i;
+    if (!opt) return LT_ERR_ARG;
+    if (lt_failed(opt->ctx)) return lt_status_of(opt->ctx);
+#ifdef LTRAIN_CUDA
+    if (opt->ctx->device == LT_CUDA) return lt__cu_optim_step(opt, lr);   /* @@CUDA */
+    if (opt->dev_block) lt__cu_optim_pull(opt);   /* back from the device: the moments come home */
+#endif
+    if (opt->ops) return opt->ops->step(opt, lr);
+    if (lr < 0) lr = opt->kind == LT__OPT_ADAMW ? opt->adamw.lr : opt->sgd.lr;
+    if (!(lr - lr == 0)) /* NaN or inf */
+        return lt_set_error(opt->ctx, LT_ERR_ARG, "lt_optim_step: the learning rate is %g "
+                            "(hint: check the schedule's settings)", lr);
+    for (i = 0; i < opt->np; i++) {
+        lt_tensor *t = opt->p[i];
+        if (!t->grad) continue; /* torch skips a parameter whose .grad is None */
+        if (opt->kind == LT__OPT_ADAMW) {
+            const lt_adamw_config *c = &opt->adamw;
+            double step = (double)(++opt->pstep[i]);
+            double bc1 = 1.0 - pow(c->beta1, step), bc2 = 1.0 - pow(c->beta2, step);
+            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+            lt__adamw_update(t->data, opt->st[i * 2], opt->st[i * 2 + 1], t->grad, t->n,
+                             (float)(1.0 - lr * wd), (float)c->beta1, (float)(1.0 - c->beta1),
+                             (float)c->beta2, (float)(1.0 - c->beta2), (float)sqrt(bc2), (float)c->eps,
+                             (float)(-(lr / bc1)));
+        } else {
+            const lt_sgd_config *c = &opt->sgd;
+            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+            float *buf = opt->nstates ? opt->st[i] : NULL;
+            lt__sgd_update(t->data, buf, t->grad, t->n, (float)wd, (float)c->momentum,
+                           (float)(1.0 - c->dampening), c->nesterov, !opt->hasbuf[i], (float)(-lr));
+            opt->hasbuf[i] = 1;
+            opt->pstep[i]++;
+        }
+    }
+    opt->t++;
+    return lt_status_of(opt->ctx);
+}
+
+LTRAIN_DEF void lt_optim_destroy(lt_optim *opt) {
+    if (!opt) return;
+#ifdef LTRAIN_CUDA
+    lt__cu_optim_free(opt);
+#endif
+    if (opt->ops) opt->ops->free_ext(opt);
+    LT__FREE(opt->block);
+    LT__FREE(opt->st);
+    LT__FREE(opt->hasbuf);
+    LT__FREE(opt->pstep);
+    LT__FREE(opt->p);
+    LT__FREE(opt);
+}
+
+LTRAIN_DEF int64_t lt_optim_steps(const lt_optim *opt) { return opt ? opt->t : 0; }
+
+/* Resuming: every parameter counts t updates, and SGD's momentum buffers count as made when
+   t > 0 (load them with lt_optim_state). */
+LTRAIN_DEF void lt_optim_set_steps(lt_optim *opt, int64_t t) {
+    int i;
+    if (!opt || t < 0) return;
+    opt->t = t;
+    for (i = 0; i < opt->np; i++) { opt->pstep[i] = t; opt->hasbuf[i] = (unsigned char)(t > 0); }
+    if (opt->ops) opt->ops->set_steps(opt, t);
+}
+
+LTRAIN_DEF const char *lt_optim_name(const lt_optim *opt) {
+    if (!opt) return "";
+    if (opt->ops) return opt->ops->name;
+    return opt->kind == LT__OPT_ADAMW ? "adamw" : "sgd";
+}
+
+LTRAIN_DEF int lt_optim_num_states(const lt_optim *opt) { return opt ? opt->nstates : 0; }
+
+/* The names torch's optimizer state_dict uses. */
+LTRAIN_DEF const char *lt_optim_state_name(const lt_optim *opt, int which) {
+    if (!opt || which < 0 || which >= opt->nstates) return NULL;
+    if (opt->ops) return opt->ops->state_name(opt, which);
+    if (opt->kind == LT__OPT_ADAMW) return which == 0 ? "exp_avg" : "exp_avg_sq";
+    return "momentum_buffer";
+}
+
+LTRAIN_DEF float *lt_optim_state(lt_optim *opt, int param_index, int which) {
+    if (!opt || param_index < 0 || param_index >= opt->np || which < 0 || which >= opt->nstates)
+        return NULL;
+#ifdef LTRAIN_CUDA
+    if (opt->dev_block) lt__cu_optim_pull(opt);   /* the caller may read or write it: host copy current */
+#endif
+    if (opt->ops) {
+        int64_t count = 0;
+        int per_elem = 0;
+        float *p = opt->ops->state(opt, param_index, which, &count, &per_elem);
+        return per_elem ? p : NULL; /* the rest: lt_optim_state_buf */
+    }
+    return opt->st[param_index * opt->nstates + which];
+}
+
+LTRAIN_DEF lt_paramset lt_optim_params(const lt_optim *opt) {
+    lt_paramset s;
+    s.p = opt ? opt->p : NULL;
+    s.n = opt ? opt->np : 0;
+    return s;
+}
+

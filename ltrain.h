@@ -1137,22 +1137,58 @@ struct lt_ctx {
     struct lt__capture *cap;     /* non-NULL while lt_compile records a step */
     int dry;                     /* lt_compile's recording pass: ops are recorded, kernels not run */
     lt_device device;            /* lt_set_device: where ops run (LT_CPU unless LTRAIN_CUDA chose LT_CUDA) */
+    const struct lt__device *dev;/* the device's table (NULL on LT_CPU): the device seam below */
     struct lt__cuda *cuda;       /* LT_CUDA: stream, cuBLAS, device arena, parameter mirror (@@CUDA) */
 };
 
-#ifdef LTRAIN_CUDA
-/* The CUDA backend (@@CUDA) reaches into the sections above it only through these hooks; each
-   call site tests ctx->device (or a tensor's) first, so an LT_CPU context never enters them. */
-static void *lt__cu_alloc(lt_ctx *ctx, size_t bytes);                      /* device arena */
-static void lt__cu_reset(lt_ctx *ctx);
-static void lt__cu_destroy(lt_ctx *ctx);
-static void lt__cu_fill_values(lt_ctx *ctx, float *dst, const float *src, size_t n); /* src NULL: zeros */
-static float lt__cu_item(const lt_tensor *t);
-static void lt__cu_ids(lt_ctx *ctx, lt__node *nd, const int32_t *ids, int64_t n); /* device copy of ids */
-static lt_status lt__cu_seed(lt_ctx *ctx, lt_tensor *loss, float seed);   /* d(loss) += seed */
-static void lt__cu_zero_grad(lt_ctx *ctx);
-static const float *lt__cu_host_row(lt_ctx *ctx, const float *dev, size_t n);
-#endif
+/* The device seam: what a backend that runs ops away from the host provides, one table of
+   functions.  The CPU is the absence of a device: an LT_CPU context has ctx->dev NULL and every
+   call below is skipped (the host code after it is the reference).  lt_set_device installs a
+   backend's table in ctx->dev (and in lt__devices, for the calls that only have a tensor);
+   from then on the CPU parts call ctx->dev->fn where a device does the work.  @@CUDA fills the
+   one backend there is (lt__cuda_device); another plugs in here with a table of its own.
+   A plan keeps the table of the device that recorded its graph (lt_plan.graph_dev), an
+   optimizer that of its device state (lt_optim.dev), since either may outlive the context's
+   device. */
+typedef void (*lt__kernel)(lt__node *nd);
+typedef struct lt__device {
+    const char *name;
+    /* the context's device state */
+    void (*destroy)(lt_ctx *ctx);                            /* free it all (lt_ctx_destroy) */
+    void (*reset)(lt_ctx *ctx);                              /* with the arena (lt_reset) */
+    void (*synchronize)(lt_ctx *ctx);                        /* wait for queued work; its errors */
+    const char *(*describe)(lt_ctx *ctx);
+    size_t (*arena_bytes)(const lt_ctx *ctx);
+    void (*set_tf32)(lt_ctx *ctx, int on);
+    /* values: a device address in t->data / t->grad */
+    void *(*alloc)(lt_ctx *ctx, size_t bytes);               /* the device arena */
+    void (*fill_values)(lt_ctx *ctx, float *dst, const float *src, size_t n); /* src (host) or zeros */
+    void (*fill)(lt_tensor *t, float v);                     /* lt_fill */
+    float (*item)(const lt_tensor *t);                       /* one value back to the host */
+    lt_status (*read)(lt_ctx *ctx, const lt_tensor *t, int grad, float *out);  /* lt_tensor_read */
+    const float *(*host_row)(lt_ctx *ctx, const float *dev, size_t n);          /* n values to the host */
+    /* parameters: host copies and the device's */
+    void (*sync_params)(lt_ctx *ctx);                        /* the device's values to the host copies */
+    void (*params_changed)(lt_ctx *ctx);                     /* the host copies were written */
+    /* ops and the tape */
+    const lt__kernel *op_fwd, *op_bwd;                       /* by row of the op table (@@OPS) */
+    void (*ids)(lt_ctx *ctx, lt__node *nd, const int32_t *ids, int64_t n);     /* nd->ids_dev */
+    lt_status (*seed)(lt_ctx *ctx, lt_tensor *loss, float seed);              /* d(loss) += seed */
+    void (*zero_grad)(lt_ctx *ctx);
+    /* optimizer, clipping, loss scaling */
+    lt_status (*optim_step)(lt_optim *opt, double lr);
+    void (*optim_pull)(lt_optim *opt);                       /* the state back to the host */
+    void (*optim_free)(lt_optim *opt);
+    double (*clip)(lt_ctx *ctx, lt_paramset ps, double limit, int mode);       /* 0 norm, 1 clip norm, 2 clip value */
+    int (*unscale)(lt_ctx *ctx, lt_paramset ps, float inv);                    /* 1: an inf/NaN was seen */
+    /* the compile mode: the step recorded as the device's graph */
+    lt_plan *(*compile)(lt_ctx *ctx, lt_plan *p);
+    lt_status (*graph_run)(lt_plan *p, float seed, float *loss);
+    void (*graph_free)(lt_plan *p);
+} lt__device;
+/* The table of each device lt_set_device has installed, by lt_device (LT_CPU: NULL).  A tensor
+   is on a device only after that, so lt_item and lt_fill find its table here. */
+static const lt__device *lt__devices[LT_NDEVICES];
 
 #define LT__STATUS_TEXT(name, text) text,
 static const char *const lt__status_text[] = {LT_STATUS_LIST(LT__STATUS_TEXT)};
@@ -1335,14 +1371,33 @@ LTRAIN_DEF void lt_set_grad_enabled(lt_ctx *ctx, int on) { ctx->grad_enabled = o
 /* Drop the tape and all arena memory; parameter gradients stay. */
 LTRAIN_DEF void lt_reset(lt_ctx *ctx) {
     lt__arena_reset(&ctx->arena);
-#ifdef LTRAIN_CUDA
-    if (ctx->cuda) lt__cu_reset(ctx);
-#endif
+    if (ctx->dev) ctx->dev->reset(ctx);
     ctx->tape_len = 0;
     ctx->tape_done = 0;
     ctx->grad_free = NULL;
 }
 
+/* -- devices: names, and the calls every build has (through the seam; LT_CPU: nothing to do) ------- */
+LTRAIN_DEF const char *lt_device_name(lt_device d) {
+    return d == LT_CPU ? "cpu" : d == LT_CUDA ? "cuda" : "unknown device";
+}
+LTRAIN_DEF int lt_device_parse(const char *name, lt_device *out) {
+    if (!name) return 0;
+    if (strcmp(name, "cpu") == 0) { *out = LT_CPU; return 1; }
+    if (strcmp(name, "cuda") == 0 || strcmp(name, "gpu") == 0) { *out = LT_CUDA; return 1; }
+    return 0;
+}
+LTRAIN_DEF lt_device lt_get_device(const lt_ctx *ctx) { return ctx ? ctx->device : LT_CPU; }
+LTRAIN_DEF const char *lt_device_describe(lt_ctx *ctx) { return ctx && ctx->dev ? ctx->dev->describe(ctx) : "cpu"; }
+LTRAIN_DEF size_t lt_device_arena_bytes(const lt_ctx *ctx) { return ctx && ctx->dev ? ctx->dev->arena_bytes(ctx) : 0; }
+LTRAIN_DEF void lt_set_tf32(lt_ctx *ctx, int on) {
+    if (ctx && ctx->dev) ctx->dev->set_tf32(ctx, on);
+}
+LTRAIN_DEF lt_status lt_device_synchronize(lt_ctx *ctx) {
+    if (!ctx) return LT_ERR_ARG;
+    if (ctx->dev && !lt_failed(ctx)) ctx->dev->synchronize(ctx);
+    return ctx->status;
+}
 /* ---- src/03_half.h ---- */
 /* ==== @@HALF  16-bit numbers: fp16/bf16 conversions (scalar reference, then SIMD) ============== */
 
@@ -1783,18 +1838,12 @@ static int lt__shape_ok(lt_ctx *ctx, const char *who, int ndim, const int64_t *s
 /* Memory for values (tensor data, gradients, saved buffers): the arena, or on LT_CUDA the
    device arena.  Headers and tape records always live in the (host) arena. */
 static void *lt__values_alloc(lt_ctx *ctx, size_t bytes) {
-#ifdef LTRAIN_CUDA
-    if (ctx->device == LT_CUDA) return lt__cu_alloc(ctx, bytes);
-#endif
+    if (ctx->dev) return ctx->dev->alloc(ctx, bytes);
     return lt__arena_alloc(ctx, bytes);
 }
 /* dst (n values of a tensor of ctx) = src, or zeros for NULL; src is host memory. */
 static void lt__values_set(lt_ctx *ctx, float *dst, const float *src, size_t n) {
-#ifdef LTRAIN_CUDA
-    if (ctx->device == LT_CUDA) { lt__cu_fill_values(ctx, dst, src, n); return; }
-#else
-    (void)ctx;
-#endif
+    if (ctx->dev) { ctx->dev->fill_values(ctx, dst, src, n); return; }
     if (src) memcpy(dst, src, n * sizeof(float));
     else memset(dst, 0, n * sizeof(float));
 }
@@ -1841,22 +1890,31 @@ LTRAIN_DEF lt_tensor *lt_tensor_from(lt_ctx *ctx, const float *data, int ndim, c
 }
 
 LTRAIN_DEF float lt_item(const lt_tensor *t) {
-#ifdef LTRAIN_CUDA
-    if (t && t->data && t->n > 0 && t->device == LT_CUDA) return lt__cu_item(t);   /* one value back to the host */
-#endif
+    if (t && t->data && t->n > 0 && t->device != LT_CPU) return lt__devices[t->device]->item(t);   /* one value back to the host */
     return (t && t->data && t->n > 0) ? t->data[0] : (float)NAN;
 }
 
-#ifdef LTRAIN_CUDA
-static void lt__cu_fill_const(lt_tensor *t, float v);
-#endif
 LTRAIN_DEF void lt_fill(lt_tensor *t, float v) {
     int64_t i;
     if (!t || !t->data) return;
-#ifdef LTRAIN_CUDA
-    if (t->device == LT_CUDA) { lt__cu_fill_const(t, v); return; }
-#endif
+    if (t->device != LT_CPU) { lt__devices[t->device]->fill(t, v); return; }
     for (i = 0; i < t->n; i++) t->data[i] = v;
+}
+
+/* The checks of lt_tensor_read; a device reads its own (a parameter: the host copy, made current). */
+static int lt__read_ok(lt_ctx *ctx, const lt_tensor *t, int grad, const float *out) {
+    if (!ctx) return 0;
+    if (lt_failed(ctx)) return 0;
+    if (!t || !out) return lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_read: %s is NULL", t ? "out" : "the tensor"), 0;
+    if (!(grad ? t->grad : t->data))
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_read: the tensor has no %s", grad ? "gradient" : "data"), 0;
+    return 1;
+}
+LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, float *out) {
+    if (!lt__read_ok(ctx, t, grad, out)) return lt_status_of(ctx);
+    if (ctx->dev) return ctx->dev->read(ctx, t, grad, out);
+    memcpy(out, grad ? t->grad : t->data, (size_t)t->n * sizeof(float));
+    return LT_OK;
 }
 
 /* -- parameters ---------------------------------------------------------------------------------- */
@@ -1956,6 +2014,16 @@ LTRAIN_DEF lt_status lt_params_pack(lt_ctx *ctx) {
     return LT_OK;
 }
 
+/* On a device the parameters have host copies and the device's (@@CUDA); on LT_CPU one copy. */
+LTRAIN_DEF lt_status lt_sync_params(lt_ctx *ctx) {
+    if (!ctx) return LT_ERR_ARG;
+    if (ctx->dev && !lt_failed(ctx)) ctx->dev->sync_params(ctx);
+    return ctx->status;
+}
+LTRAIN_DEF void lt_params_changed(lt_ctx *ctx) {
+    if (ctx && ctx->dev) ctx->dev->params_changed(ctx);
+}
+
 LTRAIN_DEF float *lt_params_grad_span(lt_ctx *ctx, size_t *n) {
     if (!ctx->param_block || ctx->param_floats != lt_params_count(ctx)) { if (n) *n = 0; return NULL; }
     if (n) *n = ctx->param_floats;
@@ -1980,9 +2048,7 @@ static void lt__params_free(lt_ctx *ctx) {
 /* The context last: its device state, its parameters, then its arena and tape. */
 LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx) {
     if (!ctx) return;
-#ifdef LTRAIN_CUDA
-    lt__cu_destroy(ctx);
-#endif
+    if (ctx->dev) ctx->dev->destroy(ctx);
     lt__params_free(ctx);
     lt__arena_free(&ctx->arena);
     LT__FREE(ctx->tape);
@@ -2009,8 +2075,9 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
    so a later compile mode can replay records without the public functions.
 
    The op table below is the only place the tape dispatches from: one X-macro row per op
-   (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device column
-   (LT_CPU, later LT_CUDA) lets another backend add kernels without touching callers. */
+   (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device (the seam,
+   @@CORE) keeps its own kernels by row of this table, so a backend adds kernels without touching
+   callers. */
 
 /* name, and what its backward reads besides gradients: the inputs' values (IN), its own
    output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
@@ -2041,17 +2108,14 @@ struct lt__node {
     const int32_t *ids_src;      /* ... from here (a compiled plan copies them again each replay) */
     int64_t n_ids;
     const char *scope;           /* where in the model (lt_scope), for messages */
-#ifdef LTRAIN_CUDA
-    int32_t *ids_dev;            /* LT_CUDA: ids on the device (and, for embedding, rows grouped by id) */
-#endif
+    int32_t *ids_dev;            /* on a device: its copy of the ids (CUDA: and, for embedding, rows grouped by id) */
 };
 
-typedef void (*lt__kernel)(lt__node *nd);
 typedef struct lt__opdef {
     const char *name;
     int reads;                   /* LT__IN | LT__OUT: what backward reads */
-    lt__kernel fwd[LT_NDEVICES];
-    lt__kernel bwd[LT_NDEVICES];
+    lt__kernel fwd;              /* the CPU's kernels; a device's are in its table, by row (ctx->dev) */
+    lt__kernel bwd;
 } lt__opdef;
 
 #define LT__DECLARE_KERNELS(name, reads) static void lt__##name##_fwd(lt__node *); static void lt__##name##_bwd(lt__node *);
@@ -2064,20 +2128,9 @@ enum {
 #undef LT__OP_INDEX
     LT__OP_COUNT
 };
-#ifdef LTRAIN_CUDA   /* the LT_CUDA column: @@CUDA defines lt__NAME_fwd_cuda / _bwd_cuda for every op
-                        (an op without a device kernel yet gets one that reports so) */
-#define LT__DECLARE_CUDA(name, reads) static void lt__##name##_fwd_cuda(lt__node *); static void lt__##name##_bwd_cuda(lt__node *);
-LT__OP_LIST(LT__DECLARE_CUDA)
-#undef LT__DECLARE_CUDA
-#define LT__CUDA_FWD(name) lt__##name##_fwd_cuda
-#define LT__CUDA_BWD(name) lt__##name##_bwd_cuda
-#else
-#define LT__CUDA_FWD(name) NULL
-#define LT__CUDA_BWD(name) NULL
-#endif
 /* indices only name rows of this table; records point at rows, never at numbers */
 static const lt__opdef lt__ops[LT__OP_COUNT] = {
-#define LT__OP_ROW(name, reads) {#name, reads, {lt__##name##_fwd, LT__CUDA_FWD(name)}, {lt__##name##_bwd, LT__CUDA_BWD(name)}},
+#define LT__OP_ROW(name, reads) {#name, reads, lt__##name##_fwd, lt__##name##_bwd},
     LT__OP_LIST(LT__OP_ROW)
 #undef LT__OP_ROW
 };
@@ -2309,12 +2362,11 @@ static lt__node *lt__node_new(lt_ctx *ctx, const lt__opdef *op, int ndim, const 
     return nd;
 }
 
-#ifdef LTRAIN_CUDA
-static void lt__cu_profile_sync(lt_ctx *ctx);   /* @@CUDA: kernels are asynchronous; time them whole */
-#define LT__PROFILE_SYNC(ctx) do { if ((ctx)->device == LT_CUDA) lt__cu_profile_sync(ctx); } while (0)
-#else
-#define LT__PROFILE_SYNC(ctx) ((void)0)
-#endif
+/* The kernel of a record's row: the CPU's, or the device's (ctx->dev, the device seam). */
+#define LT__FWD(ctx, nd) ((ctx)->dev ? (ctx)->dev->op_fwd[(nd)->op - lt__ops] : (nd)->op->fwd)
+#define LT__BWD(ctx, nd) ((ctx)->dev ? (ctx)->dev->op_bwd[(nd)->op - lt__ops] : (nd)->op->bwd)
+/* a device's kernels are asynchronous: a profile times them whole */
+#define LT__PROFILE_SYNC(ctx) do { if ((ctx)->dev) lt_device_synchronize(ctx); } while (0)
 
 /* Run the forward kernel; keep the record on the tape if a gradient will flow through it. */
 static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
@@ -2323,11 +2375,11 @@ static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
         /* lt_compile's recording pass: shapes only (a view's pointer is still set) */
     } else if (ctx->profiling) {
         double t0 = lt__now();
-        nd->op->fwd[ctx->device](nd);
+        LT__FWD(ctx, nd)(nd);
         LT__PROFILE_SYNC(ctx);
         lt__profile_add(ctx, nd, 0, lt__now() - t0);
     } else {
-        nd->op->fwd[ctx->device](nd);
+        LT__FWD(ctx, nd)(nd);
     }
     if (lt_failed(ctx)) return NULL;
     if (ctx->cap) lt__capture_node(ctx, nd);
@@ -2349,9 +2401,7 @@ static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
 static int32_t *lt__node_ids(lt_ctx *ctx, lt__node *nd, const int32_t *ids, int64_t n) {
     int32_t *p = (int32_t *)lt__arena_alloc(ctx, (size_t)n * sizeof(int32_t));
     if (p) memcpy(p, ids, (size_t)n * sizeof(int32_t));
-#ifdef LTRAIN_CUDA
-    if (p && ctx->device == LT_CUDA) lt__cu_ids(ctx, nd, ids, n);   /* kernels read the device copy */
-#endif
+    if (p && ctx->dev) ctx->dev->ids(ctx, nd, ids, n);   /* kernels read the device copy */
     nd->ids = p;
     nd->ids_src = ids;
     nd->n_ids = n;
@@ -5534,13 +5584,10 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
     if (ctx->tape_done)
         return lt_set_error(ctx, LT_ERR_STATE, "lt_backward: this tape was used by an earlier lt_backward; "
                             "run the forward pass again");
-#ifdef LTRAIN_CUDA
-    if (ctx->device == LT_CUDA && (loss->is_param || (loss->requires_grad && loss->node))) {
-        if (lt__cu_seed(ctx, loss, seed) != LT_OK) return ctx->status;   /* d(loss) += seed on the device */
+    if (ctx->dev && (loss->is_param || (loss->requires_grad && loss->node))) {
+        if (ctx->dev->seed(ctx, loss, seed) != LT_OK) return ctx->status;   /* d(loss) += seed on the device */
         if (loss->is_param) { ctx->tape_done = 1; return LT_OK; }
-    } else
-#endif
-    {
+    } else {
     if (loss->is_param) {   /* a parameter used as the loss: d(p)/d(p) = 1, nothing to walk */
         loss->grad[0] += seed;
         ctx->tape_done = 1;
@@ -5557,11 +5604,11 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
         if (!nd->out->grad) continue;
         if (ctx->profiling) {
             double t0 = lt__now();
-            nd->op->bwd[ctx->device](nd);
+            LT__BWD(ctx, nd)(nd);
             LT__PROFILE_SYNC(ctx);
             lt__profile_add(ctx, nd, 1, lt__now() - t0);
         } else {
-            nd->op->bwd[ctx->device](nd);
+            LT__BWD(ctx, nd)(nd);
         }
         if (ctx->device == LT_CPU) lt__grad_release(ctx, nd->out);   /* read by no one from here on */
     }
@@ -5595,9 +5642,7 @@ LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx) {
     int i;
     size_t n;
     float *span;
-#ifdef LTRAIN_CUDA
-    if (ctx->device == LT_CUDA) { lt__cu_zero_grad(ctx); return; }
-#endif
+    if (ctx->dev) { ctx->dev->zero_grad(ctx); return; }
     /* gradients larger than the caches: the flat span in one piece per thread; smaller ones
        parameter by parameter, as the optimizer read them */
     span = lt_params_grad_span(ctx, &n);
@@ -5765,15 +5810,9 @@ struct lt_plan {
     size_t saved_bytes;          /* what the forward leaves for the backward (lt_plan_saved_bytes) */
     int *fuse_end;               /* op k starts a fused group ending at op fuse_end[k] (-1: none) */
     int n_groups, n_fused;       /* fused groups, and the ops in them */
-#ifdef LTRAIN_CUDA
-    struct lt__cu_graph *graph;  /* LT_CUDA: the step recorded as a CUDA graph (@@CUDA) */
-#endif
+    struct lt__cu_graph *graph;  /* on a device: the step recorded as its graph (LT_CUDA: a CUDA graph, @@CUDA) */
+    const lt__device *graph_dev; /* ... and that device, which replays and frees it */
 };
-#ifdef LTRAIN_CUDA
-static lt_plan *lt__cu_compile(lt_ctx *ctx, lt_plan *p);
-static lt_status lt__cu_graph_run(lt_plan *p, float seed, float *loss);
-static void lt__cu_graph_free(struct lt__cu_graph *g);
-#endif
 
 /* index of t among the recorded outputs (-1: not one) */
 static int lt__find_out(struct lt__capture *c, const lt_tensor *t) {
@@ -5837,9 +5876,7 @@ static lt_plan *lt__plan_alloc(lt_ctx *ctx, lt_step_fn fn, void *user) {
 LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
     int k;
     if (!p) return;
-#ifdef LTRAIN_CUDA
-    lt__cu_graph_free(p->graph);
-#endif
+    if (p->graph) p->graph_dev->graph_free(p);
     if (p->zero_at) for (k = 0; k < p->n; k++) LT__FREE(p->zero_at[k]);
     LT__FREE(p->zero_at);
     LT__FREE(p->n_zero_at);
@@ -5955,7 +5992,7 @@ static void lt__run_fused(lt_plan *p, int k, int e) {
                     cut.save[j] = nd->save[j] + t0 * per;
                     cut.n_save[j] = rows * per;
                 }
-            nd->op->fwd[LT_CPU](&cut);
+            nd->op->fwd(&cut);
         }
     }
 }
@@ -6264,7 +6301,7 @@ static int lt__mark_grads(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *l
 /* One op's CPU kernel, forward or backward, timed when prof (lt_set_profiling) */
 static void lt__plan_kernel(lt_ctx *ctx, lt__node *nd, int bwd, int prof) {
     double t0 = prof ? lt__now() : 0.0;
-    (bwd ? nd->op->bwd : nd->op->fwd)[LT_CPU](nd);
+    (bwd ? nd->op->bwd : nd->op->fwd)(nd);
     if (prof) lt__profile_add(ctx, nd, bwd, lt__now() - t0);
 }
 static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int check) {
@@ -6331,9 +6368,7 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
         snprintf(p->note, sizeof p->note, "eager: compiling is off (LTRAIN_COMPILE=0)");
         return p;
     }
-#ifdef LTRAIN_CUDA
-    if (ctx->device == LT_CUDA) return lt__cu_compile(ctx, p);   /* @@CUDA: the step as a CUDA graph */
-#endif
+    if (ctx->dev) return ctx->dev->compile(ctx, p);   /* the step as the device's graph */
     /* the validation step must not change the gradients the caller has accumulated: when they
        are all zero (the usual case: compiling before training) they are zeroed again after it,
        otherwise a copy is kept (as much memory again as the gradients) */
@@ -6413,9 +6448,7 @@ LTRAIN_DEF lt_status lt_plan_run_scaled(lt_plan *p, float seed, float *loss_out)
     if (!p) return LT_ERR_ARG;
     ctx = p->ctx;
     if (lt_failed(ctx)) return ctx->status;
-#ifdef LTRAIN_CUDA
-    if (p->graph) return lt__cu_graph_run(p, seed, loss_out);
-#endif
+    if (p->graph) return p->graph_dev->graph_run(p, seed, loss_out);
     if (p->eager) {
         lt_tensor *loss;
         lt_reset(ctx);
@@ -6754,9 +6787,7 @@ LTRAIN_DEF int lt_gpt_generate(lt_gpt *g, const int32_t *prompt, int n_prompt, i
         if (!logits) break;
         {
             const float *row = logits->data + (int64_t)(T - 1) * g->cfg.vocab;
-#ifdef LTRAIN_CUDA
-            if (logits->device == LT_CUDA && !(row = lt__cu_host_row(ctx, row, (size_t)g->cfg.vocab))) break;
-#endif
+            if (logits->device != LT_CPU && !(row = ctx->dev->host_row(ctx, row, (size_t)g->cfg.vocab))) break;
             out[len] = lt__sample(row, g->cfg.vocab, temperature, top_k, rng, prob);
         }
         len++;
@@ -7147,16 +7178,10 @@ struct lt_optim {
     int64_t t;            /* lt_optim_step calls that ran */
     const lt__optim_ops *ops; /* NULL for AdamW and SGD */
     void *ext;
-#ifdef LTRAIN_CUDA
-    float *dev_block;     /* LT_CUDA: `block` on the device (AdamW, SGD), and which copy is current */
+    float *dev_block;     /* on a device: `block` there (AdamW, SGD), and which copy is current */
     int dev_state;
-#endif
+    const lt__device *dev;/* ... that device, which brings the state home and frees it */
 };
-#ifdef LTRAIN_CUDA
-static lt_status lt__cu_optim_step(lt_optim *opt, double lr);
-static void lt__cu_optim_pull(lt_optim *opt);
-static void lt__cu_optim_free(lt_optim *opt);
-#endif
 
 LTRAIN_DEF lt_adamw_config lt_adamw_defaults(void) {
     lt_adamw_config c;
@@ -7365,10 +7390,8 @@ LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
     int i;
     if (!opt) return LT_ERR_ARG;
     if (lt_failed(opt->ctx)) return lt_status_of(opt->ctx);
-#ifdef LTRAIN_CUDA
-    if (opt->ctx->device == LT_CUDA) return lt__cu_optim_step(opt, lr);   /* @@CUDA */
-    if (opt->dev_block) lt__cu_optim_pull(opt);   /* back from the device: the moments come home */
-#endif
+    if (opt->ctx->dev) return opt->ctx->dev->optim_step(opt, lr);   /* the device seam (@@CORE) */
+    if (opt->dev_block) opt->dev->optim_pull(opt);   /* back from the device: the moments come home */
     if (opt->ops) return opt->ops->step(opt, lr);
     if (lr < 0) lr = opt->kind == LT__OPT_ADAMW ? opt->adamw.lr : opt->sgd.lr;
     if (!(lr - lr == 0)) /* NaN or inf */
@@ -7402,9 +7425,7 @@ LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
 
 LTRAIN_DEF void lt_optim_destroy(lt_optim *opt) {
     if (!opt) return;
-#ifdef LTRAIN_CUDA
-    lt__cu_optim_free(opt);
-#endif
+    if (opt->dev_block) opt->dev->optim_free(opt);
     if (opt->ops) opt->ops->free_ext(opt);
     LT__FREE(opt->block);
     LT__FREE(opt->st);
@@ -7445,9 +7466,7 @@ LTRAIN_DEF const char *lt_optim_state_name(const lt_optim *opt, int which) {
 LTRAIN_DEF float *lt_optim_state(lt_optim *opt, int param_index, int which) {
     if (!opt || param_index < 0 || param_index >= opt->np || which < 0 || which >= opt->nstates)
         return NULL;
-#ifdef LTRAIN_CUDA
-    if (opt->dev_block) lt__cu_optim_pull(opt);   /* the caller may read or write it: host copy current */
-#endif
+    if (opt->dev_block) opt->dev->optim_pull(opt);   /* the caller may read or write it: host copy current */
     if (opt->ops) {
         int64_t count = 0;
         int per_elem = 0;
@@ -8531,15 +8550,10 @@ static double lt__grad_sumsq(lt_paramset params) {
     return acc;
 }
 
-#ifdef LTRAIN_CUDA
-static double lt__cu_clip(lt_ctx *ctx, lt_paramset params, double limit, int mode); /* 0 norm, 1 clip norm, 2 clip value */
-#endif
 LTRAIN_DEF double lt_grad_norm(lt_ctx *ctx, lt_paramset params) {
     (void)ctx;
     if (!params.p) return 0;
-#ifdef LTRAIN_CUDA
-    if (ctx && ctx->device == LT_CUDA) return lt__cu_clip(ctx, params, 0, 0);
-#endif
+    if (ctx && ctx->dev) return ctx->dev->clip(ctx, params, 0, 0);
     return sqrt(lt__grad_sumsq(params));
 }
 
@@ -8556,9 +8570,7 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
         return NAN;
     }
     if (!params.p) return 0;
-#ifdef LTRAIN_CUDA
-    if (ctx && ctx->device == LT_CUDA) return lt__cu_clip(ctx, params, max_norm, 1);
-#endif
+    if (ctx && ctx->dev) return ctx->dev->clip(ctx, params, max_norm, 1);
     norm = sqrt(lt__grad_sumsq(params));
     if (!(norm - norm == 0)) {
         for (i = 0; i < params.n; i++) {
@@ -8604,9 +8616,7 @@ LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip)
         if (ctx) lt_set_error(ctx, LT_ERR_ARG, "lt_clip_grad_value: clip is %g; it must be >= 0", clip);
         return;
     }
-#ifdef LTRAIN_CUDA
-    if (ctx && ctx->device == LT_CUDA) { lt__cu_clip(ctx, params, clip, 2); return; }
-#endif
+    if (ctx && ctx->dev) { ctx->dev->clip(ctx, params, clip, 2); return; }
     for (i = 0; params.p && i < params.n; i++) {
         lt_tensor *t = params.p[i];
         float *g;
@@ -8665,9 +8675,6 @@ LTRAIN_DEF lt_tensor *lt_scaler_scale_loss(lt_ctx *ctx, lt_scaler *sc, lt_tensor
    float(1/double(scale)), found_inf |= !isfinite(g).  Scales are powers of two unless set
    otherwise, so the unscaled gradients equal unscaled-run gradients bit for bit (barring
    overflow and subnormals). */
-#ifdef LTRAIN_CUDA
-static int lt__cu_unscale(lt_ctx *ctx, lt_paramset params, float inv);
-#endif
 LTRAIN_DEF lt_status lt_scaler_unscale(lt_ctx *ctx, lt_scaler *sc, lt_paramset params) {
     float inv;
     int i, bad = 0;
@@ -8680,10 +8687,8 @@ LTRAIN_DEF lt_status lt_scaler_unscale(lt_ctx *ctx, lt_scaler *sc, lt_paramset p
         return lt_set_error(ctx, LT_ERR_STATE, "lt_scaler_unscale: called after lt_scaler_step in the same step "
                             "(hint: call lt_scaler_update after each step)");
     inv = (float)(1.0 / (double)sc->scale);
-#ifdef LTRAIN_CUDA
-    if (ctx->device == LT_CUDA) bad = lt__cu_unscale(ctx, params, inv);   /* inf/NaN check on the device */
+    if (ctx->dev) bad = ctx->dev->unscale(ctx, params, inv);   /* inf/NaN check on the device */
     else
-#endif
     for (i = 0; params.p && i < params.n; i++) {
         lt_tensor *t = params.p[i];
         float *g;
@@ -11915,8 +11920,10 @@ LTRAIN_DEF lt_status lt_dist_checkpoint_load(lt_dist *d, lt_gpt *gpt, lt_optim *
        a kernel turns a host pointer into the block into its device twin (lt__cu_p).  Which copy
        is current is one state (host newer / same / device newer): the first device op after a
        host write uploads, lt_sync_params downloads;
-     - the op table's LT_CUDA column holds the kernels below (forward and backward of every op; the
-       CPU kernel is their reference, tests/test_cuda.c compares them); ids, targets and lengths
+     - the parts above reach the backend only through the device seam (lt__device, @@CORE): the
+       table lt__cuda_device at the end of this part, which lt_set_device installs in ctx->dev;
+     - its op kernels are the ones below, by row of the op table (forward and backward of every op;
+       the CPU kernel is their reference, tests/test_cuda.c compares them); ids, targets and lengths
        are copied in by lt__node_ids; lt_item, the clipping norm and the scaler's inf flag are the
        only values that come back during a step;
      - optimizers: AdamW (one fused pass over every parameter) and SGD run on the device with their
@@ -11925,30 +11932,9 @@ LTRAIN_DEF lt_status lt_dist_checkpoint_load(lt_dist *d, lt_gpt *gpt, lt_optim *
    Kernels accumulate in a fixed order (no float atomics), so a run repeats bit for bit; they
    differ from the CPU only in summation order (fp32 tolerances in tests/test_cuda.c). */
 
-LTRAIN_DEF const char *lt_device_name(lt_device d) {
-    return d == LT_CPU ? "cpu" : d == LT_CUDA ? "cuda" : "unknown device";
-}
-LTRAIN_DEF int lt_device_parse(const char *name, lt_device *out) {
-    if (!name) return 0;
-    if (strcmp(name, "cpu") == 0) { *out = LT_CPU; return 1; }
-    if (strcmp(name, "cuda") == 0 || strcmp(name, "gpu") == 0) { *out = LT_CUDA; return 1; }
-    return 0;
-}
-LTRAIN_DEF lt_device lt_get_device(const lt_ctx *ctx) { return ctx ? ctx->device : LT_CPU; }
-
-/* The checks lt_tensor_read shares between the builds. */
-static int lt__read_ok(lt_ctx *ctx, const lt_tensor *t, int grad, const float *out) {
-    if (!ctx) return 0;
-    if (lt_failed(ctx)) return 0;
-    if (!t || !out) return lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_read: %s is NULL", t ? "out" : "the tensor"), 0;
-    if (!(grad ? t->grad : t->data))
-        return lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_read: the tensor has no %s", grad ? "gradient" : "data"), 0;
-    return 1;
-}
-
 #ifndef LTRAIN_CUDA
-/* A build without the backend: LT_CPU is the only device, and the calls below are what they are
-   on LT_CPU (copies, nothing to synchronise). */
+/* A build without the backend: LT_CPU is the only device (no table is ever installed, so the
+   seam's calls in the parts above are all skipped). */
 LTRAIN_DEF lt_status lt_set_device(lt_ctx *ctx, lt_device dev) {
     if (!ctx) return LT_ERR_ARG;
     if (lt_failed(ctx)) return ctx->status;
@@ -11959,17 +11945,6 @@ LTRAIN_DEF lt_status lt_set_device(lt_ctx *ctx, lt_device dev) {
     return lt_set_error(ctx, LT_ERR_ARG, "lt_set_device: %d is not an lt_device (LT_CPU or LT_CUDA)", (int)dev);
 }
 LTRAIN_DEF int lt_cuda_available(void) { return 0; }
-LTRAIN_DEF const char *lt_device_describe(lt_ctx *ctx) { (void)ctx; return "cpu"; }
-LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, float *out) {
-    if (!lt__read_ok(ctx, t, grad, out)) return lt_status_of(ctx);
-    memcpy(out, grad ? t->grad : t->data, (size_t)t->n * sizeof(float));
-    return LT_OK;
-}
-LTRAIN_DEF lt_status lt_sync_params(lt_ctx *ctx) { return lt_status_of(ctx); }
-LTRAIN_DEF void lt_params_changed(lt_ctx *ctx) { (void)ctx; }
-LTRAIN_DEF void lt_set_tf32(lt_ctx *ctx, int on) { (void)ctx; (void)on; }
-LTRAIN_DEF lt_status lt_device_synchronize(lt_ctx *ctx) { return lt_status_of(ctx); }
-LTRAIN_DEF size_t lt_device_arena_bytes(const lt_ctx *ctx) { (void)ctx; return 0; }
 
 #else /* LTRAIN_CUDA */
 
@@ -12013,6 +11988,8 @@ struct lt__cuda {
     char info[200];
     struct lt__cu_graph *rec;      /* non-NULL while lt_compile records a graph */
 };
+
+static const lt__device *lt__cu_table(void);   /* the backend's table of the device seam (the end of @@CUDA) */
 
 /* A CUDA error becomes the context's error, naming what failed and the device. */
 static int lt__cu_ok(lt_ctx *ctx, cudaError_t e, const char *what) {
@@ -12108,7 +12085,7 @@ static void lt__cu_reset(lt_ctx *ctx) {
     if (cu->pin_used && !cu->rec) { cudaStreamSynchronize(cu->stream); cu->pin_used = 0; }
 }
 
-LTRAIN_DEF size_t lt_device_arena_bytes(const lt_ctx *ctx) { return ctx && ctx->cuda ? ctx->cuda->reserved : 0; }
+static size_t lt__cu_arena_bytes(const lt_ctx *ctx) { return ctx->cuda->reserved; }
 
 /* -- parameters: the device mirror of the packed block ------------------------------------------- */
 static float *lt__cu_p(lt_ctx *ctx, const float *p) {
@@ -12155,14 +12132,8 @@ static int lt__cu_params_ready(lt_ctx *ctx) {
     return 1;
 }
 
-LTRAIN_DEF lt_status lt_sync_params(lt_ctx *ctx) {
-    if (!ctx) return LT_ERR_ARG;
-    if (ctx->cuda && !lt_failed(ctx)) lt__cu_download_params(ctx);
-    return ctx->status;
-}
-LTRAIN_DEF void lt_params_changed(lt_ctx *ctx) {
-    if (ctx && ctx->cuda) ctx->cuda->pstate = LT__CU_HOST_NEWER;
-}
+static void lt__cu_sync_params(lt_ctx *ctx) { lt__cu_download_params(ctx); }   /* lt_sync_params */
+static void lt__cu_params_changed(lt_ctx *ctx) { ctx->cuda->pstate = LT__CU_HOST_NEWER; }
 
 /* A tensor's values / gradient on the device (parameters: their mirror).  The gradient of an arena
    tensor is made (zeroed) on first use, as lt__grad does on the host. */
@@ -12230,11 +12201,9 @@ static const float *lt__cu_host_row(lt_ctx *ctx, const float *dev, size_t n) {
     return cu->row;
 }
 
-LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, float *out) {
-    const float *src;
-    if (!lt__read_ok(ctx, t, grad, out)) return lt_status_of(ctx);
-    src = grad ? t->grad : t->data;
-    if (!ctx->cuda) { memcpy(out, src, (size_t)t->n * sizeof(float)); return LT_OK; }
+/* lt_tensor_read, its arguments checked */
+static lt_status lt__cu_read(lt_ctx *ctx, const lt_tensor *t, int grad, float *out) {
+    const float *src = grad ? t->grad : t->data;
     if (ctx->cuda->pdev && src >= ctx->cuda->phost && src < ctx->cuda->phost + 2 * ctx->cuda->pfloats) {
         lt__cu_download_params(ctx);   /* a parameter (or a view of one): its host copy, made current */
         if (!lt_failed(ctx)) memcpy(out, src, (size_t)t->n * sizeof(float));
@@ -12247,15 +12216,11 @@ LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, f
     return ctx->status;
 }
 
-LTRAIN_DEF lt_status lt_device_synchronize(lt_ctx *ctx) {
-    if (!ctx) return LT_ERR_ARG;
-    if (ctx->cuda && !lt_failed(ctx)) lt__cu_ok(ctx, cudaStreamSynchronize(ctx->cuda->stream), "lt_device_synchronize");
-    return ctx->status;
+static void lt__cu_synchronize(lt_ctx *ctx) {   /* lt_device_synchronize */
+    lt__cu_ok(ctx, cudaStreamSynchronize(ctx->cuda->stream), "lt_device_synchronize");
 }
-static void lt__cu_profile_sync(lt_ctx *ctx) { lt_device_synchronize(ctx); }
 
-LTRAIN_DEF void lt_set_tf32(lt_ctx *ctx, int on) {
-    if (!ctx || !ctx->cuda) return;
+static void lt__cu_set_tf32(lt_ctx *ctx, int on) {
     ctx->cuda->tf32 = on != 0;
     cublasSetMathMode(ctx->cuda->blas, on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
 }
@@ -12266,9 +12231,7 @@ LTRAIN_DEF int lt_cuda_available(void) {
     return n > 0;
 }
 
-LTRAIN_DEF const char *lt_device_describe(lt_ctx *ctx) {
-    return ctx && ctx->cuda ? ctx->cuda->info : "cpu";
-}
+static const char *lt__cu_describe(lt_ctx *ctx) { return ctx->cuda->info; }
 
 static void lt__cu_free_all(lt_ctx *ctx) {
     lt__cuda *cu = ctx->cuda;
@@ -12285,6 +12248,7 @@ static void lt__cu_free_all(lt_ctx *ctx) {
     LT__FREE(cu->row);
     LT__FREE(cu);
     ctx->cuda = NULL;
+    ctx->dev = NULL;
 }
 static void lt__cu_destroy(lt_ctx *ctx) {
     if (ctx->cuda) lt__cu_free_all(ctx);
@@ -12324,6 +12288,8 @@ LTRAIN_DEF lt_status lt_set_device(lt_ctx *ctx, lt_device dev) {
     memset(cu, 0, sizeof *cu);
     cu->dev = id;
     ctx->cuda = cu;
+    ctx->dev = lt__cu_table();   /* the device seam: the parts above call the backend through it */
+    lt__devices[LT_CUDA] = ctx->dev;
     if (!lt__cu_ok(ctx, cudaSetDevice(id), "lt_set_device") ||
         !lt__cu_ok(ctx, cudaGetDeviceProperties(&prop, id), "lt_set_device") ||
         !lt__cu_ok(ctx, cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking), "lt_set_device: a stream") ||
@@ -13441,6 +13407,7 @@ static int lt__cu_optim_ready(lt_optim *o) {
     int i;
     for (i = 0; i < o->np; i++) bytes += (size_t)o->p[i]->n * (size_t)o->nstates * sizeof(float);
     if (!o->dev_block && bytes) {
+        o->dev = lt__cu_table();   /* lt_optim_state / _destroy reach the state through it */
         if (!lt__cu_ok(ctx, cudaMalloc((void **)&o->dev_block, bytes), "the optimizer state")) return 0;
         o->dev_state = LT__CU_HOST_NEWER;
     }
@@ -13736,6 +13703,7 @@ static lt_plan *lt__cu_compile(lt_ctx *ctx, lt_plan *p) {
         g->cnt = (int32_t *)LT__MALLOC((size_t)(g->cnt_cap ? g->cnt_cap : 1) * sizeof(int32_t));
         if (!g->cnt) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto fail; }
         p->graph = g;
+        p->graph_dev = lt__cu_table();
         p->eager = 0;
         snprintf(p->note, sizeof p->note, "compiled (cuda graph): %d id inputs, device arena %.1f MB", g->n_in,
                  (double)cu->peak / 1048576.0);
@@ -13785,6 +13753,29 @@ static lt_status lt__cu_graph_run(lt_plan *p, float seed, float *loss_out) {
     }
     return ctx->status;
 }
+static void lt__cu_plan_free(lt_plan *p) { lt__cu_graph_free(p->graph); }
+
+/* -- the device seam (@@CORE's lt__device): what the parts above call ---------------------------- */
+static const lt__kernel lt__cu_op_fwd[LT__OP_COUNT] = {   /* by row of the op table */
+#define LT__CU_FWD_ROW(name, reads) lt__##name##_fwd_cuda,
+    LT__OP_LIST(LT__CU_FWD_ROW)
+#undef LT__CU_FWD_ROW
+};
+static const lt__kernel lt__cu_op_bwd[LT__OP_COUNT] = {
+#define LT__CU_BWD_ROW(name, reads) lt__##name##_bwd_cuda,
+    LT__OP_LIST(LT__CU_BWD_ROW)
+#undef LT__CU_BWD_ROW
+};
+static const lt__device lt__cuda_device = {
+    "cuda",
+    lt__cu_destroy, lt__cu_reset, lt__cu_synchronize, lt__cu_describe, lt__cu_arena_bytes, lt__cu_set_tf32,
+    lt__cu_alloc, lt__cu_fill_values, lt__cu_fill_const, lt__cu_item, lt__cu_read, lt__cu_host_row,
+    lt__cu_sync_params, lt__cu_params_changed,
+    lt__cu_op_fwd, lt__cu_op_bwd, lt__cu_ids, lt__cu_seed, lt__cu_zero_grad,
+    lt__cu_optim_step, lt__cu_optim_pull, lt__cu_optim_free, lt__cu_clip, lt__cu_unscale,
+    lt__cu_compile, lt__cu_graph_run, lt__cu_plan_free,
+};
+static const lt__device *lt__cu_table(void) { return &lt__cuda_device; }
 
 #endif /* LTRAIN_CUDA */
 /* ---- src/99_end.h ---- */

@@ -87,22 +87,58 @@ struct lt_ctx {
     struct lt__capture *cap;     /* non-NULL while lt_compile records a step */
     int dry;                     /* lt_compile's recording pass: ops are recorded, kernels not run */
     lt_device device;            /* lt_set_device: where ops run (LT_CPU unless LTRAIN_CUDA chose LT_CUDA) */
+    const struct lt__device *dev;/* the device's table (NULL on LT_CPU): the device seam below */
     struct lt__cuda *cuda;       /* LT_CUDA: stream, cuBLAS, device arena, parameter mirror (@@CUDA) */
 };
 
-#ifdef LTRAIN_CUDA
-/* The CUDA backend (@@CUDA) reaches into the sections above it only through these hooks; each
-   call site tests ctx->device (or a tensor's) first, so an LT_CPU context never enters them. */
-static void *lt__cu_alloc(lt_ctx *ctx, size_t bytes);                      /* device arena */
-static void lt__cu_reset(lt_ctx *ctx);
-static void lt__cu_destroy(lt_ctx *ctx);
-static void lt__cu_fill_values(lt_ctx *ctx, float *dst, const float *src, size_t n); /* src NULL: zeros */
-static float lt__cu_item(const lt_tensor *t);
-static void lt__cu_ids(lt_ctx *ctx, lt__node *nd, const int32_t *ids, int64_t n); /* device copy of ids */
-static lt_status lt__cu_seed(lt_ctx *ctx, lt_tensor *loss, float seed);   /* d(loss) += seed */
-static void lt__cu_zero_grad(lt_ctx *ctx);
-static const float *lt__cu_host_row(lt_ctx *ctx, const float *dev, size_t n);
-#endif
+/* The device seam: what a backend that runs ops away from the host provides, one table of
+   functions.  The CPU is the absence of a device: an LT_CPU context has ctx->dev NULL and every
+   call below is skipped (the host code after it is the reference).  lt_set_device installs a
+   backend's table in ctx->dev (and in lt__devices, for the calls that only have a tensor);
+   from then on the CPU parts call ctx->dev->fn where a device does the work.  @@CUDA fills the
+   one backend there is (lt__cuda_device); another plugs in here with a table of its own.
+   A plan keeps the table of the device that recorded its graph (lt_plan.graph_dev), an
+   optimizer that of its device state (lt_optim.dev), since either may outlive the context's
+   device. */
+typedef void (*lt__kernel)(lt__node *nd);
+typedef struct lt__device {
+    const char *name;
+    /* the context's device state */
+    void (*destroy)(lt_ctx *ctx);                            /* free it all (lt_ctx_destroy) */
+    void (*reset)(lt_ctx *ctx);                              /* with the arena (lt_reset) */
+    void (*synchronize)(lt_ctx *ctx);                        /* wait for queued work; its errors */
+    const char *(*describe)(lt_ctx *ctx);
+    size_t (*arena_bytes)(const lt_ctx *ctx);
+    void (*set_tf32)(lt_ctx *ctx, int on);
+    /* values: a device address in t->data / t->grad */
+    void *(*alloc)(lt_ctx *ctx, size_t bytes);               /* the device arena */
+    void (*fill_values)(lt_ctx *ctx, float *dst, const float *src, size_t n); /* src (host) or zeros */
+    void (*fill)(lt_tensor *t, float v);                     /* lt_fill */
+    float (*item)(const lt_tensor *t);                       /* one value back to the host */
+    lt_status (*read)(lt_ctx *ctx, const lt_tensor *t, int grad, float *out);  /* lt_tensor_read */
+    const float *(*host_row)(lt_ctx *ctx, const float *dev, size_t n);          /* n values to the host */
+    /* parameters: host copies and the device's */
+    void (*sync_params)(lt_ctx *ctx);                        /* the device's values to the host copies */
+    void (*params_changed)(lt_ctx *ctx);                     /* the host copies were written */
+    /* ops and the tape */
+    const lt__kernel *op_fwd, *op_bwd;                       /* by row of the op table (@@OPS) */
+    void (*ids)(lt_ctx *ctx, lt__node *nd, const int32_t *ids, int64_t n);     /* nd->ids_dev */
+    lt_status (*seed)(lt_ctx *ctx, lt_tensor *loss, float seed);              /* d(loss) += seed */
+    void (*zero_grad)(lt_ctx *ctx);
+    /* optimizer, clipping, loss scaling */
+    lt_status (*optim_step)(lt_optim *opt, double lr);
+    void (*optim_pull)(lt_optim *opt);                       /* the state back to the host */
+    void (*optim_free)(lt_optim *opt);
+    double (*clip)(lt_ctx *ctx, lt_paramset ps, double limit, int mode);       /* 0 norm, 1 clip norm, 2 clip value */
+    int (*unscale)(lt_ctx *ctx, lt_paramset ps, float inv);                    /* 1: an inf/NaN was seen */
+    /* the compile mode: the step recorded as the device's graph */
+    lt_plan *(*compile)(lt_ctx *ctx, lt_plan *p);
+    lt_status (*graph_run)(lt_plan *p, float seed, float *loss);
+    void (*graph_free)(lt_plan *p);
+} lt__device;
+/* The table of each device lt_set_device has installed, by lt_device (LT_CPU: NULL).  A tensor
+   is on a device only after that, so lt_item and lt_fill find its table here. */
+static const lt__device *lt__devices[LT_NDEVICES];
 
 #define LT__STATUS_TEXT(name, text) text,
 static const char *const lt__status_text[] = {LT_STATUS_LIST(LT__STATUS_TEXT)};
@@ -285,11 +321,30 @@ LTRAIN_DEF void lt_set_grad_enabled(lt_ctx *ctx, int on) { ctx->grad_enabled = o
 /* Drop the tape and all arena memory; parameter gradients stay. */
 LTRAIN_DEF void lt_reset(lt_ctx *ctx) {
     lt__arena_reset(&ctx->arena);
-#ifdef LTRAIN_CUDA
-    if (ctx->cuda) lt__cu_reset(ctx);
-#endif
+    if (ctx->dev) ctx->dev->reset(ctx);
     ctx->tape_len = 0;
     ctx->tape_done = 0;
     ctx->grad_free = NULL;
 }
 
+/* -- devices: names, and the calls every build has (through the seam; LT_CPU: nothing to do) ------- */
+LTRAIN_DEF const char *lt_device_name(lt_device d) {
+    return d == LT_CPU ? "cpu" : d == LT_CUDA ? "cuda" : "unknown device";
+}
+LTRAIN_DEF int lt_device_parse(const char *name, lt_device *out) {
+    if (!name) return 0;
+    if (strcmp(name, "cpu") == 0) { *out = LT_CPU; return 1; }
+    if (strcmp(name, "cuda") == 0 || strcmp(name, "gpu") == 0) { *out = LT_CUDA; return 1; }
+    return 0;
+}
+LTRAIN_DEF lt_device lt_get_device(const lt_ctx *ctx) { return ctx ? ctx->device : LT_CPU; }
+LTRAIN_DEF const char *lt_device_describe(lt_ctx *ctx) { return ctx && ctx->dev ? ctx->dev->describe(ctx) : "cpu"; }
+LTRAIN_DEF size_t lt_device_arena_bytes(const lt_ctx *ctx) { return ctx && ctx->dev ? ctx->dev->arena_bytes(ctx) : 0; }
+LTRAIN_DEF void lt_set_tf32(lt_ctx *ctx, int on) {
+    if (ctx && ctx->dev) ctx->dev->set_tf32(ctx, on);
+}
+LTRAIN_DEF lt_status lt_device_synchronize(lt_ctx *ctx) {
+    if (!ctx) return LT_ERR_ARG;
+    if (ctx->dev && !lt_failed(ctx)) ctx->dev->synchronize(ctx);
+    return ctx->status;
+}

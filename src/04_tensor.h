@@ -39,18 +39,12 @@ static int lt__shape_ok(lt_ctx *ctx, const char *who, int ndim, const int64_t *s
 /* Memory for values (tensor data, gradients, saved buffers): the arena, or on LT_CUDA the
    device arena.  Headers and tape records always live in the (host) arena. */
 static void *lt__values_alloc(lt_ctx *ctx, size_t bytes) {
-#ifdef LTRAIN_CUDA
-    if (ctx->device == LT_CUDA) return lt__cu_alloc(ctx, bytes);
-#endif
+    if (ctx->dev) return ctx->dev->alloc(ctx, bytes);
     return lt__arena_alloc(ctx, bytes);
 }
 /* dst (n values of a tensor of ctx) = src, or zeros for NULL; src is host memory. */
 static void lt__values_set(lt_ctx *ctx, float *dst, const float *src, size_t n) {
-#ifdef LTRAIN_CUDA
-    if (ctx->device == LT_CUDA) { lt__cu_fill_values(ctx, dst, src, n); return; }
-#else
-    (void)ctx;
-#endif
+    if (ctx->dev) { ctx->dev->fill_values(ctx, dst, src, n); return; }
     if (src) memcpy(dst, src, n * sizeof(float));
     else memset(dst, 0, n * sizeof(float));
 }
@@ -97,22 +91,31 @@ LTRAIN_DEF lt_tensor *lt_tensor_from(lt_ctx *ctx, const float *data, int ndim, c
 }
 
 LTRAIN_DEF float lt_item(const lt_tensor *t) {
-#ifdef LTRAIN_CUDA
-    if (t && t->data && t->n > 0 && t->device == LT_CUDA) return lt__cu_item(t);   /* one value back to the host */
-#endif
+    if (t && t->data && t->n > 0 && t->device != LT_CPU) return lt__devices[t->device]->item(t);   /* one value back to the host */
     return (t && t->data && t->n > 0) ? t->data[0] : (float)NAN;
 }
 
-#ifdef LTRAIN_CUDA
-static void lt__cu_fill_const(lt_tensor *t, float v);
-#endif
 LTRAIN_DEF void lt_fill(lt_tensor *t, float v) {
     int64_t i;
     if (!t || !t->data) return;
-#ifdef LTRAIN_CUDA
-    if (t->device == LT_CUDA) { lt__cu_fill_const(t, v); return; }
-#endif
+    if (t->device != LT_CPU) { lt__devices[t->device]->fill(t, v); return; }
     for (i = 0; i < t->n; i++) t->data[i] = v;
+}
+
+/* The checks of lt_tensor_read; a device reads its own (a parameter: the host copy, made current). */
+static int lt__read_ok(lt_ctx *ctx, const lt_tensor *t, int grad, const float *out) {
+    if (!ctx) return 0;
+    if (lt_failed(ctx)) return 0;
+    if (!t || !out) return lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_read: %s is NULL", t ? "out" : "the tensor"), 0;
+    if (!(grad ? t->grad : t->data))
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_read: the tensor has no %s", grad ? "gradient" : "data"), 0;
+    return 1;
+}
+LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, float *out) {
+    if (!lt__read_ok(ctx, t, grad, out)) return lt_status_of(ctx);
+    if (ctx->dev) return ctx->dev->read(ctx, t, grad, out);
+    memcpy(out, grad ? t->grad : t->data, (size_t)t->n * sizeof(float));
+    return LT_OK;
 }
 
 /* -- parameters ---------------------------------------------------------------------------------- */
@@ -212,6 +215,16 @@ LTRAIN_DEF lt_status lt_params_pack(lt_ctx *ctx) {
     return LT_OK;
 }
 
+/* On a device the parameters have host copies and the device's (@@CUDA); on LT_CPU one copy. */
+LTRAIN_DEF lt_status lt_sync_params(lt_ctx *ctx) {
+    if (!ctx) return LT_ERR_ARG;
+    if (ctx->dev && !lt_failed(ctx)) ctx->dev->sync_params(ctx);
+    return ctx->status;
+}
+LTRAIN_DEF void lt_params_changed(lt_ctx *ctx) {
+    if (ctx && ctx->dev) ctx->dev->params_changed(ctx);
+}
+
 LTRAIN_DEF float *lt_params_grad_span(lt_ctx *ctx, size_t *n) {
     if (!ctx->param_block || ctx->param_floats != lt_params_count(ctx)) { if (n) *n = 0; return NULL; }
     if (n) *n = ctx->param_floats;
@@ -236,9 +249,7 @@ static void lt__params_free(lt_ctx *ctx) {
 /* The context last: its device state, its parameters, then its arena and tape. */
 LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx) {
     if (!ctx) return;
-#ifdef LTRAIN_CUDA
-    lt__cu_destroy(ctx);
-#endif
+    if (ctx->dev) ctx->dev->destroy(ctx);
     lt__params_free(ctx);
     lt__arena_free(&ctx->arena);
     LT__FREE(ctx->tape);

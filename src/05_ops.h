@@ -6,8 +6,9 @@
    so a later compile mode can replay records without the public functions.
 
    The op table below is the only place the tape dispatches from: one X-macro row per op
-   (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device column
-   (LT_CPU, later LT_CUDA) lets another backend add kernels without touching callers. */
+   (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device (the seam,
+   @@CORE) keeps its own kernels by row of this table, so a backend adds kernels without touching
+   callers. */
 
 /* name, and what its backward reads besides gradients: the inputs' values (IN), its own
    output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
@@ -38,17 +39,14 @@ struct lt__node {
     const int32_t *ids_src;      /* ... from here (a compiled plan copies them again each replay) */
     int64_t n_ids;
     const char *scope;           /* where in the model (lt_scope), for messages */
-#ifdef LTRAIN_CUDA
-    int32_t *ids_dev;            /* LT_CUDA: ids on the device (and, for embedding, rows grouped by id) */
-#endif
+    int32_t *ids_dev;            /* on a device: its copy of the ids (CUDA: and, for embedding, rows grouped by id) */
 };
 
-typedef void (*lt__kernel)(lt__node *nd);
 typedef struct lt__opdef {
     const char *name;
     int reads;                   /* LT__IN | LT__OUT: what backward reads */
-    lt__kernel fwd[LT_NDEVICES];
-    lt__kernel bwd[LT_NDEVICES];
+    lt__kernel fwd;              /* the CPU's kernels; a device's are in its table, by row (ctx->dev) */
+    lt__kernel bwd;
 } lt__opdef;
 
 #define LT__DECLARE_KERNELS(name, reads) static void lt__##name##_fwd(lt__node *); static void lt__##name##_bwd(lt__node *);
@@ -61,20 +59,9 @@ enum {
 #undef LT__OP_INDEX
     LT__OP_COUNT
 };
-#ifdef LTRAIN_CUDA   /* the LT_CUDA column: @@CUDA defines lt__NAME_fwd_cuda / _bwd_cuda for every op
-                        (an op without a device kernel yet gets one that reports so) */
-#define LT__DECLARE_CUDA(name, reads) static void lt__##name##_fwd_cuda(lt__node *); static void lt__##name##_bwd_cuda(lt__node *);
-LT__OP_LIST(LT__DECLARE_CUDA)
-#undef LT__DECLARE_CUDA
-#define LT__CUDA_FWD(name) lt__##name##_fwd_cuda
-#define LT__CUDA_BWD(name) lt__##name##_bwd_cuda
-#else
-#define LT__CUDA_FWD(name) NULL
-#define LT__CUDA_BWD(name) NULL
-#endif
 /* indices only name rows of this table; records point at rows, never at numbers */
 static const lt__opdef lt__ops[LT__OP_COUNT] = {
-#define LT__OP_ROW(name, reads) {#name, reads, {lt__##name##_fwd, LT__CUDA_FWD(name)}, {lt__##name##_bwd, LT__CUDA_BWD(name)}},
+#define LT__OP_ROW(name, reads) {#name, reads, lt__##name##_fwd, lt__##name##_bwd},
     LT__OP_LIST(LT__OP_ROW)
 #undef LT__OP_ROW
 };
@@ -306,12 +293,11 @@ static lt__node *lt__node_new(lt_ctx *ctx, const lt__opdef *op, int ndim, const 
     return nd;
 }
 
-#ifdef LTRAIN_CUDA
-static void lt__cu_profile_sync(lt_ctx *ctx);   /* @@CUDA: kernels are asynchronous; time them whole */
-#define LT__PROFILE_SYNC(ctx) do { if ((ctx)->device == LT_CUDA) lt__cu_profile_sync(ctx); } while (0)
-#else
-#define LT__PROFILE_SYNC(ctx) ((void)0)
-#endif
+/* The kernel of a record's row: the CPU's, or the device's (ctx->dev, the device seam). */
+#define LT__FWD(ctx, nd) ((ctx)->dev ? (ctx)->dev->op_fwd[(nd)->op - lt__ops] : (nd)->op->fwd)
+#define LT__BWD(ctx, nd) ((ctx)->dev ? (ctx)->dev->op_bwd[(nd)->op - lt__ops] : (nd)->op->bwd)
+/* a device's kernels are asynchronous: a profile times them whole */
+#define LT__PROFILE_SYNC(ctx) do { if ((ctx)->dev) lt_device_synchronize(ctx); } while (0)
 
 /* Run the forward kernel; keep the record on the tape if a gradient will flow through it. */
 static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
@@ -320,11 +306,11 @@ static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
         /* lt_compile's recording pass: shapes only (a view's pointer is still set) */
     } else if (ctx->profiling) {
         double t0 = lt__now();
-        nd->op->fwd[ctx->device](nd);
+        LT__FWD(ctx, nd)(nd);
         LT__PROFILE_SYNC(ctx);
         lt__profile_add(ctx, nd, 0, lt__now() - t0);
     } else {
-        nd->op->fwd[ctx->device](nd);
+        LT__FWD(ctx, nd)(nd);
     }
     if (lt_failed(ctx)) return NULL;
     if (ctx->cap) lt__capture_node(ctx, nd);
@@ -346,9 +332,7 @@ static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
 static int32_t *lt__node_ids(lt_ctx *ctx, lt__node *nd, const int32_t *ids, int64_t n) {
     int32_t *p = (int32_t *)lt__arena_alloc(ctx, (size_t)n * sizeof(int32_t));
     if (p) memcpy(p, ids, (size_t)n * sizeof(int32_t));
-#ifdef LTRAIN_CUDA
-    if (p && ctx->device == LT_CUDA) lt__cu_ids(ctx, nd, ids, n);   /* kernels read the device copy */
-#endif
+    if (p && ctx->dev) ctx->dev->ids(ctx, nd, ids, n);   /* kernels read the device copy */
     nd->ids = p;
     nd->ids_src = ids;
     nd->n_ids = n;

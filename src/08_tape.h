@@ -19,13 +19,10 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
     if (ctx->tape_done)
         return lt_set_error(ctx, LT_ERR_STATE, "lt_backward: this tape was used by an earlier lt_backward; "
                             "run the forward pass again");
-#ifdef LTRAIN_CUDA
-    if (ctx->device == LT_CUDA && (loss->is_param || (loss->requires_grad && loss->node))) {
-        if (lt__cu_seed(ctx, loss, seed) != LT_OK) return ctx->status;   /* d(loss) += seed on the device */
+    if (ctx->dev && (loss->is_param || (loss->requires_grad && loss->node))) {
+        if (ctx->dev->seed(ctx, loss, seed) != LT_OK) return ctx->status;   /* d(loss) += seed on the device */
         if (loss->is_param) { ctx->tape_done = 1; return LT_OK; }
-    } else
-#endif
-    {
+    } else {
     if (loss->is_param) {   /* a parameter used as the loss: d(p)/d(p) = 1, nothing to walk */
         loss->grad[0] += seed;
         ctx->tape_done = 1;
@@ -42,11 +39,11 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
         if (!nd->out->grad) continue;
         if (ctx->profiling) {
             double t0 = lt__now();
-            nd->op->bwd[ctx->device](nd);
+            LT__BWD(ctx, nd)(nd);
             LT__PROFILE_SYNC(ctx);
             lt__profile_add(ctx, nd, 1, lt__now() - t0);
         } else {
-            nd->op->bwd[ctx->device](nd);
+            LT__BWD(ctx, nd)(nd);
         }
         if (ctx->device == LT_CPU) lt__grad_release(ctx, nd->out);   /* read by no one from here on */
     }
@@ -80,9 +77,7 @@ LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx) {
     int i;
     size_t n;
     float *span;
-#ifdef LTRAIN_CUDA
-    if (ctx->device == LT_CUDA) { lt__cu_zero_grad(ctx); return; }
-#endif
+    if (ctx->dev) { ctx->dev->zero_grad(ctx); return; }
     /* gradients larger than the caches: the flat span in one piece per thread; smaller ones
        parameter by parameter, as the optimizer read them */
     span = lt_params_grad_span(ctx, &n);

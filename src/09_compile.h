@@ -80,15 +80,9 @@ struct lt_plan {
     size_t saved_bytes;          /* what the forward leaves for the backward (lt_plan_saved_bytes) */
     int *fuse_end;               /* op k starts a fused group ending at op fuse_end[k] (-1: none) */
     int n_groups, n_fused;       /* fused groups, and the ops in them */
-#ifdef LTRAIN_CUDA
-    struct lt__cu_graph *graph;  /* LT_CUDA: the step recorded as a CUDA graph (@@CUDA) */
-#endif
+    struct lt__cu_graph *graph;  /* on a device: the step recorded as its graph (LT_CUDA: a CUDA graph, @@CUDA) */
+    const lt__device *graph_dev; /* ... and that device, which replays and frees it */
 };
-#ifdef LTRAIN_CUDA
-static lt_plan *lt__cu_compile(lt_ctx *ctx, lt_plan *p);
-static lt_status lt__cu_graph_run(lt_plan *p, float seed, float *loss);
-static void lt__cu_graph_free(struct lt__cu_graph *g);
-#endif
 
 /* index of t among the recorded outputs (-1: not one) */
 static int lt__find_out(struct lt__capture *c, const lt_tensor *t) {
@@ -152,9 +146,7 @@ static lt_plan *lt__plan_alloc(lt_ctx *ctx, lt_step_fn fn, void *user) {
 LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
     int k;
     if (!p) return;
-#ifdef LTRAIN_CUDA
-    lt__cu_graph_free(p->graph);
-#endif
+    if (p->graph) p->graph_dev->graph_free(p);
     if (p->zero_at) for (k = 0; k < p->n; k++) LT__FREE(p->zero_at[k]);
     LT__FREE(p->zero_at);
     LT__FREE(p->n_zero_at);
@@ -270,7 +262,7 @@ static void lt__run_fused(lt_plan *p, int k, int e) {
                     cut.save[j] = nd->save[j] + t0 * per;
                     cut.n_save[j] = rows * per;
                 }
-            nd->op->fwd[LT_CPU](&cut);
+            nd->op->fwd(&cut);
         }
     }
 }
@@ -579,7 +571,7 @@ static int lt__mark_grads(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *l
 /* One op's CPU kernel, forward or backward, timed when prof (lt_set_profiling) */
 static void lt__plan_kernel(lt_ctx *ctx, lt__node *nd, int bwd, int prof) {
     double t0 = prof ? lt__now() : 0.0;
-    (bwd ? nd->op->bwd : nd->op->fwd)[LT_CPU](nd);
+    (bwd ? nd->op->bwd : nd->op->fwd)(nd);
     if (prof) lt__profile_add(ctx, nd, bwd, lt__now() - t0);
 }
 static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int check) {
@@ -646,9 +638,7 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
         snprintf(p->note, sizeof p->note, "eager: compiling is off (LTRAIN_COMPILE=0)");
         return p;
     }
-#ifdef LTRAIN_CUDA
-    if (ctx->device == LT_CUDA) return lt__cu_compile(ctx, p);   /* @@CUDA: the step as a CUDA graph */
-#endif
+    if (ctx->dev) return ctx->dev->compile(ctx, p);   /* the step as the device's graph */
     /* the validation step must not change the gradients the caller has accumulated: when they
        are all zero (the usual case: compiling before training) they are zeroed again after it,
        otherwise a copy is kept (as much memory again as the gradients) */
@@ -728,9 +718,7 @@ LTRAIN_DEF lt_status lt_plan_run_scaled(lt_plan *p, float seed, float *loss_out)
     if (!p) return LT_ERR_ARG;
     ctx = p->ctx;
     if (lt_failed(ctx)) return ctx->status;
-#ifdef LTRAIN_CUDA
-    if (p->graph) return lt__cu_graph_run(p, seed, loss_out);
-#endif
+    if (p->graph) return p->graph_dev->graph_run(p, seed, loss_out);
     if (p->eager) {
         lt_tensor *loss;
         lt_reset(ctx);

@@ -256,9 +256,7 @@ LTRAIN_DEF int lt_gpt_generate(lt_gpt *g, const int32_t *prompt, int n_prompt, i
         if (!logits) break;
         {
             const float *row = logits->data + (int64_t)(T - 1) * g->cfg.vocab;
-#ifdef LTRAIN_CUDA
-            if (logits->device == LT_CUDA && !(row = lt__cu_host_row(ctx, row, (size_t)g->cfg.vocab))) break;
-#endif
+            if (logits->device != LT_CPU && !(row = ctx->dev->host_row(ctx, row, (size_t)g->cfg.vocab))) break;
             out[len] = lt__sample(row, g->cfg.vocab, temperature, top_k, rng, prob);
         }
         len++;

@@ -33,16 +33,10 @@ struct lt_optim {
     int64_t t;            /* lt_optim_step calls that ran */
     const lt__optim_ops *ops; /* NULL for AdamW and SGD */
     void *ext;
-#ifdef LTRAIN_CUDA
-    float *dev_block;     /* LT_CUDA: `block` on the device (AdamW, SGD), and which copy is current */
+    float *dev_block;     /* on a device: `block` there (AdamW, SGD), and which copy is current */
     int dev_state;
-#endif
+    const lt__device *dev;/* ... that device, which brings the state home and frees it */
 };
-#ifdef LTRAIN_CUDA
-static lt_status lt__cu_optim_step(lt_optim *opt, double lr);
-static void lt__cu_optim_pull(lt_optim *opt);
-static void lt__cu_optim_free(lt_optim *opt);
-#endif
 
 LTRAIN_DEF lt_adamw_config lt_adamw_defaults(void) {
     lt_adamw_config c;
@@ -251,10 +245,8 @@ LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
     int i;
     if (!opt) return LT_ERR_ARG;
     if (lt_failed(opt->ctx)) return lt_status_of(opt->ctx);
-#ifdef LTRAIN_CUDA
-    if (opt->ctx->device == LT_CUDA) return lt__cu_optim_step(opt, lr);   /* @@CUDA */
-    if (opt->dev_block) lt__cu_optim_pull(opt);   /* back from the device: the moments come home */
-#endif
+    if (opt->ctx->dev) return opt->ctx->dev->optim_step(opt, lr);   /* the device seam (@@CORE) */
+    if (opt->dev_block) opt->dev->optim_pull(opt);   /* back from the device: the moments come home */
     if (opt->ops) return opt->ops->step(opt, lr);
     if (lr < 0) lr = opt->kind == LT__OPT_ADAMW ? opt->adamw.lr : opt->sgd.lr;
     if (!(lr - lr == 0)) /* NaN or inf */
@@ -288,9 +280,7 @@ LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
 
 LTRAIN_DEF void lt_optim_destroy(lt_optim *opt) {
     if (!opt) return;
-#ifdef LTRAIN_CUDA
-    lt__cu_optim_free(opt);
-#endif
+    if (opt->dev_block) opt->dev->optim_free(opt);
     if (opt->ops) opt->ops->free_ext(opt);
     LT__FREE(opt->block);
     LT__FREE(opt->st);
@@ -331,9 +321,7 @@ LTRAIN_DEF const char *lt_optim_state_name(const lt_optim *opt, int which) {
 LTRAIN_DEF float *lt_optim_state(lt_optim *opt, int param_index, int which) {
     if (!opt || param_index < 0 || param_index >= opt->np || which < 0 || which >= opt->nstates)
         return NULL;
-#ifdef LTRAIN_CUDA
-    if (opt->dev_block) lt__cu_optim_pull(opt);   /* the caller may read or write it: host copy current */
-#endif
+    if (opt->dev_block) opt->dev->optim_pull(opt);   /* the caller may read or write it: host copy current */
     if (opt->ops) {
         int64_t count = 0;
         int per_elem = 0;

@@ -40,15 +40,10 @@ static double lt__grad_sumsq(lt_paramset params) {
     return acc;
 }
 
-#ifdef LTRAIN_CUDA
-static double lt__cu_clip(lt_ctx *ctx, lt_paramset params, double limit, int mode); /* 0 norm, 1 clip norm, 2 clip value */
-#endif
 LTRAIN_DEF double lt_grad_norm(lt_ctx *ctx, lt_paramset params) {
     (void)ctx;
     if (!params.p) return 0;
-#ifdef LTRAIN_CUDA
-    if (ctx && ctx->device == LT_CUDA) return lt__cu_clip(ctx, params, 0, 0);
-#endif
+    if (ctx && ctx->dev) return ctx->dev->clip(ctx, params, 0, 0);
     return sqrt(lt__grad_sumsq(params));
 }
 
@@ -65,9 +60,7 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
         return NAN;
     }
     if (!params.p) return 0;
-#ifdef LTRAIN_CUDA
-    if (ctx && ctx->device == LT_CUDA) return lt__cu_clip(ctx, params, max_norm, 1);
-#endif
+    if (ctx && ctx->dev) return ctx->dev->clip(ctx, params, max_norm, 1);
     norm = sqrt(lt__grad_sumsq(params));
     if (!(norm - norm == 0)) {
         for (i = 0; i < params.n; i++) {
@@ -113,9 +106,7 @@ LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip)
         if (ctx) lt_set_error(ctx, LT_ERR_ARG, "lt_clip_grad_value: clip is %g; it must be >= 0", clip);
         return;
     }
-#ifdef LTRAIN_CUDA
-    if (ctx && ctx->device == LT_CUDA) { lt__cu_clip(ctx, params, clip, 2); return; }
-#endif
+    if (ctx && ctx->dev) { ctx->dev->clip(ctx, params, clip, 2); return; }
     for (i = 0; params.p && i < params.n; i++) {
         lt_tensor *t = params.p[i];
         float *g;

@@ -40,9 +40,6 @@ LTRAIN_DEF lt_tensor *lt_scaler_scale_loss(lt_ctx *ctx, lt_scaler *sc, lt_tensor
    float(1/double(scale)), found_inf |= !isfinite(g).  Scales are powers of two unless set
    otherwise, so the unscaled gradients equal unscaled-run gradients bit for bit (barring
    overflow and subnormals). */
-#ifdef LTRAIN_CUDA
-static int lt__cu_unscale(lt_ctx *ctx, lt_paramset params, float inv);
-#endif
 LTRAIN_DEF lt_status lt_scaler_unscale(lt_ctx *ctx, lt_scaler *sc, lt_paramset params) {
     float inv;
     int i, bad = 0;
@@ -55,10 +52,8 @@ LTRAIN_DEF lt_status lt_scaler_unscale(lt_ctx *ctx, lt_scaler *sc, lt_paramset p
         return lt_set_error(ctx, LT_ERR_STATE, "lt_scaler_unscale: called after lt_scaler_step in the same step "
                             "(hint: call lt_scaler_update after each step)");
     inv = (float)(1.0 / (double)sc->scale);
-#ifdef LTRAIN_CUDA
-    if (ctx->device == LT_CUDA) bad = lt__cu_unscale(ctx, params, inv);   /* inf/NaN check on the device */
+    if (ctx->dev) bad = ctx->dev->unscale(ctx, params, inv);   /* inf/NaN check on the device */
     else
-#endif
     for (i = 0; params.p && i < params.n; i++) {
         lt_tensor *t = params.p[i];
         float *g;

@@ -10,8 +10,10 @@
        a kernel turns a host pointer into the block into its device twin (lt__cu_p).  Which copy
        is current is one state (host newer / same / device newer): the first device op after a
        host write uploads, lt_sync_params downloads;
-     - the op table's LT_CUDA column holds the kernels below (forward and backward of every op; the
-       CPU kernel is their reference, tests/test_cuda.c compares them); ids, targets and lengths
+     - the parts above reach the backend only through the device seam (lt__device, @@CORE): the
+       table lt__cuda_device at the end of this part, which lt_set_device installs in ctx->dev;
+     - its op kernels are the ones below, by row of the op table (forward and backward of every op;
+       the CPU kernel is their reference, tests/test_cuda.c compares them); ids, targets and lengths
        are copied in by lt__node_ids; lt_item, the clipping norm and the scaler's inf flag are the
        only values that come back during a step;
      - optimizers: AdamW (one fused pass over every parameter) and SGD run on the device with their
@@ -20,30 +22,9 @@
    Kernels accumulate in a fixed order (no float atomics), so a run repeats bit for bit; they
    differ from the CPU only in summation order (fp32 tolerances in tests/test_cuda.c). */
 
-LTRAIN_DEF const char *lt_device_name(lt_device d) {
-    return d == LT_CPU ? "cpu" : d == LT_CUDA ? "cuda" : "unknown device";
-}
-LTRAIN_DEF int lt_device_parse(const char *name, lt_device *out) {
-    if (!name) return 0;
-    if (strcmp(name, "cpu") == 0) { *out = LT_CPU; return 1; }
-    if (strcmp(name, "cuda") == 0 || strcmp(name, "gpu") == 0) { *out = LT_CUDA; return 1; }
-    return 0;
-}
-LTRAIN_DEF lt_device lt_get_device(const lt_ctx *ctx) { return ctx ? ctx->device : LT_CPU; }
-
-/* The checks lt_tensor_read shares between the builds. */
-static int lt__read_ok(lt_ctx *ctx, const lt_tensor *t, int grad, const float *out) {
-    if (!ctx) return 0;
-    if (lt_failed(ctx)) return 0;
-    if (!t || !out) return lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_read: %s is NULL", t ? "out" : "the tensor"), 0;
-    if (!(grad ? t->grad : t->data))
-        return lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_read: the tensor has no %s", grad ? "gradient" : "data"), 0;
-    return 1;
-}
-
 #ifndef LTRAIN_CUDA
-/* A build without the backend: LT_CPU is the only device, and the calls below are what they are
-   on LT_CPU (copies, nothing to synchronise). */
+/* A build without the backend: LT_CPU is the only device (no table is ever installed, so the
+   seam's calls in the parts above are all skipped). */
 LTRAIN_DEF lt_status lt_set_device(lt_ctx *ctx, lt_device dev) {
     if (!ctx) return LT_ERR_ARG;
     if (lt_failed(ctx)) return ctx->status;
@@ -54,17 +35,6 @@ LTRAIN_DEF lt_status lt_set_device(lt_ctx *ctx, lt_device dev) {
     return lt_set_error(ctx, LT_ERR_ARG, "lt_set_device: %d is not an lt_device (LT_CPU or LT_CUDA)", (int)dev);
 }
 LTRAIN_DEF int lt_cuda_available(void) { return 0; }
-LTRAIN_DEF const char *lt_device_describe(lt_ctx *ctx) { (void)ctx; return "cpu"; }
-LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, float *out) {
-    if (!lt__read_ok(ctx, t, grad, out)) return lt_status_of(ctx);
-    memcpy(out, grad ? t->grad : t->data, (size_t)t->n * sizeof(float));
-    return LT_OK;
-}
-LTRAIN_DEF lt_status lt_sync_params(lt_ctx *ctx) { return lt_status_of(ctx); }
-LTRAIN_DEF void lt_params_changed(lt_ctx *ctx) { (void)ctx; }
-LTRAIN_DEF void lt_set_tf32(lt_ctx *ctx, int on) { (void)ctx; (void)on; }
-LTRAIN_DEF lt_status lt_device_synchronize(lt_ctx *ctx) { return lt_status_of(ctx); }
-LTRAIN_DEF size_t lt_device_arena_bytes(const lt_ctx *ctx) { (void)ctx; return 0; }
 
 #else /* LTRAIN_CUDA */
 
@@ -108,6 +78,8 @@ struct lt__cuda {
     char info[200];
     struct lt__cu_graph *rec;      /* non-NULL while lt_compile records a graph */
 };
+
+static const lt__device *lt__cu_table(void);   /* the backend's table of the device seam (the end of @@CUDA) */
 
 /* A CUDA error becomes the context's error, naming what failed and the device. */
 static int lt__cu_ok(lt_ctx *ctx, cudaError_t e, const char *what) {
@@ -203,7 +175,7 @@ static void lt__cu_reset(lt_ctx *ctx) {
     if (cu->pin_used && !cu->rec) { cudaStreamSynchronize(cu->stream); cu->pin_used = 0; }
 }
 
-LTRAIN_DEF size_t lt_device_arena_bytes(const lt_ctx *ctx) { return ctx && ctx->cuda ? ctx->cuda->reserved : 0; }
+static size_t lt__cu_arena_bytes(const lt_ctx *ctx) { return ctx->cuda->reserved; }
 
 /* -- parameters: the device mirror of the packed block ------------------------------------------- */
 static float *lt__cu_p(lt_ctx *ctx, const float *p) {
@@ -250,14 +222,8 @@ static int lt__cu_params_ready(lt_ctx *ctx) {
     return 1;
 }
 
-LTRAIN_DEF lt_status lt_sync_params(lt_ctx *ctx) {
-    if (!ctx) return LT_ERR_ARG;
-    if (ctx->cuda && !lt_failed(ctx)) lt__cu_download_params(ctx);
-    return ctx->status;
-}
-LTRAIN_DEF void lt_params_changed(lt_ctx *ctx) {
-    if (ctx && ctx->cuda) ctx->cuda->pstate = LT__CU_HOST_NEWER;
-}
+static void lt__cu_sync_params(lt_ctx *ctx) { lt__cu_download_params(ctx); }   /* lt_sync_params */
+static void lt__cu_params_changed(lt_ctx *ctx) { ctx->cuda->pstate = LT__CU_HOST_NEWER; }
 
 /* A tensor's values / gradient on the device (parameters: their mirror).  The gradient of an arena
    tensor is made (zeroed) on first use, as lt__grad does on the host. */
@@ -325,11 +291,9 @@ static const float *lt__cu_host_row(lt_ctx *ctx, const float *dev, size_t n) {
     return cu->row;
 }
 
-LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, float *out) {
-    const float *src;
-    if (!lt__read_ok(ctx, t, grad, out)) return lt_status_of(ctx);
-    src = grad ? t->grad : t->data;
-    if (!ctx->cuda) { memcpy(out, src, (size_t)t->n * sizeof(float)); return LT_OK; }
+/* lt_tensor_read, its arguments checked */
+static lt_status lt__cu_read(lt_ctx *ctx, const lt_tensor *t, int grad, float *out) {
+    const float *src = grad ? t->grad : t->data;
     if (ctx->cuda->pdev && src >= ctx->cuda->phost && src < ctx->cuda->phost + 2 * ctx->cuda->pfloats) {
         lt__cu_download_params(ctx);   /* a parameter (or a view of one): its host copy, made current */
         if (!lt_failed(ctx)) memcpy(out, src, (size_t)t->n * sizeof(float));
@@ -342,15 +306,11 @@ LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, f
     return ctx->status;
 }
 
-LTRAIN_DEF lt_status lt_device_synchronize(lt_ctx *ctx) {
-    if (!ctx) return LT_ERR_ARG;
-    if (ctx->cuda && !lt_failed(ctx)) lt__cu_ok(ctx, cudaStreamSynchronize(ctx->cuda->stream), "lt_device_synchronize");
-    return ctx->status;
+static void lt__cu_synchronize(lt_ctx *ctx) {   /* lt_device_synchronize */
+    lt__cu_ok(ctx, cudaStreamSynchronize(ctx->cuda->stream), "lt_device_synchronize");
 }
-static void lt__cu_profile_sync(lt_ctx *ctx) { lt_device_synchronize(ctx); }
 
-LTRAIN_DEF void lt_set_tf32(lt_ctx *ctx, int on) {
-    if (!ctx || !ctx->cuda) return;
+static void lt__cu_set_tf32(lt_ctx *ctx, int on) {
     ctx->cuda->tf32 = on != 0;
     cublasSetMathMode(ctx->cuda->blas, on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
 }
@@ -361,9 +321,7 @@ LTRAIN_DEF int lt_cuda_available(void) {
     return n > 0;
 }
 
-LTRAIN_DEF const char *lt_device_describe(lt_ctx *ctx) {
-    return ctx && ctx->cuda ? ctx->cuda->info : "cpu";
-}
+static const char *lt__cu_describe(lt_ctx *ctx) { return ctx->cuda->info; }
 
 static void lt__cu_free_all(lt_ctx *ctx) {
     lt__cuda *cu = ctx->cuda;
@@ -380,6 +338,7 @@ static void lt__cu_free_all(lt_ctx *ctx) {
     LT__FREE(cu->row);
     LT__FREE(cu);
     ctx->cuda = NULL;
+    ctx->dev = NULL;
 }
 static void lt__cu_destroy(lt_ctx *ctx) {
     if (ctx->cuda) lt__cu_free_all(ctx);
@@ -419,6 +378,8 @@ LTRAIN_DEF lt_status lt_set_device(lt_ctx *ctx, lt_device dev) {
     memset(cu, 0, sizeof *cu);
     cu->dev = id;
     ctx->cuda = cu;
+    ctx->dev = lt__cu_table();   /* the device seam: the parts above call the backend through it */
+    lt__devices[LT_CUDA] = ctx->dev;
     if (!lt__cu_ok(ctx, cudaSetDevice(id), "lt_set_device") ||
         !lt__cu_ok(ctx, cudaGetDeviceProperties(&prop, id), "lt_set_device") ||
         !lt__cu_ok(ctx, cudaStreamCreateWithFlags(&cu->stream, cudaStreamNonBlocking), "lt_set_device: a stream") ||
@@ -1536,6 +1497,7 @@ static int lt__cu_optim_ready(lt_optim *o) {
     int i;
     for (i = 0; i < o->np; i++) bytes += (size_t)o->p[i]->n * (size_t)o->nstates * sizeof(float);
     if (!o->dev_block && bytes) {
+        o->dev = lt__cu_table();   /* lt_optim_state / _destroy reach the state through it */
         if (!lt__cu_ok(ctx, cudaMalloc((void **)&o->dev_block, bytes), "the optimizer state")) return 0;
         o->dev_state = LT__CU_HOST_NEWER;
     }
@@ -1831,6 +1793,7 @@ static lt_plan *lt__cu_compile(lt_ctx *ctx, lt_plan *p) {
         g->cnt = (int32_t *)LT__MALLOC((size_t)(g->cnt_cap ? g->cnt_cap : 1) * sizeof(int32_t));
         if (!g->cnt) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto fail; }
         p->graph = g;
+        p->graph_dev = lt__cu_table();
         p->eager = 0;
         snprintf(p->note, sizeof p->note, "compiled (cuda graph): %d id inputs, device arena %.1f MB", g->n_in,
                  (double)cu->peak / 1048576.0);
@@ -1880,5 +1843,28 @@ static lt_status lt__cu_graph_run(lt_plan *p, float seed, float *loss_out) {
     }
     return ctx->status;
 }
+static void lt__cu_plan_free(lt_plan *p) { lt__cu_graph_free(p->graph); }
+
+/* -- the device seam (@@CORE's lt__device): what the parts above call ---------------------------- */
+static const lt__kernel lt__cu_op_fwd[LT__OP_COUNT] = {   /* by row of the op table */
+#define LT__CU_FWD_ROW(name, reads) lt__##name##_fwd_cuda,
+    LT__OP_LIST(LT__CU_FWD_ROW)
+#undef LT__CU_FWD_ROW
+};
+static const lt__kernel lt__cu_op_bwd[LT__OP_COUNT] = {
+#define LT__CU_BWD_ROW(name, reads) lt__##name##_bwd_cuda,
+    LT__OP_LIST(LT__CU_BWD_ROW)
+#undef LT__CU_BWD_ROW
+};
+static const lt__device lt__cuda_device = {
+    "cuda",
+    lt__cu_destroy, lt__cu_reset, lt__cu_synchronize, lt__cu_describe, lt__cu_arena_bytes, lt__cu_set_tf32,
+    lt__cu_alloc, lt__cu_fill_values, lt__cu_fill_const, lt__cu_item, lt__cu_read, lt__cu_host_row,
+    lt__cu_sync_params, lt__cu_params_changed,
+    lt__cu_op_fwd, lt__cu_op_bwd, lt__cu_ids, lt__cu_seed, lt__cu_zero_grad,
+    lt__cu_optim_step, lt__cu_optim_pull, lt__cu_optim_free, lt__cu_clip, lt__cu_unscale,
+    lt__cu_compile, lt__cu_graph_run, lt__cu_plan_free,
+};
+static const lt__device *lt__cu_table(void) { return &lt__cuda_device; }
 
 #endif /* LTRAIN_CUDA */

@@ -11,29 +11,42 @@
    (-fopenmp is optional: without it the OpenMP pragmas vanish and everything runs on one core).
 
    CONTENTS (grep "@@" to jump; the implementation follows the declarations' order)
-     @@DOCS     this text: what the library is, how a training loop reads
-     @@OPTIONS  compile-time knobs (LTRAIN_DEF, LTRAIN_MALLOC, LTRAIN_CBLAS, ...)
-     @@API      public declarations: context, tensors, ops, tape, compile, nn, losses,
-                optimizers, schedules, clipping, mixed precision, data, checkpoints, plots, dist
+   This header is generated from its parts src/NN_name.h (named on the right): edit those, then
+   run `make header` (sh src/amalgamate.sh).  Each part's first lines say what it holds and which
+   parts above it it calls.
+     @@DOCS     this text: what the library is, how a training loop reads          00_docs.h
+     @@OPTIONS  compile-time knobs (LTRAIN_DEF, LTRAIN_MALLOC, LTRAIN_CBLAS, ...)    00_docs.h
+     @@API      public declarations: context, tensors, ops, tape, compile, nn,      01_api.h
+                losses, optimizers, schedules, clipping, mixed precision, data,
+                checkpoints, plots, dist
      -- implementation (under LTRAIN_IMPLEMENTATION) --
-     @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes
-     @@TENSOR   tensors: shapes, parameters (one packed block), views
-     @@OPS      ops, each forward next to its backward, and the op table
-     @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked at run time)
-     @@TAPE     autograd tape: backward, zero-grad, gradcheck
-     @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay
-     @@NN       nn blocks: GPT-2 (embeddings, attention, MLP, layernorm, tied head, sampling)
-     @@LOSS     cross-entropy (ignore index, token-weighted), MSE
-     @@OPTIM    AdamW, SGD with momentum; Lion, AdEMAMix, Muon, SOAP
-     @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR, CosineAnnealingLR, SequentialLR
-     @@CLIP     clip_grad_norm_, clip_grad_value_
-     @@AMP      fp16/bf16 conversions (scalar and SIMD), dynamic loss scaling (GradScaler)
-     @@DATA     text files, llm.c token shards, batches; sequences, buckets, length schedule
-     @@CKPT     safetensors read/write
-     @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training state
-     @@PLOT     SVG line charts (no dependencies)
-     @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding
-     @@CUDA     the CUDA backend (LTRAIN_CUDA): device arena, kernels, cuBLAS, graphs
+     @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes      02_core.h
+     @@HALF     16-bit numbers: fp16/bf16 conversions (scalar and SIMD)             03_half.h
+     @@TENSOR   tensors: shapes, parameters (one packed block), views               04_tensor.h
+     @@OPS      ops, each forward next to its backward, and the op table            05_ops.h
+     @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
+                at run time)
+     @@OPS      (continued) matmul, linear, conv1d                                  07_ops_matmul.h
+     @@TAPE     autograd tape: backward, zero-grad, gradcheck                       08_tape.h
+     @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay    09_compile.h
+     @@NN       nn blocks: GPT-2 (embeddings, attention, MLP, layernorm, tied       10_nn.h
+                head, sampling)
+     @@LOSS     cross-entropy (ignore index, token-weighted), MSE, the GPT's loss   11_loss.h
+     @@OPTIM    AdamW, SGD with momentum                                            12_optim.h
+     @@OPTIM    (continued) Lion, AdEMAMix, Muon, SOAP                              13_optim_more.h
+     @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR,                   14_sched.h
+                CosineAnnealingLR, SequentialLR
+     @@CLIP     clip_grad_norm_, clip_grad_value_                                   15_clip.h
+     @@AMP      dynamic loss scaling (GradScaler)                                   16_amp.h
+     @@DATA     text files, llm.c token shards, batches                             17_data.h
+     @@DATA     (continued) sequences, buckets, length schedule (lt_len_*)          18_data_seq.h
+     @@CKPT     safetensors read/write                                              19_ckpt.h
+     @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training    20_train.h
+                state
+     @@PLOT     SVG line charts (no dependencies)                                   21_plot.h
+     @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding  22_dist.h
+     @@CUDA     the CUDA backend (LTRAIN_CUDA): device arena, kernels, cuBLAS,      23_cuda.h
+                graphs
 
    ==== @@DOCS ====================================================================================
 
@@ -96,6 +109,9 @@
 
 /* ---- src/01_api.h ---- */
 /* ==== @@API  public declarations ============================================================= */
+/* Holds: the public declarations (types, status codes, every lt_ function with its one-line doc
+   and who owns what it returns), in the order of the implementation parts below.
+   Calls: nothing (declarations only). */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -1054,6 +1070,9 @@ LTRAIN_DEF const char *lt_dist_describe(const lt_dist *d);
 #ifdef LTRAIN_IMPLEMENTATION
 
 /* ==== @@CORE  errors, allocator, arena, RNG, threads ======================================== */
+/* Holds: the context, status codes and errors, the allocator, the arena, the RNG, threads,
+   overflow-checked sizes, timing.
+   Calls: the C library only; the device through ctx->dev. */
 
 #include <errno.h>
 #include <float.h>
@@ -1345,6 +1364,9 @@ LTRAIN_DEF void lt_reset(lt_ctx *ctx) {
 
 /* ---- src/03_half.h ---- */
 /* ==== @@HALF  16-bit numbers: fp16/bf16 conversions (scalar reference, then SIMD) ============== */
+/* Holds: float32 <-> fp16/bf16 conversions, one value and arrays, the scalar reference first and
+   the SIMD versions after; rounding a float32 to a 16-bit precision; the CPU-feature probe.
+   Calls: @@CORE. */
 
 static uint32_t lt__f32_bits(float x) { uint32_t u; memcpy(&u, &x, sizeof u); return u; }
 static float lt__bits_f32(uint32_t u) { float x; memcpy(&x, &u, sizeof x); return x; }
@@ -1743,6 +1765,9 @@ LTRAIN_DEF void lt_round_to_precision(lt_dtype precision, const float *in, float
 
 /* ---- src/04_tensor.h ---- */
 /* ==== @@TENSOR  tensors: shapes, parameters, views =========================================== */
+/* Holds: tensors (shapes, creation, fill, views), parameters and their packed block,
+   lt_ctx_destroy.
+   Calls: @@CORE; the device through ctx->dev; @@COMPILE's capture hook (a declared seam). */
 
 LTRAIN_DEF const char *lt_shape_str(const lt_tensor *t, char *buf, size_t cap) {
     size_t used = 0;
@@ -2002,6 +2027,9 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
 
 /* ---- src/05_ops.h ---- */
 /* ==== @@OPS  ops: forward next to backward =================================================== */
+/* Holds: the elementwise, reduction, shape, normalisation, attention and embedding ops, each
+   forward next to its backward, and the op table the tape dispatches from.
+   Calls: @@CORE, @@HALF, @@TENSOR; the device through ctx->dev; @@COMPILE's capture hook. */
 /* How an op works.  A public op (lt_add, lt_layernorm, ...) checks its arguments, allocates its
    output from the arena, fills a tape record (lt__node) and runs the record's forward kernel.
    If a gradient must flow, the record stays on the tape and lt_backward later runs the
@@ -3978,6 +4006,9 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
 
 /* ---- src/06_gemm.h ---- */
 /* ==== @@GEMM  matrix multiply kernels (part of @@OPS) ========================================== */
+/* Holds: lt_sgemm and its layers (packing, micro-kernels portable / AVX2 / AVX-512), 16-bit
+   operands converted while packing, the kernel set picked once per process.
+   Calls: @@HALF; @@OPS's 16-bit GELU block (the fused epilogue of gelu16). */
 /* C (M,N) = alpha * op(A) (M,K) * op(B) (K,N) + beta * C, row-major; op(X) is X or Xᵀ.
 
    The layering of Goto & van de Geijn ("Anatomy of high-performance matrix multiplication",
@@ -5116,6 +5147,8 @@ static void lt__sgemm_bias(int ta, int tb, int64_t M, int64_t N, int64_t K, cons
 
 /* ---- src/07_ops_matmul.h ---- */
 /* ==== @@OPS (continued)  matmul, linear, conv1d: the ops that call the GEMM ===================== */
+/* Holds: the ops built on the GEMM: matmul, linear, conv1d, and their 16-bit forms.
+   Calls: @@CORE, @@HALF, @@TENSOR, @@OPS (records, gradients), @@GEMM. */
 /* ---- matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) ----------------------------- */
 /* i[0] = flags, i[1] = batches, i[2..4] = M, N, K, i[5] = b is shared (2-D) by every batch.
    Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
@@ -5514,6 +5547,8 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
 
 /* ---- src/08_tape.h ---- */
 /* ==== @@TAPE  autograd tape: backward, zero-grad, gradcheck ================================== */
+/* Holds: lt_backward (running the tape backwards), lt_zero_grad, lt_gradcheck.
+   Calls: @@CORE, @@TENSOR, @@OPS; the device through ctx->dev. */
 
 /* Reverse-mode differentiation: seed d(loss)/d(loss) = 1 (or `seed`: the gradient of seed·loss,
    e.g. 1/K for K accumulated micro-batches, or a loss scale), then run the backward kernel of every
@@ -5684,6 +5719,8 @@ done:
 
 /* ---- src/09_compile.h ---- */
 /* ==== @@COMPILE  capture a step once, plan its memory, replay ================================== */
+/* Holds: lt_compile (capture a step, plan its buffers by lifetime), lt_plan_run (replay).
+   Calls: @@CORE, @@TENSOR, @@OPS, @@TAPE; the device through ctx->dev. */
 /* torch.compile's idea in C.  lt_compile runs the user's step function once in a recording
    mode (every op checks its arguments and is recorded, not only those on the tape, but no
    kernel runs), works out from the graph which outputs receive gradients, and turns the
@@ -6497,6 +6534,9 @@ LTRAIN_DEF int lt_plan_cache_size(const lt_plan_cache *c) { return c ? c->n : 0;
 
 /* ---- src/10_nn.h ---- */
 /* ==== @@NN  nn blocks: GPT-2 ===================================================================== */
+/* Holds: the GPT-2 model: its parameters, initialisation, the trunk's forward, sampling.
+   Calls: @@CORE, @@TENSOR, @@OPS (matmul and linear from 07_ops_matmul.h); the device through
+   ctx->dev. */
 /* One block, pre-LayerNorm (x is the residual stream [B,T,C]):
        x = x + c_proj(attention(c_attn(ln_1(x))))
        x = x + mlp.c_proj(gelu_tanh(mlp.c_fc(ln_2(x))))
@@ -6769,6 +6809,9 @@ LTRAIN_DEF int lt_gpt_generate(lt_gpt *g, const int32_t *prompt, int n_prompt, i
 
 /* ---- src/11_loss.h ---- */
 /* ==== @@LOSS  cross-entropy, MSE ============================================================= */
+/* Holds: cross-entropy (mean or token-weighted, ignore index; the fused 16-bit head), MSE, and
+   the GPT's loss (lt__gpt_loss: trunk, head, cross-entropy).
+   Calls: @@CORE, @@HALF, @@TENSOR, @@OPS, @@GEMM, @@NN. */
 
 LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
     int64_t i, c = 0;
@@ -7113,6 +7156,9 @@ LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *
 
 /* ---- src/12_optim.h ---- */
 /* ==== @@OPTIM  optimizers: AdamW, SGD with momentum ============================================ */
+/* Holds: lt_optim and its public calls, AdamW and SGD with momentum, the table that later
+   optimizers plug into (lt__optim_ops).
+   Calls: @@CORE, @@GEMM's kernel pick (the AVX-512 AdamW); the device through ctx->dev. */
 
 #define LT__OPT_PAR_MIN 32768 /* elements below which a loop stays on one thread */
 
@@ -7466,6 +7512,9 @@ LTRAIN_DEF lt_paramset lt_optim_params(const lt_optim *opt) {
 
 /* ---- src/13_optim_more.h ---- */
 /* ==== @@OPTIM (continued)  Lion, AdEMAMix, Muon, SOAP ========================================== */
+/* Holds: Lion, AdEMAMix, Muon (Newton-Schulz) and SOAP (eigenbases by Jacobi sweeps), plugged
+   into lt_optim through lt__optim_ops.
+   Calls: @@CORE, @@GEMM (lt_sgemm), @@OPTIM (AdamW's update, the optimizer table). */
 /* They plug into lt_optim through lt__optim_ops (70_optim.h).  Their state lives in one block
    behind opt->ext: buf[i*ns + which] -> cnt[i*ns + which] floats, NULL where parameter i holds
    no state of that kind.  The elementwise kernels keep torch's operation order and fused
@@ -8290,6 +8339,9 @@ LTRAIN_DEF size_t lt_optim_state_bytes(lt_optim *opt) {
 
 /* ---- src/14_sched.h ---- */
 /* ==== @@SCHED  schedules: warm-up + decay; LinearLR, CosineAnnealingLR, SequentialLR ========== */
+/* Holds: the learning rate at a step: warm-up then cosine / sqrt / linear decay, and torch's
+   LinearLR, CosineAnnealingLR, SequentialLR.
+   Calls: nothing (arithmetic on the schedule's fields). */
 
 LTRAIN_DEF double lt_schedule_lr(const lt_schedule *s, int64_t step) {
     int64_t t, T;
@@ -8490,6 +8542,8 @@ LTRAIN_DEF void lt_lrs_destroy(lt_lrs *s) {
 
 /* ---- src/15_clip.h ---- */
 /* ==== @@CLIP  gradient clipping: clip_grad_norm_, clip_grad_value_ ============================ */
+/* Holds: the gradients' global norm (a fixed summation order), clip_grad_norm_, clip_grad_value_.
+   Calls: @@CORE; the device through ctx->dev. */
 
 /* Σ g² in double, in a fixed order whatever the thread count: simd sums over pieces of LT__EWB
    values, pieces summed in order within parts of LT__SQ_PART values, the parts' sums added in
@@ -8624,6 +8678,9 @@ LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip)
 
 /* ---- src/16_amp.h ---- */
 /* ==== @@AMP  mixed precision: dynamic loss scaling ===================== */
+/* Holds: lt_scaler, torch's GradScaler: scale the loss, unscale and check the gradients, skip
+   the step on inf/NaN, grow or back off the scale.
+   Calls: @@CORE, @@OPS (lt_scale), @@OPTIM (the step); the device through ctx->dev. */
 /* ---- dynamic loss scaling: torch.cuda.amp.GradScaler -------------------------------------------- */
 #define LT__AMP_PAR_MIN 32768 /* elements below which the unscale loop stays on one thread */
 enum { LT__SC_READY = 0, LT__SC_UNSCALED, LT__SC_STEPPED };
@@ -8784,6 +8841,8 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
 
 /* ---- src/17_data.h ---- */
 /* ==== @@DATA  text files, llm.c token shards, batches ======================================== */
+/* Holds: whole-file reads, little-endian reads, llm.c token shards, the batch loader.
+   Calls: @@CORE. */
 
 /* Little-endian reads that work on any host and at any alignment (file bytes are LE). */
 static uint16_t lt__rd16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
@@ -9069,6 +9128,9 @@ LTRAIN_DEF lt_status lt_loader_set_pos(lt_loader *ld, int64_t epoch, int64_t ind
 
 /* ---- src/18_data_seq.h ---- */
 /* ==== @@DATA (continued)  sequences: variable lengths, buckets, length schedule, restarts ====== */
+/* Holds: the sequence loader (variable lengths, padding, buckets, shuffles, restarts) and the
+   length schedule (lt_len_*).
+   Calls: @@CORE, @@LOSS (lt__gpt_loss), @@DATA (file and shard reads). */
 
 /* A row of a batch before padding: its inputs and targets (len of each). */
 typedef struct { const int32_t *ids, *tg; int len; } lt__row;
@@ -9584,6 +9646,9 @@ LTRAIN_DEF void lt_restarts_print(FILE *f, int n, const uint64_t *seeds, const d
 
 /* ---- src/19_ckpt.h ---- */
 /* ==== @@CKPT  safetensors read/write =========================================================== */
+/* Holds: safetensors: parsing and validating a file (lt_st_open), reading tensors, the writer
+   (atomic save: temporary file, fsync, rename).
+   Calls: @@CORE, @@DATA (file and little-endian reads). */
 
 #include <time.h>
 #if defined(_WIN32)
@@ -10515,6 +10580,9 @@ io:
 
 /* ---- src/20_train.h ---- */
 /* ==== @@TRAIN  training helpers: GPT checkpoints, training state ================================ */
+/* Holds: GPT checkpoints under Hugging Face names; the training state (optimizer moments,
+   scaler, step) saved next to the weights and loaded back.
+   Calls: @@CORE, @@TENSOR, @@NN, @@OPTIM, @@AMP, @@CKPT; the device through ctx->dev. */
 
 LTRAIN_DEF lt_status lt_gpt_save(lt_gpt *g, const char *path) {
     return lt_checkpoint_save(g, NULL, NULL, NULL, path);
@@ -10840,6 +10908,8 @@ done:
 
 /* ---- src/21_plot.h ---- */
 /* ==== @@PLOT  SVG line charts: panels, 1-2-5 ticks, legend; written atomically ================= */
+/* Holds: lt_plot: series in panels, 1-2-5 axis ticks, a legend, the SVG written atomically.
+   Calls: @@CORE. */
 
 typedef struct {
     char *name;                  /* NULL: not in the legend */
@@ -11397,6 +11467,9 @@ LTRAIN_DEF lt_status lt_plot_save(lt_plot *p, const char *path) {
 
 /* ---- src/22_dist.h ---- */
 /* ==== @@DIST  data parallel over MPI: ranks, bucketed gradient all-reduce, sharding, checkpoints = */
+/* Holds: lt_dist: ranks, the bucketed gradient all-reduce (fp32, ordered, bf16), each
+   rank's share of the batches, checkpoints saved by rank 0.
+   Calls: @@CORE, @@HALF, @@TENSOR, @@DATA, @@TRAIN; MPI under LTRAIN_MPI. */
 /* Under LTRAIN_MPI (compile with mpicc) the functions talk to MPI; without it they are the
    single-process case (rank 0 of 1), so user code needs no #ifdef.
 
@@ -11904,6 +11977,9 @@ LTRAIN_DEF lt_status lt_dist_checkpoint_load(lt_dist *d, lt_gpt *gpt, lt_optim *
 
 /* ---- src/23_cuda.h ---- */
 /* ==== @@CUDA  the CUDA backend: device arena, kernels, cuBLAS, graphs (LTRAIN_CUDA) ============== */
+/* Holds: the CUDA backend: it fills the device table (ctx->dev) with the device arena, kernels
+   for every op, cuBLAS matmuls, optimizer steps, clipping, unscaling and CUDA-graph replay.
+   Calls: @@CORE, @@TENSOR, @@OPS, @@TAPE, @@COMPILE, @@OPTIM; CUDA, cuBLAS. */
 /* How the backend fits the library.  lt_set_device(ctx, LT_CUDA) gives the context a CUDA stream,
    a cuBLAS handle and a device arena; from then on:
      - values (op outputs, gradients, saved buffers) come from the device arena (lt__values_alloc):
@@ -13788,6 +13864,7 @@ static lt_status lt__cu_graph_run(lt_plan *p, float seed, float *loss_out) {
 
 #endif /* LTRAIN_CUDA */
 /* ---- src/99_end.h ---- */
+/* ==== end: closes the implementation block; the licence ======================================= */
 
 #endif /* LTRAIN_IMPLEMENTATION */
 

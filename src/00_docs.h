@@ -7,29 +7,42 @@
    (-fopenmp is optional: without it the OpenMP pragmas vanish and everything runs on one core).
 
    CONTENTS (grep "@@" to jump; the implementation follows the declarations' order)
-     @@DOCS     this text: what the library is, how a training loop reads
-     @@OPTIONS  compile-time knobs (LTRAIN_DEF, LTRAIN_MALLOC, LTRAIN_CBLAS, ...)
-     @@API      public declarations: context, tensors, ops, tape, compile, nn, losses,
-                optimizers, schedules, clipping, mixed precision, data, checkpoints, plots, dist
+   This header is generated from its parts src/NN_name.h (named on the right): edit those, then
+   run `make header` (sh src/amalgamate.sh).  Each part's first lines say what it holds and which
+   parts above it it calls.
+     @@DOCS     this text: what the library is, how a training loop reads          00_docs.h
+     @@OPTIONS  compile-time knobs (LTRAIN_DEF, LTRAIN_MALLOC, LTRAIN_CBLAS, ...)    00_docs.h
+     @@API      public declarations: context, tensors, ops, tape, compile, nn,      01_api.h
+                losses, optimizers, schedules, clipping, mixed precision, data,
+                checkpoints, plots, dist
      -- implementation (under LTRAIN_IMPLEMENTATION) --
-     @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes
-     @@TENSOR   tensors: shapes, parameters (one packed block), views
-     @@OPS      ops, each forward next to its backward, and the op table
-     @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked at run time)
-     @@TAPE     autograd tape: backward, zero-grad, gradcheck
-     @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay
-     @@NN       nn blocks: GPT-2 (embeddings, attention, MLP, layernorm, tied head, sampling)
-     @@LOSS     cross-entropy (ignore index, token-weighted), MSE
-     @@OPTIM    AdamW, SGD with momentum; Lion, AdEMAMix, Muon, SOAP
-     @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR, CosineAnnealingLR, SequentialLR
-     @@CLIP     clip_grad_norm_, clip_grad_value_
-     @@AMP      fp16/bf16 conversions (scalar and SIMD), dynamic loss scaling (GradScaler)
-     @@DATA     text files, llm.c token shards, batches; sequences, buckets, length schedule
-     @@CKPT     safetensors read/write
-     @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training state
-     @@PLOT     SVG line charts (no dependencies)
-     @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding
-     @@CUDA     the CUDA backend (LTRAIN_CUDA): device arena, kernels, cuBLAS, graphs
+     @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes      02_core.h
+     @@HALF     16-bit numbers: fp16/bf16 conversions (scalar and SIMD)             03_half.h
+     @@TENSOR   tensors: shapes, parameters (one packed block), views               04_tensor.h
+     @@OPS      ops, each forward next to its backward, and the op table            05_ops.h
+     @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
+                at run time)
+     @@OPS      (continued) matmul, linear, conv1d                                  07_ops_matmul.h
+     @@TAPE     autograd tape: backward, zero-grad, gradcheck                       08_tape.h
+     @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay    09_compile.h
+     @@NN       nn blocks: GPT-2 (embeddings, attention, MLP, layernorm, tied       10_nn.h
+                head, sampling)
+     @@LOSS     cross-entropy (ignore index, token-weighted), MSE, the GPT's loss   11_loss.h
+     @@OPTIM    AdamW, SGD with momentum                                            12_optim.h
+     @@OPTIM    (continued) Lion, AdEMAMix, Muon, SOAP                              13_optim_more.h
+     @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR,                   14_sched.h
+                CosineAnnealingLR, SequentialLR
+     @@CLIP     clip_grad_norm_, clip_grad_value_                                   15_clip.h
+     @@AMP      dynamic loss scaling (GradScaler)                                   16_amp.h
+     @@DATA     text files, llm.c token shards, batches                             17_data.h
+     @@DATA     (continued) sequences, buckets, length schedule (lt_len_*)          18_data_seq.h
+     @@CKPT     safetensors read/write                                              19_ckpt.h
+     @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training    20_train.h
+                state
+     @@PLOT     SVG line charts (no dependencies)                                   21_plot.h
+     @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding  22_dist.h
+     @@CUDA     the CUDA backend (LTRAIN_CUDA): device arena, kernels, cuBLAS,      23_cuda.h
+                graphs
 
    ==== @@DOCS ====================================================================================
 

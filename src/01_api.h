@@ -1,4 +1,7 @@
 /* ==== @@API  public declarations ============================================================= */
+/* Holds: the public declarations (types, status codes, every lt_ function with its one-line doc
+   and who owns what it returns), in the order of the implementation parts below.
+   Calls: nothing (declarations only). */
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,6 +4,9 @@
 #ifdef LTRAIN_IMPLEMENTATION
 
 /* ==== @@CORE  errors, allocator, arena, RNG, threads ======================================== */
+/* Holds: the context, status codes and errors, the allocator, the arena, the RNG, threads,
+   overflow-checked sizes, timing.
+   Calls: the C library only; the device through ctx->dev. */
 
 #include <errno.h>
 #include <float.h>

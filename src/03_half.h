@@ -1,4 +1,7 @@
 /* ==== @@HALF  16-bit numbers: fp16/bf16 conversions (scalar reference, then SIMD) ============== */
+/* Holds: float32 <-> fp16/bf16 conversions, one value and arrays, the scalar reference first and
+   the SIMD versions after; rounding a float32 to a 16-bit precision; the CPU-feature probe.
+   Calls: @@CORE. */
 
 static uint32_t lt__f32_bits(float x) { uint32_t u; memcpy(&u, &x, sizeof u); return u; }
 static float lt__bits_f32(uint32_t u) { float x; memcpy(&x, &u, sizeof x); return x; }

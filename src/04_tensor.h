@@ -1,4 +1,7 @@
 /* ==== @@TENSOR  tensors: shapes, parameters, views =========================================== */
+/* Holds: tensors (shapes, creation, fill, views), parameters and their packed block,
+   lt_ctx_destroy.
+   Calls: @@CORE; the device through ctx->dev; @@COMPILE's capture hook (a declared seam). */
 
 LTRAIN_DEF const char *lt_shape_str(const lt_tensor *t, char *buf, size_t cap) {
     size_t used = 0;

@@ -1,4 +1,7 @@
 /* ==== @@OPS  ops: forward next to backward =================================================== */
+/* Holds: the elementwise, reduction, shape, normalisation, attention and embedding ops, each
+   forward next to its backward, and the op table the tape dispatches from.
+   Calls: @@CORE, @@HALF, @@TENSOR; the device through ctx->dev; @@COMPILE's capture hook. */
 /* How an op works.  A public op (lt_add, lt_layernorm, ...) checks its arguments, allocates its
    output from the arena, fills a tape record (lt__node) and runs the record's forward kernel.
    If a gradient must flow, the record stays on the tape and lt_backward later runs the

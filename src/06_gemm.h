@@ -1,4 +1,7 @@
 /* ==== @@GEMM  matrix multiply kernels (part of @@OPS) ========================================== */
+/* Holds: lt_sgemm and its layers (packing, micro-kernels portable / AVX2 / AVX-512), 16-bit
+   operands converted while packing, the kernel set picked once per process.
+   Calls: @@HALF; @@OPS's 16-bit GELU block (the fused epilogue of gelu16). */
 /* C (M,N) = alpha * op(A) (M,K) * op(B) (K,N) + beta * C, row-major; op(X) is X or Xᵀ.
 
    The layering of Goto & van de Geijn ("Anatomy of high-performance matrix multiplication",

@@ -1,4 +1,6 @@
 /* ==== @@OPS (continued)  matmul, linear, conv1d: the ops that call the GEMM ===================== */
+/* Holds: the ops built on the GEMM: matmul, linear, conv1d, and their 16-bit forms.
+   Calls: @@CORE, @@HALF, @@TENSOR, @@OPS (records, gradients), @@GEMM. */
 /* ---- matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) ----------------------------- */
 /* i[0] = flags, i[1] = batches, i[2..4] = M, N, K, i[5] = b is shared (2-D) by every batch.
    Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:

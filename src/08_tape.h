@@ -1,4 +1,6 @@
 /* ==== @@TAPE  autograd tape: backward, zero-grad, gradcheck ================================== */
+/* Holds: lt_backward (running the tape backwards), lt_zero_grad, lt_gradcheck.
+   Calls: @@CORE, @@TENSOR, @@OPS; the device through ctx->dev. */
 
 /* Reverse-mode differentiation: seed d(loss)/d(loss) = 1 (or `seed`: the gradient of seed·loss,
    e.g. 1/K for K accumulated micro-batches, or a loss scale), then run the backward kernel of every

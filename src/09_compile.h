@@ -1,4 +1,6 @@
 /* ==== @@COMPILE  capture a step once, plan its memory, replay ================================== */
+/* Holds: lt_compile (capture a step, plan its buffers by lifetime), lt_plan_run (replay).
+   Calls: @@CORE, @@TENSOR, @@OPS, @@TAPE; the device through ctx->dev. */
 /* torch.compile's idea in C.  lt_compile runs the user's step function once in a recording
    mode (every op checks its arguments and is recorded, not only those on the tape, but no
    kernel runs), works out from the graph which outputs receive gradients, and turns the

@@ -1,4 +1,7 @@
 /* ==== @@NN  nn blocks: GPT-2 ===================================================================== */
+/* Holds: the GPT-2 model: its parameters, initialisation, the trunk's forward, sampling.
+   Calls: @@CORE, @@TENSOR, @@OPS (matmul and linear from 07_ops_matmul.h); the device through
+   ctx->dev. */
 /* One block, pre-LayerNorm (x is the residual stream [B,T,C]):
        x = x + c_proj(attention(c_attn(ln_1(x))))
        x = x + mlp.c_proj(gelu_tanh(mlp.c_fc(ln_2(x))))

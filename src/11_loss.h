@@ -1,4 +1,7 @@
 /* ==== @@LOSS  cross-entropy, MSE ============================================================= */
+/* Holds: cross-entropy (mean or token-weighted, ignore index; the fused 16-bit head), MSE, and
+   the GPT's loss (lt__gpt_loss: trunk, head, cross-entropy).
+   Calls: @@CORE, @@HALF, @@TENSOR, @@OPS, @@GEMM, @@NN. */
 
 LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
     int64_t i, c = 0;

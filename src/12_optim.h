@@ -1,4 +1,7 @@
 /* ==== @@OPTIM  optimizers: AdamW, SGD with momentum ============================================ */
+/* Holds: lt_optim and its public calls, AdamW and SGD with momentum, the table that later
+   optimizers plug into (lt__optim_ops).
+   Calls: @@CORE, @@GEMM's kernel pick (the AVX-512 AdamW); the device through ctx->dev. */
 
 #define LT__OPT_PAR_MIN 32768 /* elements below which a loop stays on one thread */
 

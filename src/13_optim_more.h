@@ -1,4 +1,7 @@
 /* ==== @@OPTIM (continued)  Lion, AdEMAMix, Muon, SOAP ========================================== */
+/* Holds: Lion, AdEMAMix, Muon (Newton-Schulz) and SOAP (eigenbases by Jacobi sweeps), plugged
+   into lt_optim through lt__optim_ops.
+   Calls: @@CORE, @@GEMM (lt_sgemm), @@OPTIM (AdamW's update, the optimizer table). */
 /* They plug into lt_optim through lt__optim_ops (70_optim.h).  Their state lives in one block
    behind opt->ext: buf[i*ns + which] -> cnt[i*ns + which] floats, NULL where parameter i holds
    no state of that kind.  The elementwise kernels keep torch's operation order and fused

@@ -1,4 +1,7 @@
 /* ==== @@SCHED  schedules: warm-up + decay; LinearLR, CosineAnnealingLR, SequentialLR ========== */
+/* Holds: the learning rate at a step: warm-up then cosine / sqrt / linear decay, and torch's
+   LinearLR, CosineAnnealingLR, SequentialLR.
+   Calls: nothing (arithmetic on the schedule's fields). */
 
 LTRAIN_DEF double lt_schedule_lr(const lt_schedule *s, int64_t step) {
     int64_t t, T;

@@ -1,4 +1,6 @@
 /* ==== @@CLIP  gradient clipping: clip_grad_norm_, clip_grad_value_ ============================ */
+/* Holds: the gradients' global norm (a fixed summation order), clip_grad_norm_, clip_grad_value_.
+   Calls: @@CORE; the device through ctx->dev. */
 
 /* Σ g² in double, in a fixed order whatever the thread count: simd sums over pieces of LT__EWB
    values, pieces summed in order within parts of LT__SQ_PART values, the parts' sums added in

@@ -1,4 +1,6 @@
 /* ==== @@DATA  text files, llm.c token shards, batches ======================================== */
+/* Holds: whole-file reads, little-endian reads, llm.c token shards, the batch loader.
+   Calls: @@CORE. */
 
 /* Little-endian reads that work on any host and at any alignment (file bytes are LE). */
 static uint16_t lt__rd16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }

@@ -1,4 +1,7 @@
 /* ==== @@DATA (continued)  sequences: variable lengths, buckets, length schedule, restarts ====== */
+/* Holds: the sequence loader (variable lengths, padding, buckets, shuffles, restarts) and the
+   length schedule (lt_len_*).
+   Calls: @@CORE, @@LOSS (lt__gpt_loss), @@DATA (file and shard reads). */
 
 /* A row of a batch before padding: its inputs and targets (len of each). */
 typedef struct { const int32_t *ids, *tg; int len; } lt__row;

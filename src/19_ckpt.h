@@ -1,4 +1,7 @@
 /* ==== @@CKPT  safetensors read/write =========================================================== */
+/* Holds: safetensors: parsing and validating a file (lt_st_open), reading tensors, the writer
+   (atomic save: temporary file, fsync, rename).
+   Calls: @@CORE, @@DATA (file and little-endian reads). */
 
 #include <time.h>
 #if defined(_WIN32)

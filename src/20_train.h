@@ -1,4 +1,7 @@
 /* ==== @@TRAIN  training helpers: GPT checkpoints, training state ================================ */
+/* Holds: GPT checkpoints under Hugging Face names; the training state (optimizer moments,
+   scaler, step) saved next to the weights and loaded back.
+   Calls: @@CORE, @@TENSOR, @@NN, @@OPTIM, @@AMP, @@CKPT; the device through ctx->dev. */
 
 LTRAIN_DEF lt_status lt_gpt_save(lt_gpt *g, const char *path) {
     return lt_checkpoint_save(g, NULL, NULL, NULL, path);

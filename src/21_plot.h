@@ -1,4 +1,6 @@
 /* ==== @@PLOT  SVG line charts: panels, 1-2-5 ticks, legend; written atomically ================= */
+/* Holds: lt_plot: series in panels, 1-2-5 axis ticks, a legend, the SVG written atomically.
+   Calls: @@CORE. */
 
 typedef struct {
     char *name;                  /* NULL: not in the legend */

@@ -1,4 +1,7 @@
 /* ==== @@DIST  data parallel over MPI: ranks, bucketed gradient all-reduce, sharding, checkpoints = */
+/* Holds: lt_dist: ranks, the bucketed gradient all-reduce (fp32, ordered, bf16), each
+   rank's share of the batches, checkpoints saved by rank 0.
+   Calls: @@CORE, @@HALF, @@TENSOR, @@DATA, @@TRAIN; MPI under LTRAIN_MPI. */
 /* Under LTRAIN_MPI (compile with mpicc) the functions talk to MPI; without it they are the
    single-process case (rank 0 of 1), so user code needs no #ifdef.
 

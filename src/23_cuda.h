@@ -1,4 +1,7 @@
 /* ==== @@CUDA  the CUDA backend: device arena, kernels, cuBLAS, graphs (LTRAIN_CUDA) ============== */
+/* Holds: the CUDA backend: it fills the device table (ctx->dev) with the device arena, kernels
+   for every op, cuBLAS matmuls, optimizer steps, clipping, unscaling and CUDA-graph replay.
+   Calls: @@CORE, @@TENSOR, @@OPS, @@TAPE, @@COMPILE, @@OPTIM; CUDA, cuBLAS. */
 /* How the backend fits the library.  lt_set_device(ctx, LT_CUDA) gives the context a CUDA stream,
    a cuBLAS handle and a device arena; from then on:
      - values (op outputs, gradients, saved buffers) come from the device arena (lt__values_alloc):

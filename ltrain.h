@@ -13,7 +13,8 @@
    CONTENTS (grep "@@" to jump; the implementation follows the declarations' order)
    This header is generated from its parts src/NN_name.h (named on the right): edit those, then
    run `make header` (sh src/amalgamate.sh).  Each part's first lines say what it holds and which
-   parts above it it calls.
+   parts above it it calls.  The tags under a section (@@OPS.attention, @@OPTIM.adamw, ...) each
+   mark one piece of its part: grep for one to land on that piece.
      @@DOCS     this text: what the library is, how a training loop reads          00_docs.h
      @@OPTIONS  compile-time knobs (LTRAIN_DEF, LTRAIN_MALLOC, LTRAIN_CBLAS, ...)    00_docs.h
      @@API      public declarations: context, tensors, ops, tape, compile, nn,      01_api.h
@@ -21,32 +22,61 @@
                 checkpoints, plots, dist
      -- implementation (under LTRAIN_IMPLEMENTATION) --
      @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes      02_core.h
+                @@CORE.arena @@CORE.device @@CORE.errors @@CORE.threads @@CORE.rng @@CORE.context
      @@HALF     16-bit numbers: fp16/bf16 conversions (scalar and SIMD)             03_half.h
+                @@HALF.scalar @@HALF.arrays @@HALF.precision
      @@TENSOR   tensors: shapes, parameters (one packed block), views               04_tensor.h
+                @@TENSOR.new @@TENSOR.params
      @@OPS      ops, each forward next to its backward, and the op table            05_ops.h
+                @@OPS.table @@OPS.simd @@OPS.reshape @@OPS.add @@OPS.scale @@OPS.sum
+                @@OPS.activations @@OPS.gelu @@OPS.relu @@OPS.softmax @@OPS.layernorm
+                @@OPS.embedding @@OPS.dropout @@OPS.transpose @@OPS.attention
      @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
                 at run time)
+                @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.avx2 @@GEMM.neon @@GEMM.pick
+                @@GEMM.pack @@GEMM.f16 @@GEMM.pack_bf16 @@GEMM.block
      @@OPS      (continued) matmul, linear, conv1d                                  07_ops_matmul.h
+                @@OPS.matmul @@OPS.linear @@OPS.matmul16
      @@TAPE     autograd tape: backward, zero-grad, gradcheck                       08_tape.h
+                @@TAPE.backward @@TAPE.zero_grad @@TAPE.gradcheck
      @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay    09_compile.h
+                @@COMPILE.capture @@COMPILE.fusion @@COMPILE.plan @@COMPILE.replay
+                @@COMPILE.compile @@COMPILE.cache
      @@NN       nn blocks: GPT-2 (embeddings, attention, MLP, layernorm, tied       10_nn.h
                 head, sampling)
+                @@NN.gpt @@NN.forward @@NN.generate
      @@LOSS     cross-entropy (ignore index, token-weighted), MSE, the GPT's loss   11_loss.h
+                @@LOSS.cross_entropy @@LOSS.linear_ce16 @@LOSS.mse @@LOSS.gpt
      @@OPTIM    AdamW, SGD with momentum                                            12_optim.h
+                @@OPTIM.table @@OPTIM.adamw @@OPTIM.sgd @@OPTIM.step
      @@OPTIM    (continued) Lion, AdEMAMix, Muon, SOAP                              13_optim_more.h
+                @@OPTIM.lion @@OPTIM.ademamix @@OPTIM.muon @@OPTIM.soap @@OPTIM.step_more
+                @@OPTIM.state
      @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR,                   14_sched.h
                 CosineAnnealingLR, SequentialLR
+                @@SCHED.cosine @@SCHED.torch
      @@CLIP     clip_grad_norm_, clip_grad_value_                                   15_clip.h
+                @@CLIP.norm @@CLIP.value
      @@AMP      dynamic loss scaling (GradScaler)                                   16_amp.h
+                @@AMP.scaler
      @@DATA     text files, llm.c token shards, batches                             17_data.h
+                @@DATA.files @@DATA.loader
      @@DATA     (continued) sequences, buckets, length schedule (lt_len_*)          18_data_seq.h
+                @@DATA.seq @@DATA.buckets @@DATA.len_schedule @@DATA.restarts
      @@CKPT     safetensors read/write                                              19_ckpt.h
+                @@CKPT.json @@CKPT.read @@CKPT.write
      @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training    20_train.h
                 state
+                @@TRAIN.weights @@TRAIN.checkpoint
      @@PLOT     SVG line charts (no dependencies)                                   21_plot.h
+                @@PLOT.series @@PLOT.ticks @@PLOT.svg
      @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding  22_dist.h
+                @@DIST.process @@DIST.reducer @@DIST.data
      @@CUDA     the CUDA backend (LTRAIN_CUDA): device arena, kernels, cuBLAS,      23_cuda.h
                 graphs
+                @@CUDA.arena @@CUDA.params @@CUDA.reductions @@CUDA.gemm @@CUDA.elementwise
+                @@CUDA.layernorm @@CUDA.attention @@CUDA.losses @@CUDA.optim @@CUDA.clip
+                @@CUDA.graphs
 
    ==== @@DOCS ====================================================================================
 
@@ -1118,6 +1148,7 @@ LTRAIN_DEF const char *lt_dist_describe(const lt_dist *d);
 #define M_PI 3.14159265358979323846
 #endif
 
+/* ---- @@CORE.arena  the arena ----------------------------------------------------------------- */
 /* The arena: a list of big chunks, bump-allocated, 64-byte aligned.  Reset keeps the chunks,
    so after the first step a training loop allocates nothing. */
 typedef struct lt__chunk {
@@ -1160,6 +1191,7 @@ struct lt_ctx {
 };
 
 #ifdef LTRAIN_CUDA
+/* ---- @@CORE.device  the device hooks --------------------------------------------------------- */
 /* The CUDA backend (@@CUDA) reaches into the sections above it only through these hooks; each
    call site tests ctx->device (or a tensor's) first, so an LT_CPU context never enters them. */
 static void *lt__cu_alloc(lt_ctx *ctx, size_t bytes);                      /* device arena */
@@ -1177,6 +1209,7 @@ static const float *lt__cu_host_row(lt_ctx *ctx, const float *dev, size_t n);
 static const char *const lt__status_text[] = {LT_STATUS_LIST(LT__STATUS_TEXT)};
 #undef LT__STATUS_TEXT
 
+/* ---- @@CORE.errors  errors and overflow-checked sizes ---------------------------------------- */
 LTRAIN_DEF const char *lt_status_name(lt_status s) {
     return (s >= 0 && s < LT_STATUS_COUNT) ? lt__status_text[s] : "unknown status";
 }
@@ -1217,7 +1250,7 @@ static char *lt__strdup(const char *s) {
     return p;
 }
 
-/* -- threads: the one global setting ---------------------------------------------------------- */
+/* -- @@CORE.threads  threads: the one global setting ------------------------------------------ */
 LTRAIN_DEF void lt_set_threads(int n) {
 #ifdef _OPENMP
     if (n > 0) omp_set_num_threads(n);
@@ -1233,7 +1266,7 @@ LTRAIN_DEF int lt_get_threads(void) {
 #endif
 }
 
-/* -- RNG: xoshiro256** seeded through splitmix64 ------------------------------------------------ */
+/* -- @@CORE.rng  RNG: xoshiro256** seeded through splitmix64 ------------------------------------ */
 static uint64_t lt__splitmix64(uint64_t *x) {
     uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -1323,7 +1356,7 @@ static void lt__arena_free(lt__arena *a) {
 LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx) { return ctx->arena.used; }
 LTRAIN_DEF size_t lt_arena_peak(const lt_ctx *ctx) { return ctx->arena.peak; }
 
-/* -- context -------------------------------------------------------------------------------------- */
+/* -- @@CORE.context  context ---------------------------------------------------------------------- */
 LTRAIN_DEF lt_ctx *lt_ctx_create(uint64_t seed) {
     lt_ctx *ctx = (lt_ctx *)LT__MALLOC(sizeof(lt_ctx));
     if (!ctx) return NULL;
@@ -1371,7 +1404,7 @@ LTRAIN_DEF void lt_reset(lt_ctx *ctx) {
 static uint32_t lt__f32_bits(float x) { uint32_t u; memcpy(&u, &x, sizeof u); return u; }
 static float lt__bits_f32(uint32_t u) { float x; memcpy(&x, &u, sizeof x); return x; }
 
-/* ---- scalar conversions: the reference every kernel below is tested against ----------------- */
+/* ---- @@HALF.scalar  scalar conversions: the reference every kernel below is tested against --- */
 /* torch 1.13: c10::BFloat16's round_to_nearest_even for numbers; ATen's vectorised CPU cast
    (cvtfp32_bf16) writes 0xFFFF for every NaN.  The NaN test comes first: u + 0x7FFF would wrap
    for negative NaNs. */
@@ -1432,7 +1465,7 @@ LTRAIN_DEF void lt_f32_to_bf16_stochastic_array(const float *in, uint16_t *out, 
     }
 }
 
-/* ---- array kernels ------------------------------------------------------------------------------ */
+/* ---- @@HALF.arrays  array kernels --------------------------------------------------------------- */
 /* Four conversions (LT__CV_*) by up to four kernels (LT__K_*); lt__cv_run runs one pair and
    returns 0 when that kernel lacks that conversion, so the tests can hold every kernel the CPU
    has against the scalar loop. */
@@ -1706,7 +1739,7 @@ LTRAIN_DEF const char *lt_amp_kernel_name(void) {
     return names[lt__cv_kernel(LT__CV_TO_BF16)];
 }
 
-/* ---- 16-bit precision for training (lt_set_precision) ------------------------------------------ */
+/* ---- @@HALF.precision  16-bit precision for training (lt_set_precision) ------------------------ */
 LTRAIN_DEF lt_status lt_set_precision(lt_ctx *ctx, lt_dtype precision) {
     if (!ctx) return LT_ERR_ARG;
     if (precision != LT_F32 && precision != LT_BF16 && precision != LT_F16)
@@ -1844,6 +1877,7 @@ static lt_tensor *lt__arena_tensor(lt_ctx *ctx, const char *who, int ndim, const
     return t;
 }
 
+/* ---- @@TENSOR.new  tensors from the arena ---------------------------------------------------- */
 LTRAIN_DEF lt_tensor *lt_tensor_new(lt_ctx *ctx, int ndim, const int64_t *shape) {
     lt_tensor *t;
     if (!ctx || lt_failed(ctx)) return NULL;
@@ -1884,7 +1918,7 @@ LTRAIN_DEF void lt_fill(lt_tensor *t, float v) {
     for (i = 0; i < t->n; i++) t->data[i] = v;
 }
 
-/* -- parameters ---------------------------------------------------------------------------------- */
+/* -- @@TENSOR.params  parameters ----------------------------------------------------------------- */
 static float *lt__zeros(size_t n) {
     float *p = (float *)LT__MALLOC(n * sizeof(float)); /* n * 4 fits: lt__shape_ok bounds n */
     if (p) memset(p, 0, n * sizeof(float));
@@ -2040,6 +2074,7 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
    (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device column
    (LT_CPU, later LT_CUDA) lets another backend add kernels without touching callers. */
 
+/* ---- @@OPS.table  the op table --------------------------------------------------------------- */
 /* name, and what its backward reads besides gradients: the inputs' values (IN), its own
    output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
    The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
@@ -2141,7 +2176,7 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
     fprintf(f, "%-14s %10.1f ms in kernels\n", "total", 1e3 * total);
 }
 
-/* ---- SIMD kernels ----------------------------------------------------------------------------------
+/* ---- @@OPS.simd  SIMD kernels ----------------------------------------------------------------------
    Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86 (and
    LTRAIN_NO_SIMD is not defined), hand-written AVX2 / AVX-512 kernels are compiled beside it with
    target attributes, and run only when cpuid says the CPU has the instructions (lt__gemm_pick,
@@ -2423,7 +2458,7 @@ static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n);
 static void lt__to16(lt_dtype p, const float *in, uint16_t *out, size_t n);
 static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);
 
-/* ---- reshape: a view ------------------------------------------------------------------------- */
+/* ---- @@OPS.reshape  reshape: a view ---------------------------------------------------------- */
 /* x (any) -> y (same n, new shape), sharing x's data; dx += dy */
 static void lt__reshape_fwd(lt__node *nd) { nd->out->data = nd->in[0]->data; }
 static void lt__reshape_bwd(lt__node *nd) {
@@ -2474,7 +2509,7 @@ LTRAIN_DEF lt_tensor *lt_reshape(lt_ctx *ctx, lt_tensor *t, int ndim, const int6
     return lt__run(ctx, nd);
 }
 
-/* ---- add, sub, mul: elementwise, b broadcast over a's leading dims --------------------------- */
+/* ---- @@OPS.add  add, sub, mul: elementwise, b broadcast over a's leading dims ---------------- */
 /* a (..., S), b (S) -> y (..., S) where S is any trailing part of a's shape; i indexes y,
    b is read at i mod |b|. */
 static int lt__check_broadcast(lt_ctx *ctx, const char *who, const lt_tensor *a, const lt_tensor *b) {
@@ -2619,7 +2654,7 @@ static void lt__mul_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_mul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(mul), "lt_mul", a, b); }
 
-/* ---- scale: y = s*x ------------------------------------------------------------------------------ */
+/* ---- @@OPS.scale  scale: y = s*x ----------------------------------------------------------------- */
 static void lt__scale_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
     float *y = nd->out->data, s = (float)nd->f[0];
@@ -2648,7 +2683,7 @@ LTRAIN_DEF lt_tensor *lt_scale(lt_ctx *ctx, lt_tensor *a, float s) {
     return lt__run(ctx, nd);
 }
 
-/* ---- sum, mean: x (any) -> y [1] ------------------------------------------------------------ */
+/* ---- @@OPS.sum  sum, mean: x (any) -> y [1] ------------------------------------------------- */
 static double lt__sum_f(const float *x, int64_t n) {
     double s = 0;
     int64_t i;
@@ -2681,7 +2716,7 @@ static lt_tensor *lt__reduce(lt_ctx *ctx, const lt__opdef *op, const char *who, 
 LTRAIN_DEF lt_tensor *lt_sum(lt_ctx *ctx, lt_tensor *a) { return lt__reduce(ctx, LT__OP(sum), "lt_sum", a); }
 LTRAIN_DEF lt_tensor *lt_mean(lt_ctx *ctx, lt_tensor *a) { return lt__reduce(ctx, LT__OP(mean), "lt_mean", a); }
 
-/* ---- pointwise activations ---------------------------------------------------------------------- */
+/* ---- @@OPS.activations  pointwise activations --------------------------------------------------- */
 static lt_tensor *lt__unary(lt_ctx *ctx, const lt__opdef *op, const char *who, lt_tensor *a) {
     lt__node *nd;
     if (!lt__live(ctx, who, a, a)) return NULL;
@@ -2689,6 +2724,7 @@ static lt_tensor *lt__unary(lt_ctx *ctx, const lt__opdef *op, const char *who, l
     return lt__run(ctx, nd);
 }
 
+/* ---- @@OPS.gelu  gelu (tanh, and erf below) -------------------------------------------------- */
 /* gelu (tanh): y = ½x(1 + tanh(u)), u = √(2/π)(x + 0.044715x³)   (torch's approximate='tanh'),
    computed as y = x·s with s = σ(2u) = 1/(1 + e^(-2u)), which is ½(1 + tanh u): one exp and no
    cancellation where tanh u → -1 (there 1 + tanh u loses digits, σ does not).
@@ -2934,6 +2970,7 @@ static void lt__gelu_erf_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_gelu_erf(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(gelu_erf), "lt_gelu_erf", a); }
 
+/* ---- @@OPS.relu  relu, tanh, sigmoid --------------------------------------------------------- */
 /* relu: y = max(x, 0), dy/dx = [x > 0] */
 static void lt__relu_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
@@ -2984,7 +3021,7 @@ static void lt__sigmoid_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_sigmoid(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(sigmoid), "lt_sigmoid", a); }
 
-/* ---- softmax and log-softmax over the last dim ---------------------------------------------------- */
+/* ---- @@OPS.softmax  softmax and log-softmax over the last dim ------------------------------------- */
 /* x (R, V) -> y (R, V).  Stable: subtract the row max first, so logits of ±1e4 and -inf entries
    stay finite.  A row of all -inf has no distribution: softmax gives 0s, log-softmax -inf. */
 /* 16 running maxima (a loop compilers vectorise), then the largest: max is exact in any order */
@@ -3076,7 +3113,7 @@ LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a) {
     return lt__unary(ctx, LT__OP(log_softmax), "lt_log_softmax", a);
 }
 
-/* ---- layernorm ------------------------------------------------------------------------------------ */
+/* ---- @@OPS.layernorm  layernorm ------------------------------------------------------------------- */
 /* x (R, C), w, b (C) -> y (R, C) = (x - mean)·rstd·w + b,  rstd = 1/sqrt(var + eps) (biased var);
    saves mean, rstd (R).  Backward, with x̂ = (x - mean)·rstd and g = dy·w:
      dw += Σ_rows dy·x̂,   db += Σ_rows dy,   dx += rstd·(g - mean(g) - x̂·mean(g·x̂))
@@ -3308,7 +3345,7 @@ static void lt__layernorm16_bwd(lt__node *nd) {
     if (a.xh) lt__ln_bwd(nd, &a, nd->save[0]);
 }
 
-/* ---- embedding ------------------------------------------------------------------------------------ */
+/* ---- @@OPS.embedding  embedding ------------------------------------------------------------------- */
 /* W (V, C), ids (N) -> y (N, C) = W[ids];  dW[ids[n]] += dy[n] (rows may repeat: summed).
    Forward: the threads take rows.  Backward: the threads take blocks of 64 columns, each adding
    every row into its columns in row order, so repeated ids never race and the sums do not depend
@@ -3365,7 +3402,7 @@ LTRAIN_DEF lt_tensor *lt_embedding(lt_ctx *ctx, lt_tensor *w, const int32_t *ids
     return lt__run(ctx, nd);
 }
 
-/* ---- dropout ----------------------------------------------------------------------------------------- */
+/* ---- @@OPS.dropout  dropout -------------------------------------------------------------------------- */
 /* y = x·m/(1-p), m ~ Bernoulli(1-p) from the context's RNG; saves the scaled mask; dx += dy·mask.
    Not training, or p = 0: y is x itself (no record). */
 static void lt__dropout_fwd(lt__node *nd) {
@@ -3398,7 +3435,7 @@ LTRAIN_DEF lt_tensor *lt_dropout(lt_ctx *ctx, lt_tensor *a, float p) {
     return lt__run(ctx, nd);
 }
 
-/* ---- transpose (a copy) --------------------------------------------------------------------------- */
+/* ---- @@OPS.transpose  transpose (a copy) ---------------------------------------------------------- */
 /* x (s0,s1,s2,s3) -> y with dims d0 and d1 swapped;  dx += dy transposed back.
    i[0], i[1] = the swapped dims. */
 static void lt__transpose_copy(const lt_tensor *x, const lt_tensor *y, int d0, int d1, const float *src, float *dst,
@@ -3444,7 +3481,7 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
     return lt__run(ctx, nd);
 }
 
-/* ---- causal multi-head self-attention ---------------------------------------------------------------- */
+/* ---- @@OPS.attention  causal multi-head self-attention ----------------------------------------------- */
 /* qkv (B, T, 3C) -> y (B, T, C), H heads of D = C/H; for query t of head h (q_t, k_u, v_u its rows):
      s_u = q_t·k_u / sqrt(D) for u <= t,  p = softmax(s),  y_t = Σ_u p_u v_u
    (torch's scaled_dot_product_attention(q, k, v, is_causal=True)); saves L_t = log Σ_u exp(s_u),
@@ -4065,7 +4102,7 @@ typedef struct {
 #define LT__KC_MAX 256
 #define LT__KS (LT__KC_MAX + 16)   /* row stride of a row-major A sliver (+16: rows on other L1 sets) */
 
-/* ---- portable kernel: the reference ----------------------------------------------------------- */
+/* ---- @@GEMM.kernels  portable kernel: the reference ------------------------------------------- */
 #define LT__P_MR 4
 #define LT__P_NR 16
 static void lt__uk_portable(int64_t kc, const float *a, int64_t ak, int64_t ar, const float *b, float *c,
@@ -4090,7 +4127,7 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
 }
 
 #ifdef LT__X86
-/* ---- AVX-512: 14 x 32 ------------------------------------------------------------------------- */
+/* ---- @@GEMM.avx512  AVX-512: 14 x 32 ---------------------------------------------------------- */
 /* 28 accumulators + 2 B vectors + the broadcast A value fit in the 32 zmm registers; each k is
    2 loads + 14 broadcasts (folded into the FMAs) for 28 FMAs. */
 #define LT__A5_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
@@ -4143,7 +4180,7 @@ LT__A5_KERNEL(lt__uk_avx512_k, 14)          /* A sliver k-major: a[k*14 + r] */
 LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] */
 #undef LT__AT
 
-/* ---- AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ---------------------------------- */
+/* ---- @@GEMM.bf16dp  AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ------------------- */
 /* When both operands are bf16 (lt__gemm16 in bf16 precision), vdpbf16ps does twice the work of
    an FMA per instruction at the same rate (measured here, Zen 4, 12 independent chains: FMA 116
    GFLOP/s, vdpbf16ps 233): each float32 lane j of the accumulator gets
@@ -4221,7 +4258,7 @@ LT__TARGET_AVX512 static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
     }
 }
 
-/* ---- AVX2 + FMA: 6 x 16 ----------------------------------------------------------------------- */
+/* ---- @@GEMM.avx2  AVX2 + FMA: 6 x 16 ---------------------------------------------------------- */
 /* 12 accumulators + 2 B vectors + 1 broadcast = 15 of the 16 ymm registers. */
 #define LT__A2_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define LT__A2_ZERO(r) __m256 c##r##a = _mm256_setzero_ps(), c##r##b = _mm256_setzero_ps();
@@ -4317,7 +4354,7 @@ LT__TARGET_AVX2 static void lt__runs_avx2(const float *s, int64_t lds, int64_t n
 #endif /* LT__X86 */
 
 #ifdef LT__ARM
-/* ---- NEON (AArch64): 8 x 12 ------------------------------------------------------------------- */
+/* ---- @@GEMM.neon  NEON (AArch64): 8 x 12 ------------------------------------------------------ */
 /* 24 accumulators (8 rows of 3 quads) + 3 B quads + 4 quads of A values = 31 of the 32 q
    registers.  Each FMA multiplies a B quad by one lane of an A quad (fmla v.4s, v.4s, v.s[l]), so
    A values are never broadcast separately.  k-major slivers give the 8 A values of one k in two
@@ -4382,7 +4419,7 @@ static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, 
 }
 #endif /* LT__ARM */
 
-/* ---- kernel choice ---------------------------------------------------------------------------- */
+/* ---- @@GEMM.pick  kernel choice --------------------------------------------------------------- */
 static int lt__gemm_supported(int id) {
     if (id == LT__GEMM_PORTABLE) return 1;
 #ifdef LT__X86
@@ -4464,7 +4501,7 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
 #define LT__GEMM_MC_MAX 112   /* the largest MC and NC above */
 #define LT__GEMM_NC_MAX 512
 
-/* ---- packing ---------------------------------------------------------------------------------- */
+/* ---- @@GEMM.pack  packing --------------------------------------------------------------------- */
 /* Packing walks rows that lie a stride apart (a run of KC values from each), which the hardware
    prefetcher picks up late: the runs a few rows ahead are asked for explicitly (measured on
    the bf16 pair packing of 2048x1024 · (1024x256)ᵀ, 1 thread: 7.1 -> 6.0 ms). */
@@ -4548,7 +4585,7 @@ static void lt__pack_b(int tb, int isa, const float *B, int64_t ldb, int64_t kc,
     }
 }
 
-/* ---- 16-bit operands (lt__gemm16, @@OPS): converted while packing ------------------------------ */
+/* ---- @@GEMM.f16  16-bit operands (lt__gemm16, @@OPS): converted while packing ------------------ */
 /* An operand as packing reads it: float32 values f as they are (p = 0) or rounded to 16 bits
    (p = LT_BF16 or LT_F16), or 16-bit values h of type p, widened.  The panels are float32 either
    way, so the micro-kernels, their sums and their speed are those of float32; packing converts
@@ -4758,7 +4795,7 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
 }
 
 #ifdef LT__X86
-/* ---- packing straight into bf16 pairs (the bf16dp kernel) --------------------------------------- */
+/* ---- @@GEMM.pack_bf16  packing straight into bf16 pairs (the bf16dp kernel) --------------------- */
 /* The four cases write the pair panels of lt__pair_kmajor / lt__pair_rows directly from the
    operand, 16 values at a time, without the float32 panel in between (a gelu operand, whose
    values are recomputed, still takes that way).  AVX512_BF16 CPUs all have AVX512BW and VL. */
@@ -4918,7 +4955,7 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     }
 }
 
-/* ---- one thread's block of C ------------------------------------------------------------------ */
+/* ---- @@GEMM.block  one thread's block of C ---------------------------------------------------- */
 /* The B panel that the next (jc, pc) step will pack, fetched into L2 a few lines before each
    micro-kernel call of this step, so that packing it reads cache instead of memory.  Weights are
    cold in a training step (a whole step of other data passed since their last use), and packing
@@ -5149,7 +5186,7 @@ static void lt__sgemm_bias(int ta, int tb, int64_t M, int64_t N, int64_t K, cons
 /* ==== @@OPS (continued)  matmul, linear, conv1d: the ops that call the GEMM ===================== */
 /* Holds: the ops built on the GEMM: matmul, linear, conv1d, and their 16-bit forms.
    Calls: @@CORE, @@HALF, @@TENSOR, @@OPS (records, gradients), @@GEMM. */
-/* ---- matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) ----------------------------- */
+/* ---- @@OPS.matmul  matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) --------------- */
 /* i[0] = flags, i[1] = batches, i[2..4] = M, N, K, i[5] = b is shared (2-D) by every batch.
    Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
    a stored transposed gets (d op(a))ᵀ = op(b) · dyᵀ, likewise for b. */
@@ -5226,7 +5263,7 @@ batch_mismatch:
     return NULL;
 }
 
-/* ---- linear (torch.nn.Linear) and conv1d (Hugging Face Conv1D) --------------------------------- */
+/* ---- @@OPS.linear  linear (torch.nn.Linear) and conv1d (Hugging Face Conv1D) ------------------- */
 /* linear: x (R, I), W (O, I), b (O) -> y (R, O) = x·Wᵀ + b
      dx += dy·W,  dW += dyᵀ·x,  db += Σ_rows dy
    conv1d: x (R, I), W (I, O), b (O) -> y (R, O) = x·W + b
@@ -5306,7 +5343,7 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
 }
 
 
-/* ---- 16-bit precision (lt_set_precision, @@AMP): matmul16, linear16, conv1d16 ------------------ */
+/* ---- @@OPS.matmul16  16-bit precision (lt_set_precision, @@AMP): matmul16, linear16, conv1d16 --- */
 /* The products above with both operands rounded to bf16 or fp16 and float32 accumulation:
      forward   y  = round16(op(a)16 · op(b)16 + round16(bias))     as torch.autocast's mm/addmm
      backward  da += dy16 · ...,  db += ... (the operands as in the float32 op, all 16-bit),
@@ -5550,6 +5587,7 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
 /* Holds: lt_backward (running the tape backwards), lt_zero_grad, lt_gradcheck.
    Calls: @@CORE, @@TENSOR, @@OPS; the device through ctx->dev. */
 
+/* ---- @@TAPE.backward  backward --------------------------------------------------------------- */
 /* Reverse-mode differentiation: seed d(loss)/d(loss) = 1 (or `seed`: the gradient of seed·loss,
    e.g. 1/K for K accumulated micro-batches, or a loss scale), then run the backward kernel of every
    record from last to first.  A record whose output received no gradient is skipped.  Every
@@ -5606,6 +5644,7 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
 
 LTRAIN_DEF void lt_retain_grad(lt_tensor *t) { if (t) t->retain_grad = 1; }
 
+/* ---- @@TAPE.zero_grad  zero_grad ------------------------------------------------------------- */
 /* Zero n floats at x in the loop lt__adamw_update reads them with (blocks of LT__EWB, OpenMP's
    static split; LT__OPT_PAR_MIN there equals LT__EW_PAR), so each thread clears the lines it read
    last in the optimizer's step, which sit in its own cache.  One thread clearing them all had to
@@ -5643,6 +5682,7 @@ LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx) {
 LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx) { return ctx->tape_len; }
 
 /* Σ out·R in double, without recording (for the finite differences). */
+/* ---- @@TAPE.gradcheck  gradcheck: finite differences ----------------------------------------- */
 static double lt__probe(lt_ctx *ctx, lt_gradcheck_fn fn, lt_tensor **in, void *user, const float *R) {
     lt_tensor *out;
     double s = 0;
@@ -5749,6 +5789,7 @@ struct lt__capture {
     char *has_grad;              /* op k's output receives a gradient (so its backward runs) */
 };
 
+/* ---- @@COMPILE.capture  capture -------------------------------------------------------------- */
 static void lt__capture_input(lt_ctx *ctx, lt_tensor *t, const float *src) {
     struct lt__capture *c = ctx->cap;
     if (c->n_in == c->cap_in) {
@@ -5891,7 +5932,7 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
     LT__FREE(p);
 }
 
-/* ---- fusion: chains of row-wise ops run tile by tile ---------------------------------------------
+/* ---- @@COMPILE.fusion  fusion: chains of row-wise ops run tile by tile ---------------------------
    Ops such as layernorm, softmax and the elementwise ones treat each row of their (R, C) output
    independently.  A chain of them (in GPT-2: the residual add and the layernorm after it) runs
    eagerly as one sweep over all R rows per op, so each op reads back from memory what the one
@@ -5997,6 +6038,7 @@ static void lt__run_fused(lt_plan *p, int k, int e) {
     }
 }
 
+/* ---- @@COMPILE.plan  the plan: schedule, lifetimes, placement -------------------------------- */
 /* Build the plan from a recording and its gradient marks (lt__mark_grads).  Returns 0 with
    p->note set when the recording cannot be planned. */
 static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
@@ -6295,6 +6337,7 @@ static int lt__mark_grads(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *l
     return 1;
 }
 
+/* ---- @@COMPILE.replay  replay ---------------------------------------------------------------- */
 /* One replay: the inputs copied in again, every forward kernel, the seed, every backward kernel
    (each gradient buffer marked unset just before its first write).  `check`: lt_compile's validation
    replay, which stops at the first op whose output is not finite and names it. */
@@ -6345,6 +6388,7 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
     return ctx->status;
 }
 
+/* ---- @@COMPILE.compile  lt_compile ----------------------------------------------------------- */
 /* Recording runs the step function in a "dry" mode: every op checks its arguments and is
    recorded with its shapes, but no kernel runs and no activation is written, so the arena's
    pages are never touched and compiling costs no more memory than the plan itself (an eager
@@ -6469,7 +6513,7 @@ LTRAIN_DEF size_t lt_plan_bytes(const lt_plan *p) { return p ? p->mem_bytes : 0;
 LTRAIN_DEF size_t lt_plan_naive_bytes(const lt_plan *p) { return p ? p->naive_bytes : 0; }
 LTRAIN_DEF size_t lt_plan_saved_bytes(const lt_plan *p) { return p ? p->saved_bytes : 0; }
 
-/* -- a small cache of plans keyed by the caller's shape key (e.g. B*65536 + T) -------------------- */
+/* -- @@COMPILE.cache  a small cache of plans keyed by the caller's shape key (e.g. B*65536 + T) --- */
 struct lt_plan_cache {
     lt_ctx *ctx;
     int cap, n;
@@ -6558,6 +6602,7 @@ struct lt_gpt {
     char (*scopes)[24];      /* "h.3.attn", "h.3.mlp", ...: where ops run (for messages) */
 };
 
+/* ---- @@NN.gpt  the model: parameters, initialisation ----------------------------------------- */
 /* A parameter of the model, named as Hugging Face names it (prefix + suffix). */
 static lt_tensor *lt__gpt_param(lt_gpt *g, const char *prefix, const char *suffix, int64_t d0, int64_t d1) {
     char name[128];
@@ -6674,6 +6719,7 @@ LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *g) {
     return n;
 }
 
+/* ---- @@NN.forward  forward ------------------------------------------------------------------- */
 /* The model up to ln_f (B,T,C); the head is the caller's: lt_gpt_forward's lt_linear, or the
    fused head and loss of lt__gpt_loss at 16-bit precision. */
 static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, const int32_t *lengths) {
@@ -6727,6 +6773,7 @@ LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *g, const int32_t *ids, int B, int T
     return x;
 }
 
+/* ---- @@NN.generate  sampling ----------------------------------------------------------------- */
 /* The k-th largest of a[0..n-1] (k >= 1), by quickselect; a is reordered. */
 static double lt__kth_largest(double *a, int n, int k) {
     int lo = 0, hi = n - 1, want = k - 1;
@@ -6813,6 +6860,7 @@ LTRAIN_DEF int lt_gpt_generate(lt_gpt *g, const int32_t *prompt, int n_prompt, i
    the GPT's loss (lt__gpt_loss: trunk, head, cross-entropy).
    Calls: @@CORE, @@HALF, @@TENSOR, @@OPS, @@GEMM, @@NN. */
 
+/* ---- @@LOSS.cross_entropy  cross-entropy ----------------------------------------------------- */
 LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
     int64_t i, c = 0;
     for (i = 0; i < n; i++) c += targets[i] != LT_IGNORE_INDEX;
@@ -6918,7 +6966,7 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
     return lt__ce(ctx, "lt_cross_entropy_sum", logits, targets, denom, 0);
 }
 
-/* ---- linear_ce16: the LM head and cross-entropy in one op, for 16-bit training ---------------- */
+/* ---- @@LOSS.linear_ce16  linear_ce16: the LM head and cross-entropy in one op, for 16-bit training --- */
 /* x (R, C), W (V, C), targets (R) -> loss [1]: lt_linear(x, W) then lt_cross_entropy(_sum) at
    16-bit precision, the same numbers, without a float32 logits tensor (R·V floats) or its float32
    gradient (as much again): the logits z = round16(x16·W16ᵀ) are kept in 16 bits only.
@@ -7095,6 +7143,7 @@ static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt
 
 /* pred, target (n) -> loss [1] = Σ (p - t)² / n  (torch.nn.MSELoss, mean);
    dp += dloss·2(p - t)/n,  dt -= the same */
+/* ---- @@LOSS.mse  mse ------------------------------------------------------------------------- */
 static void lt__mse_fwd(lt__node *nd) {
     const float *p = nd->in[0]->data, *t = nd->in[1]->data;
     int64_t i, n = nd->in[0]->n;
@@ -7127,7 +7176,7 @@ LTRAIN_DEF lt_tensor *lt_mse_loss(lt_ctx *ctx, lt_tensor *pred, lt_tensor *targe
     return lt__run(ctx, nd);
 }
 
-/* ---- the GPT's loss: its trunk (@@NN), then the head and the cross-entropy ----------------------- */
+/* ---- @@LOSS.gpt  the GPT's loss: its trunk (@@NN), then the head and the cross-entropy ----------- */
 /* lt_gpt_loss and lt_gpt_loss_ex: the mean over counted targets (denom <= 0) or the sum / denom.
    At 16-bit precision the head and the loss are one op (linear_ce16, @@LOSS): the same numbers
    as lt_linear + lt_cross_entropy there, without float32 logits. */
@@ -7164,6 +7213,7 @@ LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *
 
 typedef enum { LT__OPT_ADAMW = 0, LT__OPT_SGD } lt__opt_kind;
 
+/* ---- @@OPTIM.table  the optimizer table, the constructors ------------------------------------ */
 /* The extension point for optimizers defined in later sections (@@OPTIM continued: Lion,
    AdEMAMix, Muon, SOAP): when `ops` is set, the public lt_optim_* calls dispatch to it, and the
    optimizer keeps its own state behind `ext` (AdamW and SGD leave both NULL). */
@@ -7317,6 +7367,7 @@ LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_confi
     return o;
 }
 
+/* ---- @@OPTIM.adamw  AdamW -------------------------------------------------------------------- */
 /* AdamW on n elements, as torch.optim.AdamW's single-tensor path (t counted from 1):
      θ ← θ·(1 − lr·λ)                                     (decayed parameters only)
      m ← β1·m + (1−β1)·g          v ← β2·v + (1−β2)·g·g
@@ -7386,6 +7437,7 @@ static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64
     }
 }
 
+/* ---- @@OPTIM.sgd  SGD with momentum ---------------------------------------------------------- */
 /* SGD on n elements, as torch.optim.SGD:
      d ← g + λθ ;   b ← d on the first step, then b ← μ·b + (1−τ)·d     (momentum μ, dampening τ)
      d ← d + μ·b (nesterov) or d ← b ;   θ ← θ − lr·d
@@ -7407,6 +7459,7 @@ static void lt__sgd_update(float *p, float *buf, const float *g, int64_t n, floa
     }
 }
 
+/* ---- @@OPTIM.step  the public calls: step, state --------------------------------------------- */
 LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
     int i;
     if (!opt) return LT_ERR_ARG;
@@ -7653,7 +7706,7 @@ oom:
 
 static int lt__x_beta_ok(double b) { return b >= 0 && b < 1; }
 
-/* ---- Lion --------------------------------------------------------------------------------------- */
+/* ---- @@OPTIM.lion  Lion ------------------------------------------------------------------------- */
 LTRAIN_DEF lt_lion_config lt_lion_defaults(void) {
     lt_lion_config c;
     c.lr = 1e-4; c.beta1 = 0.9; c.beta2 = 0.99; c.weight_decay = 0; c.decay_mode = LT_DECAY_MARKED;
@@ -7694,7 +7747,7 @@ static void lt__lion_update(float *p, float *m, const float *g, int64_t n, float
     }
 }
 
-/* ---- AdEMAMix ----------------------------------------------------------------------------------- */
+/* ---- @@OPTIM.ademamix  AdEMAMix ----------------------------------------------------------------- */
 LTRAIN_DEF lt_ademamix_config lt_ademamix_defaults(void) {
     lt_ademamix_config c;
     c.lr = 1e-3; c.beta1 = 0.9; c.beta2 = 0.999; c.beta3 = 0.9999; c.alpha = 5.0; c.eps = 1e-8;
@@ -7764,7 +7817,7 @@ static void lt__ademamix_update(float *p, float *m1, float *m2, float *v, const 
     }
 }
 
-/* ---- Muon --------------------------------------------------------------------------------------- */
+/* ---- @@OPTIM.muon  Muon ------------------------------------------------------------------------- */
 LTRAIN_DEF lt_muon_config lt_muon_defaults(void) {
     lt_muon_config c;
     memset(&c, 0, sizeof c);
@@ -7890,7 +7943,7 @@ static void lt__muon_update(lt_tensor *t, float *m, int64_t rows, int64_t cols, 
     }
 }
 
-/* ---- SOAP: linear algebra in double ---------------------------------------------------------- */
+/* ---- @@OPTIM.soap  SOAP: linear algebra in double -------------------------------------------- */
 /* Symmetric a (n×n, row-major) = V·diag(w)·Vᵀ: Householder reduction to tridiagonal form, then
    the implicit QL iteration with Wilkinson-style shifts (the EISPACK tred2/tql2 algorithms, as
    in JAMA).  v holds Vᵀ (row k = eigenvector k); working on Vᵀ keeps every inner loop contiguous
@@ -8249,7 +8302,7 @@ static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     return LT_OK;
 }
 
-/* ---- the step of all four ------------------------------------------------------------------ */
+/* ---- @@OPTIM.step_more  the step of all four ----------------------------------------------- */
 static lt_status lt__x_step(lt_optim *o, double lr) {
     lt__x *x = lt__xof(o);
     double cfg_lr = x->kind == LT__X_LION ? x->lion.lr : x->kind == LT__X_ADEMAMIX ? x->adem.lr
@@ -8310,7 +8363,7 @@ static lt_status lt__x_step(lt_optim *o, double lr) {
     return lt_status_of(o->ctx);
 }
 
-/* ---- the state contract ------------------------------------------------------------------------ */
+/* ---- @@OPTIM.state  the state contract --------------------------------------------------------- */
 LTRAIN_DEF float *lt_optim_state_buf(lt_optim *opt, int param_index, int which, int64_t *count) {
     int64_t cnt = 0;
     float *p = NULL;
@@ -8343,6 +8396,7 @@ LTRAIN_DEF size_t lt_optim_state_bytes(lt_optim *opt) {
    LinearLR, CosineAnnealingLR, SequentialLR.
    Calls: nothing (arithmetic on the schedule's fields). */
 
+/* ---- @@SCHED.cosine  warm-up, then cosine / sqrt / linear decay ------------------------------ */
 LTRAIN_DEF double lt_schedule_lr(const lt_schedule *s, int64_t step) {
     int64_t t, T;
     double d;
@@ -8381,7 +8435,7 @@ LTRAIN_DEF int lt_decay_parse(const char *name, lt_decay *out) {
     return 0;
 }
 
-/* ---- the torch.optim.lr_scheduler mirror ----
+/* ---- @@SCHED.torch  the torch.optim.lr_scheduler mirror ---
    torch's schedulers all write one shared value, the optimizer group's 'lr', and most of them
    compute the next value from it (the "chainable" form), not from the step number.  `lr` below
    is that shared value; a sequence hands its own to the scheduler it steps and takes it back.
@@ -8545,6 +8599,7 @@ LTRAIN_DEF void lt_lrs_destroy(lt_lrs *s) {
 /* Holds: the gradients' global norm (a fixed summation order), clip_grad_norm_, clip_grad_value_.
    Calls: @@CORE; the device through ctx->dev. */
 
+/* ---- @@CLIP.norm  the global norm, clip_grad_norm_ ------------------------------------------- */
 /* Σ g² in double, in a fixed order whatever the thread count: simd sums over pieces of LT__EWB
    values, pieces summed in order within parts of LT__SQ_PART values, the parts' sums added in
    order; threads take parts. */
@@ -8650,6 +8705,7 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
 }
 
 /* as torch.nn.utils.clip_grad_value_: clamp every gradient element to [−clip, clip] (NaN stays). */
+/* ---- @@CLIP.value  clip_grad_value_ ---------------------------------------------------------- */
 LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip) {
     float c = (float)clip;
     int i;
@@ -8681,7 +8737,7 @@ LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip)
 /* Holds: lt_scaler, torch's GradScaler: scale the loss, unscale and check the gradients, skip
    the step on inf/NaN, grow or back off the scale.
    Calls: @@CORE, @@OPS (lt_scale), @@OPTIM (the step); the device through ctx->dev. */
-/* ---- dynamic loss scaling: torch.cuda.amp.GradScaler -------------------------------------------- */
+/* ---- @@AMP.scaler  dynamic loss scaling: torch.cuda.amp.GradScaler ------------------------------ */
 #define LT__AMP_PAR_MIN 32768 /* elements below which the unscale loop stays on one thread */
 enum { LT__SC_READY = 0, LT__SC_UNSCALED, LT__SC_STEPPED };
 
@@ -8853,6 +8909,7 @@ static uint64_t lt__rd64(const unsigned char *p) { return (uint64_t)lt__rd32(p) 
 
 LTRAIN_DEF void lt_free(void *p) { LT__FREE(p); }
 
+/* ---- @@DATA.files  files and token shards ---------------------------------------------------- */
 /* The whole file, whatever its length: the size from fseek/ftell is only a hint (a pipe or a
    directory reports nonsense), so the buffer grows with the bytes actually read. */
 LTRAIN_DEF lt_status lt_read_file(lt_ctx *ctx, const char *path, void **buf, size_t *size) {
@@ -8964,6 +9021,7 @@ struct lt_loader {
     int64_t perm_epoch;
 };
 
+/* ---- @@DATA.loader  the batch loader --------------------------------------------------------- */
 /* Takes ownership of tok (frees it on failure).  what: "lt_loader_open: \"path\"" or similar. */
 static lt_loader *lt__loader_make(lt_ctx *ctx, int32_t *tok, int64_t n, int B, int T, int is_shard, const char *what) {
     lt_loader *ld;
@@ -9132,6 +9190,7 @@ LTRAIN_DEF lt_status lt_loader_set_pos(lt_loader *ld, int64_t epoch, int64_t ind
    length schedule (lt_len_*).
    Calls: @@CORE, @@LOSS (lt__gpt_loss), @@DATA (file and shard reads). */
 
+/* ---- @@DATA.seq  the sequence loader --------------------------------------------------------- */
 /* A row of a batch before padding: its inputs and targets (len of each). */
 typedef struct { const int32_t *ids, *tg; int len; } lt__row;
 
@@ -9365,6 +9424,7 @@ static int64_t lt__seq_padded(const lt_seq_config *c, int64_t m) {
     return p < c->max_len ? p : c->max_len;   /* m <= max_len always */
 }
 
+/* ---- @@DATA.buckets  batches: buckets, packing, padding -------------------------------------- */
 /* Epoch e's batches, from an RNG seeded by (seed, e) alone (as the stream loader's shuffle):
    a permutation of the pieces; bucket mode sorts it stably by bucket (a random order inside
    each bucket).  Then batches are packed greedily in that order, a batch closing when the next
@@ -9553,7 +9613,7 @@ LTRAIN_DEF lt_tensor *lt_gpt_loss_ex(lt_gpt *g, const int32_t *ids, const int32_
     return lt__gpt_loss(g, ids, targets, B, T, lengths, denom);
 }
 
-/* ---- sequence-length schedule ---------------------------------------------------------------- */
+/* ---- @@DATA.len_schedule  sequence-length schedule ------------------------------------------- */
 LTRAIN_DEF int lt_len_at(const lt_len_schedule *ls, int64_t step) {
     int64_t t0, t1, v, q;
     double p;
@@ -9608,7 +9668,7 @@ LTRAIN_DEF int lt_len_parse(const char *spec, lt_len_schedule *out, char *err, s
     return 1;
 }
 
-/* ---- random restarts -------------------------------------------------------------------------- */
+/* ---- @@DATA.restarts  random restarts --------------------------------------------------------- */
 LTRAIN_DEF int lt_restarts(int n, uint64_t base_seed, lt_restart_fn fn, void *user, uint64_t *seeds, double *val) {
     int r, best = -1;
     double best_v = INFINITY;
@@ -9719,7 +9779,7 @@ static int lt__utf8_len(const unsigned char *s, size_t n) {
     return len;
 }
 
-/* -- a strict JSON parser: objects, arrays, strings, integers; nothing else -------------------- */
+/* -- @@CKPT.json  a strict JSON parser: objects, arrays, strings, integers; nothing else ------- */
 enum { LT__J_OBJ, LT__J_ARR, LT__J_STR, LT__J_INT };
 
 typedef struct {
@@ -9925,7 +9985,7 @@ static int lt__j_value(lt__json *j, int depth) {
     return -1;
 }
 
-/* -- reading ------------------------------------------------------------------------------------ */
+/* -- @@CKPT.read  reading ----------------------------------------------------------------------- */
 typedef struct {
     const char *name;  /* in the pool */
     int dt;            /* index into lt__st_dtypes */
@@ -10313,7 +10373,7 @@ LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n) {
     return LT_OK;
 }
 
-/* -- writing ------------------------------------------------------------------------------------ */
+/* -- @@CKPT.write  writing ---------------------------------------------------------------------- */
 typedef struct {
     char *name;
     int dt, ndim;
@@ -10584,6 +10644,7 @@ io:
    scaler, step) saved next to the weights and loaded back.
    Calls: @@CORE, @@TENSOR, @@NN, @@OPTIM, @@AMP, @@CKPT; the device through ctx->dev. */
 
+/* ---- @@TRAIN.weights  GPT weights under Hugging Face names ----------------------------------- */
 LTRAIN_DEF lt_status lt_gpt_save(lt_gpt *g, const char *path) {
     return lt_checkpoint_save(g, NULL, NULL, NULL, path);
 }
@@ -10716,6 +10777,7 @@ done:
     return g;
 }
 
+/* ---- @@TRAIN.checkpoint  checkpoints: weights and training state ----------------------------- */
 LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train_state *st, const char *note,
                                         const char *path) {
     lt_ctx *ctx;
@@ -10972,6 +11034,7 @@ static void lt__plot_panel_init(lt__ppanel *q) {
     for (i = 0; i < 4; i++) q->lim[i] = NAN;
 }
 
+/* ---- @@PLOT.series  plots, panels, series ---------------------------------------------------- */
 LTRAIN_DEF lt_plot *lt_plot_create(const char *title, const char *xlabel, const char *ylabel) {
     lt_plot *p = (lt_plot *)LT__MALLOC(sizeof(lt_plot));
     if (!p) return NULL;
@@ -11108,7 +11171,7 @@ LTRAIN_DEF const char *lt_plot_error(const lt_plot *p) {
     return p ? p->msg : "lt_plot: no plot (lt_plot_create returned NULL: out of memory)";
 }
 
-/* -- ranges and ticks ----------------------------------------------------------------------------- */
+/* -- @@PLOT.ticks  ranges and ticks --------------------------------------------------------------- */
 
 /* The 1-2-5 step nearest above span/target: 1, 2, 5, 10, 20, 50, ... times a power of ten. */
 static double lt__plot_nice_step(double span, int target) {
@@ -11207,7 +11270,7 @@ static void lt__plot_label(char *buf, size_t cap, double v, const lt__paxis *a) 
     snprintf(buf, cap, "%.*f", dec < 0 ? 0 : dec > 9 ? 9 : dec, v);
 }
 
-/* -- writing ------------------------------------------------------------------------------------- */
+/* -- @@PLOT.svg  writing ------------------------------------------------------------------------- */
 
 /* Text content or an attribute value, XML-escaped; control bytes and invalid UTF-8 become '?'. */
 static void lt__plot_text(FILE *f, const char *s) {
@@ -11523,7 +11586,7 @@ struct lt_dist {
 #endif
 };
 
-/* ---- process level ------------------------------------------------------------------------ */
+/* ---- @@DIST.process  process level -------------------------------------------------------- */
 #ifdef LTRAIN_MPI
 static int lt__mpi_live(void) {
     int i = 0, f = 0;
@@ -11583,7 +11646,7 @@ LTRAIN_DEF void lt_dist_abort(int code) {
 #endif
 }
 
-/* ---- the reducer -------------------------------------------------------------------------- */
+/* ---- @@DIST.reducer  the reducer ---------------------------------------------------------- */
 LTRAIN_DEF lt_dist_config lt_dist_defaults(void) {
     lt_dist_config c;
     memset(&c, 0, sizeof c);
@@ -11912,6 +11975,7 @@ LTRAIN_DEF lt_status lt_dist_check_sync(lt_dist *d) {
 }
 
 /* Reads the loader's B and B*T: lt_loader is defined in @@DATA above. */
+/* ---- @@DIST.data  each rank's batches, checkpoints ------------------------------------------- */
 LTRAIN_DEF lt_status lt_dist_loader_next(lt_dist *d, lt_loader *ld, int32_t *inputs, int32_t *targets) {
     size_t bt, gbt;
     lt_status s;
@@ -12106,7 +12170,7 @@ static int lt__cu_blas_ok(lt_ctx *ctx, cublasStatus_t s, const char *what) {
 /* After a launch: a bad configuration shows at once, a fault at the next synchronisation. */
 #define LT__CU_LAUNCHED(ctx, what) lt__cu_ok(ctx, cudaGetLastError(), what)
 
-/* -- device arena ------------------------------------------------------------------------------ */
+/* -- @@CUDA.arena  device arena ---------------------------------------------------------------- */
 static void *lt__cu_alloc(lt_ctx *ctx, size_t bytes) {
     lt__cuda *cu = ctx->cuda;
     lt__cu_chunk *c;
@@ -12186,7 +12250,7 @@ static void lt__cu_reset(lt_ctx *ctx) {
 
 LTRAIN_DEF size_t lt_device_arena_bytes(const lt_ctx *ctx) { return ctx && ctx->cuda ? ctx->cuda->reserved : 0; }
 
-/* -- parameters: the device mirror of the packed block ------------------------------------------- */
+/* -- @@CUDA.params  parameters: the device mirror of the packed block ---------------------------- */
 static float *lt__cu_p(lt_ctx *ctx, const float *p) {
     lt__cuda *cu = ctx->cuda;
     if (p && cu->pdev && p >= cu->phost && p < cu->phost + 2 * cu->pfloats) return cu->pdev + (p - cu->phost);
@@ -12420,7 +12484,7 @@ LTRAIN_DEF lt_status lt_set_device(lt_ctx *ctx, lt_device dev) {
     return LT_OK;
 }
 
-/* -- reductions --------------------------------------------------------------------------------- */
+/* -- @@CUDA.reductions  reductions -------------------------------------------------------------- */
 /* The sum of v over a block (double, fixed order: the same on every run).  blockDim.x must be a
    multiple of 32, at most 1024; every thread gets the result. */
 __device__ double lt__cu_block_sum(double v) {
@@ -12558,7 +12622,7 @@ __global__ void lt__k_epilogue16(float *y, const float *t, const float *bias, in
     }
 }
 
-/* -- GEMM through cuBLAS -------------------------------------------------------------------------- */
+/* -- @@CUDA.gemm  GEMM through cuBLAS ------------------------------------------------------------- */
 /* Row-major C (M,N) = alpha·op(A)·op(B) + beta·C is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: cuBLAS gets
    B first.  nb batches with strides sA, sB, sC (sB = 0: B shared).  prec LT_F32: fp32 inputs
    (TF32 tensor cores only after lt_set_tf32); LT_BF16 / LT_F16: A and B are 16-bit arrays, C
@@ -12587,7 +12651,7 @@ static void lt__cu_gemm(lt_ctx *ctx, const char *who, int prec, int ta, int tb, 
     lt__cu_blas_ok(ctx, s, who);
 }
 
-/* -- elementwise ops ----------------------------------------------------------------------------- */
+/* -- @@CUDA.elementwise  elementwise ops --------------------------------------------------------- */
 /* A CUDA kernel of an op that has none yet: a clear error, never a wrong result. */
 static void lt__cu_missing(lt__node *nd, int bwd) {
     lt_set_error(nd->ctx, LT_ERR_STATE, "%s%s%s: the %s of op '%s' has no CUDA kernel yet (device cuda) (hint: run "
@@ -12804,7 +12868,7 @@ static void lt__softmax_bwd_cuda(lt__node *nd) { lt__cu_softmax_bwd(nd, 0); }
 static void lt__log_softmax_fwd_cuda(lt__node *nd) { lt__cu_softmax_fwd(nd, 1); }
 static void lt__log_softmax_bwd_cuda(lt__node *nd) { lt__cu_softmax_bwd(nd, 1); }
 
-/* -- layernorm: one warp per row; sums in double as the CPU kernel ------------------------------- */
+/* -- @@CUDA.layernorm  layernorm: one warp per row; sums in double as the CPU kernel ------------- */
 /* x (R, C), w, b (C) -> y (R, C) = (x - mean)·rstd·w + b; saves mean, rstd (R) */
 __global__ void lt__k_layernorm(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b,
                                 int64_t R, int64_t C, float eps) {
@@ -13010,7 +13074,7 @@ static void lt__transpose_bwd_cuda(lt__node *nd) {
     LT__CU_LAUNCHED(nd->ctx, "transpose");
 }
 
-/* -- attention: fused, causal, flash-style ---------------------------------------------------- */
+/* -- @@CUDA.attention  attention: fused, causal, flash-style ---------------------------------- */
 /* One warp per (b, h, query t); lane l holds head dims l, l+32, ... (D <= 32·LT__CU_DK).  Keys are
    visited once with an online softmax (Milakov & Gimelshein 2018; Dao et al. 2022): a running max
    m, normaliser l and output acc rescaled by exp(m_old - m_new) as each key arrives, so no T×T
@@ -13195,7 +13259,7 @@ static void lt__attention_bwd_cuda(lt__node *nd) {
     LT__CU_LAUNCHED(nd->ctx, "attention");
 }
 
-/* -- losses -------------------------------------------------------------------------------------- */
+/* -- @@CUDA.losses  losses ----------------------------------------------------------------------- */
 /* cross-entropy: a block per row: row_r = logsumexp(x_r) - x_r[t_r] (0 for ignored rows), then
    loss = Σ row / denom (two-stage sum); backward dx_r += g·(softmax(x_r) - onehot(t_r)),
    g = dloss/denom read on the device */
@@ -13467,7 +13531,7 @@ static void lt__cu_zero_grad(lt_ctx *ctx) {
     cu->pstate = LT__CU_DEV_NEWER;
 }
 
-/* -- optimizers ------------------------------------------------------------------------------------ */
+/* -- @@CUDA.optim  optimizers ---------------------------------------------------------------------- */
 /* AdamW over every parameter in one launch: parameter i's elements are cut into chunks of
    LT__CU_ACHUNK, chunk c of the whole launch finds its parameter by binary search over the
    chunk offsets.  The arithmetic is lt__adamw_update's, operation for operation (__fmul_rn keeps
@@ -13619,7 +13683,7 @@ static lt_status lt__cu_optim_step(lt_optim *o, double lr) {
     return ctx->status;
 }
 
-/* -- clipping, loss scaling ---------------------------------------------------------------------- */
+/* -- @@CUDA.clip  clipping, loss scaling --------------------------------------------------------- */
 /* Σ g² of each parameter (double, two stages) -> the host; mode 0 norm, 1 clip to a norm, 2 clamp.
    The norm and the finiteness test are torch's (as @@CLIP); the scaling runs on the device. */
 __global__ void lt__k_mulc(float *g, float c, int64_t n) { LT__CU_LOOP(i, n) g[i] *= c; }
@@ -13709,7 +13773,7 @@ static int lt__cu_unscale(lt_ctx *ctx, lt_paramset ps, float inv) {
     return *(int *)(void *)cu->red != 0;
 }
 
-/* -- graphs: the compile mode on the device ---------------------------------------------------------- */
+/* -- @@CUDA.graphs  graphs: the compile mode on the device ------------------------------------------- */
 /* lt_compile on LT_CUDA runs the step once eagerly (which grows the device arena and the pinned
    staging to their size), then runs it again inside cudaStreamBeginCapture: the kernels, cuBLAS
    calls and the ids' copies (from pinned staging) become one CUDA graph; nothing executes.  The

@@ -52,6 +52,7 @@
 #define M_PI 3.14159265358979323846
 #endif
 
+/* ---- @@CORE.arena  the arena ----------------------------------------------------------------- */
 /* The arena: a list of big chunks, bump-allocated, 64-byte aligned.  Reset keeps the chunks,
    so after the first step a training loop allocates nothing. */
 typedef struct lt__chunk {
@@ -94,6 +95,7 @@ struct lt_ctx {
 };
 
 #ifdef LTRAIN_CUDA
+/* ---- @@CORE.device  the device hooks --------------------------------------------------------- */
 /* The CUDA backend (@@CUDA) reaches into the sections above it only through these hooks; each
    call site tests ctx->device (or a tensor's) first, so an LT_CPU context never enters them. */
 static void *lt__cu_alloc(lt_ctx *ctx, size_t bytes);                      /* device arena */
@@ -111,6 +113,7 @@ static const float *lt__cu_host_row(lt_ctx *ctx, const float *dev, size_t n);
 static const char *const lt__status_text[] = {LT_STATUS_LIST(LT__STATUS_TEXT)};
 #undef LT__STATUS_TEXT
 
+/* ---- @@CORE.errors  errors and overflow-checked sizes ---------------------------------------- */
 LTRAIN_DEF const char *lt_status_name(lt_status s) {
     return (s >= 0 && s < LT_STATUS_COUNT) ? lt__status_text[s] : "unknown status";
 }
@@ -151,7 +154,7 @@ static char *lt__strdup(const char *s) {
     return p;
 }
 
-/* -- threads: the one global setting ---------------------------------------------------------- */
+/* -- @@CORE.threads  threads: the one global setting ------------------------------------------ */
 LTRAIN_DEF void lt_set_threads(int n) {
 #ifdef _OPENMP
     if (n > 0) omp_set_num_threads(n);
@@ -167,7 +170,7 @@ LTRAIN_DEF int lt_get_threads(void) {
 #endif
 }
 
-/* -- RNG: xoshiro256** seeded through splitmix64 ------------------------------------------------ */
+/* -- @@CORE.rng  RNG: xoshiro256** seeded through splitmix64 ------------------------------------ */
 static uint64_t lt__splitmix64(uint64_t *x) {
     uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -257,7 +260,7 @@ static void lt__arena_free(lt__arena *a) {
 LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx) { return ctx->arena.used; }
 LTRAIN_DEF size_t lt_arena_peak(const lt_ctx *ctx) { return ctx->arena.peak; }
 
-/* -- context -------------------------------------------------------------------------------------- */
+/* -- @@CORE.context  context ---------------------------------------------------------------------- */
 LTRAIN_DEF lt_ctx *lt_ctx_create(uint64_t seed) {
     lt_ctx *ctx = (lt_ctx *)LT__MALLOC(sizeof(lt_ctx));
     if (!ctx) return NULL;

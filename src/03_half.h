@@ -6,7 +6,7 @@
 static uint32_t lt__f32_bits(float x) { uint32_t u; memcpy(&u, &x, sizeof u); return u; }
 static float lt__bits_f32(uint32_t u) { float x; memcpy(&x, &u, sizeof x); return x; }
 
-/* ---- scalar conversions: the reference every kernel below is tested against ----------------- */
+/* ---- @@HALF.scalar  scalar conversions: the reference every kernel below is tested against --- */
 /* torch 1.13: c10::BFloat16's round_to_nearest_even for numbers; ATen's vectorised CPU cast
    (cvtfp32_bf16) writes 0xFFFF for every NaN.  The NaN test comes first: u + 0x7FFF would wrap
    for negative NaNs. */
@@ -67,7 +67,7 @@ LTRAIN_DEF void lt_f32_to_bf16_stochastic_array(const float *in, uint16_t *out, 
     }
 }
 
-/* ---- array kernels ------------------------------------------------------------------------------ */
+/* ---- @@HALF.arrays  array kernels --------------------------------------------------------------- */
 /* Four conversions (LT__CV_*) by up to four kernels (LT__K_*); lt__cv_run runs one pair and
    returns 0 when that kernel lacks that conversion, so the tests can hold every kernel the CPU
    has against the scalar loop. */
@@ -341,7 +341,7 @@ LTRAIN_DEF const char *lt_amp_kernel_name(void) {
     return names[lt__cv_kernel(LT__CV_TO_BF16)];
 }
 
-/* ---- 16-bit precision for training (lt_set_precision) ------------------------------------------ */
+/* ---- @@HALF.precision  16-bit precision for training (lt_set_precision) ------------------------ */
 LTRAIN_DEF lt_status lt_set_precision(lt_ctx *ctx, lt_dtype precision) {
     if (!ctx) return LT_ERR_ARG;
     if (precision != LT_F32 && precision != LT_BF16 && precision != LT_F16)

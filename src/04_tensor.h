@@ -78,6 +78,7 @@ static lt_tensor *lt__arena_tensor(lt_ctx *ctx, const char *who, int ndim, const
     return t;
 }
 
+/* ---- @@TENSOR.new  tensors from the arena ---------------------------------------------------- */
 LTRAIN_DEF lt_tensor *lt_tensor_new(lt_ctx *ctx, int ndim, const int64_t *shape) {
     lt_tensor *t;
     if (!ctx || lt_failed(ctx)) return NULL;
@@ -118,7 +119,7 @@ LTRAIN_DEF void lt_fill(lt_tensor *t, float v) {
     for (i = 0; i < t->n; i++) t->data[i] = v;
 }
 
-/* -- parameters ---------------------------------------------------------------------------------- */
+/* -- @@TENSOR.params  parameters ----------------------------------------------------------------- */
 static float *lt__zeros(size_t n) {
     float *p = (float *)LT__MALLOC(n * sizeof(float)); /* n * 4 fits: lt__shape_ok bounds n */
     if (p) memset(p, 0, n * sizeof(float));

@@ -12,6 +12,7 @@
    (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device column
    (LT_CPU, later LT_CUDA) lets another backend add kernels without touching callers. */
 
+/* ---- @@OPS.table  the op table --------------------------------------------------------------- */
 /* name, and what its backward reads besides gradients: the inputs' values (IN), its own
    output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
    The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
@@ -113,7 +114,7 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
     fprintf(f, "%-14s %10.1f ms in kernels\n", "total", 1e3 * total);
 }
 
-/* ---- SIMD kernels ----------------------------------------------------------------------------------
+/* ---- @@OPS.simd  SIMD kernels ----------------------------------------------------------------------
    Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86 (and
    LTRAIN_NO_SIMD is not defined), hand-written AVX2 / AVX-512 kernels are compiled beside it with
    target attributes, and run only when cpuid says the CPU has the instructions (lt__gemm_pick,
@@ -395,7 +396,7 @@ static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n);
 static void lt__to16(lt_dtype p, const float *in, uint16_t *out, size_t n);
 static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);
 
-/* ---- reshape: a view ------------------------------------------------------------------------- */
+/* ---- @@OPS.reshape  reshape: a view ---------------------------------------------------------- */
 /* x (any) -> y (same n, new shape), sharing x's data; dx += dy */
 static void lt__reshape_fwd(lt__node *nd) { nd->out->data = nd->in[0]->data; }
 static void lt__reshape_bwd(lt__node *nd) {
@@ -446,7 +447,7 @@ LTRAIN_DEF lt_tensor *lt_reshape(lt_ctx *ctx, lt_tensor *t, int ndim, const int6
     return lt__run(ctx, nd);
 }
 
-/* ---- add, sub, mul: elementwise, b broadcast over a's leading dims --------------------------- */
+/* ---- @@OPS.add  add, sub, mul: elementwise, b broadcast over a's leading dims ---------------- */
 /* a (..., S), b (S) -> y (..., S) where S is any trailing part of a's shape; i indexes y,
    b is read at i mod |b|. */
 static int lt__check_broadcast(lt_ctx *ctx, const char *who, const lt_tensor *a, const lt_tensor *b) {
@@ -591,7 +592,7 @@ static void lt__mul_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_mul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(mul), "lt_mul", a, b); }
 
-/* ---- scale: y = s*x ------------------------------------------------------------------------------ */
+/* ---- @@OPS.scale  scale: y = s*x ----------------------------------------------------------------- */
 static void lt__scale_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
     float *y = nd->out->data, s = (float)nd->f[0];
@@ -620,7 +621,7 @@ LTRAIN_DEF lt_tensor *lt_scale(lt_ctx *ctx, lt_tensor *a, float s) {
     return lt__run(ctx, nd);
 }
 
-/* ---- sum, mean: x (any) -> y [1] ------------------------------------------------------------ */
+/* ---- @@OPS.sum  sum, mean: x (any) -> y [1] ------------------------------------------------- */
 static double lt__sum_f(const float *x, int64_t n) {
     double s = 0;
     int64_t i;
@@ -653,7 +654,7 @@ static lt_tensor *lt__reduce(lt_ctx *ctx, const lt__opdef *op, const char *who, 
 LTRAIN_DEF lt_tensor *lt_sum(lt_ctx *ctx, lt_tensor *a) { return lt__reduce(ctx, LT__OP(sum), "lt_sum", a); }
 LTRAIN_DEF lt_tensor *lt_mean(lt_ctx *ctx, lt_tensor *a) { return lt__reduce(ctx, LT__OP(mean), "lt_mean", a); }
 
-/* ---- pointwise activations ---------------------------------------------------------------------- */
+/* ---- @@OPS.activations  pointwise activations --------------------------------------------------- */
 static lt_tensor *lt__unary(lt_ctx *ctx, const lt__opdef *op, const char *who, lt_tensor *a) {
     lt__node *nd;
     if (!lt__live(ctx, who, a, a)) return NULL;
@@ -661,6 +662,7 @@ static lt_tensor *lt__unary(lt_ctx *ctx, const lt__opdef *op, const char *who, l
     return lt__run(ctx, nd);
 }
 
+/* ---- @@OPS.gelu  gelu (tanh, and erf below) -------------------------------------------------- */
 /* gelu (tanh): y = ½x(1 + tanh(u)), u = √(2/π)(x + 0.044715x³)   (torch's approximate='tanh'),
    computed as y = x·s with s = σ(2u) = 1/(1 + e^(-2u)), which is ½(1 + tanh u): one exp and no
    cancellation where tanh u → -1 (there 1 + tanh u loses digits, σ does not).
@@ -906,6 +908,7 @@ static void lt__gelu_erf_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_gelu_erf(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(gelu_erf), "lt_gelu_erf", a); }
 
+/* ---- @@OPS.relu  relu, tanh, sigmoid --------------------------------------------------------- */
 /* relu: y = max(x, 0), dy/dx = [x > 0] */
 static void lt__relu_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
@@ -956,7 +959,7 @@ static void lt__sigmoid_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_sigmoid(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(sigmoid), "lt_sigmoid", a); }
 
-/* ---- softmax and log-softmax over the last dim ---------------------------------------------------- */
+/* ---- @@OPS.softmax  softmax and log-softmax over the last dim ------------------------------------- */
 /* x (R, V) -> y (R, V).  Stable: subtract the row max first, so logits of ±1e4 and -inf entries
    stay finite.  A row of all -inf has no distribution: softmax gives 0s, log-softmax -inf. */
 /* 16 running maxima (a loop compilers vectorise), then the largest: max is exact in any order */
@@ -1048,7 +1051,7 @@ LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a) {
     return lt__unary(ctx, LT__OP(log_softmax), "lt_log_softmax", a);
 }
 
-/* ---- layernorm ------------------------------------------------------------------------------------ */
+/* ---- @@OPS.layernorm  layernorm ------------------------------------------------------------------- */
 /* x (R, C), w, b (C) -> y (R, C) = (x - mean)·rstd·w + b,  rstd = 1/sqrt(var + eps) (biased var);
    saves mean, rstd (R).  Backward, with x̂ = (x - mean)·rstd and g = dy·w:
      dw += Σ_rows dy·x̂,   db += Σ_rows dy,   dx += rstd·(g - mean(g) - x̂·mean(g·x̂))
@@ -1280,7 +1283,7 @@ static void lt__layernorm16_bwd(lt__node *nd) {
     if (a.xh) lt__ln_bwd(nd, &a, nd->save[0]);
 }
 
-/* ---- embedding ------------------------------------------------------------------------------------ */
+/* ---- @@OPS.embedding  embedding ------------------------------------------------------------------- */
 /* W (V, C), ids (N) -> y (N, C) = W[ids];  dW[ids[n]] += dy[n] (rows may repeat: summed).
    Forward: the threads take rows.  Backward: the threads take blocks of 64 columns, each adding
    every row into its columns in row order, so repeated ids never race and the sums do not depend
@@ -1337,7 +1340,7 @@ LTRAIN_DEF lt_tensor *lt_embedding(lt_ctx *ctx, lt_tensor *w, const int32_t *ids
     return lt__run(ctx, nd);
 }
 
-/* ---- dropout ----------------------------------------------------------------------------------------- */
+/* ---- @@OPS.dropout  dropout -------------------------------------------------------------------------- */
 /* y = x·m/(1-p), m ~ Bernoulli(1-p) from the context's RNG; saves the scaled mask; dx += dy·mask.
    Not training, or p = 0: y is x itself (no record). */
 static void lt__dropout_fwd(lt__node *nd) {
@@ -1370,7 +1373,7 @@ LTRAIN_DEF lt_tensor *lt_dropout(lt_ctx *ctx, lt_tensor *a, float p) {
     return lt__run(ctx, nd);
 }
 
-/* ---- transpose (a copy) --------------------------------------------------------------------------- */
+/* ---- @@OPS.transpose  transpose (a copy) ---------------------------------------------------------- */
 /* x (s0,s1,s2,s3) -> y with dims d0 and d1 swapped;  dx += dy transposed back.
    i[0], i[1] = the swapped dims. */
 static void lt__transpose_copy(const lt_tensor *x, const lt_tensor *y, int d0, int d1, const float *src, float *dst,
@@ -1416,7 +1419,7 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
     return lt__run(ctx, nd);
 }
 
-/* ---- causal multi-head self-attention ---------------------------------------------------------------- */
+/* ---- @@OPS.attention  causal multi-head self-attention ----------------------------------------------- */
 /* qkv (B, T, 3C) -> y (B, T, C), H heads of D = C/H; for query t of head h (q_t, k_u, v_u its rows):
      s_u = q_t·k_u / sqrt(D) for u <= t,  p = softmax(s),  y_t = Σ_u p_u v_u
    (torch's scaled_dot_product_attention(q, k, v, is_causal=True)); saves L_t = log Σ_u exp(s_u),

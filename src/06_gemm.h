@@ -58,7 +58,7 @@ typedef struct {
 #define LT__KC_MAX 256
 #define LT__KS (LT__KC_MAX + 16)   /* row stride of a row-major A sliver (+16: rows on other L1 sets) */
 
-/* ---- portable kernel: the reference ----------------------------------------------------------- */
+/* ---- @@GEMM.kernels  portable kernel: the reference ------------------------------------------- */
 #define LT__P_MR 4
 #define LT__P_NR 16
 static void lt__uk_portable(int64_t kc, const float *a, int64_t ak, int64_t ar, const float *b, float *c,
@@ -83,7 +83,7 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
 }
 
 #ifdef LT__X86
-/* ---- AVX-512: 14 x 32 ------------------------------------------------------------------------- */
+/* ---- @@GEMM.avx512  AVX-512: 14 x 32 ---------------------------------------------------------- */
 /* 28 accumulators + 2 B vectors + the broadcast A value fit in the 32 zmm registers; each k is
    2 loads + 14 broadcasts (folded into the FMAs) for 28 FMAs. */
 #define LT__A5_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
@@ -136,7 +136,7 @@ LT__A5_KERNEL(lt__uk_avx512_k, 14)          /* A sliver k-major: a[k*14 + r] */
 LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] */
 #undef LT__AT
 
-/* ---- AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ---------------------------------- */
+/* ---- @@GEMM.bf16dp  AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ------------------- */
 /* When both operands are bf16 (lt__gemm16 in bf16 precision), vdpbf16ps does twice the work of
    an FMA per instruction at the same rate (measured here, Zen 4, 12 independent chains: FMA 116
    GFLOP/s, vdpbf16ps 233): each float32 lane j of the accumulator gets
@@ -214,7 +214,7 @@ LT__TARGET_AVX512 static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
     }
 }
 
-/* ---- AVX2 + FMA: 6 x 16 ----------------------------------------------------------------------- */
+/* ---- @@GEMM.avx2  AVX2 + FMA: 6 x 16 ---------------------------------------------------------- */
 /* 12 accumulators + 2 B vectors + 1 broadcast = 15 of the 16 ymm registers. */
 #define LT__A2_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define LT__A2_ZERO(r) __m256 c##r##a = _mm256_setzero_ps(), c##r##b = _mm256_setzero_ps();
@@ -310,7 +310,7 @@ LT__TARGET_AVX2 static void lt__runs_avx2(const float *s, int64_t lds, int64_t n
 #endif /* LT__X86 */
 
 #ifdef LT__ARM
-/* ---- NEON (AArch64): 8 x 12 ------------------------------------------------------------------- */
+/* ---- @@GEMM.neon  NEON (AArch64): 8 x 12 ------------------------------------------------------ */
 /* 24 accumulators (8 rows of 3 quads) + 3 B quads + 4 quads of A values = 31 of the 32 q
    registers.  Each FMA multiplies a B quad by one lane of an A quad (fmla v.4s, v.4s, v.s[l]), so
    A values are never broadcast separately.  k-major slivers give the 8 A values of one k in two
@@ -375,7 +375,7 @@ static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, 
 }
 #endif /* LT__ARM */
 
-/* ---- kernel choice ---------------------------------------------------------------------------- */
+/* ---- @@GEMM.pick  kernel choice --------------------------------------------------------------- */
 static int lt__gemm_supported(int id) {
     if (id == LT__GEMM_PORTABLE) return 1;
 #ifdef LT__X86
@@ -457,7 +457,7 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
 #define LT__GEMM_MC_MAX 112   /* the largest MC and NC above */
 #define LT__GEMM_NC_MAX 512
 
-/* ---- packing ---------------------------------------------------------------------------------- */
+/* ---- @@GEMM.pack  packing --------------------------------------------------------------------- */
 /* Packing walks rows that lie a stride apart (a run of KC values from each), which the hardware
    prefetcher picks up late: the runs a few rows ahead are asked for explicitly (measured on
    the bf16 pair packing of 2048x1024 · (1024x256)ᵀ, 1 thread: 7.1 -> 6.0 ms). */
@@ -541,7 +541,7 @@ static void lt__pack_b(int tb, int isa, const float *B, int64_t ldb, int64_t kc,
     }
 }
 
-/* ---- 16-bit operands (lt__gemm16, @@OPS): converted while packing ------------------------------ */
+/* ---- @@GEMM.f16  16-bit operands (lt__gemm16, @@OPS): converted while packing ------------------ */
 /* An operand as packing reads it: float32 values f as they are (p = 0) or rounded to 16 bits
    (p = LT_BF16 or LT_F16), or 16-bit values h of type p, widened.  The panels are float32 either
    way, so the micro-kernels, their sums and their speed are those of float32; packing converts
@@ -751,7 +751,7 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
 }
 
 #ifdef LT__X86
-/* ---- packing straight into bf16 pairs (the bf16dp kernel) --------------------------------------- */
+/* ---- @@GEMM.pack_bf16  packing straight into bf16 pairs (the bf16dp kernel) --------------------- */
 /* The four cases write the pair panels of lt__pair_kmajor / lt__pair_rows directly from the
    operand, 16 values at a time, without the float32 panel in between (a gelu operand, whose
    values are recomputed, still takes that way).  AVX512_BF16 CPUs all have AVX512BW and VL. */
@@ -911,7 +911,7 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     }
 }
 
-/* ---- one thread's block of C ------------------------------------------------------------------ */
+/* ---- @@GEMM.block  one thread's block of C ---------------------------------------------------- */
 /* The B panel that the next (jc, pc) step will pack, fetched into L2 a few lines before each
    micro-kernel call of this step, so that packing it reads cache instead of memory.  Weights are
    cold in a training step (a whole step of other data passed since their last use), and packing

@@ -1,7 +1,7 @@
 /* ==== @@OPS (continued)  matmul, linear, conv1d: the ops that call the GEMM ===================== */
 /* Holds: the ops built on the GEMM: matmul, linear, conv1d, and their 16-bit forms.
    Calls: @@CORE, @@HALF, @@TENSOR, @@OPS (records, gradients), @@GEMM. */
-/* ---- matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) ----------------------------- */
+/* ---- @@OPS.matmul  matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) --------------- */
 /* i[0] = flags, i[1] = batches, i[2..4] = M, N, K, i[5] = b is shared (2-D) by every batch.
    Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
    a stored transposed gets (d op(a))ᵀ = op(b) · dyᵀ, likewise for b. */
@@ -78,7 +78,7 @@ batch_mismatch:
     return NULL;
 }
 
-/* ---- linear (torch.nn.Linear) and conv1d (Hugging Face Conv1D) --------------------------------- */
+/* ---- @@OPS.linear  linear (torch.nn.Linear) and conv1d (Hugging Face Conv1D) ------------------- */
 /* linear: x (R, I), W (O, I), b (O) -> y (R, O) = x·Wᵀ + b
      dx += dy·W,  dW += dyᵀ·x,  db += Σ_rows dy
    conv1d: x (R, I), W (I, O), b (O) -> y (R, O) = x·W + b
@@ -158,7 +158,7 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
 }
 
 
-/* ---- 16-bit precision (lt_set_precision, @@AMP): matmul16, linear16, conv1d16 ------------------ */
+/* ---- @@OPS.matmul16  16-bit precision (lt_set_precision, @@AMP): matmul16, linear16, conv1d16 --- */
 /* The products above with both operands rounded to bf16 or fp16 and float32 accumulation:
      forward   y  = round16(op(a)16 · op(b)16 + round16(bias))     as torch.autocast's mm/addmm
      backward  da += dy16 · ...,  db += ... (the operands as in the float32 op, all 16-bit),

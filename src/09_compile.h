@@ -29,6 +29,7 @@ struct lt__capture {
     char *has_grad;              /* op k's output receives a gradient (so its backward runs) */
 };
 
+/* ---- @@COMPILE.capture  capture -------------------------------------------------------------- */
 static void lt__capture_input(lt_ctx *ctx, lt_tensor *t, const float *src) {
     struct lt__capture *c = ctx->cap;
     if (c->n_in == c->cap_in) {
@@ -171,7 +172,7 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
     LT__FREE(p);
 }
 
-/* ---- fusion: chains of row-wise ops run tile by tile ---------------------------------------------
+/* ---- @@COMPILE.fusion  fusion: chains of row-wise ops run tile by tile ---------------------------
    Ops such as layernorm, softmax and the elementwise ones treat each row of their (R, C) output
    independently.  A chain of them (in GPT-2: the residual add and the layernorm after it) runs
    eagerly as one sweep over all R rows per op, so each op reads back from memory what the one
@@ -277,6 +278,7 @@ static void lt__run_fused(lt_plan *p, int k, int e) {
     }
 }
 
+/* ---- @@COMPILE.plan  the plan: schedule, lifetimes, placement -------------------------------- */
 /* Build the plan from a recording and its gradient marks (lt__mark_grads).  Returns 0 with
    p->note set when the recording cannot be planned. */
 static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
@@ -575,6 +577,7 @@ static int lt__mark_grads(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *l
     return 1;
 }
 
+/* ---- @@COMPILE.replay  replay ---------------------------------------------------------------- */
 /* One replay: the inputs copied in again, every forward kernel, the seed, every backward kernel
    (each gradient buffer marked unset just before its first write).  `check`: lt_compile's validation
    replay, which stops at the first op whose output is not finite and names it. */
@@ -625,6 +628,7 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
     return ctx->status;
 }
 
+/* ---- @@COMPILE.compile  lt_compile ----------------------------------------------------------- */
 /* Recording runs the step function in a "dry" mode: every op checks its arguments and is
    recorded with its shapes, but no kernel runs and no activation is written, so the arena's
    pages are never touched and compiling costs no more memory than the plan itself (an eager
@@ -749,7 +753,7 @@ LTRAIN_DEF size_t lt_plan_bytes(const lt_plan *p) { return p ? p->mem_bytes : 0;
 LTRAIN_DEF size_t lt_plan_naive_bytes(const lt_plan *p) { return p ? p->naive_bytes : 0; }
 LTRAIN_DEF size_t lt_plan_saved_bytes(const lt_plan *p) { return p ? p->saved_bytes : 0; }
 
-/* -- a small cache of plans keyed by the caller's shape key (e.g. B*65536 + T) -------------------- */
+/* -- @@COMPILE.cache  a small cache of plans keyed by the caller's shape key (e.g. B*65536 + T) --- */
 struct lt_plan_cache {
     lt_ctx *ctx;
     int cap, n;

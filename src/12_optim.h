@@ -7,6 +7,7 @@
 
 typedef enum { LT__OPT_ADAMW = 0, LT__OPT_SGD } lt__opt_kind;
 
+/* ---- @@OPTIM.table  the optimizer table, the constructors ------------------------------------ */
 /* The extension point for optimizers defined in later sections (@@OPTIM continued: Lion,
    AdEMAMix, Muon, SOAP): when `ops` is set, the public lt_optim_* calls dispatch to it, and the
    optimizer keeps its own state behind `ext` (AdamW and SGD leave both NULL). */
@@ -160,6 +161,7 @@ LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_confi
     return o;
 }
 
+/* ---- @@OPTIM.adamw  AdamW -------------------------------------------------------------------- */
 /* AdamW on n elements, as torch.optim.AdamW's single-tensor path (t counted from 1):
      θ ← θ·(1 − lr·λ)                                     (decayed parameters only)
      m ← β1·m + (1−β1)·g          v ← β2·v + (1−β2)·g·g
@@ -229,6 +231,7 @@ static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64
     }
 }
 
+/* ---- @@OPTIM.sgd  SGD with momentum ---------------------------------------------------------- */
 /* SGD on n elements, as torch.optim.SGD:
      d ← g + λθ ;   b ← d on the first step, then b ← μ·b + (1−τ)·d     (momentum μ, dampening τ)
      d ← d + μ·b (nesterov) or d ← b ;   θ ← θ − lr·d
@@ -250,6 +253,7 @@ static void lt__sgd_update(float *p, float *buf, const float *g, int64_t n, floa
     }
 }
 
+/* ---- @@OPTIM.step  the public calls: step, state --------------------------------------------- */
 LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
     int i;
     if (!opt) return LT_ERR_ARG;

@@ -72,7 +72,7 @@ static int lt__utf8_len(const unsigned char *s, size_t n) {
     return len;
 }
 
-/* -- a strict JSON parser: objects, arrays, strings, integers; nothing else -------------------- */
+/* -- @@CKPT.json  a strict JSON parser: objects, arrays, strings, integers; nothing else ------- */
 enum { LT__J_OBJ, LT__J_ARR, LT__J_STR, LT__J_INT };
 
 typedef struct {
@@ -278,7 +278,7 @@ static int lt__j_value(lt__json *j, int depth) {
     return -1;
 }
 
-/* -- reading ------------------------------------------------------------------------------------ */
+/* -- @@CKPT.read  reading ----------------------------------------------------------------------- */
 typedef struct {
     const char *name;  /* in the pool */
     int dt;            /* index into lt__st_dtypes */
@@ -666,7 +666,7 @@ LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n) {
     return LT_OK;
 }
 
-/* -- writing ------------------------------------------------------------------------------------ */
+/* -- @@CKPT.write  writing ---------------------------------------------------------------------- */
 typedef struct {
     char *name;
     int dt, ndim;

@@ -3,6 +3,7 @@
    scaler, step) saved next to the weights and loaded back.
    Calls: @@CORE, @@TENSOR, @@NN, @@OPTIM, @@AMP, @@CKPT; the device through ctx->dev. */
 
+/* ---- @@TRAIN.weights  GPT weights under Hugging Face names ----------------------------------- */
 LTRAIN_DEF lt_status lt_gpt_save(lt_gpt *g, const char *path) {
     return lt_checkpoint_save(g, NULL, NULL, NULL, path);
 }
@@ -135,6 +136,7 @@ done:
     return g;
 }
 
+/* ---- @@TRAIN.checkpoint  checkpoints: weights and training state ----------------------------- */
 LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train_state *st, const char *note,
                                         const char *path) {
     lt_ctx *ctx;

@@ -63,6 +63,7 @@ static void lt__plot_panel_init(lt__ppanel *q) {
     for (i = 0; i < 4; i++) q->lim[i] = NAN;
 }
 
+/* ---- @@PLOT.series  plots, panels, series ---------------------------------------------------- */
 LTRAIN_DEF lt_plot *lt_plot_create(const char *title, const char *xlabel, const char *ylabel) {
     lt_plot *p = (lt_plot *)LT__MALLOC(sizeof(lt_plot));
     if (!p) return NULL;
@@ -199,7 +200,7 @@ LTRAIN_DEF const char *lt_plot_error(const lt_plot *p) {
     return p ? p->msg : "lt_plot: no plot (lt_plot_create returned NULL: out of memory)";
 }
 
-/* -- ranges and ticks ----------------------------------------------------------------------------- */
+/* -- @@PLOT.ticks  ranges and ticks --------------------------------------------------------------- */
 
 /* The 1-2-5 step nearest above span/target: 1, 2, 5, 10, 20, 50, ... times a power of ten. */
 static double lt__plot_nice_step(double span, int target) {
@@ -298,7 +299,7 @@ static void lt__plot_label(char *buf, size_t cap, double v, const lt__paxis *a) 
     snprintf(buf, cap, "%.*f", dec < 0 ? 0 : dec > 9 ? 9 : dec, v);
 }
 
-/* -- writing ------------------------------------------------------------------------------------- */
+/* -- @@PLOT.svg  writing ------------------------------------------------------------------------- */
 
 /* Text content or an attribute value, XML-escaped; control bytes and invalid UTF-8 become '?'. */
 static void lt__plot_text(FILE *f, const char *s) {

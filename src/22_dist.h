@@ -55,7 +55,7 @@ struct lt_dist {
 #endif
 };
 
-/* ---- process level ------------------------------------------------------------------------ */
+/* ---- @@DIST.process  process level -------------------------------------------------------- */
 #ifdef LTRAIN_MPI
 static int lt__mpi_live(void) {
     int i = 0, f = 0;
@@ -115,7 +115,7 @@ LTRAIN_DEF void lt_dist_abort(int code) {
 #endif
 }
 
-/* ---- the reducer -------------------------------------------------------------------------- */
+/* ---- @@DIST.reducer  the reducer ---------------------------------------------------------- */
 LTRAIN_DEF lt_dist_config lt_dist_defaults(void) {
     lt_dist_config c;
     memset(&c, 0, sizeof c);
@@ -444,6 +444,7 @@ LTRAIN_DEF lt_status lt_dist_check_sync(lt_dist *d) {
 }
 
 /* Reads the loader's B and B*T: lt_loader is defined in @@DATA above. */
+/* ---- @@DIST.data  each rank's batches, checkpoints ------------------------------------------- */
 LTRAIN_DEF lt_status lt_dist_loader_next(lt_dist *d, lt_loader *ld, int32_t *inputs, int32_t *targets) {
     size_t bt, gbt;
     lt_status s;

@@ -115,8 +115,7 @@
    global setting).  Two contexts in one process share nothing else.  OpenMP threads spin while
    they wait for each other: fastest on idle cores, but on a machine busy with other work
    (more runnable threads than cores) run with OMP_WAIT_POLICY=PASSIVE in the environment,
-   or the waiting threads steal the cores the working ones need (measured: 2 threads on 2 busy
-   cores, 1.5-3.3 s per step spinning against 1.1-1.2 s passive).
+   or the waiting threads steal the cores the working ones need (bench/design.md).
 
    ==== @@OPTIONS =================================================================================
 
@@ -502,7 +501,7 @@ LTRAIN_DEF int lt_decay_parse(const char *name, lt_decay *out);   /* "cosine" ..
 
 /* torch.optim.lr_scheduler, line for line: construct, read lt_lrs_get(), call lt_lrs_step()
    after each optimizer step.  Chained formulas are the ones torch uses, so values agree to
-   rounding (1e-12 relative in double; measured: identical).  NULL unless start_factor is in
+   rounding (tests/test_optim.c checks 1e-12 relative in double).  NULL unless start_factor is in
    (0, 1] (torch 1.13 takes 0, then divides by zero), end_factor in [0, 1], total_iters >= 0,
    t_max >= 1. */
 typedef struct lt_lrs lt_lrs;
@@ -627,7 +626,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
 
 /* ---- optimizer state, the complete contract -------------------------------------------------
    lt_optim_num_states names the kinds of state (lt_optim_state_name); parameter i holds a buffer
-   of kind `which` or not.  lt_optim_state (12_api_optim.h) returns the buffers that are shaped
+   of kind `which` or not.  lt_optim_state (12_optim.h) returns the buffers that are shaped
    like their parameter (params.p[i]->n floats), and NULL otherwise; lt_optim_state_buf returns
    every buffer with its float count (NULL and 0 when parameter i has none of that kind: Muon's
    momentum only for its matrices, SOAP's GG_R/Q_R only when a side fits max_precond_dim).  A
@@ -638,7 +637,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
 LTRAIN_DEF float *lt_optim_state_buf(lt_optim *opt, int param_index, int which, int64_t *count);
 LTRAIN_DEF size_t lt_optim_state_bytes(lt_optim *opt);   /* all state buffers, in bytes */
 
-/* ---- mixed precision: fp16/bf16 conversions, dynamic loss scaling (@@AMP) ------------------- */
+/* ---- mixed precision: fp16/bf16 conversions (@@HALF), dynamic loss scaling (@@AMP) ---------- */
 /* 16-bit floats are kept as uint16_t bit patterns.  float32 -> 16 bit rounds to nearest, ties to
    even, and equals torch 1.13's CPU Tensor.to(torch.bfloat16 / torch.float16) bit for bit:
      bf16  (u + 0x7FFF + ((u >> 16) & 1)) >> 16 on the float's bits u (overflow gives ±inf);
@@ -741,8 +740,8 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
    normalised x̂ = (x-mean)·rstd (plus rstd), attention's qkv and y, the logits; so a compiled plan (lt_compile) frees
    the float32 inputs after the forward.  An eager step keeps every float32 tensor until lt_reset
    anyway, so there a value that is 16-bit already (the output of a product, gelu or attention
-   at this precision) is read in place instead of copied (the same bits, less memory: char-small
-   bf16 eager peak RSS 282 -> 246 MB, fp32 228); LTRAIN_EAGER_COPIES16=1 keeps every copy.
+   at this precision) is read in place instead of copied (the same bits in less memory; see
+   bench/precision.md); LTRAIN_EAGER_COPIES16=1 keeps every copy.
    Backward of a product, with 16-bit operands:
        dx += dy16 · W16,  dW += dy16ᵀ · x16,  db += Σ_rows dy16   (float32 sums, not rounded)
    where torch 1.13's autocast rounds each of these to bf16 first; gelu and layernorm gradients
@@ -1696,9 +1695,8 @@ static int lt__cv_run(int cv, int k, const void *in, void *out, size_t n) {
 }
 
 /* The kernel the array functions use for cv: the first in this order that the CPU has and that
-   has cv.  Measured on 2^16 elements (in L2) on a Xeon with AVX512_BF16, gcc 12 -O2, ns/element:
-   f32->bf16 0.06 avx512bf16, 0.09 avx512f or avx2, 0.8 scalar; f32->fp16 0.055 avx512f, 0.07 f16c,
-   1.9 scalar; bf16/fp16->f32 0.056 avx512f or avx2/f16c, 0.3 / 1.4 scalar. */
+   has cv.  The order is their speed: each vector kernel is many times faster than the scalar
+   loop, and AVX512_BF16's rounding instruction beats the integer formula (bench/precision.md). */
 static int lt__cv_kernel(int cv) {
     static const int order[LT__K_COUNT] = {LT__K_AVX512BF16, LT__K_AVX512, LT__K_AVX2, LT__K_SCALAR};
     int i;
@@ -2068,17 +2066,17 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
    output from the arena, fills a tape record (lt__node) and runs the record's forward kernel.
    If a gradient must flow, the record stays on the tape and lt_backward later runs the
    backward kernel of the same row of the op table.  Kernels read everything from the record,
-   so a later compile mode can replay records without the public functions.
+   so the compile mode (@@COMPILE, 09_compile.h) replays records without the public functions.
 
    The op table below is the only place the tape dispatches from: one X-macro row per op
    (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device column
-   (LT_CPU, later LT_CUDA) lets another backend add kernels without touching callers. */
+   (LT_CPU, LT_CUDA) lets another backend add kernels without touching callers. */
 
 /* ---- @@OPS.table  the op table --------------------------------------------------------------- */
 /* name, and what its backward reads besides gradients: the inputs' values (IN), its own
    output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
    The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
-   @@AMP) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
+   @@HALF) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
    need not stay alive.  (Eager records may skip a copy and read the float32 values in place,
    lt__copy16: eager mode never frees them; a compiled plan always has the copies.) */
 #define LT__IN 1
@@ -2211,7 +2209,8 @@ static int lt__gemm_pick(void);   /* the kernel set this CPU runs (@@GEMM) */
    it stays right up to x = 88 (a rounding error may make an argument slightly positive).
    Written for the vectorizer: the clamps are one max and one min each, 2^n comes from t's own
    bits (t = 1.5·2^23 + n, so its low bits are n: no float-to-int conversion), and the special
-   cases are two selects at the end (15% faster than nested conditions, the same bits). */
+   cases are two selects at the end (cheaper than nested conditions, the same bits; see
+   bench/design.md). */
 LT__OMP(declare simd)
 static inline float lt__exp_neg(float x) {
     float xc = x > -87.0f ? x : -87.0f, t, n, r, p, scale;   /* NaN lands on -87: no UB below */
@@ -2429,7 +2428,7 @@ static float *lt__save(lt_ctx *ctx, lt__node *nd, int slot, int64_t n) {
 }
 
 /* 16-bit precision (lt_set_precision): the record's type, kept in a double slot, and the
-   single-thread vector conversions of @@AMP (out[i] = float(in[i]), in[i] to 16 bits, and
+   single-thread vector conversions of @@HALF (out[i] = float(in[i]), in[i] to 16 bits, and
    out[i] = float(16 bit(in[i]))). */
 static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT_BF16; }
 /* Does a 16-bit op keep a 16-bit copy of t, a value its backward reads?  In a compiled plan
@@ -2746,8 +2745,7 @@ static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
 #ifdef LT__X86
 /* The same with AVX-512, 16 values at a time (the last ones masked): exp by lt__exp_neg16, and
    1/(1 + e) by the 14-bit reciprocal and one Newton step, r·(2 - d·r).  Each result is within a
-   few ulp of the plain C loops' (they divide), at about half their cost: forward 0.86 vs 1.5 ms,
-   backward 1.07 vs 1.8 ms on 2^21 values, one thread (this machine, Zen 4). */
+   few ulp of the plain C loops' (they divide), at about half their cost (bench/design.md). */
 LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
     __m512 u = _mm512_mul_ps(_mm512_set1_ps(LT__GELU_K),
                              _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(LT__GELU_C), _mm512_mul_ps(v, v)), v, v));
@@ -2842,7 +2840,7 @@ static int lt__act_simd(void) {
 }
 /* The loops run over blocks of LT__EWB values, each a simd loop in a function of its own, and the
    threads take blocks.  (A combined "parallel for simd if (...)" whose condition is false, as
-   for a small tensor, also turns the simd off: 8x slower here.  "if (parallel : ...)" limits the
+   for a small tensor, also turns the simd off; bench/design.md.  "if (parallel : ...)" limits the
    condition to the threads; the simple loops below are written that way.) */
 #define LT__EWB 4096
 static void lt__gelu_fwd(lt__node *nd) {
@@ -4065,7 +4063,7 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
      bf16dp   the same tile on bf16 pairs (AVX512_BF16 vdpbf16ps), for two bf16 operands only
      avx2      6 x 16 tile: 12 ymm accumulators (AVX2 + FMA)
      neon      8 x 12 tile: 24 q-register accumulators (AArch64, where it always runs; tested
-               under qemu-aarch64 by tests/neon.sh, not timed on an ARM machine yet)
+               under qemu-aarch64 by tests/arm64.sh, not timed on an ARM machine)
      portable  4 x 16 tile in plain C: the reference, and the kernel everywhere else
    The environment variable LT_GEMM=portable|avx2|avx512|neon forces one (if the CPU has it);
    LT_GEMM16=convert keeps bf16 products off the bf16dp kernel;
@@ -4075,8 +4073,8 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
    on the stack: LT__GEMM_STACK bytes (about 640 KiB; 680 KiB with 16-bit operands) per thread
    and no malloc, so a thread that calls lt_sgemm needs a stack of 1 MiB or more (the main thread's and OpenMP's default 8 MiB
    are fine; musl's 128 KiB default for new threads is not).
-   On this machine (2-core AMD EPYC Zen 4 VM) all four transpose cases run at 93-103% of
-   OpenBLAS 0.3.21's SkylakeX kernel at 1 thread (bench/gemm.c, make bench). */
+   bench/gemm.c (make bench) times all four transpose cases against OpenBLAS's cblas_sgemm; the
+   figures are in bench/results.md and bench/design.md. */
 
 #ifdef LTRAIN_CBLAS
 #include <cblas.h>
@@ -4182,8 +4180,8 @@ LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] *
 
 /* ---- @@GEMM.bf16dp  AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ------------------- */
 /* When both operands are bf16 (lt__gemm16 in bf16 precision), vdpbf16ps does twice the work of
-   an FMA per instruction at the same rate (measured here, Zen 4, 12 independent chains: FMA 116
-   GFLOP/s, vdpbf16ps 233): each float32 lane j of the accumulator gets
+   an FMA per instruction at the same rate (bench/precision.md, design notes): each float32
+   lane j of the accumulator gets
        c[j] += a[2m]·b[2m][j] + a[2m+1]·b[2m+1][j]
    so one instruction is two steps of k.  Packing is done as for float32 (the panels then hold
    values that are exactly bf16) and each panel is then rewritten in place as bf16 pairs
@@ -4503,8 +4501,8 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
 
 /* ---- @@GEMM.pack  packing --------------------------------------------------------------------- */
 /* Packing walks rows that lie a stride apart (a run of KC values from each), which the hardware
-   prefetcher picks up late: the runs a few rows ahead are asked for explicitly (measured on
-   the bf16 pair packing of 2048x1024 · (1024x256)ᵀ, 1 thread: 7.1 -> 6.0 ms). */
+   prefetcher picks up late: the runs a few rows ahead are asked for explicitly (see
+   bench/precision.md, design notes). */
 static void lt__prefetch_run(const void *p, int64_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
     const char *c = (const char *)p;
@@ -4589,11 +4587,11 @@ static void lt__pack_b(int tb, int isa, const float *B, int64_t ldb, int64_t kc,
 /* An operand as packing reads it: float32 values f as they are (p = 0) or rounded to 16 bits
    (p = LT_BF16 or LT_F16), or 16-bit values h of type p, widened.  The panels are float32 either
    way, so the micro-kernels, their sums and their speed are those of float32; packing converts
-   instead of copying (a few % of a copy's time with the vector converters of @@AMP), and a 16-bit
+   instead of copying (little more than a copy with the vector converters of @@HALF), and a 16-bit
    operand moves half the bytes.  With two bf16 operands on a CPU with AVX512_BF16 the panels are
    then rewritten as bf16 pairs for the vdpbf16ps kernel (above: 2x the products per second);
-   fp16 has no such instruction here (AVX512_FP16, which computes in fp16, is not on Zen 4), so
-   fp16 products run at the float32 rate. */
+   fp16 has no such kernel (AVX512_FP16 computes in fp16 and has none here), so fp16 products
+   run at the float32 rate. */
 typedef struct {
     const float *f;
     const uint16_t *h;
@@ -4643,8 +4641,8 @@ static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
 /* One k of op(A) transposed, dealt to k-major slivers: the mc 32-bit values of that k sit in
    v[0..ceil(mc/16)) (lanes past mc zero; v has room for one more vector), and sliver s's mr (<= 16)
    values, picked from two of those vectors with one permute, go to d + s*mr*LT__KS, where d is the
-   k's place in sliver 0.  (Dealing them through a row in memory stalled on store forwarding: 4x
-   slower.)  Used for float32 values and for bf16 pair words alike. */
+   k's place in sliver 0.  (Dealing them through a row in memory stalls on store forwarding; see
+   bench/design.md.)  Used for float32 values and for bf16 pair words alike. */
 LT__TARGET_AVX512 static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, int32_t *d) {
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     __mmask16 mk = (__mmask16)((1u << mr) - 1u);
@@ -4960,10 +4958,9 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
    micro-kernel call of this step, so that packing it reads cache instead of memory.  Weights are
    cold in a training step (a whole step of other data passed since their last use), and packing
    does not overlap the FMAs: at 2 threads a thread has half the FMAs but reads as many bytes per
-   panel, so the wait showed most there (256x768x768 over 64 cold B's, 2 threads: ~7% below a hot B;
-   with the prefetch 4% faster, and gpt2-124M's step at 2 threads 3%).  Only blocks of C up to
+   panel, so the wait shows most there (bench/design.md).  Only blocks of C up to
    LT__PF_ROWS rows tall: each packed value then feeds few FMAs, so packing's wait for memory
-   is a visible share of a panel's time; taller blocks hide it (no gain measured at char-small). */
+   is a visible share of a panel's time; taller blocks hide it. */
 #define LT__PF_ROWS 384
 typedef struct {
     const char *row0;     /* the first row's first byte */
@@ -5343,7 +5340,7 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
 }
 
 
-/* ---- @@OPS.matmul16  16-bit precision (lt_set_precision, @@AMP): matmul16, linear16, conv1d16 --- */
+/* ---- @@OPS.matmul16  16-bit precision (lt_set_precision, @@HALF): matmul16, linear16, conv1d16 -- */
 /* The products above with both operands rounded to bf16 or fp16 and float32 accumulation:
      forward   y  = round16(op(a)16 · op(b)16 + round16(bias))     as torch.autocast's mm/addmm
      backward  da += dy16 · ...,  db += ... (the operands as in the float32 op, all 16-bit),
@@ -5355,8 +5352,7 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
    The GEMM (@@GEMM) converts 16-bit operands (and rounds float32 ones) while packing them into
    its float32 panels and rounds each finished block of the output while it is in cache
    (lt__sgemm_ex), so a 16-bit product allocates nothing and runs at the float32 GEMM's speed, or
-   (bf16 with AVX512_BF16) on bf16 pairs at up to twice that: 193 GFLOP/s vs 103 on one core here
-   for 2048x256 · 256x1024.
+   (bf16 with AVX512_BF16) on bf16 pairs at up to twice that (bench/precision.md).
    A record keeps a 16-bit copy (save[0] of in[0], save[1] of in[1], n_save = half the element
    count in floats) of each operand its backward reads, unless that operand is a parameter (read
    in place, it outlives the step) or, eager, already 16-bit values (lt__copy16); the op rows
@@ -5647,8 +5643,8 @@ LTRAIN_DEF void lt_retain_grad(lt_tensor *t) { if (t) t->retain_grad = 1; }
 /* ---- @@TAPE.zero_grad  zero_grad ------------------------------------------------------------- */
 /* Zero n floats at x in the loop lt__adamw_update reads them with (blocks of LT__EWB, OpenMP's
    static split; LT__OPT_PAR_MIN there equals LT__EW_PAR), so each thread clears the lines it read
-   last in the optimizer's step, which sit in its own cache.  One thread clearing them all had to
-   take half the lines from the other core first (char-small at 2 threads: 2.8 ms, now 0.3). */
+   last in the optimizer's step, which sit in its own cache.  One thread clearing them all would
+   take the other threads' lines from their cores first (bench/design.md). */
 static void lt__zero_split(float *x, int64_t n) {
     int64_t b;
     LT__OMP(parallel for if (n >= LT__EW_PAR))
@@ -6181,8 +6177,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     /* in place, as eager's lt__add_over: an add of two same-shape tensors writes its sum over an
        input (the second first: the residual branch) whose buffer nobody reads after this add.
        y[i] = a[i] + b[i] allows y == b, also row by row in a fused group.  The writes land on the
-       lines just read, where a fresh buffer would be cold (char-small at 2 threads: the residual
-       add + layernorm group took 3.8 ms a step against eager's 2.2).  Views of the add share the
+       lines just read, where a fresh buffer would be cold (bench/design.md).  Views of the add share the
        merged buffer too. */
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
@@ -6236,8 +6231,8 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     /* in place, as eager's lt__grad_adopt: add (for its first input), gelu and gelu16 write their
        input's gradient over their output's (their kernels allow gx == gy) when they are the first
        to write it and nothing reads the output's gradient after them.  One buffer fewer, and the
-       writes land on the lines just read (gelu's backward at 2 threads, char-small: 7.7 -> about
-       2.8 ms a step, as eager).  galias[o] = k: o's gradient is k's (placed below). */
+       writes land on the lines just read, as in eager mode (bench/design.md).  galias[o] = k:
+       o's gradient is k's (placed below). */
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
@@ -7568,7 +7563,7 @@ LTRAIN_DEF lt_paramset lt_optim_params(const lt_optim *opt) {
 /* Holds: Lion, AdEMAMix, Muon (Newton-Schulz) and SOAP (eigenbases by Jacobi sweeps), plugged
    into lt_optim through lt__optim_ops.
    Calls: @@CORE, @@GEMM (lt_sgemm), @@OPTIM (AdamW's update, the optimizer table). */
-/* They plug into lt_optim through lt__optim_ops (70_optim.h).  Their state lives in one block
+/* They plug into lt_optim through lt__optim_ops (12_optim.h).  Their state lives in one block
    behind opt->ext: buf[i*ns + which] -> cnt[i*ns + which] floats, NULL where parameter i holds
    no state of that kind.  The elementwise kernels keep torch's operation order and fused
    multiply-adds, as AdamW's does (a + α·b in torch's CPU kernels is fma(α, b, a)). */
@@ -7900,7 +7895,7 @@ static void lt__muon_ns(float *X, int64_t r, int64_t c, int steps, float *w) {
 }
 
 /* torch.lerp(a, b, w) on CPU: |w| < 0.5 ? a + w·(b − a) : b − (b − a)·(1 − w), each formula one
-   fused multiply-add in torch's build (measured: the unfused forms differ in the last bit). */
+   fused multiply-add in torch's build (the unfused forms differ in the last bit). */
 static float lt__lerpf(float a, float b, float w) {
     return w < 0.5f && w > -0.5f ? fmaf(w, b - a, a) : fmaf(-(b - a), 1.0f - w, b);
 }
@@ -8241,7 +8236,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
     return lt__x_alloc(o, "lt_soap_create", work);
 }
 
-/* One SOAP step of parameter i, as the reference's SOAP.step for one tensor (see 17_api_optim2.h). */
+/* One SOAP step of parameter i, as the reference's SOAP.step for one tensor (see lt_soap_config in 01_api.h). */
 static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     lt__x *x = lt__xof(o);
     const lt_soap_config *c = &x->soap;
@@ -12592,7 +12587,7 @@ static void lt__cu_colsum(lt_ctx *ctx, const float *x, const float *y, int64_t R
 }
 
 /* -- 16-bit values --------------------------------------------------------------------------- */
-/* Bit for bit the host conversions (@@AMP): bf16 rounds to nearest even on the bits, every NaN
+/* Bit for bit the host conversions (@@HALF): bf16 rounds to nearest even on the bits, every NaN
    gives 0xFFFF; fp16 is IEEE binary16 (the hardware conversion rounds to nearest even), NaN gives
    sign | 0x7E00. */
 __device__ unsigned short lt__cu_to_bf16(float x) {

@@ -111,8 +111,7 @@
    global setting).  Two contexts in one process share nothing else.  OpenMP threads spin while
    they wait for each other: fastest on idle cores, but on a machine busy with other work
    (more runnable threads than cores) run with OMP_WAIT_POLICY=PASSIVE in the environment,
-   or the waiting threads steal the cores the working ones need (measured: 2 threads on 2 busy
-   cores, 1.5-3.3 s per step spinning against 1.1-1.2 s passive).
+   or the waiting threads steal the cores the working ones need (bench/design.md).
 
    ==== @@OPTIONS =================================================================================
 

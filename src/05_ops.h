@@ -6,17 +6,17 @@
    output from the arena, fills a tape record (lt__node) and runs the record's forward kernel.
    If a gradient must flow, the record stays on the tape and lt_backward later runs the
    backward kernel of the same row of the op table.  Kernels read everything from the record,
-   so a later compile mode can replay records without the public functions.
+   so the compile mode (@@COMPILE, 09_compile.h) replays records without the public functions.
 
    The op table below is the only place the tape dispatches from: one X-macro row per op
    (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device column
-   (LT_CPU, later LT_CUDA) lets another backend add kernels without touching callers. */
+   (LT_CPU, LT_CUDA) lets another backend add kernels without touching callers. */
 
 /* ---- @@OPS.table  the op table --------------------------------------------------------------- */
 /* name, and what its backward reads besides gradients: the inputs' values (IN), its own
    output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
    The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
-   @@AMP) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
+   @@HALF) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
    need not stay alive.  (Eager records may skip a copy and read the float32 values in place,
    lt__copy16: eager mode never frees them; a compiled plan always has the copies.) */
 #define LT__IN 1
@@ -149,7 +149,8 @@ static int lt__gemm_pick(void);   /* the kernel set this CPU runs (@@GEMM) */
    it stays right up to x = 88 (a rounding error may make an argument slightly positive).
    Written for the vectorizer: the clamps are one max and one min each, 2^n comes from t's own
    bits (t = 1.5·2^23 + n, so its low bits are n: no float-to-int conversion), and the special
-   cases are two selects at the end (15% faster than nested conditions, the same bits). */
+   cases are two selects at the end (cheaper than nested conditions, the same bits; see
+   bench/design.md). */
 LT__OMP(declare simd)
 static inline float lt__exp_neg(float x) {
     float xc = x > -87.0f ? x : -87.0f, t, n, r, p, scale;   /* NaN lands on -87: no UB below */
@@ -367,7 +368,7 @@ static float *lt__save(lt_ctx *ctx, lt__node *nd, int slot, int64_t n) {
 }
 
 /* 16-bit precision (lt_set_precision): the record's type, kept in a double slot, and the
-   single-thread vector conversions of @@AMP (out[i] = float(in[i]), in[i] to 16 bits, and
+   single-thread vector conversions of @@HALF (out[i] = float(in[i]), in[i] to 16 bits, and
    out[i] = float(16 bit(in[i]))). */
 static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT_BF16; }
 /* Does a 16-bit op keep a 16-bit copy of t, a value its backward reads?  In a compiled plan
@@ -684,8 +685,7 @@ static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
 #ifdef LT__X86
 /* The same with AVX-512, 16 values at a time (the last ones masked): exp by lt__exp_neg16, and
    1/(1 + e) by the 14-bit reciprocal and one Newton step, r·(2 - d·r).  Each result is within a
-   few ulp of the plain C loops' (they divide), at about half their cost: forward 0.86 vs 1.5 ms,
-   backward 1.07 vs 1.8 ms on 2^21 values, one thread (this machine, Zen 4). */
+   few ulp of the plain C loops' (they divide), at about half their cost (bench/design.md). */
 LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
     __m512 u = _mm512_mul_ps(_mm512_set1_ps(LT__GELU_K),
                              _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(LT__GELU_C), _mm512_mul_ps(v, v)), v, v));
@@ -780,7 +780,7 @@ static int lt__act_simd(void) {
 }
 /* The loops run over blocks of LT__EWB values, each a simd loop in a function of its own, and the
    threads take blocks.  (A combined "parallel for simd if (...)" whose condition is false, as
-   for a small tensor, also turns the simd off: 8x slower here.  "if (parallel : ...)" limits the
+   for a small tensor, also turns the simd off; bench/design.md.  "if (parallel : ...)" limits the
    condition to the threads; the simple loops below are written that way.) */
 #define LT__EWB 4096
 static void lt__gelu_fwd(lt__node *nd) {

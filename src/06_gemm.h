@@ -21,7 +21,7 @@
      bf16dp   the same tile on bf16 pairs (AVX512_BF16 vdpbf16ps), for two bf16 operands only
      avx2      6 x 16 tile: 12 ymm accumulators (AVX2 + FMA)
      neon      8 x 12 tile: 24 q-register accumulators (AArch64, where it always runs; tested
-               under qemu-aarch64 by tests/neon.sh, not timed on an ARM machine yet)
+               under qemu-aarch64 by tests/arm64.sh, not timed on an ARM machine)
      portable  4 x 16 tile in plain C: the reference, and the kernel everywhere else
    The environment variable LT_GEMM=portable|avx2|avx512|neon forces one (if the CPU has it);
    LT_GEMM16=convert keeps bf16 products off the bf16dp kernel;
@@ -31,8 +31,8 @@
    on the stack: LT__GEMM_STACK bytes (about 640 KiB; 680 KiB with 16-bit operands) per thread
    and no malloc, so a thread that calls lt_sgemm needs a stack of 1 MiB or more (the main thread's and OpenMP's default 8 MiB
    are fine; musl's 128 KiB default for new threads is not).
-   On this machine (2-core AMD EPYC Zen 4 VM) all four transpose cases run at 93-103% of
-   OpenBLAS 0.3.21's SkylakeX kernel at 1 thread (bench/gemm.c, make bench). */
+   bench/gemm.c (make bench) times all four transpose cases against OpenBLAS's cblas_sgemm; the
+   figures are in bench/results.md and bench/design.md. */
 
 #ifdef LTRAIN_CBLAS
 #include <cblas.h>
@@ -138,8 +138,8 @@ LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] *
 
 /* ---- @@GEMM.bf16dp  AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ------------------- */
 /* When both operands are bf16 (lt__gemm16 in bf16 precision), vdpbf16ps does twice the work of
-   an FMA per instruction at the same rate (measured here, Zen 4, 12 independent chains: FMA 116
-   GFLOP/s, vdpbf16ps 233): each float32 lane j of the accumulator gets
+   an FMA per instruction at the same rate (bench/precision.md, design notes): each float32
+   lane j of the accumulator gets
        c[j] += a[2m]·b[2m][j] + a[2m+1]·b[2m+1][j]
    so one instruction is two steps of k.  Packing is done as for float32 (the panels then hold
    values that are exactly bf16) and each panel is then rewritten in place as bf16 pairs
@@ -459,8 +459,8 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
 
 /* ---- @@GEMM.pack  packing --------------------------------------------------------------------- */
 /* Packing walks rows that lie a stride apart (a run of KC values from each), which the hardware
-   prefetcher picks up late: the runs a few rows ahead are asked for explicitly (measured on
-   the bf16 pair packing of 2048x1024 · (1024x256)ᵀ, 1 thread: 7.1 -> 6.0 ms). */
+   prefetcher picks up late: the runs a few rows ahead are asked for explicitly (see
+   bench/precision.md, design notes). */
 static void lt__prefetch_run(const void *p, int64_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
     const char *c = (const char *)p;
@@ -545,11 +545,11 @@ static void lt__pack_b(int tb, int isa, const float *B, int64_t ldb, int64_t kc,
 /* An operand as packing reads it: float32 values f as they are (p = 0) or rounded to 16 bits
    (p = LT_BF16 or LT_F16), or 16-bit values h of type p, widened.  The panels are float32 either
    way, so the micro-kernels, their sums and their speed are those of float32; packing converts
-   instead of copying (a few % of a copy's time with the vector converters of @@AMP), and a 16-bit
+   instead of copying (little more than a copy with the vector converters of @@HALF), and a 16-bit
    operand moves half the bytes.  With two bf16 operands on a CPU with AVX512_BF16 the panels are
    then rewritten as bf16 pairs for the vdpbf16ps kernel (above: 2x the products per second);
-   fp16 has no such instruction here (AVX512_FP16, which computes in fp16, is not on Zen 4), so
-   fp16 products run at the float32 rate. */
+   fp16 has no such kernel (AVX512_FP16 computes in fp16 and has none here), so fp16 products
+   run at the float32 rate. */
 typedef struct {
     const float *f;
     const uint16_t *h;
@@ -599,8 +599,8 @@ static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
 /* One k of op(A) transposed, dealt to k-major slivers: the mc 32-bit values of that k sit in
    v[0..ceil(mc/16)) (lanes past mc zero; v has room for one more vector), and sliver s's mr (<= 16)
    values, picked from two of those vectors with one permute, go to d + s*mr*LT__KS, where d is the
-   k's place in sliver 0.  (Dealing them through a row in memory stalled on store forwarding: 4x
-   slower.)  Used for float32 values and for bf16 pair words alike. */
+   k's place in sliver 0.  (Dealing them through a row in memory stalls on store forwarding; see
+   bench/design.md.)  Used for float32 values and for bf16 pair words alike. */
 LT__TARGET_AVX512 static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, int32_t *d) {
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     __mmask16 mk = (__mmask16)((1u << mr) - 1u);
@@ -916,10 +916,9 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
    micro-kernel call of this step, so that packing it reads cache instead of memory.  Weights are
    cold in a training step (a whole step of other data passed since their last use), and packing
    does not overlap the FMAs: at 2 threads a thread has half the FMAs but reads as many bytes per
-   panel, so the wait showed most there (256x768x768 over 64 cold B's, 2 threads: ~7% below a hot B;
-   with the prefetch 4% faster, and gpt2-124M's step at 2 threads 3%).  Only blocks of C up to
+   panel, so the wait shows most there (bench/design.md).  Only blocks of C up to
    LT__PF_ROWS rows tall: each packed value then feeds few FMAs, so packing's wait for memory
-   is a visible share of a panel's time; taller blocks hide it (no gain measured at char-small). */
+   is a visible share of a panel's time; taller blocks hide it. */
 #define LT__PF_ROWS 384
 typedef struct {
     const char *row0;     /* the first row's first byte */

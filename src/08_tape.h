@@ -62,8 +62,8 @@ LTRAIN_DEF void lt_retain_grad(lt_tensor *t) { if (t) t->retain_grad = 1; }
 /* ---- @@TAPE.zero_grad  zero_grad ------------------------------------------------------------- */
 /* Zero n floats at x in the loop lt__adamw_update reads them with (blocks of LT__EWB, OpenMP's
    static split; LT__OPT_PAR_MIN there equals LT__EW_PAR), so each thread clears the lines it read
-   last in the optimizer's step, which sit in its own cache.  One thread clearing them all had to
-   take half the lines from the other core first (char-small at 2 threads: 2.8 ms, now 0.3). */
+   last in the optimizer's step, which sit in its own cache.  One thread clearing them all would
+   take the other threads' lines from their cores first (bench/design.md). */
 static void lt__zero_split(float *x, int64_t n) {
     int64_t b;
     LT__OMP(parallel for if (n >= LT__EW_PAR))

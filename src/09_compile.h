@@ -421,8 +421,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     /* in place, as eager's lt__add_over: an add of two same-shape tensors writes its sum over an
        input (the second first: the residual branch) whose buffer nobody reads after this add.
        y[i] = a[i] + b[i] allows y == b, also row by row in a fused group.  The writes land on the
-       lines just read, where a fresh buffer would be cold (char-small at 2 threads: the residual
-       add + layernorm group took 3.8 ms a step against eager's 2.2).  Views of the add share the
+       lines just read, where a fresh buffer would be cold (bench/design.md).  Views of the add share the
        merged buffer too. */
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
@@ -476,8 +475,8 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     /* in place, as eager's lt__grad_adopt: add (for its first input), gelu and gelu16 write their
        input's gradient over their output's (their kernels allow gx == gy) when they are the first
        to write it and nothing reads the output's gradient after them.  One buffer fewer, and the
-       writes land on the lines just read (gelu's backward at 2 threads, char-small: 7.7 -> about
-       2.8 ms a step, as eager).  galias[o] = k: o's gradient is k's (placed below). */
+       writes land on the lines just read, as in eager mode (bench/design.md).  galias[o] = k:
+       o's gradient is k's (placed below). */
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;

@@ -2,7 +2,7 @@
 /* Holds: Lion, AdEMAMix, Muon (Newton-Schulz) and SOAP (eigenbases by Jacobi sweeps), plugged
    into lt_optim through lt__optim_ops.
    Calls: @@CORE, @@GEMM (lt_sgemm), @@OPTIM (AdamW's update, the optimizer table). */
-/* They plug into lt_optim through lt__optim_ops (70_optim.h).  Their state lives in one block
+/* They plug into lt_optim through lt__optim_ops (12_optim.h).  Their state lives in one block
    behind opt->ext: buf[i*ns + which] -> cnt[i*ns + which] floats, NULL where parameter i holds
    no state of that kind.  The elementwise kernels keep torch's operation order and fused
    multiply-adds, as AdamW's does (a + α·b in torch's CPU kernels is fma(α, b, a)). */
@@ -334,7 +334,7 @@ static void lt__muon_ns(float *X, int64_t r, int64_t c, int steps, float *w) {
 }
 
 /* torch.lerp(a, b, w) on CPU: |w| < 0.5 ? a + w·(b − a) : b − (b − a)·(1 − w), each formula one
-   fused multiply-add in torch's build (measured: the unfused forms differ in the last bit). */
+   fused multiply-add in torch's build (the unfused forms differ in the last bit). */
 static float lt__lerpf(float a, float b, float w) {
     return w < 0.5f && w > -0.5f ? fmaf(w, b - a, a) : fmaf(-(b - a), 1.0f - w, b);
 }
@@ -675,7 +675,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
     return lt__x_alloc(o, "lt_soap_create", work);
 }
 
-/* One SOAP step of parameter i, as the reference's SOAP.step for one tensor (see 17_api_optim2.h). */
+/* One SOAP step of parameter i, as the reference's SOAP.step for one tensor (see lt_soap_config in 01_api.h). */
 static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     lt__x *x = lt__xof(o);
     const lt_soap_config *c = &x->soap;

@@ -550,7 +550,7 @@ static void lt__cu_colsum(lt_ctx *ctx, const float *x, const float *y, int64_t R
 }
 
 /* -- 16-bit values --------------------------------------------------------------------------- */
-/* Bit for bit the host conversions (@@AMP): bf16 rounds to nearest even on the bits, every NaN
+/* Bit for bit the host conversions (@@HALF): bf16 rounds to nearest even on the bits, every NaN
    gives 0xFFFF; fp16 is IEEE binary16 (the hardware conversion rounds to nearest even), NaN gives
    sign | 0x7E00. */
 __device__ unsigned short lt__cu_to_bf16(float x) {

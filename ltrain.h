@@ -10107,68 +10107,148 @@ static lt_status lt__st_entry_read(lt_ctx *ctx, const char *label, lt__json *j, 
     return LT_OK;
 }
 
-/* Parses buf (size bytes, malloc'd; owned from here on, freed on failure). */
+/* Step 1 of parsing: the 8-byte header length, then the header as JSON into j (j->pool allocated
+   here).  Returns the root node, or -1 with the error set. */
+static int lt__st_parse_header(lt_ctx *ctx, const unsigned char *buf, size_t size, const char *label, lt__json *j,
+                               uint64_t *hlen) {
+    int root;
+    if (size < 8) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file "
+                     "(it starts with an 8-byte header length)", label, size);
+        return -1;
+    }
+    *hlen = lt__rd64(buf);
+    if (*hlen > LT__ST_MAX_HEADER) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu is over the limit of %u bytes (100 MB)",
+                     label, (unsigned long long)*hlen, LT__ST_MAX_HEADER);
+        return -1;
+    }
+    if (*hlen > size - 8) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu runs past the end of the file (%zu bytes)",
+                     label, (unsigned long long)*hlen, size);
+        return -1;
+    }
+    j->s = buf + 8;
+    j->len = (size_t)*hlen;
+    j->pool = (char *)LT__MALLOC(j->len + 1);
+    if (!j->pool) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for the header", label); return -1; }
+    root = lt__j_value(j, 0);
+    if (root >= 0) {
+        lt__j_ws(j);
+        if (j->pos < j->len) lt__j_fail(j, "trailing characters after the JSON object");
+    }
+    if (j->err[0]) {
+        if (j->oom) lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory parsing the header", label);
+        else lt_set_error(ctx, LT_ERR_FORMAT, "%s: header is not valid JSON: %s (at byte %zu of the header)", label, j->err, j->pos);
+        return -1;
+    }
+    if (j->nodes[root].type != LT__J_OBJ) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header must be a JSON object {name: {dtype, shape, data_offsets}, ...}", label);
+        return -1;
+    }
+    return root;
+}
+
+/* Step 2: the root's members counted (tensors in *n_ent, metadata strings in *n_meta) and its
+   "__metadata__" found (*meta, -1 if none) and checked to be an object of strings. */
+static lt_status lt__st_count_members(lt_ctx *ctx, const char *label, const lt__json *j, int root, int *n_ent,
+                                      int *n_meta, int *meta) {
+    int c;
+    for (c = j->nodes[root].child; c >= 0; c = j->nodes[c].next) {
+        if (strcmp(j->pool + j->nodes[c].key, "__metadata__") != 0) { (*n_ent)++; continue; }
+        if (*meta >= 0) return lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate \"__metadata__\" in the header", label);
+        *meta = c;
+    }
+    if (*meta < 0) return LT_OK;
+    if (j->nodes[*meta].type != LT__J_OBJ)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ must be an object of strings", label);
+    for (c = j->nodes[*meta].child; c >= 0; c = j->nodes[c].next, (*n_meta)++)
+        if (j->nodes[c].type != LT__J_STR)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ value of \"%.100s\" must be a string", label,
+                                j->pool + j->nodes[c].key);
+    return LT_OK;
+}
+
+/* Step 3: every tensor entry read into st->t, and st->by_name filled (names must be unique).
+   names and order are scratch of one slot per tensor; order receives the entries. */
+static lt_status lt__st_read_entries(lt_ctx *ctx, const char *label, lt__json *j, int root, int meta, size_t dsize,
+                                     lt_st *st, lt__st_name *names, lt__st_entry **order) {
+    int c, i;
+    for (c = j->nodes[root].child; c >= 0; c = j->nodes[c].next) {
+        lt__st_entry *e = &st->t[st->n];
+        lt_status s;
+        if (c == meta) continue;
+        e->name = j->pool + j->nodes[c].key;
+        if ((s = lt__st_entry_read(ctx, label, j, c, e, dsize)) != LT_OK) return s;
+        names[st->n].name = e->name;
+        names[st->n].idx = st->n;
+        order[st->n] = e;
+        st->n++;
+    }
+    qsort(names, (size_t)st->n, sizeof *names, lt__st_cmp_name);
+    for (i = 0; i < st->n; i++) {
+        if (i && strcmp(names[i].name, names[i - 1].name) == 0)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate tensor name \"%.100s\"", label, names[i].name);
+        st->by_name[i] = names[i].idx;
+    }
+    return LT_OK;
+}
+
+/* Step 4: the byte ranges must tile the data section: sorted, each starting where the last ended. */
+static lt_status lt__st_check_tiling(lt_ctx *ctx, const char *label, lt__st_entry **order, int n, size_t dsize) {
+    size_t expect = 0;
+    int i;
+    qsort(order, (size_t)n, sizeof *order, lt__st_cmp_range);
+    for (i = 0; i < n; i++) {
+        const lt__st_entry *e = order[i];
+        if (e->begin < expect) {
+            const lt__st_entry *p = order[i - 1];
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensors \"%.100s\" [%zu,%zu] and \"%.100s\" [%zu,%zu] overlap in data_offsets",
+                                label, p->name, p->begin, p->end, e->name, e->begin, e->end);
+        }
+        if (e->begin > expect)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: hole in the data: bytes [%zu,%zu) belong to no tensor (before tensor \"%.100s\")",
+                                label, expect, e->begin, e->name);
+        expect = e->end;
+    }
+    if (expect != dsize)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu trailing bytes after the last tensor's data (the data section is %zu bytes, "
+                            "the tensors cover %zu)", label, dsize - expect, dsize, expect);
+    return LT_OK;
+}
+
+/* Step 5: the metadata's key, value pairs into st->meta (keys must be unique). */
+static lt_status lt__st_read_meta(lt_ctx *ctx, const char *label, const lt__json *j, int meta, lt_st *st) {
+    int c, i;
+    if (meta < 0) return LT_OK;
+    for (c = j->nodes[meta].child; c >= 0; c = j->nodes[c].next) {
+        const char *k = j->pool + j->nodes[c].key;
+        for (i = 0; i < st->n_meta; i++)
+            if (strcmp(st->meta[2 * i], k) == 0)
+                return lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ has the key \"%.100s\" twice", label, k);
+        st->meta[2 * st->n_meta] = k;
+        st->meta[2 * st->n_meta + 1] = j->pool + j->nodes[c].str;
+        st->n_meta++;
+    }
+    return LT_OK;
+}
+
+/* Parses buf (size bytes, malloc'd; owned from here on, freed on failure): the header, its
+   members, the tensor entries, their byte ranges, the metadata. */
 static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, const char *label) {
     lt__json j;
     lt_st *st = NULL;
     lt__st_name *names = NULL;
     lt__st_entry **order = NULL;
-    uint64_t hlen;
-    size_t dsize, expect;
-    int root, c, i, n_ent = 0, n_meta = 0, meta = -1;
+    uint64_t hlen = 0;
+    size_t dsize;
+    int root, n_ent = 0, n_meta = 0, meta = -1;
     memset(&j, 0, sizeof j);
     if (!label) label = "safetensors";
-    if (size < 8) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file "
-                     "(it starts with an 8-byte header length)", label, size);
-        goto fail;
-    }
-    hlen = lt__rd64(buf);
-    if (hlen > LT__ST_MAX_HEADER) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu is over the limit of %u bytes (100 MB)",
-                     label, (unsigned long long)hlen, LT__ST_MAX_HEADER);
-        goto fail;
-    }
-    if (hlen > size - 8) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu runs past the end of the file (%zu bytes)",
-                     label, (unsigned long long)hlen, size);
-        goto fail;
-    }
+    root = lt__st_parse_header(ctx, buf, size, label, &j, &hlen);
+    if (root < 0) goto fail;
     dsize = size - 8 - (size_t)hlen;
-    j.s = buf + 8;
-    j.len = (size_t)hlen;
-    j.pool = (char *)LT__MALLOC(j.len + 1);
-    if (!j.pool) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for the header", label); goto fail; }
-    root = lt__j_value(&j, 0);
-    if (root >= 0) {
-        lt__j_ws(&j);
-        if (j.pos < j.len) lt__j_fail(&j, "trailing characters after the JSON object");
-    }
-    if (j.err[0]) {
-        if (j.oom) lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory parsing the header", label);
-        else lt_set_error(ctx, LT_ERR_FORMAT, "%s: header is not valid JSON: %s (at byte %zu of the header)", label, j.err, j.pos);
-        goto fail;
-    }
-    if (j.nodes[root].type != LT__J_OBJ) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header must be a JSON object {name: {dtype, shape, data_offsets}, ...}", label);
-        goto fail;
-    }
-    for (c = j.nodes[root].child; c >= 0; c = j.nodes[c].next) {
-        if (strcmp(j.pool + j.nodes[c].key, "__metadata__") != 0) { n_ent++; continue; }
-        if (meta >= 0) { lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate \"__metadata__\" in the header", label); goto fail; }
-        meta = c;
-    }
-    if (meta >= 0) {
-        if (j.nodes[meta].type != LT__J_OBJ) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ must be an object of strings", label);
-            goto fail;
-        }
-        for (c = j.nodes[meta].child; c >= 0; c = j.nodes[c].next, n_meta++)
-            if (j.nodes[c].type != LT__J_STR) {
-                lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ value of \"%.100s\" must be a string", label, j.pool + j.nodes[c].key);
-                goto fail;
-            }
-    }
+    if (lt__st_count_members(ctx, label, &j, root, &n_ent, &n_meta, &meta) != LT_OK) goto fail;
     st = (lt_st *)LT__MALLOC(sizeof(lt_st));
     if (!st) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", label); goto fail; }
     memset(st, 0, sizeof *st);
@@ -10181,60 +10261,9 @@ static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, c
         lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %d tensors", label, n_ent);
         goto fail;
     }
-    for (c = j.nodes[root].child; c >= 0; c = j.nodes[c].next) {
-        lt__st_entry *e = &st->t[st->n];
-        if (c == meta) continue;
-        e->name = j.pool + j.nodes[c].key;
-        if (lt__st_entry_read(ctx, label, &j, c, e, dsize) != LT_OK) goto fail;
-        names[st->n].name = e->name;
-        names[st->n].idx = st->n;
-        order[st->n] = e;
-        st->n++;
-    }
-    qsort(names, (size_t)st->n, sizeof *names, lt__st_cmp_name);
-    for (i = 0; i < st->n; i++) {
-        if (i && strcmp(names[i].name, names[i - 1].name) == 0) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate tensor name \"%.100s\"", label, names[i].name);
-            goto fail;
-        }
-        st->by_name[i] = names[i].idx;
-    }
-    /* the byte ranges must tile the data section: sorted, each starting where the last ended */
-    qsort(order, (size_t)st->n, sizeof *order, lt__st_cmp_range);
-    expect = 0;
-    for (i = 0; i < st->n; i++) {
-        const lt__st_entry *e = order[i];
-        if (e->begin < expect) {
-            const lt__st_entry *p = order[i - 1];
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensors \"%.100s\" [%zu,%zu] and \"%.100s\" [%zu,%zu] overlap in data_offsets",
-                         label, p->name, p->begin, p->end, e->name, e->begin, e->end);
-            goto fail;
-        }
-        if (e->begin > expect) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: hole in the data: bytes [%zu,%zu) belong to no tensor (before tensor \"%.100s\")",
-                         label, expect, e->begin, e->name);
-            goto fail;
-        }
-        expect = e->end;
-    }
-    if (expect != dsize) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu trailing bytes after the last tensor's data (the data section is %zu bytes, "
-                     "the tensors cover %zu)", label, dsize - expect, dsize, expect);
+    if (lt__st_read_entries(ctx, label, &j, root, meta, dsize, st, names, order) != LT_OK ||
+        lt__st_check_tiling(ctx, label, order, st->n, dsize) != LT_OK || lt__st_read_meta(ctx, label, &j, meta, st) != LT_OK)
         goto fail;
-    }
-    if (meta >= 0) {
-        for (c = j.nodes[meta].child; c >= 0; c = j.nodes[c].next) {
-            const char *k = j.pool + j.nodes[c].key;
-            for (i = 0; i < st->n_meta; i++)
-                if (strcmp(st->meta[2 * i], k) == 0) {
-                    lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ has the key \"%.100s\" twice", label, k);
-                    goto fail;
-                }
-            st->meta[2 * st->n_meta] = k;
-            st->meta[2 * st->n_meta + 1] = j.pool + j.nodes[c].str;
-            st->n_meta++;
-        }
-    }
     st->ctx = ctx;
     snprintf(st->label, sizeof st->label, "%s", label);
     st->buf = buf;
@@ -10850,10 +10879,95 @@ LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train
     return s;
 }
 
+/* A checkpoint's "amp.scaler" (tensor i of f) into the loss scaler sc. */
+static lt_status lt__ckpt_read_scaler(lt_ctx *ctx, lt_st *f, int i, lt_scaler *sc, const char *path) {
+    int64_t shape[8];
+    size_t bytes;
+    double a[6];
+    lt_scaler_state ss;
+    int k;
+    const void *data = lt_st_data(f, i, &bytes);
+    if (strcmp(lt_st_dtype(f, i), "F64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 6 || bytes != sizeof a)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"amp.scaler\" must be F64 [6]", path);
+    memcpy(a, data, sizeof a);
+    for (k = 3; k < 6; k++)   /* counters: whole numbers in [0, 2^53] before any int64 conversion */
+        if (!(a[k] >= 0 && a[k] <= 9007199254740992.0 && a[k] == floor(a[k])))
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: amp.scaler holds %g where a count belongs (the file is "
+                                "damaged)", path, a[k]);
+    ss.scale = a[0]; ss.growth_factor = a[1]; ss.backoff_factor = a[2];
+    ss.growth_interval = (int64_t)a[3]; ss.growth_tracker = (int64_t)a[4]; ss.skipped = (int64_t)a[5];
+    return lt_scaler_set_state(ctx, sc, &ss);
+}
+
+/* A checkpoint's "train.state" (step, data position, the RNG's 4 words) into st and the context's
+   RNG, then its "amp.scaler" into st->scaler when both are there. */
+static lt_status lt__ckpt_read_train_state(lt_ctx *ctx, lt_st *f, lt_train_state *st, const char *path) {
+    int64_t shape[8], v[7];
+    size_t bytes;
+    const void *data;
+    int k, i = lt_st_find(f, "train.state");
+    if (i < 0) return lt_set_error(ctx, LT_ERR_FORMAT, "%s: no \"train.state\": this holds weights only (use --init)", path);
+    data = lt_st_data(f, i, &bytes);
+    if (strcmp(lt_st_dtype(f, i), "I64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 7 || bytes != sizeof v)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"train.state\" must be I64 [7]", path);
+    memcpy(v, data, sizeof v);
+    if (v[0] < 0 || v[1] < 0 || v[2] < 0)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: none may be "
+                            "negative", path, (long long)v[0], (long long)v[1], (long long)v[2]);
+    /* hardening: no run takes 2^48 steps or epochs (nor has 2^48 batches in one); a larger number
+       is a damaged file, and would overflow the int64 arithmetic done with it (step * K, ...) */
+    if (v[0] > ((int64_t)1 << 48) || v[1] > ((int64_t)1 << 48) || v[2] > ((int64_t)1 << 48))
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: out of "
+                            "range (each must be <= 2^48; the file is damaged)", path, (long long)v[0], (long long)v[1],
+                            (long long)v[2]);
+    if (v[3] == 0 && v[4] == 0 && v[5] == 0 && v[6] == 0)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds an all-zero RNG state (not a valid xoshiro state)", path);
+    st->step = v[0]; st->data_epoch = v[1]; st->data_index = v[2];
+    for (k = 0; k < 4; k++) memcpy(&ctx->rng.s[k], &v[3 + k], sizeof(int64_t));
+    if (st->scaler && (i = lt_st_find(f, "amp.scaler")) >= 0) return lt__ckpt_read_scaler(ctx, f, i, st->scaler, path);
+    return LT_OK;
+}
+
+/* The optimizer's state buffer of kind j for parameter k from f ("optim.<state name>.<param
+   name>"), when the optimizer keeps one. */
+static lt_status lt__ckpt_read_optim_buf(lt_gpt *g, lt_optim *opt, lt_st *f, int j, int k, const char *path) {
+    lt_ctx *ctx = g->ctx;
+    lt_tensor *t = g->list[k];
+    char nm[160];
+    int64_t shape[8], cnt = 0, have = 1;
+    const char *sn = lt_optim_state_name(opt, j);
+    float *buf = lt_optim_state_buf(opt, k, j, &cnt);
+    int d, nd, i;
+    if (!buf) return LT_OK;
+    snprintf(nm, sizeof nm, "optim.%s.%s", sn ? sn : "state", t->name);
+    i = lt_st_find(f, nm);
+    if (i < 0) return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing", path, nm);
+    nd = lt_st_shape(f, i, shape);
+    /* hardening: a zero dim first, so that huge dims beside it cannot overflow the product
+       (without one, the reader has checked the product against the file's size) */
+    for (d = 0; d < nd; d++) if (shape[d] == 0) have = 0;
+    for (d = 0; d < nd && have; d++) have *= shape[d];
+    /* a parameter-shaped buffer must have the parameter's shape (not just its size) */
+    if (nd >= 1 && have == cnt && lt_optim_state(opt, k, j) == buf) {
+        int same = nd == t->ndim;
+        char b1[64];
+        for (d = 0; same && d < nd; d++) same = shape[d] == t->shape[d];
+        if (!same)
+            return lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" has %d dims / another shape than its "
+                                "parameter %s", path, nm, nd, lt_shape_str(t, b1, sizeof b1));
+    }
+    if (nd < 1 || have != cnt)
+        return lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" holds %lld values but this optimizer keeps %lld "
+                            "(another optimizer configuration?)", path, nm, (long long)have, (long long)cnt);
+    lt_st_read_f32(f, i, buf, cnt);
+    return LT_OK;
+}
+
+/* Weights, then the training state when st is given, then the optimizer's state when opt is. */
 LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state *st, const char *path) {
     lt_ctx *ctx;
     lt_st *f;
-    int k, j, i, ns;
+    int k, j, ns;
     if (!g) return LT_ERR_ARG;
     ctx = g->ctx;
     if (lt_failed(ctx)) return ctx->status;
@@ -10862,58 +10976,7 @@ LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state
     f = lt_st_open(ctx, path);
     if (!f) return ctx->status;
     if (lt__gpt_read(g, f, path) != LT_OK) goto done;
-    if (st) {
-        int64_t shape[8], v[7];
-        size_t bytes;
-        const void *data;
-        i = lt_st_find(f, "train.state");
-        if (i < 0) { lt_set_error(ctx, LT_ERR_FORMAT, "%s: no \"train.state\": this holds weights only (use --init)", path); goto done; }
-        data = lt_st_data(f, i, &bytes);
-        if (strcmp(lt_st_dtype(f, i), "I64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 7 || bytes != sizeof v) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"train.state\" must be I64 [7]", path);
-            goto done;
-        }
-        memcpy(v, data, sizeof v);
-        if (v[0] < 0 || v[1] < 0 || v[2] < 0) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: none may be "
-                         "negative", path, (long long)v[0], (long long)v[1], (long long)v[2]);
-            goto done;
-        }
-        /* hardening: no run takes 2^48 steps or epochs (nor has 2^48 batches in one); a larger number
-           is a damaged file, and would overflow the int64 arithmetic done with it (step * K, ...) */
-        if (v[0] > ((int64_t)1 << 48) || v[1] > ((int64_t)1 << 48) || v[2] > ((int64_t)1 << 48)) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: out of "
-                         "range (each must be <= 2^48; the file is damaged)", path, (long long)v[0], (long long)v[1],
-                         (long long)v[2]);
-            goto done;
-        }
-        if (v[3] == 0 && v[4] == 0 && v[5] == 0 && v[6] == 0) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds an all-zero RNG state (not a valid xoshiro state)", path);
-            goto done;
-        }
-        st->step = v[0]; st->data_epoch = v[1]; st->data_index = v[2];
-        for (k = 0; k < 4; k++) memcpy(&ctx->rng.s[k], &v[3 + k], sizeof(int64_t));
-        if (st->scaler && (i = lt_st_find(f, "amp.scaler")) >= 0) {
-            double a[6];
-            lt_scaler_state ss;
-            data = lt_st_data(f, i, &bytes);
-            if (strcmp(lt_st_dtype(f, i), "F64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 6 ||
-                bytes != sizeof a) {
-                lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"amp.scaler\" must be F64 [6]", path);
-                goto done;
-            }
-            memcpy(a, data, sizeof a);
-            for (k = 3; k < 6; k++)   /* counters: whole numbers in [0, 2^53] before any int64 conversion */
-                if (!(a[k] >= 0 && a[k] <= 9007199254740992.0 && a[k] == floor(a[k]))) {
-                    lt_set_error(ctx, LT_ERR_FORMAT, "%s: amp.scaler holds %g where a count belongs (the file is "
-                                 "damaged)", path, a[k]);
-                    goto done;
-                }
-            ss.scale = a[0]; ss.growth_factor = a[1]; ss.backoff_factor = a[2];
-            ss.growth_interval = (int64_t)a[3]; ss.growth_tracker = (int64_t)a[4]; ss.skipped = (int64_t)a[5];
-            if (lt_scaler_set_state(ctx, st->scaler, &ss) != LT_OK) goto done;
-        }
-    }
+    if (st && lt__ckpt_read_train_state(ctx, f, st, path) != LT_OK) goto done;
     if (opt) {
         const char *oname = lt_st_meta(f, "optimizer");
         if (oname && strcmp(oname, lt_optim_name(opt)) != 0) {
@@ -10922,40 +10985,8 @@ LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state
         }
         ns = lt_optim_num_states(opt);
         for (j = 0; j < ns && !lt_failed(ctx); j++)
-            for (k = 0; k < g->n_list && !lt_failed(ctx); k++) {
-                lt_tensor *t = g->list[k];
-                char nm[160];
-                int64_t shape[8], cnt = 0, have = 1;
-                const char *sn = lt_optim_state_name(opt, j);
-                float *buf = lt_optim_state_buf(opt, k, j, &cnt);
-                int d, nd;
-                if (!buf) continue;
-                snprintf(nm, sizeof nm, "optim.%s.%s", sn ? sn : "state", t->name);
-                i = lt_st_find(f, nm);
-                if (i < 0) { lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing", path, nm); break; }
-                nd = lt_st_shape(f, i, shape);
-                /* hardening: a zero dim first, so that huge dims beside it cannot overflow the product
-                   (without one, the reader has checked the product against the file's size) */
-                for (d = 0; d < nd; d++) if (shape[d] == 0) have = 0;
-                for (d = 0; d < nd && have; d++) have *= shape[d];
-                /* a parameter-shaped buffer must have the parameter's shape (not just its size) */
-                if (nd >= 1 && have == cnt && lt_optim_state(opt, k, j) == buf) {
-                    int same = nd == t->ndim;
-                    char b1[64];
-                    for (d = 0; same && d < nd; d++) same = shape[d] == t->shape[d];
-                    if (!same) {
-                        lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" has %d dims / another shape than its "
-                                     "parameter %s", path, nm, nd, lt_shape_str(t, b1, sizeof b1));
-                        break;
-                    }
-                }
-                if (nd < 1 || have != cnt) {
-                    lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" holds %lld values but this optimizer keeps %lld "
-                                 "(another optimizer configuration?)", path, nm, (long long)have, (long long)cnt);
-                    break;
-                }
-                lt_st_read_f32(f, i, buf, cnt);
-            }
+            for (k = 0; k < g->n_list && !lt_failed(ctx); k++)
+                if (lt__ckpt_read_optim_buf(g, opt, f, j, k, path) != LT_OK) break;
         if (st) lt_optim_set_steps(opt, st->step);
     }
 done:
@@ -11310,22 +11341,35 @@ static double lt__plot_px(const lt__paxis *a, double v, double px0, double len, 
 
 static int lt__plot_ok(double v, int log) { return isfinite(v) && (!log || v > 0); }
 
-/* One panel at vertical offset oy.  id makes its clip path's name unique in the file. */
-static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
-    const lt__ppanel *q = &p->panels[id];
+/* A panel's layout: its axes, ranged over its data, and the plot box in pixels. */
+typedef struct {
+    const lt__ppanel *q;
+    int id;                      /* the panel's index: its series, its clip path's name */
     lt__paxis ax, ay;
-    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
-    double L, R = 20, T = q->title ? 34 : 16, Bm = q->xlabel ? 48 : 30, W, H, x0, y0;
-    int s, k, nleg = 0, maxlab = 1, maxname = 0;
-    char lab[64];
+    double oy, x0, y0, W, H;     /* the panel's vertical offset; the box's corner and size */
+    int nleg, maxname;           /* named series (legend rows) and the longest name */
+} lt__pframe;
 
+/* Range both axes over the panel's finite points (and its fixed limits), then place the box:
+   the left margin fits the longest y tick label. */
+static void lt__plot_frame(const lt_plot *p, int id, double oy, lt__pframe *fr) {
+    const lt__ppanel *q = &p->panels[id];
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    double L, R = 20, T = q->title ? 34 : 16, Bm = q->xlabel ? 48 : 30;
+    int s, k, maxlab = 1;
+    char lab[64];
+    fr->q = q;
+    fr->id = id;
+    fr->oy = oy;
+    fr->nleg = 0;
+    fr->maxname = 0;
     for (s = 0; s < p->n_series; s++) {
         const lt__pseries *ser = &p->series[s];
         if (ser->panel != id) continue;
         if (ser->name && ser->name[0]) {
             int len = (int)strlen(ser->name);
-            nleg++;
-            if (len > maxname) maxname = len;
+            fr->nleg++;
+            if (len > fr->maxname) fr->maxname = len;
         }
         for (k = 0; k < ser->n; k++) {
             double x = ser->x[k], y = ser->y[k];
@@ -11338,37 +11382,45 @@ static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
     }
     if (xlo > xhi) { xlo = 0; xhi = 1; }                    /* no points yet: an empty box */
     if (ylo > yhi) { ylo = q->log_y ? 0.1 : 0; yhi = 1; }
-    lt__plot_range(&ax, xlo, xhi, q->lim[0], q->lim[1], 0);
-    lt__plot_range(&ay, ylo, yhi, q->lim[2], q->lim[3], q->log_y);
+    lt__plot_range(&fr->ax, xlo, xhi, q->lim[0], q->lim[1], 0);
+    lt__plot_range(&fr->ay, ylo, yhi, q->lim[2], q->lim[3], q->log_y);
 
-    for (k = 0; k < ay.n_ticks; k++) {
+    for (k = 0; k < fr->ay.n_ticks; k++) {
         int len;
-        lt__plot_label(lab, sizeof lab, ay.ticks[k], &ay);
+        lt__plot_label(lab, sizeof lab, fr->ay.ticks[k], &fr->ay);
         len = (int)strlen(lab);
         if (len > maxlab) maxlab = len;
     }
     L = (q->ylabel ? 26 : 8) + 7.0 * maxlab + 8;
-    W = p->width - L - R;
-    H = p->height - T - Bm;
-    x0 = L;
-    y0 = oy + T;
+    fr->W = p->width - L - R;
+    fr->H = p->height - T - Bm;
+    fr->x0 = L;
+    fr->y0 = oy + T;
+}
 
-    fprintf(f, "<g>\n<clipPath id=\"lt-clip-%d\"><rect x=\"", id);
+/* The panel's clip path, title, grid with tick labels, box and axis labels. */
+static void lt__plot_draw_axes(FILE *f, const lt__pframe *fr) {
+    const lt__ppanel *q = fr->q;
+    const lt__paxis *ax = &fr->ax, *ay = &fr->ay;
+    double x0 = fr->x0, y0 = fr->y0, W = fr->W, H = fr->H;
+    int k;
+    char lab[64];
+    fprintf(f, "<g>\n<clipPath id=\"lt-clip-%d\"><rect x=\"", fr->id);
     lt__plot_num(f, x0); fputs("\" y=\"", f); lt__plot_num(f, y0);
     fputs("\" width=\"", f); lt__plot_num(f, W); fputs("\" height=\"", f); lt__plot_num(f, H);
     fputs("\"/></clipPath>\n", f);
     if (q->title) {
-        fputs("<text x=\"", f); lt__plot_num(f, x0 + W / 2); fputs("\" y=\"", f); lt__plot_num(f, oy + 22);
+        fputs("<text x=\"", f); lt__plot_num(f, x0 + W / 2); fputs("\" y=\"", f); lt__plot_num(f, fr->oy + 22);
         fputs("\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">", f);
         lt__plot_text(f, q->title);
         fputs("</text>\n", f);
     }
     /* grid and ticks: the x axis's, then the y axis's */
-    for (k = 0; k < ax.n_ticks + ay.n_ticks; k++) {
-        int isx = k < ax.n_ticks;
-        double v = isx ? ax.ticks[k] : ay.ticks[k - ax.n_ticks];
-        double px = isx ? lt__plot_px(&ax, v, x0, W, 0) : lt__plot_px(&ay, v, y0, H, 1);
-        lt__plot_label(lab, sizeof lab, v, isx ? &ax : &ay);
+    for (k = 0; k < ax->n_ticks + ay->n_ticks; k++) {
+        int isx = k < ax->n_ticks;
+        double v = isx ? ax->ticks[k] : ay->ticks[k - ax->n_ticks];
+        double px = isx ? lt__plot_px(ax, v, x0, W, 0) : lt__plot_px(ay, v, y0, H, 1);
+        lt__plot_label(lab, sizeof lab, v, isx ? ax : ay);
         if (isx) {
             fputs("<line x1=\"", f); lt__plot_num(f, px); fputs("\" y1=\"", f); lt__plot_num(f, y0);
             fputs("\" x2=\"", f); lt__plot_num(f, px); fputs("\" y2=\"", f); lt__plot_num(f, y0 + H + 5);
@@ -11398,83 +11450,99 @@ static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
         lt__plot_text(f, q->ylabel);
         fputs("</text>\n", f);
     }
+}
 
-    /* the lines: one path per series, a new subpath after every skipped point; lone points
-       (nothing finite on either side) get a dot, since a one-point path draws nothing */
+/* The lines: one path per series, a new subpath after every skipped point; lone points
+   (nothing finite on either side) get a dot, since a one-point path draws nothing. */
+static void lt__plot_draw_lines(const lt_plot *p, FILE *f, const lt__pframe *fr) {
+    const lt__paxis *ax = &fr->ax, *ay = &fr->ay;
+    double x0 = fr->x0, y0 = fr->y0, W = fr->W, H = fr->H;
+    int s, k, log_y = fr->q->log_y;
     for (s = 0, k = 0; s < p->n_series; s++) {
         const lt__pseries *ser = &p->series[s];
         const char *color, *dash;
         int i, open = 0, idx;
-        if (ser->panel != id) continue;
+        if (ser->panel != fr->id) continue;
         idx = k++;
         color = lt__plot_colors[idx % 8];
         dash = lt__plot_dashes[(idx / 8) % 4];
         fprintf(f, "<g clip-path=\"url(#lt-clip-%d)\" stroke=\"%s\" fill=\"%s\">\n<path fill=\"none\" "
-                   "stroke-width=\"1.8\" stroke-linejoin=\"round\" stroke-linecap=\"round\"", id, color, color);
+                   "stroke-width=\"1.8\" stroke-linejoin=\"round\" stroke-linecap=\"round\"", fr->id, color, color);
         if (dash[0]) fprintf(f, " stroke-dasharray=\"%s\"", dash);
         fputs(" d=\"", f);
         for (i = 0; i < ser->n; i++) {
-            int ok = isfinite(ser->x[i]) && lt__plot_ok(ser->y[i], q->log_y);
+            int ok = isfinite(ser->x[i]) && lt__plot_ok(ser->y[i], log_y);
             if (!ok) { open = 0; continue; }
             fputs(open ? " L" : " M", f);
-            lt__plot_num(f, lt__plot_px(&ax, ser->x[i], x0, W, 0));
+            lt__plot_num(f, lt__plot_px(ax, ser->x[i], x0, W, 0));
             fputc(' ', f);
-            lt__plot_num(f, lt__plot_px(&ay, ser->y[i], y0, H, 1));
+            lt__plot_num(f, lt__plot_px(ay, ser->y[i], y0, H, 1));
             open = 1;
         }
         fputs("\"/>\n", f);
         for (i = 0; i < ser->n; i++) {
-            int prev = i > 0 && isfinite(ser->x[i - 1]) && lt__plot_ok(ser->y[i - 1], q->log_y);
-            int next = i + 1 < ser->n && isfinite(ser->x[i + 1]) && lt__plot_ok(ser->y[i + 1], q->log_y);
-            if (prev || next || !isfinite(ser->x[i]) || !lt__plot_ok(ser->y[i], q->log_y)) continue;
-            fputs("<circle stroke=\"none\" r=\"3\" cx=\"", f); lt__plot_num(f, lt__plot_px(&ax, ser->x[i], x0, W, 0));
-            fputs("\" cy=\"", f); lt__plot_num(f, lt__plot_px(&ay, ser->y[i], y0, H, 1));
+            int prev = i > 0 && isfinite(ser->x[i - 1]) && lt__plot_ok(ser->y[i - 1], log_y);
+            int next = i + 1 < ser->n && isfinite(ser->x[i + 1]) && lt__plot_ok(ser->y[i + 1], log_y);
+            if (prev || next || !isfinite(ser->x[i]) || !lt__plot_ok(ser->y[i], log_y)) continue;
+            fputs("<circle stroke=\"none\" r=\"3\" cx=\"", f); lt__plot_num(f, lt__plot_px(ax, ser->x[i], x0, W, 0));
+            fputs("\" cy=\"", f); lt__plot_num(f, lt__plot_px(ay, ser->y[i], y0, H, 1));
             fputs("\"/>\n", f);
         }
         fputs("</g>\n", f);
     }
+}
 
-    /* legend: inside the box, in the corner that covers the fewest points (top right first) */
-    if (nleg > 0) {
-        double lw = 36 + 7.0 * maxname, lh = 8 + 18.0 * nleg, lx = x0 + W - lw - 8, ly = y0 + 8;
-        int corner, best = -1, fewest = 0;
-        for (corner = 0; corner < 4; corner++) {
-            double cx = corner & 1 ? x0 + 8 : x0 + W - lw - 8, cy = corner & 2 ? y0 + H - lh - 8 : y0 + 8;
-            int i, inside = 0;
-            for (s = 0; s < p->n_series; s++) {
-                const lt__pseries *ser = &p->series[s];
-                if (ser->panel != id) continue;
-                for (i = 0; i < ser->n; i++) {
-                    double px, py;
-                    if (!isfinite(ser->x[i]) || !lt__plot_ok(ser->y[i], q->log_y)) continue;
-                    px = lt__plot_px(&ax, ser->x[i], x0, W, 0);
-                    py = lt__plot_px(&ay, ser->y[i], y0, H, 1);
-                    inside += px >= cx - 4 && px <= cx + lw + 4 && py >= cy - 4 && py <= cy + lh + 4;
-                }
-            }
-            if (best < 0 || inside < fewest) { best = corner; fewest = inside; lx = cx; ly = cy; }
-        }
-        fputs("<rect x=\"", f); lt__plot_num(f, lx); fputs("\" y=\"", f); lt__plot_num(f, ly);
-        fputs("\" width=\"", f); lt__plot_num(f, lw); fputs("\" height=\"", f); lt__plot_num(f, lh);
-        fputs("\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#bbb\"/>\n", f);
-        for (s = 0, k = 0, nleg = 0; s < p->n_series; s++) {
+/* The legend: inside the box, in the corner that covers the fewest points (top right first). */
+static void lt__plot_draw_legend(const lt_plot *p, FILE *f, const lt__pframe *fr) {
+    const lt__paxis *ax = &fr->ax, *ay = &fr->ay;
+    double x0 = fr->x0, y0 = fr->y0, W = fr->W, H = fr->H;
+    double lw = 36 + 7.0 * fr->maxname, lh = 8 + 18.0 * fr->nleg, lx = x0 + W - lw - 8, ly = y0 + 8;
+    int s, k, nleg, corner, best = -1, fewest = 0;
+    for (corner = 0; corner < 4; corner++) {
+        double cx = corner & 1 ? x0 + 8 : x0 + W - lw - 8, cy = corner & 2 ? y0 + H - lh - 8 : y0 + 8;
+        int i, inside = 0;
+        for (s = 0; s < p->n_series; s++) {
             const lt__pseries *ser = &p->series[s];
-            int idx;
-            double ry;
-            if (ser->panel != id) continue;
-            idx = k++;
-            if (!ser->name || !ser->name[0]) continue;
-            ry = ly + 16 + 18.0 * nleg++;
-            fprintf(f, "<line stroke=\"%s\" stroke-width=\"2.5\"", lt__plot_colors[idx % 8]);
-            if (lt__plot_dashes[(idx / 8) % 4][0]) fprintf(f, " stroke-dasharray=\"%s\"", lt__plot_dashes[(idx / 8) % 4]);
-            fputs(" x1=\"", f); lt__plot_num(f, lx + 6); fputs("\" y1=\"", f); lt__plot_num(f, ry - 4);
-            fputs("\" x2=\"", f); lt__plot_num(f, lx + 26); fputs("\" y2=\"", f); lt__plot_num(f, ry - 4);
-            fputs("\"/>\n<text x=\"", f); lt__plot_num(f, lx + 31); fputs("\" y=\"", f); lt__plot_num(f, ry);
-            fputs("\">", f);
-            lt__plot_text(f, ser->name);
-            fputs("</text>\n", f);
+            if (ser->panel != fr->id) continue;
+            for (i = 0; i < ser->n; i++) {
+                double px, py;
+                if (!isfinite(ser->x[i]) || !lt__plot_ok(ser->y[i], fr->q->log_y)) continue;
+                px = lt__plot_px(ax, ser->x[i], x0, W, 0);
+                py = lt__plot_px(ay, ser->y[i], y0, H, 1);
+                inside += px >= cx - 4 && px <= cx + lw + 4 && py >= cy - 4 && py <= cy + lh + 4;
+            }
         }
+        if (best < 0 || inside < fewest) { best = corner; fewest = inside; lx = cx; ly = cy; }
     }
+    fputs("<rect x=\"", f); lt__plot_num(f, lx); fputs("\" y=\"", f); lt__plot_num(f, ly);
+    fputs("\" width=\"", f); lt__plot_num(f, lw); fputs("\" height=\"", f); lt__plot_num(f, lh);
+    fputs("\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#bbb\"/>\n", f);
+    for (s = 0, k = 0, nleg = 0; s < p->n_series; s++) {
+        const lt__pseries *ser = &p->series[s];
+        int idx;
+        double ry;
+        if (ser->panel != fr->id) continue;
+        idx = k++;
+        if (!ser->name || !ser->name[0]) continue;
+        ry = ly + 16 + 18.0 * nleg++;
+        fprintf(f, "<line stroke=\"%s\" stroke-width=\"2.5\"", lt__plot_colors[idx % 8]);
+        if (lt__plot_dashes[(idx / 8) % 4][0]) fprintf(f, " stroke-dasharray=\"%s\"", lt__plot_dashes[(idx / 8) % 4]);
+        fputs(" x1=\"", f); lt__plot_num(f, lx + 6); fputs("\" y1=\"", f); lt__plot_num(f, ry - 4);
+        fputs("\" x2=\"", f); lt__plot_num(f, lx + 26); fputs("\" y2=\"", f); lt__plot_num(f, ry - 4);
+        fputs("\"/>\n<text x=\"", f); lt__plot_num(f, lx + 31); fputs("\" y=\"", f); lt__plot_num(f, ry);
+        fputs("\">", f);
+        lt__plot_text(f, ser->name);
+        fputs("</text>\n", f);
+    }
+}
+
+/* One panel at vertical offset oy.  id makes its clip path's name unique in the file. */
+static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
+    lt__pframe fr;
+    lt__plot_frame(p, id, oy, &fr);
+    lt__plot_draw_axes(f, &fr);
+    lt__plot_draw_lines(p, f, &fr);
+    if (fr.nleg > 0) lt__plot_draw_legend(p, f, &fr);
     fputs("</g>\n", f);
 }
 

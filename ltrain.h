@@ -11,29 +11,72 @@
    (-fopenmp is optional: without it the OpenMP pragmas vanish and everything runs on one core).
 
    CONTENTS (grep "@@" to jump; the implementation follows the declarations' order)
-     @@DOCS     this text: what the library is, how a training loop reads
-     @@OPTIONS  compile-time knobs (LTRAIN_DEF, LTRAIN_MALLOC, LTRAIN_CBLAS, ...)
-     @@API      public declarations: context, tensors, ops, tape, compile, nn, losses,
-                optimizers, schedules, clipping, mixed precision, data, checkpoints, plots, dist
+   This header is generated from its parts src/NN_name.h (named on the right): edit those, then
+   run `make header` (sh src/amalgamate.sh).  Each part's first lines say what it holds and which
+   parts above it it calls.  The tags under a section (@@OPS.attention, @@OPTIM.adamw, ...) each
+   mark one piece of its part: grep for one to land on that piece.
+     @@DOCS     this text: what the library is, how a training loop reads          00_docs.h
+     @@OPTIONS  compile-time knobs (LTRAIN_DEF, LTRAIN_MALLOC, LTRAIN_CBLAS, ...)    00_docs.h
+     @@API      public declarations: context, tensors, ops, tape, compile, nn,      01_api.h
+                losses, optimizers, schedules, clipping, mixed precision, data,
+                checkpoints, plots, dist
      -- implementation (under LTRAIN_IMPLEMENTATION) --
-     @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes
-     @@TENSOR   tensors: shapes, parameters (one packed block), views
-     @@OPS      ops, each forward next to its backward, and the op table
-     @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked at run time)
-     @@TAPE     autograd tape: backward, zero-grad, gradcheck
-     @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay
-     @@NN       nn blocks: GPT-2 (embeddings, attention, MLP, layernorm, tied head, sampling)
-     @@LOSS     cross-entropy (ignore index, token-weighted), MSE
-     @@OPTIM    AdamW, SGD with momentum; Lion, AdEMAMix, Muon, SOAP
-     @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR, CosineAnnealingLR, SequentialLR
-     @@CLIP     clip_grad_norm_, clip_grad_value_
-     @@AMP      fp16/bf16 conversions (scalar and SIMD), dynamic loss scaling (GradScaler)
-     @@DATA     text files, llm.c token shards, batches; sequences, buckets, length schedule
-     @@CKPT     safetensors read/write
-     @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training state
-     @@PLOT     SVG line charts (no dependencies)
-     @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding
-     @@CUDA     the CUDA backend (LTRAIN_CUDA): device arena, kernels, cuBLAS, graphs
+     @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes      02_core.h
+                @@CORE.arena @@CORE.device @@CORE.errors @@CORE.threads @@CORE.rng @@CORE.context
+     @@HALF     16-bit numbers: fp16/bf16 conversions (scalar and SIMD)             03_half.h
+                @@HALF.scalar @@HALF.arrays @@HALF.precision
+     @@TENSOR   tensors: shapes, parameters (one packed block), views               04_tensor.h
+                @@TENSOR.new @@TENSOR.params
+     @@OPS      ops, each forward next to its backward, and the op table            05_ops.h
+                @@OPS.table @@OPS.simd @@OPS.reshape @@OPS.add @@OPS.scale @@OPS.sum
+                @@OPS.activations @@OPS.gelu @@OPS.relu @@OPS.softmax @@OPS.layernorm
+                @@OPS.embedding @@OPS.dropout @@OPS.transpose @@OPS.attention
+     @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
+                at run time)
+                @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.avx2 @@GEMM.neon @@GEMM.pick
+                @@GEMM.pack @@GEMM.f16 @@GEMM.pack_bf16 @@GEMM.block
+     @@OPS      (continued) matmul, linear, conv1d                                  07_ops_matmul.h
+                @@OPS.matmul @@OPS.linear @@OPS.matmul16
+     @@TAPE     autograd tape: backward, zero-grad, gradcheck                       08_tape.h
+                @@TAPE.backward @@TAPE.zero_grad @@TAPE.gradcheck
+     @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay    09_compile.h
+                @@COMPILE.capture @@COMPILE.fusion @@COMPILE.plan @@COMPILE.replay
+                @@COMPILE.compile @@COMPILE.cache
+     @@NN       nn blocks: GPT-2 (embeddings, attention, MLP, layernorm, tied       10_nn.h
+                head, sampling)
+                @@NN.gpt @@NN.forward @@NN.generate
+     @@LOSS     cross-entropy (ignore index, token-weighted), MSE, the GPT's loss   11_loss.h
+                @@LOSS.cross_entropy @@LOSS.linear_ce16 @@LOSS.mse @@LOSS.gpt
+     @@OPTIM    AdamW, SGD with momentum                                            12_optim.h
+                @@OPTIM.table @@OPTIM.adamw @@OPTIM.sgd @@OPTIM.step
+     @@OPTIM    (continued) Lion, AdEMAMix, Muon, SOAP                              13_optim_more.h
+                @@OPTIM.lion @@OPTIM.ademamix @@OPTIM.muon @@OPTIM.soap @@OPTIM.step_more
+                @@OPTIM.state
+     @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR,                   14_sched.h
+                CosineAnnealingLR, SequentialLR
+                @@SCHED.cosine @@SCHED.torch
+     @@CLIP     clip_grad_norm_, clip_grad_value_                                   15_clip.h
+                @@CLIP.norm @@CLIP.value
+     @@AMP      dynamic loss scaling (GradScaler)                                   16_amp.h
+                @@AMP.scaler
+     @@DATA     text files, llm.c token shards, batches                             17_data.h
+                @@DATA.files @@DATA.loader
+     @@DATA     (continued) sequences, buckets, length schedule (lt_len_*)          18_data_seq.h
+                @@DATA.seq @@DATA.buckets @@DATA.len_schedule @@DATA.restarts
+     @@CKPT     safetensors read/write                                              19_ckpt.h
+                @@CKPT.json @@CKPT.read @@CKPT.write
+     @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training    20_train.h
+                state
+                @@TRAIN.weights @@TRAIN.checkpoint
+     @@PLOT     SVG line charts (no dependencies)                                   21_plot.h
+                @@PLOT.series @@PLOT.ticks @@PLOT.svg
+     @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding  22_dist.h
+                @@DIST.process @@DIST.reducer @@DIST.data
+     @@CUDA     the CUDA backend (LTRAIN_CUDA): device arena, kernels, cuBLAS,      23_cuda.h
+                graphs
+                @@CUDA.arena @@CUDA.params @@CUDA.reductions @@CUDA.gemm @@CUDA.elementwise
+                @@CUDA.layernorm @@CUDA.attention @@CUDA.losses @@CUDA.optim @@CUDA.clip
+                @@CUDA.graphs
 
    ==== @@DOCS ====================================================================================
 
@@ -72,8 +115,7 @@
    global setting).  Two contexts in one process share nothing else.  OpenMP threads spin while
    they wait for each other: fastest on idle cores, but on a machine busy with other work
    (more runnable threads than cores) run with OMP_WAIT_POLICY=PASSIVE in the environment,
-   or the waiting threads steal the cores the working ones need (measured: 2 threads on 2 busy
-   cores, 1.5-3.3 s per step spinning against 1.1-1.2 s passive).
+   or the waiting threads steal the cores the working ones need (bench/design.md).
 
    ==== @@OPTIONS =================================================================================
 
@@ -96,6 +138,9 @@
 
 /* ---- src/01_api.h ---- */
 /* ==== @@API  public declarations ============================================================= */
+/* Holds: the public declarations (types, status codes, every lt_ function with its one-line doc
+   and who owns what it returns), in the order of the implementation parts below.
+   Calls: nothing (declarations only). */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -456,7 +501,7 @@ LTRAIN_DEF int lt_decay_parse(const char *name, lt_decay *out);   /* "cosine" ..
 
 /* torch.optim.lr_scheduler, line for line: construct, read lt_lrs_get(), call lt_lrs_step()
    after each optimizer step.  Chained formulas are the ones torch uses, so values agree to
-   rounding (1e-12 relative in double; measured: identical).  NULL unless start_factor is in
+   rounding (tests/test_optim.c checks 1e-12 relative in double).  NULL unless start_factor is in
    (0, 1] (torch 1.13 takes 0, then divides by zero), end_factor in [0, 1], total_iters >= 0,
    t_max >= 1. */
 typedef struct lt_lrs lt_lrs;
@@ -581,7 +626,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
 
 /* ---- optimizer state, the complete contract -------------------------------------------------
    lt_optim_num_states names the kinds of state (lt_optim_state_name); parameter i holds a buffer
-   of kind `which` or not.  lt_optim_state (12_api_optim.h) returns the buffers that are shaped
+   of kind `which` or not.  lt_optim_state (12_optim.h) returns the buffers that are shaped
    like their parameter (params.p[i]->n floats), and NULL otherwise; lt_optim_state_buf returns
    every buffer with its float count (NULL and 0 when parameter i has none of that kind: Muon's
    momentum only for its matrices, SOAP's GG_R/Q_R only when a side fits max_precond_dim).  A
@@ -592,7 +637,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
 LTRAIN_DEF float *lt_optim_state_buf(lt_optim *opt, int param_index, int which, int64_t *count);
 LTRAIN_DEF size_t lt_optim_state_bytes(lt_optim *opt);   /* all state buffers, in bytes */
 
-/* ---- mixed precision: fp16/bf16 conversions, dynamic loss scaling (@@AMP) ------------------- */
+/* ---- mixed precision: fp16/bf16 conversions (@@HALF), dynamic loss scaling (@@AMP) ---------- */
 /* 16-bit floats are kept as uint16_t bit patterns.  float32 -> 16 bit rounds to nearest, ties to
    even, and equals torch 1.13's CPU Tensor.to(torch.bfloat16 / torch.float16) bit for bit:
      bf16  (u + 0x7FFF + ((u >> 16) & 1)) >> 16 on the float's bits u (overflow gives ±inf);
@@ -695,8 +740,8 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
    normalised x̂ = (x-mean)·rstd (plus rstd), attention's qkv and y, the logits; so a compiled plan (lt_compile) frees
    the float32 inputs after the forward.  An eager step keeps every float32 tensor until lt_reset
    anyway, so there a value that is 16-bit already (the output of a product, gelu or attention
-   at this precision) is read in place instead of copied (the same bits, less memory: char-small
-   bf16 eager peak RSS 282 -> 246 MB, fp32 228); LTRAIN_EAGER_COPIES16=1 keeps every copy.
+   at this precision) is read in place instead of copied (the same bits in less memory; see
+   bench/precision.md); LTRAIN_EAGER_COPIES16=1 keeps every copy.
    Backward of a product, with 16-bit operands:
        dx += dy16 · W16,  dW += dy16ᵀ · x16,  db += Σ_rows dy16   (float32 sums, not rounded)
    where torch 1.13's autocast rounds each of these to bf16 first; gelu and layernorm gradients
@@ -1054,6 +1099,9 @@ LTRAIN_DEF const char *lt_dist_describe(const lt_dist *d);
 #ifdef LTRAIN_IMPLEMENTATION
 
 /* ==== @@CORE  errors, allocator, arena, RNG, threads ======================================== */
+/* Holds: the context, status codes and errors, the allocator, the arena, the RNG, threads,
+   overflow-checked sizes, timing.
+   Calls: the C library only; the device through ctx->dev. */
 
 #include <errno.h>
 #include <float.h>
@@ -1099,6 +1147,7 @@ LTRAIN_DEF const char *lt_dist_describe(const lt_dist *d);
 #define M_PI 3.14159265358979323846
 #endif
 
+/* ---- @@CORE.arena  the arena ----------------------------------------------------------------- */
 /* The arena: a list of big chunks, bump-allocated, 64-byte aligned.  Reset keeps the chunks,
    so after the first step a training loop allocates nothing. */
 typedef struct lt__chunk {
@@ -1141,6 +1190,7 @@ struct lt_ctx {
     struct lt__cuda *cuda;       /* LT_CUDA: stream, cuBLAS, device arena, parameter mirror (@@CUDA) */
 };
 
+/* ---- @@CORE.device  the device seam ------------------------------------------------------- */
 /* The device seam: what a backend that runs ops away from the host provides, one table of
    functions.  The CPU is the absence of a device: an LT_CPU context has ctx->dev NULL and every
    call below is skipped (the host code after it is the reference).  lt_set_device installs a
@@ -1194,6 +1244,7 @@ static const lt__device *lt__devices[LT_NDEVICES];
 static const char *const lt__status_text[] = {LT_STATUS_LIST(LT__STATUS_TEXT)};
 #undef LT__STATUS_TEXT
 
+/* ---- @@CORE.errors  errors and overflow-checked sizes ---------------------------------------- */
 LTRAIN_DEF const char *lt_status_name(lt_status s) {
     return (s >= 0 && s < LT_STATUS_COUNT) ? lt__status_text[s] : "unknown status";
 }
@@ -1234,7 +1285,7 @@ static char *lt__strdup(const char *s) {
     return p;
 }
 
-/* -- threads: the one global setting ---------------------------------------------------------- */
+/* -- @@CORE.threads  threads: the one global setting ------------------------------------------ */
 LTRAIN_DEF void lt_set_threads(int n) {
 #ifdef _OPENMP
     if (n > 0) omp_set_num_threads(n);
@@ -1250,7 +1301,7 @@ LTRAIN_DEF int lt_get_threads(void) {
 #endif
 }
 
-/* -- RNG: xoshiro256** seeded through splitmix64 ------------------------------------------------ */
+/* -- @@CORE.rng  RNG: xoshiro256** seeded through splitmix64 ------------------------------------ */
 static uint64_t lt__splitmix64(uint64_t *x) {
     uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -1340,7 +1391,7 @@ static void lt__arena_free(lt__arena *a) {
 LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx) { return ctx->arena.used; }
 LTRAIN_DEF size_t lt_arena_peak(const lt_ctx *ctx) { return ctx->arena.peak; }
 
-/* -- context -------------------------------------------------------------------------------------- */
+/* -- @@CORE.context  context ---------------------------------------------------------------------- */
 LTRAIN_DEF lt_ctx *lt_ctx_create(uint64_t seed) {
     lt_ctx *ctx = (lt_ctx *)LT__MALLOC(sizeof(lt_ctx));
     if (!ctx) return NULL;
@@ -1400,11 +1451,14 @@ LTRAIN_DEF lt_status lt_device_synchronize(lt_ctx *ctx) {
 }
 /* ---- src/03_half.h ---- */
 /* ==== @@HALF  16-bit numbers: fp16/bf16 conversions (scalar reference, then SIMD) ============== */
+/* Holds: float32 <-> fp16/bf16 conversions, one value and arrays, the scalar reference first and
+   the SIMD versions after; rounding a float32 to a 16-bit precision; the CPU-feature probe.
+   Calls: @@CORE. */
 
 static uint32_t lt__f32_bits(float x) { uint32_t u; memcpy(&u, &x, sizeof u); return u; }
 static float lt__bits_f32(uint32_t u) { float x; memcpy(&x, &u, sizeof x); return x; }
 
-/* ---- scalar conversions: the reference every kernel below is tested against ----------------- */
+/* ---- @@HALF.scalar  scalar conversions: the reference every kernel below is tested against --- */
 /* torch 1.13: c10::BFloat16's round_to_nearest_even for numbers; ATen's vectorised CPU cast
    (cvtfp32_bf16) writes 0xFFFF for every NaN.  The NaN test comes first: u + 0x7FFF would wrap
    for negative NaNs. */
@@ -1465,7 +1519,7 @@ LTRAIN_DEF void lt_f32_to_bf16_stochastic_array(const float *in, uint16_t *out, 
     }
 }
 
-/* ---- array kernels ------------------------------------------------------------------------------ */
+/* ---- @@HALF.arrays  array kernels --------------------------------------------------------------- */
 /* Four conversions (LT__CV_*) by up to four kernels (LT__K_*); lt__cv_run runs one pair and
    returns 0 when that kernel lacks that conversion, so the tests can hold every kernel the CPU
    has against the scalar loop. */
@@ -1696,9 +1750,8 @@ static int lt__cv_run(int cv, int k, const void *in, void *out, size_t n) {
 }
 
 /* The kernel the array functions use for cv: the first in this order that the CPU has and that
-   has cv.  Measured on 2^16 elements (in L2) on a Xeon with AVX512_BF16, gcc 12 -O2, ns/element:
-   f32->bf16 0.06 avx512bf16, 0.09 avx512f or avx2, 0.8 scalar; f32->fp16 0.055 avx512f, 0.07 f16c,
-   1.9 scalar; bf16/fp16->f32 0.056 avx512f or avx2/f16c, 0.3 / 1.4 scalar. */
+   has cv.  The order is their speed: each vector kernel is many times faster than the scalar
+   loop, and AVX512_BF16's rounding instruction beats the integer formula (bench/precision.md). */
 static int lt__cv_kernel(int cv) {
     static const int order[LT__K_COUNT] = {LT__K_AVX512BF16, LT__K_AVX512, LT__K_AVX2, LT__K_SCALAR};
     int i;
@@ -1739,7 +1792,7 @@ LTRAIN_DEF const char *lt_amp_kernel_name(void) {
     return names[lt__cv_kernel(LT__CV_TO_BF16)];
 }
 
-/* ---- 16-bit precision for training (lt_set_precision) ------------------------------------------ */
+/* ---- @@HALF.precision  16-bit precision for training (lt_set_precision) ------------------------ */
 LTRAIN_DEF lt_status lt_set_precision(lt_ctx *ctx, lt_dtype precision) {
     if (!ctx) return LT_ERR_ARG;
     if (precision != LT_F32 && precision != LT_BF16 && precision != LT_F16)
@@ -1798,6 +1851,9 @@ LTRAIN_DEF void lt_round_to_precision(lt_dtype precision, const float *in, float
 
 /* ---- src/04_tensor.h ---- */
 /* ==== @@TENSOR  tensors: shapes, parameters, views =========================================== */
+/* Holds: tensors (shapes, creation, fill, views), parameters and their packed block,
+   lt_ctx_destroy.
+   Calls: @@CORE; the device through ctx->dev; @@COMPILE's capture hook (a declared seam). */
 
 LTRAIN_DEF const char *lt_shape_str(const lt_tensor *t, char *buf, size_t cap) {
     size_t used = 0;
@@ -1868,6 +1924,7 @@ static lt_tensor *lt__arena_tensor(lt_ctx *ctx, const char *who, int ndim, const
     return t;
 }
 
+/* ---- @@TENSOR.new  tensors from the arena ---------------------------------------------------- */
 LTRAIN_DEF lt_tensor *lt_tensor_new(lt_ctx *ctx, int ndim, const int64_t *shape) {
     lt_tensor *t;
     if (!ctx || lt_failed(ctx)) return NULL;
@@ -1917,7 +1974,7 @@ LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, f
     return LT_OK;
 }
 
-/* -- parameters ---------------------------------------------------------------------------------- */
+/* -- @@TENSOR.params  parameters ----------------------------------------------------------------- */
 static float *lt__zeros(size_t n) {
     float *p = (float *)LT__MALLOC(n * sizeof(float)); /* n * 4 fits: lt__shape_ok bounds n */
     if (p) memset(p, 0, n * sizeof(float));
@@ -2068,21 +2125,25 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
 
 /* ---- src/05_ops.h ---- */
 /* ==== @@OPS  ops: forward next to backward =================================================== */
+/* Holds: the elementwise, reduction, shape, normalisation, attention and embedding ops, each
+   forward next to its backward, and the op table the tape dispatches from.
+   Calls: @@CORE, @@HALF, @@TENSOR; the device through ctx->dev; @@COMPILE's capture hook. */
 /* How an op works.  A public op (lt_add, lt_layernorm, ...) checks its arguments, allocates its
    output from the arena, fills a tape record (lt__node) and runs the record's forward kernel.
    If a gradient must flow, the record stays on the tape and lt_backward later runs the
    backward kernel of the same row of the op table.  Kernels read everything from the record,
-   so a later compile mode can replay records without the public functions.
+   so the compile mode (@@COMPILE, 09_compile.h) replays records without the public functions.
 
    The op table below is the only place the tape dispatches from: one X-macro row per op
    (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device (the seam,
    @@CORE) keeps its own kernels by row of this table, so a backend adds kernels without touching
    callers. */
 
+/* ---- @@OPS.table  the op table --------------------------------------------------------------- */
 /* name, and what its backward reads besides gradients: the inputs' values (IN), its own
    output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
    The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
-   @@AMP) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
+   @@HALF) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
    need not stay alive.  (Eager records may skip a copy and read the float32 values in place,
    lt__copy16: eager mode never frees them; a compiled plan always has the copies.) */
 #define LT__IN 1
@@ -2166,7 +2227,7 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
     fprintf(f, "%-14s %10.1f ms in kernels\n", "total", 1e3 * total);
 }
 
-/* ---- SIMD kernels ----------------------------------------------------------------------------------
+/* ---- @@OPS.simd  SIMD kernels ----------------------------------------------------------------------
    Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86 (and
    LTRAIN_NO_SIMD is not defined), hand-written AVX2 / AVX-512 kernels are compiled beside it with
    target attributes, and run only when cpuid says the CPU has the instructions (lt__gemm_pick,
@@ -2201,7 +2262,8 @@ static int lt__gemm_pick(void);   /* the kernel set this CPU runs (@@GEMM) */
    it stays right up to x = 88 (a rounding error may make an argument slightly positive).
    Written for the vectorizer: the clamps are one max and one min each, 2^n comes from t's own
    bits (t = 1.5·2^23 + n, so its low bits are n: no float-to-int conversion), and the special
-   cases are two selects at the end (15% faster than nested conditions, the same bits). */
+   cases are two selects at the end (cheaper than nested conditions, the same bits; see
+   bench/design.md). */
 LT__OMP(declare simd)
 static inline float lt__exp_neg(float x) {
     float xc = x > -87.0f ? x : -87.0f, t, n, r, p, scale;   /* NaN lands on -87: no UB below */
@@ -2416,7 +2478,7 @@ static float *lt__save(lt_ctx *ctx, lt__node *nd, int slot, int64_t n) {
 }
 
 /* 16-bit precision (lt_set_precision): the record's type, kept in a double slot, and the
-   single-thread vector conversions of @@AMP (out[i] = float(in[i]), in[i] to 16 bits, and
+   single-thread vector conversions of @@HALF (out[i] = float(in[i]), in[i] to 16 bits, and
    out[i] = float(16 bit(in[i]))). */
 static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT_BF16; }
 /* Does a 16-bit op keep a 16-bit copy of t, a value its backward reads?  In a compiled plan
@@ -2445,7 +2507,7 @@ static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n);
 static void lt__to16(lt_dtype p, const float *in, uint16_t *out, size_t n);
 static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);
 
-/* ---- reshape: a view ------------------------------------------------------------------------- */
+/* ---- @@OPS.reshape  reshape: a view ---------------------------------------------------------- */
 /* x (any) -> y (same n, new shape), sharing x's data; dx += dy */
 static void lt__reshape_fwd(lt__node *nd) { nd->out->data = nd->in[0]->data; }
 static void lt__reshape_bwd(lt__node *nd) {
@@ -2496,7 +2558,7 @@ LTRAIN_DEF lt_tensor *lt_reshape(lt_ctx *ctx, lt_tensor *t, int ndim, const int6
     return lt__run(ctx, nd);
 }
 
-/* ---- add, sub, mul: elementwise, b broadcast over a's leading dims --------------------------- */
+/* ---- @@OPS.add  add, sub, mul: elementwise, b broadcast over a's leading dims ---------------- */
 /* a (..., S), b (S) -> y (..., S) where S is any trailing part of a's shape; i indexes y,
    b is read at i mod |b|. */
 static int lt__check_broadcast(lt_ctx *ctx, const char *who, const lt_tensor *a, const lt_tensor *b) {
@@ -2641,7 +2703,7 @@ static void lt__mul_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_mul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(mul), "lt_mul", a, b); }
 
-/* ---- scale: y = s*x ------------------------------------------------------------------------------ */
+/* ---- @@OPS.scale  scale: y = s*x ----------------------------------------------------------------- */
 static void lt__scale_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
     float *y = nd->out->data, s = (float)nd->f[0];
@@ -2670,7 +2732,7 @@ LTRAIN_DEF lt_tensor *lt_scale(lt_ctx *ctx, lt_tensor *a, float s) {
     return lt__run(ctx, nd);
 }
 
-/* ---- sum, mean: x (any) -> y [1] ------------------------------------------------------------ */
+/* ---- @@OPS.sum  sum, mean: x (any) -> y [1] ------------------------------------------------- */
 static double lt__sum_f(const float *x, int64_t n) {
     double s = 0;
     int64_t i;
@@ -2703,7 +2765,7 @@ static lt_tensor *lt__reduce(lt_ctx *ctx, const lt__opdef *op, const char *who, 
 LTRAIN_DEF lt_tensor *lt_sum(lt_ctx *ctx, lt_tensor *a) { return lt__reduce(ctx, LT__OP(sum), "lt_sum", a); }
 LTRAIN_DEF lt_tensor *lt_mean(lt_ctx *ctx, lt_tensor *a) { return lt__reduce(ctx, LT__OP(mean), "lt_mean", a); }
 
-/* ---- pointwise activations ---------------------------------------------------------------------- */
+/* ---- @@OPS.activations  pointwise activations --------------------------------------------------- */
 static lt_tensor *lt__unary(lt_ctx *ctx, const lt__opdef *op, const char *who, lt_tensor *a) {
     lt__node *nd;
     if (!lt__live(ctx, who, a, a)) return NULL;
@@ -2711,6 +2773,7 @@ static lt_tensor *lt__unary(lt_ctx *ctx, const lt__opdef *op, const char *who, l
     return lt__run(ctx, nd);
 }
 
+/* ---- @@OPS.gelu  gelu (tanh, and erf below) -------------------------------------------------- */
 /* gelu (tanh): y = ½x(1 + tanh(u)), u = √(2/π)(x + 0.044715x³)   (torch's approximate='tanh'),
    computed as y = x·s with s = σ(2u) = 1/(1 + e^(-2u)), which is ½(1 + tanh u): one exp and no
    cancellation where tanh u → -1 (there 1 + tanh u loses digits, σ does not).
@@ -2732,8 +2795,7 @@ static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
 #ifdef LT__X86
 /* The same with AVX-512, 16 values at a time (the last ones masked): exp by lt__exp_neg16, and
    1/(1 + e) by the 14-bit reciprocal and one Newton step, r·(2 - d·r).  Each result is within a
-   few ulp of the plain C loops' (they divide), at about half their cost: forward 0.86 vs 1.5 ms,
-   backward 1.07 vs 1.8 ms on 2^21 values, one thread (this machine, Zen 4). */
+   few ulp of the plain C loops' (they divide), at about half their cost (bench/design.md). */
 LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
     __m512 u = _mm512_mul_ps(_mm512_set1_ps(LT__GELU_K),
                              _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(LT__GELU_C), _mm512_mul_ps(v, v)), v, v));
@@ -2828,7 +2890,7 @@ static int lt__act_simd(void) {
 }
 /* The loops run over blocks of LT__EWB values, each a simd loop in a function of its own, and the
    threads take blocks.  (A combined "parallel for simd if (...)" whose condition is false, as
-   for a small tensor, also turns the simd off: 8x slower here.  "if (parallel : ...)" limits the
+   for a small tensor, also turns the simd off; bench/design.md.  "if (parallel : ...)" limits the
    condition to the threads; the simple loops below are written that way.) */
 #define LT__EWB 4096
 static void lt__gelu_fwd(lt__node *nd) {
@@ -2956,6 +3018,7 @@ static void lt__gelu_erf_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_gelu_erf(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(gelu_erf), "lt_gelu_erf", a); }
 
+/* ---- @@OPS.relu  relu, tanh, sigmoid --------------------------------------------------------- */
 /* relu: y = max(x, 0), dy/dx = [x > 0] */
 static void lt__relu_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
@@ -3006,7 +3069,7 @@ static void lt__sigmoid_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_sigmoid(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(sigmoid), "lt_sigmoid", a); }
 
-/* ---- softmax and log-softmax over the last dim ---------------------------------------------------- */
+/* ---- @@OPS.softmax  softmax and log-softmax over the last dim ------------------------------------- */
 /* x (R, V) -> y (R, V).  Stable: subtract the row max first, so logits of ±1e4 and -inf entries
    stay finite.  A row of all -inf has no distribution: softmax gives 0s, log-softmax -inf. */
 /* 16 running maxima (a loop compilers vectorise), then the largest: max is exact in any order */
@@ -3098,7 +3161,7 @@ LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a) {
     return lt__unary(ctx, LT__OP(log_softmax), "lt_log_softmax", a);
 }
 
-/* ---- layernorm ------------------------------------------------------------------------------------ */
+/* ---- @@OPS.layernorm  layernorm ------------------------------------------------------------------- */
 /* x (R, C), w, b (C) -> y (R, C) = (x - mean)·rstd·w + b,  rstd = 1/sqrt(var + eps) (biased var);
    saves mean, rstd (R).  Backward, with x̂ = (x - mean)·rstd and g = dy·w:
      dw += Σ_rows dy·x̂,   db += Σ_rows dy,   dx += rstd·(g - mean(g) - x̂·mean(g·x̂))
@@ -3330,7 +3393,7 @@ static void lt__layernorm16_bwd(lt__node *nd) {
     if (a.xh) lt__ln_bwd(nd, &a, nd->save[0]);
 }
 
-/* ---- embedding ------------------------------------------------------------------------------------ */
+/* ---- @@OPS.embedding  embedding ------------------------------------------------------------------- */
 /* W (V, C), ids (N) -> y (N, C) = W[ids];  dW[ids[n]] += dy[n] (rows may repeat: summed).
    Forward: the threads take rows.  Backward: the threads take blocks of 64 columns, each adding
    every row into its columns in row order, so repeated ids never race and the sums do not depend
@@ -3387,7 +3450,7 @@ LTRAIN_DEF lt_tensor *lt_embedding(lt_ctx *ctx, lt_tensor *w, const int32_t *ids
     return lt__run(ctx, nd);
 }
 
-/* ---- dropout ----------------------------------------------------------------------------------------- */
+/* ---- @@OPS.dropout  dropout -------------------------------------------------------------------------- */
 /* y = x·m/(1-p), m ~ Bernoulli(1-p) from the context's RNG; saves the scaled mask; dx += dy·mask.
    Not training, or p = 0: y is x itself (no record). */
 static void lt__dropout_fwd(lt__node *nd) {
@@ -3420,7 +3483,7 @@ LTRAIN_DEF lt_tensor *lt_dropout(lt_ctx *ctx, lt_tensor *a, float p) {
     return lt__run(ctx, nd);
 }
 
-/* ---- transpose (a copy) --------------------------------------------------------------------------- */
+/* ---- @@OPS.transpose  transpose (a copy) ---------------------------------------------------------- */
 /* x (s0,s1,s2,s3) -> y with dims d0 and d1 swapped;  dx += dy transposed back.
    i[0], i[1] = the swapped dims. */
 static void lt__transpose_copy(const lt_tensor *x, const lt_tensor *y, int d0, int d1, const float *src, float *dst,
@@ -3466,7 +3529,7 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
     return lt__run(ctx, nd);
 }
 
-/* ---- causal multi-head self-attention ---------------------------------------------------------------- */
+/* ---- @@OPS.attention  causal multi-head self-attention ----------------------------------------------- */
 /* qkv (B, T, 3C) -> y (B, T, C), H heads of D = C/H; for query t of head h (q_t, k_u, v_u its rows):
      s_u = q_t·k_u / sqrt(D) for u <= t,  p = softmax(s),  y_t = Σ_u p_u v_u
    (torch's scaled_dot_product_attention(q, k, v, is_causal=True)); saves L_t = log Σ_u exp(s_u),
@@ -4028,6 +4091,9 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
 
 /* ---- src/06_gemm.h ---- */
 /* ==== @@GEMM  matrix multiply kernels (part of @@OPS) ========================================== */
+/* Holds: lt_sgemm and its layers (packing, micro-kernels portable / AVX2 / AVX-512), 16-bit
+   operands converted while packing, the kernel set picked once per process.
+   Calls: @@HALF; @@OPS's 16-bit GELU block (the fused epilogue of gelu16). */
 /* C (M,N) = alpha * op(A) (M,K) * op(B) (K,N) + beta * C, row-major; op(X) is X or Xᵀ.
 
    The layering of Goto & van de Geijn ("Anatomy of high-performance matrix multiplication",
@@ -4047,7 +4113,7 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
      bf16dp   the same tile on bf16 pairs (AVX512_BF16 vdpbf16ps), for two bf16 operands only
      avx2      6 x 16 tile: 12 ymm accumulators (AVX2 + FMA)
      neon      8 x 12 tile: 24 q-register accumulators (AArch64, where it always runs; tested
-               under qemu-aarch64 by tests/neon.sh, not timed on an ARM machine yet)
+               under qemu-aarch64 by tests/arm64.sh, not timed on an ARM machine)
      portable  4 x 16 tile in plain C: the reference, and the kernel everywhere else
    The environment variable LT_GEMM=portable|avx2|avx512|neon forces one (if the CPU has it);
    LT_GEMM16=convert keeps bf16 products off the bf16dp kernel;
@@ -4057,8 +4123,8 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
    on the stack: LT__GEMM_STACK bytes (about 640 KiB; 680 KiB with 16-bit operands) per thread
    and no malloc, so a thread that calls lt_sgemm needs a stack of 1 MiB or more (the main thread's and OpenMP's default 8 MiB
    are fine; musl's 128 KiB default for new threads is not).
-   On this machine (2-core AMD EPYC Zen 4 VM) all four transpose cases run at 93-103% of
-   OpenBLAS 0.3.21's SkylakeX kernel at 1 thread (bench/gemm.c, make bench). */
+   bench/gemm.c (make bench) times all four transpose cases against OpenBLAS's cblas_sgemm; the
+   figures are in bench/results.md and bench/design.md. */
 
 #ifdef LTRAIN_CBLAS
 #include <cblas.h>
@@ -4084,7 +4150,7 @@ typedef struct {
 #define LT__KC_MAX 256
 #define LT__KS (LT__KC_MAX + 16)   /* row stride of a row-major A sliver (+16: rows on other L1 sets) */
 
-/* ---- portable kernel: the reference ----------------------------------------------------------- */
+/* ---- @@GEMM.kernels  portable kernel: the reference ------------------------------------------- */
 #define LT__P_MR 4
 #define LT__P_NR 16
 static void lt__uk_portable(int64_t kc, const float *a, int64_t ak, int64_t ar, const float *b, float *c,
@@ -4109,7 +4175,7 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
 }
 
 #ifdef LT__X86
-/* ---- AVX-512: 14 x 32 ------------------------------------------------------------------------- */
+/* ---- @@GEMM.avx512  AVX-512: 14 x 32 ---------------------------------------------------------- */
 /* 28 accumulators + 2 B vectors + the broadcast A value fit in the 32 zmm registers; each k is
    2 loads + 14 broadcasts (folded into the FMAs) for 28 FMAs. */
 #define LT__A5_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
@@ -4162,10 +4228,10 @@ LT__A5_KERNEL(lt__uk_avx512_k, 14)          /* A sliver k-major: a[k*14 + r] */
 LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] */
 #undef LT__AT
 
-/* ---- AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ---------------------------------- */
+/* ---- @@GEMM.bf16dp  AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ------------------- */
 /* When both operands are bf16 (lt__gemm16 in bf16 precision), vdpbf16ps does twice the work of
-   an FMA per instruction at the same rate (measured here, Zen 4, 12 independent chains: FMA 116
-   GFLOP/s, vdpbf16ps 233): each float32 lane j of the accumulator gets
+   an FMA per instruction at the same rate (bench/precision.md, design notes): each float32
+   lane j of the accumulator gets
        c[j] += a[2m]·b[2m][j] + a[2m+1]·b[2m+1][j]
    so one instruction is two steps of k.  Packing is done as for float32 (the panels then hold
    values that are exactly bf16) and each panel is then rewritten in place as bf16 pairs
@@ -4240,7 +4306,7 @@ LT__TARGET_AVX512 static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
     }
 }
 
-/* ---- AVX2 + FMA: 6 x 16 ----------------------------------------------------------------------- */
+/* ---- @@GEMM.avx2  AVX2 + FMA: 6 x 16 ---------------------------------------------------------- */
 /* 12 accumulators + 2 B vectors + 1 broadcast = 15 of the 16 ymm registers. */
 #define LT__A2_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define LT__A2_ZERO(r) __m256 c##r##a = _mm256_setzero_ps(), c##r##b = _mm256_setzero_ps();
@@ -4336,7 +4402,7 @@ LT__TARGET_AVX2 static void lt__runs_avx2(const float *s, int64_t lds, int64_t n
 #endif /* LT__X86 */
 
 #ifdef LT__ARM
-/* ---- NEON (AArch64): 8 x 12 ------------------------------------------------------------------- */
+/* ---- @@GEMM.neon  NEON (AArch64): 8 x 12 ------------------------------------------------------ */
 /* 24 accumulators (8 rows of 3 quads) + 3 B quads + 4 quads of A values = 31 of the 32 q
    registers.  Each FMA multiplies a B quad by one lane of an A quad (fmla v.4s, v.4s, v.s[l]), so
    A values are never broadcast separately.  k-major slivers give the 8 A values of one k in two
@@ -4401,7 +4467,7 @@ static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, 
 }
 #endif /* LT__ARM */
 
-/* ---- kernel choice ---------------------------------------------------------------------------- */
+/* ---- @@GEMM.pick  kernel choice --------------------------------------------------------------- */
 static int lt__gemm_supported(int id) {
     if (id == LT__GEMM_PORTABLE) return 1;
 #ifdef LT__X86
@@ -4483,10 +4549,10 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
 #define LT__GEMM_MC_MAX 112   /* the largest MC and NC above */
 #define LT__GEMM_NC_MAX 512
 
-/* ---- packing ---------------------------------------------------------------------------------- */
+/* ---- @@GEMM.pack  packing --------------------------------------------------------------------- */
 /* Packing walks rows that lie a stride apart (a run of KC values from each), which the hardware
-   prefetcher picks up late: the runs a few rows ahead are asked for explicitly (measured on
-   the bf16 pair packing of 2048x1024 · (1024x256)ᵀ, 1 thread: 7.1 -> 6.0 ms). */
+   prefetcher picks up late: the runs a few rows ahead are asked for explicitly (see
+   bench/precision.md, design notes). */
 static void lt__prefetch_run(const void *p, int64_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
     const char *c = (const char *)p;
@@ -4567,15 +4633,15 @@ static void lt__pack_b(int tb, int isa, const float *B, int64_t ldb, int64_t kc,
     }
 }
 
-/* ---- 16-bit operands (lt__gemm16, @@OPS): converted while packing ------------------------------ */
+/* ---- @@GEMM.f16  16-bit operands (lt__gemm16, @@OPS): converted while packing ------------------ */
 /* An operand as packing reads it: float32 values f as they are (p = 0) or rounded to 16 bits
    (p = LT_BF16 or LT_F16), or 16-bit values h of type p, widened.  The panels are float32 either
    way, so the micro-kernels, their sums and their speed are those of float32; packing converts
-   instead of copying (a few % of a copy's time with the vector converters of @@AMP), and a 16-bit
+   instead of copying (little more than a copy with the vector converters of @@HALF), and a 16-bit
    operand moves half the bytes.  With two bf16 operands on a CPU with AVX512_BF16 the panels are
    then rewritten as bf16 pairs for the vdpbf16ps kernel (above: 2x the products per second);
-   fp16 has no such instruction here (AVX512_FP16, which computes in fp16, is not on Zen 4), so
-   fp16 products run at the float32 rate. */
+   fp16 has no such kernel (AVX512_FP16 computes in fp16 and has none here), so fp16 products
+   run at the float32 rate. */
 typedef struct {
     const float *f;
     const uint16_t *h;
@@ -4625,8 +4691,8 @@ static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
 /* One k of op(A) transposed, dealt to k-major slivers: the mc 32-bit values of that k sit in
    v[0..ceil(mc/16)) (lanes past mc zero; v has room for one more vector), and sliver s's mr (<= 16)
    values, picked from two of those vectors with one permute, go to d + s*mr*LT__KS, where d is the
-   k's place in sliver 0.  (Dealing them through a row in memory stalled on store forwarding: 4x
-   slower.)  Used for float32 values and for bf16 pair words alike. */
+   k's place in sliver 0.  (Dealing them through a row in memory stalls on store forwarding; see
+   bench/design.md.)  Used for float32 values and for bf16 pair words alike. */
 LT__TARGET_AVX512 static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, int32_t *d) {
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     __mmask16 mk = (__mmask16)((1u << mr) - 1u);
@@ -4777,7 +4843,7 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
 }
 
 #ifdef LT__X86
-/* ---- packing straight into bf16 pairs (the bf16dp kernel) --------------------------------------- */
+/* ---- @@GEMM.pack_bf16  packing straight into bf16 pairs (the bf16dp kernel) --------------------- */
 /* The four cases write the pair panels of lt__pair_kmajor / lt__pair_rows directly from the
    operand, 16 values at a time, without the float32 panel in between (a gelu operand, whose
    values are recomputed, still takes that way).  AVX512_BF16 CPUs all have AVX512BW and VL. */
@@ -4937,15 +5003,14 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     }
 }
 
-/* ---- one thread's block of C ------------------------------------------------------------------ */
+/* ---- @@GEMM.block  one thread's block of C ---------------------------------------------------- */
 /* The B panel that the next (jc, pc) step will pack, fetched into L2 a few lines before each
    micro-kernel call of this step, so that packing it reads cache instead of memory.  Weights are
    cold in a training step (a whole step of other data passed since their last use), and packing
    does not overlap the FMAs: at 2 threads a thread has half the FMAs but reads as many bytes per
-   panel, so the wait showed most there (256x768x768 over 64 cold B's, 2 threads: ~7% below a hot B;
-   with the prefetch 4% faster, and gpt2-124M's step at 2 threads 3%).  Only blocks of C up to
+   panel, so the wait shows most there (bench/design.md).  Only blocks of C up to
    LT__PF_ROWS rows tall: each packed value then feeds few FMAs, so packing's wait for memory
-   is a visible share of a panel's time; taller blocks hide it (no gain measured at char-small). */
+   is a visible share of a panel's time; taller blocks hide it. */
 #define LT__PF_ROWS 384
 typedef struct {
     const char *row0;     /* the first row's first byte */
@@ -5166,7 +5231,9 @@ static void lt__sgemm_bias(int ta, int tb, int64_t M, int64_t N, int64_t K, cons
 
 /* ---- src/07_ops_matmul.h ---- */
 /* ==== @@OPS (continued)  matmul, linear, conv1d: the ops that call the GEMM ===================== */
-/* ---- matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) ----------------------------- */
+/* Holds: the ops built on the GEMM: matmul, linear, conv1d, and their 16-bit forms.
+   Calls: @@CORE, @@HALF, @@TENSOR, @@OPS (records, gradients), @@GEMM. */
+/* ---- @@OPS.matmul  matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) --------------- */
 /* i[0] = flags, i[1] = batches, i[2..4] = M, N, K, i[5] = b is shared (2-D) by every batch.
    Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
    a stored transposed gets (d op(a))ᵀ = op(b) · dyᵀ, likewise for b. */
@@ -5243,7 +5310,7 @@ batch_mismatch:
     return NULL;
 }
 
-/* ---- linear (torch.nn.Linear) and conv1d (Hugging Face Conv1D) --------------------------------- */
+/* ---- @@OPS.linear  linear (torch.nn.Linear) and conv1d (Hugging Face Conv1D) ------------------- */
 /* linear: x (R, I), W (O, I), b (O) -> y (R, O) = x·Wᵀ + b
      dx += dy·W,  dW += dyᵀ·x,  db += Σ_rows dy
    conv1d: x (R, I), W (I, O), b (O) -> y (R, O) = x·W + b
@@ -5323,7 +5390,7 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
 }
 
 
-/* ---- 16-bit precision (lt_set_precision, @@AMP): matmul16, linear16, conv1d16 ------------------ */
+/* ---- @@OPS.matmul16  16-bit precision (lt_set_precision, @@HALF): matmul16, linear16, conv1d16 -- */
 /* The products above with both operands rounded to bf16 or fp16 and float32 accumulation:
      forward   y  = round16(op(a)16 · op(b)16 + round16(bias))     as torch.autocast's mm/addmm
      backward  da += dy16 · ...,  db += ... (the operands as in the float32 op, all 16-bit),
@@ -5335,8 +5402,7 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
    The GEMM (@@GEMM) converts 16-bit operands (and rounds float32 ones) while packing them into
    its float32 panels and rounds each finished block of the output while it is in cache
    (lt__sgemm_ex), so a 16-bit product allocates nothing and runs at the float32 GEMM's speed, or
-   (bf16 with AVX512_BF16) on bf16 pairs at up to twice that: 193 GFLOP/s vs 103 on one core here
-   for 2048x256 · 256x1024.
+   (bf16 with AVX512_BF16) on bf16 pairs at up to twice that (bench/precision.md).
    A record keeps a 16-bit copy (save[0] of in[0], save[1] of in[1], n_save = half the element
    count in floats) of each operand its backward reads, unless that operand is a parameter (read
    in place, it outlives the step) or, eager, already 16-bit values (lt__copy16); the op rows
@@ -5564,7 +5630,10 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
 
 /* ---- src/08_tape.h ---- */
 /* ==== @@TAPE  autograd tape: backward, zero-grad, gradcheck ================================== */
+/* Holds: lt_backward (running the tape backwards), lt_zero_grad, lt_gradcheck.
+   Calls: @@CORE, @@TENSOR, @@OPS; the device through ctx->dev. */
 
+/* ---- @@TAPE.backward  backward --------------------------------------------------------------- */
 /* Reverse-mode differentiation: seed d(loss)/d(loss) = 1 (or `seed`: the gradient of seed·loss,
    e.g. 1/K for K accumulated micro-batches, or a loss scale), then run the backward kernel of every
    record from last to first.  A record whose output received no gradient is skipped.  Every
@@ -5618,10 +5687,11 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
 
 LTRAIN_DEF void lt_retain_grad(lt_tensor *t) { if (t) t->retain_grad = 1; }
 
+/* ---- @@TAPE.zero_grad  zero_grad ------------------------------------------------------------- */
 /* Zero n floats at x in the loop lt__adamw_update reads them with (blocks of LT__EWB, OpenMP's
    static split; LT__OPT_PAR_MIN there equals LT__EW_PAR), so each thread clears the lines it read
-   last in the optimizer's step, which sit in its own cache.  One thread clearing them all had to
-   take half the lines from the other core first (char-small at 2 threads: 2.8 ms, now 0.3). */
+   last in the optimizer's step, which sit in its own cache.  One thread clearing them all would
+   take the other threads' lines from their cores first (bench/design.md). */
 static void lt__zero_split(float *x, int64_t n) {
     int64_t b;
     LT__OMP(parallel for if (n >= LT__EW_PAR))
@@ -5653,6 +5723,7 @@ LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx) {
 LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx) { return ctx->tape_len; }
 
 /* Σ out·R in double, without recording (for the finite differences). */
+/* ---- @@TAPE.gradcheck  gradcheck: finite differences ----------------------------------------- */
 static double lt__probe(lt_ctx *ctx, lt_gradcheck_fn fn, lt_tensor **in, void *user, const float *R) {
     lt_tensor *out;
     double s = 0;
@@ -5729,6 +5800,8 @@ done:
 
 /* ---- src/09_compile.h ---- */
 /* ==== @@COMPILE  capture a step once, plan its memory, replay ================================== */
+/* Holds: lt_compile (capture a step, plan its buffers by lifetime), lt_plan_run (replay).
+   Calls: @@CORE, @@TENSOR, @@OPS, @@TAPE; the device through ctx->dev. */
 /* torch.compile's idea in C.  lt_compile runs the user's step function once in a recording
    mode (every op checks its arguments and is recorded, not only those on the tape, but no
    kernel runs), works out from the graph which outputs receive gradients, and turns the
@@ -5757,6 +5830,7 @@ struct lt__capture {
     char *has_grad;              /* op k's output receives a gradient (so its backward runs) */
 };
 
+/* ---- @@COMPILE.capture  capture -------------------------------------------------------------- */
 static void lt__capture_input(lt_ctx *ctx, lt_tensor *t, const float *src) {
     struct lt__capture *c = ctx->cap;
     if (c->n_in == c->cap_in) {
@@ -5891,7 +5965,7 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
     LT__FREE(p);
 }
 
-/* ---- fusion: chains of row-wise ops run tile by tile ---------------------------------------------
+/* ---- @@COMPILE.fusion  fusion: chains of row-wise ops run tile by tile ---------------------------
    Ops such as layernorm, softmax and the elementwise ones treat each row of their (R, C) output
    independently.  A chain of them (in GPT-2: the residual add and the layernorm after it) runs
    eagerly as one sweep over all R rows per op, so each op reads back from memory what the one
@@ -5997,6 +6071,7 @@ static void lt__run_fused(lt_plan *p, int k, int e) {
     }
 }
 
+/* ---- @@COMPILE.plan  the plan: schedule, lifetimes, placement -------------------------------- */
 /* Build the plan from a recording and its gradient marks (lt__mark_grads).  Returns 0 with
    p->note set when the recording cannot be planned. */
 static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
@@ -6139,8 +6214,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     /* in place, as eager's lt__add_over: an add of two same-shape tensors writes its sum over an
        input (the second first: the residual branch) whose buffer nobody reads after this add.
        y[i] = a[i] + b[i] allows y == b, also row by row in a fused group.  The writes land on the
-       lines just read, where a fresh buffer would be cold (char-small at 2 threads: the residual
-       add + layernorm group took 3.8 ms a step against eager's 2.2).  Views of the add share the
+       lines just read, where a fresh buffer would be cold (bench/design.md).  Views of the add share the
        merged buffer too. */
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
@@ -6194,8 +6268,8 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     /* in place, as eager's lt__grad_adopt: add (for its first input), gelu and gelu16 write their
        input's gradient over their output's (their kernels allow gx == gy) when they are the first
        to write it and nothing reads the output's gradient after them.  One buffer fewer, and the
-       writes land on the lines just read (gelu's backward at 2 threads, char-small: 7.7 -> about
-       2.8 ms a step, as eager).  galias[o] = k: o's gradient is k's (placed below). */
+       writes land on the lines just read, as in eager mode (bench/design.md).  galias[o] = k:
+       o's gradient is k's (placed below). */
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
@@ -6295,6 +6369,7 @@ static int lt__mark_grads(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *l
     return 1;
 }
 
+/* ---- @@COMPILE.replay  replay ---------------------------------------------------------------- */
 /* One replay: the inputs copied in again, every forward kernel, the seed, every backward kernel
    (each gradient buffer marked unset just before its first write).  `check`: lt_compile's validation
    replay, which stops at the first op whose output is not finite and names it. */
@@ -6345,6 +6420,7 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
     return ctx->status;
 }
 
+/* ---- @@COMPILE.compile  lt_compile ----------------------------------------------------------- */
 /* Recording runs the step function in a "dry" mode: every op checks its arguments and is
    recorded with its shapes, but no kernel runs and no activation is written, so the arena's
    pages are never touched and compiling costs no more memory than the plan itself (an eager
@@ -6465,7 +6541,7 @@ LTRAIN_DEF size_t lt_plan_bytes(const lt_plan *p) { return p ? p->mem_bytes : 0;
 LTRAIN_DEF size_t lt_plan_naive_bytes(const lt_plan *p) { return p ? p->naive_bytes : 0; }
 LTRAIN_DEF size_t lt_plan_saved_bytes(const lt_plan *p) { return p ? p->saved_bytes : 0; }
 
-/* -- a small cache of plans keyed by the caller's shape key (e.g. B*65536 + T) -------------------- */
+/* -- @@COMPILE.cache  a small cache of plans keyed by the caller's shape key (e.g. B*65536 + T) --- */
 struct lt_plan_cache {
     lt_ctx *ctx;
     int cap, n;
@@ -6530,6 +6606,9 @@ LTRAIN_DEF int lt_plan_cache_size(const lt_plan_cache *c) { return c ? c->n : 0;
 
 /* ---- src/10_nn.h ---- */
 /* ==== @@NN  nn blocks: GPT-2 ===================================================================== */
+/* Holds: the GPT-2 model: its parameters, initialisation, the trunk's forward, sampling.
+   Calls: @@CORE, @@TENSOR, @@OPS (matmul and linear from 07_ops_matmul.h); the device through
+   ctx->dev. */
 /* One block, pre-LayerNorm (x is the residual stream [B,T,C]):
        x = x + c_proj(attention(c_attn(ln_1(x))))
        x = x + mlp.c_proj(gelu_tanh(mlp.c_fc(ln_2(x))))
@@ -6551,6 +6630,7 @@ struct lt_gpt {
     char (*scopes)[24];      /* "h.3.attn", "h.3.mlp", ...: where ops run (for messages) */
 };
 
+/* ---- @@NN.gpt  the model: parameters, initialisation ----------------------------------------- */
 /* A parameter of the model, named as Hugging Face names it (prefix + suffix). */
 static lt_tensor *lt__gpt_param(lt_gpt *g, const char *prefix, const char *suffix, int64_t d0, int64_t d1) {
     char name[128];
@@ -6667,6 +6747,7 @@ LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *g) {
     return n;
 }
 
+/* ---- @@NN.forward  forward ------------------------------------------------------------------- */
 /* The model up to ln_f (B,T,C); the head is the caller's: lt_gpt_forward's lt_linear, or the
    fused head and loss of lt__gpt_loss at 16-bit precision. */
 static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, const int32_t *lengths) {
@@ -6720,6 +6801,7 @@ LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *g, const int32_t *ids, int B, int T
     return x;
 }
 
+/* ---- @@NN.generate  sampling ----------------------------------------------------------------- */
 /* The k-th largest of a[0..n-1] (k >= 1), by quickselect; a is reordered. */
 static double lt__kth_largest(double *a, int n, int k) {
     int lo = 0, hi = n - 1, want = k - 1;
@@ -6800,7 +6882,11 @@ LTRAIN_DEF int lt_gpt_generate(lt_gpt *g, const int32_t *prompt, int n_prompt, i
 
 /* ---- src/11_loss.h ---- */
 /* ==== @@LOSS  cross-entropy, MSE ============================================================= */
+/* Holds: cross-entropy (mean or token-weighted, ignore index; the fused 16-bit head), MSE, and
+   the GPT's loss (lt__gpt_loss: trunk, head, cross-entropy).
+   Calls: @@CORE, @@HALF, @@TENSOR, @@OPS, @@GEMM, @@NN. */
 
+/* ---- @@LOSS.cross_entropy  cross-entropy ----------------------------------------------------- */
 LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
     int64_t i, c = 0;
     for (i = 0; i < n; i++) c += targets[i] != LT_IGNORE_INDEX;
@@ -6906,7 +6992,7 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
     return lt__ce(ctx, "lt_cross_entropy_sum", logits, targets, denom, 0);
 }
 
-/* ---- linear_ce16: the LM head and cross-entropy in one op, for 16-bit training ---------------- */
+/* ---- @@LOSS.linear_ce16  linear_ce16: the LM head and cross-entropy in one op, for 16-bit training --- */
 /* x (R, C), W (V, C), targets (R) -> loss [1]: lt_linear(x, W) then lt_cross_entropy(_sum) at
    16-bit precision, the same numbers, without a float32 logits tensor (R·V floats) or its float32
    gradient (as much again): the logits z = round16(x16·W16ᵀ) are kept in 16 bits only.
@@ -7083,6 +7169,7 @@ static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt
 
 /* pred, target (n) -> loss [1] = Σ (p - t)² / n  (torch.nn.MSELoss, mean);
    dp += dloss·2(p - t)/n,  dt -= the same */
+/* ---- @@LOSS.mse  mse ------------------------------------------------------------------------- */
 static void lt__mse_fwd(lt__node *nd) {
     const float *p = nd->in[0]->data, *t = nd->in[1]->data;
     int64_t i, n = nd->in[0]->n;
@@ -7115,7 +7202,7 @@ LTRAIN_DEF lt_tensor *lt_mse_loss(lt_ctx *ctx, lt_tensor *pred, lt_tensor *targe
     return lt__run(ctx, nd);
 }
 
-/* ---- the GPT's loss: its trunk (@@NN), then the head and the cross-entropy ----------------------- */
+/* ---- @@LOSS.gpt  the GPT's loss: its trunk (@@NN), then the head and the cross-entropy ----------- */
 /* lt_gpt_loss and lt_gpt_loss_ex: the mean over counted targets (denom <= 0) or the sum / denom.
    At 16-bit precision the head and the loss are one op (linear_ce16, @@LOSS): the same numbers
    as lt_linear + lt_cross_entropy there, without float32 logits. */
@@ -7144,11 +7231,15 @@ LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *
 
 /* ---- src/12_optim.h ---- */
 /* ==== @@OPTIM  optimizers: AdamW, SGD with momentum ============================================ */
+/* Holds: lt_optim and its public calls, AdamW and SGD with momentum, the table that later
+   optimizers plug into (lt__optim_ops).
+   Calls: @@CORE, @@GEMM's kernel pick (the AVX-512 AdamW); the device through ctx->dev. */
 
 #define LT__OPT_PAR_MIN 32768 /* elements below which a loop stays on one thread */
 
 typedef enum { LT__OPT_ADAMW = 0, LT__OPT_SGD } lt__opt_kind;
 
+/* ---- @@OPTIM.table  the optimizer table, the constructors ------------------------------------ */
 /* The extension point for optimizers defined in later sections (@@OPTIM continued: Lion,
    AdEMAMix, Muon, SOAP): when `ops` is set, the public lt_optim_* calls dispatch to it, and the
    optimizer keeps its own state behind `ext` (AdamW and SGD leave both NULL). */
@@ -7296,6 +7387,7 @@ LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_confi
     return o;
 }
 
+/* ---- @@OPTIM.adamw  AdamW -------------------------------------------------------------------- */
 /* AdamW on n elements, as torch.optim.AdamW's single-tensor path (t counted from 1):
      θ ← θ·(1 − lr·λ)                                     (decayed parameters only)
      m ← β1·m + (1−β1)·g          v ← β2·v + (1−β2)·g·g
@@ -7365,6 +7457,7 @@ static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64
     }
 }
 
+/* ---- @@OPTIM.sgd  SGD with momentum ---------------------------------------------------------- */
 /* SGD on n elements, as torch.optim.SGD:
      d ← g + λθ ;   b ← d on the first step, then b ← μ·b + (1−τ)·d     (momentum μ, dampening τ)
      d ← d + μ·b (nesterov) or d ← b ;   θ ← θ − lr·d
@@ -7386,6 +7479,7 @@ static void lt__sgd_update(float *p, float *buf, const float *g, int64_t n, floa
     }
 }
 
+/* ---- @@OPTIM.step  the public calls: step, state --------------------------------------------- */
 LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
     int i;
     if (!opt) return LT_ERR_ARG;
@@ -7485,7 +7579,10 @@ LTRAIN_DEF lt_paramset lt_optim_params(const lt_optim *opt) {
 
 /* ---- src/13_optim_more.h ---- */
 /* ==== @@OPTIM (continued)  Lion, AdEMAMix, Muon, SOAP ========================================== */
-/* They plug into lt_optim through lt__optim_ops (70_optim.h).  Their state lives in one block
+/* Holds: Lion, AdEMAMix, Muon (Newton-Schulz) and SOAP (eigenbases by Jacobi sweeps), plugged
+   into lt_optim through lt__optim_ops.
+   Calls: @@CORE, @@GEMM (lt_sgemm), @@OPTIM (AdamW's update, the optimizer table). */
+/* They plug into lt_optim through lt__optim_ops (12_optim.h).  Their state lives in one block
    behind opt->ext: buf[i*ns + which] -> cnt[i*ns + which] floats, NULL where parameter i holds
    no state of that kind.  The elementwise kernels keep torch's operation order and fused
    multiply-adds, as AdamW's does (a + α·b in torch's CPU kernels is fma(α, b, a)). */
@@ -7623,7 +7720,7 @@ oom:
 
 static int lt__x_beta_ok(double b) { return b >= 0 && b < 1; }
 
-/* ---- Lion --------------------------------------------------------------------------------------- */
+/* ---- @@OPTIM.lion  Lion ------------------------------------------------------------------------- */
 LTRAIN_DEF lt_lion_config lt_lion_defaults(void) {
     lt_lion_config c;
     c.lr = 1e-4; c.beta1 = 0.9; c.beta2 = 0.99; c.weight_decay = 0; c.decay_mode = LT_DECAY_MARKED;
@@ -7664,7 +7761,7 @@ static void lt__lion_update(float *p, float *m, const float *g, int64_t n, float
     }
 }
 
-/* ---- AdEMAMix ----------------------------------------------------------------------------------- */
+/* ---- @@OPTIM.ademamix  AdEMAMix ----------------------------------------------------------------- */
 LTRAIN_DEF lt_ademamix_config lt_ademamix_defaults(void) {
     lt_ademamix_config c;
     c.lr = 1e-3; c.beta1 = 0.9; c.beta2 = 0.999; c.beta3 = 0.9999; c.alpha = 5.0; c.eps = 1e-8;
@@ -7734,7 +7831,7 @@ static void lt__ademamix_update(float *p, float *m1, float *m2, float *v, const 
     }
 }
 
-/* ---- Muon --------------------------------------------------------------------------------------- */
+/* ---- @@OPTIM.muon  Muon ------------------------------------------------------------------------- */
 LTRAIN_DEF lt_muon_config lt_muon_defaults(void) {
     lt_muon_config c;
     memset(&c, 0, sizeof c);
@@ -7817,7 +7914,7 @@ static void lt__muon_ns(float *X, int64_t r, int64_t c, int steps, float *w) {
 }
 
 /* torch.lerp(a, b, w) on CPU: |w| < 0.5 ? a + w·(b − a) : b − (b − a)·(1 − w), each formula one
-   fused multiply-add in torch's build (measured: the unfused forms differ in the last bit). */
+   fused multiply-add in torch's build (the unfused forms differ in the last bit). */
 static float lt__lerpf(float a, float b, float w) {
     return w < 0.5f && w > -0.5f ? fmaf(w, b - a, a) : fmaf(-(b - a), 1.0f - w, b);
 }
@@ -7860,7 +7957,7 @@ static void lt__muon_update(lt_tensor *t, float *m, int64_t rows, int64_t cols, 
     }
 }
 
-/* ---- SOAP: linear algebra in double ---------------------------------------------------------- */
+/* ---- @@OPTIM.soap  SOAP: linear algebra in double -------------------------------------------- */
 /* Symmetric a (n×n, row-major) = V·diag(w)·Vᵀ: Householder reduction to tridiagonal form, then
    the implicit QL iteration with Wilkinson-style shifts (the EISPACK tred2/tql2 algorithms, as
    in JAMA).  v holds Vᵀ (row k = eigenvector k); working on Vᵀ keeps every inner loop contiguous
@@ -8158,7 +8255,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
     return lt__x_alloc(o, "lt_soap_create", work);
 }
 
-/* One SOAP step of parameter i, as the reference's SOAP.step for one tensor (see 17_api_optim2.h). */
+/* One SOAP step of parameter i, as the reference's SOAP.step for one tensor (see lt_soap_config in 01_api.h). */
 static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     lt__x *x = lt__xof(o);
     const lt_soap_config *c = &x->soap;
@@ -8219,7 +8316,7 @@ static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     return LT_OK;
 }
 
-/* ---- the step of all four ------------------------------------------------------------------ */
+/* ---- @@OPTIM.step_more  the step of all four ----------------------------------------------- */
 static lt_status lt__x_step(lt_optim *o, double lr) {
     lt__x *x = lt__xof(o);
     double cfg_lr = x->kind == LT__X_LION ? x->lion.lr : x->kind == LT__X_ADEMAMIX ? x->adem.lr
@@ -8280,7 +8377,7 @@ static lt_status lt__x_step(lt_optim *o, double lr) {
     return lt_status_of(o->ctx);
 }
 
-/* ---- the state contract ------------------------------------------------------------------------ */
+/* ---- @@OPTIM.state  the state contract --------------------------------------------------------- */
 LTRAIN_DEF float *lt_optim_state_buf(lt_optim *opt, int param_index, int which, int64_t *count) {
     int64_t cnt = 0;
     float *p = NULL;
@@ -8309,7 +8406,11 @@ LTRAIN_DEF size_t lt_optim_state_bytes(lt_optim *opt) {
 
 /* ---- src/14_sched.h ---- */
 /* ==== @@SCHED  schedules: warm-up + decay; LinearLR, CosineAnnealingLR, SequentialLR ========== */
+/* Holds: the learning rate at a step: warm-up then cosine / sqrt / linear decay, and torch's
+   LinearLR, CosineAnnealingLR, SequentialLR.
+   Calls: nothing (arithmetic on the schedule's fields). */
 
+/* ---- @@SCHED.cosine  warm-up, then cosine / sqrt / linear decay ------------------------------ */
 LTRAIN_DEF double lt_schedule_lr(const lt_schedule *s, int64_t step) {
     int64_t t, T;
     double d;
@@ -8348,7 +8449,7 @@ LTRAIN_DEF int lt_decay_parse(const char *name, lt_decay *out) {
     return 0;
 }
 
-/* ---- the torch.optim.lr_scheduler mirror ----
+/* ---- @@SCHED.torch  the torch.optim.lr_scheduler mirror ---
    torch's schedulers all write one shared value, the optimizer group's 'lr', and most of them
    compute the next value from it (the "chainable" form), not from the step number.  `lr` below
    is that shared value; a sequence hands its own to the scheduler it steps and takes it back.
@@ -8509,7 +8610,10 @@ LTRAIN_DEF void lt_lrs_destroy(lt_lrs *s) {
 
 /* ---- src/15_clip.h ---- */
 /* ==== @@CLIP  gradient clipping: clip_grad_norm_, clip_grad_value_ ============================ */
+/* Holds: the gradients' global norm (a fixed summation order), clip_grad_norm_, clip_grad_value_.
+   Calls: @@CORE; the device through ctx->dev. */
 
+/* ---- @@CLIP.norm  the global norm, clip_grad_norm_ ------------------------------------------- */
 /* Σ g² in double, in a fixed order whatever the thread count: simd sums over pieces of LT__EWB
    values, pieces summed in order within parts of LT__SQ_PART values, the parts' sums added in
    order; threads take parts. */
@@ -8608,6 +8712,7 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
 }
 
 /* as torch.nn.utils.clip_grad_value_: clamp every gradient element to [−clip, clip] (NaN stays). */
+/* ---- @@CLIP.value  clip_grad_value_ ---------------------------------------------------------- */
 LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip) {
     float c = (float)clip;
     int i;
@@ -8634,7 +8739,10 @@ LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip)
 
 /* ---- src/16_amp.h ---- */
 /* ==== @@AMP  mixed precision: dynamic loss scaling ===================== */
-/* ---- dynamic loss scaling: torch.cuda.amp.GradScaler -------------------------------------------- */
+/* Holds: lt_scaler, torch's GradScaler: scale the loss, unscale and check the gradients, skip
+   the step on inf/NaN, grow or back off the scale.
+   Calls: @@CORE, @@OPS (lt_scale), @@OPTIM (the step); the device through ctx->dev. */
+/* ---- @@AMP.scaler  dynamic loss scaling: torch.cuda.amp.GradScaler ------------------------------ */
 #define LT__AMP_PAR_MIN 32768 /* elements below which the unscale loop stays on one thread */
 enum { LT__SC_READY = 0, LT__SC_UNSCALED, LT__SC_STEPPED };
 
@@ -8789,6 +8897,8 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
 
 /* ---- src/17_data.h ---- */
 /* ==== @@DATA  text files, llm.c token shards, batches ======================================== */
+/* Holds: whole-file reads, little-endian reads, llm.c token shards, the batch loader.
+   Calls: @@CORE. */
 
 /* Little-endian reads that work on any host and at any alignment (file bytes are LE). */
 static uint16_t lt__rd16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
@@ -8799,6 +8909,7 @@ static uint64_t lt__rd64(const unsigned char *p) { return (uint64_t)lt__rd32(p) 
 
 LTRAIN_DEF void lt_free(void *p) { LT__FREE(p); }
 
+/* ---- @@DATA.files  files and token shards ---------------------------------------------------- */
 /* The whole file, whatever its length: the size from fseek/ftell is only a hint (a pipe or a
    directory reports nonsense), so the buffer grows with the bytes actually read. */
 LTRAIN_DEF lt_status lt_read_file(lt_ctx *ctx, const char *path, void **buf, size_t *size) {
@@ -8910,6 +9021,7 @@ struct lt_loader {
     int64_t perm_epoch;
 };
 
+/* ---- @@DATA.loader  the batch loader --------------------------------------------------------- */
 /* Takes ownership of tok (frees it on failure).  what: "lt_loader_open: \"path\"" or similar. */
 static lt_loader *lt__loader_make(lt_ctx *ctx, int32_t *tok, int64_t n, int B, int T, int is_shard, const char *what) {
     lt_loader *ld;
@@ -9074,7 +9186,11 @@ LTRAIN_DEF lt_status lt_loader_set_pos(lt_loader *ld, int64_t epoch, int64_t ind
 
 /* ---- src/18_data_seq.h ---- */
 /* ==== @@DATA (continued)  sequences: variable lengths, buckets, length schedule, restarts ====== */
+/* Holds: the sequence loader (variable lengths, padding, buckets, shuffles, restarts) and the
+   length schedule (lt_len_*).
+   Calls: @@CORE, @@LOSS (lt__gpt_loss), @@DATA (file and shard reads). */
 
+/* ---- @@DATA.seq  the sequence loader --------------------------------------------------------- */
 /* A row of a batch before padding: its inputs and targets (len of each). */
 typedef struct { const int32_t *ids, *tg; int len; } lt__row;
 
@@ -9308,6 +9424,7 @@ static int64_t lt__seq_padded(const lt_seq_config *c, int64_t m) {
     return p < c->max_len ? p : c->max_len;   /* m <= max_len always */
 }
 
+/* ---- @@DATA.buckets  batches: buckets, packing, padding -------------------------------------- */
 /* Epoch e's batches, from an RNG seeded by (seed, e) alone (as the stream loader's shuffle):
    a permutation of the pieces; bucket mode sorts it stably by bucket (a random order inside
    each bucket).  Then batches are packed greedily in that order, a batch closing when the next
@@ -9496,7 +9613,7 @@ LTRAIN_DEF lt_tensor *lt_gpt_loss_ex(lt_gpt *g, const int32_t *ids, const int32_
     return lt__gpt_loss(g, ids, targets, B, T, lengths, denom);
 }
 
-/* ---- sequence-length schedule ---------------------------------------------------------------- */
+/* ---- @@DATA.len_schedule  sequence-length schedule ------------------------------------------- */
 LTRAIN_DEF int lt_len_at(const lt_len_schedule *ls, int64_t step) {
     int64_t t0, t1, v, q;
     double p;
@@ -9551,7 +9668,7 @@ LTRAIN_DEF int lt_len_parse(const char *spec, lt_len_schedule *out, char *err, s
     return 1;
 }
 
-/* ---- random restarts -------------------------------------------------------------------------- */
+/* ---- @@DATA.restarts  random restarts --------------------------------------------------------- */
 LTRAIN_DEF int lt_restarts(int n, uint64_t base_seed, lt_restart_fn fn, void *user, uint64_t *seeds, double *val) {
     int r, best = -1;
     double best_v = INFINITY;
@@ -9589,6 +9706,9 @@ LTRAIN_DEF void lt_restarts_print(FILE *f, int n, const uint64_t *seeds, const d
 
 /* ---- src/19_ckpt.h ---- */
 /* ==== @@CKPT  safetensors read/write =========================================================== */
+/* Holds: safetensors: parsing and validating a file (lt_st_open), reading tensors, the writer
+   (atomic save: temporary file, fsync, rename).
+   Calls: @@CORE, @@DATA (file and little-endian reads). */
 
 #include <time.h>
 #if defined(_WIN32)
@@ -9659,7 +9779,7 @@ static int lt__utf8_len(const unsigned char *s, size_t n) {
     return len;
 }
 
-/* -- a strict JSON parser: objects, arrays, strings, integers; nothing else -------------------- */
+/* -- @@CKPT.json  a strict JSON parser: objects, arrays, strings, integers; nothing else ------- */
 enum { LT__J_OBJ, LT__J_ARR, LT__J_STR, LT__J_INT };
 
 typedef struct {
@@ -9865,7 +9985,7 @@ static int lt__j_value(lt__json *j, int depth) {
     return -1;
 }
 
-/* -- reading ------------------------------------------------------------------------------------ */
+/* -- @@CKPT.read  reading ----------------------------------------------------------------------- */
 typedef struct {
     const char *name;  /* in the pool */
     int dt;            /* index into lt__st_dtypes */
@@ -9992,68 +10112,148 @@ static lt_status lt__st_entry_read(lt_ctx *ctx, const char *label, lt__json *j, 
     return LT_OK;
 }
 
-/* Parses buf (size bytes, malloc'd; owned from here on, freed on failure). */
+/* Step 1 of parsing: the 8-byte header length, then the header as JSON into j (j->pool allocated
+   here).  Returns the root node, or -1 with the error set. */
+static int lt__st_parse_header(lt_ctx *ctx, const unsigned char *buf, size_t size, const char *label, lt__json *j,
+                               uint64_t *hlen) {
+    int root;
+    if (size < 8) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file "
+                     "(it starts with an 8-byte header length)", label, size);
+        return -1;
+    }
+    *hlen = lt__rd64(buf);
+    if (*hlen > LT__ST_MAX_HEADER) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu is over the limit of %u bytes (100 MB)",
+                     label, (unsigned long long)*hlen, LT__ST_MAX_HEADER);
+        return -1;
+    }
+    if (*hlen > size - 8) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu runs past the end of the file (%zu bytes)",
+                     label, (unsigned long long)*hlen, size);
+        return -1;
+    }
+    j->s = buf + 8;
+    j->len = (size_t)*hlen;
+    j->pool = (char *)LT__MALLOC(j->len + 1);
+    if (!j->pool) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for the header", label); return -1; }
+    root = lt__j_value(j, 0);
+    if (root >= 0) {
+        lt__j_ws(j);
+        if (j->pos < j->len) lt__j_fail(j, "trailing characters after the JSON object");
+    }
+    if (j->err[0]) {
+        if (j->oom) lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory parsing the header", label);
+        else lt_set_error(ctx, LT_ERR_FORMAT, "%s: header is not valid JSON: %s (at byte %zu of the header)", label, j->err, j->pos);
+        return -1;
+    }
+    if (j->nodes[root].type != LT__J_OBJ) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header must be a JSON object {name: {dtype, shape, data_offsets}, ...}", label);
+        return -1;
+    }
+    return root;
+}
+
+/* Step 2: the root's members counted (tensors in *n_ent, metadata strings in *n_meta) and its
+   "__metadata__" found (*meta, -1 if none) and checked to be an object of strings. */
+static lt_status lt__st_count_members(lt_ctx *ctx, const char *label, const lt__json *j, int root, int *n_ent,
+                                      int *n_meta, int *meta) {
+    int c;
+    for (c = j->nodes[root].child; c >= 0; c = j->nodes[c].next) {
+        if (strcmp(j->pool + j->nodes[c].key, "__metadata__") != 0) { (*n_ent)++; continue; }
+        if (*meta >= 0) return lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate \"__metadata__\" in the header", label);
+        *meta = c;
+    }
+    if (*meta < 0) return LT_OK;
+    if (j->nodes[*meta].type != LT__J_OBJ)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ must be an object of strings", label);
+    for (c = j->nodes[*meta].child; c >= 0; c = j->nodes[c].next, (*n_meta)++)
+        if (j->nodes[c].type != LT__J_STR)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ value of \"%.100s\" must be a string", label,
+                                j->pool + j->nodes[c].key);
+    return LT_OK;
+}
+
+/* Step 3: every tensor entry read into st->t, and st->by_name filled (names must be unique).
+   names and order are scratch of one slot per tensor; order receives the entries. */
+static lt_status lt__st_read_entries(lt_ctx *ctx, const char *label, lt__json *j, int root, int meta, size_t dsize,
+                                     lt_st *st, lt__st_name *names, lt__st_entry **order) {
+    int c, i;
+    for (c = j->nodes[root].child; c >= 0; c = j->nodes[c].next) {
+        lt__st_entry *e = &st->t[st->n];
+        lt_status s;
+        if (c == meta) continue;
+        e->name = j->pool + j->nodes[c].key;
+        if ((s = lt__st_entry_read(ctx, label, j, c, e, dsize)) != LT_OK) return s;
+        names[st->n].name = e->name;
+        names[st->n].idx = st->n;
+        order[st->n] = e;
+        st->n++;
+    }
+    qsort(names, (size_t)st->n, sizeof *names, lt__st_cmp_name);
+    for (i = 0; i < st->n; i++) {
+        if (i && strcmp(names[i].name, names[i - 1].name) == 0)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate tensor name \"%.100s\"", label, names[i].name);
+        st->by_name[i] = names[i].idx;
+    }
+    return LT_OK;
+}
+
+/* Step 4: the byte ranges must tile the data section: sorted, each starting where the last ended. */
+static lt_status lt__st_check_tiling(lt_ctx *ctx, const char *label, lt__st_entry **order, int n, size_t dsize) {
+    size_t expect = 0;
+    int i;
+    qsort(order, (size_t)n, sizeof *order, lt__st_cmp_range);
+    for (i = 0; i < n; i++) {
+        const lt__st_entry *e = order[i];
+        if (e->begin < expect) {
+            const lt__st_entry *p = order[i - 1];
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensors \"%.100s\" [%zu,%zu] and \"%.100s\" [%zu,%zu] overlap in data_offsets",
+                                label, p->name, p->begin, p->end, e->name, e->begin, e->end);
+        }
+        if (e->begin > expect)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: hole in the data: bytes [%zu,%zu) belong to no tensor (before tensor \"%.100s\")",
+                                label, expect, e->begin, e->name);
+        expect = e->end;
+    }
+    if (expect != dsize)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu trailing bytes after the last tensor's data (the data section is %zu bytes, "
+                            "the tensors cover %zu)", label, dsize - expect, dsize, expect);
+    return LT_OK;
+}
+
+/* Step 5: the metadata's key, value pairs into st->meta (keys must be unique). */
+static lt_status lt__st_read_meta(lt_ctx *ctx, const char *label, const lt__json *j, int meta, lt_st *st) {
+    int c, i;
+    if (meta < 0) return LT_OK;
+    for (c = j->nodes[meta].child; c >= 0; c = j->nodes[c].next) {
+        const char *k = j->pool + j->nodes[c].key;
+        for (i = 0; i < st->n_meta; i++)
+            if (strcmp(st->meta[2 * i], k) == 0)
+                return lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ has the key \"%.100s\" twice", label, k);
+        st->meta[2 * st->n_meta] = k;
+        st->meta[2 * st->n_meta + 1] = j->pool + j->nodes[c].str;
+        st->n_meta++;
+    }
+    return LT_OK;
+}
+
+/* Parses buf (size bytes, malloc'd; owned from here on, freed on failure): the header, its
+   members, the tensor entries, their byte ranges, the metadata. */
 static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, const char *label) {
     lt__json j;
     lt_st *st = NULL;
     lt__st_name *names = NULL;
     lt__st_entry **order = NULL;
-    uint64_t hlen;
-    size_t dsize, expect;
-    int root, c, i, n_ent = 0, n_meta = 0, meta = -1;
+    uint64_t hlen = 0;
+    size_t dsize;
+    int root, n_ent = 0, n_meta = 0, meta = -1;
     memset(&j, 0, sizeof j);
     if (!label) label = "safetensors";
-    if (size < 8) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file "
-                     "(it starts with an 8-byte header length)", label, size);
-        goto fail;
-    }
-    hlen = lt__rd64(buf);
-    if (hlen > LT__ST_MAX_HEADER) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu is over the limit of %u bytes (100 MB)",
-                     label, (unsigned long long)hlen, LT__ST_MAX_HEADER);
-        goto fail;
-    }
-    if (hlen > size - 8) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu runs past the end of the file (%zu bytes)",
-                     label, (unsigned long long)hlen, size);
-        goto fail;
-    }
+    root = lt__st_parse_header(ctx, buf, size, label, &j, &hlen);
+    if (root < 0) goto fail;
     dsize = size - 8 - (size_t)hlen;
-    j.s = buf + 8;
-    j.len = (size_t)hlen;
-    j.pool = (char *)LT__MALLOC(j.len + 1);
-    if (!j.pool) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for the header", label); goto fail; }
-    root = lt__j_value(&j, 0);
-    if (root >= 0) {
-        lt__j_ws(&j);
-        if (j.pos < j.len) lt__j_fail(&j, "trailing characters after the JSON object");
-    }
-    if (j.err[0]) {
-        if (j.oom) lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory parsing the header", label);
-        else lt_set_error(ctx, LT_ERR_FORMAT, "%s: header is not valid JSON: %s (at byte %zu of the header)", label, j.err, j.pos);
-        goto fail;
-    }
-    if (j.nodes[root].type != LT__J_OBJ) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header must be a JSON object {name: {dtype, shape, data_offsets}, ...}", label);
-        goto fail;
-    }
-    for (c = j.nodes[root].child; c >= 0; c = j.nodes[c].next) {
-        if (strcmp(j.pool + j.nodes[c].key, "__metadata__") != 0) { n_ent++; continue; }
-        if (meta >= 0) { lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate \"__metadata__\" in the header", label); goto fail; }
-        meta = c;
-    }
-    if (meta >= 0) {
-        if (j.nodes[meta].type != LT__J_OBJ) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ must be an object of strings", label);
-            goto fail;
-        }
-        for (c = j.nodes[meta].child; c >= 0; c = j.nodes[c].next, n_meta++)
-            if (j.nodes[c].type != LT__J_STR) {
-                lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ value of \"%.100s\" must be a string", label, j.pool + j.nodes[c].key);
-                goto fail;
-            }
-    }
+    if (lt__st_count_members(ctx, label, &j, root, &n_ent, &n_meta, &meta) != LT_OK) goto fail;
     st = (lt_st *)LT__MALLOC(sizeof(lt_st));
     if (!st) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", label); goto fail; }
     memset(st, 0, sizeof *st);
@@ -10066,60 +10266,9 @@ static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, c
         lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %d tensors", label, n_ent);
         goto fail;
     }
-    for (c = j.nodes[root].child; c >= 0; c = j.nodes[c].next) {
-        lt__st_entry *e = &st->t[st->n];
-        if (c == meta) continue;
-        e->name = j.pool + j.nodes[c].key;
-        if (lt__st_entry_read(ctx, label, &j, c, e, dsize) != LT_OK) goto fail;
-        names[st->n].name = e->name;
-        names[st->n].idx = st->n;
-        order[st->n] = e;
-        st->n++;
-    }
-    qsort(names, (size_t)st->n, sizeof *names, lt__st_cmp_name);
-    for (i = 0; i < st->n; i++) {
-        if (i && strcmp(names[i].name, names[i - 1].name) == 0) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate tensor name \"%.100s\"", label, names[i].name);
-            goto fail;
-        }
-        st->by_name[i] = names[i].idx;
-    }
-    /* the byte ranges must tile the data section: sorted, each starting where the last ended */
-    qsort(order, (size_t)st->n, sizeof *order, lt__st_cmp_range);
-    expect = 0;
-    for (i = 0; i < st->n; i++) {
-        const lt__st_entry *e = order[i];
-        if (e->begin < expect) {
-            const lt__st_entry *p = order[i - 1];
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensors \"%.100s\" [%zu,%zu] and \"%.100s\" [%zu,%zu] overlap in data_offsets",
-                         label, p->name, p->begin, p->end, e->name, e->begin, e->end);
-            goto fail;
-        }
-        if (e->begin > expect) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: hole in the data: bytes [%zu,%zu) belong to no tensor (before tensor \"%.100s\")",
-                         label, expect, e->begin, e->name);
-            goto fail;
-        }
-        expect = e->end;
-    }
-    if (expect != dsize) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu trailing bytes after the last tensor's data (the data section is %zu bytes, "
-                     "the tensors cover %zu)", label, dsize - expect, dsize, expect);
+    if (lt__st_read_entries(ctx, label, &j, root, meta, dsize, st, names, order) != LT_OK ||
+        lt__st_check_tiling(ctx, label, order, st->n, dsize) != LT_OK || lt__st_read_meta(ctx, label, &j, meta, st) != LT_OK)
         goto fail;
-    }
-    if (meta >= 0) {
-        for (c = j.nodes[meta].child; c >= 0; c = j.nodes[c].next) {
-            const char *k = j.pool + j.nodes[c].key;
-            for (i = 0; i < st->n_meta; i++)
-                if (strcmp(st->meta[2 * i], k) == 0) {
-                    lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ has the key \"%.100s\" twice", label, k);
-                    goto fail;
-                }
-            st->meta[2 * st->n_meta] = k;
-            st->meta[2 * st->n_meta + 1] = j.pool + j.nodes[c].str;
-            st->n_meta++;
-        }
-    }
     st->ctx = ctx;
     snprintf(st->label, sizeof st->label, "%s", label);
     st->buf = buf;
@@ -10253,7 +10402,7 @@ LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n) {
     return LT_OK;
 }
 
-/* -- writing ------------------------------------------------------------------------------------ */
+/* -- @@CKPT.write  writing ---------------------------------------------------------------------- */
 typedef struct {
     char *name;
     int dt, ndim;
@@ -10520,7 +10669,11 @@ io:
 
 /* ---- src/20_train.h ---- */
 /* ==== @@TRAIN  training helpers: GPT checkpoints, training state ================================ */
+/* Holds: GPT checkpoints under Hugging Face names; the training state (optimizer moments,
+   scaler, step) saved next to the weights and loaded back.
+   Calls: @@CORE, @@TENSOR, @@NN, @@OPTIM, @@AMP, @@CKPT; the device through ctx->dev. */
 
+/* ---- @@TRAIN.weights  GPT weights under Hugging Face names ----------------------------------- */
 LTRAIN_DEF lt_status lt_gpt_save(lt_gpt *g, const char *path) {
     return lt_checkpoint_save(g, NULL, NULL, NULL, path);
 }
@@ -10653,6 +10806,7 @@ done:
     return g;
 }
 
+/* ---- @@TRAIN.checkpoint  checkpoints: weights and training state ----------------------------- */
 LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train_state *st, const char *note,
                                         const char *path) {
     lt_ctx *ctx;
@@ -10730,10 +10884,95 @@ LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train
     return s;
 }
 
+/* A checkpoint's "amp.scaler" (tensor i of f) into the loss scaler sc. */
+static lt_status lt__ckpt_read_scaler(lt_ctx *ctx, lt_st *f, int i, lt_scaler *sc, const char *path) {
+    int64_t shape[8];
+    size_t bytes;
+    double a[6];
+    lt_scaler_state ss;
+    int k;
+    const void *data = lt_st_data(f, i, &bytes);
+    if (strcmp(lt_st_dtype(f, i), "F64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 6 || bytes != sizeof a)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"amp.scaler\" must be F64 [6]", path);
+    memcpy(a, data, sizeof a);
+    for (k = 3; k < 6; k++)   /* counters: whole numbers in [0, 2^53] before any int64 conversion */
+        if (!(a[k] >= 0 && a[k] <= 9007199254740992.0 && a[k] == floor(a[k])))
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: amp.scaler holds %g where a count belongs (the file is "
+                                "damaged)", path, a[k]);
+    ss.scale = a[0]; ss.growth_factor = a[1]; ss.backoff_factor = a[2];
+    ss.growth_interval = (int64_t)a[3]; ss.growth_tracker = (int64_t)a[4]; ss.skipped = (int64_t)a[5];
+    return lt_scaler_set_state(ctx, sc, &ss);
+}
+
+/* A checkpoint's "train.state" (step, data position, the RNG's 4 words) into st and the context's
+   RNG, then its "amp.scaler" into st->scaler when both are there. */
+static lt_status lt__ckpt_read_train_state(lt_ctx *ctx, lt_st *f, lt_train_state *st, const char *path) {
+    int64_t shape[8], v[7];
+    size_t bytes;
+    const void *data;
+    int k, i = lt_st_find(f, "train.state");
+    if (i < 0) return lt_set_error(ctx, LT_ERR_FORMAT, "%s: no \"train.state\": this holds weights only (use --init)", path);
+    data = lt_st_data(f, i, &bytes);
+    if (strcmp(lt_st_dtype(f, i), "I64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 7 || bytes != sizeof v)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"train.state\" must be I64 [7]", path);
+    memcpy(v, data, sizeof v);
+    if (v[0] < 0 || v[1] < 0 || v[2] < 0)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: none may be "
+                            "negative", path, (long long)v[0], (long long)v[1], (long long)v[2]);
+    /* hardening: no run takes 2^48 steps or epochs (nor has 2^48 batches in one); a larger number
+       is a damaged file, and would overflow the int64 arithmetic done with it (step * K, ...) */
+    if (v[0] > ((int64_t)1 << 48) || v[1] > ((int64_t)1 << 48) || v[2] > ((int64_t)1 << 48))
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: out of "
+                            "range (each must be <= 2^48; the file is damaged)", path, (long long)v[0], (long long)v[1],
+                            (long long)v[2]);
+    if (v[3] == 0 && v[4] == 0 && v[5] == 0 && v[6] == 0)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds an all-zero RNG state (not a valid xoshiro state)", path);
+    st->step = v[0]; st->data_epoch = v[1]; st->data_index = v[2];
+    for (k = 0; k < 4; k++) memcpy(&ctx->rng.s[k], &v[3 + k], sizeof(int64_t));
+    if (st->scaler && (i = lt_st_find(f, "amp.scaler")) >= 0) return lt__ckpt_read_scaler(ctx, f, i, st->scaler, path);
+    return LT_OK;
+}
+
+/* The optimizer's state buffer of kind j for parameter k from f ("optim.<state name>.<param
+   name>"), when the optimizer keeps one. */
+static lt_status lt__ckpt_read_optim_buf(lt_gpt *g, lt_optim *opt, lt_st *f, int j, int k, const char *path) {
+    lt_ctx *ctx = g->ctx;
+    lt_tensor *t = g->list[k];
+    char nm[160];
+    int64_t shape[8], cnt = 0, have = 1;
+    const char *sn = lt_optim_state_name(opt, j);
+    float *buf = lt_optim_state_buf(opt, k, j, &cnt);
+    int d, nd, i;
+    if (!buf) return LT_OK;
+    snprintf(nm, sizeof nm, "optim.%s.%s", sn ? sn : "state", t->name);
+    i = lt_st_find(f, nm);
+    if (i < 0) return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing", path, nm);
+    nd = lt_st_shape(f, i, shape);
+    /* hardening: a zero dim first, so that huge dims beside it cannot overflow the product
+       (without one, the reader has checked the product against the file's size) */
+    for (d = 0; d < nd; d++) if (shape[d] == 0) have = 0;
+    for (d = 0; d < nd && have; d++) have *= shape[d];
+    /* a parameter-shaped buffer must have the parameter's shape (not just its size) */
+    if (nd >= 1 && have == cnt && lt_optim_state(opt, k, j) == buf) {
+        int same = nd == t->ndim;
+        char b1[64];
+        for (d = 0; same && d < nd; d++) same = shape[d] == t->shape[d];
+        if (!same)
+            return lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" has %d dims / another shape than its "
+                                "parameter %s", path, nm, nd, lt_shape_str(t, b1, sizeof b1));
+    }
+    if (nd < 1 || have != cnt)
+        return lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" holds %lld values but this optimizer keeps %lld "
+                            "(another optimizer configuration?)", path, nm, (long long)have, (long long)cnt);
+    lt_st_read_f32(f, i, buf, cnt);
+    return LT_OK;
+}
+
+/* Weights, then the training state when st is given, then the optimizer's state when opt is. */
 LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state *st, const char *path) {
     lt_ctx *ctx;
     lt_st *f;
-    int k, j, i, ns;
+    int k, j, ns;
     if (!g) return LT_ERR_ARG;
     ctx = g->ctx;
     if (lt_failed(ctx)) return ctx->status;
@@ -10742,58 +10981,7 @@ LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state
     f = lt_st_open(ctx, path);
     if (!f) return ctx->status;
     if (lt__gpt_read(g, f, path) != LT_OK) goto done;
-    if (st) {
-        int64_t shape[8], v[7];
-        size_t bytes;
-        const void *data;
-        i = lt_st_find(f, "train.state");
-        if (i < 0) { lt_set_error(ctx, LT_ERR_FORMAT, "%s: no \"train.state\": this holds weights only (use --init)", path); goto done; }
-        data = lt_st_data(f, i, &bytes);
-        if (strcmp(lt_st_dtype(f, i), "I64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 7 || bytes != sizeof v) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"train.state\" must be I64 [7]", path);
-            goto done;
-        }
-        memcpy(v, data, sizeof v);
-        if (v[0] < 0 || v[1] < 0 || v[2] < 0) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: none may be "
-                         "negative", path, (long long)v[0], (long long)v[1], (long long)v[2]);
-            goto done;
-        }
-        /* hardening: no run takes 2^48 steps or epochs (nor has 2^48 batches in one); a larger number
-           is a damaged file, and would overflow the int64 arithmetic done with it (step * K, ...) */
-        if (v[0] > ((int64_t)1 << 48) || v[1] > ((int64_t)1 << 48) || v[2] > ((int64_t)1 << 48)) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: out of "
-                         "range (each must be <= 2^48; the file is damaged)", path, (long long)v[0], (long long)v[1],
-                         (long long)v[2]);
-            goto done;
-        }
-        if (v[3] == 0 && v[4] == 0 && v[5] == 0 && v[6] == 0) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds an all-zero RNG state (not a valid xoshiro state)", path);
-            goto done;
-        }
-        st->step = v[0]; st->data_epoch = v[1]; st->data_index = v[2];
-        for (k = 0; k < 4; k++) memcpy(&ctx->rng.s[k], &v[3 + k], sizeof(int64_t));
-        if (st->scaler && (i = lt_st_find(f, "amp.scaler")) >= 0) {
-            double a[6];
-            lt_scaler_state ss;
-            data = lt_st_data(f, i, &bytes);
-            if (strcmp(lt_st_dtype(f, i), "F64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 6 ||
-                bytes != sizeof a) {
-                lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"amp.scaler\" must be F64 [6]", path);
-                goto done;
-            }
-            memcpy(a, data, sizeof a);
-            for (k = 3; k < 6; k++)   /* counters: whole numbers in [0, 2^53] before any int64 conversion */
-                if (!(a[k] >= 0 && a[k] <= 9007199254740992.0 && a[k] == floor(a[k]))) {
-                    lt_set_error(ctx, LT_ERR_FORMAT, "%s: amp.scaler holds %g where a count belongs (the file is "
-                                 "damaged)", path, a[k]);
-                    goto done;
-                }
-            ss.scale = a[0]; ss.growth_factor = a[1]; ss.backoff_factor = a[2];
-            ss.growth_interval = (int64_t)a[3]; ss.growth_tracker = (int64_t)a[4]; ss.skipped = (int64_t)a[5];
-            if (lt_scaler_set_state(ctx, st->scaler, &ss) != LT_OK) goto done;
-        }
-    }
+    if (st && lt__ckpt_read_train_state(ctx, f, st, path) != LT_OK) goto done;
     if (opt) {
         const char *oname = lt_st_meta(f, "optimizer");
         if (oname && strcmp(oname, lt_optim_name(opt)) != 0) {
@@ -10802,40 +10990,8 @@ LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state
         }
         ns = lt_optim_num_states(opt);
         for (j = 0; j < ns && !lt_failed(ctx); j++)
-            for (k = 0; k < g->n_list && !lt_failed(ctx); k++) {
-                lt_tensor *t = g->list[k];
-                char nm[160];
-                int64_t shape[8], cnt = 0, have = 1;
-                const char *sn = lt_optim_state_name(opt, j);
-                float *buf = lt_optim_state_buf(opt, k, j, &cnt);
-                int d, nd;
-                if (!buf) continue;
-                snprintf(nm, sizeof nm, "optim.%s.%s", sn ? sn : "state", t->name);
-                i = lt_st_find(f, nm);
-                if (i < 0) { lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing", path, nm); break; }
-                nd = lt_st_shape(f, i, shape);
-                /* hardening: a zero dim first, so that huge dims beside it cannot overflow the product
-                   (without one, the reader has checked the product against the file's size) */
-                for (d = 0; d < nd; d++) if (shape[d] == 0) have = 0;
-                for (d = 0; d < nd && have; d++) have *= shape[d];
-                /* a parameter-shaped buffer must have the parameter's shape (not just its size) */
-                if (nd >= 1 && have == cnt && lt_optim_state(opt, k, j) == buf) {
-                    int same = nd == t->ndim;
-                    char b1[64];
-                    for (d = 0; same && d < nd; d++) same = shape[d] == t->shape[d];
-                    if (!same) {
-                        lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" has %d dims / another shape than its "
-                                     "parameter %s", path, nm, nd, lt_shape_str(t, b1, sizeof b1));
-                        break;
-                    }
-                }
-                if (nd < 1 || have != cnt) {
-                    lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" holds %lld values but this optimizer keeps %lld "
-                                 "(another optimizer configuration?)", path, nm, (long long)have, (long long)cnt);
-                    break;
-                }
-                lt_st_read_f32(f, i, buf, cnt);
-            }
+            for (k = 0; k < g->n_list && !lt_failed(ctx); k++)
+                if (lt__ckpt_read_optim_buf(g, opt, f, j, k, path) != LT_OK) break;
         if (st) lt_optim_set_steps(opt, st->step);
     }
 done:
@@ -10845,6 +11001,8 @@ done:
 
 /* ---- src/21_plot.h ---- */
 /* ==== @@PLOT  SVG line charts: panels, 1-2-5 ticks, legend; written atomically ================= */
+/* Holds: lt_plot: series in panels, 1-2-5 axis ticks, a legend, the SVG written atomically.
+   Calls: @@CORE. */
 
 typedef struct {
     char *name;                  /* NULL: not in the legend */
@@ -10907,6 +11065,7 @@ static void lt__plot_panel_init(lt__ppanel *q) {
     for (i = 0; i < 4; i++) q->lim[i] = NAN;
 }
 
+/* ---- @@PLOT.series  plots, panels, series ---------------------------------------------------- */
 LTRAIN_DEF lt_plot *lt_plot_create(const char *title, const char *xlabel, const char *ylabel) {
     lt_plot *p = (lt_plot *)LT__MALLOC(sizeof(lt_plot));
     if (!p) return NULL;
@@ -11043,7 +11202,7 @@ LTRAIN_DEF const char *lt_plot_error(const lt_plot *p) {
     return p ? p->msg : "lt_plot: no plot (lt_plot_create returned NULL: out of memory)";
 }
 
-/* -- ranges and ticks ----------------------------------------------------------------------------- */
+/* -- @@PLOT.ticks  ranges and ticks --------------------------------------------------------------- */
 
 /* The 1-2-5 step nearest above span/target: 1, 2, 5, 10, 20, 50, ... times a power of ten. */
 static double lt__plot_nice_step(double span, int target) {
@@ -11142,7 +11301,7 @@ static void lt__plot_label(char *buf, size_t cap, double v, const lt__paxis *a) 
     snprintf(buf, cap, "%.*f", dec < 0 ? 0 : dec > 9 ? 9 : dec, v);
 }
 
-/* -- writing ------------------------------------------------------------------------------------- */
+/* -- @@PLOT.svg  writing ------------------------------------------------------------------------- */
 
 /* Text content or an attribute value, XML-escaped; control bytes and invalid UTF-8 become '?'. */
 static void lt__plot_text(FILE *f, const char *s) {
@@ -11187,22 +11346,35 @@ static double lt__plot_px(const lt__paxis *a, double v, double px0, double len, 
 
 static int lt__plot_ok(double v, int log) { return isfinite(v) && (!log || v > 0); }
 
-/* One panel at vertical offset oy.  id makes its clip path's name unique in the file. */
-static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
-    const lt__ppanel *q = &p->panels[id];
+/* A panel's layout: its axes, ranged over its data, and the plot box in pixels. */
+typedef struct {
+    const lt__ppanel *q;
+    int id;                      /* the panel's index: its series, its clip path's name */
     lt__paxis ax, ay;
-    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
-    double L, R = 20, T = q->title ? 34 : 16, Bm = q->xlabel ? 48 : 30, W, H, x0, y0;
-    int s, k, nleg = 0, maxlab = 1, maxname = 0;
-    char lab[64];
+    double oy, x0, y0, W, H;     /* the panel's vertical offset; the box's corner and size */
+    int nleg, maxname;           /* named series (legend rows) and the longest name */
+} lt__pframe;
 
+/* Range both axes over the panel's finite points (and its fixed limits), then place the box:
+   the left margin fits the longest y tick label. */
+static void lt__plot_frame(const lt_plot *p, int id, double oy, lt__pframe *fr) {
+    const lt__ppanel *q = &p->panels[id];
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    double L, R = 20, T = q->title ? 34 : 16, Bm = q->xlabel ? 48 : 30;
+    int s, k, maxlab = 1;
+    char lab[64];
+    fr->q = q;
+    fr->id = id;
+    fr->oy = oy;
+    fr->nleg = 0;
+    fr->maxname = 0;
     for (s = 0; s < p->n_series; s++) {
         const lt__pseries *ser = &p->series[s];
         if (ser->panel != id) continue;
         if (ser->name && ser->name[0]) {
             int len = (int)strlen(ser->name);
-            nleg++;
-            if (len > maxname) maxname = len;
+            fr->nleg++;
+            if (len > fr->maxname) fr->maxname = len;
         }
         for (k = 0; k < ser->n; k++) {
             double x = ser->x[k], y = ser->y[k];
@@ -11215,37 +11387,45 @@ static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
     }
     if (xlo > xhi) { xlo = 0; xhi = 1; }                    /* no points yet: an empty box */
     if (ylo > yhi) { ylo = q->log_y ? 0.1 : 0; yhi = 1; }
-    lt__plot_range(&ax, xlo, xhi, q->lim[0], q->lim[1], 0);
-    lt__plot_range(&ay, ylo, yhi, q->lim[2], q->lim[3], q->log_y);
+    lt__plot_range(&fr->ax, xlo, xhi, q->lim[0], q->lim[1], 0);
+    lt__plot_range(&fr->ay, ylo, yhi, q->lim[2], q->lim[3], q->log_y);
 
-    for (k = 0; k < ay.n_ticks; k++) {
+    for (k = 0; k < fr->ay.n_ticks; k++) {
         int len;
-        lt__plot_label(lab, sizeof lab, ay.ticks[k], &ay);
+        lt__plot_label(lab, sizeof lab, fr->ay.ticks[k], &fr->ay);
         len = (int)strlen(lab);
         if (len > maxlab) maxlab = len;
     }
     L = (q->ylabel ? 26 : 8) + 7.0 * maxlab + 8;
-    W = p->width - L - R;
-    H = p->height - T - Bm;
-    x0 = L;
-    y0 = oy + T;
+    fr->W = p->width - L - R;
+    fr->H = p->height - T - Bm;
+    fr->x0 = L;
+    fr->y0 = oy + T;
+}
 
-    fprintf(f, "<g>\n<clipPath id=\"lt-clip-%d\"><rect x=\"", id);
+/* The panel's clip path, title, grid with tick labels, box and axis labels. */
+static void lt__plot_draw_axes(FILE *f, const lt__pframe *fr) {
+    const lt__ppanel *q = fr->q;
+    const lt__paxis *ax = &fr->ax, *ay = &fr->ay;
+    double x0 = fr->x0, y0 = fr->y0, W = fr->W, H = fr->H;
+    int k;
+    char lab[64];
+    fprintf(f, "<g>\n<clipPath id=\"lt-clip-%d\"><rect x=\"", fr->id);
     lt__plot_num(f, x0); fputs("\" y=\"", f); lt__plot_num(f, y0);
     fputs("\" width=\"", f); lt__plot_num(f, W); fputs("\" height=\"", f); lt__plot_num(f, H);
     fputs("\"/></clipPath>\n", f);
     if (q->title) {
-        fputs("<text x=\"", f); lt__plot_num(f, x0 + W / 2); fputs("\" y=\"", f); lt__plot_num(f, oy + 22);
+        fputs("<text x=\"", f); lt__plot_num(f, x0 + W / 2); fputs("\" y=\"", f); lt__plot_num(f, fr->oy + 22);
         fputs("\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">", f);
         lt__plot_text(f, q->title);
         fputs("</text>\n", f);
     }
     /* grid and ticks: the x axis's, then the y axis's */
-    for (k = 0; k < ax.n_ticks + ay.n_ticks; k++) {
-        int isx = k < ax.n_ticks;
-        double v = isx ? ax.ticks[k] : ay.ticks[k - ax.n_ticks];
-        double px = isx ? lt__plot_px(&ax, v, x0, W, 0) : lt__plot_px(&ay, v, y0, H, 1);
-        lt__plot_label(lab, sizeof lab, v, isx ? &ax : &ay);
+    for (k = 0; k < ax->n_ticks + ay->n_ticks; k++) {
+        int isx = k < ax->n_ticks;
+        double v = isx ? ax->ticks[k] : ay->ticks[k - ax->n_ticks];
+        double px = isx ? lt__plot_px(ax, v, x0, W, 0) : lt__plot_px(ay, v, y0, H, 1);
+        lt__plot_label(lab, sizeof lab, v, isx ? ax : ay);
         if (isx) {
             fputs("<line x1=\"", f); lt__plot_num(f, px); fputs("\" y1=\"", f); lt__plot_num(f, y0);
             fputs("\" x2=\"", f); lt__plot_num(f, px); fputs("\" y2=\"", f); lt__plot_num(f, y0 + H + 5);
@@ -11275,83 +11455,99 @@ static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
         lt__plot_text(f, q->ylabel);
         fputs("</text>\n", f);
     }
+}
 
-    /* the lines: one path per series, a new subpath after every skipped point; lone points
-       (nothing finite on either side) get a dot, since a one-point path draws nothing */
+/* The lines: one path per series, a new subpath after every skipped point; lone points
+   (nothing finite on either side) get a dot, since a one-point path draws nothing. */
+static void lt__plot_draw_lines(const lt_plot *p, FILE *f, const lt__pframe *fr) {
+    const lt__paxis *ax = &fr->ax, *ay = &fr->ay;
+    double x0 = fr->x0, y0 = fr->y0, W = fr->W, H = fr->H;
+    int s, k, log_y = fr->q->log_y;
     for (s = 0, k = 0; s < p->n_series; s++) {
         const lt__pseries *ser = &p->series[s];
         const char *color, *dash;
         int i, open = 0, idx;
-        if (ser->panel != id) continue;
+        if (ser->panel != fr->id) continue;
         idx = k++;
         color = lt__plot_colors[idx % 8];
         dash = lt__plot_dashes[(idx / 8) % 4];
         fprintf(f, "<g clip-path=\"url(#lt-clip-%d)\" stroke=\"%s\" fill=\"%s\">\n<path fill=\"none\" "
-                   "stroke-width=\"1.8\" stroke-linejoin=\"round\" stroke-linecap=\"round\"", id, color, color);
+                   "stroke-width=\"1.8\" stroke-linejoin=\"round\" stroke-linecap=\"round\"", fr->id, color, color);
         if (dash[0]) fprintf(f, " stroke-dasharray=\"%s\"", dash);
         fputs(" d=\"", f);
         for (i = 0; i < ser->n; i++) {
-            int ok = isfinite(ser->x[i]) && lt__plot_ok(ser->y[i], q->log_y);
+            int ok = isfinite(ser->x[i]) && lt__plot_ok(ser->y[i], log_y);
             if (!ok) { open = 0; continue; }
             fputs(open ? " L" : " M", f);
-            lt__plot_num(f, lt__plot_px(&ax, ser->x[i], x0, W, 0));
+            lt__plot_num(f, lt__plot_px(ax, ser->x[i], x0, W, 0));
             fputc(' ', f);
-            lt__plot_num(f, lt__plot_px(&ay, ser->y[i], y0, H, 1));
+            lt__plot_num(f, lt__plot_px(ay, ser->y[i], y0, H, 1));
             open = 1;
         }
         fputs("\"/>\n", f);
         for (i = 0; i < ser->n; i++) {
-            int prev = i > 0 && isfinite(ser->x[i - 1]) && lt__plot_ok(ser->y[i - 1], q->log_y);
-            int next = i + 1 < ser->n && isfinite(ser->x[i + 1]) && lt__plot_ok(ser->y[i + 1], q->log_y);
-            if (prev || next || !isfinite(ser->x[i]) || !lt__plot_ok(ser->y[i], q->log_y)) continue;
-            fputs("<circle stroke=\"none\" r=\"3\" cx=\"", f); lt__plot_num(f, lt__plot_px(&ax, ser->x[i], x0, W, 0));
-            fputs("\" cy=\"", f); lt__plot_num(f, lt__plot_px(&ay, ser->y[i], y0, H, 1));
+            int prev = i > 0 && isfinite(ser->x[i - 1]) && lt__plot_ok(ser->y[i - 1], log_y);
+            int next = i + 1 < ser->n && isfinite(ser->x[i + 1]) && lt__plot_ok(ser->y[i + 1], log_y);
+            if (prev || next || !isfinite(ser->x[i]) || !lt__plot_ok(ser->y[i], log_y)) continue;
+            fputs("<circle stroke=\"none\" r=\"3\" cx=\"", f); lt__plot_num(f, lt__plot_px(ax, ser->x[i], x0, W, 0));
+            fputs("\" cy=\"", f); lt__plot_num(f, lt__plot_px(ay, ser->y[i], y0, H, 1));
             fputs("\"/>\n", f);
         }
         fputs("</g>\n", f);
     }
+}
 
-    /* legend: inside the box, in the corner that covers the fewest points (top right first) */
-    if (nleg > 0) {
-        double lw = 36 + 7.0 * maxname, lh = 8 + 18.0 * nleg, lx = x0 + W - lw - 8, ly = y0 + 8;
-        int corner, best = -1, fewest = 0;
-        for (corner = 0; corner < 4; corner++) {
-            double cx = corner & 1 ? x0 + 8 : x0 + W - lw - 8, cy = corner & 2 ? y0 + H - lh - 8 : y0 + 8;
-            int i, inside = 0;
-            for (s = 0; s < p->n_series; s++) {
-                const lt__pseries *ser = &p->series[s];
-                if (ser->panel != id) continue;
-                for (i = 0; i < ser->n; i++) {
-                    double px, py;
-                    if (!isfinite(ser->x[i]) || !lt__plot_ok(ser->y[i], q->log_y)) continue;
-                    px = lt__plot_px(&ax, ser->x[i], x0, W, 0);
-                    py = lt__plot_px(&ay, ser->y[i], y0, H, 1);
-                    inside += px >= cx - 4 && px <= cx + lw + 4 && py >= cy - 4 && py <= cy + lh + 4;
-                }
-            }
-            if (best < 0 || inside < fewest) { best = corner; fewest = inside; lx = cx; ly = cy; }
-        }
-        fputs("<rect x=\"", f); lt__plot_num(f, lx); fputs("\" y=\"", f); lt__plot_num(f, ly);
-        fputs("\" width=\"", f); lt__plot_num(f, lw); fputs("\" height=\"", f); lt__plot_num(f, lh);
-        fputs("\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#bbb\"/>\n", f);
-        for (s = 0, k = 0, nleg = 0; s < p->n_series; s++) {
+/* The legend: inside the box, in the corner that covers the fewest points (top right first). */
+static void lt__plot_draw_legend(const lt_plot *p, FILE *f, const lt__pframe *fr) {
+    const lt__paxis *ax = &fr->ax, *ay = &fr->ay;
+    double x0 = fr->x0, y0 = fr->y0, W = fr->W, H = fr->H;
+    double lw = 36 + 7.0 * fr->maxname, lh = 8 + 18.0 * fr->nleg, lx = x0 + W - lw - 8, ly = y0 + 8;
+    int s, k, nleg, corner, best = -1, fewest = 0;
+    for (corner = 0; corner < 4; corner++) {
+        double cx = corner & 1 ? x0 + 8 : x0 + W - lw - 8, cy = corner & 2 ? y0 + H - lh - 8 : y0 + 8;
+        int i, inside = 0;
+        for (s = 0; s < p->n_series; s++) {
             const lt__pseries *ser = &p->series[s];
-            int idx;
-            double ry;
-            if (ser->panel != id) continue;
-            idx = k++;
-            if (!ser->name || !ser->name[0]) continue;
-            ry = ly + 16 + 18.0 * nleg++;
-            fprintf(f, "<line stroke=\"%s\" stroke-width=\"2.5\"", lt__plot_colors[idx % 8]);
-            if (lt__plot_dashes[(idx / 8) % 4][0]) fprintf(f, " stroke-dasharray=\"%s\"", lt__plot_dashes[(idx / 8) % 4]);
-            fputs(" x1=\"", f); lt__plot_num(f, lx + 6); fputs("\" y1=\"", f); lt__plot_num(f, ry - 4);
-            fputs("\" x2=\"", f); lt__plot_num(f, lx + 26); fputs("\" y2=\"", f); lt__plot_num(f, ry - 4);
-            fputs("\"/>\n<text x=\"", f); lt__plot_num(f, lx + 31); fputs("\" y=\"", f); lt__plot_num(f, ry);
-            fputs("\">", f);
-            lt__plot_text(f, ser->name);
-            fputs("</text>\n", f);
+            if (ser->panel != fr->id) continue;
+            for (i = 0; i < ser->n; i++) {
+                double px, py;
+                if (!isfinite(ser->x[i]) || !lt__plot_ok(ser->y[i], fr->q->log_y)) continue;
+                px = lt__plot_px(ax, ser->x[i], x0, W, 0);
+                py = lt__plot_px(ay, ser->y[i], y0, H, 1);
+                inside += px >= cx - 4 && px <= cx + lw + 4 && py >= cy - 4 && py <= cy + lh + 4;
+            }
         }
+        if (best < 0 || inside < fewest) { best = corner; fewest = inside; lx = cx; ly = cy; }
     }
+    fputs("<rect x=\"", f); lt__plot_num(f, lx); fputs("\" y=\"", f); lt__plot_num(f, ly);
+    fputs("\" width=\"", f); lt__plot_num(f, lw); fputs("\" height=\"", f); lt__plot_num(f, lh);
+    fputs("\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#bbb\"/>\n", f);
+    for (s = 0, k = 0, nleg = 0; s < p->n_series; s++) {
+        const lt__pseries *ser = &p->series[s];
+        int idx;
+        double ry;
+        if (ser->panel != fr->id) continue;
+        idx = k++;
+        if (!ser->name || !ser->name[0]) continue;
+        ry = ly + 16 + 18.0 * nleg++;
+        fprintf(f, "<line stroke=\"%s\" stroke-width=\"2.5\"", lt__plot_colors[idx % 8]);
+        if (lt__plot_dashes[(idx / 8) % 4][0]) fprintf(f, " stroke-dasharray=\"%s\"", lt__plot_dashes[(idx / 8) % 4]);
+        fputs(" x1=\"", f); lt__plot_num(f, lx + 6); fputs("\" y1=\"", f); lt__plot_num(f, ry - 4);
+        fputs("\" x2=\"", f); lt__plot_num(f, lx + 26); fputs("\" y2=\"", f); lt__plot_num(f, ry - 4);
+        fputs("\"/>\n<text x=\"", f); lt__plot_num(f, lx + 31); fputs("\" y=\"", f); lt__plot_num(f, ry);
+        fputs("\">", f);
+        lt__plot_text(f, ser->name);
+        fputs("</text>\n", f);
+    }
+}
+
+/* One panel at vertical offset oy.  id makes its clip path's name unique in the file. */
+static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
+    lt__pframe fr;
+    lt__plot_frame(p, id, oy, &fr);
+    lt__plot_draw_axes(f, &fr);
+    lt__plot_draw_lines(p, f, &fr);
+    if (fr.nleg > 0) lt__plot_draw_legend(p, f, &fr);
     fputs("</g>\n", f);
 }
 
@@ -11402,6 +11598,9 @@ LTRAIN_DEF lt_status lt_plot_save(lt_plot *p, const char *path) {
 
 /* ---- src/22_dist.h ---- */
 /* ==== @@DIST  data parallel over MPI: ranks, bucketed gradient all-reduce, sharding, checkpoints = */
+/* Holds: lt_dist: ranks, the bucketed gradient all-reduce (fp32, ordered, bf16), each
+   rank's share of the batches, checkpoints saved by rank 0.
+   Calls: @@CORE, @@HALF, @@TENSOR, @@DATA, @@TRAIN; MPI under LTRAIN_MPI. */
 /* Under LTRAIN_MPI (compile with mpicc) the functions talk to MPI; without it they are the
    single-process case (rank 0 of 1), so user code needs no #ifdef.
 
@@ -11455,7 +11654,7 @@ struct lt_dist {
 #endif
 };
 
-/* ---- process level ------------------------------------------------------------------------ */
+/* ---- @@DIST.process  process level -------------------------------------------------------- */
 #ifdef LTRAIN_MPI
 static int lt__mpi_live(void) {
     int i = 0, f = 0;
@@ -11515,7 +11714,7 @@ LTRAIN_DEF void lt_dist_abort(int code) {
 #endif
 }
 
-/* ---- the reducer -------------------------------------------------------------------------- */
+/* ---- @@DIST.reducer  the reducer ---------------------------------------------------------- */
 LTRAIN_DEF lt_dist_config lt_dist_defaults(void) {
     lt_dist_config c;
     memset(&c, 0, sizeof c);
@@ -11844,6 +12043,7 @@ LTRAIN_DEF lt_status lt_dist_check_sync(lt_dist *d) {
 }
 
 /* Reads the loader's B and B*T: lt_loader is defined in @@DATA above. */
+/* ---- @@DIST.data  each rank's batches, checkpoints ------------------------------------------- */
 LTRAIN_DEF lt_status lt_dist_loader_next(lt_dist *d, lt_loader *ld, int32_t *inputs, int32_t *targets) {
     size_t bt, gbt;
     lt_status s;
@@ -11909,6 +12109,9 @@ LTRAIN_DEF lt_status lt_dist_checkpoint_load(lt_dist *d, lt_gpt *gpt, lt_optim *
 
 /* ---- src/23_cuda.h ---- */
 /* ==== @@CUDA  the CUDA backend: device arena, kernels, cuBLAS, graphs (LTRAIN_CUDA) ============== */
+/* Holds: the CUDA backend: it fills the device table (ctx->dev) with the device arena, kernels
+   for every op, cuBLAS matmuls, optimizer steps, clipping, unscaling and CUDA-graph replay.
+   Calls: @@CORE, @@TENSOR, @@OPS, @@TAPE, @@COMPILE, @@OPTIM; CUDA, cuBLAS. */
 /* How the backend fits the library.  lt_set_device(ctx, LT_CUDA) gives the context a CUDA stream,
    a cuBLAS handle and a device arena; from then on:
      - values (op outputs, gradients, saved buffers) come from the device arena (lt__values_alloc):
@@ -12007,7 +12210,7 @@ static int lt__cu_blas_ok(lt_ctx *ctx, cublasStatus_t s, const char *what) {
 /* After a launch: a bad configuration shows at once, a fault at the next synchronisation. */
 #define LT__CU_LAUNCHED(ctx, what) lt__cu_ok(ctx, cudaGetLastError(), what)
 
-/* -- device arena ------------------------------------------------------------------------------ */
+/* -- @@CUDA.arena  device arena ---------------------------------------------------------------- */
 static void *lt__cu_alloc(lt_ctx *ctx, size_t bytes) {
     lt__cuda *cu = ctx->cuda;
     lt__cu_chunk *c;
@@ -12087,7 +12290,7 @@ static void lt__cu_reset(lt_ctx *ctx) {
 
 static size_t lt__cu_arena_bytes(const lt_ctx *ctx) { return ctx->cuda->reserved; }
 
-/* -- parameters: the device mirror of the packed block ------------------------------------------- */
+/* -- @@CUDA.params  parameters: the device mirror of the packed block ---------------------------- */
 static float *lt__cu_p(lt_ctx *ctx, const float *p) {
     lt__cuda *cu = ctx->cuda;
     if (p && cu->pdev && p >= cu->phost && p < cu->phost + 2 * cu->pfloats) return cu->pdev + (p - cu->phost);
@@ -12310,7 +12513,7 @@ LTRAIN_DEF lt_status lt_set_device(lt_ctx *ctx, lt_device dev) {
     return LT_OK;
 }
 
-/* -- reductions --------------------------------------------------------------------------------- */
+/* -- @@CUDA.reductions  reductions -------------------------------------------------------------- */
 /* The sum of v over a block (double, fixed order: the same on every run).  blockDim.x must be a
    multiple of 32, at most 1024; every thread gets the result. */
 __device__ double lt__cu_block_sum(double v) {
@@ -12418,7 +12621,7 @@ static void lt__cu_colsum(lt_ctx *ctx, const float *x, const float *y, int64_t R
 }
 
 /* -- 16-bit values --------------------------------------------------------------------------- */
-/* Bit for bit the host conversions (@@AMP): bf16 rounds to nearest even on the bits, every NaN
+/* Bit for bit the host conversions (@@HALF): bf16 rounds to nearest even on the bits, every NaN
    gives 0xFFFF; fp16 is IEEE binary16 (the hardware conversion rounds to nearest even), NaN gives
    sign | 0x7E00. */
 __device__ unsigned short lt__cu_to_bf16(float x) {
@@ -12448,7 +12651,7 @@ __global__ void lt__k_epilogue16(float *y, const float *t, const float *bias, in
     }
 }
 
-/* -- GEMM through cuBLAS -------------------------------------------------------------------------- */
+/* -- @@CUDA.gemm  GEMM through cuBLAS ------------------------------------------------------------- */
 /* Row-major C (M,N) = alpha·op(A)·op(B) + beta·C is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: cuBLAS gets
    B first.  nb batches with strides sA, sB, sC (sB = 0: B shared).  prec LT_F32: fp32 inputs
    (TF32 tensor cores only after lt_set_tf32); LT_BF16 / LT_F16: A and B are 16-bit arrays, C
@@ -12477,7 +12680,7 @@ static void lt__cu_gemm(lt_ctx *ctx, const char *who, int prec, int ta, int tb, 
     lt__cu_blas_ok(ctx, s, who);
 }
 
-/* -- elementwise ops ----------------------------------------------------------------------------- */
+/* -- @@CUDA.elementwise  elementwise ops --------------------------------------------------------- */
 /* A CUDA kernel of an op that has none yet: a clear error, never a wrong result. */
 static void lt__cu_missing(lt__node *nd, int bwd) {
     lt_set_error(nd->ctx, LT_ERR_STATE, "%s%s%s: the %s of op '%s' has no CUDA kernel yet (device cuda) (hint: run "
@@ -12694,7 +12897,7 @@ static void lt__softmax_bwd_cuda(lt__node *nd) { lt__cu_softmax_bwd(nd, 0); }
 static void lt__log_softmax_fwd_cuda(lt__node *nd) { lt__cu_softmax_fwd(nd, 1); }
 static void lt__log_softmax_bwd_cuda(lt__node *nd) { lt__cu_softmax_bwd(nd, 1); }
 
-/* -- layernorm: one warp per row; sums in double as the CPU kernel ------------------------------- */
+/* -- @@CUDA.layernorm  layernorm: one warp per row; sums in double as the CPU kernel ------------- */
 /* x (R, C), w, b (C) -> y (R, C) = (x - mean)·rstd·w + b; saves mean, rstd (R) */
 __global__ void lt__k_layernorm(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b,
                                 int64_t R, int64_t C, float eps) {
@@ -12900,7 +13103,7 @@ static void lt__transpose_bwd_cuda(lt__node *nd) {
     LT__CU_LAUNCHED(nd->ctx, "transpose");
 }
 
-/* -- attention: fused, causal, flash-style ---------------------------------------------------- */
+/* -- @@CUDA.attention  attention: fused, causal, flash-style ---------------------------------- */
 /* One warp per (b, h, query t); lane l holds head dims l, l+32, ... (D <= 32·LT__CU_DK).  Keys are
    visited once with an online softmax (Milakov & Gimelshein 2018; Dao et al. 2022): a running max
    m, normaliser l and output acc rescaled by exp(m_old - m_new) as each key arrives, so no T×T
@@ -13085,7 +13288,7 @@ static void lt__attention_bwd_cuda(lt__node *nd) {
     LT__CU_LAUNCHED(nd->ctx, "attention");
 }
 
-/* -- losses -------------------------------------------------------------------------------------- */
+/* -- @@CUDA.losses  losses ----------------------------------------------------------------------- */
 /* cross-entropy: a block per row: row_r = logsumexp(x_r) - x_r[t_r] (0 for ignored rows), then
    loss = Σ row / denom (two-stage sum); backward dx_r += g·(softmax(x_r) - onehot(t_r)),
    g = dloss/denom read on the device */
@@ -13357,7 +13560,7 @@ static void lt__cu_zero_grad(lt_ctx *ctx) {
     cu->pstate = LT__CU_DEV_NEWER;
 }
 
-/* -- optimizers ------------------------------------------------------------------------------------ */
+/* -- @@CUDA.optim  optimizers ---------------------------------------------------------------------- */
 /* AdamW over every parameter in one launch: parameter i's elements are cut into chunks of
    LT__CU_ACHUNK, chunk c of the whole launch finds its parameter by binary search over the
    chunk offsets.  The arithmetic is lt__adamw_update's, operation for operation (__fmul_rn keeps
@@ -13510,7 +13713,7 @@ static lt_status lt__cu_optim_step(lt_optim *o, double lr) {
     return ctx->status;
 }
 
-/* -- clipping, loss scaling ---------------------------------------------------------------------- */
+/* -- @@CUDA.clip  clipping, loss scaling --------------------------------------------------------- */
 /* Σ g² of each parameter (double, two stages) -> the host; mode 0 norm, 1 clip to a norm, 2 clamp.
    The norm and the finiteness test are torch's (as @@CLIP); the scaling runs on the device. */
 __global__ void lt__k_mulc(float *g, float c, int64_t n) { LT__CU_LOOP(i, n) g[i] *= c; }
@@ -13600,7 +13803,7 @@ static int lt__cu_unscale(lt_ctx *ctx, lt_paramset ps, float inv) {
     return *(int *)(void *)cu->red != 0;
 }
 
-/* -- graphs: the compile mode on the device ---------------------------------------------------------- */
+/* -- @@CUDA.graphs  graphs: the compile mode on the device ------------------------------------------- */
 /* lt_compile on LT_CUDA runs the step once eagerly (which grows the device arena and the pinned
    staging to their size), then runs it again inside cudaStreamBeginCapture: the kernels, cuBLAS
    calls and the ids' copies (from pinned staging) become one CUDA graph; nothing executes.  The
@@ -13779,6 +13982,7 @@ static const lt__device *lt__cu_table(void) { return &lt__cuda_device; }
 
 #endif /* LTRAIN_CUDA */
 /* ---- src/99_end.h ---- */
+/* ==== end: closes the implementation block; the licence ======================================= */
 
 #endif /* LTRAIN_IMPLEMENTATION */
 

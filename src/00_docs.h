@@ -7,29 +7,72 @@
    (-fopenmp is optional: without it the OpenMP pragmas vanish and everything runs on one core).
 
    CONTENTS (grep "@@" to jump; the implementation follows the declarations' order)
-     @@DOCS     this text: what the library is, how a training loop reads
-     @@OPTIONS  compile-time knobs (LTRAIN_DEF, LTRAIN_MALLOC, LTRAIN_CBLAS, ...)
-     @@API      public declarations: context, tensors, ops, tape, compile, nn, losses,
-                optimizers, schedules, clipping, mixed precision, data, checkpoints, plots, dist
+   This header is generated from its parts src/NN_name.h (named on the right): edit those, then
+   run `make header` (sh src/amalgamate.sh).  Each part's first lines say what it holds and which
+   parts above it it calls.  The tags under a section (@@OPS.attention, @@OPTIM.adamw, ...) each
+   mark one piece of its part: grep for one to land on that piece.
+     @@DOCS     this text: what the library is, how a training loop reads          00_docs.h
+     @@OPTIONS  compile-time knobs (LTRAIN_DEF, LTRAIN_MALLOC, LTRAIN_CBLAS, ...)    00_docs.h
+     @@API      public declarations: context, tensors, ops, tape, compile, nn,      01_api.h
+                losses, optimizers, schedules, clipping, mixed precision, data,
+                checkpoints, plots, dist
      -- implementation (under LTRAIN_IMPLEMENTATION) --
-     @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes
-     @@TENSOR   tensors: shapes, parameters (one packed block), views
-     @@OPS      ops, each forward next to its backward, and the op table
-     @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked at run time)
-     @@TAPE     autograd tape: backward, zero-grad, gradcheck
-     @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay
-     @@NN       nn blocks: GPT-2 (embeddings, attention, MLP, layernorm, tied head, sampling)
-     @@LOSS     cross-entropy (ignore index, token-weighted), MSE
-     @@OPTIM    AdamW, SGD with momentum; Lion, AdEMAMix, Muon, SOAP
-     @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR, CosineAnnealingLR, SequentialLR
-     @@CLIP     clip_grad_norm_, clip_grad_value_
-     @@AMP      fp16/bf16 conversions (scalar and SIMD), dynamic loss scaling (GradScaler)
-     @@DATA     text files, llm.c token shards, batches; sequences, buckets, length schedule
-     @@CKPT     safetensors read/write
-     @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training state
-     @@PLOT     SVG line charts (no dependencies)
-     @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding
-     @@CUDA     the CUDA backend (LTRAIN_CUDA): device arena, kernels, cuBLAS, graphs
+     @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes      02_core.h
+                @@CORE.arena @@CORE.device @@CORE.errors @@CORE.threads @@CORE.rng @@CORE.context
+     @@HALF     16-bit numbers: fp16/bf16 conversions (scalar and SIMD)             03_half.h
+                @@HALF.scalar @@HALF.arrays @@HALF.precision
+     @@TENSOR   tensors: shapes, parameters (one packed block), views               04_tensor.h
+                @@TENSOR.new @@TENSOR.params
+     @@OPS      ops, each forward next to its backward, and the op table            05_ops.h
+                @@OPS.table @@OPS.simd @@OPS.reshape @@OPS.add @@OPS.scale @@OPS.sum
+                @@OPS.activations @@OPS.gelu @@OPS.relu @@OPS.softmax @@OPS.layernorm
+                @@OPS.embedding @@OPS.dropout @@OPS.transpose @@OPS.attention
+     @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
+                at run time)
+                @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.avx2 @@GEMM.neon @@GEMM.pick
+                @@GEMM.pack @@GEMM.f16 @@GEMM.pack_bf16 @@GEMM.block
+     @@OPS      (continued) matmul, linear, conv1d                                  07_ops_matmul.h
+                @@OPS.matmul @@OPS.linear @@OPS.matmul16
+     @@TAPE     autograd tape: backward, zero-grad, gradcheck                       08_tape.h
+                @@TAPE.backward @@TAPE.zero_grad @@TAPE.gradcheck
+     @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay    09_compile.h
+                @@COMPILE.capture @@COMPILE.fusion @@COMPILE.plan @@COMPILE.replay
+                @@COMPILE.compile @@COMPILE.cache
+     @@NN       nn blocks: GPT-2 (embeddings, attention, MLP, layernorm, tied       10_nn.h
+                head, sampling)
+                @@NN.gpt @@NN.forward @@NN.generate
+     @@LOSS     cross-entropy (ignore index, token-weighted), MSE, the GPT's loss   11_loss.h
+                @@LOSS.cross_entropy @@LOSS.linear_ce16 @@LOSS.mse @@LOSS.gpt
+     @@OPTIM    AdamW, SGD with momentum                                            12_optim.h
+                @@OPTIM.table @@OPTIM.adamw @@OPTIM.sgd @@OPTIM.step
+     @@OPTIM    (continued) Lion, AdEMAMix, Muon, SOAP                              13_optim_more.h
+                @@OPTIM.lion @@OPTIM.ademamix @@OPTIM.muon @@OPTIM.soap @@OPTIM.step_more
+                @@OPTIM.state
+     @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR,                   14_sched.h
+                CosineAnnealingLR, SequentialLR
+                @@SCHED.cosine @@SCHED.torch
+     @@CLIP     clip_grad_norm_, clip_grad_value_                                   15_clip.h
+                @@CLIP.norm @@CLIP.value
+     @@AMP      dynamic loss scaling (GradScaler)                                   16_amp.h
+                @@AMP.scaler
+     @@DATA     text files, llm.c token shards, batches                             17_data.h
+                @@DATA.files @@DATA.loader
+     @@DATA     (continued) sequences, buckets, length schedule (lt_len_*)          18_data_seq.h
+                @@DATA.seq @@DATA.buckets @@DATA.len_schedule @@DATA.restarts
+     @@CKPT     safetensors read/write                                              19_ckpt.h
+                @@CKPT.json @@CKPT.read @@CKPT.write
+     @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training    20_train.h
+                state
+                @@TRAIN.weights @@TRAIN.checkpoint
+     @@PLOT     SVG line charts (no dependencies)                                   21_plot.h
+                @@PLOT.series @@PLOT.ticks @@PLOT.svg
+     @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding  22_dist.h
+                @@DIST.process @@DIST.reducer @@DIST.data
+     @@CUDA     the CUDA backend (LTRAIN_CUDA): device arena, kernels, cuBLAS,      23_cuda.h
+                graphs
+                @@CUDA.arena @@CUDA.params @@CUDA.reductions @@CUDA.gemm @@CUDA.elementwise
+                @@CUDA.layernorm @@CUDA.attention @@CUDA.losses @@CUDA.optim @@CUDA.clip
+                @@CUDA.graphs
 
    ==== @@DOCS ====================================================================================
 
@@ -68,8 +111,7 @@
    global setting).  Two contexts in one process share nothing else.  OpenMP threads spin while
    they wait for each other: fastest on idle cores, but on a machine busy with other work
    (more runnable threads than cores) run with OMP_WAIT_POLICY=PASSIVE in the environment,
-   or the waiting threads steal the cores the working ones need (measured: 2 threads on 2 busy
-   cores, 1.5-3.3 s per step spinning against 1.1-1.2 s passive).
+   or the waiting threads steal the cores the working ones need (bench/design.md).
 
    ==== @@OPTIONS =================================================================================
 

@@ -1,4 +1,7 @@
 /* ==== @@API  public declarations ============================================================= */
+/* Holds: the public declarations (types, status codes, every lt_ function with its one-line doc
+   and who owns what it returns), in the order of the implementation parts below.
+   Calls: nothing (declarations only). */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -359,7 +362,7 @@ LTRAIN_DEF int lt_decay_parse(const char *name, lt_decay *out);   /* "cosine" ..
 
 /* torch.optim.lr_scheduler, line for line: construct, read lt_lrs_get(), call lt_lrs_step()
    after each optimizer step.  Chained formulas are the ones torch uses, so values agree to
-   rounding (1e-12 relative in double; measured: identical).  NULL unless start_factor is in
+   rounding (tests/test_optim.c checks 1e-12 relative in double).  NULL unless start_factor is in
    (0, 1] (torch 1.13 takes 0, then divides by zero), end_factor in [0, 1], total_iters >= 0,
    t_max >= 1. */
 typedef struct lt_lrs lt_lrs;
@@ -484,7 +487,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
 
 /* ---- optimizer state, the complete contract -------------------------------------------------
    lt_optim_num_states names the kinds of state (lt_optim_state_name); parameter i holds a buffer
-   of kind `which` or not.  lt_optim_state (12_api_optim.h) returns the buffers that are shaped
+   of kind `which` or not.  lt_optim_state (12_optim.h) returns the buffers that are shaped
    like their parameter (params.p[i]->n floats), and NULL otherwise; lt_optim_state_buf returns
    every buffer with its float count (NULL and 0 when parameter i has none of that kind: Muon's
    momentum only for its matrices, SOAP's GG_R/Q_R only when a side fits max_precond_dim).  A
@@ -495,7 +498,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
 LTRAIN_DEF float *lt_optim_state_buf(lt_optim *opt, int param_index, int which, int64_t *count);
 LTRAIN_DEF size_t lt_optim_state_bytes(lt_optim *opt);   /* all state buffers, in bytes */
 
-/* ---- mixed precision: fp16/bf16 conversions, dynamic loss scaling (@@AMP) ------------------- */
+/* ---- mixed precision: fp16/bf16 conversions (@@HALF), dynamic loss scaling (@@AMP) ---------- */
 /* 16-bit floats are kept as uint16_t bit patterns.  float32 -> 16 bit rounds to nearest, ties to
    even, and equals torch 1.13's CPU Tensor.to(torch.bfloat16 / torch.float16) bit for bit:
      bf16  (u + 0x7FFF + ((u >> 16) & 1)) >> 16 on the float's bits u (overflow gives ±inf);
@@ -598,8 +601,8 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
    normalised x̂ = (x-mean)·rstd (plus rstd), attention's qkv and y, the logits; so a compiled plan (lt_compile) frees
    the float32 inputs after the forward.  An eager step keeps every float32 tensor until lt_reset
    anyway, so there a value that is 16-bit already (the output of a product, gelu or attention
-   at this precision) is read in place instead of copied (the same bits, less memory: char-small
-   bf16 eager peak RSS 282 -> 246 MB, fp32 228); LTRAIN_EAGER_COPIES16=1 keeps every copy.
+   at this precision) is read in place instead of copied (the same bits in less memory; see
+   bench/precision.md); LTRAIN_EAGER_COPIES16=1 keeps every copy.
    Backward of a product, with 16-bit operands:
        dx += dy16 · W16,  dW += dy16ᵀ · x16,  db += Σ_rows dy16   (float32 sums, not rounded)
    where torch 1.13's autocast rounds each of these to bf16 first; gelu and layernorm gradients

@@ -4,6 +4,9 @@
 #ifdef LTRAIN_IMPLEMENTATION
 
 /* ==== @@CORE  errors, allocator, arena, RNG, threads ======================================== */
+/* Holds: the context, status codes and errors, the allocator, the arena, the RNG, threads,
+   overflow-checked sizes, timing.
+   Calls: the C library only; the device through ctx->dev. */
 
 #include <errno.h>
 #include <float.h>
@@ -49,6 +52,7 @@
 #define M_PI 3.14159265358979323846
 #endif
 
+/* ---- @@CORE.arena  the arena ----------------------------------------------------------------- */
 /* The arena: a list of big chunks, bump-allocated, 64-byte aligned.  Reset keeps the chunks,
    so after the first step a training loop allocates nothing. */
 typedef struct lt__chunk {
@@ -91,6 +95,7 @@ struct lt_ctx {
     struct lt__cuda *cuda;       /* LT_CUDA: stream, cuBLAS, device arena, parameter mirror (@@CUDA) */
 };
 
+/* ---- @@CORE.device  the device seam ------------------------------------------------------- */
 /* The device seam: what a backend that runs ops away from the host provides, one table of
    functions.  The CPU is the absence of a device: an LT_CPU context has ctx->dev NULL and every
    call below is skipped (the host code after it is the reference).  lt_set_device installs a
@@ -144,6 +149,7 @@ static const lt__device *lt__devices[LT_NDEVICES];
 static const char *const lt__status_text[] = {LT_STATUS_LIST(LT__STATUS_TEXT)};
 #undef LT__STATUS_TEXT
 
+/* ---- @@CORE.errors  errors and overflow-checked sizes ---------------------------------------- */
 LTRAIN_DEF const char *lt_status_name(lt_status s) {
     return (s >= 0 && s < LT_STATUS_COUNT) ? lt__status_text[s] : "unknown status";
 }
@@ -184,7 +190,7 @@ static char *lt__strdup(const char *s) {
     return p;
 }
 
-/* -- threads: the one global setting ---------------------------------------------------------- */
+/* -- @@CORE.threads  threads: the one global setting ------------------------------------------ */
 LTRAIN_DEF void lt_set_threads(int n) {
 #ifdef _OPENMP
     if (n > 0) omp_set_num_threads(n);
@@ -200,7 +206,7 @@ LTRAIN_DEF int lt_get_threads(void) {
 #endif
 }
 
-/* -- RNG: xoshiro256** seeded through splitmix64 ------------------------------------------------ */
+/* -- @@CORE.rng  RNG: xoshiro256** seeded through splitmix64 ------------------------------------ */
 static uint64_t lt__splitmix64(uint64_t *x) {
     uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -290,7 +296,7 @@ static void lt__arena_free(lt__arena *a) {
 LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx) { return ctx->arena.used; }
 LTRAIN_DEF size_t lt_arena_peak(const lt_ctx *ctx) { return ctx->arena.peak; }
 
-/* -- context -------------------------------------------------------------------------------------- */
+/* -- @@CORE.context  context ---------------------------------------------------------------------- */
 LTRAIN_DEF lt_ctx *lt_ctx_create(uint64_t seed) {
     lt_ctx *ctx = (lt_ctx *)LT__MALLOC(sizeof(lt_ctx));
     if (!ctx) return NULL;

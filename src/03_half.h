@@ -1,9 +1,12 @@
 /* ==== @@HALF  16-bit numbers: fp16/bf16 conversions (scalar reference, then SIMD) ============== */
+/* Holds: float32 <-> fp16/bf16 conversions, one value and arrays, the scalar reference first and
+   the SIMD versions after; rounding a float32 to a 16-bit precision; the CPU-feature probe.
+   Calls: @@CORE. */
 
 static uint32_t lt__f32_bits(float x) { uint32_t u; memcpy(&u, &x, sizeof u); return u; }
 static float lt__bits_f32(uint32_t u) { float x; memcpy(&x, &u, sizeof x); return x; }
 
-/* ---- scalar conversions: the reference every kernel below is tested against ----------------- */
+/* ---- @@HALF.scalar  scalar conversions: the reference every kernel below is tested against --- */
 /* torch 1.13: c10::BFloat16's round_to_nearest_even for numbers; ATen's vectorised CPU cast
    (cvtfp32_bf16) writes 0xFFFF for every NaN.  The NaN test comes first: u + 0x7FFF would wrap
    for negative NaNs. */
@@ -64,7 +67,7 @@ LTRAIN_DEF void lt_f32_to_bf16_stochastic_array(const float *in, uint16_t *out, 
     }
 }
 
-/* ---- array kernels ------------------------------------------------------------------------------ */
+/* ---- @@HALF.arrays  array kernels --------------------------------------------------------------- */
 /* Four conversions (LT__CV_*) by up to four kernels (LT__K_*); lt__cv_run runs one pair and
    returns 0 when that kernel lacks that conversion, so the tests can hold every kernel the CPU
    has against the scalar loop. */
@@ -295,9 +298,8 @@ static int lt__cv_run(int cv, int k, const void *in, void *out, size_t n) {
 }
 
 /* The kernel the array functions use for cv: the first in this order that the CPU has and that
-   has cv.  Measured on 2^16 elements (in L2) on a Xeon with AVX512_BF16, gcc 12 -O2, ns/element:
-   f32->bf16 0.06 avx512bf16, 0.09 avx512f or avx2, 0.8 scalar; f32->fp16 0.055 avx512f, 0.07 f16c,
-   1.9 scalar; bf16/fp16->f32 0.056 avx512f or avx2/f16c, 0.3 / 1.4 scalar. */
+   has cv.  The order is their speed: each vector kernel is many times faster than the scalar
+   loop, and AVX512_BF16's rounding instruction beats the integer formula (bench/precision.md). */
 static int lt__cv_kernel(int cv) {
     static const int order[LT__K_COUNT] = {LT__K_AVX512BF16, LT__K_AVX512, LT__K_AVX2, LT__K_SCALAR};
     int i;
@@ -338,7 +340,7 @@ LTRAIN_DEF const char *lt_amp_kernel_name(void) {
     return names[lt__cv_kernel(LT__CV_TO_BF16)];
 }
 
-/* ---- 16-bit precision for training (lt_set_precision) ------------------------------------------ */
+/* ---- @@HALF.precision  16-bit precision for training (lt_set_precision) ------------------------ */
 LTRAIN_DEF lt_status lt_set_precision(lt_ctx *ctx, lt_dtype precision) {
     if (!ctx) return LT_ERR_ARG;
     if (precision != LT_F32 && precision != LT_BF16 && precision != LT_F16)

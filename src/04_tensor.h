@@ -1,4 +1,7 @@
 /* ==== @@TENSOR  tensors: shapes, parameters, views =========================================== */
+/* Holds: tensors (shapes, creation, fill, views), parameters and their packed block,
+   lt_ctx_destroy.
+   Calls: @@CORE; the device through ctx->dev; @@COMPILE's capture hook (a declared seam). */
 
 LTRAIN_DEF const char *lt_shape_str(const lt_tensor *t, char *buf, size_t cap) {
     size_t used = 0;
@@ -69,6 +72,7 @@ static lt_tensor *lt__arena_tensor(lt_ctx *ctx, const char *who, int ndim, const
     return t;
 }
 
+/* ---- @@TENSOR.new  tensors from the arena ---------------------------------------------------- */
 LTRAIN_DEF lt_tensor *lt_tensor_new(lt_ctx *ctx, int ndim, const int64_t *shape) {
     lt_tensor *t;
     if (!ctx || lt_failed(ctx)) return NULL;
@@ -118,7 +122,7 @@ LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, f
     return LT_OK;
 }
 
-/* -- parameters ---------------------------------------------------------------------------------- */
+/* -- @@TENSOR.params  parameters ----------------------------------------------------------------- */
 static float *lt__zeros(size_t n) {
     float *p = (float *)LT__MALLOC(n * sizeof(float)); /* n * 4 fits: lt__shape_ok bounds n */
     if (p) memset(p, 0, n * sizeof(float));

@@ -1,19 +1,23 @@
 /* ==== @@OPS  ops: forward next to backward =================================================== */
+/* Holds: the elementwise, reduction, shape, normalisation, attention and embedding ops, each
+   forward next to its backward, and the op table the tape dispatches from.
+   Calls: @@CORE, @@HALF, @@TENSOR; the device through ctx->dev; @@COMPILE's capture hook. */
 /* How an op works.  A public op (lt_add, lt_layernorm, ...) checks its arguments, allocates its
    output from the arena, fills a tape record (lt__node) and runs the record's forward kernel.
    If a gradient must flow, the record stays on the tape and lt_backward later runs the
    backward kernel of the same row of the op table.  Kernels read everything from the record,
-   so a later compile mode can replay records without the public functions.
+   so the compile mode (@@COMPILE, 09_compile.h) replays records without the public functions.
 
    The op table below is the only place the tape dispatches from: one X-macro row per op
    (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device (the seam,
    @@CORE) keeps its own kernels by row of this table, so a backend adds kernels without touching
    callers. */
 
+/* ---- @@OPS.table  the op table --------------------------------------------------------------- */
 /* name, and what its backward reads besides gradients: the inputs' values (IN), its own
    output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
    The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
-   @@AMP) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
+   @@HALF) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
    need not stay alive.  (Eager records may skip a copy and read the float32 values in place,
    lt__copy16: eager mode never frees them; a compiled plan always has the copies.) */
 #define LT__IN 1
@@ -97,7 +101,7 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
     fprintf(f, "%-14s %10.1f ms in kernels\n", "total", 1e3 * total);
 }
 
-/* ---- SIMD kernels ----------------------------------------------------------------------------------
+/* ---- @@OPS.simd  SIMD kernels ----------------------------------------------------------------------
    Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86 (and
    LTRAIN_NO_SIMD is not defined), hand-written AVX2 / AVX-512 kernels are compiled beside it with
    target attributes, and run only when cpuid says the CPU has the instructions (lt__gemm_pick,
@@ -132,7 +136,8 @@ static int lt__gemm_pick(void);   /* the kernel set this CPU runs (@@GEMM) */
    it stays right up to x = 88 (a rounding error may make an argument slightly positive).
    Written for the vectorizer: the clamps are one max and one min each, 2^n comes from t's own
    bits (t = 1.5·2^23 + n, so its low bits are n: no float-to-int conversion), and the special
-   cases are two selects at the end (15% faster than nested conditions, the same bits). */
+   cases are two selects at the end (cheaper than nested conditions, the same bits; see
+   bench/design.md). */
 LT__OMP(declare simd)
 static inline float lt__exp_neg(float x) {
     float xc = x > -87.0f ? x : -87.0f, t, n, r, p, scale;   /* NaN lands on -87: no UB below */
@@ -347,7 +352,7 @@ static float *lt__save(lt_ctx *ctx, lt__node *nd, int slot, int64_t n) {
 }
 
 /* 16-bit precision (lt_set_precision): the record's type, kept in a double slot, and the
-   single-thread vector conversions of @@AMP (out[i] = float(in[i]), in[i] to 16 bits, and
+   single-thread vector conversions of @@HALF (out[i] = float(in[i]), in[i] to 16 bits, and
    out[i] = float(16 bit(in[i]))). */
 static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT_BF16; }
 /* Does a 16-bit op keep a 16-bit copy of t, a value its backward reads?  In a compiled plan
@@ -376,7 +381,7 @@ static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n);
 static void lt__to16(lt_dtype p, const float *in, uint16_t *out, size_t n);
 static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);
 
-/* ---- reshape: a view ------------------------------------------------------------------------- */
+/* ---- @@OPS.reshape  reshape: a view ---------------------------------------------------------- */
 /* x (any) -> y (same n, new shape), sharing x's data; dx += dy */
 static void lt__reshape_fwd(lt__node *nd) { nd->out->data = nd->in[0]->data; }
 static void lt__reshape_bwd(lt__node *nd) {
@@ -427,7 +432,7 @@ LTRAIN_DEF lt_tensor *lt_reshape(lt_ctx *ctx, lt_tensor *t, int ndim, const int6
     return lt__run(ctx, nd);
 }
 
-/* ---- add, sub, mul: elementwise, b broadcast over a's leading dims --------------------------- */
+/* ---- @@OPS.add  add, sub, mul: elementwise, b broadcast over a's leading dims ---------------- */
 /* a (..., S), b (S) -> y (..., S) where S is any trailing part of a's shape; i indexes y,
    b is read at i mod |b|. */
 static int lt__check_broadcast(lt_ctx *ctx, const char *who, const lt_tensor *a, const lt_tensor *b) {
@@ -572,7 +577,7 @@ static void lt__mul_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_mul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(mul), "lt_mul", a, b); }
 
-/* ---- scale: y = s*x ------------------------------------------------------------------------------ */
+/* ---- @@OPS.scale  scale: y = s*x ----------------------------------------------------------------- */
 static void lt__scale_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
     float *y = nd->out->data, s = (float)nd->f[0];
@@ -601,7 +606,7 @@ LTRAIN_DEF lt_tensor *lt_scale(lt_ctx *ctx, lt_tensor *a, float s) {
     return lt__run(ctx, nd);
 }
 
-/* ---- sum, mean: x (any) -> y [1] ------------------------------------------------------------ */
+/* ---- @@OPS.sum  sum, mean: x (any) -> y [1] ------------------------------------------------- */
 static double lt__sum_f(const float *x, int64_t n) {
     double s = 0;
     int64_t i;
@@ -634,7 +639,7 @@ static lt_tensor *lt__reduce(lt_ctx *ctx, const lt__opdef *op, const char *who, 
 LTRAIN_DEF lt_tensor *lt_sum(lt_ctx *ctx, lt_tensor *a) { return lt__reduce(ctx, LT__OP(sum), "lt_sum", a); }
 LTRAIN_DEF lt_tensor *lt_mean(lt_ctx *ctx, lt_tensor *a) { return lt__reduce(ctx, LT__OP(mean), "lt_mean", a); }
 
-/* ---- pointwise activations ---------------------------------------------------------------------- */
+/* ---- @@OPS.activations  pointwise activations --------------------------------------------------- */
 static lt_tensor *lt__unary(lt_ctx *ctx, const lt__opdef *op, const char *who, lt_tensor *a) {
     lt__node *nd;
     if (!lt__live(ctx, who, a, a)) return NULL;
@@ -642,6 +647,7 @@ static lt_tensor *lt__unary(lt_ctx *ctx, const lt__opdef *op, const char *who, l
     return lt__run(ctx, nd);
 }
 
+/* ---- @@OPS.gelu  gelu (tanh, and erf below) -------------------------------------------------- */
 /* gelu (tanh): y = ½x(1 + tanh(u)), u = √(2/π)(x + 0.044715x³)   (torch's approximate='tanh'),
    computed as y = x·s with s = σ(2u) = 1/(1 + e^(-2u)), which is ½(1 + tanh u): one exp and no
    cancellation where tanh u → -1 (there 1 + tanh u loses digits, σ does not).
@@ -663,8 +669,7 @@ static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
 #ifdef LT__X86
 /* The same with AVX-512, 16 values at a time (the last ones masked): exp by lt__exp_neg16, and
    1/(1 + e) by the 14-bit reciprocal and one Newton step, r·(2 - d·r).  Each result is within a
-   few ulp of the plain C loops' (they divide), at about half their cost: forward 0.86 vs 1.5 ms,
-   backward 1.07 vs 1.8 ms on 2^21 values, one thread (this machine, Zen 4). */
+   few ulp of the plain C loops' (they divide), at about half their cost (bench/design.md). */
 LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
     __m512 u = _mm512_mul_ps(_mm512_set1_ps(LT__GELU_K),
                              _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(LT__GELU_C), _mm512_mul_ps(v, v)), v, v));
@@ -759,7 +764,7 @@ static int lt__act_simd(void) {
 }
 /* The loops run over blocks of LT__EWB values, each a simd loop in a function of its own, and the
    threads take blocks.  (A combined "parallel for simd if (...)" whose condition is false, as
-   for a small tensor, also turns the simd off: 8x slower here.  "if (parallel : ...)" limits the
+   for a small tensor, also turns the simd off; bench/design.md.  "if (parallel : ...)" limits the
    condition to the threads; the simple loops below are written that way.) */
 #define LT__EWB 4096
 static void lt__gelu_fwd(lt__node *nd) {
@@ -887,6 +892,7 @@ static void lt__gelu_erf_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_gelu_erf(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(gelu_erf), "lt_gelu_erf", a); }
 
+/* ---- @@OPS.relu  relu, tanh, sigmoid --------------------------------------------------------- */
 /* relu: y = max(x, 0), dy/dx = [x > 0] */
 static void lt__relu_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
@@ -937,7 +943,7 @@ static void lt__sigmoid_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_sigmoid(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(sigmoid), "lt_sigmoid", a); }
 
-/* ---- softmax and log-softmax over the last dim ---------------------------------------------------- */
+/* ---- @@OPS.softmax  softmax and log-softmax over the last dim ------------------------------------- */
 /* x (R, V) -> y (R, V).  Stable: subtract the row max first, so logits of ±1e4 and -inf entries
    stay finite.  A row of all -inf has no distribution: softmax gives 0s, log-softmax -inf. */
 /* 16 running maxima (a loop compilers vectorise), then the largest: max is exact in any order */
@@ -1029,7 +1035,7 @@ LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a) {
     return lt__unary(ctx, LT__OP(log_softmax), "lt_log_softmax", a);
 }
 
-/* ---- layernorm ------------------------------------------------------------------------------------ */
+/* ---- @@OPS.layernorm  layernorm ------------------------------------------------------------------- */
 /* x (R, C), w, b (C) -> y (R, C) = (x - mean)·rstd·w + b,  rstd = 1/sqrt(var + eps) (biased var);
    saves mean, rstd (R).  Backward, with x̂ = (x - mean)·rstd and g = dy·w:
      dw += Σ_rows dy·x̂,   db += Σ_rows dy,   dx += rstd·(g - mean(g) - x̂·mean(g·x̂))
@@ -1261,7 +1267,7 @@ static void lt__layernorm16_bwd(lt__node *nd) {
     if (a.xh) lt__ln_bwd(nd, &a, nd->save[0]);
 }
 
-/* ---- embedding ------------------------------------------------------------------------------------ */
+/* ---- @@OPS.embedding  embedding ------------------------------------------------------------------- */
 /* W (V, C), ids (N) -> y (N, C) = W[ids];  dW[ids[n]] += dy[n] (rows may repeat: summed).
    Forward: the threads take rows.  Backward: the threads take blocks of 64 columns, each adding
    every row into its columns in row order, so repeated ids never race and the sums do not depend
@@ -1318,7 +1324,7 @@ LTRAIN_DEF lt_tensor *lt_embedding(lt_ctx *ctx, lt_tensor *w, const int32_t *ids
     return lt__run(ctx, nd);
 }
 
-/* ---- dropout ----------------------------------------------------------------------------------------- */
+/* ---- @@OPS.dropout  dropout -------------------------------------------------------------------------- */
 /* y = x·m/(1-p), m ~ Bernoulli(1-p) from the context's RNG; saves the scaled mask; dx += dy·mask.
    Not training, or p = 0: y is x itself (no record). */
 static void lt__dropout_fwd(lt__node *nd) {
@@ -1351,7 +1357,7 @@ LTRAIN_DEF lt_tensor *lt_dropout(lt_ctx *ctx, lt_tensor *a, float p) {
     return lt__run(ctx, nd);
 }
 
-/* ---- transpose (a copy) --------------------------------------------------------------------------- */
+/* ---- @@OPS.transpose  transpose (a copy) ---------------------------------------------------------- */
 /* x (s0,s1,s2,s3) -> y with dims d0 and d1 swapped;  dx += dy transposed back.
    i[0], i[1] = the swapped dims. */
 static void lt__transpose_copy(const lt_tensor *x, const lt_tensor *y, int d0, int d1, const float *src, float *dst,
@@ -1397,7 +1403,7 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
     return lt__run(ctx, nd);
 }
 
-/* ---- causal multi-head self-attention ---------------------------------------------------------------- */
+/* ---- @@OPS.attention  causal multi-head self-attention ----------------------------------------------- */
 /* qkv (B, T, 3C) -> y (B, T, C), H heads of D = C/H; for query t of head h (q_t, k_u, v_u its rows):
      s_u = q_t·k_u / sqrt(D) for u <= t,  p = softmax(s),  y_t = Σ_u p_u v_u
    (torch's scaled_dot_product_attention(q, k, v, is_causal=True)); saves L_t = log Σ_u exp(s_u),

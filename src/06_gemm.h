@@ -1,4 +1,7 @@
 /* ==== @@GEMM  matrix multiply kernels (part of @@OPS) ========================================== */
+/* Holds: lt_sgemm and its layers (packing, micro-kernels portable / AVX2 / AVX-512), 16-bit
+   operands converted while packing, the kernel set picked once per process.
+   Calls: @@HALF; @@OPS's 16-bit GELU block (the fused epilogue of gelu16). */
 /* C (M,N) = alpha * op(A) (M,K) * op(B) (K,N) + beta * C, row-major; op(X) is X or Xᵀ.
 
    The layering of Goto & van de Geijn ("Anatomy of high-performance matrix multiplication",
@@ -18,7 +21,7 @@
      bf16dp   the same tile on bf16 pairs (AVX512_BF16 vdpbf16ps), for two bf16 operands only
      avx2      6 x 16 tile: 12 ymm accumulators (AVX2 + FMA)
      neon      8 x 12 tile: 24 q-register accumulators (AArch64, where it always runs; tested
-               under qemu-aarch64 by tests/neon.sh, not timed on an ARM machine yet)
+               under qemu-aarch64 by tests/arm64.sh, not timed on an ARM machine)
      portable  4 x 16 tile in plain C: the reference, and the kernel everywhere else
    The environment variable LT_GEMM=portable|avx2|avx512|neon forces one (if the CPU has it);
    LT_GEMM16=convert keeps bf16 products off the bf16dp kernel;
@@ -28,8 +31,8 @@
    on the stack: LT__GEMM_STACK bytes (about 640 KiB; 680 KiB with 16-bit operands) per thread
    and no malloc, so a thread that calls lt_sgemm needs a stack of 1 MiB or more (the main thread's and OpenMP's default 8 MiB
    are fine; musl's 128 KiB default for new threads is not).
-   On this machine (2-core AMD EPYC Zen 4 VM) all four transpose cases run at 93-103% of
-   OpenBLAS 0.3.21's SkylakeX kernel at 1 thread (bench/gemm.c, make bench). */
+   bench/gemm.c (make bench) times all four transpose cases against OpenBLAS's cblas_sgemm; the
+   figures are in bench/results.md and bench/design.md. */
 
 #ifdef LTRAIN_CBLAS
 #include <cblas.h>
@@ -55,7 +58,7 @@ typedef struct {
 #define LT__KC_MAX 256
 #define LT__KS (LT__KC_MAX + 16)   /* row stride of a row-major A sliver (+16: rows on other L1 sets) */
 
-/* ---- portable kernel: the reference ----------------------------------------------------------- */
+/* ---- @@GEMM.kernels  portable kernel: the reference ------------------------------------------- */
 #define LT__P_MR 4
 #define LT__P_NR 16
 static void lt__uk_portable(int64_t kc, const float *a, int64_t ak, int64_t ar, const float *b, float *c,
@@ -80,7 +83,7 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
 }
 
 #ifdef LT__X86
-/* ---- AVX-512: 14 x 32 ------------------------------------------------------------------------- */
+/* ---- @@GEMM.avx512  AVX-512: 14 x 32 ---------------------------------------------------------- */
 /* 28 accumulators + 2 B vectors + the broadcast A value fit in the 32 zmm registers; each k is
    2 loads + 14 broadcasts (folded into the FMAs) for 28 FMAs. */
 #define LT__A5_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
@@ -133,10 +136,10 @@ LT__A5_KERNEL(lt__uk_avx512_k, 14)          /* A sliver k-major: a[k*14 + r] */
 LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] */
 #undef LT__AT
 
-/* ---- AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ---------------------------------- */
+/* ---- @@GEMM.bf16dp  AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ------------------- */
 /* When both operands are bf16 (lt__gemm16 in bf16 precision), vdpbf16ps does twice the work of
-   an FMA per instruction at the same rate (measured here, Zen 4, 12 independent chains: FMA 116
-   GFLOP/s, vdpbf16ps 233): each float32 lane j of the accumulator gets
+   an FMA per instruction at the same rate (bench/precision.md, design notes): each float32
+   lane j of the accumulator gets
        c[j] += a[2m]·b[2m][j] + a[2m+1]·b[2m+1][j]
    so one instruction is two steps of k.  Packing is done as for float32 (the panels then hold
    values that are exactly bf16) and each panel is then rewritten in place as bf16 pairs
@@ -211,7 +214,7 @@ LT__TARGET_AVX512 static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
     }
 }
 
-/* ---- AVX2 + FMA: 6 x 16 ----------------------------------------------------------------------- */
+/* ---- @@GEMM.avx2  AVX2 + FMA: 6 x 16 ---------------------------------------------------------- */
 /* 12 accumulators + 2 B vectors + 1 broadcast = 15 of the 16 ymm registers. */
 #define LT__A2_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define LT__A2_ZERO(r) __m256 c##r##a = _mm256_setzero_ps(), c##r##b = _mm256_setzero_ps();
@@ -307,7 +310,7 @@ LT__TARGET_AVX2 static void lt__runs_avx2(const float *s, int64_t lds, int64_t n
 #endif /* LT__X86 */
 
 #ifdef LT__ARM
-/* ---- NEON (AArch64): 8 x 12 ------------------------------------------------------------------- */
+/* ---- @@GEMM.neon  NEON (AArch64): 8 x 12 ------------------------------------------------------ */
 /* 24 accumulators (8 rows of 3 quads) + 3 B quads + 4 quads of A values = 31 of the 32 q
    registers.  Each FMA multiplies a B quad by one lane of an A quad (fmla v.4s, v.4s, v.s[l]), so
    A values are never broadcast separately.  k-major slivers give the 8 A values of one k in two
@@ -372,7 +375,7 @@ static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, 
 }
 #endif /* LT__ARM */
 
-/* ---- kernel choice ---------------------------------------------------------------------------- */
+/* ---- @@GEMM.pick  kernel choice --------------------------------------------------------------- */
 static int lt__gemm_supported(int id) {
     if (id == LT__GEMM_PORTABLE) return 1;
 #ifdef LT__X86
@@ -454,10 +457,10 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
 #define LT__GEMM_MC_MAX 112   /* the largest MC and NC above */
 #define LT__GEMM_NC_MAX 512
 
-/* ---- packing ---------------------------------------------------------------------------------- */
+/* ---- @@GEMM.pack  packing --------------------------------------------------------------------- */
 /* Packing walks rows that lie a stride apart (a run of KC values from each), which the hardware
-   prefetcher picks up late: the runs a few rows ahead are asked for explicitly (measured on
-   the bf16 pair packing of 2048x1024 · (1024x256)ᵀ, 1 thread: 7.1 -> 6.0 ms). */
+   prefetcher picks up late: the runs a few rows ahead are asked for explicitly (see
+   bench/precision.md, design notes). */
 static void lt__prefetch_run(const void *p, int64_t bytes) {
 #if defined(__GNUC__) || defined(__clang__)
     const char *c = (const char *)p;
@@ -538,15 +541,15 @@ static void lt__pack_b(int tb, int isa, const float *B, int64_t ldb, int64_t kc,
     }
 }
 
-/* ---- 16-bit operands (lt__gemm16, @@OPS): converted while packing ------------------------------ */
+/* ---- @@GEMM.f16  16-bit operands (lt__gemm16, @@OPS): converted while packing ------------------ */
 /* An operand as packing reads it: float32 values f as they are (p = 0) or rounded to 16 bits
    (p = LT_BF16 or LT_F16), or 16-bit values h of type p, widened.  The panels are float32 either
    way, so the micro-kernels, their sums and their speed are those of float32; packing converts
-   instead of copying (a few % of a copy's time with the vector converters of @@AMP), and a 16-bit
+   instead of copying (little more than a copy with the vector converters of @@HALF), and a 16-bit
    operand moves half the bytes.  With two bf16 operands on a CPU with AVX512_BF16 the panels are
    then rewritten as bf16 pairs for the vdpbf16ps kernel (above: 2x the products per second);
-   fp16 has no such instruction here (AVX512_FP16, which computes in fp16, is not on Zen 4), so
-   fp16 products run at the float32 rate. */
+   fp16 has no such kernel (AVX512_FP16 computes in fp16 and has none here), so fp16 products
+   run at the float32 rate. */
 typedef struct {
     const float *f;
     const uint16_t *h;
@@ -596,8 +599,8 @@ static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
 /* One k of op(A) transposed, dealt to k-major slivers: the mc 32-bit values of that k sit in
    v[0..ceil(mc/16)) (lanes past mc zero; v has room for one more vector), and sliver s's mr (<= 16)
    values, picked from two of those vectors with one permute, go to d + s*mr*LT__KS, where d is the
-   k's place in sliver 0.  (Dealing them through a row in memory stalled on store forwarding: 4x
-   slower.)  Used for float32 values and for bf16 pair words alike. */
+   k's place in sliver 0.  (Dealing them through a row in memory stalls on store forwarding; see
+   bench/design.md.)  Used for float32 values and for bf16 pair words alike. */
 LT__TARGET_AVX512 static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, int32_t *d) {
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     __mmask16 mk = (__mmask16)((1u << mr) - 1u);
@@ -748,7 +751,7 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
 }
 
 #ifdef LT__X86
-/* ---- packing straight into bf16 pairs (the bf16dp kernel) --------------------------------------- */
+/* ---- @@GEMM.pack_bf16  packing straight into bf16 pairs (the bf16dp kernel) --------------------- */
 /* The four cases write the pair panels of lt__pair_kmajor / lt__pair_rows directly from the
    operand, 16 values at a time, without the float32 panel in between (a gelu operand, whose
    values are recomputed, still takes that way).  AVX512_BF16 CPUs all have AVX512BW and VL. */
@@ -908,15 +911,14 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     }
 }
 
-/* ---- one thread's block of C ------------------------------------------------------------------ */
+/* ---- @@GEMM.block  one thread's block of C ---------------------------------------------------- */
 /* The B panel that the next (jc, pc) step will pack, fetched into L2 a few lines before each
    micro-kernel call of this step, so that packing it reads cache instead of memory.  Weights are
    cold in a training step (a whole step of other data passed since their last use), and packing
    does not overlap the FMAs: at 2 threads a thread has half the FMAs but reads as many bytes per
-   panel, so the wait showed most there (256x768x768 over 64 cold B's, 2 threads: ~7% below a hot B;
-   with the prefetch 4% faster, and gpt2-124M's step at 2 threads 3%).  Only blocks of C up to
+   panel, so the wait shows most there (bench/design.md).  Only blocks of C up to
    LT__PF_ROWS rows tall: each packed value then feeds few FMAs, so packing's wait for memory
-   is a visible share of a panel's time; taller blocks hide it (no gain measured at char-small). */
+   is a visible share of a panel's time; taller blocks hide it. */
 #define LT__PF_ROWS 384
 typedef struct {
     const char *row0;     /* the first row's first byte */

@@ -1,5 +1,7 @@
 /* ==== @@OPS (continued)  matmul, linear, conv1d: the ops that call the GEMM ===================== */
-/* ---- matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) ----------------------------- */
+/* Holds: the ops built on the GEMM: matmul, linear, conv1d, and their 16-bit forms.
+   Calls: @@CORE, @@HALF, @@TENSOR, @@OPS (records, gradients), @@GEMM. */
+/* ---- @@OPS.matmul  matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) --------------- */
 /* i[0] = flags, i[1] = batches, i[2..4] = M, N, K, i[5] = b is shared (2-D) by every batch.
    Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
    a stored transposed gets (d op(a))ᵀ = op(b) · dyᵀ, likewise for b. */
@@ -76,7 +78,7 @@ batch_mismatch:
     return NULL;
 }
 
-/* ---- linear (torch.nn.Linear) and conv1d (Hugging Face Conv1D) --------------------------------- */
+/* ---- @@OPS.linear  linear (torch.nn.Linear) and conv1d (Hugging Face Conv1D) ------------------- */
 /* linear: x (R, I), W (O, I), b (O) -> y (R, O) = x·Wᵀ + b
      dx += dy·W,  dW += dyᵀ·x,  db += Σ_rows dy
    conv1d: x (R, I), W (I, O), b (O) -> y (R, O) = x·W + b
@@ -156,7 +158,7 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
 }
 
 
-/* ---- 16-bit precision (lt_set_precision, @@AMP): matmul16, linear16, conv1d16 ------------------ */
+/* ---- @@OPS.matmul16  16-bit precision (lt_set_precision, @@HALF): matmul16, linear16, conv1d16 -- */
 /* The products above with both operands rounded to bf16 or fp16 and float32 accumulation:
      forward   y  = round16(op(a)16 · op(b)16 + round16(bias))     as torch.autocast's mm/addmm
      backward  da += dy16 · ...,  db += ... (the operands as in the float32 op, all 16-bit),
@@ -168,8 +170,7 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
    The GEMM (@@GEMM) converts 16-bit operands (and rounds float32 ones) while packing them into
    its float32 panels and rounds each finished block of the output while it is in cache
    (lt__sgemm_ex), so a 16-bit product allocates nothing and runs at the float32 GEMM's speed, or
-   (bf16 with AVX512_BF16) on bf16 pairs at up to twice that: 193 GFLOP/s vs 103 on one core here
-   for 2048x256 · 256x1024.
+   (bf16 with AVX512_BF16) on bf16 pairs at up to twice that (bench/precision.md).
    A record keeps a 16-bit copy (save[0] of in[0], save[1] of in[1], n_save = half the element
    count in floats) of each operand its backward reads, unless that operand is a parameter (read
    in place, it outlives the step) or, eager, already 16-bit values (lt__copy16); the op rows

@@ -1,5 +1,8 @@
 /* ==== @@TAPE  autograd tape: backward, zero-grad, gradcheck ================================== */
+/* Holds: lt_backward (running the tape backwards), lt_zero_grad, lt_gradcheck.
+   Calls: @@CORE, @@TENSOR, @@OPS; the device through ctx->dev. */
 
+/* ---- @@TAPE.backward  backward --------------------------------------------------------------- */
 /* Reverse-mode differentiation: seed d(loss)/d(loss) = 1 (or `seed`: the gradient of seed·loss,
    e.g. 1/K for K accumulated micro-batches, or a loss scale), then run the backward kernel of every
    record from last to first.  A record whose output received no gradient is skipped.  Every
@@ -53,10 +56,11 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
 
 LTRAIN_DEF void lt_retain_grad(lt_tensor *t) { if (t) t->retain_grad = 1; }
 
+/* ---- @@TAPE.zero_grad  zero_grad ------------------------------------------------------------- */
 /* Zero n floats at x in the loop lt__adamw_update reads them with (blocks of LT__EWB, OpenMP's
    static split; LT__OPT_PAR_MIN there equals LT__EW_PAR), so each thread clears the lines it read
-   last in the optimizer's step, which sit in its own cache.  One thread clearing them all had to
-   take half the lines from the other core first (char-small at 2 threads: 2.8 ms, now 0.3). */
+   last in the optimizer's step, which sit in its own cache.  One thread clearing them all would
+   take the other threads' lines from their cores first (bench/design.md). */
 static void lt__zero_split(float *x, int64_t n) {
     int64_t b;
     LT__OMP(parallel for if (n >= LT__EW_PAR))
@@ -88,6 +92,7 @@ LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx) {
 LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx) { return ctx->tape_len; }
 
 /* Σ out·R in double, without recording (for the finite differences). */
+/* ---- @@TAPE.gradcheck  gradcheck: finite differences ----------------------------------------- */
 static double lt__probe(lt_ctx *ctx, lt_gradcheck_fn fn, lt_tensor **in, void *user, const float *R) {
     lt_tensor *out;
     double s = 0;

@@ -1,4 +1,6 @@
 /* ==== @@COMPILE  capture a step once, plan its memory, replay ================================== */
+/* Holds: lt_compile (capture a step, plan its buffers by lifetime), lt_plan_run (replay).
+   Calls: @@CORE, @@TENSOR, @@OPS, @@TAPE; the device through ctx->dev. */
 /* torch.compile's idea in C.  lt_compile runs the user's step function once in a recording
    mode (every op checks its arguments and is recorded, not only those on the tape, but no
    kernel runs), works out from the graph which outputs receive gradients, and turns the
@@ -27,6 +29,7 @@ struct lt__capture {
     char *has_grad;              /* op k's output receives a gradient (so its backward runs) */
 };
 
+/* ---- @@COMPILE.capture  capture -------------------------------------------------------------- */
 static void lt__capture_input(lt_ctx *ctx, lt_tensor *t, const float *src) {
     struct lt__capture *c = ctx->cap;
     if (c->n_in == c->cap_in) {
@@ -161,7 +164,7 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
     LT__FREE(p);
 }
 
-/* ---- fusion: chains of row-wise ops run tile by tile ---------------------------------------------
+/* ---- @@COMPILE.fusion  fusion: chains of row-wise ops run tile by tile ---------------------------
    Ops such as layernorm, softmax and the elementwise ones treat each row of their (R, C) output
    independently.  A chain of them (in GPT-2: the residual add and the layernorm after it) runs
    eagerly as one sweep over all R rows per op, so each op reads back from memory what the one
@@ -267,6 +270,7 @@ static void lt__run_fused(lt_plan *p, int k, int e) {
     }
 }
 
+/* ---- @@COMPILE.plan  the plan: schedule, lifetimes, placement -------------------------------- */
 /* Build the plan from a recording and its gradient marks (lt__mark_grads).  Returns 0 with
    p->note set when the recording cannot be planned. */
 static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
@@ -409,8 +413,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     /* in place, as eager's lt__add_over: an add of two same-shape tensors writes its sum over an
        input (the second first: the residual branch) whose buffer nobody reads after this add.
        y[i] = a[i] + b[i] allows y == b, also row by row in a fused group.  The writes land on the
-       lines just read, where a fresh buffer would be cold (char-small at 2 threads: the residual
-       add + layernorm group took 3.8 ms a step against eager's 2.2).  Views of the add share the
+       lines just read, where a fresh buffer would be cold (bench/design.md).  Views of the add share the
        merged buffer too. */
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
@@ -464,8 +467,8 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     /* in place, as eager's lt__grad_adopt: add (for its first input), gelu and gelu16 write their
        input's gradient over their output's (their kernels allow gx == gy) when they are the first
        to write it and nothing reads the output's gradient after them.  One buffer fewer, and the
-       writes land on the lines just read (gelu's backward at 2 threads, char-small: 7.7 -> about
-       2.8 ms a step, as eager).  galias[o] = k: o's gradient is k's (placed below). */
+       writes land on the lines just read, as in eager mode (bench/design.md).  galias[o] = k:
+       o's gradient is k's (placed below). */
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
@@ -565,6 +568,7 @@ static int lt__mark_grads(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *l
     return 1;
 }
 
+/* ---- @@COMPILE.replay  replay ---------------------------------------------------------------- */
 /* One replay: the inputs copied in again, every forward kernel, the seed, every backward kernel
    (each gradient buffer marked unset just before its first write).  `check`: lt_compile's validation
    replay, which stops at the first op whose output is not finite and names it. */
@@ -615,6 +619,7 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
     return ctx->status;
 }
 
+/* ---- @@COMPILE.compile  lt_compile ----------------------------------------------------------- */
 /* Recording runs the step function in a "dry" mode: every op checks its arguments and is
    recorded with its shapes, but no kernel runs and no activation is written, so the arena's
    pages are never touched and compiling costs no more memory than the plan itself (an eager
@@ -735,7 +740,7 @@ LTRAIN_DEF size_t lt_plan_bytes(const lt_plan *p) { return p ? p->mem_bytes : 0;
 LTRAIN_DEF size_t lt_plan_naive_bytes(const lt_plan *p) { return p ? p->naive_bytes : 0; }
 LTRAIN_DEF size_t lt_plan_saved_bytes(const lt_plan *p) { return p ? p->saved_bytes : 0; }
 
-/* -- a small cache of plans keyed by the caller's shape key (e.g. B*65536 + T) -------------------- */
+/* -- @@COMPILE.cache  a small cache of plans keyed by the caller's shape key (e.g. B*65536 + T) --- */
 struct lt_plan_cache {
     lt_ctx *ctx;
     int cap, n;

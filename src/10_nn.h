@@ -1,4 +1,7 @@
 /* ==== @@NN  nn blocks: GPT-2 ===================================================================== */
+/* Holds: the GPT-2 model: its parameters, initialisation, the trunk's forward, sampling.
+   Calls: @@CORE, @@TENSOR, @@OPS (matmul and linear from 07_ops_matmul.h); the device through
+   ctx->dev. */
 /* One block, pre-LayerNorm (x is the residual stream [B,T,C]):
        x = x + c_proj(attention(c_attn(ln_1(x))))
        x = x + mlp.c_proj(gelu_tanh(mlp.c_fc(ln_2(x))))
@@ -20,6 +23,7 @@ struct lt_gpt {
     char (*scopes)[24];      /* "h.3.attn", "h.3.mlp", ...: where ops run (for messages) */
 };
 
+/* ---- @@NN.gpt  the model: parameters, initialisation ----------------------------------------- */
 /* A parameter of the model, named as Hugging Face names it (prefix + suffix). */
 static lt_tensor *lt__gpt_param(lt_gpt *g, const char *prefix, const char *suffix, int64_t d0, int64_t d1) {
     char name[128];
@@ -136,6 +140,7 @@ LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *g) {
     return n;
 }
 
+/* ---- @@NN.forward  forward ------------------------------------------------------------------- */
 /* The model up to ln_f (B,T,C); the head is the caller's: lt_gpt_forward's lt_linear, or the
    fused head and loss of lt__gpt_loss at 16-bit precision. */
 static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, const int32_t *lengths) {
@@ -189,6 +194,7 @@ LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *g, const int32_t *ids, int B, int T
     return x;
 }
 
+/* ---- @@NN.generate  sampling ----------------------------------------------------------------- */
 /* The k-th largest of a[0..n-1] (k >= 1), by quickselect; a is reordered. */
 static double lt__kth_largest(double *a, int n, int k) {
     int lo = 0, hi = n - 1, want = k - 1;

@@ -1,5 +1,9 @@
 /* ==== @@LOSS  cross-entropy, MSE ============================================================= */
+/* Holds: cross-entropy (mean or token-weighted, ignore index; the fused 16-bit head), MSE, and
+   the GPT's loss (lt__gpt_loss: trunk, head, cross-entropy).
+   Calls: @@CORE, @@HALF, @@TENSOR, @@OPS, @@GEMM, @@NN. */
 
+/* ---- @@LOSS.cross_entropy  cross-entropy ----------------------------------------------------- */
 LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
     int64_t i, c = 0;
     for (i = 0; i < n; i++) c += targets[i] != LT_IGNORE_INDEX;
@@ -105,7 +109,7 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
     return lt__ce(ctx, "lt_cross_entropy_sum", logits, targets, denom, 0);
 }
 
-/* ---- linear_ce16: the LM head and cross-entropy in one op, for 16-bit training ---------------- */
+/* ---- @@LOSS.linear_ce16  linear_ce16: the LM head and cross-entropy in one op, for 16-bit training --- */
 /* x (R, C), W (V, C), targets (R) -> loss [1]: lt_linear(x, W) then lt_cross_entropy(_sum) at
    16-bit precision, the same numbers, without a float32 logits tensor (R·V floats) or its float32
    gradient (as much again): the logits z = round16(x16·W16ᵀ) are kept in 16 bits only.
@@ -282,6 +286,7 @@ static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt
 
 /* pred, target (n) -> loss [1] = Σ (p - t)² / n  (torch.nn.MSELoss, mean);
    dp += dloss·2(p - t)/n,  dt -= the same */
+/* ---- @@LOSS.mse  mse ------------------------------------------------------------------------- */
 static void lt__mse_fwd(lt__node *nd) {
     const float *p = nd->in[0]->data, *t = nd->in[1]->data;
     int64_t i, n = nd->in[0]->n;
@@ -314,7 +319,7 @@ LTRAIN_DEF lt_tensor *lt_mse_loss(lt_ctx *ctx, lt_tensor *pred, lt_tensor *targe
     return lt__run(ctx, nd);
 }
 
-/* ---- the GPT's loss: its trunk (@@NN), then the head and the cross-entropy ----------------------- */
+/* ---- @@LOSS.gpt  the GPT's loss: its trunk (@@NN), then the head and the cross-entropy ----------- */
 /* lt_gpt_loss and lt_gpt_loss_ex: the mean over counted targets (denom <= 0) or the sum / denom.
    At 16-bit precision the head and the loss are one op (linear_ce16, @@LOSS): the same numbers
    as lt_linear + lt_cross_entropy there, without float32 logits. */

@@ -1,9 +1,13 @@
 /* ==== @@OPTIM  optimizers: AdamW, SGD with momentum ============================================ */
+/* Holds: lt_optim and its public calls, AdamW and SGD with momentum, the table that later
+   optimizers plug into (lt__optim_ops).
+   Calls: @@CORE, @@GEMM's kernel pick (the AVX-512 AdamW); the device through ctx->dev. */
 
 #define LT__OPT_PAR_MIN 32768 /* elements below which a loop stays on one thread */
 
 typedef enum { LT__OPT_ADAMW = 0, LT__OPT_SGD } lt__opt_kind;
 
+/* ---- @@OPTIM.table  the optimizer table, the constructors ------------------------------------ */
 /* The extension point for optimizers defined in later sections (@@OPTIM continued: Lion,
    AdEMAMix, Muon, SOAP): when `ops` is set, the public lt_optim_* calls dispatch to it, and the
    optimizer keeps its own state behind `ext` (AdamW and SGD leave both NULL). */
@@ -151,6 +155,7 @@ LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_confi
     return o;
 }
 
+/* ---- @@OPTIM.adamw  AdamW -------------------------------------------------------------------- */
 /* AdamW on n elements, as torch.optim.AdamW's single-tensor path (t counted from 1):
      θ ← θ·(1 − lr·λ)                                     (decayed parameters only)
      m ← β1·m + (1−β1)·g          v ← β2·v + (1−β2)·g·g
@@ -220,6 +225,7 @@ static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64
     }
 }
 
+/* ---- @@OPTIM.sgd  SGD with momentum ---------------------------------------------------------- */
 /* SGD on n elements, as torch.optim.SGD:
      d ← g + λθ ;   b ← d on the first step, then b ← μ·b + (1−τ)·d     (momentum μ, dampening τ)
      d ← d + μ·b (nesterov) or d ← b ;   θ ← θ − lr·d
@@ -241,6 +247,7 @@ static void lt__sgd_update(float *p, float *buf, const float *g, int64_t n, floa
     }
 }
 
+/* ---- @@OPTIM.step  the public calls: step, state --------------------------------------------- */
 LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
     int i;
     if (!opt) return LT_ERR_ARG;

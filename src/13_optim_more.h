@@ -1,5 +1,8 @@
 /* ==== @@OPTIM (continued)  Lion, AdEMAMix, Muon, SOAP ========================================== */
-/* They plug into lt_optim through lt__optim_ops (70_optim.h).  Their state lives in one block
+/* Holds: Lion, AdEMAMix, Muon (Newton-Schulz) and SOAP (eigenbases by Jacobi sweeps), plugged
+   into lt_optim through lt__optim_ops.
+   Calls: @@CORE, @@GEMM (lt_sgemm), @@OPTIM (AdamW's update, the optimizer table). */
+/* They plug into lt_optim through lt__optim_ops (12_optim.h).  Their state lives in one block
    behind opt->ext: buf[i*ns + which] -> cnt[i*ns + which] floats, NULL where parameter i holds
    no state of that kind.  The elementwise kernels keep torch's operation order and fused
    multiply-adds, as AdamW's does (a + α·b in torch's CPU kernels is fma(α, b, a)). */
@@ -137,7 +140,7 @@ oom:
 
 static int lt__x_beta_ok(double b) { return b >= 0 && b < 1; }
 
-/* ---- Lion --------------------------------------------------------------------------------------- */
+/* ---- @@OPTIM.lion  Lion ------------------------------------------------------------------------- */
 LTRAIN_DEF lt_lion_config lt_lion_defaults(void) {
     lt_lion_config c;
     c.lr = 1e-4; c.beta1 = 0.9; c.beta2 = 0.99; c.weight_decay = 0; c.decay_mode = LT_DECAY_MARKED;
@@ -178,7 +181,7 @@ static void lt__lion_update(float *p, float *m, const float *g, int64_t n, float
     }
 }
 
-/* ---- AdEMAMix ----------------------------------------------------------------------------------- */
+/* ---- @@OPTIM.ademamix  AdEMAMix ----------------------------------------------------------------- */
 LTRAIN_DEF lt_ademamix_config lt_ademamix_defaults(void) {
     lt_ademamix_config c;
     c.lr = 1e-3; c.beta1 = 0.9; c.beta2 = 0.999; c.beta3 = 0.9999; c.alpha = 5.0; c.eps = 1e-8;
@@ -248,7 +251,7 @@ static void lt__ademamix_update(float *p, float *m1, float *m2, float *v, const 
     }
 }
 
-/* ---- Muon --------------------------------------------------------------------------------------- */
+/* ---- @@OPTIM.muon  Muon ------------------------------------------------------------------------- */
 LTRAIN_DEF lt_muon_config lt_muon_defaults(void) {
     lt_muon_config c;
     memset(&c, 0, sizeof c);
@@ -331,7 +334,7 @@ static void lt__muon_ns(float *X, int64_t r, int64_t c, int steps, float *w) {
 }
 
 /* torch.lerp(a, b, w) on CPU: |w| < 0.5 ? a + w·(b − a) : b − (b − a)·(1 − w), each formula one
-   fused multiply-add in torch's build (measured: the unfused forms differ in the last bit). */
+   fused multiply-add in torch's build (the unfused forms differ in the last bit). */
 static float lt__lerpf(float a, float b, float w) {
     return w < 0.5f && w > -0.5f ? fmaf(w, b - a, a) : fmaf(-(b - a), 1.0f - w, b);
 }
@@ -374,7 +377,7 @@ static void lt__muon_update(lt_tensor *t, float *m, int64_t rows, int64_t cols, 
     }
 }
 
-/* ---- SOAP: linear algebra in double ---------------------------------------------------------- */
+/* ---- @@OPTIM.soap  SOAP: linear algebra in double -------------------------------------------- */
 /* Symmetric a (n×n, row-major) = V·diag(w)·Vᵀ: Householder reduction to tridiagonal form, then
    the implicit QL iteration with Wilkinson-style shifts (the EISPACK tred2/tql2 algorithms, as
    in JAMA).  v holds Vᵀ (row k = eigenvector k); working on Vᵀ keeps every inner loop contiguous
@@ -672,7 +675,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
     return lt__x_alloc(o, "lt_soap_create", work);
 }
 
-/* One SOAP step of parameter i, as the reference's SOAP.step for one tensor (see 17_api_optim2.h). */
+/* One SOAP step of parameter i, as the reference's SOAP.step for one tensor (see lt_soap_config in 01_api.h). */
 static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     lt__x *x = lt__xof(o);
     const lt_soap_config *c = &x->soap;
@@ -733,7 +736,7 @@ static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     return LT_OK;
 }
 
-/* ---- the step of all four ------------------------------------------------------------------ */
+/* ---- @@OPTIM.step_more  the step of all four ----------------------------------------------- */
 static lt_status lt__x_step(lt_optim *o, double lr) {
     lt__x *x = lt__xof(o);
     double cfg_lr = x->kind == LT__X_LION ? x->lion.lr : x->kind == LT__X_ADEMAMIX ? x->adem.lr
@@ -794,7 +797,7 @@ static lt_status lt__x_step(lt_optim *o, double lr) {
     return lt_status_of(o->ctx);
 }
 
-/* ---- the state contract ------------------------------------------------------------------------ */
+/* ---- @@OPTIM.state  the state contract --------------------------------------------------------- */
 LTRAIN_DEF float *lt_optim_state_buf(lt_optim *opt, int param_index, int which, int64_t *count) {
     int64_t cnt = 0;
     float *p = NULL;

@@ -1,5 +1,9 @@
 /* ==== @@SCHED  schedules: warm-up + decay; LinearLR, CosineAnnealingLR, SequentialLR ========== */
+/* Holds: the learning rate at a step: warm-up then cosine / sqrt / linear decay, and torch's
+   LinearLR, CosineAnnealingLR, SequentialLR.
+   Calls: nothing (arithmetic on the schedule's fields). */
 
+/* ---- @@SCHED.cosine  warm-up, then cosine / sqrt / linear decay ------------------------------ */
 LTRAIN_DEF double lt_schedule_lr(const lt_schedule *s, int64_t step) {
     int64_t t, T;
     double d;
@@ -38,7 +42,7 @@ LTRAIN_DEF int lt_decay_parse(const char *name, lt_decay *out) {
     return 0;
 }
 
-/* ---- the torch.optim.lr_scheduler mirror ----
+/* ---- @@SCHED.torch  the torch.optim.lr_scheduler mirror ---
    torch's schedulers all write one shared value, the optimizer group's 'lr', and most of them
    compute the next value from it (the "chainable" form), not from the step number.  `lr` below
    is that shared value; a sequence hands its own to the scheduler it steps and takes it back.

@@ -1,5 +1,8 @@
 /* ==== @@CLIP  gradient clipping: clip_grad_norm_, clip_grad_value_ ============================ */
+/* Holds: the gradients' global norm (a fixed summation order), clip_grad_norm_, clip_grad_value_.
+   Calls: @@CORE; the device through ctx->dev. */
 
+/* ---- @@CLIP.norm  the global norm, clip_grad_norm_ ------------------------------------------- */
 /* Σ g² in double, in a fixed order whatever the thread count: simd sums over pieces of LT__EWB
    values, pieces summed in order within parts of LT__SQ_PART values, the parts' sums added in
    order; threads take parts. */
@@ -98,6 +101,7 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
 }
 
 /* as torch.nn.utils.clip_grad_value_: clamp every gradient element to [−clip, clip] (NaN stays). */
+/* ---- @@CLIP.value  clip_grad_value_ ---------------------------------------------------------- */
 LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip) {
     float c = (float)clip;
     int i;

@@ -1,5 +1,8 @@
 /* ==== @@AMP  mixed precision: dynamic loss scaling ===================== */
-/* ---- dynamic loss scaling: torch.cuda.amp.GradScaler -------------------------------------------- */
+/* Holds: lt_scaler, torch's GradScaler: scale the loss, unscale and check the gradients, skip
+   the step on inf/NaN, grow or back off the scale.
+   Calls: @@CORE, @@OPS (lt_scale), @@OPTIM (the step); the device through ctx->dev. */
+/* ---- @@AMP.scaler  dynamic loss scaling: torch.cuda.amp.GradScaler ------------------------------ */
 #define LT__AMP_PAR_MIN 32768 /* elements below which the unscale loop stays on one thread */
 enum { LT__SC_READY = 0, LT__SC_UNSCALED, LT__SC_STEPPED };
 

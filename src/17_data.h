@@ -1,4 +1,6 @@
 /* ==== @@DATA  text files, llm.c token shards, batches ======================================== */
+/* Holds: whole-file reads, little-endian reads, llm.c token shards, the batch loader.
+   Calls: @@CORE. */
 
 /* Little-endian reads that work on any host and at any alignment (file bytes are LE). */
 static uint16_t lt__rd16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
@@ -9,6 +11,7 @@ static uint64_t lt__rd64(const unsigned char *p) { return (uint64_t)lt__rd32(p) 
 
 LTRAIN_DEF void lt_free(void *p) { LT__FREE(p); }
 
+/* ---- @@DATA.files  files and token shards ---------------------------------------------------- */
 /* The whole file, whatever its length: the size from fseek/ftell is only a hint (a pipe or a
    directory reports nonsense), so the buffer grows with the bytes actually read. */
 LTRAIN_DEF lt_status lt_read_file(lt_ctx *ctx, const char *path, void **buf, size_t *size) {
@@ -120,6 +123,7 @@ struct lt_loader {
     int64_t perm_epoch;
 };
 
+/* ---- @@DATA.loader  the batch loader --------------------------------------------------------- */
 /* Takes ownership of tok (frees it on failure).  what: "lt_loader_open: \"path\"" or similar. */
 static lt_loader *lt__loader_make(lt_ctx *ctx, int32_t *tok, int64_t n, int B, int T, int is_shard, const char *what) {
     lt_loader *ld;

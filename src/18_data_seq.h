@@ -1,5 +1,9 @@
 /* ==== @@DATA (continued)  sequences: variable lengths, buckets, length schedule, restarts ====== */
+/* Holds: the sequence loader (variable lengths, padding, buckets, shuffles, restarts) and the
+   length schedule (lt_len_*).
+   Calls: @@CORE, @@LOSS (lt__gpt_loss), @@DATA (file and shard reads). */
 
+/* ---- @@DATA.seq  the sequence loader --------------------------------------------------------- */
 /* A row of a batch before padding: its inputs and targets (len of each). */
 typedef struct { const int32_t *ids, *tg; int len; } lt__row;
 
@@ -233,6 +237,7 @@ static int64_t lt__seq_padded(const lt_seq_config *c, int64_t m) {
     return p < c->max_len ? p : c->max_len;   /* m <= max_len always */
 }
 
+/* ---- @@DATA.buckets  batches: buckets, packing, padding -------------------------------------- */
 /* Epoch e's batches, from an RNG seeded by (seed, e) alone (as the stream loader's shuffle):
    a permutation of the pieces; bucket mode sorts it stably by bucket (a random order inside
    each bucket).  Then batches are packed greedily in that order, a batch closing when the next
@@ -421,7 +426,7 @@ LTRAIN_DEF lt_tensor *lt_gpt_loss_ex(lt_gpt *g, const int32_t *ids, const int32_
     return lt__gpt_loss(g, ids, targets, B, T, lengths, denom);
 }
 
-/* ---- sequence-length schedule ---------------------------------------------------------------- */
+/* ---- @@DATA.len_schedule  sequence-length schedule ------------------------------------------- */
 LTRAIN_DEF int lt_len_at(const lt_len_schedule *ls, int64_t step) {
     int64_t t0, t1, v, q;
     double p;
@@ -476,7 +481,7 @@ LTRAIN_DEF int lt_len_parse(const char *spec, lt_len_schedule *out, char *err, s
     return 1;
 }
 
-/* ---- random restarts -------------------------------------------------------------------------- */
+/* ---- @@DATA.restarts  random restarts --------------------------------------------------------- */
 LTRAIN_DEF int lt_restarts(int n, uint64_t base_seed, lt_restart_fn fn, void *user, uint64_t *seeds, double *val) {
     int r, best = -1;
     double best_v = INFINITY;

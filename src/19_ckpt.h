@@ -1,4 +1,7 @@
 /* ==== @@CKPT  safetensors read/write =========================================================== */
+/* Holds: safetensors: parsing and validating a file (lt_st_open), reading tensors, the writer
+   (atomic save: temporary file, fsync, rename).
+   Calls: @@CORE, @@DATA (file and little-endian reads). */
 
 #include <time.h>
 #if defined(_WIN32)
@@ -69,7 +72,7 @@ static int lt__utf8_len(const unsigned char *s, size_t n) {
     return len;
 }
 
-/* -- a strict JSON parser: objects, arrays, strings, integers; nothing else -------------------- */
+/* -- @@CKPT.json  a strict JSON parser: objects, arrays, strings, integers; nothing else ------- */
 enum { LT__J_OBJ, LT__J_ARR, LT__J_STR, LT__J_INT };
 
 typedef struct {
@@ -275,7 +278,7 @@ static int lt__j_value(lt__json *j, int depth) {
     return -1;
 }
 
-/* -- reading ------------------------------------------------------------------------------------ */
+/* -- @@CKPT.read  reading ----------------------------------------------------------------------- */
 typedef struct {
     const char *name;  /* in the pool */
     int dt;            /* index into lt__st_dtypes */
@@ -402,68 +405,148 @@ static lt_status lt__st_entry_read(lt_ctx *ctx, const char *label, lt__json *j, 
     return LT_OK;
 }
 
-/* Parses buf (size bytes, malloc'd; owned from here on, freed on failure). */
+/* Step 1 of parsing: the 8-byte header length, then the header as JSON into j (j->pool allocated
+   here).  Returns the root node, or -1 with the error set. */
+static int lt__st_parse_header(lt_ctx *ctx, const unsigned char *buf, size_t size, const char *label, lt__json *j,
+                               uint64_t *hlen) {
+    int root;
+    if (size < 8) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file "
+                     "(it starts with an 8-byte header length)", label, size);
+        return -1;
+    }
+    *hlen = lt__rd64(buf);
+    if (*hlen > LT__ST_MAX_HEADER) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu is over the limit of %u bytes (100 MB)",
+                     label, (unsigned long long)*hlen, LT__ST_MAX_HEADER);
+        return -1;
+    }
+    if (*hlen > size - 8) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu runs past the end of the file (%zu bytes)",
+                     label, (unsigned long long)*hlen, size);
+        return -1;
+    }
+    j->s = buf + 8;
+    j->len = (size_t)*hlen;
+    j->pool = (char *)LT__MALLOC(j->len + 1);
+    if (!j->pool) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for the header", label); return -1; }
+    root = lt__j_value(j, 0);
+    if (root >= 0) {
+        lt__j_ws(j);
+        if (j->pos < j->len) lt__j_fail(j, "trailing characters after the JSON object");
+    }
+    if (j->err[0]) {
+        if (j->oom) lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory parsing the header", label);
+        else lt_set_error(ctx, LT_ERR_FORMAT, "%s: header is not valid JSON: %s (at byte %zu of the header)", label, j->err, j->pos);
+        return -1;
+    }
+    if (j->nodes[root].type != LT__J_OBJ) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header must be a JSON object {name: {dtype, shape, data_offsets}, ...}", label);
+        return -1;
+    }
+    return root;
+}
+
+/* Step 2: the root's members counted (tensors in *n_ent, metadata strings in *n_meta) and its
+   "__metadata__" found (*meta, -1 if none) and checked to be an object of strings. */
+static lt_status lt__st_count_members(lt_ctx *ctx, const char *label, const lt__json *j, int root, int *n_ent,
+                                      int *n_meta, int *meta) {
+    int c;
+    for (c = j->nodes[root].child; c >= 0; c = j->nodes[c].next) {
+        if (strcmp(j->pool + j->nodes[c].key, "__metadata__") != 0) { (*n_ent)++; continue; }
+        if (*meta >= 0) return lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate \"__metadata__\" in the header", label);
+        *meta = c;
+    }
+    if (*meta < 0) return LT_OK;
+    if (j->nodes[*meta].type != LT__J_OBJ)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ must be an object of strings", label);
+    for (c = j->nodes[*meta].child; c >= 0; c = j->nodes[c].next, (*n_meta)++)
+        if (j->nodes[c].type != LT__J_STR)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ value of \"%.100s\" must be a string", label,
+                                j->pool + j->nodes[c].key);
+    return LT_OK;
+}
+
+/* Step 3: every tensor entry read into st->t, and st->by_name filled (names must be unique).
+   names and order are scratch of one slot per tensor; order receives the entries. */
+static lt_status lt__st_read_entries(lt_ctx *ctx, const char *label, lt__json *j, int root, int meta, size_t dsize,
+                                     lt_st *st, lt__st_name *names, lt__st_entry **order) {
+    int c, i;
+    for (c = j->nodes[root].child; c >= 0; c = j->nodes[c].next) {
+        lt__st_entry *e = &st->t[st->n];
+        lt_status s;
+        if (c == meta) continue;
+        e->name = j->pool + j->nodes[c].key;
+        if ((s = lt__st_entry_read(ctx, label, j, c, e, dsize)) != LT_OK) return s;
+        names[st->n].name = e->name;
+        names[st->n].idx = st->n;
+        order[st->n] = e;
+        st->n++;
+    }
+    qsort(names, (size_t)st->n, sizeof *names, lt__st_cmp_name);
+    for (i = 0; i < st->n; i++) {
+        if (i && strcmp(names[i].name, names[i - 1].name) == 0)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate tensor name \"%.100s\"", label, names[i].name);
+        st->by_name[i] = names[i].idx;
+    }
+    return LT_OK;
+}
+
+/* Step 4: the byte ranges must tile the data section: sorted, each starting where the last ended. */
+static lt_status lt__st_check_tiling(lt_ctx *ctx, const char *label, lt__st_entry **order, int n, size_t dsize) {
+    size_t expect = 0;
+    int i;
+    qsort(order, (size_t)n, sizeof *order, lt__st_cmp_range);
+    for (i = 0; i < n; i++) {
+        const lt__st_entry *e = order[i];
+        if (e->begin < expect) {
+            const lt__st_entry *p = order[i - 1];
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensors \"%.100s\" [%zu,%zu] and \"%.100s\" [%zu,%zu] overlap in data_offsets",
+                                label, p->name, p->begin, p->end, e->name, e->begin, e->end);
+        }
+        if (e->begin > expect)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: hole in the data: bytes [%zu,%zu) belong to no tensor (before tensor \"%.100s\")",
+                                label, expect, e->begin, e->name);
+        expect = e->end;
+    }
+    if (expect != dsize)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu trailing bytes after the last tensor's data (the data section is %zu bytes, "
+                            "the tensors cover %zu)", label, dsize - expect, dsize, expect);
+    return LT_OK;
+}
+
+/* Step 5: the metadata's key, value pairs into st->meta (keys must be unique). */
+static lt_status lt__st_read_meta(lt_ctx *ctx, const char *label, const lt__json *j, int meta, lt_st *st) {
+    int c, i;
+    if (meta < 0) return LT_OK;
+    for (c = j->nodes[meta].child; c >= 0; c = j->nodes[c].next) {
+        const char *k = j->pool + j->nodes[c].key;
+        for (i = 0; i < st->n_meta; i++)
+            if (strcmp(st->meta[2 * i], k) == 0)
+                return lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ has the key \"%.100s\" twice", label, k);
+        st->meta[2 * st->n_meta] = k;
+        st->meta[2 * st->n_meta + 1] = j->pool + j->nodes[c].str;
+        st->n_meta++;
+    }
+    return LT_OK;
+}
+
+/* Parses buf (size bytes, malloc'd; owned from here on, freed on failure): the header, its
+   members, the tensor entries, their byte ranges, the metadata. */
 static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, const char *label) {
     lt__json j;
     lt_st *st = NULL;
     lt__st_name *names = NULL;
     lt__st_entry **order = NULL;
-    uint64_t hlen;
-    size_t dsize, expect;
-    int root, c, i, n_ent = 0, n_meta = 0, meta = -1;
+    uint64_t hlen = 0;
+    size_t dsize;
+    int root, n_ent = 0, n_meta = 0, meta = -1;
     memset(&j, 0, sizeof j);
     if (!label) label = "safetensors";
-    if (size < 8) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file "
-                     "(it starts with an 8-byte header length)", label, size);
-        goto fail;
-    }
-    hlen = lt__rd64(buf);
-    if (hlen > LT__ST_MAX_HEADER) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu is over the limit of %u bytes (100 MB)",
-                     label, (unsigned long long)hlen, LT__ST_MAX_HEADER);
-        goto fail;
-    }
-    if (hlen > size - 8) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header length %llu runs past the end of the file (%zu bytes)",
-                     label, (unsigned long long)hlen, size);
-        goto fail;
-    }
+    root = lt__st_parse_header(ctx, buf, size, label, &j, &hlen);
+    if (root < 0) goto fail;
     dsize = size - 8 - (size_t)hlen;
-    j.s = buf + 8;
-    j.len = (size_t)hlen;
-    j.pool = (char *)LT__MALLOC(j.len + 1);
-    if (!j.pool) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for the header", label); goto fail; }
-    root = lt__j_value(&j, 0);
-    if (root >= 0) {
-        lt__j_ws(&j);
-        if (j.pos < j.len) lt__j_fail(&j, "trailing characters after the JSON object");
-    }
-    if (j.err[0]) {
-        if (j.oom) lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory parsing the header", label);
-        else lt_set_error(ctx, LT_ERR_FORMAT, "%s: header is not valid JSON: %s (at byte %zu of the header)", label, j.err, j.pos);
-        goto fail;
-    }
-    if (j.nodes[root].type != LT__J_OBJ) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: header must be a JSON object {name: {dtype, shape, data_offsets}, ...}", label);
-        goto fail;
-    }
-    for (c = j.nodes[root].child; c >= 0; c = j.nodes[c].next) {
-        if (strcmp(j.pool + j.nodes[c].key, "__metadata__") != 0) { n_ent++; continue; }
-        if (meta >= 0) { lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate \"__metadata__\" in the header", label); goto fail; }
-        meta = c;
-    }
-    if (meta >= 0) {
-        if (j.nodes[meta].type != LT__J_OBJ) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ must be an object of strings", label);
-            goto fail;
-        }
-        for (c = j.nodes[meta].child; c >= 0; c = j.nodes[c].next, n_meta++)
-            if (j.nodes[c].type != LT__J_STR) {
-                lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ value of \"%.100s\" must be a string", label, j.pool + j.nodes[c].key);
-                goto fail;
-            }
-    }
+    if (lt__st_count_members(ctx, label, &j, root, &n_ent, &n_meta, &meta) != LT_OK) goto fail;
     st = (lt_st *)LT__MALLOC(sizeof(lt_st));
     if (!st) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", label); goto fail; }
     memset(st, 0, sizeof *st);
@@ -476,60 +559,9 @@ static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, c
         lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %d tensors", label, n_ent);
         goto fail;
     }
-    for (c = j.nodes[root].child; c >= 0; c = j.nodes[c].next) {
-        lt__st_entry *e = &st->t[st->n];
-        if (c == meta) continue;
-        e->name = j.pool + j.nodes[c].key;
-        if (lt__st_entry_read(ctx, label, &j, c, e, dsize) != LT_OK) goto fail;
-        names[st->n].name = e->name;
-        names[st->n].idx = st->n;
-        order[st->n] = e;
-        st->n++;
-    }
-    qsort(names, (size_t)st->n, sizeof *names, lt__st_cmp_name);
-    for (i = 0; i < st->n; i++) {
-        if (i && strcmp(names[i].name, names[i - 1].name) == 0) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: duplicate tensor name \"%.100s\"", label, names[i].name);
-            goto fail;
-        }
-        st->by_name[i] = names[i].idx;
-    }
-    /* the byte ranges must tile the data section: sorted, each starting where the last ended */
-    qsort(order, (size_t)st->n, sizeof *order, lt__st_cmp_range);
-    expect = 0;
-    for (i = 0; i < st->n; i++) {
-        const lt__st_entry *e = order[i];
-        if (e->begin < expect) {
-            const lt__st_entry *p = order[i - 1];
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensors \"%.100s\" [%zu,%zu] and \"%.100s\" [%zu,%zu] overlap in data_offsets",
-                         label, p->name, p->begin, p->end, e->name, e->begin, e->end);
-            goto fail;
-        }
-        if (e->begin > expect) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: hole in the data: bytes [%zu,%zu) belong to no tensor (before tensor \"%.100s\")",
-                         label, expect, e->begin, e->name);
-            goto fail;
-        }
-        expect = e->end;
-    }
-    if (expect != dsize) {
-        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu trailing bytes after the last tensor's data (the data section is %zu bytes, "
-                     "the tensors cover %zu)", label, dsize - expect, dsize, expect);
+    if (lt__st_read_entries(ctx, label, &j, root, meta, dsize, st, names, order) != LT_OK ||
+        lt__st_check_tiling(ctx, label, order, st->n, dsize) != LT_OK || lt__st_read_meta(ctx, label, &j, meta, st) != LT_OK)
         goto fail;
-    }
-    if (meta >= 0) {
-        for (c = j.nodes[meta].child; c >= 0; c = j.nodes[c].next) {
-            const char *k = j.pool + j.nodes[c].key;
-            for (i = 0; i < st->n_meta; i++)
-                if (strcmp(st->meta[2 * i], k) == 0) {
-                    lt_set_error(ctx, LT_ERR_FORMAT, "%s: __metadata__ has the key \"%.100s\" twice", label, k);
-                    goto fail;
-                }
-            st->meta[2 * st->n_meta] = k;
-            st->meta[2 * st->n_meta + 1] = j.pool + j.nodes[c].str;
-            st->n_meta++;
-        }
-    }
     st->ctx = ctx;
     snprintf(st->label, sizeof st->label, "%s", label);
     st->buf = buf;
@@ -663,7 +695,7 @@ LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n) {
     return LT_OK;
 }
 
-/* -- writing ------------------------------------------------------------------------------------ */
+/* -- @@CKPT.write  writing ---------------------------------------------------------------------- */
 typedef struct {
     char *name;
     int dt, ndim;

@@ -1,5 +1,9 @@
 /* ==== @@TRAIN  training helpers: GPT checkpoints, training state ================================ */
+/* Holds: GPT checkpoints under Hugging Face names; the training state (optimizer moments,
+   scaler, step) saved next to the weights and loaded back.
+   Calls: @@CORE, @@TENSOR, @@NN, @@OPTIM, @@AMP, @@CKPT; the device through ctx->dev. */
 
+/* ---- @@TRAIN.weights  GPT weights under Hugging Face names ----------------------------------- */
 LTRAIN_DEF lt_status lt_gpt_save(lt_gpt *g, const char *path) {
     return lt_checkpoint_save(g, NULL, NULL, NULL, path);
 }
@@ -132,6 +136,7 @@ done:
     return g;
 }
 
+/* ---- @@TRAIN.checkpoint  checkpoints: weights and training state ----------------------------- */
 LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train_state *st, const char *note,
                                         const char *path) {
     lt_ctx *ctx;
@@ -209,10 +214,95 @@ LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train
     return s;
 }
 
+/* A checkpoint's "amp.scaler" (tensor i of f) into the loss scaler sc. */
+static lt_status lt__ckpt_read_scaler(lt_ctx *ctx, lt_st *f, int i, lt_scaler *sc, const char *path) {
+    int64_t shape[8];
+    size_t bytes;
+    double a[6];
+    lt_scaler_state ss;
+    int k;
+    const void *data = lt_st_data(f, i, &bytes);
+    if (strcmp(lt_st_dtype(f, i), "F64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 6 || bytes != sizeof a)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"amp.scaler\" must be F64 [6]", path);
+    memcpy(a, data, sizeof a);
+    for (k = 3; k < 6; k++)   /* counters: whole numbers in [0, 2^53] before any int64 conversion */
+        if (!(a[k] >= 0 && a[k] <= 9007199254740992.0 && a[k] == floor(a[k])))
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: amp.scaler holds %g where a count belongs (the file is "
+                                "damaged)", path, a[k]);
+    ss.scale = a[0]; ss.growth_factor = a[1]; ss.backoff_factor = a[2];
+    ss.growth_interval = (int64_t)a[3]; ss.growth_tracker = (int64_t)a[4]; ss.skipped = (int64_t)a[5];
+    return lt_scaler_set_state(ctx, sc, &ss);
+}
+
+/* A checkpoint's "train.state" (step, data position, the RNG's 4 words) into st and the context's
+   RNG, then its "amp.scaler" into st->scaler when both are there. */
+static lt_status lt__ckpt_read_train_state(lt_ctx *ctx, lt_st *f, lt_train_state *st, const char *path) {
+    int64_t shape[8], v[7];
+    size_t bytes;
+    const void *data;
+    int k, i = lt_st_find(f, "train.state");
+    if (i < 0) return lt_set_error(ctx, LT_ERR_FORMAT, "%s: no \"train.state\": this holds weights only (use --init)", path);
+    data = lt_st_data(f, i, &bytes);
+    if (strcmp(lt_st_dtype(f, i), "I64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 7 || bytes != sizeof v)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"train.state\" must be I64 [7]", path);
+    memcpy(v, data, sizeof v);
+    if (v[0] < 0 || v[1] < 0 || v[2] < 0)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: none may be "
+                            "negative", path, (long long)v[0], (long long)v[1], (long long)v[2]);
+    /* hardening: no run takes 2^48 steps or epochs (nor has 2^48 batches in one); a larger number
+       is a damaged file, and would overflow the int64 arithmetic done with it (step * K, ...) */
+    if (v[0] > ((int64_t)1 << 48) || v[1] > ((int64_t)1 << 48) || v[2] > ((int64_t)1 << 48))
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: out of "
+                            "range (each must be <= 2^48; the file is damaged)", path, (long long)v[0], (long long)v[1],
+                            (long long)v[2]);
+    if (v[3] == 0 && v[4] == 0 && v[5] == 0 && v[6] == 0)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds an all-zero RNG state (not a valid xoshiro state)", path);
+    st->step = v[0]; st->data_epoch = v[1]; st->data_index = v[2];
+    for (k = 0; k < 4; k++) memcpy(&ctx->rng.s[k], &v[3 + k], sizeof(int64_t));
+    if (st->scaler && (i = lt_st_find(f, "amp.scaler")) >= 0) return lt__ckpt_read_scaler(ctx, f, i, st->scaler, path);
+    return LT_OK;
+}
+
+/* The optimizer's state buffer of kind j for parameter k from f ("optim.<state name>.<param
+   name>"), when the optimizer keeps one. */
+static lt_status lt__ckpt_read_optim_buf(lt_gpt *g, lt_optim *opt, lt_st *f, int j, int k, const char *path) {
+    lt_ctx *ctx = g->ctx;
+    lt_tensor *t = g->list[k];
+    char nm[160];
+    int64_t shape[8], cnt = 0, have = 1;
+    const char *sn = lt_optim_state_name(opt, j);
+    float *buf = lt_optim_state_buf(opt, k, j, &cnt);
+    int d, nd, i;
+    if (!buf) return LT_OK;
+    snprintf(nm, sizeof nm, "optim.%s.%s", sn ? sn : "state", t->name);
+    i = lt_st_find(f, nm);
+    if (i < 0) return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing", path, nm);
+    nd = lt_st_shape(f, i, shape);
+    /* hardening: a zero dim first, so that huge dims beside it cannot overflow the product
+       (without one, the reader has checked the product against the file's size) */
+    for (d = 0; d < nd; d++) if (shape[d] == 0) have = 0;
+    for (d = 0; d < nd && have; d++) have *= shape[d];
+    /* a parameter-shaped buffer must have the parameter's shape (not just its size) */
+    if (nd >= 1 && have == cnt && lt_optim_state(opt, k, j) == buf) {
+        int same = nd == t->ndim;
+        char b1[64];
+        for (d = 0; same && d < nd; d++) same = shape[d] == t->shape[d];
+        if (!same)
+            return lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" has %d dims / another shape than its "
+                                "parameter %s", path, nm, nd, lt_shape_str(t, b1, sizeof b1));
+    }
+    if (nd < 1 || have != cnt)
+        return lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" holds %lld values but this optimizer keeps %lld "
+                            "(another optimizer configuration?)", path, nm, (long long)have, (long long)cnt);
+    lt_st_read_f32(f, i, buf, cnt);
+    return LT_OK;
+}
+
+/* Weights, then the training state when st is given, then the optimizer's state when opt is. */
 LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state *st, const char *path) {
     lt_ctx *ctx;
     lt_st *f;
-    int k, j, i, ns;
+    int k, j, ns;
     if (!g) return LT_ERR_ARG;
     ctx = g->ctx;
     if (lt_failed(ctx)) return ctx->status;
@@ -221,58 +311,7 @@ LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state
     f = lt_st_open(ctx, path);
     if (!f) return ctx->status;
     if (lt__gpt_read(g, f, path) != LT_OK) goto done;
-    if (st) {
-        int64_t shape[8], v[7];
-        size_t bytes;
-        const void *data;
-        i = lt_st_find(f, "train.state");
-        if (i < 0) { lt_set_error(ctx, LT_ERR_FORMAT, "%s: no \"train.state\": this holds weights only (use --init)", path); goto done; }
-        data = lt_st_data(f, i, &bytes);
-        if (strcmp(lt_st_dtype(f, i), "I64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 7 || bytes != sizeof v) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"train.state\" must be I64 [7]", path);
-            goto done;
-        }
-        memcpy(v, data, sizeof v);
-        if (v[0] < 0 || v[1] < 0 || v[2] < 0) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: none may be "
-                         "negative", path, (long long)v[0], (long long)v[1], (long long)v[2]);
-            goto done;
-        }
-        /* hardening: no run takes 2^48 steps or epochs (nor has 2^48 batches in one); a larger number
-           is a damaged file, and would overflow the int64 arithmetic done with it (step * K, ...) */
-        if (v[0] > ((int64_t)1 << 48) || v[1] > ((int64_t)1 << 48) || v[2] > ((int64_t)1 << 48)) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds step %lld, data epoch %lld, index %lld: out of "
-                         "range (each must be <= 2^48; the file is damaged)", path, (long long)v[0], (long long)v[1],
-                         (long long)v[2]);
-            goto done;
-        }
-        if (v[3] == 0 && v[4] == 0 && v[5] == 0 && v[6] == 0) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds an all-zero RNG state (not a valid xoshiro state)", path);
-            goto done;
-        }
-        st->step = v[0]; st->data_epoch = v[1]; st->data_index = v[2];
-        for (k = 0; k < 4; k++) memcpy(&ctx->rng.s[k], &v[3 + k], sizeof(int64_t));
-        if (st->scaler && (i = lt_st_find(f, "amp.scaler")) >= 0) {
-            double a[6];
-            lt_scaler_state ss;
-            data = lt_st_data(f, i, &bytes);
-            if (strcmp(lt_st_dtype(f, i), "F64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 6 ||
-                bytes != sizeof a) {
-                lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"amp.scaler\" must be F64 [6]", path);
-                goto done;
-            }
-            memcpy(a, data, sizeof a);
-            for (k = 3; k < 6; k++)   /* counters: whole numbers in [0, 2^53] before any int64 conversion */
-                if (!(a[k] >= 0 && a[k] <= 9007199254740992.0 && a[k] == floor(a[k]))) {
-                    lt_set_error(ctx, LT_ERR_FORMAT, "%s: amp.scaler holds %g where a count belongs (the file is "
-                                 "damaged)", path, a[k]);
-                    goto done;
-                }
-            ss.scale = a[0]; ss.growth_factor = a[1]; ss.backoff_factor = a[2];
-            ss.growth_interval = (int64_t)a[3]; ss.growth_tracker = (int64_t)a[4]; ss.skipped = (int64_t)a[5];
-            if (lt_scaler_set_state(ctx, st->scaler, &ss) != LT_OK) goto done;
-        }
-    }
+    if (st && lt__ckpt_read_train_state(ctx, f, st, path) != LT_OK) goto done;
     if (opt) {
         const char *oname = lt_st_meta(f, "optimizer");
         if (oname && strcmp(oname, lt_optim_name(opt)) != 0) {
@@ -281,40 +320,8 @@ LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state
         }
         ns = lt_optim_num_states(opt);
         for (j = 0; j < ns && !lt_failed(ctx); j++)
-            for (k = 0; k < g->n_list && !lt_failed(ctx); k++) {
-                lt_tensor *t = g->list[k];
-                char nm[160];
-                int64_t shape[8], cnt = 0, have = 1;
-                const char *sn = lt_optim_state_name(opt, j);
-                float *buf = lt_optim_state_buf(opt, k, j, &cnt);
-                int d, nd;
-                if (!buf) continue;
-                snprintf(nm, sizeof nm, "optim.%s.%s", sn ? sn : "state", t->name);
-                i = lt_st_find(f, nm);
-                if (i < 0) { lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing", path, nm); break; }
-                nd = lt_st_shape(f, i, shape);
-                /* hardening: a zero dim first, so that huge dims beside it cannot overflow the product
-                   (without one, the reader has checked the product against the file's size) */
-                for (d = 0; d < nd; d++) if (shape[d] == 0) have = 0;
-                for (d = 0; d < nd && have; d++) have *= shape[d];
-                /* a parameter-shaped buffer must have the parameter's shape (not just its size) */
-                if (nd >= 1 && have == cnt && lt_optim_state(opt, k, j) == buf) {
-                    int same = nd == t->ndim;
-                    char b1[64];
-                    for (d = 0; same && d < nd; d++) same = shape[d] == t->shape[d];
-                    if (!same) {
-                        lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" has %d dims / another shape than its "
-                                     "parameter %s", path, nm, nd, lt_shape_str(t, b1, sizeof b1));
-                        break;
-                    }
-                }
-                if (nd < 1 || have != cnt) {
-                    lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" holds %lld values but this optimizer keeps %lld "
-                                 "(another optimizer configuration?)", path, nm, (long long)have, (long long)cnt);
-                    break;
-                }
-                lt_st_read_f32(f, i, buf, cnt);
-            }
+            for (k = 0; k < g->n_list && !lt_failed(ctx); k++)
+                if (lt__ckpt_read_optim_buf(g, opt, f, j, k, path) != LT_OK) break;
         if (st) lt_optim_set_steps(opt, st->step);
     }
 done:

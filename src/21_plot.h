@@ -1,4 +1,6 @@
 /* ==== @@PLOT  SVG line charts: panels, 1-2-5 ticks, legend; written atomically ================= */
+/* Holds: lt_plot: series in panels, 1-2-5 axis ticks, a legend, the SVG written atomically.
+   Calls: @@CORE. */
 
 typedef struct {
     char *name;                  /* NULL: not in the legend */
@@ -61,6 +63,7 @@ static void lt__plot_panel_init(lt__ppanel *q) {
     for (i = 0; i < 4; i++) q->lim[i] = NAN;
 }
 
+/* ---- @@PLOT.series  plots, panels, series ---------------------------------------------------- */
 LTRAIN_DEF lt_plot *lt_plot_create(const char *title, const char *xlabel, const char *ylabel) {
     lt_plot *p = (lt_plot *)LT__MALLOC(sizeof(lt_plot));
     if (!p) return NULL;
@@ -197,7 +200,7 @@ LTRAIN_DEF const char *lt_plot_error(const lt_plot *p) {
     return p ? p->msg : "lt_plot: no plot (lt_plot_create returned NULL: out of memory)";
 }
 
-/* -- ranges and ticks ----------------------------------------------------------------------------- */
+/* -- @@PLOT.ticks  ranges and ticks --------------------------------------------------------------- */
 
 /* The 1-2-5 step nearest above span/target: 1, 2, 5, 10, 20, 50, ... times a power of ten. */
 static double lt__plot_nice_step(double span, int target) {
@@ -296,7 +299,7 @@ static void lt__plot_label(char *buf, size_t cap, double v, const lt__paxis *a) 
     snprintf(buf, cap, "%.*f", dec < 0 ? 0 : dec > 9 ? 9 : dec, v);
 }
 
-/* -- writing ------------------------------------------------------------------------------------- */
+/* -- @@PLOT.svg  writing ------------------------------------------------------------------------- */
 
 /* Text content or an attribute value, XML-escaped; control bytes and invalid UTF-8 become '?'. */
 static void lt__plot_text(FILE *f, const char *s) {
@@ -341,22 +344,35 @@ static double lt__plot_px(const lt__paxis *a, double v, double px0, double len, 
 
 static int lt__plot_ok(double v, int log) { return isfinite(v) && (!log || v > 0); }
 
-/* One panel at vertical offset oy.  id makes its clip path's name unique in the file. */
-static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
-    const lt__ppanel *q = &p->panels[id];
+/* A panel's layout: its axes, ranged over its data, and the plot box in pixels. */
+typedef struct {
+    const lt__ppanel *q;
+    int id;                      /* the panel's index: its series, its clip path's name */
     lt__paxis ax, ay;
-    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
-    double L, R = 20, T = q->title ? 34 : 16, Bm = q->xlabel ? 48 : 30, W, H, x0, y0;
-    int s, k, nleg = 0, maxlab = 1, maxname = 0;
-    char lab[64];
+    double oy, x0, y0, W, H;     /* the panel's vertical offset; the box's corner and size */
+    int nleg, maxname;           /* named series (legend rows) and the longest name */
+} lt__pframe;
 
+/* Range both axes over the panel's finite points (and its fixed limits), then place the box:
+   the left margin fits the longest y tick label. */
+static void lt__plot_frame(const lt_plot *p, int id, double oy, lt__pframe *fr) {
+    const lt__ppanel *q = &p->panels[id];
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    double L, R = 20, T = q->title ? 34 : 16, Bm = q->xlabel ? 48 : 30;
+    int s, k, maxlab = 1;
+    char lab[64];
+    fr->q = q;
+    fr->id = id;
+    fr->oy = oy;
+    fr->nleg = 0;
+    fr->maxname = 0;
     for (s = 0; s < p->n_series; s++) {
         const lt__pseries *ser = &p->series[s];
         if (ser->panel != id) continue;
         if (ser->name && ser->name[0]) {
             int len = (int)strlen(ser->name);
-            nleg++;
-            if (len > maxname) maxname = len;
+            fr->nleg++;
+            if (len > fr->maxname) fr->maxname = len;
         }
         for (k = 0; k < ser->n; k++) {
             double x = ser->x[k], y = ser->y[k];
@@ -369,37 +385,45 @@ static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
     }
     if (xlo > xhi) { xlo = 0; xhi = 1; }                    /* no points yet: an empty box */
     if (ylo > yhi) { ylo = q->log_y ? 0.1 : 0; yhi = 1; }
-    lt__plot_range(&ax, xlo, xhi, q->lim[0], q->lim[1], 0);
-    lt__plot_range(&ay, ylo, yhi, q->lim[2], q->lim[3], q->log_y);
+    lt__plot_range(&fr->ax, xlo, xhi, q->lim[0], q->lim[1], 0);
+    lt__plot_range(&fr->ay, ylo, yhi, q->lim[2], q->lim[3], q->log_y);
 
-    for (k = 0; k < ay.n_ticks; k++) {
+    for (k = 0; k < fr->ay.n_ticks; k++) {
         int len;
-        lt__plot_label(lab, sizeof lab, ay.ticks[k], &ay);
+        lt__plot_label(lab, sizeof lab, fr->ay.ticks[k], &fr->ay);
         len = (int)strlen(lab);
         if (len > maxlab) maxlab = len;
     }
     L = (q->ylabel ? 26 : 8) + 7.0 * maxlab + 8;
-    W = p->width - L - R;
-    H = p->height - T - Bm;
-    x0 = L;
-    y0 = oy + T;
+    fr->W = p->width - L - R;
+    fr->H = p->height - T - Bm;
+    fr->x0 = L;
+    fr->y0 = oy + T;
+}
 
-    fprintf(f, "<g>\n<clipPath id=\"lt-clip-%d\"><rect x=\"", id);
+/* The panel's clip path, title, grid with tick labels, box and axis labels. */
+static void lt__plot_draw_axes(FILE *f, const lt__pframe *fr) {
+    const lt__ppanel *q = fr->q;
+    const lt__paxis *ax = &fr->ax, *ay = &fr->ay;
+    double x0 = fr->x0, y0 = fr->y0, W = fr->W, H = fr->H;
+    int k;
+    char lab[64];
+    fprintf(f, "<g>\n<clipPath id=\"lt-clip-%d\"><rect x=\"", fr->id);
     lt__plot_num(f, x0); fputs("\" y=\"", f); lt__plot_num(f, y0);
     fputs("\" width=\"", f); lt__plot_num(f, W); fputs("\" height=\"", f); lt__plot_num(f, H);
     fputs("\"/></clipPath>\n", f);
     if (q->title) {
-        fputs("<text x=\"", f); lt__plot_num(f, x0 + W / 2); fputs("\" y=\"", f); lt__plot_num(f, oy + 22);
+        fputs("<text x=\"", f); lt__plot_num(f, x0 + W / 2); fputs("\" y=\"", f); lt__plot_num(f, fr->oy + 22);
         fputs("\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">", f);
         lt__plot_text(f, q->title);
         fputs("</text>\n", f);
     }
     /* grid and ticks: the x axis's, then the y axis's */
-    for (k = 0; k < ax.n_ticks + ay.n_ticks; k++) {
-        int isx = k < ax.n_ticks;
-        double v = isx ? ax.ticks[k] : ay.ticks[k - ax.n_ticks];
-        double px = isx ? lt__plot_px(&ax, v, x0, W, 0) : lt__plot_px(&ay, v, y0, H, 1);
-        lt__plot_label(lab, sizeof lab, v, isx ? &ax : &ay);
+    for (k = 0; k < ax->n_ticks + ay->n_ticks; k++) {
+        int isx = k < ax->n_ticks;
+        double v = isx ? ax->ticks[k] : ay->ticks[k - ax->n_ticks];
+        double px = isx ? lt__plot_px(ax, v, x0, W, 0) : lt__plot_px(ay, v, y0, H, 1);
+        lt__plot_label(lab, sizeof lab, v, isx ? ax : ay);
         if (isx) {
             fputs("<line x1=\"", f); lt__plot_num(f, px); fputs("\" y1=\"", f); lt__plot_num(f, y0);
             fputs("\" x2=\"", f); lt__plot_num(f, px); fputs("\" y2=\"", f); lt__plot_num(f, y0 + H + 5);
@@ -429,83 +453,99 @@ static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
         lt__plot_text(f, q->ylabel);
         fputs("</text>\n", f);
     }
+}
 
-    /* the lines: one path per series, a new subpath after every skipped point; lone points
-       (nothing finite on either side) get a dot, since a one-point path draws nothing */
+/* The lines: one path per series, a new subpath after every skipped point; lone points
+   (nothing finite on either side) get a dot, since a one-point path draws nothing. */
+static void lt__plot_draw_lines(const lt_plot *p, FILE *f, const lt__pframe *fr) {
+    const lt__paxis *ax = &fr->ax, *ay = &fr->ay;
+    double x0 = fr->x0, y0 = fr->y0, W = fr->W, H = fr->H;
+    int s, k, log_y = fr->q->log_y;
     for (s = 0, k = 0; s < p->n_series; s++) {
         const lt__pseries *ser = &p->series[s];
         const char *color, *dash;
         int i, open = 0, idx;
-        if (ser->panel != id) continue;
+        if (ser->panel != fr->id) continue;
         idx = k++;
         color = lt__plot_colors[idx % 8];
         dash = lt__plot_dashes[(idx / 8) % 4];
         fprintf(f, "<g clip-path=\"url(#lt-clip-%d)\" stroke=\"%s\" fill=\"%s\">\n<path fill=\"none\" "
-                   "stroke-width=\"1.8\" stroke-linejoin=\"round\" stroke-linecap=\"round\"", id, color, color);
+                   "stroke-width=\"1.8\" stroke-linejoin=\"round\" stroke-linecap=\"round\"", fr->id, color, color);
         if (dash[0]) fprintf(f, " stroke-dasharray=\"%s\"", dash);
         fputs(" d=\"", f);
         for (i = 0; i < ser->n; i++) {
-            int ok = isfinite(ser->x[i]) && lt__plot_ok(ser->y[i], q->log_y);
+            int ok = isfinite(ser->x[i]) && lt__plot_ok(ser->y[i], log_y);
             if (!ok) { open = 0; continue; }
             fputs(open ? " L" : " M", f);
-            lt__plot_num(f, lt__plot_px(&ax, ser->x[i], x0, W, 0));
+            lt__plot_num(f, lt__plot_px(ax, ser->x[i], x0, W, 0));
             fputc(' ', f);
-            lt__plot_num(f, lt__plot_px(&ay, ser->y[i], y0, H, 1));
+            lt__plot_num(f, lt__plot_px(ay, ser->y[i], y0, H, 1));
             open = 1;
         }
         fputs("\"/>\n", f);
         for (i = 0; i < ser->n; i++) {
-            int prev = i > 0 && isfinite(ser->x[i - 1]) && lt__plot_ok(ser->y[i - 1], q->log_y);
-            int next = i + 1 < ser->n && isfinite(ser->x[i + 1]) && lt__plot_ok(ser->y[i + 1], q->log_y);
-            if (prev || next || !isfinite(ser->x[i]) || !lt__plot_ok(ser->y[i], q->log_y)) continue;
-            fputs("<circle stroke=\"none\" r=\"3\" cx=\"", f); lt__plot_num(f, lt__plot_px(&ax, ser->x[i], x0, W, 0));
-            fputs("\" cy=\"", f); lt__plot_num(f, lt__plot_px(&ay, ser->y[i], y0, H, 1));
+            int prev = i > 0 && isfinite(ser->x[i - 1]) && lt__plot_ok(ser->y[i - 1], log_y);
+            int next = i + 1 < ser->n && isfinite(ser->x[i + 1]) && lt__plot_ok(ser->y[i + 1], log_y);
+            if (prev || next || !isfinite(ser->x[i]) || !lt__plot_ok(ser->y[i], log_y)) continue;
+            fputs("<circle stroke=\"none\" r=\"3\" cx=\"", f); lt__plot_num(f, lt__plot_px(ax, ser->x[i], x0, W, 0));
+            fputs("\" cy=\"", f); lt__plot_num(f, lt__plot_px(ay, ser->y[i], y0, H, 1));
             fputs("\"/>\n", f);
         }
         fputs("</g>\n", f);
     }
+}
 
-    /* legend: inside the box, in the corner that covers the fewest points (top right first) */
-    if (nleg > 0) {
-        double lw = 36 + 7.0 * maxname, lh = 8 + 18.0 * nleg, lx = x0 + W - lw - 8, ly = y0 + 8;
-        int corner, best = -1, fewest = 0;
-        for (corner = 0; corner < 4; corner++) {
-            double cx = corner & 1 ? x0 + 8 : x0 + W - lw - 8, cy = corner & 2 ? y0 + H - lh - 8 : y0 + 8;
-            int i, inside = 0;
-            for (s = 0; s < p->n_series; s++) {
-                const lt__pseries *ser = &p->series[s];
-                if (ser->panel != id) continue;
-                for (i = 0; i < ser->n; i++) {
-                    double px, py;
-                    if (!isfinite(ser->x[i]) || !lt__plot_ok(ser->y[i], q->log_y)) continue;
-                    px = lt__plot_px(&ax, ser->x[i], x0, W, 0);
-                    py = lt__plot_px(&ay, ser->y[i], y0, H, 1);
-                    inside += px >= cx - 4 && px <= cx + lw + 4 && py >= cy - 4 && py <= cy + lh + 4;
-                }
-            }
-            if (best < 0 || inside < fewest) { best = corner; fewest = inside; lx = cx; ly = cy; }
-        }
-        fputs("<rect x=\"", f); lt__plot_num(f, lx); fputs("\" y=\"", f); lt__plot_num(f, ly);
-        fputs("\" width=\"", f); lt__plot_num(f, lw); fputs("\" height=\"", f); lt__plot_num(f, lh);
-        fputs("\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#bbb\"/>\n", f);
-        for (s = 0, k = 0, nleg = 0; s < p->n_series; s++) {
+/* The legend: inside the box, in the corner that covers the fewest points (top right first). */
+static void lt__plot_draw_legend(const lt_plot *p, FILE *f, const lt__pframe *fr) {
+    const lt__paxis *ax = &fr->ax, *ay = &fr->ay;
+    double x0 = fr->x0, y0 = fr->y0, W = fr->W, H = fr->H;
+    double lw = 36 + 7.0 * fr->maxname, lh = 8 + 18.0 * fr->nleg, lx = x0 + W - lw - 8, ly = y0 + 8;
+    int s, k, nleg, corner, best = -1, fewest = 0;
+    for (corner = 0; corner < 4; corner++) {
+        double cx = corner & 1 ? x0 + 8 : x0 + W - lw - 8, cy = corner & 2 ? y0 + H - lh - 8 : y0 + 8;
+        int i, inside = 0;
+        for (s = 0; s < p->n_series; s++) {
             const lt__pseries *ser = &p->series[s];
-            int idx;
-            double ry;
-            if (ser->panel != id) continue;
-            idx = k++;
-            if (!ser->name || !ser->name[0]) continue;
-            ry = ly + 16 + 18.0 * nleg++;
-            fprintf(f, "<line stroke=\"%s\" stroke-width=\"2.5\"", lt__plot_colors[idx % 8]);
-            if (lt__plot_dashes[(idx / 8) % 4][0]) fprintf(f, " stroke-dasharray=\"%s\"", lt__plot_dashes[(idx / 8) % 4]);
-            fputs(" x1=\"", f); lt__plot_num(f, lx + 6); fputs("\" y1=\"", f); lt__plot_num(f, ry - 4);
-            fputs("\" x2=\"", f); lt__plot_num(f, lx + 26); fputs("\" y2=\"", f); lt__plot_num(f, ry - 4);
-            fputs("\"/>\n<text x=\"", f); lt__plot_num(f, lx + 31); fputs("\" y=\"", f); lt__plot_num(f, ry);
-            fputs("\">", f);
-            lt__plot_text(f, ser->name);
-            fputs("</text>\n", f);
+            if (ser->panel != fr->id) continue;
+            for (i = 0; i < ser->n; i++) {
+                double px, py;
+                if (!isfinite(ser->x[i]) || !lt__plot_ok(ser->y[i], fr->q->log_y)) continue;
+                px = lt__plot_px(ax, ser->x[i], x0, W, 0);
+                py = lt__plot_px(ay, ser->y[i], y0, H, 1);
+                inside += px >= cx - 4 && px <= cx + lw + 4 && py >= cy - 4 && py <= cy + lh + 4;
+            }
         }
+        if (best < 0 || inside < fewest) { best = corner; fewest = inside; lx = cx; ly = cy; }
     }
+    fputs("<rect x=\"", f); lt__plot_num(f, lx); fputs("\" y=\"", f); lt__plot_num(f, ly);
+    fputs("\" width=\"", f); lt__plot_num(f, lw); fputs("\" height=\"", f); lt__plot_num(f, lh);
+    fputs("\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#bbb\"/>\n", f);
+    for (s = 0, k = 0, nleg = 0; s < p->n_series; s++) {
+        const lt__pseries *ser = &p->series[s];
+        int idx;
+        double ry;
+        if (ser->panel != fr->id) continue;
+        idx = k++;
+        if (!ser->name || !ser->name[0]) continue;
+        ry = ly + 16 + 18.0 * nleg++;
+        fprintf(f, "<line stroke=\"%s\" stroke-width=\"2.5\"", lt__plot_colors[idx % 8]);
+        if (lt__plot_dashes[(idx / 8) % 4][0]) fprintf(f, " stroke-dasharray=\"%s\"", lt__plot_dashes[(idx / 8) % 4]);
+        fputs(" x1=\"", f); lt__plot_num(f, lx + 6); fputs("\" y1=\"", f); lt__plot_num(f, ry - 4);
+        fputs("\" x2=\"", f); lt__plot_num(f, lx + 26); fputs("\" y2=\"", f); lt__plot_num(f, ry - 4);
+        fputs("\"/>\n<text x=\"", f); lt__plot_num(f, lx + 31); fputs("\" y=\"", f); lt__plot_num(f, ry);
+        fputs("\">", f);
+        lt__plot_text(f, ser->name);
+        fputs("</text>\n", f);
+    }
+}
+
+/* One panel at vertical offset oy.  id makes its clip path's name unique in the file. */
+static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
+    lt__pframe fr;
+    lt__plot_frame(p, id, oy, &fr);
+    lt__plot_draw_axes(f, &fr);
+    lt__plot_draw_lines(p, f, &fr);
+    if (fr.nleg > 0) lt__plot_draw_legend(p, f, &fr);
     fputs("</g>\n", f);
 }
 

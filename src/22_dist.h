@@ -1,4 +1,7 @@
 /* ==== @@DIST  data parallel over MPI: ranks, bucketed gradient all-reduce, sharding, checkpoints = */
+/* Holds: lt_dist: ranks, the bucketed gradient all-reduce (fp32, ordered, bf16), each
+   rank's share of the batches, checkpoints saved by rank 0.
+   Calls: @@CORE, @@HALF, @@TENSOR, @@DATA, @@TRAIN; MPI under LTRAIN_MPI. */
 /* Under LTRAIN_MPI (compile with mpicc) the functions talk to MPI; without it they are the
    single-process case (rank 0 of 1), so user code needs no #ifdef.
 
@@ -52,7 +55,7 @@ struct lt_dist {
 #endif
 };
 
-/* ---- process level ------------------------------------------------------------------------ */
+/* ---- @@DIST.process  process level -------------------------------------------------------- */
 #ifdef LTRAIN_MPI
 static int lt__mpi_live(void) {
     int i = 0, f = 0;
@@ -112,7 +115,7 @@ LTRAIN_DEF void lt_dist_abort(int code) {
 #endif
 }
 
-/* ---- the reducer -------------------------------------------------------------------------- */
+/* ---- @@DIST.reducer  the reducer ---------------------------------------------------------- */
 LTRAIN_DEF lt_dist_config lt_dist_defaults(void) {
     lt_dist_config c;
     memset(&c, 0, sizeof c);
@@ -441,6 +444,7 @@ LTRAIN_DEF lt_status lt_dist_check_sync(lt_dist *d) {
 }
 
 /* Reads the loader's B and B*T: lt_loader is defined in @@DATA above. */
+/* ---- @@DIST.data  each rank's batches, checkpoints ------------------------------------------- */
 LTRAIN_DEF lt_status lt_dist_loader_next(lt_dist *d, lt_loader *ld, int32_t *inputs, int32_t *targets) {
     size_t bt, gbt;
     lt_status s;

@@ -1,4 +1,7 @@
 /* ==== @@CUDA  the CUDA backend: device arena, kernels, cuBLAS, graphs (LTRAIN_CUDA) ============== */
+/* Holds: the CUDA backend: it fills the device table (ctx->dev) with the device arena, kernels
+   for every op, cuBLAS matmuls, optimizer steps, clipping, unscaling and CUDA-graph replay.
+   Calls: @@CORE, @@TENSOR, @@OPS, @@TAPE, @@COMPILE, @@OPTIM; CUDA, cuBLAS. */
 /* How the backend fits the library.  lt_set_device(ctx, LT_CUDA) gives the context a CUDA stream,
    a cuBLAS handle and a device arena; from then on:
      - values (op outputs, gradients, saved buffers) come from the device arena (lt__values_alloc):
@@ -97,7 +100,7 @@ static int lt__cu_blas_ok(lt_ctx *ctx, cublasStatus_t s, const char *what) {
 /* After a launch: a bad configuration shows at once, a fault at the next synchronisation. */
 #define LT__CU_LAUNCHED(ctx, what) lt__cu_ok(ctx, cudaGetLastError(), what)
 
-/* -- device arena ------------------------------------------------------------------------------ */
+/* -- @@CUDA.arena  device arena ---------------------------------------------------------------- */
 static void *lt__cu_alloc(lt_ctx *ctx, size_t bytes) {
     lt__cuda *cu = ctx->cuda;
     lt__cu_chunk *c;
@@ -177,7 +180,7 @@ static void lt__cu_reset(lt_ctx *ctx) {
 
 static size_t lt__cu_arena_bytes(const lt_ctx *ctx) { return ctx->cuda->reserved; }
 
-/* -- parameters: the device mirror of the packed block ------------------------------------------- */
+/* -- @@CUDA.params  parameters: the device mirror of the packed block ---------------------------- */
 static float *lt__cu_p(lt_ctx *ctx, const float *p) {
     lt__cuda *cu = ctx->cuda;
     if (p && cu->pdev && p >= cu->phost && p < cu->phost + 2 * cu->pfloats) return cu->pdev + (p - cu->phost);
@@ -400,7 +403,7 @@ LTRAIN_DEF lt_status lt_set_device(lt_ctx *ctx, lt_device dev) {
     return LT_OK;
 }
 
-/* -- reductions --------------------------------------------------------------------------------- */
+/* -- @@CUDA.reductions  reductions -------------------------------------------------------------- */
 /* The sum of v over a block (double, fixed order: the same on every run).  blockDim.x must be a
    multiple of 32, at most 1024; every thread gets the result. */
 __device__ double lt__cu_block_sum(double v) {
@@ -508,7 +511,7 @@ static void lt__cu_colsum(lt_ctx *ctx, const float *x, const float *y, int64_t R
 }
 
 /* -- 16-bit values --------------------------------------------------------------------------- */
-/* Bit for bit the host conversions (@@AMP): bf16 rounds to nearest even on the bits, every NaN
+/* Bit for bit the host conversions (@@HALF): bf16 rounds to nearest even on the bits, every NaN
    gives 0xFFFF; fp16 is IEEE binary16 (the hardware conversion rounds to nearest even), NaN gives
    sign | 0x7E00. */
 __device__ unsigned short lt__cu_to_bf16(float x) {
@@ -538,7 +541,7 @@ __global__ void lt__k_epilogue16(float *y, const float *t, const float *bias, in
     }
 }
 
-/* -- GEMM through cuBLAS -------------------------------------------------------------------------- */
+/* -- @@CUDA.gemm  GEMM through cuBLAS ------------------------------------------------------------- */
 /* Row-major C (M,N) = alpha·op(A)·op(B) + beta·C is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: cuBLAS gets
    B first.  nb batches with strides sA, sB, sC (sB = 0: B shared).  prec LT_F32: fp32 inputs
    (TF32 tensor cores only after lt_set_tf32); LT_BF16 / LT_F16: A and B are 16-bit arrays, C
@@ -567,7 +570,7 @@ static void lt__cu_gemm(lt_ctx *ctx, const char *who, int prec, int ta, int tb, 
     lt__cu_blas_ok(ctx, s, who);
 }
 
-/* -- elementwise ops ----------------------------------------------------------------------------- */
+/* -- @@CUDA.elementwise  elementwise ops --------------------------------------------------------- */
 /* A CUDA kernel of an op that has none yet: a clear error, never a wrong result. */
 static void lt__cu_missing(lt__node *nd, int bwd) {
     lt_set_error(nd->ctx, LT_ERR_STATE, "%s%s%s: the %s of op '%s' has no CUDA kernel yet (device cuda) (hint: run "
@@ -784,7 +787,7 @@ static void lt__softmax_bwd_cuda(lt__node *nd) { lt__cu_softmax_bwd(nd, 0); }
 static void lt__log_softmax_fwd_cuda(lt__node *nd) { lt__cu_softmax_fwd(nd, 1); }
 static void lt__log_softmax_bwd_cuda(lt__node *nd) { lt__cu_softmax_bwd(nd, 1); }
 
-/* -- layernorm: one warp per row; sums in double as the CPU kernel ------------------------------- */
+/* -- @@CUDA.layernorm  layernorm: one warp per row; sums in double as the CPU kernel ------------- */
 /* x (R, C), w, b (C) -> y (R, C) = (x - mean)·rstd·w + b; saves mean, rstd (R) */
 __global__ void lt__k_layernorm(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b,
                                 int64_t R, int64_t C, float eps) {
@@ -990,7 +993,7 @@ static void lt__transpose_bwd_cuda(lt__node *nd) {
     LT__CU_LAUNCHED(nd->ctx, "transpose");
 }
 
-/* -- attention: fused, causal, flash-style ---------------------------------------------------- */
+/* -- @@CUDA.attention  attention: fused, causal, flash-style ---------------------------------- */
 /* One warp per (b, h, query t); lane l holds head dims l, l+32, ... (D <= 32·LT__CU_DK).  Keys are
    visited once with an online softmax (Milakov & Gimelshein 2018; Dao et al. 2022): a running max
    m, normaliser l and output acc rescaled by exp(m_old - m_new) as each key arrives, so no T×T
@@ -1175,7 +1178,7 @@ static void lt__attention_bwd_cuda(lt__node *nd) {
     LT__CU_LAUNCHED(nd->ctx, "attention");
 }
 
-/* -- losses -------------------------------------------------------------------------------------- */
+/* -- @@CUDA.losses  losses ----------------------------------------------------------------------- */
 /* cross-entropy: a block per row: row_r = logsumexp(x_r) - x_r[t_r] (0 for ignored rows), then
    loss = Σ row / denom (two-stage sum); backward dx_r += g·(softmax(x_r) - onehot(t_r)),
    g = dloss/denom read on the device */
@@ -1447,7 +1450,7 @@ static void lt__cu_zero_grad(lt_ctx *ctx) {
     cu->pstate = LT__CU_DEV_NEWER;
 }
 
-/* -- optimizers ------------------------------------------------------------------------------------ */
+/* -- @@CUDA.optim  optimizers ---------------------------------------------------------------------- */
 /* AdamW over every parameter in one launch: parameter i's elements are cut into chunks of
    LT__CU_ACHUNK, chunk c of the whole launch finds its parameter by binary search over the
    chunk offsets.  The arithmetic is lt__adamw_update's, operation for operation (__fmul_rn keeps
@@ -1600,7 +1603,7 @@ static lt_status lt__cu_optim_step(lt_optim *o, double lr) {
     return ctx->status;
 }
 
-/* -- clipping, loss scaling ---------------------------------------------------------------------- */
+/* -- @@CUDA.clip  clipping, loss scaling --------------------------------------------------------- */
 /* Σ g² of each parameter (double, two stages) -> the host; mode 0 norm, 1 clip to a norm, 2 clamp.
    The norm and the finiteness test are torch's (as @@CLIP); the scaling runs on the device. */
 __global__ void lt__k_mulc(float *g, float c, int64_t n) { LT__CU_LOOP(i, n) g[i] *= c; }
@@ -1690,7 +1693,7 @@ static int lt__cu_unscale(lt_ctx *ctx, lt_paramset ps, float inv) {
     return *(int *)(void *)cu->red != 0;
 }
 
-/* -- graphs: the compile mode on the device ---------------------------------------------------------- */
+/* -- @@CUDA.graphs  graphs: the compile mode on the device ------------------------------------------- */
 /* lt_compile on LT_CUDA runs the step once eagerly (which grows the device arena and the pinned
    staging to their size), then runs it again inside cudaStreamBeginCapture: the kernels, cuBLAS
    calls and the ids' copies (from pinned staging) become one CUDA graph; nothing executes.  The

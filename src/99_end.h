@@ -1,3 +1,4 @@
+/* ==== end: closes the implementation block; the licence ======================================= */
 
 #endif /* LTRAIN_IMPLEMENTATION */
 

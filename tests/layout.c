@@ -11,6 +11,9 @@
      comment-paths  every repository path named in a comment of src/, examples/, tests/, bench/
                   (src/..., examples/..., tests/..., bench/..., a part such as "05_ops.h")
                   exists.
+     tags         every second-level tag (@@SECTION.piece, e.g. @@OPS.attention) named in a
+                  comment of a part is listed in the CONTENTS of src/00_docs.h, and every tag
+                  listed there is named exactly once in the parts.
    Prints "ok NAME" or "FAIL NAME" per rule and ends with "N passed, N failed".  --list also
    prints the figures the rules count (every long function, every guard).
 
@@ -230,6 +233,52 @@ static int check_paths(const char *from, const char *com, int list) {
     return bad;
 }
 
+/* The second-level tags in text s: "@@" + capitals + "." + [a-z0-9_]+.  Each goes to out (up to
+   max, 64 bytes each); returns how many were found. */
+static int find_tags(const char *s, char out[][64], int max) {
+    int n = 0;
+    for (const char *p = s; *p; p++) {
+        if (p[0] != '@' || p[1] != '@' || (p > s && p[-1] == '@')) continue;
+        const char *q = p + 2;
+        while (isupper((unsigned char)*q)) q++;
+        if (q == p + 2 || *q != '.' || !(islower((unsigned char)q[1]) || isdigit((unsigned char)q[1]))) continue;
+        q++;
+        while (islower((unsigned char)*q) || isdigit((unsigned char)*q) || *q == '_') q++;
+        if (n < max && q - p < 64) { memcpy(out[n], p, (size_t)(q - p)); out[n][q - p] = 0; n++; }
+        p = q - 1;
+    }
+    return n;
+}
+
+/* tags: the CONTENTS of 00_docs.h (from "CONTENTS" to "==== @@DOCS") against the parts' comments. */
+static int check_tags(char **coms, int list) {
+    static char listed[1024][64], used[4096][64];
+    int nl = 0, nu = 0, bad = 0;
+    long n;
+    char *docs = slurp("src/00_docs.h", &n);
+    if (!docs) { printf("  tags: cannot read src/00_docs.h\n"); return 1; }
+    char *a = strstr(docs, "CONTENTS"), *b = a ? strstr(a, "==== @@DOCS") : NULL;
+    if (!a || !b) { printf("  tags: no CONTENTS ... ==== @@DOCS in src/00_docs.h\n"); free(docs); return 1; }
+    *b = 0;
+    nl = find_tags(a, listed, 1024);
+    for (int p = 0; p < nparts; p++)
+        if (!strstr(parts[p], "00_docs")) nu += find_tags(coms[p], used + nu, 4096 - nu);
+    for (int i = 0; i < nu; i++) {
+        int k = 0, seen = 0;
+        while (k < nl && strcmp(listed[k], used[i])) k++;
+        for (int j = 0; j < i; j++) seen |= !strcmp(used[j], used[i]);
+        if (k == nl && !seen) { bad++; printf("  tag: %s is named in a part but not listed in 00_docs.h's CONTENTS\n", used[i]); }
+    }
+    for (int k = 0; k < nl; k++) {
+        int c = 0;
+        for (int i = 0; i < nu; i++) c += !strcmp(listed[k], used[i]);
+        if (c != 1) { bad++; printf("  tag: %s is listed in CONTENTS and named %d times in the parts (once expected)\n", listed[k], c); }
+        else if (list) printf("  tag: %s\n", listed[k]);
+    }
+    free(docs);
+    return bad ? bad : (nl == 0);
+}
+
 static void list_dir(const char *dir, const char *ext, char out[][128], int *n, int max) {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -326,6 +375,10 @@ int main(int argc, char **argv) {
     }
     printf("%s comment-paths: %d repository paths named in comments that do not exist\n", bad ? "FAIL" : "ok", bad);
     bad ? failed++ : passed++;
+    /* second-level tags */
+    int badtags = check_tags(coms, list);
+    printf("%s tags: %d second-level tags unlisted, missing or named twice\n", badtags ? "FAIL" : "ok", badtags);
+    badtags ? failed++ : passed++;
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

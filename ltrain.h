@@ -1113,6 +1113,13 @@ typedef struct {
     size_t used, peak;           /* bytes handed out (for lt_arena_used / peak) */
 } lt__arena;
 
+/* lt_compile's recording (@@COMPILE) as a seam: while it records a step, ctx->cap_hooks points at
+   its two recorders, so the parts above it record without naming it (NULL otherwise: one test). */
+typedef struct lt__capture_hooks {
+    void (*input)(lt_ctx *ctx, lt_tensor *t, const float *src);  /* lt_tensor_new / lt_tensor_from made t */
+    void (*node)(lt_ctx *ctx, lt__node *nd);                      /* lt__run ran op nd */
+} lt__capture_hooks;
+
 struct lt_ctx {
     lt_status status;
     char msg[512];
@@ -1135,6 +1142,7 @@ struct lt_ctx {
     double prof_s[2][64];        /* seconds in forward [0] / backward [1] kernels, by op row */
     int64_t prof_n[2][64];
     struct lt__capture *cap;     /* non-NULL while lt_compile records a step */
+    const lt__capture_hooks *cap_hooks; /* ... and then its recorders (@@COMPILE) */
     int dry;                     /* lt_compile's recording pass: ops are recorded, kernels not run */
     lt_device device;            /* lt_set_device: where ops run (LT_CPU unless LTRAIN_CUDA chose LT_CUDA) */
     struct lt__cuda *cuda;       /* LT_CUDA: stream, cuBLAS, device arena, parameter mirror (@@CUDA) */
@@ -1755,8 +1763,6 @@ LTRAIN_DEF const char *lt_shape_str(const lt_tensor *t, char *buf, size_t cap) {
     return buf;
 }
 
-static void lt__capture_input(lt_ctx *ctx, lt_tensor *t, const float *src); /* @@COMPILE */
-
 /* The first allocation after lt_backward starts a new step: reset the arena lazily, so the
    loss and activations stay readable after backward until the next forward begins. */
 static void lt__begin(lt_ctx *ctx) {
@@ -1825,7 +1831,7 @@ LTRAIN_DEF lt_tensor *lt_tensor_new(lt_ctx *ctx, int ndim, const int64_t *shape)
     lt__begin(ctx);
     t = lt__arena_tensor(ctx, "lt_tensor_new", ndim, shape, 1);
     if (t) lt__values_set(ctx, t->data, NULL, (size_t)t->n);
-    if (t && ctx->cap) lt__capture_input(ctx, t, NULL);
+    if (t && ctx->cap_hooks) ctx->cap_hooks->input(ctx, t, NULL);
     return t;
 }
 
@@ -1836,7 +1842,7 @@ LTRAIN_DEF lt_tensor *lt_tensor_from(lt_ctx *ctx, const float *data, int ndim, c
     lt__begin(ctx);
     t = lt__arena_tensor(ctx, "lt_tensor_from", ndim, shape, 1);
     if (t) lt__values_set(ctx, t->data, data, (size_t)t->n);
-    if (t && ctx->cap) lt__capture_input(ctx, t, data);
+    if (t && ctx->cap_hooks) ctx->cap_hooks->input(ctx, t, data);
     return t;
 }
 
@@ -2085,8 +2091,6 @@ static const lt__opdef lt__ops[LT__OP_COUNT] = {
 typedef char lt__op_table_fits_profile[LT__OP_COUNT <= 64 ? 1 : -1]; /* ctx->prof_s has 64 rows */
 #define LT__EW_PAR (int64_t)32768   /* elementwise loops over fewer elements than this: one thread */
 
-static void lt__capture_node(lt_ctx *ctx, lt__node *nd); /* @@COMPILE */
-
 static void lt__profile_add(lt_ctx *ctx, const lt__node *nd, int bwd, double s) {
     int row = (int)(nd->op - lt__ops);
     ctx->prof_s[bwd][row] += s;
@@ -2330,7 +2334,7 @@ static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
         nd->op->fwd[ctx->device](nd);
     }
     if (lt_failed(ctx)) return NULL;
-    if (ctx->cap) lt__capture_node(ctx, nd);
+    if (ctx->cap_hooks) ctx->cap_hooks->node(ctx, nd);
     if (nd->out->requires_grad) {
         if (ctx->tape_len == ctx->tape_cap) {
             int cap = ctx->tape_cap ? 2 * ctx->tape_cap : 256;
@@ -5738,6 +5742,9 @@ static void lt__capture_node(lt_ctx *ctx, lt__node *nd) {
     c->nodes[c->n++] = nd;
 }
 
+/* what lt_compile hands the parts above it while it records (ctx->cap_hooks) */
+static const lt__capture_hooks lt__capture_rec = {lt__capture_input, lt__capture_node};
+
 typedef struct {
     size_t bytes, off;
     int first, last;             /* lifetime on the plan's timeline, inclusive */
@@ -6355,10 +6362,12 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     rng = ctx->rng;              /* the validation step draws nothing that counts (dropout masks) */
     lt_reset(ctx);
     ctx->cap = &cap;
+    ctx->cap_hooks = &lt__capture_rec;
     ctx->dry = 1;
     loss = fn(ctx, user);
     ctx->dry = 0;
     ctx->cap = NULL;
+    ctx->cap_hooks = NULL;
     if (!lt_failed(ctx) && !loss) lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the step function returned NULL");
     if (!lt_failed(ctx) && loss->n != 1) {
         char b1[64];

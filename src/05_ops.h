@@ -82,8 +82,6 @@ static const lt__opdef lt__ops[LT__OP_COUNT] = {
 typedef char lt__op_table_fits_profile[LT__OP_COUNT <= 64 ? 1 : -1]; /* ctx->prof_s has 64 rows */
 #define LT__EW_PAR (int64_t)32768   /* elementwise loops over fewer elements than this: one thread */
 
-static void lt__capture_node(lt_ctx *ctx, lt__node *nd); /* @@COMPILE */
-
 static void lt__profile_add(lt_ctx *ctx, const lt__node *nd, int bwd, double s) {
     int row = (int)(nd->op - lt__ops);
     ctx->prof_s[bwd][row] += s;
@@ -327,7 +325,7 @@ static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
         nd->op->fwd[ctx->device](nd);
     }
     if (lt_failed(ctx)) return NULL;
-    if (ctx->cap) lt__capture_node(ctx, nd);
+    if (ctx->cap_hooks) ctx->cap_hooks->node(ctx, nd);
     if (nd->out->requires_grad) {
         if (ctx->tape_len == ctx->tape_cap) {
             int cap = ctx->tape_cap ? 2 * ctx->tape_cap : 256;

@@ -53,6 +53,9 @@ static void lt__capture_node(lt_ctx *ctx, lt__node *nd) {
     c->nodes[c->n++] = nd;
 }
 
+/* what lt_compile hands the parts above it while it records (ctx->cap_hooks) */
+static const lt__capture_hooks lt__capture_rec = {lt__capture_input, lt__capture_node};
+
 typedef struct {
     size_t bytes, off;
     int first, last;             /* lifetime on the plan's timeline, inclusive */
@@ -670,10 +673,12 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     rng = ctx->rng;              /* the validation step draws nothing that counts (dropout masks) */
     lt_reset(ctx);
     ctx->cap = &cap;
+    ctx->cap_hooks = &lt__capture_rec;
     ctx->dry = 1;
     loss = fn(ctx, user);
     ctx->dry = 0;
     ctx->cap = NULL;
+    ctx->cap_hooks = NULL;
     if (!lt_failed(ctx) && !loss) lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the step function returned NULL");
     if (!lt_failed(ctx) && loss->n != 1) {
         char b1[64];

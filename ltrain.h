@@ -2018,21 +2018,43 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
    (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device column
    (LT_CPU, later LT_CUDA) lets another backend add kernels without touching callers. */
 
-/* name, and what its backward reads besides gradients: the inputs' values (IN), its own
-   output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
+/* name, and the op's flags.  What its backward reads besides gradients: the inputs' values (IN),
+   its own output's values (OUT); the compile mode plans buffer lifetimes from these two.
    The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
    @@AMP) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
    need not stay alive.  (Eager records may skip a copy and read the float32 values in place,
-   lt__copy16: eager mode never frees them; a compiled plan always has the copies.) */
+   lt__copy16: eager mode never frees them; a compiled plan always has the copies.)
+   What the compile mode may do with the op (@@COMPILE), each a property of its kernels:
+     ROW        each row of its (R, C) output is computed from the same row of its inputs (or
+                from one row broadcast to all): a plan may run it on tiles of rows, fused with
+                the row-wise ops next to it (lt__plan_fuse)
+     VIEW       its output shares its input's values (reshape): no buffer of its own
+     Y_OVER_X   its forward allows y == x for a same-size input (y[i] = a[i] + b[i]): the output
+                may be written over an input nothing reads afterwards (lt__add_over, eagerly)
+     DX_OVER_X  its backward allows dx == x: x's gradient may be written over x's values when
+                nothing reads them afterwards (cross-entropy's d(logits) over the logits)
+     DX_OVER_DY its backward allows dx == dy for its first input: that gradient may be written
+                over the output's when nothing reads it afterwards (lt__grad_adopt, eagerly)
+     Y16        its output is already rounded to 16 bits in the record's precision (f[0]), so a
+                16-bit copy of it is exact (lt__exact16) */
 #define LT__IN 1
 #define LT__OUT 2
+#define LT__ROW 4
+#define LT__VIEW 8
+#define LT__Y_OVER_X 16
+#define LT__DX_OVER_X 32
+#define LT__DX_OVER_DY 64
+#define LT__Y16 128
 #define LT__OP_LIST(X)                                                                              \
-    X(reshape, 0) X(add, 0) X(sub, 0) X(mul, LT__IN) X(scale, 0) X(sum, 0) X(mean, 0)                \
-    X(matmul, LT__IN) X(linear, LT__IN) X(conv1d, LT__IN) X(gelu, LT__IN) X(gelu_erf, LT__IN)          \
-    X(relu, LT__IN) X(tanh, LT__OUT) X(sigmoid, LT__OUT) X(softmax, LT__OUT) X(log_softmax, LT__OUT)  \
-    X(layernorm, LT__IN) X(embedding, 0) X(dropout, 0) X(transpose, 0) X(attention, LT__IN | LT__OUT) \
-    X(cross_entropy, LT__IN) X(mse, LT__IN) X(matmul16, 0) X(linear16, 0) X(conv1d16, 0)                 \
-    X(attention16, 0) X(layernorm16, 0) X(gelu16, 0) X(linear_ce16, 0)
+    X(reshape, LT__VIEW) X(add, LT__ROW | LT__Y_OVER_X | LT__DX_OVER_DY) X(sub, LT__ROW)             \
+    X(mul, LT__IN | LT__ROW) X(scale, LT__ROW) X(sum, 0) X(mean, 0)                                  \
+    X(matmul, LT__IN) X(linear, LT__IN) X(conv1d, LT__IN) X(gelu, LT__IN | LT__ROW | LT__DX_OVER_DY) \
+    X(gelu_erf, LT__IN | LT__ROW) X(relu, LT__IN | LT__ROW) X(tanh, LT__OUT | LT__ROW)               \
+    X(sigmoid, LT__OUT | LT__ROW) X(softmax, LT__OUT | LT__ROW) X(log_softmax, LT__OUT | LT__ROW)    \
+    X(layernorm, LT__IN | LT__ROW) X(embedding, 0) X(dropout, 0) X(transpose, 0)                     \
+    X(attention, LT__IN | LT__OUT) X(cross_entropy, LT__IN | LT__DX_OVER_X) X(mse, LT__IN)           \
+    X(matmul16, LT__Y16) X(linear16, LT__Y16) X(conv1d16, LT__Y16) X(attention16, LT__Y16)           \
+    X(layernorm16, 0) X(gelu16, LT__Y16 | LT__DX_OVER_DY) X(linear_ce16, 0)
 
 struct lt__node {
     const struct lt__opdef *op;
@@ -2056,16 +2078,17 @@ typedef void (*lt__kernel)(lt__node *nd);
 typedef struct lt__opdef {
     const char *name;
     int reads;                   /* LT__IN | LT__OUT: what backward reads */
+    int flags;                   /* the row's flags: reads, LT__ROW, LT__VIEW, ... (above) */
     lt__kernel fwd[LT_NDEVICES];
     lt__kernel bwd[LT_NDEVICES];
 } lt__opdef;
 
-#define LT__DECLARE_KERNELS(name, reads) static void lt__##name##_fwd(lt__node *); static void lt__##name##_bwd(lt__node *);
+#define LT__DECLARE_KERNELS(name, flags) static void lt__##name##_fwd(lt__node *); static void lt__##name##_bwd(lt__node *);
 LT__OP_LIST(LT__DECLARE_KERNELS)
 #undef LT__DECLARE_KERNELS
 
 enum {
-#define LT__OP_INDEX(name, reads) LT__OPI_##name,
+#define LT__OP_INDEX(name, flags) LT__OPI_##name,
     LT__OP_LIST(LT__OP_INDEX)
 #undef LT__OP_INDEX
     LT__OP_COUNT
@@ -2083,7 +2106,7 @@ LT__OP_LIST(LT__DECLARE_CUDA)
 #endif
 /* indices only name rows of this table; records point at rows, never at numbers */
 static const lt__opdef lt__ops[LT__OP_COUNT] = {
-#define LT__OP_ROW(name, reads) {#name, reads, {lt__##name##_fwd, LT__CUDA_FWD(name)}, {lt__##name##_bwd, LT__CUDA_BWD(name)}},
+#define LT__OP_ROW(name, flags) {#name, (flags) & (LT__IN | LT__OUT), flags, {lt__##name##_fwd, LT__CUDA_FWD(name)}, {lt__##name##_bwd, LT__CUDA_BWD(name)}},
     LT__OP_LIST(LT__OP_ROW)
 #undef LT__OP_ROW
 };
@@ -2323,7 +2346,7 @@ static void lt__cu_profile_sync(lt_ctx *ctx);   /* @@CUDA: kernels are asynchron
 /* Run the forward kernel; keep the record on the tape if a gradient will flow through it. */
 static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
     if (!nd || lt_failed(ctx)) return NULL;
-    if (ctx->dry && nd->op != LT__OP(reshape)) {
+    if (ctx->dry && !(nd->op->flags & LT__VIEW)) {
         /* lt_compile's recording pass: shapes only (a view's pointer is still set) */
     } else if (ctx->profiling) {
         double t0 = lt__now();
@@ -2386,8 +2409,7 @@ static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT
 static int lt__exact16(const lt_tensor *t, lt_dtype p) {
     const lt__node *nd = t ? t->node : NULL;
     if (!nd || nd->f[0] != (double)p) return 0;
-    return nd->op == LT__OP(matmul16) || nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16) ||
-           nd->op == LT__OP(attention16) || nd->op == LT__OP(gelu16);
+    return (nd->op->flags & LT__Y16) != 0;
 }
 static int lt__copy16(const lt_ctx *ctx, const lt_tensor *t) {
     const char *e;
@@ -5862,27 +5884,20 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
 }
 
 /* ---- fusion: chains of row-wise ops run tile by tile ---------------------------------------------
-   Ops such as layernorm, softmax and the elementwise ones treat each row of their (R, C) output
-   independently.  A chain of them (in GPT-2: the residual add and the layernorm after it) runs
-   eagerly as one sweep over all R rows per op, so each op reads back from memory what the one
-   before just wrote.  The plan instead runs the chain on tiles of rows: for a tile, every op of
+   Ops such as layernorm, softmax and the elementwise ones (LT__ROW in the op table) treat each
+   row of their (R, C) output independently.  A chain of them (in GPT-2: the residual add and the
+   layernorm after it) runs eagerly as one sweep over all R rows per op, so each op reads back
+   from memory what the one before just wrote.  The plan instead runs the chain on tiles of rows: for a tile, every op of
    the chain in turn, on views of its tensors (and of its per-row saved values) cut to those
    rows, while the tile is still in cache; the tiles are split over the threads.  Every kernel
    computes each row exactly as before, so the numbers are the eager ones to the bit.
    LTRAIN_FUSE=0 in the environment plans without fusion (to compare, or to debug). */
-static int lt__row_op(const lt__opdef *op) {
-    return op == LT__OP(add) || op == LT__OP(sub) || op == LT__OP(mul) || op == LT__OP(scale) ||
-           op == LT__OP(gelu) || op == LT__OP(gelu_erf) || op == LT__OP(relu) || op == LT__OP(tanh) ||
-           op == LT__OP(sigmoid) || op == LT__OP(layernorm) || op == LT__OP(softmax) ||
-           op == LT__OP(log_softmax);
-}
-
 /* Can plan node nd run on row tiles of an (R, C) output?  Its inputs must be either full
    (R, C) tensors (cut with the tile) or at most one row broadcast over all (left whole), and its
    saved values a whole number per row. */
 static int lt__row_fusable(const lt__node *nd, int64_t R, int64_t C) {
     int j;
-    if (!lt__row_op(nd->op) || nd->out->n != R * C || nd->out->shape[nd->out->ndim - 1] != C) return 0;
+    if (!(nd->op->flags & LT__ROW) || nd->out->n != R * C || nd->out->shape[nd->out->ndim - 1] != C) return 0;
     for (j = 0; j < 3; j++) {
         const lt_tensor *t = nd->in[j];
         if (!t || t->n == R * C) continue;
@@ -6059,7 +6074,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
         }
         /* data: a view (reshape) shares its input's buffer; a param's view has none */
         dbuf[k] = -1;
-        if (src->op == LT__OP(reshape)) {
+        if (src->op->flags & LT__VIEW) {
             lt_tensor *t = src->in[0];
             int o = lt__find_out(c, t), q = o < 0 ? lt__find_in(c, t) : -1;
             dbuf[k] = o >= 0 ? dbuf[o] : q >= 0 ? ibuf[q] : -1;
@@ -6106,8 +6121,8 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
                 b[gbuf[src_op]].first = LT__TB(k);
         }
     }
-    /* in place, as eager's lt__add_over: an add of two same-shape tensors writes its sum over an
-       input (the second first: the residual branch) whose buffer nobody reads after this add.
+    /* in place, as eager's lt__add_over: an add (LT__Y_OVER_X) of two same-shape tensors writes its
+       sum over an input (the second first: the residual branch) whose buffer nobody reads after it.
        y[i] = a[i] + b[i] allows y == b, also row by row in a fused group.  The writes land on the
        lines just read, where a fresh buffer would be cold (char-small at 2 threads: the residual
        add + layernorm group took 3.8 ms a step against eager's 2.2).  Views of the add share the
@@ -6115,7 +6130,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int d = dbuf[k], m;
-        if (nd->op != LT__OP(add) || d < 0 || !nd->in[0] || !nd->in[1] || nd->in[0] == nd->in[1] ||
+        if (!(nd->op->flags & LT__Y_OVER_X) || d < 0 || !nd->in[0] || !nd->in[1] || nd->in[0] == nd->in[1] ||
             nd->in[0]->n != nd->out->n || nd->in[1]->n != nd->out->n)
             continue;
         for (j = 1; j >= 0; j--) {
@@ -6145,7 +6160,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = 2 * N + 2; /* read after the replay */
     for (k = 0; k < N; k++)
         if (gbuf[k] >= 0 && b[gbuf[k]].first == INT_MAX) b[gbuf[k]].first = b[gbuf[k]].last; /* never written */
-    /* in place: a cross-entropy's backward may write d(logits) over the logits (rows are
+    /* in place: a cross-entropy's backward (LT__DX_OVER_X) may write d(logits) over the logits (rows are
        independent) when it is the first to write that gradient and nothing reads the logits
        after it.  The gradient then needs no buffer (R·V floats less at the peak: the largest
        buffer of a GPT step with a big vocabulary) and no zeroing: the kernel writes 0 + g·p,
@@ -6153,25 +6168,25 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
-        if (nd->op != LT__OP(cross_entropy) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
-            p->nodes[o].op == LT__OP(reshape) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
+        if (!(nd->op->flags & LT__DX_OVER_X) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
+            (p->nodes[o].op->flags & LT__VIEW) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
             continue;
         b[dbuf[o]].last = b[gbuf[o]].last;
         p->naive_bytes += b[gbuf[o]].bytes;   /* (still counted in "all buffers": eager mode has it) */
         b[gbuf[o]].bytes = 0;
         inplace[o] = 1;
     }
-    /* in place, as eager's lt__grad_adopt: add (for its first input), gelu and gelu16 write their
-       input's gradient over their output's (their kernels allow gx == gy) when they are the first
+    /* in place, as eager's lt__grad_adopt: add (for its first input), gelu and gelu16 (LT__DX_OVER_DY)
+       write their input's gradient over their output's (their kernels allow gx == gy) when they are the first
        to write it and nothing reads the output's gradient after them.  One buffer fewer, and the
        writes land on the lines just read (gelu's backward at 2 threads, char-small: 7.7 -> about
        2.8 ms a step, as eager).  galias[o] = k: o's gradient is k's (placed below). */
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
-        if ((nd->op != LT__OP(add) && nd->op != LT__OP(gelu) && nd->op != LT__OP(gelu16)) || !p->runs_bwd[k] ||
+        if (!(nd->op->flags & LT__DX_OVER_DY) || !p->runs_bwd[k] ||
             o < 0 || k == p->loss || gbuf[o] < 0 || gbuf[k] < 0 || inplace[o] || inplace[k] ||
-            p->nodes[o].op == LT__OP(reshape) || nd->in[0]->n != nd->out->n || nd->in[1] == nd->in[0] ||
+            (p->nodes[o].op->flags & LT__VIEW) || nd->in[0]->n != nd->out->n || nd->in[1] == nd->in[0] ||
             p->outs[k].retain_grad || b[gbuf[o]].first != LT__TB(k) || b[gbuf[k]].last != LT__TB(k))
             continue;
         if (b[gbuf[o]].last > b[gbuf[k]].last) b[gbuf[k]].last = b[gbuf[o]].last;

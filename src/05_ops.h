@@ -9,21 +9,43 @@
    (its name and its forward/backward kernels lt__NAME_fwd / lt__NAME_bwd).  A device column
    (LT_CPU, later LT_CUDA) lets another backend add kernels without touching callers. */
 
-/* name, and what its backward reads besides gradients: the inputs' values (IN), its own
-   output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
+/* name, and the op's flags.  What its backward reads besides gradients: the inputs' values (IN),
+   its own output's values (OUT); the compile mode plans buffer lifetimes from these two.
    The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
    @@AMP) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
    need not stay alive.  (Eager records may skip a copy and read the float32 values in place,
-   lt__copy16: eager mode never frees them; a compiled plan always has the copies.) */
+   lt__copy16: eager mode never frees them; a compiled plan always has the copies.)
+   What the compile mode may do with the op (@@COMPILE), each a property of its kernels:
+     ROW        each row of its (R, C) output is computed from the same row of its inputs (or
+                from one row broadcast to all): a plan may run it on tiles of rows, fused with
+                the row-wise ops next to it (lt__plan_fuse)
+     VIEW       its output shares its input's values (reshape): no buffer of its own
+     Y_OVER_X   its forward allows y == x for a same-size input (y[i] = a[i] + b[i]): the output
+                may be written over an input nothing reads afterwards (lt__add_over, eagerly)
+     DX_OVER_X  its backward allows dx == x: x's gradient may be written over x's values when
+                nothing reads them afterwards (cross-entropy's d(logits) over the logits)
+     DX_OVER_DY its backward allows dx == dy for its first input: that gradient may be written
+                over the output's when nothing reads it afterwards (lt__grad_adopt, eagerly)
+     Y16        its output is already rounded to 16 bits in the record's precision (f[0]), so a
+                16-bit copy of it is exact (lt__exact16) */
 #define LT__IN 1
 #define LT__OUT 2
+#define LT__ROW 4
+#define LT__VIEW 8
+#define LT__Y_OVER_X 16
+#define LT__DX_OVER_X 32
+#define LT__DX_OVER_DY 64
+#define LT__Y16 128
 #define LT__OP_LIST(X)                                                                              \
-    X(reshape, 0) X(add, 0) X(sub, 0) X(mul, LT__IN) X(scale, 0) X(sum, 0) X(mean, 0)                \
-    X(matmul, LT__IN) X(linear, LT__IN) X(conv1d, LT__IN) X(gelu, LT__IN) X(gelu_erf, LT__IN)          \
-    X(relu, LT__IN) X(tanh, LT__OUT) X(sigmoid, LT__OUT) X(softmax, LT__OUT) X(log_softmax, LT__OUT)  \
-    X(layernorm, LT__IN) X(embedding, 0) X(dropout, 0) X(transpose, 0) X(attention, LT__IN | LT__OUT) \
-    X(cross_entropy, LT__IN) X(mse, LT__IN) X(matmul16, 0) X(linear16, 0) X(conv1d16, 0)                 \
-    X(attention16, 0) X(layernorm16, 0) X(gelu16, 0) X(linear_ce16, 0)
+    X(reshape, LT__VIEW) X(add, LT__ROW | LT__Y_OVER_X | LT__DX_OVER_DY) X(sub, LT__ROW)             \
+    X(mul, LT__IN | LT__ROW) X(scale, LT__ROW) X(sum, 0) X(mean, 0)                                  \
+    X(matmul, LT__IN) X(linear, LT__IN) X(conv1d, LT__IN) X(gelu, LT__IN | LT__ROW | LT__DX_OVER_DY) \
+    X(gelu_erf, LT__IN | LT__ROW) X(relu, LT__IN | LT__ROW) X(tanh, LT__OUT | LT__ROW)               \
+    X(sigmoid, LT__OUT | LT__ROW) X(softmax, LT__OUT | LT__ROW) X(log_softmax, LT__OUT | LT__ROW)    \
+    X(layernorm, LT__IN | LT__ROW) X(embedding, 0) X(dropout, 0) X(transpose, 0)                     \
+    X(attention, LT__IN | LT__OUT) X(cross_entropy, LT__IN | LT__DX_OVER_X) X(mse, LT__IN)           \
+    X(matmul16, LT__Y16) X(linear16, LT__Y16) X(conv1d16, LT__Y16) X(attention16, LT__Y16)           \
+    X(layernorm16, 0) X(gelu16, LT__Y16 | LT__DX_OVER_DY) X(linear_ce16, 0)
 
 struct lt__node {
     const struct lt__opdef *op;
@@ -47,16 +69,17 @@ typedef void (*lt__kernel)(lt__node *nd);
 typedef struct lt__opdef {
     const char *name;
     int reads;                   /* LT__IN | LT__OUT: what backward reads */
+    int flags;                   /* the row's flags: reads, LT__ROW, LT__VIEW, ... (above) */
     lt__kernel fwd[LT_NDEVICES];
     lt__kernel bwd[LT_NDEVICES];
 } lt__opdef;
 
-#define LT__DECLARE_KERNELS(name, reads) static void lt__##name##_fwd(lt__node *); static void lt__##name##_bwd(lt__node *);
+#define LT__DECLARE_KERNELS(name, flags) static void lt__##name##_fwd(lt__node *); static void lt__##name##_bwd(lt__node *);
 LT__OP_LIST(LT__DECLARE_KERNELS)
 #undef LT__DECLARE_KERNELS
 
 enum {
-#define LT__OP_INDEX(name, reads) LT__OPI_##name,
+#define LT__OP_INDEX(name, flags) LT__OPI_##name,
     LT__OP_LIST(LT__OP_INDEX)
 #undef LT__OP_INDEX
     LT__OP_COUNT
@@ -74,7 +97,7 @@ LT__OP_LIST(LT__DECLARE_CUDA)
 #endif
 /* indices only name rows of this table; records point at rows, never at numbers */
 static const lt__opdef lt__ops[LT__OP_COUNT] = {
-#define LT__OP_ROW(name, reads) {#name, reads, {lt__##name##_fwd, LT__CUDA_FWD(name)}, {lt__##name##_bwd, LT__CUDA_BWD(name)}},
+#define LT__OP_ROW(name, flags) {#name, (flags) & (LT__IN | LT__OUT), flags, {lt__##name##_fwd, LT__CUDA_FWD(name)}, {lt__##name##_bwd, LT__CUDA_BWD(name)}},
     LT__OP_LIST(LT__OP_ROW)
 #undef LT__OP_ROW
 };
@@ -314,7 +337,7 @@ static void lt__cu_profile_sync(lt_ctx *ctx);   /* @@CUDA: kernels are asynchron
 /* Run the forward kernel; keep the record on the tape if a gradient will flow through it. */
 static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
     if (!nd || lt_failed(ctx)) return NULL;
-    if (ctx->dry && nd->op != LT__OP(reshape)) {
+    if (ctx->dry && !(nd->op->flags & LT__VIEW)) {
         /* lt_compile's recording pass: shapes only (a view's pointer is still set) */
     } else if (ctx->profiling) {
         double t0 = lt__now();
@@ -377,8 +400,7 @@ static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT
 static int lt__exact16(const lt_tensor *t, lt_dtype p) {
     const lt__node *nd = t ? t->node : NULL;
     if (!nd || nd->f[0] != (double)p) return 0;
-    return nd->op == LT__OP(matmul16) || nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16) ||
-           nd->op == LT__OP(attention16) || nd->op == LT__OP(gelu16);
+    return (nd->op->flags & LT__Y16) != 0;
 }
 static int lt__copy16(const lt_ctx *ctx, const lt_tensor *t) {
     const char *e;

@@ -173,27 +173,20 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
 }
 
 /* ---- fusion: chains of row-wise ops run tile by tile ---------------------------------------------
-   Ops such as layernorm, softmax and the elementwise ones treat each row of their (R, C) output
-   independently.  A chain of them (in GPT-2: the residual add and the layernorm after it) runs
-   eagerly as one sweep over all R rows per op, so each op reads back from memory what the one
-   before just wrote.  The plan instead runs the chain on tiles of rows: for a tile, every op of
+   Ops such as layernorm, softmax and the elementwise ones (LT__ROW in the op table) treat each
+   row of their (R, C) output independently.  A chain of them (in GPT-2: the residual add and the
+   layernorm after it) runs eagerly as one sweep over all R rows per op, so each op reads back
+   from memory what the one before just wrote.  The plan instead runs the chain on tiles of rows: for a tile, every op of
    the chain in turn, on views of its tensors (and of its per-row saved values) cut to those
    rows, while the tile is still in cache; the tiles are split over the threads.  Every kernel
    computes each row exactly as before, so the numbers are the eager ones to the bit.
    LTRAIN_FUSE=0 in the environment plans without fusion (to compare, or to debug). */
-static int lt__row_op(const lt__opdef *op) {
-    return op == LT__OP(add) || op == LT__OP(sub) || op == LT__OP(mul) || op == LT__OP(scale) ||
-           op == LT__OP(gelu) || op == LT__OP(gelu_erf) || op == LT__OP(relu) || op == LT__OP(tanh) ||
-           op == LT__OP(sigmoid) || op == LT__OP(layernorm) || op == LT__OP(softmax) ||
-           op == LT__OP(log_softmax);
-}
-
 /* Can plan node nd run on row tiles of an (R, C) output?  Its inputs must be either full
    (R, C) tensors (cut with the tile) or at most one row broadcast over all (left whole), and its
    saved values a whole number per row. */
 static int lt__row_fusable(const lt__node *nd, int64_t R, int64_t C) {
     int j;
-    if (!lt__row_op(nd->op) || nd->out->n != R * C || nd->out->shape[nd->out->ndim - 1] != C) return 0;
+    if (!(nd->op->flags & LT__ROW) || nd->out->n != R * C || nd->out->shape[nd->out->ndim - 1] != C) return 0;
     for (j = 0; j < 3; j++) {
         const lt_tensor *t = nd->in[j];
         if (!t || t->n == R * C) continue;
@@ -370,7 +363,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
         }
         /* data: a view (reshape) shares its input's buffer; a param's view has none */
         dbuf[k] = -1;
-        if (src->op == LT__OP(reshape)) {
+        if (src->op->flags & LT__VIEW) {
             lt_tensor *t = src->in[0];
             int o = lt__find_out(c, t), q = o < 0 ? lt__find_in(c, t) : -1;
             dbuf[k] = o >= 0 ? dbuf[o] : q >= 0 ? ibuf[q] : -1;
@@ -417,8 +410,8 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
                 b[gbuf[src_op]].first = LT__TB(k);
         }
     }
-    /* in place, as eager's lt__add_over: an add of two same-shape tensors writes its sum over an
-       input (the second first: the residual branch) whose buffer nobody reads after this add.
+    /* in place, as eager's lt__add_over: an add (LT__Y_OVER_X) of two same-shape tensors writes its
+       sum over an input (the second first: the residual branch) whose buffer nobody reads after it.
        y[i] = a[i] + b[i] allows y == b, also row by row in a fused group.  The writes land on the
        lines just read, where a fresh buffer would be cold (char-small at 2 threads: the residual
        add + layernorm group took 3.8 ms a step against eager's 2.2).  Views of the add share the
@@ -426,7 +419,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int d = dbuf[k], m;
-        if (nd->op != LT__OP(add) || d < 0 || !nd->in[0] || !nd->in[1] || nd->in[0] == nd->in[1] ||
+        if (!(nd->op->flags & LT__Y_OVER_X) || d < 0 || !nd->in[0] || !nd->in[1] || nd->in[0] == nd->in[1] ||
             nd->in[0]->n != nd->out->n || nd->in[1]->n != nd->out->n)
             continue;
         for (j = 1; j >= 0; j--) {
@@ -456,7 +449,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = 2 * N + 2; /* read after the replay */
     for (k = 0; k < N; k++)
         if (gbuf[k] >= 0 && b[gbuf[k]].first == INT_MAX) b[gbuf[k]].first = b[gbuf[k]].last; /* never written */
-    /* in place: a cross-entropy's backward may write d(logits) over the logits (rows are
+    /* in place: a cross-entropy's backward (LT__DX_OVER_X) may write d(logits) over the logits (rows are
        independent) when it is the first to write that gradient and nothing reads the logits
        after it.  The gradient then needs no buffer (R·V floats less at the peak: the largest
        buffer of a GPT step with a big vocabulary) and no zeroing: the kernel writes 0 + g·p,
@@ -464,25 +457,25 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
-        if (nd->op != LT__OP(cross_entropy) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
-            p->nodes[o].op == LT__OP(reshape) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
+        if (!(nd->op->flags & LT__DX_OVER_X) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
+            (p->nodes[o].op->flags & LT__VIEW) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
             continue;
         b[dbuf[o]].last = b[gbuf[o]].last;
         p->naive_bytes += b[gbuf[o]].bytes;   /* (still counted in "all buffers": eager mode has it) */
         b[gbuf[o]].bytes = 0;
         inplace[o] = 1;
     }
-    /* in place, as eager's lt__grad_adopt: add (for its first input), gelu and gelu16 write their
-       input's gradient over their output's (their kernels allow gx == gy) when they are the first
+    /* in place, as eager's lt__grad_adopt: add (for its first input), gelu and gelu16 (LT__DX_OVER_DY)
+       write their input's gradient over their output's (their kernels allow gx == gy) when they are the first
        to write it and nothing reads the output's gradient after them.  One buffer fewer, and the
        writes land on the lines just read (gelu's backward at 2 threads, char-small: 7.7 -> about
        2.8 ms a step, as eager).  galias[o] = k: o's gradient is k's (placed below). */
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
-        if ((nd->op != LT__OP(add) && nd->op != LT__OP(gelu) && nd->op != LT__OP(gelu16)) || !p->runs_bwd[k] ||
+        if (!(nd->op->flags & LT__DX_OVER_DY) || !p->runs_bwd[k] ||
             o < 0 || k == p->loss || gbuf[o] < 0 || gbuf[k] < 0 || inplace[o] || inplace[k] ||
-            p->nodes[o].op == LT__OP(reshape) || nd->in[0]->n != nd->out->n || nd->in[1] == nd->in[0] ||
+            (p->nodes[o].op->flags & LT__VIEW) || nd->in[0]->n != nd->out->n || nd->in[1] == nd->in[0] ||
             p->outs[k].retain_grad || b[gbuf[o]].first != LT__TB(k) || b[gbuf[k]].last != LT__TB(k))
             continue;
         if (b[gbuf[o]].last > b[gbuf[k]].last) b[gbuf[k]].last = b[gbuf[o]].last;

@@ -336,6 +336,7 @@ static int lt__plan_arrays(lt__planner *s) {
     p->fuse_end = (int *)LT__MALLOC((size_t)N * sizeof(int));
     p->zero_at = (int **)LT__MALLOC((size_t)N * sizeof(int *));
     p->n_zero_at = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    if (p->zero_at) for (k = 0; k < N; k++) p->zero_at[k] = NULL;   /* (lt_plan_destroy frees them) */
     /* buffers: per op data (or -1 for a view / param alias), grad, two saves; per input data */
     s->b = (lt__pbuf *)LT__MALLOC((size_t)(4 * N + n_in + 1) * sizeof(lt__pbuf));
     s->dbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
@@ -349,7 +350,7 @@ static int lt__plan_arrays(lt__planner *s) {
         lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
         return 0;
     }
-    for (k = 0; k < N; k++) { p->zero_at[k] = NULL; p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1; }
+    for (k = 0; k < N; k++) { p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1; }
     return 1;
 }
 

@@ -2035,7 +2035,7 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
                 nothing reads them afterwards (cross-entropy's d(logits) over the logits)
      DX_OVER_DY its backward allows dx == dy for its first input: that gradient may be written
                 over the output's when nothing reads it afterwards (lt__grad_adopt, eagerly)
-     Y16        its output is already rounded to 16 bits in the record's precision (f[0]), so a
+     Y16        its output is already rounded to 16 bits in the record's precision (LT__PREC), so a
                 16-bit copy of it is exact (lt__exact16) */
 #define LT__IN 1
 #define LT__OUT 2
@@ -2061,8 +2061,8 @@ struct lt__node {
     lt_ctx *ctx;
     lt_tensor *out;
     lt_tensor *in[3];            /* inputs (NULL where absent, e.g. no bias) */
-    int64_t i[6];                /* integer arguments: sizes, flags */
-    double f[2];                 /* scalar arguments: scale, eps, p, denominators */
+    int64_t i[6];                /* integer arguments: sizes, flags (each op names its slots: LT__LN_C, ...) */
+    double f[2];                 /* scalar arguments: scale, eps, p, denominators (LT__LN_EPS, ...) */
     float *save[2];              /* values saved for backward (mean/rstd, masks, probabilities) */
     int64_t n_save[2];           /* their lengths (floats) */
     int32_t *ids;                /* indices (embedding ids, targets, lengths), copied to the arena */
@@ -2396,6 +2396,8 @@ static float *lt__save(lt_ctx *ctx, lt__node *nd, int slot, int64_t n) {
    single-thread vector conversions of @@AMP (out[i] = float(in[i]), in[i] to 16 bits, and
    out[i] = float(16 bit(in[i]))). */
 static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT_BF16; }
+#define LT__PREC(nd) ((nd)->f[0])    /* a 16-bit record's precision (matmul16, linear16, ... gelu16) */
+#define LT__PREC2(nd) ((nd)->f[1])   /* ... where f[0] is another argument (layernorm16, linear_ce16) */
 /* Does a 16-bit op keep a 16-bit copy of t, a value its backward reads?  In a compiled plan
    (recorded while ctx->dry) yes: the plan reuses the float32 buffers after the forward, and the
    copies are what halves the activation memory.  Eager on the CPU, every float32 tensor of a
@@ -2408,7 +2410,7 @@ static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT
    LTRAIN_EAGER_COPIES16=1 in the environment makes eager ops keep every copy (to compare). */
 static int lt__exact16(const lt_tensor *t, lt_dtype p) {
     const lt__node *nd = t ? t->node : NULL;
-    if (!nd || nd->f[0] != (double)p) return 0;
+    if (!nd || LT__PREC(nd) != (double)p) return 0;
     return (nd->op->flags & LT__Y16) != 0;
 }
 static int lt__copy16(const lt_ctx *ctx, const lt_tensor *t) {
@@ -2618,16 +2620,17 @@ static void lt__mul_bwd(lt__node *nd) {
 LTRAIN_DEF lt_tensor *lt_mul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(mul), "lt_mul", a, b); }
 
 /* ---- scale: y = s*x ------------------------------------------------------------------------------ */
+#define LT__SCALE_S(nd) ((nd)->f[0])   /* s */
 static void lt__scale_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
-    float *y = nd->out->data, s = (float)nd->f[0];
+    float *y = nd->out->data, s = (float)LT__SCALE_S(nd);
     int64_t i, n = nd->out->n;
     LT__OMP(parallel for simd if (parallel : n > LT__EW_PAR))
     for (i = 0; i < n; i++) y[i] = s * x[i];
 }
 static void lt__scale_bwd(lt__node *nd) {
     int add;
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gy = nd->out->grad, s = (float)nd->f[0];
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gy = nd->out->grad, s = (float)LT__SCALE_S(nd);
     int64_t i, n = nd->out->n;
     if (!gx) return;
     if (!add) {
@@ -2642,7 +2645,7 @@ LTRAIN_DEF lt_tensor *lt_scale(lt_ctx *ctx, lt_tensor *a, float s) {
     lt__node *nd;
     if (!lt__live(ctx, "lt_scale", a, a)) return NULL;
     nd = lt__node_new(ctx, LT__OP(scale), a->ndim, a->shape, a, NULL, NULL, 0);
-    if (nd) nd->f[0] = s;
+    if (nd) LT__SCALE_S(nd) = s;
     return lt__run(ctx, nd);
 }
 
@@ -2829,7 +2832,7 @@ static void lt__gelu_bwd(lt__node *nd) {
 
 /* gelu16 (lt_set_precision): y = round16(gelu(round16(x))), as torch's gelu on a bf16 tensor (its
    math in float32, the result rounded); saves x in 16 bits (save[0], R·n/2 floats), so the
-   float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  f[0] = the precision.
+   float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  LT__PREC(nd) = the precision.
    In blocks of LT__EW16 elements, converted on the stack. */
 #define LT__EW16 4096
 /* A 16-bit input is one of 65536 bit patterns, so gelu16's output round16(gelu(x)) and the
@@ -2864,7 +2867,7 @@ static void lt__gelu16_block(lt_dtype p, const uint16_t *xh, float *y, int64_t m
     for (i = 0; i < m; i++) y[i] = tab[xh[i]];
 }
 static void lt__gelu16_fwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[0]);
+    lt_dtype p = lt__prec_of(LT__PREC(nd));
     uint16_t *xh = (uint16_t *)(void *)nd->save[0];
     int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
     LT__OMP(parallel for if (n > 32768))
@@ -2876,7 +2879,7 @@ static void lt__gelu16_fwd(lt__node *nd) {
     }
 }
 static void lt__gelu16_bwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[0]);
+    lt_dtype p = lt__prec_of(LT__PREC(nd));
     const uint16_t *xh = (const uint16_t *)(const void *)nd->save[0];
     const float *gy = nd->out->grad, *tab = lt__gelu16_dy[p == LT_F16];
     int add = 0;
@@ -2907,7 +2910,7 @@ LTRAIN_DEF lt_tensor *lt_gelu(lt_ctx *ctx, lt_tensor *a) {
     lt__gelu16_tables(ctx->precision);
     nd = lt__node_new(ctx, LT__OP(gelu16), a->ndim, a->shape, a, NULL, NULL, 0);
     if (!nd) return NULL;
-    nd->f[0] = (double)ctx->precision;
+    LT__PREC(nd) = (double)ctx->precision;
     if (nd->out->requires_grad && lt__copy16(ctx, a) && !lt__save(ctx, nd, 0, (a->n + 1) / 2)) return NULL;
     return lt__run(ctx, nd);
 }
@@ -3079,6 +3082,8 @@ LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a) {
    saves mean, rstd (R).  Backward, with x̂ = (x - mean)·rstd and g = dy·w:
      dw += Σ_rows dy·x̂,   db += Σ_rows dy,   dx += rstd·(g - mean(g) - x̂·mean(g·x̂))
    layernorm16 (below) runs the same two kernels; only where backward reads x̂ differs. */
+#define LT__LN_C(nd) ((nd)->i[0])      /* C, the row length */
+#define LT__LN_EPS(nd) ((nd)->f[0])    /* eps */
 #define LT__LN_PIECE 256   /* columns of a row held on the stack at a time */
 #define LT__LN_RB 32       /* backward: rows per chunk of the dw, db partial sums */
 
@@ -3119,11 +3124,11 @@ static void lt__ln_row_fwd(const float *x, float *y, const float *w, const float
     if (rstd) *rstd = s;
 }
 static void lt__layernorm_fwd(lt__node *nd) {
-    int64_t C = nd->i[0], R = nd->out->n / C, r;
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C, r;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL, *b = nd->in[2] ? nd->in[2]->data : NULL;
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
-        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)nd->f[0], nd->save[0] + r,
+        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), nd->save[0] + r,
                        nd->save[1] + r, LT_F32, NULL);
 }
 
@@ -3156,7 +3161,7 @@ static void lt__ln_g(const float *gy, const float *w, int64_t n, float *g) {
    (the threads take chunks), then the chunks' partial sums added in chunk order.  The chunks
    depend on R alone, so the thread count never changes a bit; x and dy are read once. */
 static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd) {
-    int64_t C = nd->i[0], R = nd->out->n / C, nch = (R + LT__LN_RB - 1) / LT__LN_RB, ch, nb, blk;
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C, nch = (R + LT__LN_RB - 1) / LT__LN_RB, ch, nb, blk;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL;
     int add = 0;
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx);
@@ -3264,17 +3269,17 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
     if (ctx->precision != LT_F32 && ctx->device == LT_CPU) {   /* (the CUDA kernel is float32) */
         nd = lt__node_new(ctx, LT__OP(layernorm16), x->ndim, x->shape, x, w, b, 0);
         if (!nd) return NULL;
-        nd->i[0] = C;
-        nd->f[0] = eps;
-        nd->f[1] = (double)ctx->precision;
+        LT__LN_C(nd) = C;
+        LT__LN_EPS(nd) = eps;
+        LT__PREC2(nd) = (double)ctx->precision;
         if (nd->out->requires_grad && (!lt__save(ctx, nd, 0, R) || !lt__save(ctx, nd, 1, (x->n + 1) / 2)))
             return NULL;
         return lt__run(ctx, nd);
     }
     nd = lt__node_new(ctx, LT__OP(layernorm), x->ndim, x->shape, x, w, b, 0);
     if (!nd) return NULL;
-    nd->i[0] = C;
-    nd->f[0] = eps;
+    LT__LN_C(nd) = C;
+    LT__LN_EPS(nd) = eps;
     lt__save(ctx, nd, 0, R);
     lt__save(ctx, nd, 1, R);
     if (!nd->save[0] || !nd->save[1]) return NULL;
@@ -3286,23 +3291,22 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
    in 16 bits (save[1], R·C/2 floats) instead of the float32 input, so x is free after the
    forward.  Backward is lt__layernorm_bwd's kernel with x̂ read from the 16-bit copy: x̂ is
    bounded by sqrt(C), so fp16 holds it, and its rounding (2^-9 relative in bf16, 2^-12 in fp16)
-   is the only difference from the float32 gradients (tests/test_precision.c bounds it).
-   f[0] = eps, f[1] = the precision. */
+   is the only difference from the float32 gradients (tests/test_precision.c bounds it). */
 static void lt__layernorm16_fwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t C = nd->i[0], R = nd->out->n / C, r;
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C, r;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL, *b = nd->in[2] ? nd->in[2]->data : NULL;
     uint16_t *xh = (uint16_t *)(void *)nd->save[1];
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
-        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)nd->f[0], NULL,
+        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), NULL,
                        nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL);
 }
 static void lt__layernorm16_bwd(lt__node *nd) {
     lt__ln_src a;
     memset(&a, 0, sizeof a);
     a.xh = (const uint16_t *)(const void *)nd->save[1];
-    a.p = lt__prec_of(nd->f[1]);
+    a.p = lt__prec_of(LT__PREC2(nd));
     if (a.xh) lt__ln_bwd(nd, &a, nd->save[0]);
 }
 
@@ -3366,9 +3370,10 @@ LTRAIN_DEF lt_tensor *lt_embedding(lt_ctx *ctx, lt_tensor *w, const int32_t *ids
 /* ---- dropout ----------------------------------------------------------------------------------------- */
 /* y = x·m/(1-p), m ~ Bernoulli(1-p) from the context's RNG; saves the scaled mask; dx += dy·mask.
    Not training, or p = 0: y is x itself (no record). */
+#define LT__DROPOUT_P(nd) ((nd)->f[0])   /* p */
 static void lt__dropout_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
-    float *y = nd->out->data, *m = nd->save[0], p = (float)nd->f[0], keep = 1.0f - p;
+    float *y = nd->out->data, *m = nd->save[0], p = (float)LT__DROPOUT_P(nd), keep = 1.0f - p;
     lt_rng *rng = &nd->ctx->rng;
     int64_t i, n = nd->out->n;
     for (i = 0; i < n; i++) {
@@ -3392,13 +3397,14 @@ LTRAIN_DEF lt_tensor *lt_dropout(lt_ctx *ctx, lt_tensor *a, float p) {
     if (!ctx->training || p == 0.0f) return a;
     nd = lt__node_new(ctx, LT__OP(dropout), a->ndim, a->shape, a, NULL, NULL, 0);
     if (!nd || !lt__save(ctx, nd, 0, a->n)) return NULL;
-    nd->f[0] = p;
+    LT__DROPOUT_P(nd) = p;
     return lt__run(ctx, nd);
 }
 
 /* ---- transpose (a copy) --------------------------------------------------------------------------- */
-/* x (s0,s1,s2,s3) -> y with dims d0 and d1 swapped;  dx += dy transposed back.
-   i[0], i[1] = the swapped dims. */
+/* x (s0,s1,s2,s3) -> y with dims d0 and d1 swapped;  dx += dy transposed back. */
+#define LT__TR_D0(nd) ((nd)->i[0])   /* d0 */
+#define LT__TR_D1(nd) ((nd)->i[1])   /* d1 */
 static void lt__transpose_copy(const lt_tensor *x, const lt_tensor *y, int d0, int d1, const float *src, float *dst,
                                int accumulate) {
     int64_t st[LT_MAX_DIMS], idx[LT_MAX_DIMS], k, tmp;
@@ -3417,11 +3423,11 @@ static void lt__transpose_copy(const lt_tensor *x, const lt_tensor *y, int d0, i
                 }
 }
 static void lt__transpose_fwd(lt__node *nd) {
-    lt__transpose_copy(nd->in[0], nd->out, (int)nd->i[0], (int)nd->i[1], nd->in[0]->data, nd->out->data, 0);
+    lt__transpose_copy(nd->in[0], nd->out, (int)LT__TR_D0(nd), (int)LT__TR_D1(nd), nd->in[0]->data, nd->out->data, 0);
 }
 static void lt__transpose_bwd(lt__node *nd) {
     float *gx = lt__grad(nd->in[0], nd->ctx);
-    if (gx) lt__transpose_copy(nd->in[0], nd->out, (int)nd->i[0], (int)nd->i[1], nd->out->grad, gx, 1);
+    if (gx) lt__transpose_copy(nd->in[0], nd->out, (int)LT__TR_D0(nd), (int)LT__TR_D1(nd), nd->out->grad, gx, 1);
 }
 LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
     int64_t shape[LT_MAX_DIMS], t;
@@ -3438,7 +3444,7 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
     t = shape[d0]; shape[d0] = shape[d1]; shape[d1] = t;
     nd = lt__node_new(ctx, LT__OP(transpose), a->ndim, shape, a, NULL, NULL, 0);
     if (!nd) return NULL;
-    nd->i[0] = d0; nd->i[1] = d1;
+    LT__TR_D0(nd) = d0; LT__TR_D1(nd) = d1;
     return lt__run(ctx, nd);
 }
 
@@ -5143,19 +5149,24 @@ static void lt__sgemm_bias(int ta, int tb, int64_t M, int64_t N, int64_t K, cons
 /* ---- src/07_ops_matmul.h ---- */
 /* ==== @@OPS (continued)  matmul, linear, conv1d: the ops that call the GEMM ===================== */
 /* ---- matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) ----------------------------- */
-/* i[0] = flags, i[1] = batches, i[2..4] = M, N, K, i[5] = b is shared (2-D) by every batch.
-   Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
+/* Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
    a stored transposed gets (d op(a))ᵀ = op(b) · dyᵀ, likewise for b. */
+#define LT__MM_FLAGS(nd) ((nd)->i[0])    /* LT_TRANS_A | LT_TRANS_B */
+#define LT__MM_NB(nd) ((nd)->i[1])       /* batches */
+#define LT__MM_M(nd) ((nd)->i[2])
+#define LT__MM_N(nd) ((nd)->i[3])
+#define LT__MM_K(nd) ((nd)->i[4])
+#define LT__MM_SHARED(nd) ((nd)->i[5])   /* b is shared (2-D) by every batch */
 static void lt__matmul_fwd(lt__node *nd) {
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
     for (q = 0; q < nb; q++)
         lt_sgemm(ta, tb, M, N, K, 1.0f, nd->in[0]->data + q * M * K, ta ? M : K,
                  nd->in[1]->data + (shared ? 0 : q * K * N), tb ? K : N, 0.0f, nd->out->data + q * M * N, N);
 }
 static void lt__matmul_bwd(lt__node *nd) {
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
     int add;
     float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad(nd->in[1], nd->ctx), ba = add ? 1.0f : 0.0f;
     for (q = 0; q < nb; q++) {
@@ -5208,9 +5219,9 @@ LTRAIN_DEF lt_tensor *lt_matmul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b, int fla
     shape[a->ndim - 1] = N;
     nd = lt__node_new(ctx, ctx->precision == LT_F32 ? LT__OP(matmul) : LT__OP(matmul16), a->ndim, shape, a, b, NULL, 0);
     if (!nd) return NULL;
-    nd->i[0] = flags & (LT_TRANS_A | LT_TRANS_B);
-    nd->i[1] = batches; nd->i[2] = M; nd->i[3] = N; nd->i[4] = K;
-    nd->i[5] = b->ndim == 2 && a->ndim > 2;
+    LT__MM_FLAGS(nd) = flags & (LT_TRANS_A | LT_TRANS_B);
+    LT__MM_NB(nd) = batches; LT__MM_M(nd) = M; LT__MM_N(nd) = N; LT__MM_K(nd) = K;
+    LT__MM_SHARED(nd) = b->ndim == 2 && a->ndim > 2;
     if (ctx->precision != LT_F32 && !lt__node16(ctx, nd)) return NULL;
     return lt__run(ctx, nd);
 batch_mismatch:
@@ -5224,18 +5235,22 @@ batch_mismatch:
      dx += dy·W,  dW += dyᵀ·x,  db += Σ_rows dy
    conv1d: x (R, I), W (I, O), b (O) -> y (R, O) = x·W + b
      dx += dy·Wᵀ, dW += xᵀ·dy,  db += Σ_rows dy
-   (R = all leading dims of x flattened; i[0] = R, i[1] = I, i[2] = O) */
+   (R = all leading dims of x flattened) */
+#define LT__AFF_R(nd) ((nd)->i[0])
+#define LT__AFF_I(nd) ((nd)->i[1])
+#define LT__AFF_O(nd) ((nd)->i[2])
+#define LT__AFF_X_GELU16(nd) ((nd)->f[1])   /* linear16/conv1d16: 1 when x is recomputed from gelu16's copy */
 /* db += Σ_rows dy: the broadcast-add gradient of @@OPS (threaded by columns, rows in order) */
 static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
     lt__bcast_grad_b(gb, gy, NULL, R * O, O, 1.0f, 1);
 }
 static void lt__linear_fwd(lt__node *nd) {
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     lt__sgemm_bias(0, 1, R, O, Ci, nd->in[0]->data, Ci, nd->in[1]->data, Ci, nd->in[2] ? nd->in[2]->data : NULL,
                    nd->out->data, O);
 }
 static void lt__linear_bwd(lt__node *nd) {
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     int add;
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
@@ -5244,12 +5259,12 @@ static void lt__linear_bwd(lt__node *nd) {
     if (gb) lt__bias_grad(gb, gy, R, O);
 }
 static void lt__conv1d_fwd(lt__node *nd) {
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     lt__sgemm_bias(0, 0, R, O, Ci, nd->in[0]->data, Ci, nd->in[1]->data, O, nd->in[2] ? nd->in[2]->data : NULL,
                    nd->out->data, O);
 }
 static void lt__conv1d_bwd(lt__node *nd) {
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     int add;
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
@@ -5281,13 +5296,13 @@ static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const lt__opdef *
     shape[x->ndim - 1] = O;
     nd = lt__node_new(ctx, ctx->precision == LT_F32 ? op : op16, x->ndim, shape, x, w, b, 0);
     if (!nd) return NULL;
-    nd->i[0] = x->n / Ci; nd->i[1] = Ci; nd->i[2] = O;
+    LT__AFF_R(nd) = x->n / Ci; LT__AFF_I(nd) = Ci; LT__AFF_O(nd) = O;
     /* x = gelu16(h) whose record keeps h in 16 bits (a compiled plan's, lt__copy16): backward
        recomputes x from that copy while packing (gelu16's table, the same values) instead of
        keeping a second 16-bit copy, of x, as large: the MLP's 4C-wide activation is stored once */
     if (ctx->precision != LT_F32 && x->node && x->node->op == LT__OP(gelu16) && x->node->save[0] &&
-        x->node->f[0] == (double)ctx->precision)
-        nd->f[1] = 1.0;
+        LT__PREC(x->node) == (double)ctx->precision)
+        LT__AFF_X_GELU16(nd) = 1.0;
     if (ctx->precision != LT_F32 && !lt__node16(ctx, nd)) return NULL;
     return lt__run(ctx, nd);
 }
@@ -5316,9 +5331,9 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
    A record keeps a 16-bit copy (save[0] of in[0], save[1] of in[1], n_save = half the element
    count in floats) of each operand its backward reads, unless that operand is a parameter (read
    in place, it outlives the step) or, eager, already 16-bit values (lt__copy16); the op rows
-   read 0 (@@OPS), so a compiled plan frees the float32 inputs after the forward.  f[0] = the
-   precision (LT_BF16 or LT_F16). */
-static lt_dtype lt__prec16(const lt__node *nd) { return lt__prec_of(nd->f[0]); }
+   read 0 (@@OPS), so a compiled plan frees the float32 inputs after the forward.  LT__PREC(nd) =
+   the precision (LT_BF16 or LT_F16). */
+static lt_dtype lt__prec16(const lt__node *nd) { return lt__prec_of(LT__PREC(nd)); }
 
 /* A parameter (or a view of one) is read in place by backward; anything else is copied. */
 static int lt__is_param_data(const lt_tensor *t) { return t->is_param || (t->base && t->base->is_param); }
@@ -5327,11 +5342,11 @@ static int lt__is_param_data(const lt_tensor *t) { return t->is_param || (t->bas
    gets a gradient and the other way round.  0 with the error on ctx when out of memory. */
 static int lt__node16(lt_ctx *ctx, lt__node *nd) {
     int j;
-    nd->f[0] = (double)ctx->precision;
+    LT__PREC(nd) = (double)ctx->precision;
     if (!nd->out->requires_grad) return 1;
     for (j = 0; j < 2; j++) {
         lt_tensor *t = nd->in[j], *other = nd->in[1 - j];
-        if (lt__is_param_data(t) || !other->requires_grad || (j == 0 && nd->f[1] == 1.0) || !lt__copy16(ctx, t)) continue;
+        if (lt__is_param_data(t) || !other->requires_grad || (j == 0 && LT__AFF_X_GELU16(nd) == 1.0) || !lt__copy16(ctx, t)) continue;
         if (!lt__save(ctx, nd, j, (t->n + 1) / 2)) return 0;
     }
     return 1;
@@ -5353,16 +5368,16 @@ static lt__mm16_opnd lt__opnd16(const float *f, const uint16_t *h, int64_t ld, i
     return o;
 }
 /* Operand j of a record: its 16-bit copy if it has one, gelu recomputed from gelu16's copy of its
-   input (linear16/conv1d16 with f[1] = 1, below), else its float32 values. */
+   input (linear16/conv1d16 with LT__AFF_X_GELU16, below), else its float32 values. */
 static lt__mm16_opnd lt__opnd16_of(const lt__node *nd, int j, int64_t ld, int64_t stride, int trans) {
-    if (j == 0 && (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && nd->f[1] == 1.0) {
+    if (j == 0 && (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && LT__AFF_X_GELU16(nd) == 1.0) {
         lt__mm16_opnd o = lt__opnd16(NULL, (const uint16_t *)(const void *)nd->in[0]->node->save[0], ld, stride, trans);
         o.gelu = 1;
         return o;
     }
     if (!nd->save[j]) {
         lt__mm16_opnd o = lt__opnd16(nd->in[j]->data, NULL, ld, stride, trans);
-        o.exact = lt__exact16(nd->in[j], lt__prec_of(nd->op == LT__OP(linear_ce16) ? nd->f[1] : nd->f[0]));
+        o.exact = lt__exact16(nd->in[j], lt__prec_of(nd->op == LT__OP(linear_ce16) ? LT__PREC2(nd) : LT__PREC(nd)));
         return o;
     }
     return lt__opnd16(NULL, (const uint16_t *)(const void *)nd->save[j], ld, stride, trans);
@@ -5456,8 +5471,8 @@ static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, int64_t R, i
 /* matmul16: as lt__matmul_fwd / _bwd, operands through lt__gemm16. */
 static void lt__matmul16_fwd(lt__node *nd) {
     lt_dtype p = lt__prec16(nd);
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5];
+    int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd);
     lt__mm16_opnd a, b;
     lt__save16(nd);
     a = lt__opnd16_of(nd, 0, ta ? M : K, M * K, ta);
@@ -5466,8 +5481,8 @@ static void lt__matmul16_fwd(lt__node *nd) {
 }
 static void lt__matmul16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec16(nd);
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
     int add;
     float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
     int64_t lda = ta ? M : K, ldb = tb ? K : N, sb = shared ? 0 : K * N;
@@ -5500,20 +5515,20 @@ static void lt__matmul16_bwd(lt__node *nd) {
     }
 }
 
-/* linear16 (W [O,I], y = x·Wᵀ) and conv1d16 (W [I,O], y = x·W); i[0..2] = R, I, O as the float32
-   ops.  wt: W is [O,I]. */
+/* linear16 (W [O,I], y = x·Wᵀ) and conv1d16 (W [I,O], y = x·W); arguments as the float32 ops'.
+   wt: W is [O,I]. */
 static void lt__affine16_fwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     lt__mm16_opnd x, w;
     lt__save16(nd);
-    x = nd->f[1] == 1.0 ? lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0) : lt__opnd16_of(nd, 0, Ci, 0, 0);
+    x = LT__AFF_X_GELU16(nd) == 1.0 ? lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0) : lt__opnd16_of(nd, 0, Ci, 0, 0);
     w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
     lt__gemm16(p, 1, R, O, Ci, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
 }
 static void lt__affine16_bwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     int add;
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     float *gy = nd->out->grad;
@@ -6904,12 +6919,15 @@ LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
    Backward forms the softmax p from the logits and each row's max and log-sum-exp, which the
    forward saves (2 floats a row), so it is one pass over the logits:
      dx_r += dloss · (p_r - onehot(t_r)) / denom,   p_rj = exp((x_rj - m_r) - lse_r)
-   f[0] = denom (0 when no row counts: loss 0, no gradient).  save[0] = [row losses | m | lse].
+   LT__CE_DENOM = denom (0 when no row counts: loss 0, no gradient).  save[0] = [row losses | m | lse].
    In place (gx == x): dx_r = 0 + ... over the logits, the bits of += into zeros.  A compiled plan
-   does this when nothing reads the logits later (@@COMPILE); eager mode when i[1] = 1, which
-   lt_gpt_loss sets: its logits are the loss's own and their gradient has no buffer yet. */
+   does this when nothing reads the logits later (@@COMPILE); eager mode when LT__CE_OVER = 1,
+   which lt_gpt_loss sets: its logits are the loss's own and their gradient has no buffer yet. */
+#define LT__CE_V(nd) ((nd)->i[0])       /* V, the row length */
+#define LT__CE_OVER(nd) ((nd)->i[1])    /* eager: d(logits) may be written over the logits */
+#define LT__CE_DENOM(nd) ((nd)->f[0])
 static void lt__cross_entropy_fwd(lt__node *nd) {
-    int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
+    int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V, r;
     float *row = nd->save[0];   /* per-row losses, summed in order afterwards: deterministic */
     float *rm = row + R, *rl = row + 2 * R;
     double total = 0;
@@ -6925,19 +6943,19 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
         rl[r] = ls;
     }
     for (r = 0; r < R; r++) total += row[r];
-    nd->out->data[0] = nd->f[0] > 0 ? (float)(total / nd->f[0]) : 0.0f;
+    nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
 }
 static void lt__cross_entropy_bwd(lt__node *nd) {
-    int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
+    int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V, r;
     float *gx, g;
-    if (nd->i[1] && nd->in[0]->requires_grad && !nd->in[0]->grad) nd->in[0]->grad = nd->in[0]->data;  /* in place */
+    if (LT__CE_OVER(nd) && nd->in[0]->requires_grad && !nd->in[0]->grad) nd->in[0]->grad = nd->in[0]->data;  /* in place */
     gx = lt__grad(nd->in[0], nd->ctx);
     if (!gx) return;
-    if (!(nd->f[0] > 0)) {   /* no gradient: in place, that is zeros over the logits */
+    if (!(LT__CE_DENOM(nd) > 0)) {   /* no gradient: in place, that is zeros over the logits */
         if (gx == nd->in[0]->data) memset(gx, 0, (size_t)nd->in[0]->n * sizeof(float));
         return;
     }
-    g = (float)(nd->out->grad[0] / nd->f[0]);
+    g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
         const float *x = nd->in[0]->data + r * V;
@@ -6987,8 +7005,8 @@ static lt_tensor *lt__ce(lt_ctx *ctx, const char *who, lt_tensor *logits, const 
     if (!lt__ce_check(ctx, who, logits, V, R, targets, denom, use_count)) return NULL;
     nd = lt__node_new(ctx, LT__OP(cross_entropy), 1, &one, logits, NULL, NULL, 0);
     if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, 3 * R)) return NULL;
-    nd->i[0] = V;
-    nd->f[0] = use_count ? (double)lt_count_targets(targets, R) : denom;
+    LT__CE_V(nd) = V;
+    LT__CE_DENOM(nd) = use_count ? (double)lt_count_targets(targets, R) : denom;
     return lt__run(ctx, nd);
 }
 LTRAIN_DEF lt_tensor *lt_cross_entropy(lt_ctx *ctx, lt_tensor *logits, const int32_t *targets) {
@@ -7008,13 +7026,16 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    Backward (g = dloss/denom): dz = round16(g·(softmax(z) - onehot(t))) written over z16 (the
    float32 op's dlogits, rounded as linear16 packs them), then as linear16:
      dx += dz·W16,  dW += dzᵀ·x16   (float32 sums)
-   i[0] = V, i[1] = C; f[0] = denom (0: no row counts: loss 0, no gradient), f[1] = the precision;
-   ids = targets.  save[0] = x16 (when W gets a gradient and x is not a parameter);
+   The arguments below (as lt_cross_entropy's: the denominator 0 when no row counts: loss 0, no
+   gradient); ids = targets.  save[0] = x16 (when W gets a gradient and x is not a parameter);
    save[1] = z16 (R·V 16-bit values), then per row max, lse, loss. */
+#define LT__LCE_V(nd) ((nd)->i[0])
+#define LT__LCE_C(nd) ((nd)->i[1])
+#define LT__LCE_DENOM(nd) ((nd)->f[0])
 #define LT__CE16_COLS 512
 typedef struct { uint16_t *z; float *m, *lse, *loss; } lt__ce16_bufs;
 static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
-    int64_t V = nd->i[0], R = nd->in[0]->n / nd->i[1], nz = (R * V + 1) / 2;
+    int64_t V = LT__LCE_V(nd), R = nd->in[0]->n / LT__LCE_C(nd), nz = (R * V + 1) / 2;
     lt__ce16_bufs b;
     b.z = (uint16_t *)(void *)nd->save[1];
     b.m = nd->save[1] + nz;
@@ -7049,8 +7070,8 @@ static float lt__lse16(lt_dtype p, const uint16_t *z, int64_t V, float *m) {
 
 /* z[:, v0..v0+n) = round16(x16 · W16[v0..v0+n)ᵀ) through the float32 block blk (R x n) */
 static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, float *blk, uint16_t *z) {
-    lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, r;
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__mm16_opnd x = lt__opnd16_of(nd, 0, C, 0, 0);
     lt__gsrc w;
     lt__gepi e;
@@ -7062,8 +7083,8 @@ static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, flo
     for (r = 0; r < R; r++) lt__to16(p, blk + r * n, z + r * V + v0, (size_t)n);
 }
 static void lt__linear_ce16_fwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, cols = V < LT__CE16_COLS ? V : LT__CE16_COLS, r, bi;
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__CE16_COLS ? V : LT__CE16_COLS, r, bi;
     int64_t nblk = (V + LT__CE16_COLS - 1) / LT__CE16_COLS;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
     int id = lt__gemm_pick(), nt = lt_get_threads();
@@ -7106,16 +7127,16 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
         bf.loss[r] = (m - zt) + ls;
     }
     for (r = 0; r < R; r++) total += bf.loss[r];
-    nd->out->data[0] = nd->f[0] > 0 ? (float)(total / nd->f[0]) : 0.0f;
+    nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
 }
 static void lt__linear_ce16_bwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, r;
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
     float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), g;
     lt__mm16_opnd dz = lt__opnd16(NULL, bf.z, V, 0, 0), dzt = lt__opnd16(NULL, bf.z, V, 0, 1), x, w;
-    if (!(nd->f[0] > 0)) return;
-    g = (float)(nd->out->grad[0] / nd->f[0]);
+    if (!(LT__LCE_DENOM(nd) > 0)) return;
+    g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {   /* dz over z, in pieces */
         uint16_t *zr = bf.z + r * V;
@@ -7162,10 +7183,10 @@ static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt
     if (!lt__ce_check(ctx, who, x, V, R, targets, denom, use_count)) return NULL;
     nd = lt__node_new(ctx, LT__OP(linear_ce16), 1, &one, x, w, NULL, 0);
     if (!nd || !lt__node_ids(ctx, nd, targets, R)) return NULL;
-    nd->i[0] = V;
-    nd->i[1] = C;
-    nd->f[0] = use_count ? (double)lt_count_targets(targets, R) : denom;
-    nd->f[1] = (double)ctx->precision;
+    LT__LCE_V(nd) = V;
+    LT__LCE_C(nd) = C;
+    LT__LCE_DENOM(nd) = use_count ? (double)lt_count_targets(targets, R) : denom;
+    LT__PREC2(nd) = (double)ctx->precision;
     if (nd->out->requires_grad && w->requires_grad && !lt__is_param_data(x) && lt__copy16(ctx, x) &&
         !lt__save(ctx, nd, 0, (x->n + 1) / 2))
         return NULL;
@@ -7227,7 +7248,7 @@ static lt_tensor *lt__gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *tar
     loss = denom > 0 ? lt_cross_entropy_sum(g->ctx, x, targets, denom) : lt_cross_entropy(g->ctx, x, targets);
     /* these logits are the loss's alone (never returned, read by nothing after the cross-entropy's
        backward): it may write their gradient over them, R·V floats less (@@LOSS) */
-    if (loss && loss->node && loss->node->op == LT__OP(cross_entropy) && loss->node->in[0] == x) loss->node->i[1] = 1;
+    if (loss && loss->node && loss->node->op == LT__OP(cross_entropy) && loss->node->in[0] == x) LT__CE_OVER(loss->node) = 1;
     return loss;
 }
 LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T) {

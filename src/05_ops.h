@@ -26,7 +26,7 @@
                 nothing reads them afterwards (cross-entropy's d(logits) over the logits)
      DX_OVER_DY its backward allows dx == dy for its first input: that gradient may be written
                 over the output's when nothing reads it afterwards (lt__grad_adopt, eagerly)
-     Y16        its output is already rounded to 16 bits in the record's precision (f[0]), so a
+     Y16        its output is already rounded to 16 bits in the record's precision (LT__PREC), so a
                 16-bit copy of it is exact (lt__exact16) */
 #define LT__IN 1
 #define LT__OUT 2
@@ -52,8 +52,8 @@ struct lt__node {
     lt_ctx *ctx;
     lt_tensor *out;
     lt_tensor *in[3];            /* inputs (NULL where absent, e.g. no bias) */
-    int64_t i[6];                /* integer arguments: sizes, flags */
-    double f[2];                 /* scalar arguments: scale, eps, p, denominators */
+    int64_t i[6];                /* integer arguments: sizes, flags (each op names its slots: LT__LN_C, ...) */
+    double f[2];                 /* scalar arguments: scale, eps, p, denominators (LT__LN_EPS, ...) */
     float *save[2];              /* values saved for backward (mean/rstd, masks, probabilities) */
     int64_t n_save[2];           /* their lengths (floats) */
     int32_t *ids;                /* indices (embedding ids, targets, lengths), copied to the arena */
@@ -387,6 +387,8 @@ static float *lt__save(lt_ctx *ctx, lt__node *nd, int slot, int64_t n) {
    single-thread vector conversions of @@AMP (out[i] = float(in[i]), in[i] to 16 bits, and
    out[i] = float(16 bit(in[i]))). */
 static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT_BF16; }
+#define LT__PREC(nd) ((nd)->f[0])    /* a 16-bit record's precision (matmul16, linear16, ... gelu16) */
+#define LT__PREC2(nd) ((nd)->f[1])   /* ... where f[0] is another argument (layernorm16, linear_ce16) */
 /* Does a 16-bit op keep a 16-bit copy of t, a value its backward reads?  In a compiled plan
    (recorded while ctx->dry) yes: the plan reuses the float32 buffers after the forward, and the
    copies are what halves the activation memory.  Eager on the CPU, every float32 tensor of a
@@ -399,7 +401,7 @@ static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT
    LTRAIN_EAGER_COPIES16=1 in the environment makes eager ops keep every copy (to compare). */
 static int lt__exact16(const lt_tensor *t, lt_dtype p) {
     const lt__node *nd = t ? t->node : NULL;
-    if (!nd || nd->f[0] != (double)p) return 0;
+    if (!nd || LT__PREC(nd) != (double)p) return 0;
     return (nd->op->flags & LT__Y16) != 0;
 }
 static int lt__copy16(const lt_ctx *ctx, const lt_tensor *t) {
@@ -609,16 +611,17 @@ static void lt__mul_bwd(lt__node *nd) {
 LTRAIN_DEF lt_tensor *lt_mul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(mul), "lt_mul", a, b); }
 
 /* ---- scale: y = s*x ------------------------------------------------------------------------------ */
+#define LT__SCALE_S(nd) ((nd)->f[0])   /* s */
 static void lt__scale_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
-    float *y = nd->out->data, s = (float)nd->f[0];
+    float *y = nd->out->data, s = (float)LT__SCALE_S(nd);
     int64_t i, n = nd->out->n;
     LT__OMP(parallel for simd if (parallel : n > LT__EW_PAR))
     for (i = 0; i < n; i++) y[i] = s * x[i];
 }
 static void lt__scale_bwd(lt__node *nd) {
     int add;
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gy = nd->out->grad, s = (float)nd->f[0];
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gy = nd->out->grad, s = (float)LT__SCALE_S(nd);
     int64_t i, n = nd->out->n;
     if (!gx) return;
     if (!add) {
@@ -633,7 +636,7 @@ LTRAIN_DEF lt_tensor *lt_scale(lt_ctx *ctx, lt_tensor *a, float s) {
     lt__node *nd;
     if (!lt__live(ctx, "lt_scale", a, a)) return NULL;
     nd = lt__node_new(ctx, LT__OP(scale), a->ndim, a->shape, a, NULL, NULL, 0);
-    if (nd) nd->f[0] = s;
+    if (nd) LT__SCALE_S(nd) = s;
     return lt__run(ctx, nd);
 }
 
@@ -820,7 +823,7 @@ static void lt__gelu_bwd(lt__node *nd) {
 
 /* gelu16 (lt_set_precision): y = round16(gelu(round16(x))), as torch's gelu on a bf16 tensor (its
    math in float32, the result rounded); saves x in 16 bits (save[0], R·n/2 floats), so the
-   float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  f[0] = the precision.
+   float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  LT__PREC(nd) = the precision.
    In blocks of LT__EW16 elements, converted on the stack. */
 #define LT__EW16 4096
 /* A 16-bit input is one of 65536 bit patterns, so gelu16's output round16(gelu(x)) and the
@@ -855,7 +858,7 @@ static void lt__gelu16_block(lt_dtype p, const uint16_t *xh, float *y, int64_t m
     for (i = 0; i < m; i++) y[i] = tab[xh[i]];
 }
 static void lt__gelu16_fwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[0]);
+    lt_dtype p = lt__prec_of(LT__PREC(nd));
     uint16_t *xh = (uint16_t *)(void *)nd->save[0];
     int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
     LT__OMP(parallel for if (n > 32768))
@@ -867,7 +870,7 @@ static void lt__gelu16_fwd(lt__node *nd) {
     }
 }
 static void lt__gelu16_bwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[0]);
+    lt_dtype p = lt__prec_of(LT__PREC(nd));
     const uint16_t *xh = (const uint16_t *)(const void *)nd->save[0];
     const float *gy = nd->out->grad, *tab = lt__gelu16_dy[p == LT_F16];
     int add = 0;
@@ -898,7 +901,7 @@ LTRAIN_DEF lt_tensor *lt_gelu(lt_ctx *ctx, lt_tensor *a) {
     lt__gelu16_tables(ctx->precision);
     nd = lt__node_new(ctx, LT__OP(gelu16), a->ndim, a->shape, a, NULL, NULL, 0);
     if (!nd) return NULL;
-    nd->f[0] = (double)ctx->precision;
+    LT__PREC(nd) = (double)ctx->precision;
     if (nd->out->requires_grad && lt__copy16(ctx, a) && !lt__save(ctx, nd, 0, (a->n + 1) / 2)) return NULL;
     return lt__run(ctx, nd);
 }
@@ -1070,6 +1073,8 @@ LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a) {
    saves mean, rstd (R).  Backward, with x̂ = (x - mean)·rstd and g = dy·w:
      dw += Σ_rows dy·x̂,   db += Σ_rows dy,   dx += rstd·(g - mean(g) - x̂·mean(g·x̂))
    layernorm16 (below) runs the same two kernels; only where backward reads x̂ differs. */
+#define LT__LN_C(nd) ((nd)->i[0])      /* C, the row length */
+#define LT__LN_EPS(nd) ((nd)->f[0])    /* eps */
 #define LT__LN_PIECE 256   /* columns of a row held on the stack at a time */
 #define LT__LN_RB 32       /* backward: rows per chunk of the dw, db partial sums */
 
@@ -1110,11 +1115,11 @@ static void lt__ln_row_fwd(const float *x, float *y, const float *w, const float
     if (rstd) *rstd = s;
 }
 static void lt__layernorm_fwd(lt__node *nd) {
-    int64_t C = nd->i[0], R = nd->out->n / C, r;
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C, r;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL, *b = nd->in[2] ? nd->in[2]->data : NULL;
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
-        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)nd->f[0], nd->save[0] + r,
+        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), nd->save[0] + r,
                        nd->save[1] + r, LT_F32, NULL);
 }
 
@@ -1147,7 +1152,7 @@ static void lt__ln_g(const float *gy, const float *w, int64_t n, float *g) {
    (the threads take chunks), then the chunks' partial sums added in chunk order.  The chunks
    depend on R alone, so the thread count never changes a bit; x and dy are read once. */
 static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd) {
-    int64_t C = nd->i[0], R = nd->out->n / C, nch = (R + LT__LN_RB - 1) / LT__LN_RB, ch, nb, blk;
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C, nch = (R + LT__LN_RB - 1) / LT__LN_RB, ch, nb, blk;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL;
     int add = 0;
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx);
@@ -1255,17 +1260,17 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
     if (ctx->precision != LT_F32 && ctx->device == LT_CPU) {   /* (the CUDA kernel is float32) */
         nd = lt__node_new(ctx, LT__OP(layernorm16), x->ndim, x->shape, x, w, b, 0);
         if (!nd) return NULL;
-        nd->i[0] = C;
-        nd->f[0] = eps;
-        nd->f[1] = (double)ctx->precision;
+        LT__LN_C(nd) = C;
+        LT__LN_EPS(nd) = eps;
+        LT__PREC2(nd) = (double)ctx->precision;
         if (nd->out->requires_grad && (!lt__save(ctx, nd, 0, R) || !lt__save(ctx, nd, 1, (x->n + 1) / 2)))
             return NULL;
         return lt__run(ctx, nd);
     }
     nd = lt__node_new(ctx, LT__OP(layernorm), x->ndim, x->shape, x, w, b, 0);
     if (!nd) return NULL;
-    nd->i[0] = C;
-    nd->f[0] = eps;
+    LT__LN_C(nd) = C;
+    LT__LN_EPS(nd) = eps;
     lt__save(ctx, nd, 0, R);
     lt__save(ctx, nd, 1, R);
     if (!nd->save[0] || !nd->save[1]) return NULL;
@@ -1277,23 +1282,22 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
    in 16 bits (save[1], R·C/2 floats) instead of the float32 input, so x is free after the
    forward.  Backward is lt__layernorm_bwd's kernel with x̂ read from the 16-bit copy: x̂ is
    bounded by sqrt(C), so fp16 holds it, and its rounding (2^-9 relative in bf16, 2^-12 in fp16)
-   is the only difference from the float32 gradients (tests/test_precision.c bounds it).
-   f[0] = eps, f[1] = the precision. */
+   is the only difference from the float32 gradients (tests/test_precision.c bounds it). */
 static void lt__layernorm16_fwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t C = nd->i[0], R = nd->out->n / C, r;
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C, r;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL, *b = nd->in[2] ? nd->in[2]->data : NULL;
     uint16_t *xh = (uint16_t *)(void *)nd->save[1];
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
-        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)nd->f[0], NULL,
+        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), NULL,
                        nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL);
 }
 static void lt__layernorm16_bwd(lt__node *nd) {
     lt__ln_src a;
     memset(&a, 0, sizeof a);
     a.xh = (const uint16_t *)(const void *)nd->save[1];
-    a.p = lt__prec_of(nd->f[1]);
+    a.p = lt__prec_of(LT__PREC2(nd));
     if (a.xh) lt__ln_bwd(nd, &a, nd->save[0]);
 }
 
@@ -1357,9 +1361,10 @@ LTRAIN_DEF lt_tensor *lt_embedding(lt_ctx *ctx, lt_tensor *w, const int32_t *ids
 /* ---- dropout ----------------------------------------------------------------------------------------- */
 /* y = x·m/(1-p), m ~ Bernoulli(1-p) from the context's RNG; saves the scaled mask; dx += dy·mask.
    Not training, or p = 0: y is x itself (no record). */
+#define LT__DROPOUT_P(nd) ((nd)->f[0])   /* p */
 static void lt__dropout_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
-    float *y = nd->out->data, *m = nd->save[0], p = (float)nd->f[0], keep = 1.0f - p;
+    float *y = nd->out->data, *m = nd->save[0], p = (float)LT__DROPOUT_P(nd), keep = 1.0f - p;
     lt_rng *rng = &nd->ctx->rng;
     int64_t i, n = nd->out->n;
     for (i = 0; i < n; i++) {
@@ -1383,13 +1388,14 @@ LTRAIN_DEF lt_tensor *lt_dropout(lt_ctx *ctx, lt_tensor *a, float p) {
     if (!ctx->training || p == 0.0f) return a;
     nd = lt__node_new(ctx, LT__OP(dropout), a->ndim, a->shape, a, NULL, NULL, 0);
     if (!nd || !lt__save(ctx, nd, 0, a->n)) return NULL;
-    nd->f[0] = p;
+    LT__DROPOUT_P(nd) = p;
     return lt__run(ctx, nd);
 }
 
 /* ---- transpose (a copy) --------------------------------------------------------------------------- */
-/* x (s0,s1,s2,s3) -> y with dims d0 and d1 swapped;  dx += dy transposed back.
-   i[0], i[1] = the swapped dims. */
+/* x (s0,s1,s2,s3) -> y with dims d0 and d1 swapped;  dx += dy transposed back. */
+#define LT__TR_D0(nd) ((nd)->i[0])   /* d0 */
+#define LT__TR_D1(nd) ((nd)->i[1])   /* d1 */
 static void lt__transpose_copy(const lt_tensor *x, const lt_tensor *y, int d0, int d1, const float *src, float *dst,
                                int accumulate) {
     int64_t st[LT_MAX_DIMS], idx[LT_MAX_DIMS], k, tmp;
@@ -1408,11 +1414,11 @@ static void lt__transpose_copy(const lt_tensor *x, const lt_tensor *y, int d0, i
                 }
 }
 static void lt__transpose_fwd(lt__node *nd) {
-    lt__transpose_copy(nd->in[0], nd->out, (int)nd->i[0], (int)nd->i[1], nd->in[0]->data, nd->out->data, 0);
+    lt__transpose_copy(nd->in[0], nd->out, (int)LT__TR_D0(nd), (int)LT__TR_D1(nd), nd->in[0]->data, nd->out->data, 0);
 }
 static void lt__transpose_bwd(lt__node *nd) {
     float *gx = lt__grad(nd->in[0], nd->ctx);
-    if (gx) lt__transpose_copy(nd->in[0], nd->out, (int)nd->i[0], (int)nd->i[1], nd->out->grad, gx, 1);
+    if (gx) lt__transpose_copy(nd->in[0], nd->out, (int)LT__TR_D0(nd), (int)LT__TR_D1(nd), nd->out->grad, gx, 1);
 }
 LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
     int64_t shape[LT_MAX_DIMS], t;
@@ -1429,7 +1435,7 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
     t = shape[d0]; shape[d0] = shape[d1]; shape[d1] = t;
     nd = lt__node_new(ctx, LT__OP(transpose), a->ndim, shape, a, NULL, NULL, 0);
     if (!nd) return NULL;
-    nd->i[0] = d0; nd->i[1] = d1;
+    LT__TR_D0(nd) = d0; LT__TR_D1(nd) = d1;
     return lt__run(ctx, nd);
 }
 

@@ -1162,6 +1162,13 @@ typedef struct {
     size_t used, peak;           /* bytes handed out (for lt_arena_used / peak) */
 } lt__arena;
 
+/* lt_compile's recording (@@COMPILE) as a seam: while it records a step, ctx->cap_hooks points at
+   its two recorders, so the parts above it record without naming it (NULL otherwise: one test). */
+typedef struct lt__capture_hooks {
+    void (*input)(lt_ctx *ctx, lt_tensor *t, const float *src);  /* lt_tensor_new / lt_tensor_from made t */
+    void (*node)(lt_ctx *ctx, lt__node *nd);                      /* lt__run ran op nd */
+} lt__capture_hooks;
+
 struct lt_ctx {
     lt_status status;
     char msg[512];
@@ -1184,6 +1191,7 @@ struct lt_ctx {
     double prof_s[2][64];        /* seconds in forward [0] / backward [1] kernels, by op row */
     int64_t prof_n[2][64];
     struct lt__capture *cap;     /* non-NULL while lt_compile records a step */
+    const lt__capture_hooks *cap_hooks; /* ... and then its recorders (@@COMPILE) */
     int dry;                     /* lt_compile's recording pass: ops are recorded, kernels not run */
     lt_device device;            /* lt_set_device: where ops run (LT_CPU unless LTRAIN_CUDA chose LT_CUDA) */
     const struct lt__device *dev;/* the device's table (NULL on LT_CPU): the device seam below */
@@ -1866,8 +1874,6 @@ LTRAIN_DEF const char *lt_shape_str(const lt_tensor *t, char *buf, size_t cap) {
     return buf;
 }
 
-static void lt__capture_input(lt_ctx *ctx, lt_tensor *t, const float *src); /* @@COMPILE */
-
 /* The first allocation after lt_backward starts a new step: reset the arena lazily, so the
    loss and activations stay readable after backward until the next forward begins. */
 static void lt__begin(lt_ctx *ctx) {
@@ -1931,7 +1937,7 @@ LTRAIN_DEF lt_tensor *lt_tensor_new(lt_ctx *ctx, int ndim, const int64_t *shape)
     lt__begin(ctx);
     t = lt__arena_tensor(ctx, "lt_tensor_new", ndim, shape, 1);
     if (t) lt__values_set(ctx, t->data, NULL, (size_t)t->n);
-    if (t && ctx->cap) lt__capture_input(ctx, t, NULL);
+    if (t && ctx->cap_hooks) ctx->cap_hooks->input(ctx, t, NULL);
     return t;
 }
 
@@ -1942,7 +1948,7 @@ LTRAIN_DEF lt_tensor *lt_tensor_from(lt_ctx *ctx, const float *data, int ndim, c
     lt__begin(ctx);
     t = lt__arena_tensor(ctx, "lt_tensor_from", ndim, shape, 1);
     if (t) lt__values_set(ctx, t->data, data, (size_t)t->n);
-    if (t && ctx->cap) lt__capture_input(ctx, t, data);
+    if (t && ctx->cap_hooks) ctx->cap_hooks->input(ctx, t, data);
     return t;
 }
 
@@ -2140,29 +2146,51 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
    callers. */
 
 /* ---- @@OPS.table  the op table --------------------------------------------------------------- */
-/* name, and what its backward reads besides gradients: the inputs' values (IN), its own
-   output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
+/* name, and the op's flags.  What its backward reads besides gradients: the inputs' values (IN),
+   its own output's values (OUT); the compile mode plans buffer lifetimes from these two.
    The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
    @@HALF) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
    need not stay alive.  (Eager records may skip a copy and read the float32 values in place,
-   lt__copy16: eager mode never frees them; a compiled plan always has the copies.) */
+   lt__copy16: eager mode never frees them; a compiled plan always has the copies.)
+   What the compile mode may do with the op (@@COMPILE), each a property of its kernels:
+     ROW        each row of its (R, C) output is computed from the same row of its inputs (or
+                from one row broadcast to all): a plan may run it on tiles of rows, fused with
+                the row-wise ops next to it (lt__plan_fuse)
+     VIEW       its output shares its input's values (reshape): no buffer of its own
+     Y_OVER_X   its forward allows y == x for a same-size input (y[i] = a[i] + b[i]): the output
+                may be written over an input nothing reads afterwards (lt__add_over, eagerly)
+     DX_OVER_X  its backward allows dx == x: x's gradient may be written over x's values when
+                nothing reads them afterwards (cross-entropy's d(logits) over the logits)
+     DX_OVER_DY its backward allows dx == dy for its first input: that gradient may be written
+                over the output's when nothing reads it afterwards (lt__grad_adopt, eagerly)
+     Y16        its output is already rounded to 16 bits in the record's precision (LT__PREC), so a
+                16-bit copy of it is exact (lt__exact16) */
 #define LT__IN 1
 #define LT__OUT 2
+#define LT__ROW 4
+#define LT__VIEW 8
+#define LT__Y_OVER_X 16
+#define LT__DX_OVER_X 32
+#define LT__DX_OVER_DY 64
+#define LT__Y16 128
 #define LT__OP_LIST(X)                                                                              \
-    X(reshape, 0) X(add, 0) X(sub, 0) X(mul, LT__IN) X(scale, 0) X(sum, 0) X(mean, 0)                \
-    X(matmul, LT__IN) X(linear, LT__IN) X(conv1d, LT__IN) X(gelu, LT__IN) X(gelu_erf, LT__IN)          \
-    X(relu, LT__IN) X(tanh, LT__OUT) X(sigmoid, LT__OUT) X(softmax, LT__OUT) X(log_softmax, LT__OUT)  \
-    X(layernorm, LT__IN) X(embedding, 0) X(dropout, 0) X(transpose, 0) X(attention, LT__IN | LT__OUT) \
-    X(cross_entropy, LT__IN) X(mse, LT__IN) X(matmul16, 0) X(linear16, 0) X(conv1d16, 0)                 \
-    X(attention16, 0) X(layernorm16, 0) X(gelu16, 0) X(linear_ce16, 0)
+    X(reshape, LT__VIEW) X(add, LT__ROW | LT__Y_OVER_X | LT__DX_OVER_DY) X(sub, LT__ROW)             \
+    X(mul, LT__IN | LT__ROW) X(scale, LT__ROW) X(sum, 0) X(mean, 0)                                  \
+    X(matmul, LT__IN) X(linear, LT__IN) X(conv1d, LT__IN) X(gelu, LT__IN | LT__ROW | LT__DX_OVER_DY) \
+    X(gelu_erf, LT__IN | LT__ROW) X(relu, LT__IN | LT__ROW) X(tanh, LT__OUT | LT__ROW)               \
+    X(sigmoid, LT__OUT | LT__ROW) X(softmax, LT__OUT | LT__ROW) X(log_softmax, LT__OUT | LT__ROW)    \
+    X(layernorm, LT__IN | LT__ROW) X(embedding, 0) X(dropout, 0) X(transpose, 0)                     \
+    X(attention, LT__IN | LT__OUT) X(cross_entropy, LT__IN | LT__DX_OVER_X) X(mse, LT__IN)           \
+    X(matmul16, LT__Y16) X(linear16, LT__Y16) X(conv1d16, LT__Y16) X(attention16, LT__Y16)           \
+    X(layernorm16, 0) X(gelu16, LT__Y16 | LT__DX_OVER_DY) X(linear_ce16, 0)
 
 struct lt__node {
     const struct lt__opdef *op;
     lt_ctx *ctx;
     lt_tensor *out;
     lt_tensor *in[3];            /* inputs (NULL where absent, e.g. no bias) */
-    int64_t i[6];                /* integer arguments: sizes, flags */
-    double f[2];                 /* scalar arguments: scale, eps, p, denominators */
+    int64_t i[6];                /* integer arguments: sizes, flags (each op names its slots: LT__LN_C, ...) */
+    double f[2];                 /* scalar arguments: scale, eps, p, denominators (LT__LN_EPS, ...) */
     float *save[2];              /* values saved for backward (mean/rstd, masks, probabilities) */
     int64_t n_save[2];           /* their lengths (floats) */
     int32_t *ids;                /* indices (embedding ids, targets, lengths), copied to the arena */
@@ -2175,31 +2203,30 @@ struct lt__node {
 typedef struct lt__opdef {
     const char *name;
     int reads;                   /* LT__IN | LT__OUT: what backward reads */
+    int flags;                   /* the row's flags: reads, LT__ROW, LT__VIEW, ... (above) */
     lt__kernel fwd;              /* the CPU's kernels; a device's are in its table, by row (ctx->dev) */
     lt__kernel bwd;
 } lt__opdef;
 
-#define LT__DECLARE_KERNELS(name, reads) static void lt__##name##_fwd(lt__node *); static void lt__##name##_bwd(lt__node *);
+#define LT__DECLARE_KERNELS(name, flags) static void lt__##name##_fwd(lt__node *); static void lt__##name##_bwd(lt__node *);
 LT__OP_LIST(LT__DECLARE_KERNELS)
 #undef LT__DECLARE_KERNELS
 
 enum {
-#define LT__OP_INDEX(name, reads) LT__OPI_##name,
+#define LT__OP_INDEX(name, flags) LT__OPI_##name,
     LT__OP_LIST(LT__OP_INDEX)
 #undef LT__OP_INDEX
     LT__OP_COUNT
 };
 /* indices only name rows of this table; records point at rows, never at numbers */
 static const lt__opdef lt__ops[LT__OP_COUNT] = {
-#define LT__OP_ROW(name, reads) {#name, reads, lt__##name##_fwd, lt__##name##_bwd},
+#define LT__OP_ROW(name, flags) {#name, (flags) & (LT__IN | LT__OUT), flags, lt__##name##_fwd, lt__##name##_bwd},
     LT__OP_LIST(LT__OP_ROW)
 #undef LT__OP_ROW
 };
 #define LT__OP(name) (&lt__ops[LT__OPI_##name])
 typedef char lt__op_table_fits_profile[LT__OP_COUNT <= 64 ? 1 : -1]; /* ctx->prof_s has 64 rows */
 #define LT__EW_PAR (int64_t)32768   /* elementwise loops over fewer elements than this: one thread */
-
-static void lt__capture_node(lt_ctx *ctx, lt__node *nd); /* @@COMPILE */
 
 static void lt__profile_add(lt_ctx *ctx, const lt__node *nd, int bwd, double s) {
     int row = (int)(nd->op - lt__ops);
@@ -2433,7 +2460,7 @@ static lt__node *lt__node_new(lt_ctx *ctx, const lt__opdef *op, int ndim, const 
 /* Run the forward kernel; keep the record on the tape if a gradient will flow through it. */
 static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
     if (!nd || lt_failed(ctx)) return NULL;
-    if (ctx->dry && nd->op != LT__OP(reshape)) {
+    if (ctx->dry && !(nd->op->flags & LT__VIEW)) {
         /* lt_compile's recording pass: shapes only (a view's pointer is still set) */
     } else if (ctx->profiling) {
         double t0 = lt__now();
@@ -2444,7 +2471,7 @@ static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
         LT__FWD(ctx, nd)(nd);
     }
     if (lt_failed(ctx)) return NULL;
-    if (ctx->cap) lt__capture_node(ctx, nd);
+    if (ctx->cap_hooks) ctx->cap_hooks->node(ctx, nd);
     if (nd->out->requires_grad) {
         if (ctx->tape_len == ctx->tape_cap) {
             int cap = ctx->tape_cap ? 2 * ctx->tape_cap : 256;
@@ -2481,6 +2508,8 @@ static float *lt__save(lt_ctx *ctx, lt__node *nd, int slot, int64_t n) {
    single-thread vector conversions of @@HALF (out[i] = float(in[i]), in[i] to 16 bits, and
    out[i] = float(16 bit(in[i]))). */
 static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT_BF16; }
+#define LT__PREC(nd) ((nd)->f[0])    /* a 16-bit record's precision (matmul16, linear16, ... gelu16) */
+#define LT__PREC2(nd) ((nd)->f[1])   /* ... where f[0] is another argument (layernorm16, linear_ce16) */
 /* Does a 16-bit op keep a 16-bit copy of t, a value its backward reads?  In a compiled plan
    (recorded while ctx->dry) yes: the plan reuses the float32 buffers after the forward, and the
    copies are what halves the activation memory.  Eager on the CPU, every float32 tensor of a
@@ -2493,9 +2522,8 @@ static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT
    LTRAIN_EAGER_COPIES16=1 in the environment makes eager ops keep every copy (to compare). */
 static int lt__exact16(const lt_tensor *t, lt_dtype p) {
     const lt__node *nd = t ? t->node : NULL;
-    if (!nd || nd->f[0] != (double)p) return 0;
-    return nd->op == LT__OP(matmul16) || nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16) ||
-           nd->op == LT__OP(attention16) || nd->op == LT__OP(gelu16);
+    if (!nd || LT__PREC(nd) != (double)p) return 0;
+    return (nd->op->flags & LT__Y16) != 0;
 }
 static int lt__copy16(const lt_ctx *ctx, const lt_tensor *t) {
     const char *e;
@@ -2704,16 +2732,17 @@ static void lt__mul_bwd(lt__node *nd) {
 LTRAIN_DEF lt_tensor *lt_mul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(mul), "lt_mul", a, b); }
 
 /* ---- @@OPS.scale  scale: y = s*x ----------------------------------------------------------------- */
+#define LT__SCALE_S(nd) ((nd)->f[0])   /* s */
 static void lt__scale_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
-    float *y = nd->out->data, s = (float)nd->f[0];
+    float *y = nd->out->data, s = (float)LT__SCALE_S(nd);
     int64_t i, n = nd->out->n;
     LT__OMP(parallel for simd if (parallel : n > LT__EW_PAR))
     for (i = 0; i < n; i++) y[i] = s * x[i];
 }
 static void lt__scale_bwd(lt__node *nd) {
     int add;
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gy = nd->out->grad, s = (float)nd->f[0];
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gy = nd->out->grad, s = (float)LT__SCALE_S(nd);
     int64_t i, n = nd->out->n;
     if (!gx) return;
     if (!add) {
@@ -2728,7 +2757,7 @@ LTRAIN_DEF lt_tensor *lt_scale(lt_ctx *ctx, lt_tensor *a, float s) {
     lt__node *nd;
     if (!lt__live(ctx, "lt_scale", a, a)) return NULL;
     nd = lt__node_new(ctx, LT__OP(scale), a->ndim, a->shape, a, NULL, NULL, 0);
-    if (nd) nd->f[0] = s;
+    if (nd) LT__SCALE_S(nd) = s;
     return lt__run(ctx, nd);
 }
 
@@ -2915,7 +2944,7 @@ static void lt__gelu_bwd(lt__node *nd) {
 
 /* gelu16 (lt_set_precision): y = round16(gelu(round16(x))), as torch's gelu on a bf16 tensor (its
    math in float32, the result rounded); saves x in 16 bits (save[0], R·n/2 floats), so the
-   float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  f[0] = the precision.
+   float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  LT__PREC(nd) = the precision.
    In blocks of LT__EW16 elements, converted on the stack. */
 #define LT__EW16 4096
 /* A 16-bit input is one of 65536 bit patterns, so gelu16's output round16(gelu(x)) and the
@@ -2950,7 +2979,7 @@ static void lt__gelu16_block(lt_dtype p, const uint16_t *xh, float *y, int64_t m
     for (i = 0; i < m; i++) y[i] = tab[xh[i]];
 }
 static void lt__gelu16_fwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[0]);
+    lt_dtype p = lt__prec_of(LT__PREC(nd));
     uint16_t *xh = (uint16_t *)(void *)nd->save[0];
     int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
     LT__OMP(parallel for if (n > 32768))
@@ -2962,7 +2991,7 @@ static void lt__gelu16_fwd(lt__node *nd) {
     }
 }
 static void lt__gelu16_bwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[0]);
+    lt_dtype p = lt__prec_of(LT__PREC(nd));
     const uint16_t *xh = (const uint16_t *)(const void *)nd->save[0];
     const float *gy = nd->out->grad, *tab = lt__gelu16_dy[p == LT_F16];
     int add = 0;
@@ -2993,7 +3022,7 @@ LTRAIN_DEF lt_tensor *lt_gelu(lt_ctx *ctx, lt_tensor *a) {
     lt__gelu16_tables(ctx->precision);
     nd = lt__node_new(ctx, LT__OP(gelu16), a->ndim, a->shape, a, NULL, NULL, 0);
     if (!nd) return NULL;
-    nd->f[0] = (double)ctx->precision;
+    LT__PREC(nd) = (double)ctx->precision;
     if (nd->out->requires_grad && lt__copy16(ctx, a) && !lt__save(ctx, nd, 0, (a->n + 1) / 2)) return NULL;
     return lt__run(ctx, nd);
 }
@@ -3166,6 +3195,8 @@ LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a) {
    saves mean, rstd (R).  Backward, with x̂ = (x - mean)·rstd and g = dy·w:
      dw += Σ_rows dy·x̂,   db += Σ_rows dy,   dx += rstd·(g - mean(g) - x̂·mean(g·x̂))
    layernorm16 (below) runs the same two kernels; only where backward reads x̂ differs. */
+#define LT__LN_C(nd) ((nd)->i[0])      /* C, the row length */
+#define LT__LN_EPS(nd) ((nd)->f[0])    /* eps */
 #define LT__LN_PIECE 256   /* columns of a row held on the stack at a time */
 #define LT__LN_RB 32       /* backward: rows per chunk of the dw, db partial sums */
 
@@ -3206,11 +3237,11 @@ static void lt__ln_row_fwd(const float *x, float *y, const float *w, const float
     if (rstd) *rstd = s;
 }
 static void lt__layernorm_fwd(lt__node *nd) {
-    int64_t C = nd->i[0], R = nd->out->n / C, r;
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C, r;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL, *b = nd->in[2] ? nd->in[2]->data : NULL;
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
-        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)nd->f[0], nd->save[0] + r,
+        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), nd->save[0] + r,
                        nd->save[1] + r, LT_F32, NULL);
 }
 
@@ -3243,7 +3274,7 @@ static void lt__ln_g(const float *gy, const float *w, int64_t n, float *g) {
    (the threads take chunks), then the chunks' partial sums added in chunk order.  The chunks
    depend on R alone, so the thread count never changes a bit; x and dy are read once. */
 static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd) {
-    int64_t C = nd->i[0], R = nd->out->n / C, nch = (R + LT__LN_RB - 1) / LT__LN_RB, ch, nb, blk;
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C, nch = (R + LT__LN_RB - 1) / LT__LN_RB, ch, nb, blk;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL;
     int add = 0;
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx);
@@ -3351,17 +3382,17 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
     if (ctx->precision != LT_F32 && ctx->device == LT_CPU) {   /* (the CUDA kernel is float32) */
         nd = lt__node_new(ctx, LT__OP(layernorm16), x->ndim, x->shape, x, w, b, 0);
         if (!nd) return NULL;
-        nd->i[0] = C;
-        nd->f[0] = eps;
-        nd->f[1] = (double)ctx->precision;
+        LT__LN_C(nd) = C;
+        LT__LN_EPS(nd) = eps;
+        LT__PREC2(nd) = (double)ctx->precision;
         if (nd->out->requires_grad && (!lt__save(ctx, nd, 0, R) || !lt__save(ctx, nd, 1, (x->n + 1) / 2)))
             return NULL;
         return lt__run(ctx, nd);
     }
     nd = lt__node_new(ctx, LT__OP(layernorm), x->ndim, x->shape, x, w, b, 0);
     if (!nd) return NULL;
-    nd->i[0] = C;
-    nd->f[0] = eps;
+    LT__LN_C(nd) = C;
+    LT__LN_EPS(nd) = eps;
     lt__save(ctx, nd, 0, R);
     lt__save(ctx, nd, 1, R);
     if (!nd->save[0] || !nd->save[1]) return NULL;
@@ -3373,23 +3404,22 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
    in 16 bits (save[1], R·C/2 floats) instead of the float32 input, so x is free after the
    forward.  Backward is lt__layernorm_bwd's kernel with x̂ read from the 16-bit copy: x̂ is
    bounded by sqrt(C), so fp16 holds it, and its rounding (2^-9 relative in bf16, 2^-12 in fp16)
-   is the only difference from the float32 gradients (tests/test_precision.c bounds it).
-   f[0] = eps, f[1] = the precision. */
+   is the only difference from the float32 gradients (tests/test_precision.c bounds it). */
 static void lt__layernorm16_fwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t C = nd->i[0], R = nd->out->n / C, r;
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C, r;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL, *b = nd->in[2] ? nd->in[2]->data : NULL;
     uint16_t *xh = (uint16_t *)(void *)nd->save[1];
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
-        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)nd->f[0], NULL,
+        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), NULL,
                        nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL);
 }
 static void lt__layernorm16_bwd(lt__node *nd) {
     lt__ln_src a;
     memset(&a, 0, sizeof a);
     a.xh = (const uint16_t *)(const void *)nd->save[1];
-    a.p = lt__prec_of(nd->f[1]);
+    a.p = lt__prec_of(LT__PREC2(nd));
     if (a.xh) lt__ln_bwd(nd, &a, nd->save[0]);
 }
 
@@ -3453,9 +3483,10 @@ LTRAIN_DEF lt_tensor *lt_embedding(lt_ctx *ctx, lt_tensor *w, const int32_t *ids
 /* ---- @@OPS.dropout  dropout -------------------------------------------------------------------------- */
 /* y = x·m/(1-p), m ~ Bernoulli(1-p) from the context's RNG; saves the scaled mask; dx += dy·mask.
    Not training, or p = 0: y is x itself (no record). */
+#define LT__DROPOUT_P(nd) ((nd)->f[0])   /* p */
 static void lt__dropout_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
-    float *y = nd->out->data, *m = nd->save[0], p = (float)nd->f[0], keep = 1.0f - p;
+    float *y = nd->out->data, *m = nd->save[0], p = (float)LT__DROPOUT_P(nd), keep = 1.0f - p;
     lt_rng *rng = &nd->ctx->rng;
     int64_t i, n = nd->out->n;
     for (i = 0; i < n; i++) {
@@ -3479,13 +3510,14 @@ LTRAIN_DEF lt_tensor *lt_dropout(lt_ctx *ctx, lt_tensor *a, float p) {
     if (!ctx->training || p == 0.0f) return a;
     nd = lt__node_new(ctx, LT__OP(dropout), a->ndim, a->shape, a, NULL, NULL, 0);
     if (!nd || !lt__save(ctx, nd, 0, a->n)) return NULL;
-    nd->f[0] = p;
+    LT__DROPOUT_P(nd) = p;
     return lt__run(ctx, nd);
 }
 
 /* ---- @@OPS.transpose  transpose (a copy) ---------------------------------------------------------- */
-/* x (s0,s1,s2,s3) -> y with dims d0 and d1 swapped;  dx += dy transposed back.
-   i[0], i[1] = the swapped dims. */
+/* x (s0,s1,s2,s3) -> y with dims d0 and d1 swapped;  dx += dy transposed back. */
+#define LT__TR_D0(nd) ((nd)->i[0])   /* d0 */
+#define LT__TR_D1(nd) ((nd)->i[1])   /* d1 */
 static void lt__transpose_copy(const lt_tensor *x, const lt_tensor *y, int d0, int d1, const float *src, float *dst,
                                int accumulate) {
     int64_t st[LT_MAX_DIMS], idx[LT_MAX_DIMS], k, tmp;
@@ -3504,11 +3536,11 @@ static void lt__transpose_copy(const lt_tensor *x, const lt_tensor *y, int d0, i
                 }
 }
 static void lt__transpose_fwd(lt__node *nd) {
-    lt__transpose_copy(nd->in[0], nd->out, (int)nd->i[0], (int)nd->i[1], nd->in[0]->data, nd->out->data, 0);
+    lt__transpose_copy(nd->in[0], nd->out, (int)LT__TR_D0(nd), (int)LT__TR_D1(nd), nd->in[0]->data, nd->out->data, 0);
 }
 static void lt__transpose_bwd(lt__node *nd) {
     float *gx = lt__grad(nd->in[0], nd->ctx);
-    if (gx) lt__transpose_copy(nd->in[0], nd->out, (int)nd->i[0], (int)nd->i[1], nd->out->grad, gx, 1);
+    if (gx) lt__transpose_copy(nd->in[0], nd->out, (int)LT__TR_D0(nd), (int)LT__TR_D1(nd), nd->out->grad, gx, 1);
 }
 LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
     int64_t shape[LT_MAX_DIMS], t;
@@ -3525,7 +3557,7 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
     t = shape[d0]; shape[d0] = shape[d1]; shape[d1] = t;
     nd = lt__node_new(ctx, LT__OP(transpose), a->ndim, shape, a, NULL, NULL, 0);
     if (!nd) return NULL;
-    nd->i[0] = d0; nd->i[1] = d1;
+    LT__TR_D0(nd) = d0; LT__TR_D1(nd) = d1;
     return lt__run(ctx, nd);
 }
 
@@ -5234,19 +5266,24 @@ static void lt__sgemm_bias(int ta, int tb, int64_t M, int64_t N, int64_t K, cons
 /* Holds: the ops built on the GEMM: matmul, linear, conv1d, and their 16-bit forms.
    Calls: @@CORE, @@HALF, @@TENSOR, @@OPS (records, gradients), @@GEMM. */
 /* ---- @@OPS.matmul  matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) --------------- */
-/* i[0] = flags, i[1] = batches, i[2..4] = M, N, K, i[5] = b is shared (2-D) by every batch.
-   Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
+/* Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
    a stored transposed gets (d op(a))ᵀ = op(b) · dyᵀ, likewise for b. */
+#define LT__MM_FLAGS(nd) ((nd)->i[0])    /* LT_TRANS_A | LT_TRANS_B */
+#define LT__MM_NB(nd) ((nd)->i[1])       /* batches */
+#define LT__MM_M(nd) ((nd)->i[2])
+#define LT__MM_N(nd) ((nd)->i[3])
+#define LT__MM_K(nd) ((nd)->i[4])
+#define LT__MM_SHARED(nd) ((nd)->i[5])   /* b is shared (2-D) by every batch */
 static void lt__matmul_fwd(lt__node *nd) {
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
     for (q = 0; q < nb; q++)
         lt_sgemm(ta, tb, M, N, K, 1.0f, nd->in[0]->data + q * M * K, ta ? M : K,
                  nd->in[1]->data + (shared ? 0 : q * K * N), tb ? K : N, 0.0f, nd->out->data + q * M * N, N);
 }
 static void lt__matmul_bwd(lt__node *nd) {
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
     int add;
     float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad(nd->in[1], nd->ctx), ba = add ? 1.0f : 0.0f;
     for (q = 0; q < nb; q++) {
@@ -5299,9 +5336,9 @@ LTRAIN_DEF lt_tensor *lt_matmul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b, int fla
     shape[a->ndim - 1] = N;
     nd = lt__node_new(ctx, ctx->precision == LT_F32 ? LT__OP(matmul) : LT__OP(matmul16), a->ndim, shape, a, b, NULL, 0);
     if (!nd) return NULL;
-    nd->i[0] = flags & (LT_TRANS_A | LT_TRANS_B);
-    nd->i[1] = batches; nd->i[2] = M; nd->i[3] = N; nd->i[4] = K;
-    nd->i[5] = b->ndim == 2 && a->ndim > 2;
+    LT__MM_FLAGS(nd) = flags & (LT_TRANS_A | LT_TRANS_B);
+    LT__MM_NB(nd) = batches; LT__MM_M(nd) = M; LT__MM_N(nd) = N; LT__MM_K(nd) = K;
+    LT__MM_SHARED(nd) = b->ndim == 2 && a->ndim > 2;
     if (ctx->precision != LT_F32 && !lt__node16(ctx, nd)) return NULL;
     return lt__run(ctx, nd);
 batch_mismatch:
@@ -5315,18 +5352,22 @@ batch_mismatch:
      dx += dy·W,  dW += dyᵀ·x,  db += Σ_rows dy
    conv1d: x (R, I), W (I, O), b (O) -> y (R, O) = x·W + b
      dx += dy·Wᵀ, dW += xᵀ·dy,  db += Σ_rows dy
-   (R = all leading dims of x flattened; i[0] = R, i[1] = I, i[2] = O) */
+   (R = all leading dims of x flattened) */
+#define LT__AFF_R(nd) ((nd)->i[0])
+#define LT__AFF_I(nd) ((nd)->i[1])
+#define LT__AFF_O(nd) ((nd)->i[2])
+#define LT__AFF_X_GELU16(nd) ((nd)->f[1])   /* linear16/conv1d16: 1 when x is recomputed from gelu16's copy */
 /* db += Σ_rows dy: the broadcast-add gradient of @@OPS (threaded by columns, rows in order) */
 static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
     lt__bcast_grad_b(gb, gy, NULL, R * O, O, 1.0f, 1);
 }
 static void lt__linear_fwd(lt__node *nd) {
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     lt__sgemm_bias(0, 1, R, O, Ci, nd->in[0]->data, Ci, nd->in[1]->data, Ci, nd->in[2] ? nd->in[2]->data : NULL,
                    nd->out->data, O);
 }
 static void lt__linear_bwd(lt__node *nd) {
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     int add;
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
@@ -5335,12 +5376,12 @@ static void lt__linear_bwd(lt__node *nd) {
     if (gb) lt__bias_grad(gb, gy, R, O);
 }
 static void lt__conv1d_fwd(lt__node *nd) {
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     lt__sgemm_bias(0, 0, R, O, Ci, nd->in[0]->data, Ci, nd->in[1]->data, O, nd->in[2] ? nd->in[2]->data : NULL,
                    nd->out->data, O);
 }
 static void lt__conv1d_bwd(lt__node *nd) {
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     int add;
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
@@ -5372,13 +5413,13 @@ static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const lt__opdef *
     shape[x->ndim - 1] = O;
     nd = lt__node_new(ctx, ctx->precision == LT_F32 ? op : op16, x->ndim, shape, x, w, b, 0);
     if (!nd) return NULL;
-    nd->i[0] = x->n / Ci; nd->i[1] = Ci; nd->i[2] = O;
+    LT__AFF_R(nd) = x->n / Ci; LT__AFF_I(nd) = Ci; LT__AFF_O(nd) = O;
     /* x = gelu16(h) whose record keeps h in 16 bits (a compiled plan's, lt__copy16): backward
        recomputes x from that copy while packing (gelu16's table, the same values) instead of
        keeping a second 16-bit copy, of x, as large: the MLP's 4C-wide activation is stored once */
     if (ctx->precision != LT_F32 && x->node && x->node->op == LT__OP(gelu16) && x->node->save[0] &&
-        x->node->f[0] == (double)ctx->precision)
-        nd->f[1] = 1.0;
+        LT__PREC(x->node) == (double)ctx->precision)
+        LT__AFF_X_GELU16(nd) = 1.0;
     if (ctx->precision != LT_F32 && !lt__node16(ctx, nd)) return NULL;
     return lt__run(ctx, nd);
 }
@@ -5406,9 +5447,9 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
    A record keeps a 16-bit copy (save[0] of in[0], save[1] of in[1], n_save = half the element
    count in floats) of each operand its backward reads, unless that operand is a parameter (read
    in place, it outlives the step) or, eager, already 16-bit values (lt__copy16); the op rows
-   read 0 (@@OPS), so a compiled plan frees the float32 inputs after the forward.  f[0] = the
-   precision (LT_BF16 or LT_F16). */
-static lt_dtype lt__prec16(const lt__node *nd) { return lt__prec_of(nd->f[0]); }
+   read 0 (@@OPS), so a compiled plan frees the float32 inputs after the forward.  LT__PREC(nd) =
+   the precision (LT_BF16 or LT_F16). */
+static lt_dtype lt__prec16(const lt__node *nd) { return lt__prec_of(LT__PREC(nd)); }
 
 /* A parameter (or a view of one) is read in place by backward; anything else is copied. */
 static int lt__is_param_data(const lt_tensor *t) { return t->is_param || (t->base && t->base->is_param); }
@@ -5417,11 +5458,11 @@ static int lt__is_param_data(const lt_tensor *t) { return t->is_param || (t->bas
    gets a gradient and the other way round.  0 with the error on ctx when out of memory. */
 static int lt__node16(lt_ctx *ctx, lt__node *nd) {
     int j;
-    nd->f[0] = (double)ctx->precision;
+    LT__PREC(nd) = (double)ctx->precision;
     if (!nd->out->requires_grad) return 1;
     for (j = 0; j < 2; j++) {
         lt_tensor *t = nd->in[j], *other = nd->in[1 - j];
-        if (lt__is_param_data(t) || !other->requires_grad || (j == 0 && nd->f[1] == 1.0) || !lt__copy16(ctx, t)) continue;
+        if (lt__is_param_data(t) || !other->requires_grad || (j == 0 && LT__AFF_X_GELU16(nd) == 1.0) || !lt__copy16(ctx, t)) continue;
         if (!lt__save(ctx, nd, j, (t->n + 1) / 2)) return 0;
     }
     return 1;
@@ -5443,16 +5484,16 @@ static lt__mm16_opnd lt__opnd16(const float *f, const uint16_t *h, int64_t ld, i
     return o;
 }
 /* Operand j of a record: its 16-bit copy if it has one, gelu recomputed from gelu16's copy of its
-   input (linear16/conv1d16 with f[1] = 1, below), else its float32 values. */
+   input (linear16/conv1d16 with LT__AFF_X_GELU16, below), else its float32 values. */
 static lt__mm16_opnd lt__opnd16_of(const lt__node *nd, int j, int64_t ld, int64_t stride, int trans) {
-    if (j == 0 && (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && nd->f[1] == 1.0) {
+    if (j == 0 && (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && LT__AFF_X_GELU16(nd) == 1.0) {
         lt__mm16_opnd o = lt__opnd16(NULL, (const uint16_t *)(const void *)nd->in[0]->node->save[0], ld, stride, trans);
         o.gelu = 1;
         return o;
     }
     if (!nd->save[j]) {
         lt__mm16_opnd o = lt__opnd16(nd->in[j]->data, NULL, ld, stride, trans);
-        o.exact = lt__exact16(nd->in[j], lt__prec_of(nd->op == LT__OP(linear_ce16) ? nd->f[1] : nd->f[0]));
+        o.exact = lt__exact16(nd->in[j], lt__prec_of(nd->op == LT__OP(linear_ce16) ? LT__PREC2(nd) : LT__PREC(nd)));
         return o;
     }
     return lt__opnd16(NULL, (const uint16_t *)(const void *)nd->save[j], ld, stride, trans);
@@ -5546,8 +5587,8 @@ static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, int64_t R, i
 /* matmul16: as lt__matmul_fwd / _bwd, operands through lt__gemm16. */
 static void lt__matmul16_fwd(lt__node *nd) {
     lt_dtype p = lt__prec16(nd);
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5];
+    int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd);
     lt__mm16_opnd a, b;
     lt__save16(nd);
     a = lt__opnd16_of(nd, 0, ta ? M : K, M * K, ta);
@@ -5556,8 +5597,8 @@ static void lt__matmul16_fwd(lt__node *nd) {
 }
 static void lt__matmul16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec16(nd);
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
     int add;
     float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
     int64_t lda = ta ? M : K, ldb = tb ? K : N, sb = shared ? 0 : K * N;
@@ -5590,20 +5631,20 @@ static void lt__matmul16_bwd(lt__node *nd) {
     }
 }
 
-/* linear16 (W [O,I], y = x·Wᵀ) and conv1d16 (W [I,O], y = x·W); i[0..2] = R, I, O as the float32
-   ops.  wt: W is [O,I]. */
+/* linear16 (W [O,I], y = x·Wᵀ) and conv1d16 (W [I,O], y = x·W); arguments as the float32 ops'.
+   wt: W is [O,I]. */
 static void lt__affine16_fwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     lt__mm16_opnd x, w;
     lt__save16(nd);
-    x = nd->f[1] == 1.0 ? lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0) : lt__opnd16_of(nd, 0, Ci, 0, 0);
+    x = LT__AFF_X_GELU16(nd) == 1.0 ? lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0) : lt__opnd16_of(nd, 0, Ci, 0, 0);
     w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
     lt__gemm16(p, 1, R, O, Ci, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
 }
 static void lt__affine16_bwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     int add;
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     float *gy = nd->out->grad;
@@ -5857,6 +5898,9 @@ static void lt__capture_node(lt_ctx *ctx, lt__node *nd) {
     c->nodes[c->n++] = nd;
 }
 
+/* what lt_compile hands the parts above it while it records (ctx->cap_hooks) */
+static const lt__capture_hooks lt__capture_rec = {lt__capture_input, lt__capture_node};
+
 typedef struct {
     size_t bytes, off;
     int first, last;             /* lifetime on the plan's timeline, inclusive */
@@ -5966,27 +6010,20 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
 }
 
 /* ---- @@COMPILE.fusion  fusion: chains of row-wise ops run tile by tile ---------------------------
-   Ops such as layernorm, softmax and the elementwise ones treat each row of their (R, C) output
-   independently.  A chain of them (in GPT-2: the residual add and the layernorm after it) runs
-   eagerly as one sweep over all R rows per op, so each op reads back from memory what the one
-   before just wrote.  The plan instead runs the chain on tiles of rows: for a tile, every op of
+   Ops such as layernorm, softmax and the elementwise ones (LT__ROW in the op table) treat each
+   row of their (R, C) output independently.  A chain of them (in GPT-2: the residual add and the
+   layernorm after it) runs eagerly as one sweep over all R rows per op, so each op reads back
+   from memory what the one before just wrote.  The plan instead runs the chain on tiles of rows: for a tile, every op of
    the chain in turn, on views of its tensors (and of its per-row saved values) cut to those
    rows, while the tile is still in cache; the tiles are split over the threads.  Every kernel
    computes each row exactly as before, so the numbers are the eager ones to the bit.
    LTRAIN_FUSE=0 in the environment plans without fusion (to compare, or to debug). */
-static int lt__row_op(const lt__opdef *op) {
-    return op == LT__OP(add) || op == LT__OP(sub) || op == LT__OP(mul) || op == LT__OP(scale) ||
-           op == LT__OP(gelu) || op == LT__OP(gelu_erf) || op == LT__OP(relu) || op == LT__OP(tanh) ||
-           op == LT__OP(sigmoid) || op == LT__OP(layernorm) || op == LT__OP(softmax) ||
-           op == LT__OP(log_softmax);
-}
-
 /* Can plan node nd run on row tiles of an (R, C) output?  Its inputs must be either full
    (R, C) tensors (cut with the tile) or at most one row broadcast over all (left whole), and its
    saved values a whole number per row. */
 static int lt__row_fusable(const lt__node *nd, int64_t R, int64_t C) {
     int j;
-    if (!lt__row_op(nd->op) || nd->out->n != R * C || nd->out->shape[nd->out->ndim - 1] != C) return 0;
+    if (!(nd->op->flags & LT__ROW) || nd->out->n != R * C || nd->out->shape[nd->out->ndim - 1] != C) return 0;
     for (j = 0; j < 3; j++) {
         const lt_tensor *t = nd->in[j];
         if (!t || t->n == R * C) continue;
@@ -6072,21 +6109,29 @@ static void lt__run_fused(lt_plan *p, int k, int e) {
 }
 
 /* ---- @@COMPILE.plan  the plan: schedule, lifetimes, placement -------------------------------- */
-/* Build the plan from a recording and its gradient marks (lt__mark_grads).  Returns 0 with
-   p->note set when the recording cannot be planned. */
-static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
-    lt_ctx *ctx = p->ctx;
-    int N = c->n, k, j, nb = 0, *dbuf = NULL, *gbuf = NULL, *ibuf = NULL, *order = NULL, ok = 0;
-    char *inplace = NULL;        /* op k's gradient is written over its data (below) */
-    int *galias = NULL;          /* op k's gradient is op galias[k]'s (below), or -1 */
-    int64_t n_ids = 0;
-    lt__pbuf *b = NULL;
-    size_t *s1 = NULL, *s2 = NULL;
-    int (*sbuf)[2] = NULL;
+/* The planner's working state (lt__plan_build and its steps): the buffers, and which one holds
+   each op's data, gradient and saved values, and each input's data. */
+typedef struct {
+    lt_plan *p;
+    struct lt__capture *c;
+    int N, nb;                   /* ops, buffers */
+    lt__pbuf *b;                 /* per op data (none for a view of a parameter), grad, two saves; per input data */
+    int *dbuf, *gbuf, *ibuf;     /* op k's data and gradient buffers, input k's data buffer (-1: none) */
+    int (*sbuf)[2];              /* op k's saved values' buffers (-1: none) */
+    char *inplace;               /* op k's gradient is written over its data (lt__plan_dx_over_x) */
+    int *galias;                 /* op k's gradient is op galias[k]'s (lt__plan_dx_over_dy), or -1 */
+    int64_t n_ids;               /* indices of all ops together */
+} lt__planner;
+
+/* the timeline (top of @@COMPILE): forward of op k, backward of op k (N, the op count, in scope) */
 #define LT__TF(k) ((k) + 1)
 #define LT__TB(k) (2 * N + 1 - (k))
-    p->n = N;
-    p->n_in = c->n_in;
+
+/* Can the recording be planned?  The loss is a recorded output, no input was written after it
+   was made, every op's input is a parameter, a recorded output or a recorded input.  Returns 0
+   with p->note set otherwise. */
+static int lt__plan_check(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
+    int k, j;
     p->loss = lt__find_out(c, loss);
     if (p->loss < 0) { snprintf(p->note, sizeof p->note, "the loss is not the output of a recorded op"); return 0; }
     /* a replay re-reads inputs from where lt_tensor_from copied them; values written into an
@@ -6104,7 +6149,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
         }
     }
     /* every input of every op must be a parameter, a recorded output or a recorded input */
-    for (k = 0; k < N; k++)
+    for (k = 0; k < c->n; k++)
         for (j = 0; j < 3; j++) {
             lt_tensor *t = c->nodes[k]->in[j];
             if (t && !t->is_param && lt__find_out(c, t) < 0 && lt__find_in(c, t) < 0) {
@@ -6114,29 +6159,47 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
                 return 0;
             }
         }
+    return 1;
+}
+
+/* The plan's arrays and the planner's, for N ops and c->n_in inputs (0: out of memory, set). */
+static int lt__plan_arrays(lt__planner *s) {
+    lt_plan *p = s->p;
+    int k, N = s->N, n_in = s->c->n_in;
     p->nodes = (lt__node *)LT__MALLOC((size_t)N * sizeof(lt__node));
     p->outs = (lt_tensor *)LT__MALLOC((size_t)N * sizeof(lt_tensor));
-    p->ins = (lt_tensor *)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(lt_tensor));
-    p->in_src = (const float **)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(float *));
+    p->ins = (lt_tensor *)LT__MALLOC((size_t)(n_in + 1) * sizeof(lt_tensor));
+    p->in_src = (const float **)LT__MALLOC((size_t)(n_in + 1) * sizeof(float *));
     p->runs_bwd = (int *)LT__MALLOC((size_t)N * sizeof(int));
     p->fuse_end = (int *)LT__MALLOC((size_t)N * sizeof(int));
     p->zero_at = (int **)LT__MALLOC((size_t)N * sizeof(int *));
     p->n_zero_at = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    if (p->zero_at) for (k = 0; k < N; k++) p->zero_at[k] = NULL;   /* (lt_plan_destroy frees them) */
     /* buffers: per op data (or -1 for a view / param alias), grad, two saves; per input data */
-    b = (lt__pbuf *)LT__MALLOC((size_t)(4 * N + c->n_in + 1) * sizeof(lt__pbuf));
-    dbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
-    gbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
-    ibuf = (int *)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(int));
-    sbuf = (int(*)[2])LT__MALLOC((size_t)N * sizeof(int[2]));
-    inplace = (char *)LT__MALLOC((size_t)N + 1);
-    galias = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
-    if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->fuse_end || !p->zero_at || !p->n_zero_at || !b ||
-        !dbuf || !gbuf || !ibuf || !sbuf || !inplace || !galias) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
-        goto done;
+    s->b = (lt__pbuf *)LT__MALLOC((size_t)(4 * N + n_in + 1) * sizeof(lt__pbuf));
+    s->dbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    s->gbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    s->ibuf = (int *)LT__MALLOC((size_t)(n_in + 1) * sizeof(int));
+    s->sbuf = (int(*)[2])LT__MALLOC((size_t)N * sizeof(int[2]));
+    s->inplace = (char *)LT__MALLOC((size_t)N + 1);
+    s->galias = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->fuse_end || !p->zero_at || !p->n_zero_at ||
+        !s->b || !s->dbuf || !s->gbuf || !s->ibuf || !s->sbuf || !s->inplace || !s->galias) {
+        lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
+        return 0;
     }
-    for (k = 0; k < N; k++) { p->zero_at[k] = NULL; p->n_zero_at[k] = 0; inplace[k] = 0; galias[k] = -1; }
-    /* copies of records and tensors, inputs remapped to the copies */
+    for (k = 0; k < N; k++) { p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1; }
+    return 1;
+}
+
+/* Copies of the records and tensors (inputs remapped to the copies), and a buffer for every
+   input, op output (a view shares its input's), gradient and saved value, alive where it is
+   written; gradients get their first write from their uses (lt__plan_lifetimes). */
+static void lt__plan_records(lt__planner *s) {
+    lt_plan *p = s->p;
+    struct lt__capture *c = s->c;
+    lt__pbuf *b = s->b;
+    int k, j, N = s->N, nb = 0, *dbuf = s->dbuf, *gbuf = s->gbuf, *ibuf = s->ibuf, (*sbuf)[2] = s->sbuf;
     for (k = 0; k < c->n_in; k++) {
         p->ins[k] = *c->in[k].t;
         p->in_src[k] = c->in[k].src;
@@ -6153,7 +6216,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
         p->outs[k].grad = NULL;
         nd->out = &p->outs[k];
         p->runs_bwd[k] = c->has_grad[k];
-        n_ids += src->ids ? src->n_ids : 0;
+        s->n_ids += src->ids ? src->n_ids : 0;
         for (j = 0; j < 3; j++) {
             lt_tensor *t = src->in[j];
             int o, q;
@@ -6164,7 +6227,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
         }
         /* data: a view (reshape) shares its input's buffer; a param's view has none */
         dbuf[k] = -1;
-        if (src->op == LT__OP(reshape)) {
+        if (src->op->flags & LT__VIEW) {
             lt_tensor *t = src->in[0];
             int o = lt__find_out(c, t), q = o < 0 ? lt__find_in(c, t) : -1;
             dbuf[k] = o >= 0 ? dbuf[o] : q >= 0 ? ibuf[q] : -1;
@@ -6190,7 +6253,15 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
             sbuf[k][j] = nb++;
         }
     }
-    /* lifetimes from the uses */
+    s->nb = nb;
+}
+
+/* Lifetimes from the uses: a value lives until its last reader (a backward kernel reads what its
+   row's LT__IN / LT__OUT say), a gradient from its first write. */
+static void lt__plan_lifetimes(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, j, N = s->N, *dbuf = s->dbuf, *gbuf = s->gbuf, *ibuf = s->ibuf;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         if ((nd->op->reads & LT__OUT) && p->runs_bwd[k] && dbuf[k] >= 0 && LT__TB(k) > b[dbuf[k]].last)
@@ -6211,15 +6282,21 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
                 b[gbuf[src_op]].first = LT__TB(k);
         }
     }
-    /* in place, as eager's lt__add_over: an add of two same-shape tensors writes its sum over an
-       input (the second first: the residual branch) whose buffer nobody reads after this add.
-       y[i] = a[i] + b[i] allows y == b, also row by row in a fused group.  The writes land on the
-       lines just read, where a fresh buffer would be cold (bench/design.md).  Views of the add share the
-       merged buffer too. */
+}
+
+/* in place, as eager's lt__add_over: an add (LT__Y_OVER_X) of two same-shape tensors writes its
+   sum over an input (the second first: the residual branch) whose buffer nobody reads after it.
+   y[i] = a[i] + b[i] allows y == b, also row by row in a fused group.  The writes land on the
+   lines just read, where a fresh buffer would be cold (bench/design.md).  Views of the add share
+   the merged buffer too. */
+static void lt__plan_y_over_x(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, j, N = s->N, *dbuf = s->dbuf;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int d = dbuf[k], m;
-        if (nd->op != LT__OP(add) || d < 0 || !nd->in[0] || !nd->in[1] || nd->in[0] == nd->in[1] ||
+        if (!(nd->op->flags & LT__Y_OVER_X) || d < 0 || !nd->in[0] || !nd->in[1] || nd->in[0] == nd->in[1] ||
             nd->in[0]->n != nd->out->n || nd->in[1]->n != nd->out->n)
             continue;
         for (j = 1; j >= 0; j--) {
@@ -6235,91 +6312,123 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
             break;
         }
     }
-    /* the activations the backward pass must keep: every buffer written by the forward (or copied
-       in) and still read by a backward kernel, i.e. alive across the seed at N+1 (gradient buffers
-       are born at N+1 or later), and the index arrays (ids, targets) of ops whose backward runs.
-       Computed before the loss's own value is kept alive for the caller (4 bytes, not counted).
-       These are what these kernels keep, not a minimum that recomputation could reach: e.g. the
-       float32 head keeps its logits (B*T*V floats), which the cross-entropy backward reads. */
-    for (k = 0; k < nb; k++)
+}
+
+/* the activations the backward pass must keep: every buffer written by the forward (or copied
+   in) and still read by a backward kernel, i.e. alive across the seed at N+1 (gradient buffers
+   are born at N+1 or later), and the index arrays (ids, targets) of ops whose backward runs.
+   Computed before the loss's own value is kept alive for the caller (4 bytes, not counted).
+   These are what these kernels keep, not a minimum that recomputation could reach: e.g. the
+   float32 head keeps its logits (B*T*V floats), which the cross-entropy backward reads.
+   Then the loss's lifetimes (seeded, read after the replay) and those of gradients no kernel writes. */
+static void lt__plan_saved(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, N = s->N, *dbuf = s->dbuf, *gbuf = s->gbuf;
+    for (k = 0; k < s->nb; k++)
         if (b[k].first <= N && b[k].last > N + 1) p->saved_bytes += b[k].bytes;
     for (k = 0; k < N; k++)
-        if (p->runs_bwd[k] && c->nodes[k]->ids) p->saved_bytes += (size_t)c->nodes[k]->n_ids * sizeof(int32_t);
+        if (p->runs_bwd[k] && s->c->nodes[k]->ids) p->saved_bytes += (size_t)s->c->nodes[k]->n_ids * sizeof(int32_t);
     if (gbuf[p->loss] >= 0) b[gbuf[p->loss]].first = N + 1;   /* the seed */
     if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = 2 * N + 2; /* read after the replay */
     for (k = 0; k < N; k++)
         if (gbuf[k] >= 0 && b[gbuf[k]].first == INT_MAX) b[gbuf[k]].first = b[gbuf[k]].last; /* never written */
-    /* in place: a cross-entropy's backward may write d(logits) over the logits (rows are
-       independent) when it is the first to write that gradient and nothing reads the logits
-       after it.  The gradient then needs no buffer (R·V floats less at the peak: the largest
-       buffer of a GPT step with a big vocabulary) and no zeroing: the kernel writes 0 + g·p,
-       the bits of += into a zeroed buffer. */
+}
+
+/* in place: a cross-entropy's backward (LT__DX_OVER_X) may write d(logits) over the logits (rows
+   are independent) when it is the first to write that gradient and nothing reads the logits
+   after it.  The gradient then needs no buffer (R·V floats less at the peak: the largest
+   buffer of a GPT step with a big vocabulary) and no zeroing: the kernel writes 0 + g·p,
+   the bits of += into a zeroed buffer. */
+static void lt__plan_dx_over_x(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, N = s->N, *dbuf = s->dbuf, *gbuf = s->gbuf;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
-        if (nd->op != LT__OP(cross_entropy) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
-            p->nodes[o].op == LT__OP(reshape) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
+        if (!(nd->op->flags & LT__DX_OVER_X) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
+            (p->nodes[o].op->flags & LT__VIEW) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
             continue;
         b[dbuf[o]].last = b[gbuf[o]].last;
         p->naive_bytes += b[gbuf[o]].bytes;   /* (still counted in "all buffers": eager mode has it) */
         b[gbuf[o]].bytes = 0;
-        inplace[o] = 1;
+        s->inplace[o] = 1;
     }
-    /* in place, as eager's lt__grad_adopt: add (for its first input), gelu and gelu16 write their
-       input's gradient over their output's (their kernels allow gx == gy) when they are the first
-       to write it and nothing reads the output's gradient after them.  One buffer fewer, and the
-       writes land on the lines just read, as in eager mode (bench/design.md).  galias[o] = k:
-       o's gradient is k's (placed below). */
+}
+
+/* in place, as eager's lt__grad_adopt: add (for its first input), gelu and gelu16 (LT__DX_OVER_DY)
+   write their input's gradient over their output's (their kernels allow gx == gy) when they are
+   the first to write it and nothing reads the output's gradient after them.  One buffer fewer,
+   and the writes land on the lines just read, as in eager mode (bench/design.md).  galias[o] = k:
+   o's gradient is k's (lt__plan_homes). */
+static void lt__plan_dx_over_dy(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, N = s->N, *gbuf = s->gbuf;
+    char *inplace = s->inplace;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
-        if ((nd->op != LT__OP(add) && nd->op != LT__OP(gelu) && nd->op != LT__OP(gelu16)) || !p->runs_bwd[k] ||
+        if (!(nd->op->flags & LT__DX_OVER_DY) || !p->runs_bwd[k] ||
             o < 0 || k == p->loss || gbuf[o] < 0 || gbuf[k] < 0 || inplace[o] || inplace[k] ||
-            p->nodes[o].op == LT__OP(reshape) || nd->in[0]->n != nd->out->n || nd->in[1] == nd->in[0] ||
+            (p->nodes[o].op->flags & LT__VIEW) || nd->in[0]->n != nd->out->n || nd->in[1] == nd->in[0] ||
             p->outs[k].retain_grad || b[gbuf[o]].first != LT__TB(k) || b[gbuf[k]].last != LT__TB(k))
             continue;
         if (b[gbuf[o]].last > b[gbuf[k]].last) b[gbuf[k]].last = b[gbuf[o]].last;
         p->naive_bytes += b[gbuf[o]].bytes;   /* (counted in "all buffers": as the logits above) */
         b[gbuf[o]].bytes = 0;
-        galias[o] = k;
+        s->galias[o] = k;
     }
-    /* zero each gradient buffer just before its first write */
+}
+
+/* zero each gradient buffer just before its first write: p->zero_at (0: out of memory, set) */
+static int lt__plan_zero_at(lt__planner *s) {
+    lt_plan *p = s->p;
+    int k, N = s->N;
     for (k = 0; k < N; k++) {
-        int at;
-        if (gbuf[k] < 0 || k == p->loss || inplace[k]) continue;
-        at = 2 * N + 1 - b[gbuf[k]].first;    /* the op whose backward writes it first */
+        int at, *z;
+        if (s->gbuf[k] < 0 || k == p->loss || s->inplace[k]) continue;
+        at = 2 * N + 1 - s->b[s->gbuf[k]].first;    /* the op whose backward writes it first */
         if (at < 0 || at >= N) continue;
-        {
-            int *z = (int *)LT__REALLOC(p->zero_at[at], (size_t)(p->n_zero_at[at] + 1) * sizeof(int));
-            if (!z) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
-            z[p->n_zero_at[at]++] = k;
-            p->zero_at[at] = z;
-        }
+        z = (int *)LT__REALLOC(p->zero_at[at], (size_t)(p->n_zero_at[at] + 1) * sizeof(int));
+        if (!z) return lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory"), 0;
+        z[p->n_zero_at[at]++] = k;
+        p->zero_at[at] = z;
     }
-    /* place, then point every tensor, saved buffer and index array at its home */
+    return 1;
+}
+
+/* Place the buffers in one block (lt__place), then point every tensor, saved buffer and index
+   array at its home (0: out of memory, set). */
+static int lt__plan_homes(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, j, N = s->N, nb = s->nb, *order, ok = 0;
+    size_t *s1, *s2;
     order = (int *)LT__MALLOC((size_t)nb * sizeof(int));
     s1 = (size_t *)LT__MALLOC((size_t)(nb + 1) * sizeof(size_t));
     s2 = (size_t *)LT__MALLOC((size_t)(nb + 1) * sizeof(size_t));
-    p->ids = (int32_t *)LT__MALLOC((size_t)(n_ids + 1) * sizeof(int32_t));
-    if (!order || !s1 || !s2 || !p->ids) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
+    p->ids = (int32_t *)LT__MALLOC((size_t)(s->n_ids + 1) * sizeof(int32_t));
+    if (!order || !s1 || !s2 || !p->ids) { lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
     for (k = 0; k < nb; k++) p->naive_bytes += b[k].bytes;
     p->mem_bytes = lt__place(b, nb, order, s1, s2);
     p->mem = (unsigned char *)LT__MALLOC(p->mem_bytes + LT__ALIGN);
     if (!p->mem) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory for the planned %zu bytes", p->mem_bytes);
+        lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory for the planned %zu bytes", p->mem_bytes);
         goto done;
     }
     {
         unsigned char *base = p->mem + (LT__ALIGN - ((uintptr_t)p->mem % LT__ALIGN)) % LT__ALIGN;
         int32_t *ids = p->ids;
-        for (k = 0; k < c->n_in; k++) p->ins[k].data = (float *)(base + b[ibuf[k]].off);
+        for (k = 0; k < s->c->n_in; k++) p->ins[k].data = (float *)(base + b[s->ibuf[k]].off);
         for (k = 0; k < N; k++) {
             lt__node *nd = &p->nodes[k];
-            if (dbuf[k] >= 0) p->outs[k].data = (float *)(base + b[dbuf[k]].off);
+            if (s->dbuf[k] >= 0) p->outs[k].data = (float *)(base + b[s->dbuf[k]].off);
             else p->outs[k].data = nd->in[0]->data;   /* a view of a parameter */
-            if (gbuf[k] >= 0) p->outs[k].grad = inplace[k] ? p->outs[k].data : (float *)(base + b[gbuf[k]].off);
+            if (s->gbuf[k] >= 0) p->outs[k].grad = s->inplace[k] ? p->outs[k].data : (float *)(base + b[s->gbuf[k]].off);
             for (j = 0; j < 2; j++)
-                if (sbuf[k][j] >= 0) nd->save[j] = (float *)(base + b[sbuf[k][j]].off);
+                if (s->sbuf[k][j] >= 0) nd->save[j] = (float *)(base + b[s->sbuf[k][j]].off);
             if (nd->ids) {
                 memcpy(ids, nd->ids, (size_t)nd->n_ids * sizeof(int32_t));
                 nd->ids = ids;
@@ -6327,15 +6436,42 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
             }
         }
         for (k = N - 1; k >= 0; k--)   /* (galias[k] > k: resolved first, chains included) */
-            if (galias[k] >= 0) p->outs[k].grad = p->outs[galias[k]].grad;
+            if (s->galias[k] >= 0) p->outs[k].grad = p->outs[s->galias[k]].grad;
     }
-    lt__plan_fuse(p);
     ok = 1;
 done:
-    LT__FREE(b); LT__FREE(dbuf); LT__FREE(gbuf); LT__FREE(ibuf); LT__FREE(sbuf); LT__FREE(inplace); LT__FREE(galias);
     LT__FREE(order); LT__FREE(s1); LT__FREE(s2);
+    return ok;
+}
 #undef LT__TF
 #undef LT__TB
+
+/* Build the plan from a recording and its gradient marks (lt__mark_grads), step by step: the
+   buffers and their lifetimes, the write-overs the op table allows, the zeroing, the placement,
+   the fused groups.  Returns 0 with p->note set when the recording cannot be planned. */
+static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
+    lt__planner s;
+    int ok = 0;
+    memset(&s, 0, sizeof s);
+    s.p = p;
+    s.c = c;
+    s.N = p->n = c->n;
+    p->n_in = c->n_in;
+    if (!lt__plan_check(p, c, loss)) return 0;
+    if (lt__plan_arrays(&s)) {
+        lt__plan_records(&s);
+        lt__plan_lifetimes(&s);
+        lt__plan_y_over_x(&s);
+        lt__plan_saved(&s);
+        lt__plan_dx_over_x(&s);
+        lt__plan_dx_over_dy(&s);
+        if (lt__plan_zero_at(&s) && lt__plan_homes(&s)) {
+            lt__plan_fuse(p);
+            ok = 1;
+        }
+    }
+    LT__FREE(s.b); LT__FREE(s.dbuf); LT__FREE(s.gbuf); LT__FREE(s.ibuf); LT__FREE(s.sbuf);
+    LT__FREE(s.inplace); LT__FREE(s.galias);
     return ok;
 }
 
@@ -6466,10 +6602,12 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     rng = ctx->rng;              /* the validation step draws nothing that counts (dropout masks) */
     lt_reset(ctx);
     ctx->cap = &cap;
+    ctx->cap_hooks = &lt__capture_rec;
     ctx->dry = 1;
     loss = fn(ctx, user);
     ctx->dry = 0;
     ctx->cap = NULL;
+    ctx->cap_hooks = NULL;
     if (!lt_failed(ctx) && !loss) lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the step function returned NULL");
     if (!lt_failed(ctx) && loss->n != 1) {
         char b1[64];
@@ -6898,12 +7036,15 @@ LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
    Backward forms the softmax p from the logits and each row's max and log-sum-exp, which the
    forward saves (2 floats a row), so it is one pass over the logits:
      dx_r += dloss · (p_r - onehot(t_r)) / denom,   p_rj = exp((x_rj - m_r) - lse_r)
-   f[0] = denom (0 when no row counts: loss 0, no gradient).  save[0] = [row losses | m | lse].
+   LT__CE_DENOM = denom (0 when no row counts: loss 0, no gradient).  save[0] = [row losses | m | lse].
    In place (gx == x): dx_r = 0 + ... over the logits, the bits of += into zeros.  A compiled plan
-   does this when nothing reads the logits later (@@COMPILE); eager mode when i[1] = 1, which
-   lt_gpt_loss sets: its logits are the loss's own and their gradient has no buffer yet. */
+   does this when nothing reads the logits later (@@COMPILE); eager mode when LT__CE_OVER = 1,
+   which lt_gpt_loss sets: its logits are the loss's own and their gradient has no buffer yet. */
+#define LT__CE_V(nd) ((nd)->i[0])       /* V, the row length */
+#define LT__CE_OVER(nd) ((nd)->i[1])    /* eager: d(logits) may be written over the logits */
+#define LT__CE_DENOM(nd) ((nd)->f[0])
 static void lt__cross_entropy_fwd(lt__node *nd) {
-    int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
+    int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V, r;
     float *row = nd->save[0];   /* per-row losses, summed in order afterwards: deterministic */
     float *rm = row + R, *rl = row + 2 * R;
     double total = 0;
@@ -6919,19 +7060,19 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
         rl[r] = ls;
     }
     for (r = 0; r < R; r++) total += row[r];
-    nd->out->data[0] = nd->f[0] > 0 ? (float)(total / nd->f[0]) : 0.0f;
+    nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
 }
 static void lt__cross_entropy_bwd(lt__node *nd) {
-    int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
+    int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V, r;
     float *gx, g;
-    if (nd->i[1] && nd->in[0]->requires_grad && !nd->in[0]->grad) nd->in[0]->grad = nd->in[0]->data;  /* in place */
+    if (LT__CE_OVER(nd) && nd->in[0]->requires_grad && !nd->in[0]->grad) nd->in[0]->grad = nd->in[0]->data;  /* in place */
     gx = lt__grad(nd->in[0], nd->ctx);
     if (!gx) return;
-    if (!(nd->f[0] > 0)) {   /* no gradient: in place, that is zeros over the logits */
+    if (!(LT__CE_DENOM(nd) > 0)) {   /* no gradient: in place, that is zeros over the logits */
         if (gx == nd->in[0]->data) memset(gx, 0, (size_t)nd->in[0]->n * sizeof(float));
         return;
     }
-    g = (float)(nd->out->grad[0] / nd->f[0]);
+    g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
         const float *x = nd->in[0]->data + r * V;
@@ -6981,8 +7122,8 @@ static lt_tensor *lt__ce(lt_ctx *ctx, const char *who, lt_tensor *logits, const 
     if (!lt__ce_check(ctx, who, logits, V, R, targets, denom, use_count)) return NULL;
     nd = lt__node_new(ctx, LT__OP(cross_entropy), 1, &one, logits, NULL, NULL, 0);
     if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, 3 * R)) return NULL;
-    nd->i[0] = V;
-    nd->f[0] = use_count ? (double)lt_count_targets(targets, R) : denom;
+    LT__CE_V(nd) = V;
+    LT__CE_DENOM(nd) = use_count ? (double)lt_count_targets(targets, R) : denom;
     return lt__run(ctx, nd);
 }
 LTRAIN_DEF lt_tensor *lt_cross_entropy(lt_ctx *ctx, lt_tensor *logits, const int32_t *targets) {
@@ -7002,13 +7143,16 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    Backward (g = dloss/denom): dz = round16(g·(softmax(z) - onehot(t))) written over z16 (the
    float32 op's dlogits, rounded as linear16 packs them), then as linear16:
      dx += dz·W16,  dW += dzᵀ·x16   (float32 sums)
-   i[0] = V, i[1] = C; f[0] = denom (0: no row counts: loss 0, no gradient), f[1] = the precision;
-   ids = targets.  save[0] = x16 (when W gets a gradient and x is not a parameter);
+   The arguments below (as lt_cross_entropy's: the denominator 0 when no row counts: loss 0, no
+   gradient); ids = targets.  save[0] = x16 (when W gets a gradient and x is not a parameter);
    save[1] = z16 (R·V 16-bit values), then per row max, lse, loss. */
+#define LT__LCE_V(nd) ((nd)->i[0])
+#define LT__LCE_C(nd) ((nd)->i[1])
+#define LT__LCE_DENOM(nd) ((nd)->f[0])
 #define LT__CE16_COLS 512
 typedef struct { uint16_t *z; float *m, *lse, *loss; } lt__ce16_bufs;
 static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
-    int64_t V = nd->i[0], R = nd->in[0]->n / nd->i[1], nz = (R * V + 1) / 2;
+    int64_t V = LT__LCE_V(nd), R = nd->in[0]->n / LT__LCE_C(nd), nz = (R * V + 1) / 2;
     lt__ce16_bufs b;
     b.z = (uint16_t *)(void *)nd->save[1];
     b.m = nd->save[1] + nz;
@@ -7043,8 +7187,8 @@ static float lt__lse16(lt_dtype p, const uint16_t *z, int64_t V, float *m) {
 
 /* z[:, v0..v0+n) = round16(x16 · W16[v0..v0+n)ᵀ) through the float32 block blk (R x n) */
 static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, float *blk, uint16_t *z) {
-    lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, r;
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__mm16_opnd x = lt__opnd16_of(nd, 0, C, 0, 0);
     lt__gsrc w;
     lt__gepi e;
@@ -7056,8 +7200,8 @@ static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, flo
     for (r = 0; r < R; r++) lt__to16(p, blk + r * n, z + r * V + v0, (size_t)n);
 }
 static void lt__linear_ce16_fwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, cols = V < LT__CE16_COLS ? V : LT__CE16_COLS, r, bi;
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__CE16_COLS ? V : LT__CE16_COLS, r, bi;
     int64_t nblk = (V + LT__CE16_COLS - 1) / LT__CE16_COLS;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
     int id = lt__gemm_pick(), nt = lt_get_threads();
@@ -7100,16 +7244,16 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
         bf.loss[r] = (m - zt) + ls;
     }
     for (r = 0; r < R; r++) total += bf.loss[r];
-    nd->out->data[0] = nd->f[0] > 0 ? (float)(total / nd->f[0]) : 0.0f;
+    nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
 }
 static void lt__linear_ce16_bwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, r;
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
     float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), g;
     lt__mm16_opnd dz = lt__opnd16(NULL, bf.z, V, 0, 0), dzt = lt__opnd16(NULL, bf.z, V, 0, 1), x, w;
-    if (!(nd->f[0] > 0)) return;
-    g = (float)(nd->out->grad[0] / nd->f[0]);
+    if (!(LT__LCE_DENOM(nd) > 0)) return;
+    g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {   /* dz over z, in pieces */
         uint16_t *zr = bf.z + r * V;
@@ -7156,10 +7300,10 @@ static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt
     if (!lt__ce_check(ctx, who, x, V, R, targets, denom, use_count)) return NULL;
     nd = lt__node_new(ctx, LT__OP(linear_ce16), 1, &one, x, w, NULL, 0);
     if (!nd || !lt__node_ids(ctx, nd, targets, R)) return NULL;
-    nd->i[0] = V;
-    nd->i[1] = C;
-    nd->f[0] = use_count ? (double)lt_count_targets(targets, R) : denom;
-    nd->f[1] = (double)ctx->precision;
+    LT__LCE_V(nd) = V;
+    LT__LCE_C(nd) = C;
+    LT__LCE_DENOM(nd) = use_count ? (double)lt_count_targets(targets, R) : denom;
+    LT__PREC2(nd) = (double)ctx->precision;
     if (nd->out->requires_grad && w->requires_grad && !lt__is_param_data(x) && lt__copy16(ctx, x) &&
         !lt__save(ctx, nd, 0, (x->n + 1) / 2))
         return NULL;
@@ -7222,7 +7366,7 @@ static lt_tensor *lt__gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *tar
     loss = denom > 0 ? lt_cross_entropy_sum(g->ctx, x, targets, denom) : lt_cross_entropy(g->ctx, x, targets);
     /* these logits are the loss's alone (never returned, read by nothing after the cross-entropy's
        backward): it may write their gradient over them, R·V floats less (@@LOSS) */
-    if (loss && loss->node && loss->node->op == LT__OP(cross_entropy) && loss->node->in[0] == x) loss->node->i[1] = 1;
+    if (loss && loss->node && loss->node->op == LT__OP(cross_entropy) && loss->node->in[0] == x) LT__CE_OVER(loss->node) = 1;
     return loss;
 }
 LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T) {

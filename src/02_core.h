@@ -67,6 +67,13 @@ typedef struct {
     size_t used, peak;           /* bytes handed out (for lt_arena_used / peak) */
 } lt__arena;
 
+/* lt_compile's recording (@@COMPILE) as a seam: while it records a step, ctx->cap_hooks points at
+   its two recorders, so the parts above it record without naming it (NULL otherwise: one test). */
+typedef struct lt__capture_hooks {
+    void (*input)(lt_ctx *ctx, lt_tensor *t, const float *src);  /* lt_tensor_new / lt_tensor_from made t */
+    void (*node)(lt_ctx *ctx, lt__node *nd);                      /* lt__run ran op nd */
+} lt__capture_hooks;
+
 struct lt_ctx {
     lt_status status;
     char msg[512];
@@ -89,6 +96,7 @@ struct lt_ctx {
     double prof_s[2][64];        /* seconds in forward [0] / backward [1] kernels, by op row */
     int64_t prof_n[2][64];
     struct lt__capture *cap;     /* non-NULL while lt_compile records a step */
+    const lt__capture_hooks *cap_hooks; /* ... and then its recorders (@@COMPILE) */
     int dry;                     /* lt_compile's recording pass: ops are recorded, kernels not run */
     lt_device device;            /* lt_set_device: where ops run (LT_CPU unless LTRAIN_CUDA chose LT_CUDA) */
     const struct lt__device *dev;/* the device's table (NULL on LT_CPU): the device seam below */

@@ -14,8 +14,6 @@ LTRAIN_DEF const char *lt_shape_str(const lt_tensor *t, char *buf, size_t cap) {
     return buf;
 }
 
-static void lt__capture_input(lt_ctx *ctx, lt_tensor *t, const float *src); /* @@COMPILE */
-
 /* The first allocation after lt_backward starts a new step: reset the arena lazily, so the
    loss and activations stay readable after backward until the next forward begins. */
 static void lt__begin(lt_ctx *ctx) {
@@ -79,7 +77,7 @@ LTRAIN_DEF lt_tensor *lt_tensor_new(lt_ctx *ctx, int ndim, const int64_t *shape)
     lt__begin(ctx);
     t = lt__arena_tensor(ctx, "lt_tensor_new", ndim, shape, 1);
     if (t) lt__values_set(ctx, t->data, NULL, (size_t)t->n);
-    if (t && ctx->cap) lt__capture_input(ctx, t, NULL);
+    if (t && ctx->cap_hooks) ctx->cap_hooks->input(ctx, t, NULL);
     return t;
 }
 
@@ -90,7 +88,7 @@ LTRAIN_DEF lt_tensor *lt_tensor_from(lt_ctx *ctx, const float *data, int ndim, c
     lt__begin(ctx);
     t = lt__arena_tensor(ctx, "lt_tensor_from", ndim, shape, 1);
     if (t) lt__values_set(ctx, t->data, data, (size_t)t->n);
-    if (t && ctx->cap) lt__capture_input(ctx, t, data);
+    if (t && ctx->cap_hooks) ctx->cap_hooks->input(ctx, t, data);
     return t;
 }
 

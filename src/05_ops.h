@@ -14,29 +14,51 @@
    callers. */
 
 /* ---- @@OPS.table  the op table --------------------------------------------------------------- */
-/* name, and what its backward reads besides gradients: the inputs' values (IN), its own
-   output's values (OUT).  The compile mode plans buffer lifetimes from these two flags.
+/* name, and the op's flags.  What its backward reads besides gradients: the inputs' values (IN),
+   its own output's values (OUT); the compile mode plans buffer lifetimes from these two.
    The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
    @@HALF) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
    need not stay alive.  (Eager records may skip a copy and read the float32 values in place,
-   lt__copy16: eager mode never frees them; a compiled plan always has the copies.) */
+   lt__copy16: eager mode never frees them; a compiled plan always has the copies.)
+   What the compile mode may do with the op (@@COMPILE), each a property of its kernels:
+     ROW        each row of its (R, C) output is computed from the same row of its inputs (or
+                from one row broadcast to all): a plan may run it on tiles of rows, fused with
+                the row-wise ops next to it (lt__plan_fuse)
+     VIEW       its output shares its input's values (reshape): no buffer of its own
+     Y_OVER_X   its forward allows y == x for a same-size input (y[i] = a[i] + b[i]): the output
+                may be written over an input nothing reads afterwards (lt__add_over, eagerly)
+     DX_OVER_X  its backward allows dx == x: x's gradient may be written over x's values when
+                nothing reads them afterwards (cross-entropy's d(logits) over the logits)
+     DX_OVER_DY its backward allows dx == dy for its first input: that gradient may be written
+                over the output's when nothing reads it afterwards (lt__grad_adopt, eagerly)
+     Y16        its output is already rounded to 16 bits in the record's precision (LT__PREC), so a
+                16-bit copy of it is exact (lt__exact16) */
 #define LT__IN 1
 #define LT__OUT 2
+#define LT__ROW 4
+#define LT__VIEW 8
+#define LT__Y_OVER_X 16
+#define LT__DX_OVER_X 32
+#define LT__DX_OVER_DY 64
+#define LT__Y16 128
 #define LT__OP_LIST(X)                                                                              \
-    X(reshape, 0) X(add, 0) X(sub, 0) X(mul, LT__IN) X(scale, 0) X(sum, 0) X(mean, 0)                \
-    X(matmul, LT__IN) X(linear, LT__IN) X(conv1d, LT__IN) X(gelu, LT__IN) X(gelu_erf, LT__IN)          \
-    X(relu, LT__IN) X(tanh, LT__OUT) X(sigmoid, LT__OUT) X(softmax, LT__OUT) X(log_softmax, LT__OUT)  \
-    X(layernorm, LT__IN) X(embedding, 0) X(dropout, 0) X(transpose, 0) X(attention, LT__IN | LT__OUT) \
-    X(cross_entropy, LT__IN) X(mse, LT__IN) X(matmul16, 0) X(linear16, 0) X(conv1d16, 0)                 \
-    X(attention16, 0) X(layernorm16, 0) X(gelu16, 0) X(linear_ce16, 0)
+    X(reshape, LT__VIEW) X(add, LT__ROW | LT__Y_OVER_X | LT__DX_OVER_DY) X(sub, LT__ROW)             \
+    X(mul, LT__IN | LT__ROW) X(scale, LT__ROW) X(sum, 0) X(mean, 0)                                  \
+    X(matmul, LT__IN) X(linear, LT__IN) X(conv1d, LT__IN) X(gelu, LT__IN | LT__ROW | LT__DX_OVER_DY) \
+    X(gelu_erf, LT__IN | LT__ROW) X(relu, LT__IN | LT__ROW) X(tanh, LT__OUT | LT__ROW)               \
+    X(sigmoid, LT__OUT | LT__ROW) X(softmax, LT__OUT | LT__ROW) X(log_softmax, LT__OUT | LT__ROW)    \
+    X(layernorm, LT__IN | LT__ROW) X(embedding, 0) X(dropout, 0) X(transpose, 0)                     \
+    X(attention, LT__IN | LT__OUT) X(cross_entropy, LT__IN | LT__DX_OVER_X) X(mse, LT__IN)           \
+    X(matmul16, LT__Y16) X(linear16, LT__Y16) X(conv1d16, LT__Y16) X(attention16, LT__Y16)           \
+    X(layernorm16, 0) X(gelu16, LT__Y16 | LT__DX_OVER_DY) X(linear_ce16, 0)
 
 struct lt__node {
     const struct lt__opdef *op;
     lt_ctx *ctx;
     lt_tensor *out;
     lt_tensor *in[3];            /* inputs (NULL where absent, e.g. no bias) */
-    int64_t i[6];                /* integer arguments: sizes, flags */
-    double f[2];                 /* scalar arguments: scale, eps, p, denominators */
+    int64_t i[6];                /* integer arguments: sizes, flags (each op names its slots: LT__LN_C, ...) */
+    double f[2];                 /* scalar arguments: scale, eps, p, denominators (LT__LN_EPS, ...) */
     float *save[2];              /* values saved for backward (mean/rstd, masks, probabilities) */
     int64_t n_save[2];           /* their lengths (floats) */
     int32_t *ids;                /* indices (embedding ids, targets, lengths), copied to the arena */
@@ -49,31 +71,30 @@ struct lt__node {
 typedef struct lt__opdef {
     const char *name;
     int reads;                   /* LT__IN | LT__OUT: what backward reads */
+    int flags;                   /* the row's flags: reads, LT__ROW, LT__VIEW, ... (above) */
     lt__kernel fwd;              /* the CPU's kernels; a device's are in its table, by row (ctx->dev) */
     lt__kernel bwd;
 } lt__opdef;
 
-#define LT__DECLARE_KERNELS(name, reads) static void lt__##name##_fwd(lt__node *); static void lt__##name##_bwd(lt__node *);
+#define LT__DECLARE_KERNELS(name, flags) static void lt__##name##_fwd(lt__node *); static void lt__##name##_bwd(lt__node *);
 LT__OP_LIST(LT__DECLARE_KERNELS)
 #undef LT__DECLARE_KERNELS
 
 enum {
-#define LT__OP_INDEX(name, reads) LT__OPI_##name,
+#define LT__OP_INDEX(name, flags) LT__OPI_##name,
     LT__OP_LIST(LT__OP_INDEX)
 #undef LT__OP_INDEX
     LT__OP_COUNT
 };
 /* indices only name rows of this table; records point at rows, never at numbers */
 static const lt__opdef lt__ops[LT__OP_COUNT] = {
-#define LT__OP_ROW(name, reads) {#name, reads, lt__##name##_fwd, lt__##name##_bwd},
+#define LT__OP_ROW(name, flags) {#name, (flags) & (LT__IN | LT__OUT), flags, lt__##name##_fwd, lt__##name##_bwd},
     LT__OP_LIST(LT__OP_ROW)
 #undef LT__OP_ROW
 };
 #define LT__OP(name) (&lt__ops[LT__OPI_##name])
 typedef char lt__op_table_fits_profile[LT__OP_COUNT <= 64 ? 1 : -1]; /* ctx->prof_s has 64 rows */
 #define LT__EW_PAR (int64_t)32768   /* elementwise loops over fewer elements than this: one thread */
-
-static void lt__capture_node(lt_ctx *ctx, lt__node *nd); /* @@COMPILE */
 
 static void lt__profile_add(lt_ctx *ctx, const lt__node *nd, int bwd, double s) {
     int row = (int)(nd->op - lt__ops);
@@ -307,7 +328,7 @@ static lt__node *lt__node_new(lt_ctx *ctx, const lt__opdef *op, int ndim, const 
 /* Run the forward kernel; keep the record on the tape if a gradient will flow through it. */
 static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
     if (!nd || lt_failed(ctx)) return NULL;
-    if (ctx->dry && nd->op != LT__OP(reshape)) {
+    if (ctx->dry && !(nd->op->flags & LT__VIEW)) {
         /* lt_compile's recording pass: shapes only (a view's pointer is still set) */
     } else if (ctx->profiling) {
         double t0 = lt__now();
@@ -318,7 +339,7 @@ static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
         LT__FWD(ctx, nd)(nd);
     }
     if (lt_failed(ctx)) return NULL;
-    if (ctx->cap) lt__capture_node(ctx, nd);
+    if (ctx->cap_hooks) ctx->cap_hooks->node(ctx, nd);
     if (nd->out->requires_grad) {
         if (ctx->tape_len == ctx->tape_cap) {
             int cap = ctx->tape_cap ? 2 * ctx->tape_cap : 256;
@@ -355,6 +376,8 @@ static float *lt__save(lt_ctx *ctx, lt__node *nd, int slot, int64_t n) {
    single-thread vector conversions of @@HALF (out[i] = float(in[i]), in[i] to 16 bits, and
    out[i] = float(16 bit(in[i]))). */
 static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT_BF16; }
+#define LT__PREC(nd) ((nd)->f[0])    /* a 16-bit record's precision (matmul16, linear16, ... gelu16) */
+#define LT__PREC2(nd) ((nd)->f[1])   /* ... where f[0] is another argument (layernorm16, linear_ce16) */
 /* Does a 16-bit op keep a 16-bit copy of t, a value its backward reads?  In a compiled plan
    (recorded while ctx->dry) yes: the plan reuses the float32 buffers after the forward, and the
    copies are what halves the activation memory.  Eager on the CPU, every float32 tensor of a
@@ -367,9 +390,8 @@ static lt_dtype lt__prec_of(double f) { return f == (double)LT_F16 ? LT_F16 : LT
    LTRAIN_EAGER_COPIES16=1 in the environment makes eager ops keep every copy (to compare). */
 static int lt__exact16(const lt_tensor *t, lt_dtype p) {
     const lt__node *nd = t ? t->node : NULL;
-    if (!nd || nd->f[0] != (double)p) return 0;
-    return nd->op == LT__OP(matmul16) || nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16) ||
-           nd->op == LT__OP(attention16) || nd->op == LT__OP(gelu16);
+    if (!nd || LT__PREC(nd) != (double)p) return 0;
+    return (nd->op->flags & LT__Y16) != 0;
 }
 static int lt__copy16(const lt_ctx *ctx, const lt_tensor *t) {
     const char *e;
@@ -578,16 +600,17 @@ static void lt__mul_bwd(lt__node *nd) {
 LTRAIN_DEF lt_tensor *lt_mul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b) { return lt__binary(ctx, LT__OP(mul), "lt_mul", a, b); }
 
 /* ---- @@OPS.scale  scale: y = s*x ----------------------------------------------------------------- */
+#define LT__SCALE_S(nd) ((nd)->f[0])   /* s */
 static void lt__scale_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
-    float *y = nd->out->data, s = (float)nd->f[0];
+    float *y = nd->out->data, s = (float)LT__SCALE_S(nd);
     int64_t i, n = nd->out->n;
     LT__OMP(parallel for simd if (parallel : n > LT__EW_PAR))
     for (i = 0; i < n; i++) y[i] = s * x[i];
 }
 static void lt__scale_bwd(lt__node *nd) {
     int add;
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gy = nd->out->grad, s = (float)nd->f[0];
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gy = nd->out->grad, s = (float)LT__SCALE_S(nd);
     int64_t i, n = nd->out->n;
     if (!gx) return;
     if (!add) {
@@ -602,7 +625,7 @@ LTRAIN_DEF lt_tensor *lt_scale(lt_ctx *ctx, lt_tensor *a, float s) {
     lt__node *nd;
     if (!lt__live(ctx, "lt_scale", a, a)) return NULL;
     nd = lt__node_new(ctx, LT__OP(scale), a->ndim, a->shape, a, NULL, NULL, 0);
-    if (nd) nd->f[0] = s;
+    if (nd) LT__SCALE_S(nd) = s;
     return lt__run(ctx, nd);
 }
 
@@ -789,7 +812,7 @@ static void lt__gelu_bwd(lt__node *nd) {
 
 /* gelu16 (lt_set_precision): y = round16(gelu(round16(x))), as torch's gelu on a bf16 tensor (its
    math in float32, the result rounded); saves x in 16 bits (save[0], R·n/2 floats), so the
-   float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  f[0] = the precision.
+   float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  LT__PREC(nd) = the precision.
    In blocks of LT__EW16 elements, converted on the stack. */
 #define LT__EW16 4096
 /* A 16-bit input is one of 65536 bit patterns, so gelu16's output round16(gelu(x)) and the
@@ -824,7 +847,7 @@ static void lt__gelu16_block(lt_dtype p, const uint16_t *xh, float *y, int64_t m
     for (i = 0; i < m; i++) y[i] = tab[xh[i]];
 }
 static void lt__gelu16_fwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[0]);
+    lt_dtype p = lt__prec_of(LT__PREC(nd));
     uint16_t *xh = (uint16_t *)(void *)nd->save[0];
     int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
     LT__OMP(parallel for if (n > 32768))
@@ -836,7 +859,7 @@ static void lt__gelu16_fwd(lt__node *nd) {
     }
 }
 static void lt__gelu16_bwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[0]);
+    lt_dtype p = lt__prec_of(LT__PREC(nd));
     const uint16_t *xh = (const uint16_t *)(const void *)nd->save[0];
     const float *gy = nd->out->grad, *tab = lt__gelu16_dy[p == LT_F16];
     int add = 0;
@@ -867,7 +890,7 @@ LTRAIN_DEF lt_tensor *lt_gelu(lt_ctx *ctx, lt_tensor *a) {
     lt__gelu16_tables(ctx->precision);
     nd = lt__node_new(ctx, LT__OP(gelu16), a->ndim, a->shape, a, NULL, NULL, 0);
     if (!nd) return NULL;
-    nd->f[0] = (double)ctx->precision;
+    LT__PREC(nd) = (double)ctx->precision;
     if (nd->out->requires_grad && lt__copy16(ctx, a) && !lt__save(ctx, nd, 0, (a->n + 1) / 2)) return NULL;
     return lt__run(ctx, nd);
 }
@@ -1040,6 +1063,8 @@ LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a) {
    saves mean, rstd (R).  Backward, with x̂ = (x - mean)·rstd and g = dy·w:
      dw += Σ_rows dy·x̂,   db += Σ_rows dy,   dx += rstd·(g - mean(g) - x̂·mean(g·x̂))
    layernorm16 (below) runs the same two kernels; only where backward reads x̂ differs. */
+#define LT__LN_C(nd) ((nd)->i[0])      /* C, the row length */
+#define LT__LN_EPS(nd) ((nd)->f[0])    /* eps */
 #define LT__LN_PIECE 256   /* columns of a row held on the stack at a time */
 #define LT__LN_RB 32       /* backward: rows per chunk of the dw, db partial sums */
 
@@ -1080,11 +1105,11 @@ static void lt__ln_row_fwd(const float *x, float *y, const float *w, const float
     if (rstd) *rstd = s;
 }
 static void lt__layernorm_fwd(lt__node *nd) {
-    int64_t C = nd->i[0], R = nd->out->n / C, r;
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C, r;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL, *b = nd->in[2] ? nd->in[2]->data : NULL;
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
-        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)nd->f[0], nd->save[0] + r,
+        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), nd->save[0] + r,
                        nd->save[1] + r, LT_F32, NULL);
 }
 
@@ -1117,7 +1142,7 @@ static void lt__ln_g(const float *gy, const float *w, int64_t n, float *g) {
    (the threads take chunks), then the chunks' partial sums added in chunk order.  The chunks
    depend on R alone, so the thread count never changes a bit; x and dy are read once. */
 static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd) {
-    int64_t C = nd->i[0], R = nd->out->n / C, nch = (R + LT__LN_RB - 1) / LT__LN_RB, ch, nb, blk;
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C, nch = (R + LT__LN_RB - 1) / LT__LN_RB, ch, nb, blk;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL;
     int add = 0;
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx);
@@ -1225,17 +1250,17 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
     if (ctx->precision != LT_F32 && ctx->device == LT_CPU) {   /* (the CUDA kernel is float32) */
         nd = lt__node_new(ctx, LT__OP(layernorm16), x->ndim, x->shape, x, w, b, 0);
         if (!nd) return NULL;
-        nd->i[0] = C;
-        nd->f[0] = eps;
-        nd->f[1] = (double)ctx->precision;
+        LT__LN_C(nd) = C;
+        LT__LN_EPS(nd) = eps;
+        LT__PREC2(nd) = (double)ctx->precision;
         if (nd->out->requires_grad && (!lt__save(ctx, nd, 0, R) || !lt__save(ctx, nd, 1, (x->n + 1) / 2)))
             return NULL;
         return lt__run(ctx, nd);
     }
     nd = lt__node_new(ctx, LT__OP(layernorm), x->ndim, x->shape, x, w, b, 0);
     if (!nd) return NULL;
-    nd->i[0] = C;
-    nd->f[0] = eps;
+    LT__LN_C(nd) = C;
+    LT__LN_EPS(nd) = eps;
     lt__save(ctx, nd, 0, R);
     lt__save(ctx, nd, 1, R);
     if (!nd->save[0] || !nd->save[1]) return NULL;
@@ -1247,23 +1272,22 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
    in 16 bits (save[1], R·C/2 floats) instead of the float32 input, so x is free after the
    forward.  Backward is lt__layernorm_bwd's kernel with x̂ read from the 16-bit copy: x̂ is
    bounded by sqrt(C), so fp16 holds it, and its rounding (2^-9 relative in bf16, 2^-12 in fp16)
-   is the only difference from the float32 gradients (tests/test_precision.c bounds it).
-   f[0] = eps, f[1] = the precision. */
+   is the only difference from the float32 gradients (tests/test_precision.c bounds it). */
 static void lt__layernorm16_fwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t C = nd->i[0], R = nd->out->n / C, r;
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C, r;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL, *b = nd->in[2] ? nd->in[2]->data : NULL;
     uint16_t *xh = (uint16_t *)(void *)nd->save[1];
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
-        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)nd->f[0], NULL,
+        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), NULL,
                        nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL);
 }
 static void lt__layernorm16_bwd(lt__node *nd) {
     lt__ln_src a;
     memset(&a, 0, sizeof a);
     a.xh = (const uint16_t *)(const void *)nd->save[1];
-    a.p = lt__prec_of(nd->f[1]);
+    a.p = lt__prec_of(LT__PREC2(nd));
     if (a.xh) lt__ln_bwd(nd, &a, nd->save[0]);
 }
 
@@ -1327,9 +1351,10 @@ LTRAIN_DEF lt_tensor *lt_embedding(lt_ctx *ctx, lt_tensor *w, const int32_t *ids
 /* ---- @@OPS.dropout  dropout -------------------------------------------------------------------------- */
 /* y = x·m/(1-p), m ~ Bernoulli(1-p) from the context's RNG; saves the scaled mask; dx += dy·mask.
    Not training, or p = 0: y is x itself (no record). */
+#define LT__DROPOUT_P(nd) ((nd)->f[0])   /* p */
 static void lt__dropout_fwd(lt__node *nd) {
     const float *x = nd->in[0]->data;
-    float *y = nd->out->data, *m = nd->save[0], p = (float)nd->f[0], keep = 1.0f - p;
+    float *y = nd->out->data, *m = nd->save[0], p = (float)LT__DROPOUT_P(nd), keep = 1.0f - p;
     lt_rng *rng = &nd->ctx->rng;
     int64_t i, n = nd->out->n;
     for (i = 0; i < n; i++) {
@@ -1353,13 +1378,14 @@ LTRAIN_DEF lt_tensor *lt_dropout(lt_ctx *ctx, lt_tensor *a, float p) {
     if (!ctx->training || p == 0.0f) return a;
     nd = lt__node_new(ctx, LT__OP(dropout), a->ndim, a->shape, a, NULL, NULL, 0);
     if (!nd || !lt__save(ctx, nd, 0, a->n)) return NULL;
-    nd->f[0] = p;
+    LT__DROPOUT_P(nd) = p;
     return lt__run(ctx, nd);
 }
 
 /* ---- @@OPS.transpose  transpose (a copy) ---------------------------------------------------------- */
-/* x (s0,s1,s2,s3) -> y with dims d0 and d1 swapped;  dx += dy transposed back.
-   i[0], i[1] = the swapped dims. */
+/* x (s0,s1,s2,s3) -> y with dims d0 and d1 swapped;  dx += dy transposed back. */
+#define LT__TR_D0(nd) ((nd)->i[0])   /* d0 */
+#define LT__TR_D1(nd) ((nd)->i[1])   /* d1 */
 static void lt__transpose_copy(const lt_tensor *x, const lt_tensor *y, int d0, int d1, const float *src, float *dst,
                                int accumulate) {
     int64_t st[LT_MAX_DIMS], idx[LT_MAX_DIMS], k, tmp;
@@ -1378,11 +1404,11 @@ static void lt__transpose_copy(const lt_tensor *x, const lt_tensor *y, int d0, i
                 }
 }
 static void lt__transpose_fwd(lt__node *nd) {
-    lt__transpose_copy(nd->in[0], nd->out, (int)nd->i[0], (int)nd->i[1], nd->in[0]->data, nd->out->data, 0);
+    lt__transpose_copy(nd->in[0], nd->out, (int)LT__TR_D0(nd), (int)LT__TR_D1(nd), nd->in[0]->data, nd->out->data, 0);
 }
 static void lt__transpose_bwd(lt__node *nd) {
     float *gx = lt__grad(nd->in[0], nd->ctx);
-    if (gx) lt__transpose_copy(nd->in[0], nd->out, (int)nd->i[0], (int)nd->i[1], nd->out->grad, gx, 1);
+    if (gx) lt__transpose_copy(nd->in[0], nd->out, (int)LT__TR_D0(nd), (int)LT__TR_D1(nd), nd->out->grad, gx, 1);
 }
 LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
     int64_t shape[LT_MAX_DIMS], t;
@@ -1399,7 +1425,7 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
     t = shape[d0]; shape[d0] = shape[d1]; shape[d1] = t;
     nd = lt__node_new(ctx, LT__OP(transpose), a->ndim, shape, a, NULL, NULL, 0);
     if (!nd) return NULL;
-    nd->i[0] = d0; nd->i[1] = d1;
+    LT__TR_D0(nd) = d0; LT__TR_D1(nd) = d1;
     return lt__run(ctx, nd);
 }
 

@@ -2,19 +2,24 @@
 /* Holds: the ops built on the GEMM: matmul, linear, conv1d, and their 16-bit forms.
    Calls: @@CORE, @@HALF, @@TENSOR, @@OPS (records, gradients), @@GEMM. */
 /* ---- @@OPS.matmul  matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) --------------- */
-/* i[0] = flags, i[1] = batches, i[2..4] = M, N, K, i[5] = b is shared (2-D) by every batch.
-   Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
+/* Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
    a stored transposed gets (d op(a))ᵀ = op(b) · dyᵀ, likewise for b. */
+#define LT__MM_FLAGS(nd) ((nd)->i[0])    /* LT_TRANS_A | LT_TRANS_B */
+#define LT__MM_NB(nd) ((nd)->i[1])       /* batches */
+#define LT__MM_M(nd) ((nd)->i[2])
+#define LT__MM_N(nd) ((nd)->i[3])
+#define LT__MM_K(nd) ((nd)->i[4])
+#define LT__MM_SHARED(nd) ((nd)->i[5])   /* b is shared (2-D) by every batch */
 static void lt__matmul_fwd(lt__node *nd) {
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
     for (q = 0; q < nb; q++)
         lt_sgemm(ta, tb, M, N, K, 1.0f, nd->in[0]->data + q * M * K, ta ? M : K,
                  nd->in[1]->data + (shared ? 0 : q * K * N), tb ? K : N, 0.0f, nd->out->data + q * M * N, N);
 }
 static void lt__matmul_bwd(lt__node *nd) {
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
     int add;
     float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad(nd->in[1], nd->ctx), ba = add ? 1.0f : 0.0f;
     for (q = 0; q < nb; q++) {
@@ -67,9 +72,9 @@ LTRAIN_DEF lt_tensor *lt_matmul(lt_ctx *ctx, lt_tensor *a, lt_tensor *b, int fla
     shape[a->ndim - 1] = N;
     nd = lt__node_new(ctx, ctx->precision == LT_F32 ? LT__OP(matmul) : LT__OP(matmul16), a->ndim, shape, a, b, NULL, 0);
     if (!nd) return NULL;
-    nd->i[0] = flags & (LT_TRANS_A | LT_TRANS_B);
-    nd->i[1] = batches; nd->i[2] = M; nd->i[3] = N; nd->i[4] = K;
-    nd->i[5] = b->ndim == 2 && a->ndim > 2;
+    LT__MM_FLAGS(nd) = flags & (LT_TRANS_A | LT_TRANS_B);
+    LT__MM_NB(nd) = batches; LT__MM_M(nd) = M; LT__MM_N(nd) = N; LT__MM_K(nd) = K;
+    LT__MM_SHARED(nd) = b->ndim == 2 && a->ndim > 2;
     if (ctx->precision != LT_F32 && !lt__node16(ctx, nd)) return NULL;
     return lt__run(ctx, nd);
 batch_mismatch:
@@ -83,18 +88,22 @@ batch_mismatch:
      dx += dy·W,  dW += dyᵀ·x,  db += Σ_rows dy
    conv1d: x (R, I), W (I, O), b (O) -> y (R, O) = x·W + b
      dx += dy·Wᵀ, dW += xᵀ·dy,  db += Σ_rows dy
-   (R = all leading dims of x flattened; i[0] = R, i[1] = I, i[2] = O) */
+   (R = all leading dims of x flattened) */
+#define LT__AFF_R(nd) ((nd)->i[0])
+#define LT__AFF_I(nd) ((nd)->i[1])
+#define LT__AFF_O(nd) ((nd)->i[2])
+#define LT__AFF_X_GELU16(nd) ((nd)->f[1])   /* linear16/conv1d16: 1 when x is recomputed from gelu16's copy */
 /* db += Σ_rows dy: the broadcast-add gradient of @@OPS (threaded by columns, rows in order) */
 static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
     lt__bcast_grad_b(gb, gy, NULL, R * O, O, 1.0f, 1);
 }
 static void lt__linear_fwd(lt__node *nd) {
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     lt__sgemm_bias(0, 1, R, O, Ci, nd->in[0]->data, Ci, nd->in[1]->data, Ci, nd->in[2] ? nd->in[2]->data : NULL,
                    nd->out->data, O);
 }
 static void lt__linear_bwd(lt__node *nd) {
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     int add;
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
@@ -103,12 +112,12 @@ static void lt__linear_bwd(lt__node *nd) {
     if (gb) lt__bias_grad(gb, gy, R, O);
 }
 static void lt__conv1d_fwd(lt__node *nd) {
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     lt__sgemm_bias(0, 0, R, O, Ci, nd->in[0]->data, Ci, nd->in[1]->data, O, nd->in[2] ? nd->in[2]->data : NULL,
                    nd->out->data, O);
 }
 static void lt__conv1d_bwd(lt__node *nd) {
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     int add;
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
@@ -140,13 +149,13 @@ static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const lt__opdef *
     shape[x->ndim - 1] = O;
     nd = lt__node_new(ctx, ctx->precision == LT_F32 ? op : op16, x->ndim, shape, x, w, b, 0);
     if (!nd) return NULL;
-    nd->i[0] = x->n / Ci; nd->i[1] = Ci; nd->i[2] = O;
+    LT__AFF_R(nd) = x->n / Ci; LT__AFF_I(nd) = Ci; LT__AFF_O(nd) = O;
     /* x = gelu16(h) whose record keeps h in 16 bits (a compiled plan's, lt__copy16): backward
        recomputes x from that copy while packing (gelu16's table, the same values) instead of
        keeping a second 16-bit copy, of x, as large: the MLP's 4C-wide activation is stored once */
     if (ctx->precision != LT_F32 && x->node && x->node->op == LT__OP(gelu16) && x->node->save[0] &&
-        x->node->f[0] == (double)ctx->precision)
-        nd->f[1] = 1.0;
+        LT__PREC(x->node) == (double)ctx->precision)
+        LT__AFF_X_GELU16(nd) = 1.0;
     if (ctx->precision != LT_F32 && !lt__node16(ctx, nd)) return NULL;
     return lt__run(ctx, nd);
 }
@@ -174,9 +183,9 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
    A record keeps a 16-bit copy (save[0] of in[0], save[1] of in[1], n_save = half the element
    count in floats) of each operand its backward reads, unless that operand is a parameter (read
    in place, it outlives the step) or, eager, already 16-bit values (lt__copy16); the op rows
-   read 0 (@@OPS), so a compiled plan frees the float32 inputs after the forward.  f[0] = the
-   precision (LT_BF16 or LT_F16). */
-static lt_dtype lt__prec16(const lt__node *nd) { return lt__prec_of(nd->f[0]); }
+   read 0 (@@OPS), so a compiled plan frees the float32 inputs after the forward.  LT__PREC(nd) =
+   the precision (LT_BF16 or LT_F16). */
+static lt_dtype lt__prec16(const lt__node *nd) { return lt__prec_of(LT__PREC(nd)); }
 
 /* A parameter (or a view of one) is read in place by backward; anything else is copied. */
 static int lt__is_param_data(const lt_tensor *t) { return t->is_param || (t->base && t->base->is_param); }
@@ -185,11 +194,11 @@ static int lt__is_param_data(const lt_tensor *t) { return t->is_param || (t->bas
    gets a gradient and the other way round.  0 with the error on ctx when out of memory. */
 static int lt__node16(lt_ctx *ctx, lt__node *nd) {
     int j;
-    nd->f[0] = (double)ctx->precision;
+    LT__PREC(nd) = (double)ctx->precision;
     if (!nd->out->requires_grad) return 1;
     for (j = 0; j < 2; j++) {
         lt_tensor *t = nd->in[j], *other = nd->in[1 - j];
-        if (lt__is_param_data(t) || !other->requires_grad || (j == 0 && nd->f[1] == 1.0) || !lt__copy16(ctx, t)) continue;
+        if (lt__is_param_data(t) || !other->requires_grad || (j == 0 && LT__AFF_X_GELU16(nd) == 1.0) || !lt__copy16(ctx, t)) continue;
         if (!lt__save(ctx, nd, j, (t->n + 1) / 2)) return 0;
     }
     return 1;
@@ -211,16 +220,16 @@ static lt__mm16_opnd lt__opnd16(const float *f, const uint16_t *h, int64_t ld, i
     return o;
 }
 /* Operand j of a record: its 16-bit copy if it has one, gelu recomputed from gelu16's copy of its
-   input (linear16/conv1d16 with f[1] = 1, below), else its float32 values. */
+   input (linear16/conv1d16 with LT__AFF_X_GELU16, below), else its float32 values. */
 static lt__mm16_opnd lt__opnd16_of(const lt__node *nd, int j, int64_t ld, int64_t stride, int trans) {
-    if (j == 0 && (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && nd->f[1] == 1.0) {
+    if (j == 0 && (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && LT__AFF_X_GELU16(nd) == 1.0) {
         lt__mm16_opnd o = lt__opnd16(NULL, (const uint16_t *)(const void *)nd->in[0]->node->save[0], ld, stride, trans);
         o.gelu = 1;
         return o;
     }
     if (!nd->save[j]) {
         lt__mm16_opnd o = lt__opnd16(nd->in[j]->data, NULL, ld, stride, trans);
-        o.exact = lt__exact16(nd->in[j], lt__prec_of(nd->op == LT__OP(linear_ce16) ? nd->f[1] : nd->f[0]));
+        o.exact = lt__exact16(nd->in[j], lt__prec_of(nd->op == LT__OP(linear_ce16) ? LT__PREC2(nd) : LT__PREC(nd)));
         return o;
     }
     return lt__opnd16(NULL, (const uint16_t *)(const void *)nd->save[j], ld, stride, trans);
@@ -314,8 +323,8 @@ static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, int64_t R, i
 /* matmul16: as lt__matmul_fwd / _bwd, operands through lt__gemm16. */
 static void lt__matmul16_fwd(lt__node *nd) {
     lt_dtype p = lt__prec16(nd);
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5];
+    int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd);
     lt__mm16_opnd a, b;
     lt__save16(nd);
     a = lt__opnd16_of(nd, 0, ta ? M : K, M * K, ta);
@@ -324,8 +333,8 @@ static void lt__matmul16_fwd(lt__node *nd) {
 }
 static void lt__matmul16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec16(nd);
-    int ta = (int)(nd->i[0] & LT_TRANS_A) != 0, tb = (int)(nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
     int add;
     float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
     int64_t lda = ta ? M : K, ldb = tb ? K : N, sb = shared ? 0 : K * N;
@@ -358,20 +367,20 @@ static void lt__matmul16_bwd(lt__node *nd) {
     }
 }
 
-/* linear16 (W [O,I], y = x·Wᵀ) and conv1d16 (W [I,O], y = x·W); i[0..2] = R, I, O as the float32
-   ops.  wt: W is [O,I]. */
+/* linear16 (W [O,I], y = x·Wᵀ) and conv1d16 (W [I,O], y = x·W); arguments as the float32 ops'.
+   wt: W is [O,I]. */
 static void lt__affine16_fwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     lt__mm16_opnd x, w;
     lt__save16(nd);
-    x = nd->f[1] == 1.0 ? lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0) : lt__opnd16_of(nd, 0, Ci, 0, 0);
+    x = LT__AFF_X_GELU16(nd) == 1.0 ? lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0) : lt__opnd16_of(nd, 0, Ci, 0, 0);
     w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
     lt__gemm16(p, 1, R, O, Ci, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
 }
 static void lt__affine16_bwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     int add;
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     float *gy = nd->out->grad;

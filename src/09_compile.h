@@ -56,6 +56,9 @@ static void lt__capture_node(lt_ctx *ctx, lt__node *nd) {
     c->nodes[c->n++] = nd;
 }
 
+/* what lt_compile hands the parts above it while it records (ctx->cap_hooks) */
+static const lt__capture_hooks lt__capture_rec = {lt__capture_input, lt__capture_node};
+
 typedef struct {
     size_t bytes, off;
     int first, last;             /* lifetime on the plan's timeline, inclusive */
@@ -165,27 +168,20 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
 }
 
 /* ---- @@COMPILE.fusion  fusion: chains of row-wise ops run tile by tile ---------------------------
-   Ops such as layernorm, softmax and the elementwise ones treat each row of their (R, C) output
-   independently.  A chain of them (in GPT-2: the residual add and the layernorm after it) runs
-   eagerly as one sweep over all R rows per op, so each op reads back from memory what the one
-   before just wrote.  The plan instead runs the chain on tiles of rows: for a tile, every op of
+   Ops such as layernorm, softmax and the elementwise ones (LT__ROW in the op table) treat each
+   row of their (R, C) output independently.  A chain of them (in GPT-2: the residual add and the
+   layernorm after it) runs eagerly as one sweep over all R rows per op, so each op reads back
+   from memory what the one before just wrote.  The plan instead runs the chain on tiles of rows: for a tile, every op of
    the chain in turn, on views of its tensors (and of its per-row saved values) cut to those
    rows, while the tile is still in cache; the tiles are split over the threads.  Every kernel
    computes each row exactly as before, so the numbers are the eager ones to the bit.
    LTRAIN_FUSE=0 in the environment plans without fusion (to compare, or to debug). */
-static int lt__row_op(const lt__opdef *op) {
-    return op == LT__OP(add) || op == LT__OP(sub) || op == LT__OP(mul) || op == LT__OP(scale) ||
-           op == LT__OP(gelu) || op == LT__OP(gelu_erf) || op == LT__OP(relu) || op == LT__OP(tanh) ||
-           op == LT__OP(sigmoid) || op == LT__OP(layernorm) || op == LT__OP(softmax) ||
-           op == LT__OP(log_softmax);
-}
-
 /* Can plan node nd run on row tiles of an (R, C) output?  Its inputs must be either full
    (R, C) tensors (cut with the tile) or at most one row broadcast over all (left whole), and its
    saved values a whole number per row. */
 static int lt__row_fusable(const lt__node *nd, int64_t R, int64_t C) {
     int j;
-    if (!lt__row_op(nd->op) || nd->out->n != R * C || nd->out->shape[nd->out->ndim - 1] != C) return 0;
+    if (!(nd->op->flags & LT__ROW) || nd->out->n != R * C || nd->out->shape[nd->out->ndim - 1] != C) return 0;
     for (j = 0; j < 3; j++) {
         const lt_tensor *t = nd->in[j];
         if (!t || t->n == R * C) continue;
@@ -271,21 +267,29 @@ static void lt__run_fused(lt_plan *p, int k, int e) {
 }
 
 /* ---- @@COMPILE.plan  the plan: schedule, lifetimes, placement -------------------------------- */
-/* Build the plan from a recording and its gradient marks (lt__mark_grads).  Returns 0 with
-   p->note set when the recording cannot be planned. */
-static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
-    lt_ctx *ctx = p->ctx;
-    int N = c->n, k, j, nb = 0, *dbuf = NULL, *gbuf = NULL, *ibuf = NULL, *order = NULL, ok = 0;
-    char *inplace = NULL;        /* op k's gradient is written over its data (below) */
-    int *galias = NULL;          /* op k's gradient is op galias[k]'s (below), or -1 */
-    int64_t n_ids = 0;
-    lt__pbuf *b = NULL;
-    size_t *s1 = NULL, *s2 = NULL;
-    int (*sbuf)[2] = NULL;
+/* The planner's working state (lt__plan_build and its steps): the buffers, and which one holds
+   each op's data, gradient and saved values, and each input's data. */
+typedef struct {
+    lt_plan *p;
+    struct lt__capture *c;
+    int N, nb;                   /* ops, buffers */
+    lt__pbuf *b;                 /* per op data (none for a view of a parameter), grad, two saves; per input data */
+    int *dbuf, *gbuf, *ibuf;     /* op k's data and gradient buffers, input k's data buffer (-1: none) */
+    int (*sbuf)[2];              /* op k's saved values' buffers (-1: none) */
+    char *inplace;               /* op k's gradient is written over its data (lt__plan_dx_over_x) */
+    int *galias;                 /* op k's gradient is op galias[k]'s (lt__plan_dx_over_dy), or -1 */
+    int64_t n_ids;               /* indices of all ops together */
+} lt__planner;
+
+/* the timeline (top of @@COMPILE): forward of op k, backward of op k (N, the op count, in scope) */
 #define LT__TF(k) ((k) + 1)
 #define LT__TB(k) (2 * N + 1 - (k))
-    p->n = N;
-    p->n_in = c->n_in;
+
+/* Can the recording be planned?  The loss is a recorded output, no input was written after it
+   was made, every op's input is a parameter, a recorded output or a recorded input.  Returns 0
+   with p->note set otherwise. */
+static int lt__plan_check(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
+    int k, j;
     p->loss = lt__find_out(c, loss);
     if (p->loss < 0) { snprintf(p->note, sizeof p->note, "the loss is not the output of a recorded op"); return 0; }
     /* a replay re-reads inputs from where lt_tensor_from copied them; values written into an
@@ -303,7 +307,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
         }
     }
     /* every input of every op must be a parameter, a recorded output or a recorded input */
-    for (k = 0; k < N; k++)
+    for (k = 0; k < c->n; k++)
         for (j = 0; j < 3; j++) {
             lt_tensor *t = c->nodes[k]->in[j];
             if (t && !t->is_param && lt__find_out(c, t) < 0 && lt__find_in(c, t) < 0) {
@@ -313,29 +317,47 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
                 return 0;
             }
         }
+    return 1;
+}
+
+/* The plan's arrays and the planner's, for N ops and c->n_in inputs (0: out of memory, set). */
+static int lt__plan_arrays(lt__planner *s) {
+    lt_plan *p = s->p;
+    int k, N = s->N, n_in = s->c->n_in;
     p->nodes = (lt__node *)LT__MALLOC((size_t)N * sizeof(lt__node));
     p->outs = (lt_tensor *)LT__MALLOC((size_t)N * sizeof(lt_tensor));
-    p->ins = (lt_tensor *)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(lt_tensor));
-    p->in_src = (const float **)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(float *));
+    p->ins = (lt_tensor *)LT__MALLOC((size_t)(n_in + 1) * sizeof(lt_tensor));
+    p->in_src = (const float **)LT__MALLOC((size_t)(n_in + 1) * sizeof(float *));
     p->runs_bwd = (int *)LT__MALLOC((size_t)N * sizeof(int));
     p->fuse_end = (int *)LT__MALLOC((size_t)N * sizeof(int));
     p->zero_at = (int **)LT__MALLOC((size_t)N * sizeof(int *));
     p->n_zero_at = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    if (p->zero_at) for (k = 0; k < N; k++) p->zero_at[k] = NULL;   /* (lt_plan_destroy frees them) */
     /* buffers: per op data (or -1 for a view / param alias), grad, two saves; per input data */
-    b = (lt__pbuf *)LT__MALLOC((size_t)(4 * N + c->n_in + 1) * sizeof(lt__pbuf));
-    dbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
-    gbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
-    ibuf = (int *)LT__MALLOC((size_t)(c->n_in + 1) * sizeof(int));
-    sbuf = (int(*)[2])LT__MALLOC((size_t)N * sizeof(int[2]));
-    inplace = (char *)LT__MALLOC((size_t)N + 1);
-    galias = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
-    if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->fuse_end || !p->zero_at || !p->n_zero_at || !b ||
-        !dbuf || !gbuf || !ibuf || !sbuf || !inplace || !galias) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
-        goto done;
+    s->b = (lt__pbuf *)LT__MALLOC((size_t)(4 * N + n_in + 1) * sizeof(lt__pbuf));
+    s->dbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    s->gbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    s->ibuf = (int *)LT__MALLOC((size_t)(n_in + 1) * sizeof(int));
+    s->sbuf = (int(*)[2])LT__MALLOC((size_t)N * sizeof(int[2]));
+    s->inplace = (char *)LT__MALLOC((size_t)N + 1);
+    s->galias = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->fuse_end || !p->zero_at || !p->n_zero_at ||
+        !s->b || !s->dbuf || !s->gbuf || !s->ibuf || !s->sbuf || !s->inplace || !s->galias) {
+        lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
+        return 0;
     }
-    for (k = 0; k < N; k++) { p->zero_at[k] = NULL; p->n_zero_at[k] = 0; inplace[k] = 0; galias[k] = -1; }
-    /* copies of records and tensors, inputs remapped to the copies */
+    for (k = 0; k < N; k++) { p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1; }
+    return 1;
+}
+
+/* Copies of the records and tensors (inputs remapped to the copies), and a buffer for every
+   input, op output (a view shares its input's), gradient and saved value, alive where it is
+   written; gradients get their first write from their uses (lt__plan_lifetimes). */
+static void lt__plan_records(lt__planner *s) {
+    lt_plan *p = s->p;
+    struct lt__capture *c = s->c;
+    lt__pbuf *b = s->b;
+    int k, j, N = s->N, nb = 0, *dbuf = s->dbuf, *gbuf = s->gbuf, *ibuf = s->ibuf, (*sbuf)[2] = s->sbuf;
     for (k = 0; k < c->n_in; k++) {
         p->ins[k] = *c->in[k].t;
         p->in_src[k] = c->in[k].src;
@@ -352,7 +374,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
         p->outs[k].grad = NULL;
         nd->out = &p->outs[k];
         p->runs_bwd[k] = c->has_grad[k];
-        n_ids += src->ids ? src->n_ids : 0;
+        s->n_ids += src->ids ? src->n_ids : 0;
         for (j = 0; j < 3; j++) {
             lt_tensor *t = src->in[j];
             int o, q;
@@ -363,7 +385,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
         }
         /* data: a view (reshape) shares its input's buffer; a param's view has none */
         dbuf[k] = -1;
-        if (src->op == LT__OP(reshape)) {
+        if (src->op->flags & LT__VIEW) {
             lt_tensor *t = src->in[0];
             int o = lt__find_out(c, t), q = o < 0 ? lt__find_in(c, t) : -1;
             dbuf[k] = o >= 0 ? dbuf[o] : q >= 0 ? ibuf[q] : -1;
@@ -389,7 +411,15 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
             sbuf[k][j] = nb++;
         }
     }
-    /* lifetimes from the uses */
+    s->nb = nb;
+}
+
+/* Lifetimes from the uses: a value lives until its last reader (a backward kernel reads what its
+   row's LT__IN / LT__OUT say), a gradient from its first write. */
+static void lt__plan_lifetimes(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, j, N = s->N, *dbuf = s->dbuf, *gbuf = s->gbuf, *ibuf = s->ibuf;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         if ((nd->op->reads & LT__OUT) && p->runs_bwd[k] && dbuf[k] >= 0 && LT__TB(k) > b[dbuf[k]].last)
@@ -410,15 +440,21 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
                 b[gbuf[src_op]].first = LT__TB(k);
         }
     }
-    /* in place, as eager's lt__add_over: an add of two same-shape tensors writes its sum over an
-       input (the second first: the residual branch) whose buffer nobody reads after this add.
-       y[i] = a[i] + b[i] allows y == b, also row by row in a fused group.  The writes land on the
-       lines just read, where a fresh buffer would be cold (bench/design.md).  Views of the add share the
-       merged buffer too. */
+}
+
+/* in place, as eager's lt__add_over: an add (LT__Y_OVER_X) of two same-shape tensors writes its
+   sum over an input (the second first: the residual branch) whose buffer nobody reads after it.
+   y[i] = a[i] + b[i] allows y == b, also row by row in a fused group.  The writes land on the
+   lines just read, where a fresh buffer would be cold (bench/design.md).  Views of the add share
+   the merged buffer too. */
+static void lt__plan_y_over_x(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, j, N = s->N, *dbuf = s->dbuf;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int d = dbuf[k], m;
-        if (nd->op != LT__OP(add) || d < 0 || !nd->in[0] || !nd->in[1] || nd->in[0] == nd->in[1] ||
+        if (!(nd->op->flags & LT__Y_OVER_X) || d < 0 || !nd->in[0] || !nd->in[1] || nd->in[0] == nd->in[1] ||
             nd->in[0]->n != nd->out->n || nd->in[1]->n != nd->out->n)
             continue;
         for (j = 1; j >= 0; j--) {
@@ -434,91 +470,123 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
             break;
         }
     }
-    /* the activations the backward pass must keep: every buffer written by the forward (or copied
-       in) and still read by a backward kernel, i.e. alive across the seed at N+1 (gradient buffers
-       are born at N+1 or later), and the index arrays (ids, targets) of ops whose backward runs.
-       Computed before the loss's own value is kept alive for the caller (4 bytes, not counted).
-       These are what these kernels keep, not a minimum that recomputation could reach: e.g. the
-       float32 head keeps its logits (B*T*V floats), which the cross-entropy backward reads. */
-    for (k = 0; k < nb; k++)
+}
+
+/* the activations the backward pass must keep: every buffer written by the forward (or copied
+   in) and still read by a backward kernel, i.e. alive across the seed at N+1 (gradient buffers
+   are born at N+1 or later), and the index arrays (ids, targets) of ops whose backward runs.
+   Computed before the loss's own value is kept alive for the caller (4 bytes, not counted).
+   These are what these kernels keep, not a minimum that recomputation could reach: e.g. the
+   float32 head keeps its logits (B*T*V floats), which the cross-entropy backward reads.
+   Then the loss's lifetimes (seeded, read after the replay) and those of gradients no kernel writes. */
+static void lt__plan_saved(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, N = s->N, *dbuf = s->dbuf, *gbuf = s->gbuf;
+    for (k = 0; k < s->nb; k++)
         if (b[k].first <= N && b[k].last > N + 1) p->saved_bytes += b[k].bytes;
     for (k = 0; k < N; k++)
-        if (p->runs_bwd[k] && c->nodes[k]->ids) p->saved_bytes += (size_t)c->nodes[k]->n_ids * sizeof(int32_t);
+        if (p->runs_bwd[k] && s->c->nodes[k]->ids) p->saved_bytes += (size_t)s->c->nodes[k]->n_ids * sizeof(int32_t);
     if (gbuf[p->loss] >= 0) b[gbuf[p->loss]].first = N + 1;   /* the seed */
     if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = 2 * N + 2; /* read after the replay */
     for (k = 0; k < N; k++)
         if (gbuf[k] >= 0 && b[gbuf[k]].first == INT_MAX) b[gbuf[k]].first = b[gbuf[k]].last; /* never written */
-    /* in place: a cross-entropy's backward may write d(logits) over the logits (rows are
-       independent) when it is the first to write that gradient and nothing reads the logits
-       after it.  The gradient then needs no buffer (R·V floats less at the peak: the largest
-       buffer of a GPT step with a big vocabulary) and no zeroing: the kernel writes 0 + g·p,
-       the bits of += into a zeroed buffer. */
+}
+
+/* in place: a cross-entropy's backward (LT__DX_OVER_X) may write d(logits) over the logits (rows
+   are independent) when it is the first to write that gradient and nothing reads the logits
+   after it.  The gradient then needs no buffer (R·V floats less at the peak: the largest
+   buffer of a GPT step with a big vocabulary) and no zeroing: the kernel writes 0 + g·p,
+   the bits of += into a zeroed buffer. */
+static void lt__plan_dx_over_x(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, N = s->N, *dbuf = s->dbuf, *gbuf = s->gbuf;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
-        if (nd->op != LT__OP(cross_entropy) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
-            p->nodes[o].op == LT__OP(reshape) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
+        if (!(nd->op->flags & LT__DX_OVER_X) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
+            (p->nodes[o].op->flags & LT__VIEW) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
             continue;
         b[dbuf[o]].last = b[gbuf[o]].last;
         p->naive_bytes += b[gbuf[o]].bytes;   /* (still counted in "all buffers": eager mode has it) */
         b[gbuf[o]].bytes = 0;
-        inplace[o] = 1;
+        s->inplace[o] = 1;
     }
-    /* in place, as eager's lt__grad_adopt: add (for its first input), gelu and gelu16 write their
-       input's gradient over their output's (their kernels allow gx == gy) when they are the first
-       to write it and nothing reads the output's gradient after them.  One buffer fewer, and the
-       writes land on the lines just read, as in eager mode (bench/design.md).  galias[o] = k:
-       o's gradient is k's (placed below). */
+}
+
+/* in place, as eager's lt__grad_adopt: add (for its first input), gelu and gelu16 (LT__DX_OVER_DY)
+   write their input's gradient over their output's (their kernels allow gx == gy) when they are
+   the first to write it and nothing reads the output's gradient after them.  One buffer fewer,
+   and the writes land on the lines just read, as in eager mode (bench/design.md).  galias[o] = k:
+   o's gradient is k's (lt__plan_homes). */
+static void lt__plan_dx_over_dy(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, N = s->N, *gbuf = s->gbuf;
+    char *inplace = s->inplace;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
-        if ((nd->op != LT__OP(add) && nd->op != LT__OP(gelu) && nd->op != LT__OP(gelu16)) || !p->runs_bwd[k] ||
+        if (!(nd->op->flags & LT__DX_OVER_DY) || !p->runs_bwd[k] ||
             o < 0 || k == p->loss || gbuf[o] < 0 || gbuf[k] < 0 || inplace[o] || inplace[k] ||
-            p->nodes[o].op == LT__OP(reshape) || nd->in[0]->n != nd->out->n || nd->in[1] == nd->in[0] ||
+            (p->nodes[o].op->flags & LT__VIEW) || nd->in[0]->n != nd->out->n || nd->in[1] == nd->in[0] ||
             p->outs[k].retain_grad || b[gbuf[o]].first != LT__TB(k) || b[gbuf[k]].last != LT__TB(k))
             continue;
         if (b[gbuf[o]].last > b[gbuf[k]].last) b[gbuf[k]].last = b[gbuf[o]].last;
         p->naive_bytes += b[gbuf[o]].bytes;   /* (counted in "all buffers": as the logits above) */
         b[gbuf[o]].bytes = 0;
-        galias[o] = k;
+        s->galias[o] = k;
     }
-    /* zero each gradient buffer just before its first write */
+}
+
+/* zero each gradient buffer just before its first write: p->zero_at (0: out of memory, set) */
+static int lt__plan_zero_at(lt__planner *s) {
+    lt_plan *p = s->p;
+    int k, N = s->N;
     for (k = 0; k < N; k++) {
-        int at;
-        if (gbuf[k] < 0 || k == p->loss || inplace[k]) continue;
-        at = 2 * N + 1 - b[gbuf[k]].first;    /* the op whose backward writes it first */
+        int at, *z;
+        if (s->gbuf[k] < 0 || k == p->loss || s->inplace[k]) continue;
+        at = 2 * N + 1 - s->b[s->gbuf[k]].first;    /* the op whose backward writes it first */
         if (at < 0 || at >= N) continue;
-        {
-            int *z = (int *)LT__REALLOC(p->zero_at[at], (size_t)(p->n_zero_at[at] + 1) * sizeof(int));
-            if (!z) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
-            z[p->n_zero_at[at]++] = k;
-            p->zero_at[at] = z;
-        }
+        z = (int *)LT__REALLOC(p->zero_at[at], (size_t)(p->n_zero_at[at] + 1) * sizeof(int));
+        if (!z) return lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory"), 0;
+        z[p->n_zero_at[at]++] = k;
+        p->zero_at[at] = z;
     }
-    /* place, then point every tensor, saved buffer and index array at its home */
+    return 1;
+}
+
+/* Place the buffers in one block (lt__place), then point every tensor, saved buffer and index
+   array at its home (0: out of memory, set). */
+static int lt__plan_homes(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, j, N = s->N, nb = s->nb, *order, ok = 0;
+    size_t *s1, *s2;
     order = (int *)LT__MALLOC((size_t)nb * sizeof(int));
     s1 = (size_t *)LT__MALLOC((size_t)(nb + 1) * sizeof(size_t));
     s2 = (size_t *)LT__MALLOC((size_t)(nb + 1) * sizeof(size_t));
-    p->ids = (int32_t *)LT__MALLOC((size_t)(n_ids + 1) * sizeof(int32_t));
-    if (!order || !s1 || !s2 || !p->ids) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
+    p->ids = (int32_t *)LT__MALLOC((size_t)(s->n_ids + 1) * sizeof(int32_t));
+    if (!order || !s1 || !s2 || !p->ids) { lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
     for (k = 0; k < nb; k++) p->naive_bytes += b[k].bytes;
     p->mem_bytes = lt__place(b, nb, order, s1, s2);
     p->mem = (unsigned char *)LT__MALLOC(p->mem_bytes + LT__ALIGN);
     if (!p->mem) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory for the planned %zu bytes", p->mem_bytes);
+        lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory for the planned %zu bytes", p->mem_bytes);
         goto done;
     }
     {
         unsigned char *base = p->mem + (LT__ALIGN - ((uintptr_t)p->mem % LT__ALIGN)) % LT__ALIGN;
         int32_t *ids = p->ids;
-        for (k = 0; k < c->n_in; k++) p->ins[k].data = (float *)(base + b[ibuf[k]].off);
+        for (k = 0; k < s->c->n_in; k++) p->ins[k].data = (float *)(base + b[s->ibuf[k]].off);
         for (k = 0; k < N; k++) {
             lt__node *nd = &p->nodes[k];
-            if (dbuf[k] >= 0) p->outs[k].data = (float *)(base + b[dbuf[k]].off);
+            if (s->dbuf[k] >= 0) p->outs[k].data = (float *)(base + b[s->dbuf[k]].off);
             else p->outs[k].data = nd->in[0]->data;   /* a view of a parameter */
-            if (gbuf[k] >= 0) p->outs[k].grad = inplace[k] ? p->outs[k].data : (float *)(base + b[gbuf[k]].off);
+            if (s->gbuf[k] >= 0) p->outs[k].grad = s->inplace[k] ? p->outs[k].data : (float *)(base + b[s->gbuf[k]].off);
             for (j = 0; j < 2; j++)
-                if (sbuf[k][j] >= 0) nd->save[j] = (float *)(base + b[sbuf[k][j]].off);
+                if (s->sbuf[k][j] >= 0) nd->save[j] = (float *)(base + b[s->sbuf[k][j]].off);
             if (nd->ids) {
                 memcpy(ids, nd->ids, (size_t)nd->n_ids * sizeof(int32_t));
                 nd->ids = ids;
@@ -526,15 +594,42 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
             }
         }
         for (k = N - 1; k >= 0; k--)   /* (galias[k] > k: resolved first, chains included) */
-            if (galias[k] >= 0) p->outs[k].grad = p->outs[galias[k]].grad;
+            if (s->galias[k] >= 0) p->outs[k].grad = p->outs[s->galias[k]].grad;
     }
-    lt__plan_fuse(p);
     ok = 1;
 done:
-    LT__FREE(b); LT__FREE(dbuf); LT__FREE(gbuf); LT__FREE(ibuf); LT__FREE(sbuf); LT__FREE(inplace); LT__FREE(galias);
     LT__FREE(order); LT__FREE(s1); LT__FREE(s2);
+    return ok;
+}
 #undef LT__TF
 #undef LT__TB
+
+/* Build the plan from a recording and its gradient marks (lt__mark_grads), step by step: the
+   buffers and their lifetimes, the write-overs the op table allows, the zeroing, the placement,
+   the fused groups.  Returns 0 with p->note set when the recording cannot be planned. */
+static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
+    lt__planner s;
+    int ok = 0;
+    memset(&s, 0, sizeof s);
+    s.p = p;
+    s.c = c;
+    s.N = p->n = c->n;
+    p->n_in = c->n_in;
+    if (!lt__plan_check(p, c, loss)) return 0;
+    if (lt__plan_arrays(&s)) {
+        lt__plan_records(&s);
+        lt__plan_lifetimes(&s);
+        lt__plan_y_over_x(&s);
+        lt__plan_saved(&s);
+        lt__plan_dx_over_x(&s);
+        lt__plan_dx_over_dy(&s);
+        if (lt__plan_zero_at(&s) && lt__plan_homes(&s)) {
+            lt__plan_fuse(p);
+            ok = 1;
+        }
+    }
+    LT__FREE(s.b); LT__FREE(s.dbuf); LT__FREE(s.gbuf); LT__FREE(s.ibuf); LT__FREE(s.sbuf);
+    LT__FREE(s.inplace); LT__FREE(s.galias);
     return ok;
 }
 
@@ -665,10 +760,12 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     rng = ctx->rng;              /* the validation step draws nothing that counts (dropout masks) */
     lt_reset(ctx);
     ctx->cap = &cap;
+    ctx->cap_hooks = &lt__capture_rec;
     ctx->dry = 1;
     loss = fn(ctx, user);
     ctx->dry = 0;
     ctx->cap = NULL;
+    ctx->cap_hooks = NULL;
     if (!lt_failed(ctx) && !loss) lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the step function returned NULL");
     if (!lt_failed(ctx) && loss->n != 1) {
         char b1[64];

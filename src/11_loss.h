@@ -15,12 +15,15 @@ LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
    Backward forms the softmax p from the logits and each row's max and log-sum-exp, which the
    forward saves (2 floats a row), so it is one pass over the logits:
      dx_r += dloss · (p_r - onehot(t_r)) / denom,   p_rj = exp((x_rj - m_r) - lse_r)
-   f[0] = denom (0 when no row counts: loss 0, no gradient).  save[0] = [row losses | m | lse].
+   LT__CE_DENOM = denom (0 when no row counts: loss 0, no gradient).  save[0] = [row losses | m | lse].
    In place (gx == x): dx_r = 0 + ... over the logits, the bits of += into zeros.  A compiled plan
-   does this when nothing reads the logits later (@@COMPILE); eager mode when i[1] = 1, which
-   lt_gpt_loss sets: its logits are the loss's own and their gradient has no buffer yet. */
+   does this when nothing reads the logits later (@@COMPILE); eager mode when LT__CE_OVER = 1,
+   which lt_gpt_loss sets: its logits are the loss's own and their gradient has no buffer yet. */
+#define LT__CE_V(nd) ((nd)->i[0])       /* V, the row length */
+#define LT__CE_OVER(nd) ((nd)->i[1])    /* eager: d(logits) may be written over the logits */
+#define LT__CE_DENOM(nd) ((nd)->f[0])
 static void lt__cross_entropy_fwd(lt__node *nd) {
-    int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
+    int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V, r;
     float *row = nd->save[0];   /* per-row losses, summed in order afterwards: deterministic */
     float *rm = row + R, *rl = row + 2 * R;
     double total = 0;
@@ -36,19 +39,19 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
         rl[r] = ls;
     }
     for (r = 0; r < R; r++) total += row[r];
-    nd->out->data[0] = nd->f[0] > 0 ? (float)(total / nd->f[0]) : 0.0f;
+    nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
 }
 static void lt__cross_entropy_bwd(lt__node *nd) {
-    int64_t V = nd->i[0], R = nd->in[0]->n / V, r;
+    int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V, r;
     float *gx, g;
-    if (nd->i[1] && nd->in[0]->requires_grad && !nd->in[0]->grad) nd->in[0]->grad = nd->in[0]->data;  /* in place */
+    if (LT__CE_OVER(nd) && nd->in[0]->requires_grad && !nd->in[0]->grad) nd->in[0]->grad = nd->in[0]->data;  /* in place */
     gx = lt__grad(nd->in[0], nd->ctx);
     if (!gx) return;
-    if (!(nd->f[0] > 0)) {   /* no gradient: in place, that is zeros over the logits */
+    if (!(LT__CE_DENOM(nd) > 0)) {   /* no gradient: in place, that is zeros over the logits */
         if (gx == nd->in[0]->data) memset(gx, 0, (size_t)nd->in[0]->n * sizeof(float));
         return;
     }
-    g = (float)(nd->out->grad[0] / nd->f[0]);
+    g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
         const float *x = nd->in[0]->data + r * V;
@@ -98,8 +101,8 @@ static lt_tensor *lt__ce(lt_ctx *ctx, const char *who, lt_tensor *logits, const 
     if (!lt__ce_check(ctx, who, logits, V, R, targets, denom, use_count)) return NULL;
     nd = lt__node_new(ctx, LT__OP(cross_entropy), 1, &one, logits, NULL, NULL, 0);
     if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, 3 * R)) return NULL;
-    nd->i[0] = V;
-    nd->f[0] = use_count ? (double)lt_count_targets(targets, R) : denom;
+    LT__CE_V(nd) = V;
+    LT__CE_DENOM(nd) = use_count ? (double)lt_count_targets(targets, R) : denom;
     return lt__run(ctx, nd);
 }
 LTRAIN_DEF lt_tensor *lt_cross_entropy(lt_ctx *ctx, lt_tensor *logits, const int32_t *targets) {
@@ -119,13 +122,16 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    Backward (g = dloss/denom): dz = round16(g·(softmax(z) - onehot(t))) written over z16 (the
    float32 op's dlogits, rounded as linear16 packs them), then as linear16:
      dx += dz·W16,  dW += dzᵀ·x16   (float32 sums)
-   i[0] = V, i[1] = C; f[0] = denom (0: no row counts: loss 0, no gradient), f[1] = the precision;
-   ids = targets.  save[0] = x16 (when W gets a gradient and x is not a parameter);
+   The arguments below (as lt_cross_entropy's: the denominator 0 when no row counts: loss 0, no
+   gradient); ids = targets.  save[0] = x16 (when W gets a gradient and x is not a parameter);
    save[1] = z16 (R·V 16-bit values), then per row max, lse, loss. */
+#define LT__LCE_V(nd) ((nd)->i[0])
+#define LT__LCE_C(nd) ((nd)->i[1])
+#define LT__LCE_DENOM(nd) ((nd)->f[0])
 #define LT__CE16_COLS 512
 typedef struct { uint16_t *z; float *m, *lse, *loss; } lt__ce16_bufs;
 static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
-    int64_t V = nd->i[0], R = nd->in[0]->n / nd->i[1], nz = (R * V + 1) / 2;
+    int64_t V = LT__LCE_V(nd), R = nd->in[0]->n / LT__LCE_C(nd), nz = (R * V + 1) / 2;
     lt__ce16_bufs b;
     b.z = (uint16_t *)(void *)nd->save[1];
     b.m = nd->save[1] + nz;
@@ -160,8 +166,8 @@ static float lt__lse16(lt_dtype p, const uint16_t *z, int64_t V, float *m) {
 
 /* z[:, v0..v0+n) = round16(x16 · W16[v0..v0+n)ᵀ) through the float32 block blk (R x n) */
 static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, float *blk, uint16_t *z) {
-    lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, r;
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__mm16_opnd x = lt__opnd16_of(nd, 0, C, 0, 0);
     lt__gsrc w;
     lt__gepi e;
@@ -173,8 +179,8 @@ static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, flo
     for (r = 0; r < R; r++) lt__to16(p, blk + r * n, z + r * V + v0, (size_t)n);
 }
 static void lt__linear_ce16_fwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, cols = V < LT__CE16_COLS ? V : LT__CE16_COLS, r, bi;
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__CE16_COLS ? V : LT__CE16_COLS, r, bi;
     int64_t nblk = (V + LT__CE16_COLS - 1) / LT__CE16_COLS;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
     int id = lt__gemm_pick(), nt = lt_get_threads();
@@ -217,16 +223,16 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
         bf.loss[r] = (m - zt) + ls;
     }
     for (r = 0; r < R; r++) total += bf.loss[r];
-    nd->out->data[0] = nd->f[0] > 0 ? (float)(total / nd->f[0]) : 0.0f;
+    nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
 }
 static void lt__linear_ce16_bwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(nd->f[1]);
-    int64_t V = nd->i[0], C = nd->i[1], R = nd->in[0]->n / C, r;
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
     float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), g;
     lt__mm16_opnd dz = lt__opnd16(NULL, bf.z, V, 0, 0), dzt = lt__opnd16(NULL, bf.z, V, 0, 1), x, w;
-    if (!(nd->f[0] > 0)) return;
-    g = (float)(nd->out->grad[0] / nd->f[0]);
+    if (!(LT__LCE_DENOM(nd) > 0)) return;
+    g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {   /* dz over z, in pieces */
         uint16_t *zr = bf.z + r * V;
@@ -273,10 +279,10 @@ static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt
     if (!lt__ce_check(ctx, who, x, V, R, targets, denom, use_count)) return NULL;
     nd = lt__node_new(ctx, LT__OP(linear_ce16), 1, &one, x, w, NULL, 0);
     if (!nd || !lt__node_ids(ctx, nd, targets, R)) return NULL;
-    nd->i[0] = V;
-    nd->i[1] = C;
-    nd->f[0] = use_count ? (double)lt_count_targets(targets, R) : denom;
-    nd->f[1] = (double)ctx->precision;
+    LT__LCE_V(nd) = V;
+    LT__LCE_C(nd) = C;
+    LT__LCE_DENOM(nd) = use_count ? (double)lt_count_targets(targets, R) : denom;
+    LT__PREC2(nd) = (double)ctx->precision;
     if (nd->out->requires_grad && w->requires_grad && !lt__is_param_data(x) && lt__copy16(ctx, x) &&
         !lt__save(ctx, nd, 0, (x->n + 1) / 2))
         return NULL;
@@ -339,7 +345,7 @@ static lt_tensor *lt__gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *tar
     loss = denom > 0 ? lt_cross_entropy_sum(g->ctx, x, targets, denom) : lt_cross_entropy(g->ctx, x, targets);
     /* these logits are the loss's alone (never returned, read by nothing after the cross-entropy's
        backward): it may write their gradient over them, R·V floats less (@@LOSS) */
-    if (loss && loss->node && loss->node->op == LT__OP(cross_entropy) && loss->node->in[0] == x) loss->node->i[1] = 1;
+    if (loss && loss->node && loss->node->op == LT__OP(cross_entropy) && loss->node->in[0] == x) LT__CE_OVER(loss->node) = 1;
     return loss;
 }
 LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T) {

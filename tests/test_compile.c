@@ -135,6 +135,22 @@ static lt_tensor *tc_add_step(lt_ctx *ctx, void *u) {
     return lt_sum(ctx, lt_mul(ctx, s, t));
 }
 
+/* The in-place decisions of a plan, counted from where its buffers point: ops whose output is
+   written over an input (over), inputs whose gradient is their op's output gradient (alias), and
+   logits whose gradient is written over them (dx_on_x; elsewhere a gradient may share a dead
+   value's bytes by placement alone).  Views (reshape) share by nature: not counted. */
+static void tc_in_place(const lt_plan *p, int *over, int *alias, int *dx_on_x) {
+    int k, j;
+    *over = *alias = *dx_on_x = 0;
+    for (k = 0; p && k < p->n; k++) {
+        const lt__node *nd = &p->nodes[k];
+        if (nd->op->flags & LT__VIEW) continue;
+        for (j = 0; j < 3; j++) *over += nd->in[j] && !nd->in[j]->is_param && nd->in[j]->data == nd->out->data;
+        *alias += nd->in[0] && !nd->in[0]->is_param && nd->out->grad && nd->in[0]->grad == nd->out->grad;
+        *dx_on_x += nd->op == LT__OP(cross_entropy) && nd->in[0]->grad && nd->in[0]->grad == nd->in[0]->data;
+    }
+}
+
 /* build/train_gpt with --compile on|off: the last step's loss line and the "peak RSS" of its
    summary.  Returns 0 when the binary is missing or its output lacks them. */
 static int tc_cli_run(const char *mode, char *loss_line, size_t cap, double *rss) {
@@ -241,6 +257,32 @@ static void test_compile_all(void) {
         lt_plan_destroy(p);
         lt_gpt_destroy(s.g);
         lt_ctx_destroy(ctx);
+    }
+    {   /* the op table's write-over flags, as the plan of the small GPT uses them: per block, the
+           two residual adds write their sums over the branch (LT__Y_OVER_X); the embeddings' add,
+           the residual adds and gelu write their first input's gradient over their output's
+           (LT__DX_OVER_DY); the float32 head's d(logits) goes over the logits (LT__DX_OVER_X:
+           the 16-bit head is one op, linear_ce16, with no logits tensor) */
+        int prec;
+        for (prec = 0; prec < 2; prec++) {
+            lt_ctx *ctx = lt_ctx_create(3);
+            tc_step s;
+            lt_plan *p;
+            int32_t in[2 * 16], tg[2 * 16];
+            int L, over = 0, alias = 0, dx_on_x = 0;
+            tc_small_step(ctx, &s, in, tg);
+            L = lt_gpt_cfg(s.g)->layers;
+            if (prec) lt_set_precision(ctx, LT_F16);
+            p = lt_compile(ctx, tc_loss, &s);
+            tc_in_place(p, &over, &alias, &dx_on_x);
+            t_check(p && !lt_plan_is_eager(p) && over == 2 * L && alias == 3 * L + 1 && dx_on_x == !prec,
+                    prec ? "compile/in_place_flags_f16" : "compile/in_place_flags",
+                    "over %d (want %d), alias %d (want %d), dx on x %d (%s)", over, 2 * L, alias, 3 * L + 1, dx_on_x,
+                    p ? lt_plan_note(p) : lt_error(ctx));
+            lt_plan_destroy(p);
+            lt_gpt_destroy(s.g);
+            lt_ctx_destroy(ctx);
+        }
     }
     {   /* add in place (tc_add_step): where it may, and the same loss and gradients as eager */
         lt_ctx *ctx = lt_ctx_create(3);

@@ -1099,6 +1099,76 @@ LTRAIN_DEF const char *lt_dist_describe(const lt_dist *d);
 #define M_PI 3.14159265358979323846
 #endif
 
+/* ---- the CPU's features ------------------------------------------------------------------------
+   Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86
+   (LT__X86) or AArch64 (LT__ARM) and LTRAIN_NO_SIMD is not defined, hand-written SIMD kernels are
+   compiled beside it: on x86 each such function names the instructions it uses with
+   LT__TARGET("avx2,fma"), LT__TARGET("avx512f"), ..., so the rest of the file needs no -m flags,
+   and it runs only where lt__cpu_has says this CPU has them.  Advanced SIMD (NEON) is part of the
+   AArch64 base architecture: every such CPU has it. */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
+    !defined(LTRAIN_NO_SIMD)
+#define LT__X86 1
+#include <cpuid.h>
+#include <immintrin.h>
+#define LT__TARGET(s) __attribute__((target(s)))
+/* g++ 12 in C++ mode warns "used uninitialized" inside its own avx512fintrin.h for the unmasked
+   shifts and conversions (they start from _mm512_undefined_*); their zero-masked forms with every
+   lane selected (LT__M16) compute the same thing without the warning, so the header uses those. */
+#define LT__M16 ((__mmask16)0xFFFF)
+#endif
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && !defined(LTRAIN_NO_SIMD)
+#define LT__ARM 1
+#include <arm_neon.h>
+#endif
+
+/* The features the kernels ask for, as bits of one set. */
+enum {
+    LT__CPU_AVX2 = 1 << 0, LT__CPU_FMA = 1 << 1, LT__CPU_F16C = 1 << 2, LT__CPU_AVX512F = 1 << 3,
+    LT__CPU_AVX512BW = 1 << 4, LT__CPU_AVX512VL = 1 << 5, LT__CPU_AVX512BF16 = 1 << 6, LT__CPU_NEON = 1 << 7,
+    LT__CPU_PROBED = 1 << 8
+};
+#ifdef LT__X86
+/* __builtin_cpu_supports checks that the OS saves the wider registers too; F16C and AVX512_BF16
+   are read with cpuid (older clangs lack those builtin names), F16C only where AVX2 is (its
+   registers are the ymm ones) and AVX512_BF16 only where AVX512F is. */
+static unsigned lt__cpu_probe(void) {
+    unsigned a = 0, b = 0, c = 0, d = 0, m = LT__CPU_PROBED;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        m |= LT__CPU_AVX2;
+        if (__get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1u)) m |= LT__CPU_F16C;   /* CPUID.1:ECX bit 29 */
+    }
+    if (__builtin_cpu_supports("fma")) m |= LT__CPU_FMA;
+    if (__builtin_cpu_supports("avx512f")) {
+        m |= LT__CPU_AVX512F;
+        if (__get_cpuid_max(0, NULL) >= 7) {
+            __cpuid_count(7, 1, a, b, c, d);
+            if ((a >> 5) & 1u) m |= LT__CPU_AVX512BF16;                              /* CPUID.(7,1):EAX bit 5 */
+        }
+    }
+    if (__builtin_cpu_supports("avx512bw")) m |= LT__CPU_AVX512BW;
+    if (__builtin_cpu_supports("avx512vl")) m |= LT__CPU_AVX512VL;
+    return m;
+}
+/* Does this CPU have every feature of `want` (LT__CPU_* bits)?  cpuid can take microseconds (it
+   traps in a virtual machine), so the answer, a fact about the machine and the same for every
+   caller, is kept after the first call. */
+static int lt__cpu_has(unsigned want) {
+    static unsigned known; /* 0 until probed; written whole, atomically */
+    unsigned m = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (!m) {
+        m = lt__cpu_probe();
+        __atomic_store_n(&known, m, __ATOMIC_RELAXED);
+    }
+    return (m & want) == want;
+}
+#elif defined(LT__ARM)
+static int lt__cpu_has(unsigned want) { return (want & ~(unsigned)LT__CPU_NEON) == 0; }
+#else
+static int lt__cpu_has(unsigned want) { return want == 0; }
+#endif
+
 /* The arena: a list of big chunks, bump-allocated, 64-byte aligned.  Reset keeps the chunks,
    so after the first step a training loop allocates nothing. */
 typedef struct lt__chunk {
@@ -1434,14 +1504,8 @@ static void lt__from_f16_scalar(const uint16_t *in, float *out, size_t n) {
     for (i = 0; i < n; i++) out[i] = lt_f16_to_f32(in[i]);
 }
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
-    !defined(LTRAIN_NO_SIMD)
-#define LT__AMP_X86 1
-#include <cpuid.h>
-#include <immintrin.h>
-#ifndef LT__M16   /* all 16 lanes (see LT__M16 above) */
-#define LT__M16 ((__mmask16)0xFFFF)
-#endif
+/* ---- fast paths: AVX2 / F16C and AVX-512, the scalar loops' bits ------------------------------ */
+#ifdef LT__X86
 #if defined(__GNUC__) && !defined(__clang__) && defined(__cplusplus)
 /* g++ 12 warns about the AVX-512 headers' own _mm512_undefined_* (GCC bug 105593) where they
    are inlined, i.e. in the kernels below; the warning is off up to the end of the kernels. */
@@ -1449,7 +1513,6 @@ static void lt__from_f16_scalar(const uint16_t *in, float *out, size_t n) {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define LT__AMP_POP_DIAGNOSTIC 1
 #endif
-#define LT__TARGET(s) __attribute__((target(s)))
 
 /* bf16 rounding on 8 lanes of float bits: the scalar formula; NaN lanes OR in 0xFFFF. */
 static LT__TARGET("avx2") __m256i lt__bf16_round8(__m256i u) {
@@ -1582,37 +1645,18 @@ static LT__TARGET("avx512f,avx512bf16") void lt__to_bf16_avx512bf16(const float 
 #pragma GCC diagnostic pop
 #undef LT__AMP_POP_DIAGNOSTIC
 #endif
+#endif /* LT__X86 */
 
-/* Which kernels this CPU (and OS) runs, as bit k for kernel k.  __builtin_cpu_supports checks
-   that the OS saves the wider registers; F16C and AVX512_BF16 are read with cpuid (older clangs
-   lack those builtin names).  cpuid can take microseconds (it traps in a virtual machine), so the
-   answer, a fact about the machine and the same for every caller, is kept after the first call. */
-static unsigned lt__k_probe(void) {
-    unsigned a = 0, b = 0, c = 0, d = 0, m = 1u << LT__K_SCALAR;
-    if (__builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1u)) /* F16C */
-        m |= 1u << LT__K_AVX2;
-    if (__builtin_cpu_supports("avx512f")) {
-        m |= 1u << LT__K_AVX512;
-        if (__get_cpuid_max(0, NULL) >= 7) {
-            __cpuid_count(7, 1, a, b, c, d);
-            if ((a >> 5) & 1u) m |= 1u << LT__K_AVX512BF16;           /* CPUID.(7,1):EAX bit 5 */
-        }
-    }
-    return m;
-}
+/* Does this CPU (and OS) run kernel k (lt__cpu_has, @@CORE)? */
 static int lt__k_available(int k) {
-    static unsigned known; /* 0 until probed; written whole, atomically */
-    unsigned m = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (!m) {
-        m = lt__k_probe();
-        __atomic_store_n(&known, m, __ATOMIC_RELAXED);
+    switch (k) {
+    case LT__K_SCALAR: return 1;
+    case LT__K_AVX2: return lt__cpu_has(LT__CPU_AVX2 | LT__CPU_F16C);
+    case LT__K_AVX512: return lt__cpu_has(LT__CPU_AVX512F);
+    case LT__K_AVX512BF16: return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX512BF16);
+    default: return 0;
     }
-    return k >= 0 && k < LT__K_COUNT && ((m >> k) & 1u);
 }
-#else
-static int lt__k_available(int k) { return k == LT__K_SCALAR; }
-#endif
-static int lt__amp_has_bf16dp(void) { return lt__k_available(LT__K_AVX512BF16); }
 
 /* Run conversion cv with kernel k on n elements; 0 when k has no such kernel (nothing done). */
 static int lt__cv_run(int cv, int k, const void *in, void *out, size_t n) {
@@ -1625,7 +1669,7 @@ static int lt__cv_run(int cv, int k, const void *in, void *out, size_t n) {
     case LT__CV_FROM_BF16 * LT__K_COUNT + LT__K_SCALAR: lt__from_bf16_scalar(h, of, n); return 1;
     case LT__CV_TO_F16 * LT__K_COUNT + LT__K_SCALAR: lt__to_f16_scalar(f, oh, n); return 1;
     case LT__CV_FROM_F16 * LT__K_COUNT + LT__K_SCALAR: lt__from_f16_scalar(h, of, n); return 1;
-#ifdef LT__AMP_X86
+#ifdef LT__X86
     case LT__CV_TO_BF16 * LT__K_COUNT + LT__K_AVX2: lt__to_bf16_avx2(f, oh, n); return 1;
     case LT__CV_FROM_BF16 * LT__K_COUNT + LT__K_AVX2: lt__from_bf16_avx2(h, of, n); return 1;
     case LT__CV_TO_F16 * LT__K_COUNT + LT__K_AVX2: lt__to_f16_avx2(f, oh, n); return 1;
@@ -1719,7 +1763,7 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n) {
         if (in != out) memmove(out, in, n * sizeof(float));
         return;
     }
-#ifdef LT__AMP_X86
+#ifdef LT__X86
     if (lt__k_available(LT__K_AVX512)) {
         if (p == LT_BF16) lt__round_bf16_avx512(in, out, n);
         else lt__round_f16_avx512(in, out, n);
@@ -2116,27 +2160,10 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
 /* ---- SIMD kernels ----------------------------------------------------------------------------------
    Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86 (and
    LTRAIN_NO_SIMD is not defined), hand-written AVX2 / AVX-512 kernels are compiled beside it with
-   target attributes, and run only when cpuid says the CPU has the instructions (lt__gemm_pick,
-   @@GEMM, which also reads LT_GEMM=portable|avx2|avx512|neon from the environment to force one).
-   On AArch64 the GEMM has a NEON kernel (below); the other ops run their C kernels there. */
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
-    !defined(LTRAIN_NO_SIMD)
-#define LT__X86 1
-#include <immintrin.h>
-/* g++ 12 in C++ mode warns "used uninitialized" inside its own avx512fintrin.h for the unmasked
-   shifts and conversions (they start from _mm512_undefined_*); their zero-masked forms with every
-   lane selected (LT__M16) compute the same thing without the warning, so the header uses those. */
-#define LT__M16 ((__mmask16)0xFFFF)
-#define LT__TARGET_AVX512 __attribute__((target("avx512f")))
-#define LT__TARGET_AVX2 __attribute__((target("avx2,fma")))
-#define LT__TARGET_BF16 __attribute__((target("avx512f,avx512bf16")))
-#endif
-/* On AArch64 (GCC or Clang, LTRAIN_NO_SIMD not defined) a NEON GEMM kernel is compiled too:
-   Advanced SIMD is part of the AArch64 base architecture, so every such CPU runs it. */
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && !defined(LTRAIN_NO_SIMD)
-#define LT__ARM 1
-#include <arm_neon.h>
-#endif
+   target attributes (LT__TARGET, @@CORE), and run only when the CPU has the instructions
+   (lt__cpu_has, @@CORE; lt__gemm_pick, @@GEMM, which also reads LT_GEMM=portable|avx2|avx512|neon
+   from the environment to force one).  On AArch64 the GEMM has a NEON kernel (@@GEMM); the other
+   ops run their C kernels there. */
 enum { LT__GEMM_PORTABLE = 0, LT__GEMM_AVX2 = 1, LT__GEMM_AVX512 = 2, LT__GEMM_NEON = 3, LT__GEMM_NKERNELS = 4 };
 static int lt__gemm_pick(void);   /* the kernel set this CPU runs (@@GEMM) */
 
@@ -2170,7 +2197,7 @@ static inline float lt__exp_neg(float x) {
    -104; a NaN stays NaN: vmaxps returns its second operand when one is NaN), n = round(a/ln2),
    r = a - n·ln2, the same series, and 2^n applied by vscalefps (no range tricks needed).  Within
    an ulp or two of lt__exp_neg, not always the same bits. */
-LT__TARGET_AVX512 static inline __m512 lt__exp_neg16(__m512 a) {
+LT__TARGET("avx512f") static inline __m512 lt__exp_neg16(__m512 a) {
     __m512 n, r, p;
     a = _mm512_maskz_max_ps(LT__M16, _mm512_set1_ps(-120.0f), a);
     n = _mm512_maskz_roundscale_ps(LT__M16, _mm512_mul_ps(a, _mm512_set1_ps(1.44269504088896341f)),
@@ -2684,7 +2711,7 @@ static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
    1/(1 + e) by the 14-bit reciprocal and one Newton step, r·(2 - d·r).  Each result is within a
    few ulp of the plain C loops' (they divide), at about half their cost: forward 0.86 vs 1.5 ms,
    backward 1.07 vs 1.8 ms on 2^21 values, one thread (this machine, Zen 4). */
-LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
+LT__TARGET("avx512f") static inline __m512 lt__gelu_s16(__m512 v) {
     __m512 u = _mm512_mul_ps(_mm512_set1_ps(LT__GELU_K),
                              _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(LT__GELU_C), _mm512_mul_ps(v, v)), v, v));
     __m512 e = lt__exp_neg16(_mm512_mul_ps(_mm512_set1_ps(-2.0f), _mm512_abs_ps(u)));
@@ -2692,7 +2719,7 @@ LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
     r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
     return _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(u, _mm512_setzero_ps(), _CMP_LT_OQ), r, e);
 }
-LT__TARGET_AVX512 static void lt__gelu_avx512(const float *x, float *y, int64_t m) {
+LT__TARGET("avx512f") static void lt__gelu_avx512(const float *x, float *y, int64_t m) {
     int64_t i;
     for (i = 0; i < m; i += 16) {
         __mmask16 k = (__mmask16)(m - i >= 16 ? 0xFFFFu : (1u << (m - i)) - 1u);
@@ -2701,7 +2728,7 @@ LT__TARGET_AVX512 static void lt__gelu_avx512(const float *x, float *y, int64_t 
     }
 }
 /* gx = gy·dy/dx (add: gx += ...); gy NULL: gx = dy/dx */
-LT__TARGET_AVX512 static void lt__gelu_bwd_avx512(const float *x, const float *gy, float *gx, int64_t m, int add) {
+LT__TARGET("avx512f") static void lt__gelu_bwd_avx512(const float *x, const float *gy, float *gx, int64_t m, int add) {
     const __m512 two = _mm512_set1_ps(2.0f), one = _mm512_set1_ps(1.0f);
     int64_t i;
     for (i = 0; i < m; i += 16) {
@@ -3507,7 +3534,7 @@ static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const flo
         LOADS                                                                                      \
         LT__AM_ROWS(FMAS)                                                                          \
     }
-__attribute__((target("avx512f"))) static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha,
+LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha,
                                                                   const float *A, int64_t ars, int64_t aks,
                                                                   const float *B, int64_t ldb, int acc, float *C,
                                                                   int64_t ldc) {
@@ -3548,8 +3575,7 @@ static int lt__att_simd(void) {
 #ifdef LT__X86
     const char *e = getenv("LT_GEMM");
     if (e && (!strcmp(e, "portable") || !strcmp(e, "avx2"))) return 0;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
+    return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX2);
 #else
     return 0;
 #endif
@@ -3610,7 +3636,7 @@ typedef struct {
    row of a head is D values, too few to pay for lt__from16's dispatch each time) and the GEMM's
    packing of 16-bit operands (@@GEMM, lt__gsrc_get) */
 #ifdef LT__X86
-__attribute__((target("avx512f"))) static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out,
+LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out,
                                                                     int64_t n) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -3647,7 +3673,7 @@ static const float *lt__att_rows(const lt__att_src *a, int w, int64_t b, int64_t
 /* xt (D, n) = xᵀ of n rows of D floats (row stride ld): 8 x 8 blocks turned in AVX registers
    (simd), the edges one by one. */
 #ifdef LT__X86
-__attribute__((target("avx2"))) static void lt__att_tr8(const float *s, int64_t lds, float *d, int64_t ldd) {
+LT__TARGET("avx2") static void lt__att_tr8(const float *s, int64_t lds, float *d, int64_t ldd) {
     __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
     __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
     __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
@@ -3688,7 +3714,7 @@ static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, i
 /* x_i = exp(x_i - c_i) for i < n (c NULL: exp(x_i - c0)), every argument <= 0: the
    probabilities from the scores.  AVX-512: lt__exp_neg16, about twice as fast. */
 #ifdef LT__X86
-LT__TARGET_AVX512 static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n) {
+LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n) {
     __m512 vc = _mm512_set1_ps(c0);
     int64_t i;
     for (i = 0; i < n; i += 16) {
@@ -4093,7 +4119,7 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     else if (beta == 1.0f) { LT__A5_ROWS(LT__A5_ST1) }                                             \
     else { LT__A5_ROWS(LT__A5_STB) }
 #define LT__A5_KERNEL(name, ASTEP)                                                                 \
-    LT__TARGET_AVX512 static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
+    LT__TARGET("avx512f") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
                                        float alpha, float beta) {                                  \
         __m512 b0, b1, va, vb;                                                                     \
         int64_t k;                                                                                 \
@@ -4129,7 +4155,7 @@ LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] *
     c##r##a = _mm512_dpbf16_ps(c##r##a, (__m512bh)av, (__m512bh)b0);                               \
     c##r##b = _mm512_dpbf16_ps(c##r##b, (__m512bh)av, (__m512bh)b1);
 #define LT__AD_KERNEL(name, ASTEP)                                                                 \
-    LT__TARGET_BF16 static void name(int64_t kc, const float *af, const float *bf, float *c, int64_t ldc, \
+    LT__TARGET("avx512f,avx512bf16") static void name(int64_t kc, const float *af, const float *bf, float *c, int64_t ldc, \
                                      float alpha, float beta) {                                    \
         const int32_t *a = (const int32_t *)(const void *)af;                                      \
         const int32_t *b = (const int32_t *)(const void *)bf;                                      \
@@ -4155,7 +4181,7 @@ LT__AD_KERNEL(lt__uk_bf16dp_r, 1)           /* A sliver row-major: pair word a[r
    place as ceil(kc/2) rows of w pair words: word (m, j) = bf16(p[2m][j]) | bf16(p[2m+1][j]) << 16.
    Row m is written over words [m*w, m*w + w), which were read already (rows 2m and 2m+1 lie at
    or after it and are loaded first). */
-LT__TARGET_AVX512 static void lt__pair_kmajor(float *p, int64_t kc, int w) {
+LT__TARGET("avx512f") static void lt__pair_kmajor(float *p, int64_t kc, int w) {
     int32_t *q = (int32_t *)(void *)p;
     const __m512i hi = _mm512_set1_epi32((int)0xFFFF0000u);
     int64_t m;
@@ -4172,7 +4198,7 @@ LT__TARGET_AVX512 static void lt__pair_kmajor(float *p, int64_t kc, int w) {
 /* n row-major rows of kc floats (row r at p + r*LT__KS) rewritten in place as kc bf16 halves
    each (the same start, so pair word m of row r is word r*LT__KS + m), plus a zero half after an
    odd kc.  Each block of 16 is loaded before its 32 bytes are stored at or before it. */
-LT__TARGET_AVX512 static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
+LT__TARGET("avx512f") static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
     int64_t r, k;
     for (r = 0; r < n; r++) {
         float *row = p + r * LT__KS;
@@ -4209,7 +4235,7 @@ LT__TARGET_AVX512 static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
     _mm256_storeu_ps(c + r * ldc + 8,                                                            \
                      _mm256_fmadd_ps(va, c##r##b, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc + 8))));
 #define LT__A2_KERNEL(name, ASTEP)                                                                 \
-    LT__TARGET_AVX2 static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,  \
+    LT__TARGET("avx2,fma") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,  \
                                      float alpha, float beta) {                                    \
         __m256 b0, b1, av, va, vb;                                                                 \
         int64_t k;                                                                                 \
@@ -4233,7 +4259,7 @@ LT__A2_KERNEL(lt__uk_avx2_r, 1)
 #undef LT__AT
 
 /* op(B)ᵀ packing for B stored transposed (N x K): 8 x 8 blocks turned in registers (AVX). */
-LT__TARGET_AVX2 static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd) {
+LT__TARGET("avx2,fma") static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd) {
     __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
     __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
     __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
@@ -4256,7 +4282,7 @@ LT__TARGET_AVX2 static void lt__tr8x8(const float *s, int64_t lds, float *d, int
 }
 
 /* n runs of h floats, s[i*lds + 0..h) -> d[i*ldd + 0..ldd), zero-filled past h (h <= ldd <= 32). */
-LT__TARGET_AVX512 static void lt__runs_avx512(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
+LT__TARGET("avx512f") static void lt__runs_avx512(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
     __mmask16 h0 = (__mmask16)(h >= 16 ? 0xffffu : (1u << h) - 1), d0 = (__mmask16)(ldd >= 16 ? 0xffffu : (1u << ldd) - 1);
     __mmask16 h1 = (__mmask16)(h <= 16 ? 0u : (1u << (h - 16)) - 1), d1 = (__mmask16)(ldd <= 16 ? 0u : (1u << (ldd - 16)) - 1);
     int64_t i;
@@ -4272,7 +4298,7 @@ LT__TARGET_AVX512 static void lt__runs_avx512(const float *s, int64_t lds, int64
         if (d1) _mm512_mask_storeu_ps(d + i * ldd + 16, d1, _mm512_maskz_loadu_ps(h1, s + i * lds + 16));
     }
 }
-LT__TARGET_AVX2 static void lt__runs_avx2(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
+LT__TARGET("avx2,fma") static void lt__runs_avx2(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256i h0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(h), lane), d0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(ldd), lane);
     __m256i h1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(h - 8), lane);
@@ -4355,12 +4381,11 @@ static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, 
 static int lt__gemm_supported(int id) {
     if (id == LT__GEMM_PORTABLE) return 1;
 #ifdef LT__X86
-    __builtin_cpu_init();
-    if (id == LT__GEMM_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (id == LT__GEMM_AVX512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
+    if (id == LT__GEMM_AVX2) return lt__cpu_has(LT__CPU_AVX2 | LT__CPU_FMA);
+    if (id == LT__GEMM_AVX512) return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX2);
 #endif
 #ifdef LT__ARM
-    if (id == LT__GEMM_NEON) return 1;
+    if (id == LT__GEMM_NEON) return lt__cpu_has(LT__CPU_NEON);
 #endif
     return 0;
 }
@@ -4412,17 +4437,15 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
 /* Products of two bf16 operands take the AVX512_BF16 pair kernels where the AVX-512 kernel was
    picked and the CPU has the instruction, unless LT_GEMM16=convert in the environment asks for
    the float32 kernels on converted panels (the same values, summed in k order). */
-static int lt__amp_has_bf16dp(void);   /* @@AMP: cpuid says AVX512_BF16 */
 static void lt__gemm_dp(lt__gemm_impl *g) {
 #ifdef LT__X86
     const char *e = getenv("LT_GEMM16");
-    if (g->isa != 2 || (e && strcmp(e, "convert") == 0) || !lt__amp_has_bf16dp()) return;
-    if (!__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl")) return;   /* packing */
+    if (g->isa != 2 || (e && strcmp(e, "convert") == 0) || !lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX512BF16)) return;
+    if (!lt__cpu_has(LT__CPU_AVX512BW | LT__CPU_AVX512VL)) return;   /* packing */
     g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
     g->name = "avx512bf16 14x32 bf16 pairs";
 #else
     (void)g;
-    (void)lt__amp_has_bf16dp;
 #endif
 }
 
@@ -4548,7 +4571,7 @@ static void lt__gsrc_prefetch(const lt__gsrc *s, int64_t at, int64_t n) {
    widens by a shift and rounds with the integer formula of lt_f32_to_bf16 (a NaN stays a NaN);
    fp16 through vcvtps2ph / vcvtph2ps (nearest even).  out may equal s's floats (in place). */
 /* 16 values of s at element i (all present) as float32 */
-LT__TARGET_AVX512 static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, int64_t i) {
+LT__TARGET("avx512f") static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, int64_t i) {
     if (s->gelu) {   /* 16 lookups in gelu16's table at once (one gather) */
         __m512i x = _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i)));
         return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), LT__M16, x, lt__gelu16_y[s->p == LT_F16], 4);
@@ -4577,7 +4600,7 @@ static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
    values, picked from two of those vectors with one permute, go to d + s*mr*LT__KS, where d is the
    k's place in sliver 0.  (Dealing them through a row in memory stalled on store forwarding: 4x
    slower.)  Used for float32 values and for bf16 pair words alike. */
-LT__TARGET_AVX512 static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, int32_t *d) {
+LT__TARGET("avx512f") static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, int32_t *d) {
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     __mmask16 mk = (__mmask16)((1u << mr) - 1u);
     int i0;
@@ -4589,7 +4612,7 @@ LT__TARGET_AVX512 static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, i
 }
 /* op(A) transposed, k-major slivers (as lt__pack_a): per k, the mc values converted 16 at a time
    into registers, then dealt (lt__deal_slivers). */
-LT__TARGET_AVX512 static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+LT__TARGET("avx512f") static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                    float *ap) {
     __m512i v[LT__GEMM_MC_MAX / 16 + 2];
     int nv = (int)((mc + 15) / 16), c, i;
@@ -4610,7 +4633,7 @@ LT__TARGET_AVX512 static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t ld
 }
 /* op(B) as is, NR-wide slivers (as lt__pack_b): row by row (B is read in order, the next rows
    prefetched), each row's nc values converted into their slivers' k rows. */
-LT__TARGET_AVX512 static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+LT__TARGET("avx512f") static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                    float *bp) {
     int64_t k, js;
     int j;
@@ -4626,7 +4649,7 @@ LT__TARGET_AVX512 static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ld
         }
     }
 }
-LT__TARGET_AVX512 static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+LT__TARGET("avx512f") static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t off, int64_t n, float *out) {
     int64_t i = 0;
     if (s->gelu) {
         for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, lt__gsrc16_lanes(s, off + i));
@@ -4731,9 +4754,8 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
 /* The four cases write the pair panels of lt__pair_kmajor / lt__pair_rows directly from the
    operand, 16 values at a time, without the float32 panel in between (a gelu operand, whose
    values are recomputed, still takes that way).  AVX512_BF16 CPUs all have AVX512BW and VL. */
-#define LT__TARGET_DPPACK __attribute__((target("avx512f,avx512bw,avx512vl")))
 /* the bf16 bits of s at at..at+n (n <= 16, the rest 0), zero-extended into 32-bit lanes */
-LT__TARGET_DPPACK static inline __m512i lt__bf16_bits(const lt__gsrc *s, int64_t at, int n) {
+LT__TARGET("avx512f,avx512bw,avx512vl") static inline __m512i lt__bf16_bits(const lt__gsrc *s, int64_t at, int n) {
     __mmask16 k = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
     if (s->h) return _mm512_maskz_cvtepu16_epi32(k, _mm256_maskz_loadu_epi16(k, s->h + at));
     {   /* float32: rounded to nearest even as lt_f32_to_bf16, a NaN to 0xFFFF (as lt__gsrc16_lanes) */
@@ -4746,16 +4768,16 @@ LT__TARGET_DPPACK static inline __m512i lt__bf16_bits(const lt__gsrc *s, int64_t
     }
 }
 /* pair words of two runs: lo's bits in the low half, hi's in the high half */
-LT__TARGET_DPPACK static inline __m512i lt__pair_words(__m512i lo, __m512i hi) {
+LT__TARGET("avx512f,avx512bw,avx512vl") static inline __m512i lt__pair_words(__m512i lo, __m512i hi) {
     return _mm512_or_si512(lo, _mm512_maskz_slli_epi32(LT__M16, hi, 16));
 }
 /* n values of s from at as n bf16 halves at d (n <= 16) */
-LT__TARGET_DPPACK static inline void lt__bf16_store(const lt__gsrc *s, int64_t at, int n, uint16_t *d) {
+LT__TARGET("avx512f,avx512bw,avx512vl") static inline void lt__bf16_store(const lt__gsrc *s, int64_t at, int n, uint16_t *d) {
     __mmask16 k = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
     _mm256_mask_storeu_epi16(d, k, _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_bits(s, at, n)));
 }
 /* op(B) as is: word (m, j) of a sliver from rows 2m and 2m+1 of B (nr a multiple of 16) */
-LT__TARGET_DPPACK static void lt__pack_b_pairs_n(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_b_pairs_n(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                  float *bp) {
     int32_t *q0 = (int32_t *)(void *)bp;
     int64_t js, m;
@@ -4779,7 +4801,7 @@ LT__TARGET_DPPACK static void lt__pack_b_pairs_n(const lt__gsrc *B, int64_t ldb,
 }
 /* op(B) transposed: column j of op(B) is a stored row, where the pairs (2m, 2m+1) are already
    neighbours: each row's kc values become kc/2 words in blk, which lt__pack_b turns. */
-LT__TARGET_DPPACK static void lt__pack_b_pairs_t(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_b_pairs_t(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                  float *bp) {
     float blk[32 * (LT__KC_MAX / 2 + 1)];
     int64_t kc2 = (kc + 1) / 2, js, k;
@@ -4795,7 +4817,7 @@ LT__TARGET_DPPACK static void lt__pack_b_pairs_t(const lt__gsrc *B, int64_t ldb,
     }
 }
 /* op(A) as is: each row's kc values as kc halves at the row's start (rows past mc: zeros) */
-LT__TARGET_DPPACK static void lt__pack_a_pairs_r(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_pairs_r(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                  float *ap) {
     int64_t rows = (mc + mr - 1) / mr * mr, r, k;
     for (r = 0; r < rows; r++) {
@@ -4810,7 +4832,7 @@ LT__TARGET_DPPACK static void lt__pack_a_pairs_r(const lt__gsrc *A, int64_t lda,
 }
 /* op(A) transposed: stored rows 2m and 2m+1 give the words of all mc rows of op(A) for pair m,
    16 at a time in registers, dealt to the slivers (lt__deal_slivers). */
-LT__TARGET_DPPACK static void lt__pack_a_pairs_t(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_pairs_t(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                  float *ap) {
     __m512i v[LT__GEMM_MC_MAX / 16 + 2];
     int32_t *q = (int32_t *)(void *)ap;
@@ -5383,7 +5405,7 @@ static void lt__save16(lt__node *nd) {
    blocks of 64 columns and add the rows in order, so the sums do not depend on the thread count */
 #ifdef LT__X86
 /* 64 columns (all present) in 4 registers, rounded 16 at a time as the GEMM's packing rounds */
-LT__TARGET_AVX512 static void lt__bias_grad16_avx512(int p, float *acc, const float *gy, int64_t R, int64_t O) {
+LT__TARGET("avx512f") static void lt__bias_grad16_avx512(int p, float *acc, const float *gy, int64_t R, int64_t O) {
     __m512 a0 = _mm512_loadu_ps(acc), a1 = _mm512_loadu_ps(acc + 16), a2 = _mm512_loadu_ps(acc + 32);
     __m512 a3 = _mm512_loadu_ps(acc + 48);
     lt__gsrc s;
@@ -7287,7 +7309,7 @@ LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_confi
    cannot vectorise sqrtf itself while it may have to set errno.  Every operation is an IEEE one
    rounded once, as in the scalar loops, so the bits are the same; the decayed p stays in a
    register between the two passes. */
-LT__TARGET_AVX512 static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
+LT__TARGET("avx512f") static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
                                                float shrink, float b1, float omb1, float b2, float omb2,
                                                float bc2_sqrt, float eps, float neg_step) {
     __m512 vb1 = _mm512_set1_ps(b1), vomb1 = _mm512_set1_ps(omb1), vb2 = _mm512_set1_ps(b2);

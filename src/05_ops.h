@@ -113,27 +113,10 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
 /* ---- SIMD kernels ----------------------------------------------------------------------------------
    Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86 (and
    LTRAIN_NO_SIMD is not defined), hand-written AVX2 / AVX-512 kernels are compiled beside it with
-   target attributes, and run only when cpuid says the CPU has the instructions (lt__gemm_pick,
-   @@GEMM, which also reads LT_GEMM=portable|avx2|avx512|neon from the environment to force one).
-   On AArch64 the GEMM has a NEON kernel (below); the other ops run their C kernels there. */
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
-    !defined(LTRAIN_NO_SIMD)
-#define LT__X86 1
-#include <immintrin.h>
-/* g++ 12 in C++ mode warns "used uninitialized" inside its own avx512fintrin.h for the unmasked
-   shifts and conversions (they start from _mm512_undefined_*); their zero-masked forms with every
-   lane selected (LT__M16) compute the same thing without the warning, so the header uses those. */
-#define LT__M16 ((__mmask16)0xFFFF)
-#define LT__TARGET_AVX512 __attribute__((target("avx512f")))
-#define LT__TARGET_AVX2 __attribute__((target("avx2,fma")))
-#define LT__TARGET_BF16 __attribute__((target("avx512f,avx512bf16")))
-#endif
-/* On AArch64 (GCC or Clang, LTRAIN_NO_SIMD not defined) a NEON GEMM kernel is compiled too:
-   Advanced SIMD is part of the AArch64 base architecture, so every such CPU runs it. */
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && !defined(LTRAIN_NO_SIMD)
-#define LT__ARM 1
-#include <arm_neon.h>
-#endif
+   target attributes (LT__TARGET, @@CORE), and run only when the CPU has the instructions
+   (lt__cpu_has, @@CORE; lt__gemm_pick, @@GEMM, which also reads LT_GEMM=portable|avx2|avx512|neon
+   from the environment to force one).  On AArch64 the GEMM has a NEON kernel (@@GEMM); the other
+   ops run their C kernels there. */
 enum { LT__GEMM_PORTABLE = 0, LT__GEMM_AVX2 = 1, LT__GEMM_AVX512 = 2, LT__GEMM_NEON = 3, LT__GEMM_NKERNELS = 4 };
 static int lt__gemm_pick(void);   /* the kernel set this CPU runs (@@GEMM) */
 
@@ -167,7 +150,7 @@ static inline float lt__exp_neg(float x) {
    -104; a NaN stays NaN: vmaxps returns its second operand when one is NaN), n = round(a/ln2),
    r = a - n·ln2, the same series, and 2^n applied by vscalefps (no range tricks needed).  Within
    an ulp or two of lt__exp_neg, not always the same bits. */
-LT__TARGET_AVX512 static inline __m512 lt__exp_neg16(__m512 a) {
+LT__TARGET("avx512f") static inline __m512 lt__exp_neg16(__m512 a) {
     __m512 n, r, p;
     a = _mm512_maskz_max_ps(LT__M16, _mm512_set1_ps(-120.0f), a);
     n = _mm512_maskz_roundscale_ps(LT__M16, _mm512_mul_ps(a, _mm512_set1_ps(1.44269504088896341f)),
@@ -681,7 +664,7 @@ static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
    1/(1 + e) by the 14-bit reciprocal and one Newton step, r·(2 - d·r).  Each result is within a
    few ulp of the plain C loops' (they divide), at about half their cost: forward 0.86 vs 1.5 ms,
    backward 1.07 vs 1.8 ms on 2^21 values, one thread (this machine, Zen 4). */
-LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
+LT__TARGET("avx512f") static inline __m512 lt__gelu_s16(__m512 v) {
     __m512 u = _mm512_mul_ps(_mm512_set1_ps(LT__GELU_K),
                              _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(LT__GELU_C), _mm512_mul_ps(v, v)), v, v));
     __m512 e = lt__exp_neg16(_mm512_mul_ps(_mm512_set1_ps(-2.0f), _mm512_abs_ps(u)));
@@ -689,7 +672,7 @@ LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
     r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
     return _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(u, _mm512_setzero_ps(), _CMP_LT_OQ), r, e);
 }
-LT__TARGET_AVX512 static void lt__gelu_avx512(const float *x, float *y, int64_t m) {
+LT__TARGET("avx512f") static void lt__gelu_avx512(const float *x, float *y, int64_t m) {
     int64_t i;
     for (i = 0; i < m; i += 16) {
         __mmask16 k = (__mmask16)(m - i >= 16 ? 0xFFFFu : (1u << (m - i)) - 1u);
@@ -698,7 +681,7 @@ LT__TARGET_AVX512 static void lt__gelu_avx512(const float *x, float *y, int64_t 
     }
 }
 /* gx = gy·dy/dx (add: gx += ...); gy NULL: gx = dy/dx */
-LT__TARGET_AVX512 static void lt__gelu_bwd_avx512(const float *x, const float *gy, float *gx, int64_t m, int add) {
+LT__TARGET("avx512f") static void lt__gelu_bwd_avx512(const float *x, const float *gy, float *gx, int64_t m, int add) {
     const __m512 two = _mm512_set1_ps(2.0f), one = _mm512_set1_ps(1.0f);
     int64_t i;
     for (i = 0; i < m; i += 16) {
@@ -1504,7 +1487,7 @@ static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const flo
         LOADS                                                                                      \
         LT__AM_ROWS(FMAS)                                                                          \
     }
-__attribute__((target("avx512f"))) static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha,
+LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha,
                                                                   const float *A, int64_t ars, int64_t aks,
                                                                   const float *B, int64_t ldb, int acc, float *C,
                                                                   int64_t ldc) {
@@ -1545,8 +1528,7 @@ static int lt__att_simd(void) {
 #ifdef LT__X86
     const char *e = getenv("LT_GEMM");
     if (e && (!strcmp(e, "portable") || !strcmp(e, "avx2"))) return 0;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
+    return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX2);
 #else
     return 0;
 #endif
@@ -1607,7 +1589,7 @@ typedef struct {
    row of a head is D values, too few to pay for lt__from16's dispatch each time) and the GEMM's
    packing of 16-bit operands (@@GEMM, lt__gsrc_get) */
 #ifdef LT__X86
-__attribute__((target("avx512f"))) static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out,
+LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out,
                                                                     int64_t n) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -1644,7 +1626,7 @@ static const float *lt__att_rows(const lt__att_src *a, int w, int64_t b, int64_t
 /* xt (D, n) = xᵀ of n rows of D floats (row stride ld): 8 x 8 blocks turned in AVX registers
    (simd), the edges one by one. */
 #ifdef LT__X86
-__attribute__((target("avx2"))) static void lt__att_tr8(const float *s, int64_t lds, float *d, int64_t ldd) {
+LT__TARGET("avx2") static void lt__att_tr8(const float *s, int64_t lds, float *d, int64_t ldd) {
     __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
     __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
     __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
@@ -1685,7 +1667,7 @@ static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, i
 /* x_i = exp(x_i - c_i) for i < n (c NULL: exp(x_i - c0)), every argument <= 0: the
    probabilities from the scores.  AVX-512: lt__exp_neg16, about twice as fast. */
 #ifdef LT__X86
-LT__TARGET_AVX512 static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n) {
+LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n) {
     __m512 vc = _mm512_set1_ps(c0);
     int64_t i;
     for (i = 0; i < n; i += 16) {

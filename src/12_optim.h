@@ -173,7 +173,7 @@ LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_confi
    cannot vectorise sqrtf itself while it may have to set errno.  Every operation is an IEEE one
    rounded once, as in the scalar loops, so the bits are the same; the decayed p stays in a
    register between the two passes. */
-LT__TARGET_AVX512 static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
+LT__TARGET("avx512f") static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
                                                float shrink, float b1, float omb1, float b2, float omb2,
                                                float bc2_sqrt, float eps, float neg_step) {
     __m512 vb1 = _mm512_set1_ps(b1), vomb1 = _mm512_set1_ps(omb1), vb2 = _mm512_set1_ps(b2);

@@ -2706,6 +2706,7 @@ static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
     return s + 2.0f * v * (s - s * s) * LT__GELU_K * (1.0f + 3.0f * LT__GELU_C * v * v);
 }
 
+/* ---- fast paths: AVX-512 (gelu) ---------------------------------------------------------------- */
 #ifdef LT__X86
 /* The same with AVX-512, 16 values at a time (the last ones masked): exp by lt__exp_neg16, and
    1/(1 + e) by the 14-bit reciprocal and one Newton step, r·(2 - d·r).  Each result is within a
@@ -3484,7 +3485,8 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);     
 /* The block products: C (m,n) = alpha·A·B, or C += alpha·A·B (acc), where element (r,k) of A is
    A[r*ars + k*aks] (any two strides: A as is or transposed, in place) and row k of B is the n
    floats at B + k*ldb.  Sums run over k in order.  Plain C here (the reference, and the kernel
-   where AVX-512 is missing or LT_GEMM=portable|avx2 is set); an AVX-512 kernel below. */
+   where AVX-512 is missing or LT_GEMM=portable|avx2 is set); an AVX-512 kernel in the fast paths
+   at the end of the section (lt__att_tile_avx512). */
 static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const float *A, int64_t ars, int64_t aks,
                          const float *B, int64_t ldb, int acc, float *C, int64_t ldc) {
     int64_t r, j0, j, k;
@@ -3502,74 +3504,6 @@ static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const flo
         }
 }
 
-#ifdef LT__X86
-/* 6 rows x up to 64 columns: up to 24 zmm accumulators, as many B vectors as the 16-column groups
-   n spans (1 to 4: a head of 48 channels computes 3, not 4 with one masked off), A values
-   broadcast.  The last group is masked past n; rows past m read row 0 and are not stored. */
-#define LT__AM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define LT__AM_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
-#define LT__AM_ZERO(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0;
-#define LT__AM_FMA1(r, v) c##r##v = _mm512_fmadd_ps(av, b##v, c##r##v);
-#define LT__AM_ST1(r, v, mk)                                                                         \
-    _mm512_mask_storeu_ps(cr + 16 * v, mk, acc ? _mm512_fmadd_ps(va, c##r##v, _mm512_maskz_loadu_ps(mk, cr + 16 * v)) \
-                                                : _mm512_mul_ps(va, c##r##v));
-#define LT__AM_ST(r)                                                                                \
-    if (r < m) {                                                                                   \
-        float *cr = C + r * ldc;                                                                   \
-        LT__AM_ST1(r, 0, m0) LT__AM_ST1(r, 1, m1) LT__AM_ST1(r, 2, m2) LT__AM_ST1(r, 3, m3)            \
-    }
-/* the k loop on NV vectors: B row k's groups loaded (past n masked to 0), one broadcast per row */
-#define LT__AM_B0 __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
-#define LT__AM_B1 LT__AM_B0 __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
-#define LT__AM_B2 LT__AM_B1 __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
-#define LT__AM_B3 LT__AM_B2 __m512 b3 = _mm512_maskz_loadu_ps(m3, b + 48);
-#define LT__AM_AV(r) __m512 av = _mm512_set1_ps(a##r[k * aks]);
-#define LT__AM_F0(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) }
-#define LT__AM_F1(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) }
-#define LT__AM_F2(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) }
-#define LT__AM_F3(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) LT__AM_FMA1(r, 3) }
-#define LT__AM_LOOP(LOADS, FMAS)                                                                   \
-    for (k = 0; k < K; k++) {                                                                      \
-        const float *b = B + k * ldb;                                                              \
-        LOADS                                                                                      \
-        LT__AM_ROWS(FMAS)                                                                          \
-    }
-LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha,
-                                                                  const float *A, int64_t ars, int64_t aks,
-                                                                  const float *B, int64_t ldb, int acc, float *C,
-                                                                  int64_t ldc) {
-    __mmask16 m0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
-    __mmask16 m1 = (__mmask16)(n >= 32 ? 0xffffu : n <= 16 ? 0u : (1u << (n - 16)) - 1u);
-    __mmask16 m2 = (__mmask16)(n >= 48 ? 0xffffu : n <= 32 ? 0u : (1u << (n - 32)) - 1u);
-    __mmask16 m3 = (__mmask16)(n >= 64 ? 0xffffu : n <= 48 ? 0u : (1u << (n - 48)) - 1u);
-    __m512 va = _mm512_set1_ps(alpha);
-    int64_t k;
-    LT__AM_ROWS(LT__AM_PTR)
-    LT__AM_ROWS(LT__AM_ZERO)
-    if (n > 48) LT__AM_LOOP(LT__AM_B3, LT__AM_F3)
-    else if (n > 32) LT__AM_LOOP(LT__AM_B2, LT__AM_F2)
-    else if (n > 16) LT__AM_LOOP(LT__AM_B1, LT__AM_F1)
-    else LT__AM_LOOP(LT__AM_B0, LT__AM_F0)
-    LT__AM_ROWS(LT__AM_ST)
-}
-#undef LT__AM_ROWS
-#undef LT__AM_PTR
-#undef LT__AM_ZERO
-#undef LT__AM_FMA1
-#undef LT__AM_ST1
-#undef LT__AM_ST
-#undef LT__AM_LOOP
-#undef LT__AM_B0
-#undef LT__AM_B1
-#undef LT__AM_B2
-#undef LT__AM_B3
-#undef LT__AM_AV
-#undef LT__AM_F0
-#undef LT__AM_F1
-#undef LT__AM_F2
-#undef LT__AM_F3
-#endif
-
 /* Does this CPU run the AVX-512 block kernel (and LT_GEMM does not ask for another)? */
 static int lt__att_simd(void) {
 #ifdef LT__X86
@@ -3580,6 +3514,15 @@ static int lt__att_simd(void) {
     return 0;
 #endif
 }
+
+#ifdef LT__X86
+/* the AVX-512 fast paths, at the end of the section */
+LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
+                                                     int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
+                                                     float *C, int64_t ldc);
+LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out, int64_t n);
+LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n);
+#endif
 
 /* The block products, with the causal triangle skipped by row tiles of MR (row r of C needs only
    part of K or of the columns; what a tile needs is the union over its rows):
@@ -3632,21 +3575,7 @@ typedef struct {
     int64_t T, C, D;
 } lt__att_src;
 
-/* out[0..n) = the 16-bit values h of type p widened, with AVX-512: for the attention kernels (a
-   row of a head is D values, too few to pay for lt__from16's dispatch each time) and the GEMM's
-   packing of 16-bit operands (@@GEMM, lt__gsrc_get) */
-#ifdef LT__X86
-LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out,
-                                                                    int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(h + i));
-        if (p == LT_F16) _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, x));
-        else _mm512_storeu_si512((void *)(out + i), _mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, x), 16));
-    }
-    if (i < n) lt__from16(p, h + i, out + i, (size_t)(n - i));
-}
-#endif
+/* out[0..n) = the 16-bit values h of type p widened (lt__widen16_avx512 where simd) */
 static void lt__att_widen(int simd, lt_dtype p, const uint16_t *h, float *out, int64_t n) {
 #ifdef LT__X86
     if (simd) { lt__widen16_avx512(p, h, out, n); return; }
@@ -3713,17 +3642,6 @@ static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, i
 
 /* x_i = exp(x_i - c_i) for i < n (c NULL: exp(x_i - c0)), every argument <= 0: the
    probabilities from the scores.  AVX-512: lt__exp_neg16, about twice as fast. */
-#ifdef LT__X86
-LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n) {
-    __m512 vc = _mm512_set1_ps(c0);
-    int64_t i;
-    for (i = 0; i < n; i += 16) {
-        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
-        __m512 v = _mm512_maskz_loadu_ps(k, x + i);
-        _mm512_mask_storeu_ps(x + i, k, lt__exp_neg16(_mm512_sub_ps(v, c ? _mm512_maskz_loadu_ps(k, c + i) : vc)));
-    }
-}
-#endif
 static void lt__att_exp(int simd, float *x, const float *c, float c0, int64_t n) {
     int64_t i;
 #ifdef LT__X86
@@ -4002,6 +3920,97 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
     return lt__run(ctx, nd);
 }
 
+/* ---- fast paths: AVX-512 (attention) ------------------------------------------------------------ */
+#ifdef LT__X86
+/* 6 rows x up to 64 columns: up to 24 zmm accumulators, as many B vectors as the 16-column groups
+   n spans (1 to 4: a head of 48 channels computes 3, not 4 with one masked off), A values
+   broadcast.  The last group is masked past n; rows past m read row 0 and are not stored. */
+#define LT__AM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define LT__AM_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
+#define LT__AM_ZERO(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0;
+#define LT__AM_FMA1(r, v) c##r##v = _mm512_fmadd_ps(av, b##v, c##r##v);
+#define LT__AM_ST1(r, v, mk)                                                                         \
+    _mm512_mask_storeu_ps(cr + 16 * v, mk, acc ? _mm512_fmadd_ps(va, c##r##v, _mm512_maskz_loadu_ps(mk, cr + 16 * v)) \
+                                                : _mm512_mul_ps(va, c##r##v));
+#define LT__AM_ST(r)                                                                                \
+    if (r < m) {                                                                                   \
+        float *cr = C + r * ldc;                                                                   \
+        LT__AM_ST1(r, 0, m0) LT__AM_ST1(r, 1, m1) LT__AM_ST1(r, 2, m2) LT__AM_ST1(r, 3, m3)            \
+    }
+/* the k loop on NV vectors: B row k's groups loaded (past n masked to 0), one broadcast per row */
+#define LT__AM_B0 __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
+#define LT__AM_B1 LT__AM_B0 __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+#define LT__AM_B2 LT__AM_B1 __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
+#define LT__AM_B3 LT__AM_B2 __m512 b3 = _mm512_maskz_loadu_ps(m3, b + 48);
+#define LT__AM_AV(r) __m512 av = _mm512_set1_ps(a##r[k * aks]);
+#define LT__AM_F0(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) }
+#define LT__AM_F1(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) }
+#define LT__AM_F2(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) }
+#define LT__AM_F3(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) LT__AM_FMA1(r, 3) }
+#define LT__AM_LOOP(LOADS, FMAS)                                                                   \
+    for (k = 0; k < K; k++) {                                                                      \
+        const float *b = B + k * ldb;                                                              \
+        LOADS                                                                                      \
+        LT__AM_ROWS(FMAS)                                                                          \
+    }
+LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
+                                                     int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
+                                                     float *C, int64_t ldc) {
+    __mmask16 m0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+    __mmask16 m1 = (__mmask16)(n >= 32 ? 0xffffu : n <= 16 ? 0u : (1u << (n - 16)) - 1u);
+    __mmask16 m2 = (__mmask16)(n >= 48 ? 0xffffu : n <= 32 ? 0u : (1u << (n - 32)) - 1u);
+    __mmask16 m3 = (__mmask16)(n >= 64 ? 0xffffu : n <= 48 ? 0u : (1u << (n - 48)) - 1u);
+    __m512 va = _mm512_set1_ps(alpha);
+    int64_t k;
+    LT__AM_ROWS(LT__AM_PTR)
+    LT__AM_ROWS(LT__AM_ZERO)
+    if (n > 48) LT__AM_LOOP(LT__AM_B3, LT__AM_F3)
+    else if (n > 32) LT__AM_LOOP(LT__AM_B2, LT__AM_F2)
+    else if (n > 16) LT__AM_LOOP(LT__AM_B1, LT__AM_F1)
+    else LT__AM_LOOP(LT__AM_B0, LT__AM_F0)
+    LT__AM_ROWS(LT__AM_ST)
+}
+#undef LT__AM_ROWS
+#undef LT__AM_PTR
+#undef LT__AM_ZERO
+#undef LT__AM_FMA1
+#undef LT__AM_ST1
+#undef LT__AM_ST
+#undef LT__AM_LOOP
+#undef LT__AM_B0
+#undef LT__AM_B1
+#undef LT__AM_B2
+#undef LT__AM_B3
+#undef LT__AM_AV
+#undef LT__AM_F0
+#undef LT__AM_F1
+#undef LT__AM_F2
+#undef LT__AM_F3
+
+/* out[0..n) = the 16-bit values h of type p widened, with AVX-512: for the attention kernels (a
+   row of a head is D values, too few to pay for lt__from16's dispatch each time) and the GEMM's
+   packing of 16-bit operands (@@GEMM, lt__gsrc_get) */
+LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(h + i));
+        if (p == LT_F16) _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, x));
+        else _mm512_storeu_si512((void *)(out + i), _mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, x), 16));
+    }
+    if (i < n) lt__from16(p, h + i, out + i, (size_t)(n - i));
+}
+
+/* lt__att_exp's AVX-512 kernel: lt__exp_neg16 on 16 values at a time, the last ones masked. */
+LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n) {
+    __m512 vc = _mm512_set1_ps(c0);
+    int64_t i;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __m512 v = _mm512_maskz_loadu_ps(k, x + i);
+        _mm512_mask_storeu_ps(x + i, k, lt__exp_neg16(_mm512_sub_ps(v, c ? _mm512_maskz_loadu_ps(k, c + i) : vc)));
+    }
+}
+#endif /* LT__X86 */
 /* ---- src/06_gemm.h ---- */
 /* ==== @@GEMM  matrix multiply kernels (part of @@OPS) ========================================== */
 /* C (M,N) = alpha * op(A) (M,K) * op(B) (K,N) + beta * C, row-major; op(X) is X or Xᵀ.
@@ -7305,30 +7314,9 @@ LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_confi
    main loop a compiler contracting floating-point expressions (GNU C with FMA enabled) would fuse
    θ·(1 − lr·λ) into the final addition and change the last bit. */
 #ifdef LT__X86
-/* The same two passes with AVX-512, 16 values at a time (the last ones masked): the compiler
-   cannot vectorise sqrtf itself while it may have to set errno.  Every operation is an IEEE one
-   rounded once, as in the scalar loops, so the bits are the same; the decayed p stays in a
-   register between the two passes. */
 LT__TARGET("avx512f") static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
-                                               float shrink, float b1, float omb1, float b2, float omb2,
-                                               float bc2_sqrt, float eps, float neg_step) {
-    __m512 vb1 = _mm512_set1_ps(b1), vomb1 = _mm512_set1_ps(omb1), vb2 = _mm512_set1_ps(b2);
-    __m512 vomb2 = _mm512_set1_ps(omb2), vbc = _mm512_set1_ps(bc2_sqrt), veps = _mm512_set1_ps(eps);
-    __m512 vstep = _mm512_set1_ps(neg_step), vshr = _mm512_set1_ps(shrink);
-    int64_t i;
-    for (i = 0; i < n; i += 16) {
-        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
-        __m512 pi = _mm512_maskz_loadu_ps(k, p + i), gi = _mm512_maskz_loadu_ps(k, g + i);
-        __m512 mi = _mm512_fmadd_ps(vomb1, gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, m + i), vb1));
-        __m512 vi = _mm512_fmadd_ps(_mm512_mul_ps(vomb2, gi), gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, v + i), vb2));
-        __m512 den = _mm512_add_ps(_mm512_div_ps(_mm512_maskz_sqrt_ps(LT__M16, vi), vbc), veps);
-        if (shrink != 1.0f)   /* (a builtin: never contracted into the add below; maskz: see LT__M16) */
-            pi = _mm512_maskz_mul_round_ps(LT__M16, pi, vshr, _MM_FROUND_CUR_DIRECTION);
-        _mm512_mask_storeu_ps(m + i, k, mi);
-        _mm512_mask_storeu_ps(v + i, k, vi);
-        _mm512_mask_storeu_ps(p + i, k, _mm512_add_ps(pi, _mm512_div_ps(_mm512_mul_ps(vstep, mi), den)));
-    }
-}
+                                                  float shrink, float b1, float omb1, float b2, float omb2,
+                                                  float bc2_sqrt, float eps, float neg_step);   /* fast path, below */
 #endif
 static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64_t n, float shrink,
                              float b1, float omb1, float b2, float omb2, float bc2_sqrt, float eps,
@@ -7361,6 +7349,34 @@ static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64
         }
     }
 }
+
+/* ---- fast paths: AVX-512 (AdamW) ------------------------------------------------------------- */
+#ifdef LT__X86
+/* The same two passes with AVX-512, 16 values at a time (the last ones masked): the compiler
+   cannot vectorise sqrtf itself while it may have to set errno.  Every operation is an IEEE one
+   rounded once, as in the scalar loops, so the bits are the same; the decayed p stays in a
+   register between the two passes. */
+LT__TARGET("avx512f") static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
+                                                  float shrink, float b1, float omb1, float b2, float omb2,
+                                                  float bc2_sqrt, float eps, float neg_step) {
+    __m512 vb1 = _mm512_set1_ps(b1), vomb1 = _mm512_set1_ps(omb1), vb2 = _mm512_set1_ps(b2);
+    __m512 vomb2 = _mm512_set1_ps(omb2), vbc = _mm512_set1_ps(bc2_sqrt), veps = _mm512_set1_ps(eps);
+    __m512 vstep = _mm512_set1_ps(neg_step), vshr = _mm512_set1_ps(shrink);
+    int64_t i;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __m512 pi = _mm512_maskz_loadu_ps(k, p + i), gi = _mm512_maskz_loadu_ps(k, g + i);
+        __m512 mi = _mm512_fmadd_ps(vomb1, gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, m + i), vb1));
+        __m512 vi = _mm512_fmadd_ps(_mm512_mul_ps(vomb2, gi), gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, v + i), vb2));
+        __m512 den = _mm512_add_ps(_mm512_div_ps(_mm512_maskz_sqrt_ps(LT__M16, vi), vbc), veps);
+        if (shrink != 1.0f)   /* (a builtin: never contracted into the add below; maskz: see LT__M16) */
+            pi = _mm512_maskz_mul_round_ps(LT__M16, pi, vshr, _MM_FROUND_CUR_DIRECTION);
+        _mm512_mask_storeu_ps(m + i, k, mi);
+        _mm512_mask_storeu_ps(v + i, k, vi);
+        _mm512_mask_storeu_ps(p + i, k, _mm512_add_ps(pi, _mm512_div_ps(_mm512_mul_ps(vstep, mi), den)));
+    }
+}
+#endif
 
 /* SGD on n elements, as torch.optim.SGD:
      d ← g + λθ ;   b ← d on the first step, then b ← μ·b + (1−τ)·d     (momentum μ, dampening τ)

@@ -659,6 +659,7 @@ static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
     return s + 2.0f * v * (s - s * s) * LT__GELU_K * (1.0f + 3.0f * LT__GELU_C * v * v);
 }
 
+/* ---- fast paths: AVX-512 (gelu) ---------------------------------------------------------------- */
 #ifdef LT__X86
 /* The same with AVX-512, 16 values at a time (the last ones masked): exp by lt__exp_neg16, and
    1/(1 + e) by the 14-bit reciprocal and one Newton step, r·(2 - d·r).  Each result is within a
@@ -1437,7 +1438,8 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);     
 /* The block products: C (m,n) = alpha·A·B, or C += alpha·A·B (acc), where element (r,k) of A is
    A[r*ars + k*aks] (any two strides: A as is or transposed, in place) and row k of B is the n
    floats at B + k*ldb.  Sums run over k in order.  Plain C here (the reference, and the kernel
-   where AVX-512 is missing or LT_GEMM=portable|avx2 is set); an AVX-512 kernel below. */
+   where AVX-512 is missing or LT_GEMM=portable|avx2 is set); an AVX-512 kernel in the fast paths
+   at the end of the section (lt__att_tile_avx512). */
 static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const float *A, int64_t ars, int64_t aks,
                          const float *B, int64_t ldb, int acc, float *C, int64_t ldc) {
     int64_t r, j0, j, k;
@@ -1455,74 +1457,6 @@ static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const flo
         }
 }
 
-#ifdef LT__X86
-/* 6 rows x up to 64 columns: up to 24 zmm accumulators, as many B vectors as the 16-column groups
-   n spans (1 to 4: a head of 48 channels computes 3, not 4 with one masked off), A values
-   broadcast.  The last group is masked past n; rows past m read row 0 and are not stored. */
-#define LT__AM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define LT__AM_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
-#define LT__AM_ZERO(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0;
-#define LT__AM_FMA1(r, v) c##r##v = _mm512_fmadd_ps(av, b##v, c##r##v);
-#define LT__AM_ST1(r, v, mk)                                                                         \
-    _mm512_mask_storeu_ps(cr + 16 * v, mk, acc ? _mm512_fmadd_ps(va, c##r##v, _mm512_maskz_loadu_ps(mk, cr + 16 * v)) \
-                                                : _mm512_mul_ps(va, c##r##v));
-#define LT__AM_ST(r)                                                                                \
-    if (r < m) {                                                                                   \
-        float *cr = C + r * ldc;                                                                   \
-        LT__AM_ST1(r, 0, m0) LT__AM_ST1(r, 1, m1) LT__AM_ST1(r, 2, m2) LT__AM_ST1(r, 3, m3)            \
-    }
-/* the k loop on NV vectors: B row k's groups loaded (past n masked to 0), one broadcast per row */
-#define LT__AM_B0 __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
-#define LT__AM_B1 LT__AM_B0 __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
-#define LT__AM_B2 LT__AM_B1 __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
-#define LT__AM_B3 LT__AM_B2 __m512 b3 = _mm512_maskz_loadu_ps(m3, b + 48);
-#define LT__AM_AV(r) __m512 av = _mm512_set1_ps(a##r[k * aks]);
-#define LT__AM_F0(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) }
-#define LT__AM_F1(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) }
-#define LT__AM_F2(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) }
-#define LT__AM_F3(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) LT__AM_FMA1(r, 3) }
-#define LT__AM_LOOP(LOADS, FMAS)                                                                   \
-    for (k = 0; k < K; k++) {                                                                      \
-        const float *b = B + k * ldb;                                                              \
-        LOADS                                                                                      \
-        LT__AM_ROWS(FMAS)                                                                          \
-    }
-LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha,
-                                                                  const float *A, int64_t ars, int64_t aks,
-                                                                  const float *B, int64_t ldb, int acc, float *C,
-                                                                  int64_t ldc) {
-    __mmask16 m0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
-    __mmask16 m1 = (__mmask16)(n >= 32 ? 0xffffu : n <= 16 ? 0u : (1u << (n - 16)) - 1u);
-    __mmask16 m2 = (__mmask16)(n >= 48 ? 0xffffu : n <= 32 ? 0u : (1u << (n - 32)) - 1u);
-    __mmask16 m3 = (__mmask16)(n >= 64 ? 0xffffu : n <= 48 ? 0u : (1u << (n - 48)) - 1u);
-    __m512 va = _mm512_set1_ps(alpha);
-    int64_t k;
-    LT__AM_ROWS(LT__AM_PTR)
-    LT__AM_ROWS(LT__AM_ZERO)
-    if (n > 48) LT__AM_LOOP(LT__AM_B3, LT__AM_F3)
-    else if (n > 32) LT__AM_LOOP(LT__AM_B2, LT__AM_F2)
-    else if (n > 16) LT__AM_LOOP(LT__AM_B1, LT__AM_F1)
-    else LT__AM_LOOP(LT__AM_B0, LT__AM_F0)
-    LT__AM_ROWS(LT__AM_ST)
-}
-#undef LT__AM_ROWS
-#undef LT__AM_PTR
-#undef LT__AM_ZERO
-#undef LT__AM_FMA1
-#undef LT__AM_ST1
-#undef LT__AM_ST
-#undef LT__AM_LOOP
-#undef LT__AM_B0
-#undef LT__AM_B1
-#undef LT__AM_B2
-#undef LT__AM_B3
-#undef LT__AM_AV
-#undef LT__AM_F0
-#undef LT__AM_F1
-#undef LT__AM_F2
-#undef LT__AM_F3
-#endif
-
 /* Does this CPU run the AVX-512 block kernel (and LT_GEMM does not ask for another)? */
 static int lt__att_simd(void) {
 #ifdef LT__X86
@@ -1533,6 +1467,15 @@ static int lt__att_simd(void) {
     return 0;
 #endif
 }
+
+#ifdef LT__X86
+/* the AVX-512 fast paths, at the end of the section */
+LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
+                                                     int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
+                                                     float *C, int64_t ldc);
+LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out, int64_t n);
+LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n);
+#endif
 
 /* The block products, with the causal triangle skipped by row tiles of MR (row r of C needs only
    part of K or of the columns; what a tile needs is the union over its rows):
@@ -1585,21 +1528,7 @@ typedef struct {
     int64_t T, C, D;
 } lt__att_src;
 
-/* out[0..n) = the 16-bit values h of type p widened, with AVX-512: for the attention kernels (a
-   row of a head is D values, too few to pay for lt__from16's dispatch each time) and the GEMM's
-   packing of 16-bit operands (@@GEMM, lt__gsrc_get) */
-#ifdef LT__X86
-LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out,
-                                                                    int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(h + i));
-        if (p == LT_F16) _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, x));
-        else _mm512_storeu_si512((void *)(out + i), _mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, x), 16));
-    }
-    if (i < n) lt__from16(p, h + i, out + i, (size_t)(n - i));
-}
-#endif
+/* out[0..n) = the 16-bit values h of type p widened (lt__widen16_avx512 where simd) */
 static void lt__att_widen(int simd, lt_dtype p, const uint16_t *h, float *out, int64_t n) {
 #ifdef LT__X86
     if (simd) { lt__widen16_avx512(p, h, out, n); return; }
@@ -1666,17 +1595,6 @@ static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, i
 
 /* x_i = exp(x_i - c_i) for i < n (c NULL: exp(x_i - c0)), every argument <= 0: the
    probabilities from the scores.  AVX-512: lt__exp_neg16, about twice as fast. */
-#ifdef LT__X86
-LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n) {
-    __m512 vc = _mm512_set1_ps(c0);
-    int64_t i;
-    for (i = 0; i < n; i += 16) {
-        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
-        __m512 v = _mm512_maskz_loadu_ps(k, x + i);
-        _mm512_mask_storeu_ps(x + i, k, lt__exp_neg16(_mm512_sub_ps(v, c ? _mm512_maskz_loadu_ps(k, c + i) : vc)));
-    }
-}
-#endif
 static void lt__att_exp(int simd, float *x, const float *c, float c0, int64_t n) {
     int64_t i;
 #ifdef LT__X86
@@ -1955,3 +1873,94 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
     return lt__run(ctx, nd);
 }
 
+/* ---- fast paths: AVX-512 (attention) ------------------------------------------------------------ */
+#ifdef LT__X86
+/* 6 rows x up to 64 columns: up to 24 zmm accumulators, as many B vectors as the 16-column groups
+   n spans (1 to 4: a head of 48 channels computes 3, not 4 with one masked off), A values
+   broadcast.  The last group is masked past n; rows past m read row 0 and are not stored. */
+#define LT__AM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define LT__AM_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
+#define LT__AM_ZERO(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0;
+#define LT__AM_FMA1(r, v) c##r##v = _mm512_fmadd_ps(av, b##v, c##r##v);
+#define LT__AM_ST1(r, v, mk)                                                                         \
+    _mm512_mask_storeu_ps(cr + 16 * v, mk, acc ? _mm512_fmadd_ps(va, c##r##v, _mm512_maskz_loadu_ps(mk, cr + 16 * v)) \
+                                                : _mm512_mul_ps(va, c##r##v));
+#define LT__AM_ST(r)                                                                                \
+    if (r < m) {                                                                                   \
+        float *cr = C + r * ldc;                                                                   \
+        LT__AM_ST1(r, 0, m0) LT__AM_ST1(r, 1, m1) LT__AM_ST1(r, 2, m2) LT__AM_ST1(r, 3, m3)            \
+    }
+/* the k loop on NV vectors: B row k's groups loaded (past n masked to 0), one broadcast per row */
+#define LT__AM_B0 __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
+#define LT__AM_B1 LT__AM_B0 __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+#define LT__AM_B2 LT__AM_B1 __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
+#define LT__AM_B3 LT__AM_B2 __m512 b3 = _mm512_maskz_loadu_ps(m3, b + 48);
+#define LT__AM_AV(r) __m512 av = _mm512_set1_ps(a##r[k * aks]);
+#define LT__AM_F0(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) }
+#define LT__AM_F1(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) }
+#define LT__AM_F2(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) }
+#define LT__AM_F3(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) LT__AM_FMA1(r, 3) }
+#define LT__AM_LOOP(LOADS, FMAS)                                                                   \
+    for (k = 0; k < K; k++) {                                                                      \
+        const float *b = B + k * ldb;                                                              \
+        LOADS                                                                                      \
+        LT__AM_ROWS(FMAS)                                                                          \
+    }
+LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
+                                                     int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
+                                                     float *C, int64_t ldc) {
+    __mmask16 m0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+    __mmask16 m1 = (__mmask16)(n >= 32 ? 0xffffu : n <= 16 ? 0u : (1u << (n - 16)) - 1u);
+    __mmask16 m2 = (__mmask16)(n >= 48 ? 0xffffu : n <= 32 ? 0u : (1u << (n - 32)) - 1u);
+    __mmask16 m3 = (__mmask16)(n >= 64 ? 0xffffu : n <= 48 ? 0u : (1u << (n - 48)) - 1u);
+    __m512 va = _mm512_set1_ps(alpha);
+    int64_t k;
+    LT__AM_ROWS(LT__AM_PTR)
+    LT__AM_ROWS(LT__AM_ZERO)
+    if (n > 48) LT__AM_LOOP(LT__AM_B3, LT__AM_F3)
+    else if (n > 32) LT__AM_LOOP(LT__AM_B2, LT__AM_F2)
+    else if (n > 16) LT__AM_LOOP(LT__AM_B1, LT__AM_F1)
+    else LT__AM_LOOP(LT__AM_B0, LT__AM_F0)
+    LT__AM_ROWS(LT__AM_ST)
+}
+#undef LT__AM_ROWS
+#undef LT__AM_PTR
+#undef LT__AM_ZERO
+#undef LT__AM_FMA1
+#undef LT__AM_ST1
+#undef LT__AM_ST
+#undef LT__AM_LOOP
+#undef LT__AM_B0
+#undef LT__AM_B1
+#undef LT__AM_B2
+#undef LT__AM_B3
+#undef LT__AM_AV
+#undef LT__AM_F0
+#undef LT__AM_F1
+#undef LT__AM_F2
+#undef LT__AM_F3
+
+/* out[0..n) = the 16-bit values h of type p widened, with AVX-512: for the attention kernels (a
+   row of a head is D values, too few to pay for lt__from16's dispatch each time) and the GEMM's
+   packing of 16-bit operands (@@GEMM, lt__gsrc_get) */
+LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(h + i));
+        if (p == LT_F16) _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, x));
+        else _mm512_storeu_si512((void *)(out + i), _mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, x), 16));
+    }
+    if (i < n) lt__from16(p, h + i, out + i, (size_t)(n - i));
+}
+
+/* lt__att_exp's AVX-512 kernel: lt__exp_neg16 on 16 values at a time, the last ones masked. */
+LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n) {
+    __m512 vc = _mm512_set1_ps(c0);
+    int64_t i;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __m512 v = _mm512_maskz_loadu_ps(k, x + i);
+        _mm512_mask_storeu_ps(x + i, k, lt__exp_neg16(_mm512_sub_ps(v, c ? _mm512_maskz_loadu_ps(k, c + i) : vc)));
+    }
+}
+#endif /* LT__X86 */

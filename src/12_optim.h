@@ -169,30 +169,9 @@ LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_confi
    main loop a compiler contracting floating-point expressions (GNU C with FMA enabled) would fuse
    θ·(1 − lr·λ) into the final addition and change the last bit. */
 #ifdef LT__X86
-/* The same two passes with AVX-512, 16 values at a time (the last ones masked): the compiler
-   cannot vectorise sqrtf itself while it may have to set errno.  Every operation is an IEEE one
-   rounded once, as in the scalar loops, so the bits are the same; the decayed p stays in a
-   register between the two passes. */
 LT__TARGET("avx512f") static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
-                                               float shrink, float b1, float omb1, float b2, float omb2,
-                                               float bc2_sqrt, float eps, float neg_step) {
-    __m512 vb1 = _mm512_set1_ps(b1), vomb1 = _mm512_set1_ps(omb1), vb2 = _mm512_set1_ps(b2);
-    __m512 vomb2 = _mm512_set1_ps(omb2), vbc = _mm512_set1_ps(bc2_sqrt), veps = _mm512_set1_ps(eps);
-    __m512 vstep = _mm512_set1_ps(neg_step), vshr = _mm512_set1_ps(shrink);
-    int64_t i;
-    for (i = 0; i < n; i += 16) {
-        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
-        __m512 pi = _mm512_maskz_loadu_ps(k, p + i), gi = _mm512_maskz_loadu_ps(k, g + i);
-        __m512 mi = _mm512_fmadd_ps(vomb1, gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, m + i), vb1));
-        __m512 vi = _mm512_fmadd_ps(_mm512_mul_ps(vomb2, gi), gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, v + i), vb2));
-        __m512 den = _mm512_add_ps(_mm512_div_ps(_mm512_maskz_sqrt_ps(LT__M16, vi), vbc), veps);
-        if (shrink != 1.0f)   /* (a builtin: never contracted into the add below; maskz: see LT__M16) */
-            pi = _mm512_maskz_mul_round_ps(LT__M16, pi, vshr, _MM_FROUND_CUR_DIRECTION);
-        _mm512_mask_storeu_ps(m + i, k, mi);
-        _mm512_mask_storeu_ps(v + i, k, vi);
-        _mm512_mask_storeu_ps(p + i, k, _mm512_add_ps(pi, _mm512_div_ps(_mm512_mul_ps(vstep, mi), den)));
-    }
-}
+                                                  float shrink, float b1, float omb1, float b2, float omb2,
+                                                  float bc2_sqrt, float eps, float neg_step);   /* fast path, below */
 #endif
 static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64_t n, float shrink,
                              float b1, float omb1, float b2, float omb2, float bc2_sqrt, float eps,
@@ -225,6 +204,34 @@ static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64
         }
     }
 }
+
+/* ---- fast paths: AVX-512 (AdamW) ------------------------------------------------------------- */
+#ifdef LT__X86
+/* The same two passes with AVX-512, 16 values at a time (the last ones masked): the compiler
+   cannot vectorise sqrtf itself while it may have to set errno.  Every operation is an IEEE one
+   rounded once, as in the scalar loops, so the bits are the same; the decayed p stays in a
+   register between the two passes. */
+LT__TARGET("avx512f") static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
+                                                  float shrink, float b1, float omb1, float b2, float omb2,
+                                                  float bc2_sqrt, float eps, float neg_step) {
+    __m512 vb1 = _mm512_set1_ps(b1), vomb1 = _mm512_set1_ps(omb1), vb2 = _mm512_set1_ps(b2);
+    __m512 vomb2 = _mm512_set1_ps(omb2), vbc = _mm512_set1_ps(bc2_sqrt), veps = _mm512_set1_ps(eps);
+    __m512 vstep = _mm512_set1_ps(neg_step), vshr = _mm512_set1_ps(shrink);
+    int64_t i;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __m512 pi = _mm512_maskz_loadu_ps(k, p + i), gi = _mm512_maskz_loadu_ps(k, g + i);
+        __m512 mi = _mm512_fmadd_ps(vomb1, gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, m + i), vb1));
+        __m512 vi = _mm512_fmadd_ps(_mm512_mul_ps(vomb2, gi), gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, v + i), vb2));
+        __m512 den = _mm512_add_ps(_mm512_div_ps(_mm512_maskz_sqrt_ps(LT__M16, vi), vbc), veps);
+        if (shrink != 1.0f)   /* (a builtin: never contracted into the add below; maskz: see LT__M16) */
+            pi = _mm512_maskz_mul_round_ps(LT__M16, pi, vshr, _MM_FROUND_CUR_DIRECTION);
+        _mm512_mask_storeu_ps(m + i, k, mi);
+        _mm512_mask_storeu_ps(v + i, k, vi);
+        _mm512_mask_storeu_ps(p + i, k, _mm512_add_ps(pi, _mm512_div_ps(_mm512_mul_ps(vstep, mi), den)));
+    }
+}
+#endif
 
 /* SGD on n elements, as torch.optim.SGD:
      d ← g + λθ ;   b ← d on the first step, then b ← μ·b + (1−τ)·d     (momentum μ, dampening τ)

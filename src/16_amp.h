@@ -46,6 +46,7 @@ static int lt__cu_unscale(lt_ctx *ctx, lt_paramset params, float inv);
 LTRAIN_DEF lt_status lt_scaler_unscale(lt_ctx *ctx, lt_scaler *sc, lt_paramset params) {
     float inv;
     int i, bad = 0;
+    lt_tensor *t;
     if (!ctx) return LT_ERR_ARG;
     if (lt_failed(ctx)) return lt_status_of(ctx);
     if (sc && !sc->enabled) return LT_OK;
@@ -59,13 +60,9 @@ LTRAIN_DEF lt_status lt_scaler_unscale(lt_ctx *ctx, lt_scaler *sc, lt_paramset p
     if (ctx->device == LT_CUDA) bad = lt__cu_unscale(ctx, params, inv);   /* inf/NaN check on the device */
     else
 #endif
-    for (i = 0; params.p && i < params.n; i++) {
-        lt_tensor *t = params.p[i];
-        float *g;
-        int64_t j, n;
-        if (!t || !t->grad) continue;
-        g = t->grad;
-        n = t->n;
+    for (i = 0; (t = lt__next_grad(params, &i)) != NULL;) {   /* @@CLIP */
+        float *g = t->grad;
+        int64_t j, n = t->n;
         LT__OMP(parallel for reduction(| : bad) if (n >= LT__AMP_PAR_MIN))
         for (j = 0; j < n; j++) {
             uint32_t u;

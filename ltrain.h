@@ -7125,17 +7125,21 @@ LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *
 
 #define LT__OPT_PAR_MIN 32768 /* elements below which a loop stays on one thread */
 
-typedef enum { LT__OPT_ADAMW = 0, LT__OPT_SGD } lt__opt_kind;
+typedef enum {
+    LT__OPT_ADAMW = 0, LT__OPT_SGD, LT__OPT_LION, LT__OPT_ADEMAMIX, LT__OPT_MUON, LT__OPT_SOAP
+} lt__opt_kind;
 
-/* The extension point for optimizers defined in later sections (@@OPTIM continued: Lion,
-   AdEMAMix, Muon, SOAP): when `ops` is set, the public lt_optim_* calls dispatch to it, and the
-   optimizer keeps its own state behind `ext` (AdamW and SGD leave both NULL). */
+/* The optimizer table: one row per optimizer, which the public lt_optim_* calls go through.
+   AdamW's and SGD's rows are below; Lion's, AdEMAMix's, Muon's and SOAP's follow their kernels
+   in @@OPTIM (continued), and those keep their own state behind lt_optim's `ext`. */
 typedef struct lt__optim_ops {
+    lt__opt_kind kind;
     const char *name;
-    lt_status (*step)(lt_optim *o, double lr);                 /* lr < 0: the config's lr */
-    void (*free_ext)(lt_optim *o);
-    void (*set_steps)(lt_optim *o, int64_t t);                 /* after pstep/t are set */
-    const char *(*state_name)(const lt_optim *o, int which);
+    const char *const *state_names;                            /* torch's state_dict names, by `which` */
+    /* one step of parameter i, which has a gradient, at learning rate lr (finite); an error goes
+       to the context and ends the step */
+    void (*update)(lt_optim *o, int i, double lr);
+    void (*free_ext)(lt_optim *o);                             /* NULL: nothing behind ext */
     /* buffer `which` of parameter i and its float count (NULL, 0: this parameter has none);
        *per_elem = 1 when element k belongs to parameter element k (lt_optim_state's kind) */
     float *(*state)(lt_optim *o, int param_index, int which, int64_t *count, int *per_elem);
@@ -7154,7 +7158,8 @@ struct lt_optim {
     int64_t *pstep;       /* per-parameter update count (torch keeps state['step'] per tensor) */
     unsigned char *hasbuf;/* SGD: momentum buffer exists (torch makes it on the first gradient) */
     int64_t t;            /* lt_optim_step calls that ran */
-    const lt__optim_ops *ops; /* NULL for AdamW and SGD */
+    double lr;            /* the configured learning rate (lt_optim_step's lr < 0) */
+    const lt__optim_ops *ops; /* this optimizer's row of the table */
     void *ext;
 #ifdef LTRAIN_CUDA
     float *dev_block;     /* LT_CUDA: `block` on the device (AdamW, SGD), and which copy is current */
@@ -7185,8 +7190,8 @@ static int lt__opt_decays(lt_decay_mode mode, const lt_tensor *t) {
     return mode == LT_DECAY_ALL || (mode == LT_DECAY_MARKED && t->decay);
 }
 
-/* The shared part of both constructors: check the list, copy it, allocate zeroed state. */
-static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params, lt__opt_kind kind,
+/* The shared part of every constructor: check the list, copy it, allocate zeroed state. */
+static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params, const lt__optim_ops *ops,
                                int nstates) {
     lt_optim *o;
     size_t total = 0, bytes;
@@ -7217,7 +7222,7 @@ static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params,
     o = (lt_optim *)LT__MALLOC(sizeof(lt_optim));
     if (!o) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", who); return NULL; }
     memset(o, 0, sizeof *o);
-    o->ctx = ctx; o->kind = kind; o->np = params.n; o->nstates = nstates;
+    o->ctx = ctx; o->kind = ops->kind; o->ops = ops; o->np = params.n; o->nstates = nstates;
     o->p = (lt_tensor **)LT__MALLOC((size_t)params.n * sizeof(lt_tensor *));
     o->pstep = (int64_t *)LT__MALLOC((size_t)params.n * sizeof(int64_t));
     o->hasbuf = (unsigned char *)LT__MALLOC((size_t)params.n);
@@ -7243,41 +7248,6 @@ oom:
                  params.n);
     lt_optim_destroy(o);
     return NULL;
-}
-
-LTRAIN_DEF lt_optim *lt_adamw_create(lt_ctx *ctx, lt_paramset params, lt_adamw_config cfg) {
-    lt_optim *o;
-    if (!ctx || lt_failed(ctx)) return NULL;
-    /* the ranges torch.optim.AdamW accepts */
-    if (!(cfg.lr >= 0) || !(cfg.eps >= 0) || !(cfg.beta1 >= 0 && cfg.beta1 < 1) ||
-        !(cfg.beta2 >= 0 && cfg.beta2 < 1) || !(cfg.weight_decay >= 0)) {
-        lt_set_error(ctx, LT_ERR_ARG, "lt_adamw_create: lr %g, betas (%g, %g), eps %g, weight_decay %g: "
-                     "need lr >= 0, 0 <= beta < 1, eps >= 0, weight_decay >= 0",
-                     cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay);
-        return NULL;
-    }
-    o = lt__optim_new(ctx, "lt_adamw_create", params, LT__OPT_ADAMW, 2);
-    if (o) o->adamw = cfg;
-    return o;
-}
-
-LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_config cfg) {
-    lt_optim *o;
-    if (!ctx || lt_failed(ctx)) return NULL;
-    if (!(cfg.lr >= 0) || !(cfg.momentum >= 0) || !(cfg.weight_decay >= 0) || !(cfg.dampening == cfg.dampening)) {
-        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: lr %g, momentum %g, dampening %g, weight_decay %g: "
-                     "need lr, momentum and weight_decay >= 0", cfg.lr, cfg.momentum, cfg.dampening,
-                     cfg.weight_decay);
-        return NULL;
-    }
-    if (cfg.nesterov && (cfg.momentum <= 0 || cfg.dampening != 0)) {
-        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: nesterov needs momentum > 0 and dampening 0 "
-                     "(got momentum %g, dampening %g), as torch.optim.SGD", cfg.momentum, cfg.dampening);
-        return NULL;
-    }
-    o = lt__optim_new(ctx, "lt_sgd_create", params, LT__OPT_SGD, cfg.momentum != 0 ? 1 : 0);
-    if (o) o->sgd = cfg;
-    return o;
 }
 
 /* AdamW on n elements, as torch.optim.AdamW's single-tensor path (t counted from 1):
@@ -7377,43 +7347,100 @@ static void lt__sgd_update(float *p, float *buf, const float *g, int64_t n, floa
     }
 }
 
-LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
+/* AdamW's and SGD's rows: their state is opt->st, one buffer per parameter element each. */
+static void lt__adamw_param(lt_optim *o, int i, double lr) {
+    const lt_adamw_config *c = &o->adamw;
+    lt_tensor *t = o->p[i];
+    double step = (double)(++o->pstep[i]);
+    double bc1 = 1.0 - pow(c->beta1, step), bc2 = 1.0 - pow(c->beta2, step);
+    double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+    lt__adamw_update(t->data, o->st[i * 2], o->st[i * 2 + 1], t->grad, t->n, (float)(1.0 - lr * wd),
+                     (float)c->beta1, (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2),
+                     (float)sqrt(bc2), (float)c->eps, (float)(-(lr / bc1)));
+}
+static void lt__sgd_param(lt_optim *o, int i, double lr) {
+    const lt_sgd_config *c = &o->sgd;
+    lt_tensor *t = o->p[i];
+    double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+    float *buf = o->nstates ? o->st[i] : NULL;
+    lt__sgd_update(t->data, buf, t->grad, t->n, (float)wd, (float)c->momentum, (float)(1.0 - c->dampening),
+                   c->nesterov, !o->hasbuf[i], (float)(-lr));
+    o->hasbuf[i] = 1;
+    o->pstep[i]++;
+}
+static float *lt__optim_st_state(lt_optim *o, int i, int which, int64_t *count, int *per_elem) {
+    *count = 0;
+    *per_elem = 0;
+    if (i < 0 || i >= o->np || which < 0 || which >= o->nstates) return NULL;
+    *count = o->p[i]->n;
+    *per_elem = 1;
+    return o->st[i * o->nstates + which];
+}
+static const char *const lt__adamw_states[] = {"exp_avg", "exp_avg_sq"};
+static const char *const lt__sgd_states[] = {"momentum_buffer"};
+static const lt__optim_ops lt__adamw_ops = {LT__OPT_ADAMW, "adamw", lt__adamw_states, lt__adamw_param, NULL,
+                                            lt__optim_st_state};
+static const lt__optim_ops lt__sgd_ops = {LT__OPT_SGD, "sgd", lt__sgd_states, lt__sgd_param, NULL,
+                                          lt__optim_st_state};
+
+LTRAIN_DEF lt_optim *lt_adamw_create(lt_ctx *ctx, lt_paramset params, lt_adamw_config cfg) {
+    lt_optim *o;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    /* the ranges torch.optim.AdamW accepts */
+    if (!(cfg.lr >= 0) || !(cfg.eps >= 0) || !(cfg.beta1 >= 0 && cfg.beta1 < 1) ||
+        !(cfg.beta2 >= 0 && cfg.beta2 < 1) || !(cfg.weight_decay >= 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_adamw_create: lr %g, betas (%g, %g), eps %g, weight_decay %g: "
+                     "need lr >= 0, 0 <= beta < 1, eps >= 0, weight_decay >= 0",
+                     cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay);
+        return NULL;
+    }
+    o = lt__optim_new(ctx, "lt_adamw_create", params, &lt__adamw_ops, 2);
+    if (o) { o->adamw = cfg; o->lr = cfg.lr; }
+    return o;
+}
+
+LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_config cfg) {
+    lt_optim *o;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!(cfg.lr >= 0) || !(cfg.momentum >= 0) || !(cfg.weight_decay >= 0) || !(cfg.dampening == cfg.dampening)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: lr %g, momentum %g, dampening %g, weight_decay %g: "
+                     "need lr, momentum and weight_decay >= 0", cfg.lr, cfg.momentum, cfg.dampening,
+                     cfg.weight_decay);
+        return NULL;
+    }
+    if (cfg.nesterov && (cfg.momentum <= 0 || cfg.dampening != 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: nesterov needs momentum > 0 and dampening 0 "
+                     "(got momentum %g, dampening %g), as torch.optim.SGD", cfg.momentum, cfg.dampening);
+        return NULL;
+    }
+    o = lt__optim_new(ctx, "lt_sgd_create", params, &lt__sgd_ops, cfg.momentum != 0 ? 1 : 0);
+    if (o) { o->sgd = cfg; o->lr = cfg.lr; }
+    return o;
+}
+
+/* A step on the host, any optimizer: lr < 0 takes the configured one; then the row's update on
+   every parameter with a gradient (torch skips a parameter whose .grad is None), in order, up to
+   an error. */
+static lt_status lt__optim_host_step(lt_optim *opt, double lr) {
     int i;
+    if (lr < 0) lr = opt->lr;
+    if (!(lr - lr == 0)) /* NaN or inf */
+        return lt_set_error(opt->ctx, LT_ERR_ARG, "lt_optim_step: the learning rate is %g "
+                            "(hint: check the schedule's settings)", lr);
+    for (i = 0; i < opt->np && !lt_failed(opt->ctx); i++)
+        if (opt->p[i]->grad) opt->ops->update(opt, i, lr);
+    if (!lt_failed(opt->ctx)) opt->t++;
+    return lt_status_of(opt->ctx);
+}
+
+LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
     if (!opt) return LT_ERR_ARG;
     if (lt_failed(opt->ctx)) return lt_status_of(opt->ctx);
 #ifdef LTRAIN_CUDA
     if (opt->ctx->device == LT_CUDA) return lt__cu_optim_step(opt, lr);   /* @@CUDA */
     if (opt->dev_block) lt__cu_optim_pull(opt);   /* back from the device: the moments come home */
 #endif
-    if (opt->ops) return opt->ops->step(opt, lr);
-    if (lr < 0) lr = opt->kind == LT__OPT_ADAMW ? opt->adamw.lr : opt->sgd.lr;
-    if (!(lr - lr == 0)) /* NaN or inf */
-        return lt_set_error(opt->ctx, LT_ERR_ARG, "lt_optim_step: the learning rate is %g "
-                            "(hint: check the schedule's settings)", lr);
-    for (i = 0; i < opt->np; i++) {
-        lt_tensor *t = opt->p[i];
-        if (!t->grad) continue; /* torch skips a parameter whose .grad is None */
-        if (opt->kind == LT__OPT_ADAMW) {
-            const lt_adamw_config *c = &opt->adamw;
-            double step = (double)(++opt->pstep[i]);
-            double bc1 = 1.0 - pow(c->beta1, step), bc2 = 1.0 - pow(c->beta2, step);
-            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
-            lt__adamw_update(t->data, opt->st[i * 2], opt->st[i * 2 + 1], t->grad, t->n,
-                             (float)(1.0 - lr * wd), (float)c->beta1, (float)(1.0 - c->beta1),
-                             (float)c->beta2, (float)(1.0 - c->beta2), (float)sqrt(bc2), (float)c->eps,
-                             (float)(-(lr / bc1)));
-        } else {
-            const lt_sgd_config *c = &opt->sgd;
-            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
-            float *buf = opt->nstates ? opt->st[i] : NULL;
-            lt__sgd_update(t->data, buf, t->grad, t->n, (float)wd, (float)c->momentum,
-                           (float)(1.0 - c->dampening), c->nesterov, !opt->hasbuf[i], (float)(-lr));
-            opt->hasbuf[i] = 1;
-            opt->pstep[i]++;
-        }
-    }
-    opt->t++;
-    return lt_status_of(opt->ctx);
+    return lt__optim_host_step(opt, lr);
 }
 
 LTRAIN_DEF void lt_optim_destroy(lt_optim *opt) {
@@ -7421,7 +7448,7 @@ LTRAIN_DEF void lt_optim_destroy(lt_optim *opt) {
 #ifdef LTRAIN_CUDA
     lt__cu_optim_free(opt);
 #endif
-    if (opt->ops) opt->ops->free_ext(opt);
+    if (opt->ops->free_ext) opt->ops->free_ext(opt);
     LT__FREE(opt->block);
     LT__FREE(opt->st);
     LT__FREE(opt->hasbuf);
@@ -7439,13 +7466,10 @@ LTRAIN_DEF void lt_optim_set_steps(lt_optim *opt, int64_t t) {
     if (!opt || t < 0) return;
     opt->t = t;
     for (i = 0; i < opt->np; i++) { opt->pstep[i] = t; opt->hasbuf[i] = (unsigned char)(t > 0); }
-    if (opt->ops) opt->ops->set_steps(opt, t);
 }
 
 LTRAIN_DEF const char *lt_optim_name(const lt_optim *opt) {
-    if (!opt) return "";
-    if (opt->ops) return opt->ops->name;
-    return opt->kind == LT__OPT_ADAMW ? "adamw" : "sgd";
+    return opt ? opt->ops->name : "";
 }
 
 LTRAIN_DEF int lt_optim_num_states(const lt_optim *opt) { return opt ? opt->nstates : 0; }
@@ -7453,9 +7477,7 @@ LTRAIN_DEF int lt_optim_num_states(const lt_optim *opt) { return opt ? opt->nsta
 /* The names torch's optimizer state_dict uses. */
 LTRAIN_DEF const char *lt_optim_state_name(const lt_optim *opt, int which) {
     if (!opt || which < 0 || which >= opt->nstates) return NULL;
-    if (opt->ops) return opt->ops->state_name(opt, which);
-    if (opt->kind == LT__OPT_ADAMW) return which == 0 ? "exp_avg" : "exp_avg_sq";
-    return "momentum_buffer";
+    return opt->ops->state_names[which];
 }
 
 LTRAIN_DEF float *lt_optim_state(lt_optim *opt, int param_index, int which) {
@@ -7464,13 +7486,12 @@ LTRAIN_DEF float *lt_optim_state(lt_optim *opt, int param_index, int which) {
 #ifdef LTRAIN_CUDA
     if (opt->dev_block) lt__cu_optim_pull(opt);   /* the caller may read or write it: host copy current */
 #endif
-    if (opt->ops) {
+    {
         int64_t count = 0;
         int per_elem = 0;
         float *p = opt->ops->state(opt, param_index, which, &count, &per_elem);
         return per_elem ? p : NULL; /* the rest: lt_optim_state_buf */
     }
-    return opt->st[param_index * opt->nstates + which];
 }
 
 LTRAIN_DEF lt_paramset lt_optim_params(const lt_optim *opt) {
@@ -7482,15 +7503,12 @@ LTRAIN_DEF lt_paramset lt_optim_params(const lt_optim *opt) {
 
 /* ---- src/13_optim_more.h ---- */
 /* ==== @@OPTIM (continued)  Lion, AdEMAMix, Muon, SOAP ========================================== */
-/* They plug into lt_optim through lt__optim_ops (70_optim.h).  Their state lives in one block
+/* Each has a row of the optimizer table (lt__optim_ops, @@OPTIM).  Their state lives in one block
    behind opt->ext: buf[i*ns + which] -> cnt[i*ns + which] floats, NULL where parameter i holds
    no state of that kind.  The elementwise kernels keep torch's operation order and fused
    multiply-adds, as AdamW's does (a + α·b in torch's CPU kernels is fma(α, b, a)). */
 
-typedef enum { LT__X_LION = 0, LT__X_ADEMAMIX, LT__X_MUON, LT__X_SOAP } lt__x_kind;
-
 typedef struct {
-    lt__x_kind kind;
     lt_lion_config lion;
     lt_ademamix_config adem;
     lt_muon_config muon;
@@ -7521,42 +7539,36 @@ static void lt__x_free(lt_optim *o) {
     o->ext = NULL;
 }
 
-static const char *lt__x_state_name(const lt_optim *o, int which) {
-    const lt__x *x = lt__xof(o);
-    if (which < 0 || which >= x->ns) return NULL;
-    switch (x->kind) {
-    case LT__X_LION: return lt__lion_states[which];
-    case LT__X_ADEMAMIX: return lt__adem_states[which];
-    case LT__X_MUON: return lt__muon_states[which];
-    default: return lt__soap_states[which];
-    }
-}
-
 static float *lt__x_state(lt_optim *o, int i, int which, int64_t *count, int *per_elem) {
     lt__x *x = lt__xof(o);
     *count = 0;
     *per_elem = 0;
     if (i < 0 || i >= o->np || which < 0 || which >= x->ns || !x->buf[i * x->ns + which]) return NULL;
     *count = x->cnt[i * x->ns + which];
-    *per_elem = x->kind != LT__X_SOAP || which < 2; /* SOAP's factors and bases are square */
+    *per_elem = o->kind != LT__OPT_SOAP || which < 2; /* SOAP's factors and bases are square */
     return x->buf[i * x->ns + which];
 }
 
-/* Every step count these optimizers use is opt->pstep[i], which lt_optim_set_steps has set. */
-static void lt__x_set_steps(lt_optim *o, int64_t t) { (void)o; (void)t; }
+/* The four rows of the optimizer table: each optimizer's update follows its kernels below. */
+static void lt__lion_param(lt_optim *o, int i, double lr);
+static void lt__ademamix_param(lt_optim *o, int i, double lr);
+static void lt__muon_param(lt_optim *o, int i, double lr);
+static void lt__soap_param(lt_optim *o, int i, double lr);
+static const lt__optim_ops lt__lion_ops = {LT__OPT_LION, "lion", lt__lion_states, lt__lion_param, lt__x_free,
+                                           lt__x_state};
+static const lt__optim_ops lt__ademamix_ops = {LT__OPT_ADEMAMIX, "ademamix", lt__adem_states, lt__ademamix_param,
+                                               lt__x_free, lt__x_state};
+static const lt__optim_ops lt__muon_ops = {LT__OPT_MUON, "muon", lt__muon_states, lt__muon_param, lt__x_free,
+                                           lt__x_state};
+static const lt__optim_ops lt__soap_ops = {LT__OPT_SOAP, "soap", lt__soap_states, lt__soap_param, lt__x_free,
+                                           lt__x_state};
 
-static lt_status lt__x_step(lt_optim *o, double lr);
-
-static const lt__optim_ops lt__x_ops[4] = {
-    {"lion", lt__x_step, lt__x_free, lt__x_set_steps, lt__x_state_name, lt__x_state},
-    {"ademamix", lt__x_step, lt__x_free, lt__x_set_steps, lt__x_state_name, lt__x_state},
-    {"muon", lt__x_step, lt__x_free, lt__x_set_steps, lt__x_state_name, lt__x_state},
-    {"soap", lt__x_step, lt__x_free, lt__x_set_steps, lt__x_state_name, lt__x_state}};
-
-/* A new optimizer of this kind with ns state kinds and empty buffers: the constructor fills
-   x->cnt (and sel, dl, dr), then calls lt__x_alloc.  NULL (error on ctx) as lt__optim_new. */
-static lt_optim *lt__x_new(lt_ctx *ctx, const char *who, lt_paramset params, lt__x_kind kind, int ns) {
-    lt_optim *o = lt__optim_new(ctx, who, params, LT__OPT_ADAMW, 0);
+/* A new optimizer of this row with ns state kinds and empty buffers, lr its configured learning
+   rate: the constructor fills x->cnt (and sel, dl, dr), then calls lt__x_alloc.  NULL (error on
+   ctx) as lt__optim_new. */
+static lt_optim *lt__x_new(lt_ctx *ctx, const char *who, lt_paramset params, const lt__optim_ops *ops, int ns,
+                           double lr) {
+    lt_optim *o = lt__optim_new(ctx, who, params, ops, 0);
     lt__x *x;
     size_t np;
     int i;
@@ -7565,10 +7577,9 @@ static lt_optim *lt__x_new(lt_ctx *ctx, const char *who, lt_paramset params, lt_
     x = (lt__x *)LT__MALLOC(sizeof(lt__x));
     if (!x) goto oom;
     memset(x, 0, sizeof *x);
-    o->ext = x;
-    o->ops = &lt__x_ops[kind];   /* from here on lt_optim_destroy frees x too */
+    o->ext = x;   /* from here on lt_optim_destroy frees x too */
     o->nstates = ns;
-    x->kind = kind;
+    o->lr = lr;
     x->ns = ns;
     x->buf = (float **)LT__MALLOC(np * (size_t)ns * sizeof(float *));
     x->cnt = (int64_t *)LT__MALLOC(np * (size_t)ns * sizeof(int64_t));
@@ -7636,7 +7647,7 @@ LTRAIN_DEF lt_optim *lt_lion_create(lt_ctx *ctx, lt_paramset params, lt_lion_con
                      "0 <= beta < 1, weight_decay >= 0", cfg.lr, cfg.beta1, cfg.beta2, cfg.weight_decay);
         return NULL;
     }
-    if (!(o = lt__x_new(ctx, "lt_lion_create", params, LT__X_LION, 1))) return NULL;
+    if (!(o = lt__x_new(ctx, "lt_lion_create", params, &lt__lion_ops, 1, cfg.lr))) return NULL;
     lt__xof(o)->lion = cfg;
     for (i = 0; i < o->np; i++) lt__xof(o)->cnt[i] = o->p[i]->n;
     return lt__x_alloc(o, "lt_lion_create", 0);
@@ -7659,6 +7670,14 @@ static void lt__lion_update(float *p, float *m, const float *g, int64_t n, float
         p[i] = fmaf(neg_lr, s, p[i]);
         m[i] = fmaf(omb2, g[i], m[i] * b2);
     }
+}
+static void lt__lion_param(lt_optim *o, int i, double lr) {
+    const lt_lion_config *c = &lt__xof(o)->lion;
+    lt_tensor *t = o->p[i];
+    double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+    lt__lion_update(t->data, lt__xof(o)->buf[i], t->grad, t->n, (float)(1.0 - lr * wd), (float)c->beta1,
+                    (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2), (float)(-lr));
+    o->pstep[i]++;
 }
 
 /* ---- AdEMAMix ----------------------------------------------------------------------------------- */
@@ -7702,7 +7721,7 @@ LTRAIN_DEF lt_optim *lt_ademamix_create(lt_ctx *ctx, lt_paramset params, lt_adem
                      cfg.weight_decay, (long long)cfg.alpha_warmup, (long long)cfg.beta3_warmup);
         return NULL;
     }
-    if (!(o = lt__x_new(ctx, "lt_ademamix_create", params, LT__X_ADEMAMIX, 3))) return NULL;
+    if (!(o = lt__x_new(ctx, "lt_ademamix_create", params, &lt__ademamix_ops, 3, cfg.lr))) return NULL;
     lt__xof(o)->adem = cfg;
     for (i = 0; i < o->np; i++)
         for (w = 0; w < 3; w++) lt__xof(o)->cnt[i * 3 + w] = o->p[i]->n;
@@ -7730,6 +7749,19 @@ static void lt__ademamix_update(float *p, float *m1, float *m2, float *v, const 
         p[i] = p[i] + neg_lr * u;
     }
 }
+static void lt__ademamix_param(lt_optim *o, int i, double lr) {
+    lt__x *x = lt__xof(o);
+    const lt_ademamix_config *c = &x->adem;
+    lt_tensor *t = o->p[i];
+    int64_t step = ++o->pstep[i];
+    double bc1 = 1.0 - pow(c->beta1, (double)step), bc2 = 1.0 - pow(c->beta2, (double)step);
+    double a = lt_ademamix_alpha(c, step), b3 = lt_ademamix_beta3(c, step);
+    double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+    lt__ademamix_update(t->data, x->buf[i * 3], x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n,
+                        (float)c->beta1, (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2),
+                        (float)b3, (float)(1.0 - b3), (float)bc1, (float)sqrt(bc2), (float)a, (float)c->eps,
+                        (float)wd, (float)(-lr));
+}
 
 /* ---- Muon --------------------------------------------------------------------------------------- */
 LTRAIN_DEF lt_muon_config lt_muon_defaults(void) {
@@ -7753,7 +7785,7 @@ LTRAIN_DEF int lt_muon_is_hidden(const lt_tensor *t, void *user) {
 }
 
 LTRAIN_DEF int lt_muon_uses_muon(const lt_optim *opt, int i) {
-    if (!opt || opt->ops != &lt__x_ops[LT__X_MUON] || i < 0 || i >= opt->np) return 0;
+    if (!opt || opt->kind != LT__OPT_MUON || i < 0 || i >= opt->np) return 0;
     return lt__xof(opt)->sel[i];
 }
 
@@ -7778,7 +7810,7 @@ LTRAIN_DEF lt_optim *lt_muon_create(lt_ctx *ctx, lt_paramset params, lt_muon_con
                      cfg.adamw.beta1, cfg.adamw.beta2, cfg.adamw.eps, cfg.adamw.weight_decay);
         return NULL;
     }
-    if (!(o = lt__x_new(ctx, "lt_muon_create", params, LT__X_MUON, 3))) return NULL;
+    if (!(o = lt__x_new(ctx, "lt_muon_create", params, &lt__muon_ops, 3, cfg.lr))) return NULL;
     x = lt__xof(o);
     x->muon = cfg;
     for (i = 0; i < o->np; i++) {
@@ -7854,6 +7886,25 @@ static void lt__muon_update(lt_tensor *t, float *m, int64_t rows, int64_t cols, 
         else
             for (i = 0; i < rows; i++)
                 for (j = 0; j < cols; j++) p[i * cols + j] = fmaf(neg_lr, X[j * rows + i] * scale, p[i * cols + j]);
+    }
+}
+/* Muon's parameters by Muon, the others by AdamW with the schedule's factor on its own lr. */
+static void lt__muon_param(lt_optim *o, int i, double lr) {
+    lt__x *x = lt__xof(o);
+    const lt_muon_config *c = &x->muon;
+    lt_tensor *t = o->p[i];
+    if (x->sel[i]) {
+        lt__muon_update(t, x->buf[i * 3], x->rows[i], x->cols[i], c, lr, x->work);
+        o->pstep[i]++;
+    } else {
+        const lt_adamw_config *a = &c->adamw;
+        double alr = c->lr > 0 ? a->lr * (lr / c->lr) : a->lr;
+        double step = (double)(++o->pstep[i]);
+        double bc1 = 1.0 - pow(a->beta1, step), bc2 = 1.0 - pow(a->beta2, step);
+        double wd = lt__opt_decays(a->decay_mode, t) ? a->weight_decay : 0.0;
+        lt__adamw_update(t->data, x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n, (float)(1.0 - alr * wd),
+                         (float)a->beta1, (float)(1.0 - a->beta1), (float)a->beta2, (float)(1.0 - a->beta2),
+                         (float)sqrt(bc2), (float)a->eps, (float)(-(alr / bc1)));
     }
 }
 
@@ -8135,7 +8186,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
                      cfg.weight_decay, cfg.precondition_frequency, (long long)cfg.max_precond_dim);
         return NULL;
     }
-    if (!(o = lt__x_new(ctx, "lt_soap_create", params, LT__X_SOAP, 6))) return NULL;
+    if (!(o = lt__x_new(ctx, "lt_soap_create", params, &lt__soap_ops, 6, cfg.lr))) return NULL;
     x = lt__xof(o);
     x->soap = cfg;
     for (i = 0; i < o->np; i++) {
@@ -8156,7 +8207,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
 }
 
 /* One SOAP step of parameter i, as the reference's SOAP.step for one tensor (see 17_api_optim2.h). */
-static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
+static void lt__soap_param(lt_optim *o, int i, double lr) {
     lt__x *x = lt__xof(o);
     const lt_soap_config *c = &x->soap;
     lt_tensor *t = o->p[i];
@@ -8170,10 +8221,10 @@ static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     if (o->pstep[i] == 0) {   /* fill L, R and compute the bases; θ stays (no current gradient in its basis) */
         if (L) lt__soap_gg(L, g, rows, cols, 0, gw, gtmp);
         if (R) lt__soap_gg(R, g, rows, cols, 1, gw, gtmp);
-        if (L && lt__soap_eig(o->ctx, L, QL, rows) != LT_OK) return o->ctx->status;
-        if (R && lt__soap_eig(o->ctx, R, QR, cols) != LT_OK) return o->ctx->status;
+        if (L && lt__soap_eig(o->ctx, L, QL, rows) != LT_OK) return;
+        if (R && lt__soap_eig(o->ctx, R, QR, cols) != LT_OK) return;
         o->pstep[i] = 1;
-        return LT_OK;
+        return;
     }
     s = o->pstep[i]++;   /* the reference's state["step"]: 1 on the first update */
     {
@@ -8209,84 +8260,20 @@ static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     if (R) lt__soap_gg(R, g, rows, cols, 1, gw, gtmp);
     if ((L || R) && s % c->precondition_frequency == 0) {
         lt__soap_project(m, m, QL, QR, rows, cols, 1, w3);
-        if (L && lt__soap_refresh(o->ctx, L, QL, v, rows, cols, 0, w1, gtmp) != LT_OK) return o->ctx->status;
-        if (R && lt__soap_refresh(o->ctx, R, QR, v, rows, cols, 1, w1, gtmp) != LT_OK) return o->ctx->status;
+        if (L && lt__soap_refresh(o->ctx, L, QL, v, rows, cols, 0, w1, gtmp) != LT_OK) return;
+        if (R && lt__soap_refresh(o->ctx, R, QR, v, rows, cols, 1, w1, gtmp) != LT_OK) return;
         lt__soap_project(m, m, QL, QR, rows, cols, 0, w3);
     }
-    return LT_OK;
-}
-
-/* ---- the step of all four ------------------------------------------------------------------ */
-static lt_status lt__x_step(lt_optim *o, double lr) {
-    lt__x *x = lt__xof(o);
-    double cfg_lr = x->kind == LT__X_LION ? x->lion.lr : x->kind == LT__X_ADEMAMIX ? x->adem.lr
-                  : x->kind == LT__X_MUON ? x->muon.lr : x->soap.lr;
-    int i;
-    if (lr < 0) lr = cfg_lr;
-    if (!(lr - lr == 0)) /* NaN or inf */
-        return lt_set_error(o->ctx, LT_ERR_ARG, "lt_optim_step: the learning rate is %g "
-                            "(hint: check the schedule's settings)", lr);
-    for (i = 0; i < o->np && !lt_failed(o->ctx); i++) {
-        lt_tensor *t = o->p[i];
-        if (!t->grad) continue; /* as torch: a parameter whose .grad is None is skipped */
-        switch (x->kind) {
-        case LT__X_LION: {
-            const lt_lion_config *c = &x->lion;
-            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
-            lt__lion_update(t->data, x->buf[i], t->grad, t->n, (float)(1.0 - lr * wd), (float)c->beta1,
-                            (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2), (float)(-lr));
-            o->pstep[i]++;
-            break;
-        }
-        case LT__X_ADEMAMIX: {
-            const lt_ademamix_config *c = &x->adem;
-            int64_t step = ++o->pstep[i];
-            double bc1 = 1.0 - pow(c->beta1, (double)step), bc2 = 1.0 - pow(c->beta2, (double)step);
-            double a = lt_ademamix_alpha(c, step), b3 = lt_ademamix_beta3(c, step);
-            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
-            lt__ademamix_update(t->data, x->buf[i * 3], x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n,
-                                (float)c->beta1, (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2),
-                                (float)b3, (float)(1.0 - b3), (float)bc1, (float)sqrt(bc2), (float)a, (float)c->eps,
-                                (float)wd, (float)(-lr));
-            break;
-        }
-        case LT__X_MUON: {
-            const lt_muon_config *c = &x->muon;
-            if (x->sel[i]) {
-                lt__muon_update(t, x->buf[i * 3], x->rows[i], x->cols[i], c, lr, x->work);
-                o->pstep[i]++;
-            } else {   /* AdamW, with the schedule's factor on its own lr */
-                const lt_adamw_config *a = &c->adamw;
-                double alr = c->lr > 0 ? a->lr * (lr / c->lr) : a->lr;
-                double step = (double)(++o->pstep[i]);
-                double bc1 = 1.0 - pow(a->beta1, step), bc2 = 1.0 - pow(a->beta2, step);
-                double wd = lt__opt_decays(a->decay_mode, t) ? a->weight_decay : 0.0;
-                lt__adamw_update(t->data, x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n,
-                                 (float)(1.0 - alr * wd), (float)a->beta1, (float)(1.0 - a->beta1),
-                                 (float)a->beta2, (float)(1.0 - a->beta2), (float)sqrt(bc2), (float)a->eps,
-                                 (float)(-(alr / bc1)));
-            }
-            break;
-        }
-        default:
-            lt__soap_param(o, i, lr);
-            break;
-        }
-    }
-    if (!lt_failed(o->ctx)) o->t++;
-    return lt_status_of(o->ctx);
 }
 
 /* ---- the state contract ------------------------------------------------------------------------ */
 LTRAIN_DEF float *lt_optim_state_buf(lt_optim *opt, int param_index, int which, int64_t *count) {
     int64_t cnt = 0;
     float *p = NULL;
-    if (opt && opt->ops) {
+    if (opt) {
         int per_elem;
         p = opt->ops->state(opt, param_index, which, &cnt, &per_elem);
-    } else if (opt) {
-        p = lt_optim_state(opt, param_index, which);
-        cnt = p ? opt->p[param_index]->n : 0;
+        if (per_elem) p = lt_optim_state(opt, param_index, which);   /* the same buffer, host copy current */
     }
     if (count) *count = cnt;
     return p;
@@ -13492,10 +13479,10 @@ static lt_status lt__cu_optim_step(lt_optim *o, double lr) {
     lt__cu_adam_job *jobs, *djobs;
     int i, nj = 0;
     int64_t chunks = 0;
-    if (o->ops) {   /* Lion, AdEMAMix, Muon, SOAP: on the host copies (correct; the bus is the price) */
+    if (o->kind != LT__OPT_ADAMW && o->kind != LT__OPT_SGD) {   /* Lion, AdEMAMix, Muon, SOAP: on the host copies (correct; the bus is the price) */
         lt_status s;
         if (lt_sync_params(ctx) != LT_OK) return ctx->status;
-        s = o->ops->step(o, lr);
+        s = lt__optim_host_step(o, lr);
         lt_params_changed(ctx);
         return s;
     }

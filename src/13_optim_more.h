@@ -410,11 +410,11 @@ static void lt__muon_param(lt_optim *o, int i, double lr) {
    in JAMA).  v holds Vᵀ (row k = eigenvector k); working on Vᵀ keeps every inner loop contiguous
    in row-major storage.  e: n doubles of scratch.  Eigenvectors to ~1e-15 in double. */
 #define LT__V(r, c) v[(c) * n + (r)]
-static void lt__eigh(const double *a, double *v, double *w, double *e, int64_t n) {
-    int64_t i, j, k, l, m;
-    double f, g, h, hh, scale, tst1 = 0, eps = 2.220446049250313e-16;
-    for (i = 0; i < n * n; i++) v[i] = a[i];   /* a is symmetric: a = aᵀ */
-    if (n == 1) { w[0] = a[0]; v[0] = 1; return; }
+/* tred2: v (holding a) -> the Householder reduction's orthogonal transformations, w the
+   tridiagonal's diagonal and e[1..n) its off-diagonal (n >= 2). */
+static void lt__eigh_tred2(double *v, double *w, double *e, int64_t n) {
+    int64_t i, j, k;
+    double f, g, h, hh, scale;
     for (j = 0; j < n; j++) w[j] = LT__V(n - 1, j);
     for (i = n - 1; i > 0; i--) {   /* tred2: the Householder reduction */
         scale = 0; h = 0;
@@ -468,7 +468,12 @@ static void lt__eigh(const double *a, double *v, double *w, double *e, int64_t n
     for (j = 0; j < n; j++) { w[j] = LT__V(n - 1, j); LT__V(n - 1, j) = 0; }
     LT__V(n - 1, n - 1) = 1;
     e[0] = 0;
-    /* tql2: the implicit QL iteration on the tridiagonal (w, e) */
+}
+
+/* tql2: the implicit QL iteration on the tridiagonal (w, e): w -> the eigenvalues, v -> Vᵀ. */
+static void lt__eigh_tql2(double *v, double *w, double *e, int64_t n) {
+    int64_t i, k, l, m;
+    double f, g, h, tst1 = 0, eps = 2.220446049250313e-16;
     for (i = 1; i < n; i++) e[i - 1] = e[i];
     e[n - 1] = 0;
     f = 0;
@@ -518,6 +523,14 @@ static void lt__eigh(const double *a, double *v, double *w, double *e, int64_t n
         w[l] += f;
         e[l] = 0;
     }
+}
+
+static void lt__eigh(const double *a, double *v, double *w, double *e, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n * n; i++) v[i] = a[i];   /* a is symmetric: a = aᵀ */
+    if (n == 1) { w[0] = a[0]; v[0] = 1; return; }
+    lt__eigh_tred2(v, w, e, n);
+    lt__eigh_tql2(v, w, e, n);
 }
 #undef LT__V
 

@@ -2161,11 +2161,37 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
    Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86 (and
    LTRAIN_NO_SIMD is not defined), hand-written AVX2 / AVX-512 kernels are compiled beside it with
    target attributes (LT__TARGET, @@CORE), and run only when the CPU has the instructions
-   (lt__cpu_has, @@CORE; lt__gemm_pick, @@GEMM, which also reads LT_GEMM=portable|avx2|avx512|neon
+   (lt__cpu_has, @@CORE; lt__gemm_pick below, which also reads LT_GEMM=portable|avx2|avx512|neon
    from the environment to force one).  On AArch64 the GEMM has a NEON kernel (@@GEMM); the other
    ops run their C kernels there. */
 enum { LT__GEMM_PORTABLE = 0, LT__GEMM_AVX2 = 1, LT__GEMM_AVX512 = 2, LT__GEMM_NEON = 3, LT__GEMM_NKERNELS = 4 };
-static int lt__gemm_pick(void);   /* the kernel set this CPU runs (@@GEMM) */
+/* Does this CPU run kernel set id (the GEMM's micro-kernel, @@GEMM, and the ops' kernels of the
+   same instructions)? */
+static int lt__gemm_supported(int id) {
+    if (id == LT__GEMM_PORTABLE) return 1;
+#ifdef LT__X86
+    if (id == LT__GEMM_AVX2) return lt__cpu_has(LT__CPU_AVX2 | LT__CPU_FMA);
+    if (id == LT__GEMM_AVX512) return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX2);
+#endif
+#ifdef LT__ARM
+    if (id == LT__GEMM_NEON) return lt__cpu_has(LT__CPU_NEON);
+#endif
+    return 0;
+}
+
+/* The best kernel this CPU runs, or the one LT_GEMM names (when this CPU runs it). */
+static int lt__gemm_pick(void) {
+    const char *e = getenv("LT_GEMM");
+    int id;
+    if (e) {
+        id = strcmp(e, "portable") == 0 ? LT__GEMM_PORTABLE : strcmp(e, "avx2") == 0 ? LT__GEMM_AVX2
+           : strcmp(e, "avx512") == 0 ? LT__GEMM_AVX512 : strcmp(e, "neon") == 0 ? LT__GEMM_NEON : -1;
+        if (id >= 0 && lt__gemm_supported(id)) return id;
+    }
+    for (id = LT__GEMM_NKERNELS - 1; id > 0; id--)
+        if (lt__gemm_supported(id)) return id;
+    return LT__GEMM_PORTABLE;
+}
 
 /* exp(x) for x <= 0, the only exps the kernels need (softmax, cross-entropy, tanh, sigmoid all
    shift their argument to be non-positive).  exp(x) = 2^n · e^r with n = round(x/ln2) and
@@ -4364,33 +4390,7 @@ static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, 
 }
 #endif /* LT__ARM */
 
-/* ---- kernel choice ---------------------------------------------------------------------------- */
-static int lt__gemm_supported(int id) {
-    if (id == LT__GEMM_PORTABLE) return 1;
-#ifdef LT__X86
-    if (id == LT__GEMM_AVX2) return lt__cpu_has(LT__CPU_AVX2 | LT__CPU_FMA);
-    if (id == LT__GEMM_AVX512) return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX2);
-#endif
-#ifdef LT__ARM
-    if (id == LT__GEMM_NEON) return lt__cpu_has(LT__CPU_NEON);
-#endif
-    return 0;
-}
-
-/* The best kernel this CPU runs, or the one LT_GEMM names (when this CPU runs it). */
-static int lt__gemm_pick(void) {
-    const char *e = getenv("LT_GEMM");
-    int id;
-    if (e) {
-        id = strcmp(e, "portable") == 0 ? LT__GEMM_PORTABLE : strcmp(e, "avx2") == 0 ? LT__GEMM_AVX2
-           : strcmp(e, "avx512") == 0 ? LT__GEMM_AVX512 : strcmp(e, "neon") == 0 ? LT__GEMM_NEON : -1;
-        if (id >= 0 && lt__gemm_supported(id)) return id;
-    }
-    for (id = LT__GEMM_NKERNELS - 1; id > 0; id--)
-        if (lt__gemm_supported(id)) return id;
-    return LT__GEMM_PORTABLE;
-}
-
+/* ---- kernel choice: lt__gemm_pick (@@OPS' SIMD kernels, with LT_GEMM) ---------------------------- */
 /* Blocking per kernel.  KC x NR floats of a B sliver plus MR x KC of A stay in L1 (32-48 KiB),
    the KC x NC B panel in L2 (>= 512 KiB); MC only sets how much A one packing pass covers. */
 static lt__gemm_impl lt__gemm_impl_of(int id) {

@@ -349,33 +349,7 @@ static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, 
 }
 #endif /* LT__ARM */
 
-/* ---- kernel choice ---------------------------------------------------------------------------- */
-static int lt__gemm_supported(int id) {
-    if (id == LT__GEMM_PORTABLE) return 1;
-#ifdef LT__X86
-    if (id == LT__GEMM_AVX2) return lt__cpu_has(LT__CPU_AVX2 | LT__CPU_FMA);
-    if (id == LT__GEMM_AVX512) return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX2);
-#endif
-#ifdef LT__ARM
-    if (id == LT__GEMM_NEON) return lt__cpu_has(LT__CPU_NEON);
-#endif
-    return 0;
-}
-
-/* The best kernel this CPU runs, or the one LT_GEMM names (when this CPU runs it). */
-static int lt__gemm_pick(void) {
-    const char *e = getenv("LT_GEMM");
-    int id;
-    if (e) {
-        id = strcmp(e, "portable") == 0 ? LT__GEMM_PORTABLE : strcmp(e, "avx2") == 0 ? LT__GEMM_AVX2
-           : strcmp(e, "avx512") == 0 ? LT__GEMM_AVX512 : strcmp(e, "neon") == 0 ? LT__GEMM_NEON : -1;
-        if (id >= 0 && lt__gemm_supported(id)) return id;
-    }
-    for (id = LT__GEMM_NKERNELS - 1; id > 0; id--)
-        if (lt__gemm_supported(id)) return id;
-    return LT__GEMM_PORTABLE;
-}
-
+/* ---- kernel choice: lt__gemm_pick (@@OPS' SIMD kernels, with LT_GEMM) ---------------------------- */
 /* Blocking per kernel.  KC x NR floats of a B sliver plus MR x KC of A stay in L1 (32-48 KiB),
    the KC x NC B panel in L2 (>= 512 KiB); MC only sets how much A one packing pass covers. */
 static lt__gemm_impl lt__gemm_impl_of(int id) {

@@ -22,7 +22,7 @@
                 checkpoints, plots, dist
      -- implementation (under LTRAIN_IMPLEMENTATION) --
      @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes      02_core.h
-                @@CORE.arena @@CORE.device @@CORE.errors @@CORE.threads @@CORE.rng @@CORE.context
+                @@CORE.cpu @@CORE.arena @@CORE.device @@CORE.errors @@CORE.threads @@CORE.rng @@CORE.context
      @@HALF     16-bit numbers: fp16/bf16 conversions (scalar and SIMD)             03_half.h
                 @@HALF.scalar @@HALF.arrays @@HALF.precision
      @@TENSOR   tensors: shapes, parameters (one packed block), views               04_tensor.h
@@ -33,7 +33,7 @@
                 @@OPS.embedding @@OPS.dropout @@OPS.transpose @@OPS.attention
      @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
                 at run time)
-                @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.avx2 @@GEMM.neon @@GEMM.pick
+                @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.avx2 @@GEMM.neon
                 @@GEMM.pack @@GEMM.f16 @@GEMM.pack_bf16 @@GEMM.block
      @@OPS      (continued) matmul, linear, conv1d                                  07_ops_matmul.h
                 @@OPS.matmul @@OPS.linear @@OPS.matmul16
@@ -50,7 +50,7 @@
      @@OPTIM    AdamW, SGD with momentum                                            12_optim.h
                 @@OPTIM.table @@OPTIM.adamw @@OPTIM.sgd @@OPTIM.step
      @@OPTIM    (continued) Lion, AdEMAMix, Muon, SOAP                              13_optim_more.h
-                @@OPTIM.lion @@OPTIM.ademamix @@OPTIM.muon @@OPTIM.soap @@OPTIM.step_more
+                @@OPTIM.lion @@OPTIM.ademamix @@OPTIM.muon @@OPTIM.soap
                 @@OPTIM.state
      @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR,                   14_sched.h
                 CosineAnnealingLR, SequentialLR
@@ -1147,6 +1147,107 @@ LTRAIN_DEF const char *lt_dist_describe(const lt_dist *d);
 #define M_PI 3.14159265358979323846
 #endif
 
+/* ---- @@CORE.cpu  the CPU's features --------------------------------------------------------------
+   Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86
+   (LT__X86) or AArch64 (LT__ARM) and LTRAIN_NO_SIMD is not defined, hand-written SIMD kernels are
+   compiled beside it: on x86 each such function names the instructions it uses with
+   LT__TARGET("avx2,fma"), LT__TARGET("avx512f"), ..., so the rest of the file needs no -m flags,
+   and it runs only where lt__cpu_has says this CPU has them.  Advanced SIMD (NEON) is part of the
+   AArch64 base architecture: every such CPU has it. */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
+    !defined(LTRAIN_NO_SIMD)
+#define LT__X86 1
+#include <cpuid.h>
+#include <immintrin.h>
+#define LT__TARGET(s) __attribute__((target(s)))
+/* g++ 12 in C++ mode warns "used uninitialized" inside its own avx512fintrin.h for the unmasked
+   shifts and conversions (they start from _mm512_undefined_*); their zero-masked forms with every
+   lane selected (LT__M16) compute the same thing without the warning, so the header uses those. */
+#define LT__M16 ((__mmask16)0xFFFF)
+#endif
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && !defined(LTRAIN_NO_SIMD)
+#define LT__ARM 1
+#include <arm_neon.h>
+#endif
+
+/* The features the kernels ask for, as bits of one set. */
+enum {
+    LT__CPU_AVX2 = 1 << 0, LT__CPU_FMA = 1 << 1, LT__CPU_F16C = 1 << 2, LT__CPU_AVX512F = 1 << 3,
+    LT__CPU_AVX512BW = 1 << 4, LT__CPU_AVX512VL = 1 << 5, LT__CPU_AVX512BF16 = 1 << 6, LT__CPU_NEON = 1 << 7,
+    LT__CPU_PROBED = 1 << 8
+};
+#ifdef LT__X86
+/* __builtin_cpu_supports checks that the OS saves the wider registers too; F16C and AVX512_BF16
+   are read with cpuid (older clangs lack those builtin names), F16C only where AVX2 is (its
+   registers are the ymm ones) and AVX512_BF16 only where AVX512F is. */
+static unsigned lt__cpu_probe(void) {
+    unsigned a = 0, b = 0, c = 0, d = 0, m = LT__CPU_PROBED;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        m |= LT__CPU_AVX2;
+        if (__get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1u)) m |= LT__CPU_F16C;   /* CPUID.1:ECX bit 29 */
+    }
+    if (__builtin_cpu_supports("fma")) m |= LT__CPU_FMA;
+    if (__builtin_cpu_supports("avx512f")) {
+        m |= LT__CPU_AVX512F;
+        if (__get_cpuid_max(0, NULL) >= 7) {
+            __cpuid_count(7, 1, a, b, c, d);
+            if ((a >> 5) & 1u) m |= LT__CPU_AVX512BF16;                              /* CPUID.(7,1):EAX bit 5 */
+        }
+    }
+    if (__builtin_cpu_supports("avx512bw")) m |= LT__CPU_AVX512BW;
+    if (__builtin_cpu_supports("avx512vl")) m |= LT__CPU_AVX512VL;
+    return m;
+}
+/* Does this CPU have every feature of `want` (LT__CPU_* bits)?  cpuid can take microseconds (it
+   traps in a virtual machine), so the answer, a fact about the machine and the same for every
+   caller, is kept after the first call. */
+static int lt__cpu_has(unsigned want) {
+    static unsigned known; /* 0 until probed; written whole, atomically */
+    unsigned m = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (!m) {
+        m = lt__cpu_probe();
+        __atomic_store_n(&known, m, __ATOMIC_RELAXED);
+    }
+    return (m & want) == want;
+}
+#elif defined(LT__ARM)
+static int lt__cpu_has(unsigned want) { return (want & ~(unsigned)LT__CPU_NEON) == 0; }
+#else
+static int lt__cpu_has(unsigned want) { return want == 0; }
+#endif
+
+/* The kernel sets (the GEMM's micro-kernels, @@GEMM, and the ops' SIMD kernels of the same
+   instructions, @@OPS): the best one this CPU runs, or the one LT_GEMM names. */
+enum { LT__GEMM_PORTABLE = 0, LT__GEMM_AVX2 = 1, LT__GEMM_AVX512 = 2, LT__GEMM_NEON = 3, LT__GEMM_NKERNELS = 4 };
+/* Does this CPU run kernel set id (the GEMM's micro-kernel, @@GEMM, and the ops' kernels of the
+   same instructions)? */
+static int lt__gemm_supported(int id) {
+    if (id == LT__GEMM_PORTABLE) return 1;
+#ifdef LT__X86
+    if (id == LT__GEMM_AVX2) return lt__cpu_has(LT__CPU_AVX2 | LT__CPU_FMA);
+    if (id == LT__GEMM_AVX512) return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX2);
+#endif
+#ifdef LT__ARM
+    if (id == LT__GEMM_NEON) return lt__cpu_has(LT__CPU_NEON);
+#endif
+    return 0;
+}
+
+/* The best kernel this CPU runs, or the one LT_GEMM names (when this CPU runs it). */
+static int lt__gemm_pick(void) {
+    const char *e = getenv("LT_GEMM");
+    int id;
+    if (e) {
+        id = strcmp(e, "portable") == 0 ? LT__GEMM_PORTABLE : strcmp(e, "avx2") == 0 ? LT__GEMM_AVX2
+           : strcmp(e, "avx512") == 0 ? LT__GEMM_AVX512 : strcmp(e, "neon") == 0 ? LT__GEMM_NEON : -1;
+        if (id >= 0 && lt__gemm_supported(id)) return id;
+    }
+    for (id = LT__GEMM_NKERNELS - 1; id > 0; id--)
+        if (lt__gemm_supported(id)) return id;
+    return LT__GEMM_PORTABLE;
+}
+
 /* ---- @@CORE.arena  the arena ----------------------------------------------------------------- */
 /* The arena: a list of big chunks, bump-allocated, 64-byte aligned.  Reset keeps the chunks,
    so after the first step a training loop allocates nothing. */
@@ -1551,14 +1652,8 @@ static void lt__from_f16_scalar(const uint16_t *in, float *out, size_t n) {
     for (i = 0; i < n; i++) out[i] = lt_f16_to_f32(in[i]);
 }
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
-    !defined(LTRAIN_NO_SIMD)
-#define LT__AMP_X86 1
-#include <cpuid.h>
-#include <immintrin.h>
-#ifndef LT__M16   /* all 16 lanes (see LT__M16 above) */
-#define LT__M16 ((__mmask16)0xFFFF)
-#endif
+/* ---- fast paths: AVX2 / F16C and AVX-512, the scalar loops' bits ------------------------------ */
+#ifdef LT__X86
 #if defined(__GNUC__) && !defined(__clang__) && defined(__cplusplus)
 /* g++ 12 warns about the AVX-512 headers' own _mm512_undefined_* (GCC bug 105593) where they
    are inlined, i.e. in the kernels below; the warning is off up to the end of the kernels. */
@@ -1566,7 +1661,6 @@ static void lt__from_f16_scalar(const uint16_t *in, float *out, size_t n) {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define LT__AMP_POP_DIAGNOSTIC 1
 #endif
-#define LT__TARGET(s) __attribute__((target(s)))
 
 /* bf16 rounding on 8 lanes of float bits: the scalar formula; NaN lanes OR in 0xFFFF. */
 static LT__TARGET("avx2") __m256i lt__bf16_round8(__m256i u) {
@@ -1699,37 +1793,18 @@ static LT__TARGET("avx512f,avx512bf16") void lt__to_bf16_avx512bf16(const float 
 #pragma GCC diagnostic pop
 #undef LT__AMP_POP_DIAGNOSTIC
 #endif
+#endif /* LT__X86 */
 
-/* Which kernels this CPU (and OS) runs, as bit k for kernel k.  __builtin_cpu_supports checks
-   that the OS saves the wider registers; F16C and AVX512_BF16 are read with cpuid (older clangs
-   lack those builtin names).  cpuid can take microseconds (it traps in a virtual machine), so the
-   answer, a fact about the machine and the same for every caller, is kept after the first call. */
-static unsigned lt__k_probe(void) {
-    unsigned a = 0, b = 0, c = 0, d = 0, m = 1u << LT__K_SCALAR;
-    if (__builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1u)) /* F16C */
-        m |= 1u << LT__K_AVX2;
-    if (__builtin_cpu_supports("avx512f")) {
-        m |= 1u << LT__K_AVX512;
-        if (__get_cpuid_max(0, NULL) >= 7) {
-            __cpuid_count(7, 1, a, b, c, d);
-            if ((a >> 5) & 1u) m |= 1u << LT__K_AVX512BF16;           /* CPUID.(7,1):EAX bit 5 */
-        }
-    }
-    return m;
-}
+/* Does this CPU (and OS) run kernel k (lt__cpu_has, @@CORE)? */
 static int lt__k_available(int k) {
-    static unsigned known; /* 0 until probed; written whole, atomically */
-    unsigned m = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (!m) {
-        m = lt__k_probe();
-        __atomic_store_n(&known, m, __ATOMIC_RELAXED);
+    switch (k) {
+    case LT__K_SCALAR: return 1;
+    case LT__K_AVX2: return lt__cpu_has(LT__CPU_AVX2 | LT__CPU_F16C);
+    case LT__K_AVX512: return lt__cpu_has(LT__CPU_AVX512F);
+    case LT__K_AVX512BF16: return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX512BF16);
+    default: return 0;
     }
-    return k >= 0 && k < LT__K_COUNT && ((m >> k) & 1u);
 }
-#else
-static int lt__k_available(int k) { return k == LT__K_SCALAR; }
-#endif
-static int lt__amp_has_bf16dp(void) { return lt__k_available(LT__K_AVX512BF16); }
 
 /* Run conversion cv with kernel k on n elements; 0 when k has no such kernel (nothing done). */
 static int lt__cv_run(int cv, int k, const void *in, void *out, size_t n) {
@@ -1742,7 +1817,7 @@ static int lt__cv_run(int cv, int k, const void *in, void *out, size_t n) {
     case LT__CV_FROM_BF16 * LT__K_COUNT + LT__K_SCALAR: lt__from_bf16_scalar(h, of, n); return 1;
     case LT__CV_TO_F16 * LT__K_COUNT + LT__K_SCALAR: lt__to_f16_scalar(f, oh, n); return 1;
     case LT__CV_FROM_F16 * LT__K_COUNT + LT__K_SCALAR: lt__from_f16_scalar(h, of, n); return 1;
-#ifdef LT__AMP_X86
+#ifdef LT__X86
     case LT__CV_TO_BF16 * LT__K_COUNT + LT__K_AVX2: lt__to_bf16_avx2(f, oh, n); return 1;
     case LT__CV_FROM_BF16 * LT__K_COUNT + LT__K_AVX2: lt__from_bf16_avx2(h, of, n); return 1;
     case LT__CV_TO_F16 * LT__K_COUNT + LT__K_AVX2: lt__to_f16_avx2(f, oh, n); return 1;
@@ -1835,7 +1910,7 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n) {
         if (in != out) memmove(out, in, n * sizeof(float));
         return;
     }
-#ifdef LT__AMP_X86
+#ifdef LT__X86
     if (lt__k_available(LT__K_AVX512)) {
         if (p == LT_BF16) lt__round_bf16_avx512(in, out, n);
         else lt__round_f16_avx512(in, out, n);
@@ -2257,30 +2332,10 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
 /* ---- @@OPS.simd  SIMD kernels ----------------------------------------------------------------------
    Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86 (and
    LTRAIN_NO_SIMD is not defined), hand-written AVX2 / AVX-512 kernels are compiled beside it with
-   target attributes, and run only when cpuid says the CPU has the instructions (lt__gemm_pick,
-   @@GEMM, which also reads LT_GEMM=portable|avx2|avx512|neon from the environment to force one).
-   On AArch64 the GEMM has a NEON kernel (below); the other ops run their C kernels there. */
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
-    !defined(LTRAIN_NO_SIMD)
-#define LT__X86 1
-#include <immintrin.h>
-/* g++ 12 in C++ mode warns "used uninitialized" inside its own avx512fintrin.h for the unmasked
-   shifts and conversions (they start from _mm512_undefined_*); their zero-masked forms with every
-   lane selected (LT__M16) compute the same thing without the warning, so the header uses those. */
-#define LT__M16 ((__mmask16)0xFFFF)
-#define LT__TARGET_AVX512 __attribute__((target("avx512f")))
-#define LT__TARGET_AVX2 __attribute__((target("avx2,fma")))
-#define LT__TARGET_BF16 __attribute__((target("avx512f,avx512bf16")))
-#endif
-/* On AArch64 (GCC or Clang, LTRAIN_NO_SIMD not defined) a NEON GEMM kernel is compiled too:
-   Advanced SIMD is part of the AArch64 base architecture, so every such CPU runs it. */
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && !defined(LTRAIN_NO_SIMD)
-#define LT__ARM 1
-#include <arm_neon.h>
-#endif
-enum { LT__GEMM_PORTABLE = 0, LT__GEMM_AVX2 = 1, LT__GEMM_AVX512 = 2, LT__GEMM_NEON = 3, LT__GEMM_NKERNELS = 4 };
-static int lt__gemm_pick(void);   /* the kernel set this CPU runs (@@GEMM) */
-
+   target attributes (LT__TARGET, @@CORE), and run only when the CPU has the instructions
+   (lt__cpu_has and lt__gemm_pick, @@CORE.cpu; LT_GEMM=portable|avx2|avx512|neon in the environment
+   forces one).  On AArch64 the GEMM has a NEON kernel (@@GEMM); the other
+   ops run their C kernels there. */
 /* exp(x) for x <= 0, the only exps the kernels need (softmax, cross-entropy, tanh, sigmoid all
    shift their argument to be non-positive).  exp(x) = 2^n · e^r with n = round(x/ln2) and
    r = x - n·ln2 in [-ln2/2, ln2/2] (ln2 split in two so r is exact), e^r by its Taylor series to
@@ -2312,7 +2367,7 @@ static inline float lt__exp_neg(float x) {
    -104; a NaN stays NaN: vmaxps returns its second operand when one is NaN), n = round(a/ln2),
    r = a - n·ln2, the same series, and 2^n applied by vscalefps (no range tricks needed).  Within
    an ulp or two of lt__exp_neg, not always the same bits. */
-LT__TARGET_AVX512 static inline __m512 lt__exp_neg16(__m512 a) {
+LT__TARGET("avx512f") static inline __m512 lt__exp_neg16(__m512 a) {
     __m512 n, r, p;
     a = _mm512_maskz_max_ps(LT__M16, _mm512_set1_ps(-120.0f), a);
     n = _mm512_maskz_roundscale_ps(LT__M16, _mm512_mul_ps(a, _mm512_set1_ps(1.44269504088896341f)),
@@ -2326,6 +2381,30 @@ LT__TARGET_AVX512 static inline __m512 lt__exp_neg16(__m512 a) {
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     return _mm512_maskz_scalef_ps(LT__M16, p, n);
+}
+
+/* d (8,8) = sᵀ of the 8 x 8 block at s (row strides lds, ldd), turned in AVX registers: pairs of
+   rows interleaved, then pairs of pairs, then the 128-bit halves exchanged (the attention's
+   transposes below, the GEMM's packing of B stored transposed, @@GEMM). */
+LT__TARGET("avx2") static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd) {
+    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
+    __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
+    __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
+    __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 #endif
 
@@ -2821,11 +2900,12 @@ static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
     return s + 2.0f * v * (s - s * s) * LT__GELU_K * (1.0f + 3.0f * LT__GELU_C * v * v);
 }
 
+/* ---- fast paths: AVX-512 (gelu) ---------------------------------------------------------------- */
 #ifdef LT__X86
 /* The same with AVX-512, 16 values at a time (the last ones masked): exp by lt__exp_neg16, and
    1/(1 + e) by the 14-bit reciprocal and one Newton step, r·(2 - d·r).  Each result is within a
    few ulp of the plain C loops' (they divide), at about half their cost (bench/design.md). */
-LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
+LT__TARGET("avx512f") static inline __m512 lt__gelu_s16(__m512 v) {
     __m512 u = _mm512_mul_ps(_mm512_set1_ps(LT__GELU_K),
                              _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(LT__GELU_C), _mm512_mul_ps(v, v)), v, v));
     __m512 e = lt__exp_neg16(_mm512_mul_ps(_mm512_set1_ps(-2.0f), _mm512_abs_ps(u)));
@@ -2833,7 +2913,7 @@ LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
     r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
     return _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(u, _mm512_setzero_ps(), _CMP_LT_OQ), r, e);
 }
-LT__TARGET_AVX512 static void lt__gelu_avx512(const float *x, float *y, int64_t m) {
+LT__TARGET("avx512f") static void lt__gelu_avx512(const float *x, float *y, int64_t m) {
     int64_t i;
     for (i = 0; i < m; i += 16) {
         __mmask16 k = (__mmask16)(m - i >= 16 ? 0xFFFFu : (1u << (m - i)) - 1u);
@@ -2842,7 +2922,7 @@ LT__TARGET_AVX512 static void lt__gelu_avx512(const float *x, float *y, int64_t 
     }
 }
 /* gx = gy·dy/dx (add: gx += ...); gy NULL: gx = dy/dx */
-LT__TARGET_AVX512 static void lt__gelu_bwd_avx512(const float *x, const float *gy, float *gx, int64_t m, int add) {
+LT__TARGET("avx512f") static void lt__gelu_bwd_avx512(const float *x, const float *gy, float *gx, int64_t m, int add) {
     const __m512 two = _mm512_set1_ps(2.0f), one = _mm512_set1_ps(1.0f);
     int64_t i;
     for (i = 0; i < m; i += 16) {
@@ -3602,7 +3682,8 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);     
 /* The block products: C (m,n) = alpha·A·B, or C += alpha·A·B (acc), where element (r,k) of A is
    A[r*ars + k*aks] (any two strides: A as is or transposed, in place) and row k of B is the n
    floats at B + k*ldb.  Sums run over k in order.  Plain C here (the reference, and the kernel
-   where AVX-512 is missing or LT_GEMM=portable|avx2 is set); an AVX-512 kernel below. */
+   where AVX-512 is missing or LT_GEMM=portable|avx2 is set); an AVX-512 kernel in the fast paths
+   at the end of the section (lt__att_tile_avx512). */
 static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const float *A, int64_t ars, int64_t aks,
                          const float *B, int64_t ldb, int acc, float *C, int64_t ldc) {
     int64_t r, j0, j, k;
@@ -3620,85 +3701,25 @@ static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const flo
         }
 }
 
-#ifdef LT__X86
-/* 6 rows x up to 64 columns: up to 24 zmm accumulators, as many B vectors as the 16-column groups
-   n spans (1 to 4: a head of 48 channels computes 3, not 4 with one masked off), A values
-   broadcast.  The last group is masked past n; rows past m read row 0 and are not stored. */
-#define LT__AM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define LT__AM_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
-#define LT__AM_ZERO(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0;
-#define LT__AM_FMA1(r, v) c##r##v = _mm512_fmadd_ps(av, b##v, c##r##v);
-#define LT__AM_ST1(r, v, mk)                                                                         \
-    _mm512_mask_storeu_ps(cr + 16 * v, mk, acc ? _mm512_fmadd_ps(va, c##r##v, _mm512_maskz_loadu_ps(mk, cr + 16 * v)) \
-                                                : _mm512_mul_ps(va, c##r##v));
-#define LT__AM_ST(r)                                                                                \
-    if (r < m) {                                                                                   \
-        float *cr = C + r * ldc;                                                                   \
-        LT__AM_ST1(r, 0, m0) LT__AM_ST1(r, 1, m1) LT__AM_ST1(r, 2, m2) LT__AM_ST1(r, 3, m3)            \
-    }
-/* the k loop on NV vectors: B row k's groups loaded (past n masked to 0), one broadcast per row */
-#define LT__AM_B0 __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
-#define LT__AM_B1 LT__AM_B0 __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
-#define LT__AM_B2 LT__AM_B1 __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
-#define LT__AM_B3 LT__AM_B2 __m512 b3 = _mm512_maskz_loadu_ps(m3, b + 48);
-#define LT__AM_AV(r) __m512 av = _mm512_set1_ps(a##r[k * aks]);
-#define LT__AM_F0(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) }
-#define LT__AM_F1(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) }
-#define LT__AM_F2(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) }
-#define LT__AM_F3(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) LT__AM_FMA1(r, 3) }
-#define LT__AM_LOOP(LOADS, FMAS)                                                                   \
-    for (k = 0; k < K; k++) {                                                                      \
-        const float *b = B + k * ldb;                                                              \
-        LOADS                                                                                      \
-        LT__AM_ROWS(FMAS)                                                                          \
-    }
-__attribute__((target("avx512f"))) static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha,
-                                                                  const float *A, int64_t ars, int64_t aks,
-                                                                  const float *B, int64_t ldb, int acc, float *C,
-                                                                  int64_t ldc) {
-    __mmask16 m0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
-    __mmask16 m1 = (__mmask16)(n >= 32 ? 0xffffu : n <= 16 ? 0u : (1u << (n - 16)) - 1u);
-    __mmask16 m2 = (__mmask16)(n >= 48 ? 0xffffu : n <= 32 ? 0u : (1u << (n - 32)) - 1u);
-    __mmask16 m3 = (__mmask16)(n >= 64 ? 0xffffu : n <= 48 ? 0u : (1u << (n - 48)) - 1u);
-    __m512 va = _mm512_set1_ps(alpha);
-    int64_t k;
-    LT__AM_ROWS(LT__AM_PTR)
-    LT__AM_ROWS(LT__AM_ZERO)
-    if (n > 48) LT__AM_LOOP(LT__AM_B3, LT__AM_F3)
-    else if (n > 32) LT__AM_LOOP(LT__AM_B2, LT__AM_F2)
-    else if (n > 16) LT__AM_LOOP(LT__AM_B1, LT__AM_F1)
-    else LT__AM_LOOP(LT__AM_B0, LT__AM_F0)
-    LT__AM_ROWS(LT__AM_ST)
-}
-#undef LT__AM_ROWS
-#undef LT__AM_PTR
-#undef LT__AM_ZERO
-#undef LT__AM_FMA1
-#undef LT__AM_ST1
-#undef LT__AM_ST
-#undef LT__AM_LOOP
-#undef LT__AM_B0
-#undef LT__AM_B1
-#undef LT__AM_B2
-#undef LT__AM_B3
-#undef LT__AM_AV
-#undef LT__AM_F0
-#undef LT__AM_F1
-#undef LT__AM_F2
-#undef LT__AM_F3
-#endif
-
 /* Does this CPU run the AVX-512 block kernel (and LT_GEMM does not ask for another)? */
 static int lt__att_simd(void) {
 #ifdef LT__X86
     const char *e = getenv("LT_GEMM");
     if (e && (!strcmp(e, "portable") || !strcmp(e, "avx2"))) return 0;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
+    return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX2);
 #else
     return 0;
 #endif
 }
+
+#ifdef LT__X86
+/* the AVX-512 fast paths, at the end of the section */
+LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
+                                                     int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
+                                                     float *C, int64_t ldc);
+LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out, int64_t n);
+LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n);
+#endif
 
 /* The block products, with the causal triangle skipped by row tiles of MR (row r of C needs only
    part of K or of the columns; what a tile needs is the union over its rows):
@@ -3751,21 +3772,7 @@ typedef struct {
     int64_t T, C, D;
 } lt__att_src;
 
-/* out[0..n) = the 16-bit values h of type p widened, with AVX-512: for the attention kernels (a
-   row of a head is D values, too few to pay for lt__from16's dispatch each time) and the GEMM's
-   packing of 16-bit operands (@@GEMM, lt__gsrc_get) */
-#ifdef LT__X86
-__attribute__((target("avx512f"))) static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out,
-                                                                    int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(h + i));
-        if (p == LT_F16) _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, x));
-        else _mm512_storeu_si512((void *)(out + i), _mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, x), 16));
-    }
-    if (i < n) lt__from16(p, h + i, out + i, (size_t)(n - i));
-}
-#endif
+/* out[0..n) = the 16-bit values h of type p widened (lt__widen16_avx512 where simd) */
 static void lt__att_widen(int simd, lt_dtype p, const uint16_t *h, float *out, int64_t n) {
 #ifdef LT__X86
     if (simd) { lt__widen16_avx512(p, h, out, n); return; }
@@ -3789,31 +3796,8 @@ static const float *lt__att_rows(const lt__att_src *a, int w, int64_t b, int64_t
     return buf;
 }
 
-/* xt (D, n) = xᵀ of n rows of D floats (row stride ld): 8 x 8 blocks turned in AVX registers
-   (simd), the edges one by one. */
-#ifdef LT__X86
-__attribute__((target("avx2"))) static void lt__att_tr8(const float *s, int64_t lds, float *d, int64_t ldd) {
-    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
-    __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
-    __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
-    /* interleave pairs of rows, then pairs of pairs, then exchange the 128-bit halves */
-    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
-    __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
-    _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
-    _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
-    _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
-    _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
-    _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
-    _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
-    _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
-}
-#endif
+/* xt (D, n) = xᵀ of n rows of D floats (row stride ld): 8 x 8 blocks by lt__tr8x8 (simd), the
+   edges one by one. */
 static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, int64_t D, float *xt) {
     int64_t r, d, r8 = 0, d8 = 0;
 #ifdef LT__X86
@@ -3821,7 +3805,7 @@ static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, i
         r8 = n & ~(int64_t)7;
         d8 = D & ~(int64_t)7;
         for (r = 0; r < r8; r += 8)
-            for (d = 0; d < d8; d += 8) lt__att_tr8(x + r * ld + d, ld, xt + d * n + r, n);
+            for (d = 0; d < d8; d += 8) lt__tr8x8(x + r * ld + d, ld, xt + d * n + r, n);
     }
 #else
     (void)simd;
@@ -3832,17 +3816,6 @@ static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, i
 
 /* x_i = exp(x_i - c_i) for i < n (c NULL: exp(x_i - c0)), every argument <= 0: the
    probabilities from the scores.  AVX-512: lt__exp_neg16, about twice as fast. */
-#ifdef LT__X86
-LT__TARGET_AVX512 static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n) {
-    __m512 vc = _mm512_set1_ps(c0);
-    int64_t i;
-    for (i = 0; i < n; i += 16) {
-        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
-        __m512 v = _mm512_maskz_loadu_ps(k, x + i);
-        _mm512_mask_storeu_ps(x + i, k, lt__exp_neg16(_mm512_sub_ps(v, c ? _mm512_maskz_loadu_ps(k, c + i) : vc)));
-    }
-}
-#endif
 static void lt__att_exp(int simd, float *x, const float *c, float c0, int64_t n) {
     int64_t i;
 #ifdef LT__X86
@@ -4121,6 +4094,97 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
     return lt__run(ctx, nd);
 }
 
+/* ---- fast paths: AVX-512 (attention) ------------------------------------------------------------ */
+#ifdef LT__X86
+/* 6 rows x up to 64 columns: up to 24 zmm accumulators, as many B vectors as the 16-column groups
+   n spans (1 to 4: a head of 48 channels computes 3, not 4 with one masked off), A values
+   broadcast.  The last group is masked past n; rows past m read row 0 and are not stored. */
+#define LT__AM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define LT__AM_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
+#define LT__AM_ZERO(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0;
+#define LT__AM_FMA1(r, v) c##r##v = _mm512_fmadd_ps(av, b##v, c##r##v);
+#define LT__AM_ST1(r, v, mk)                                                                         \
+    _mm512_mask_storeu_ps(cr + 16 * v, mk, acc ? _mm512_fmadd_ps(va, c##r##v, _mm512_maskz_loadu_ps(mk, cr + 16 * v)) \
+                                                : _mm512_mul_ps(va, c##r##v));
+#define LT__AM_ST(r)                                                                                \
+    if (r < m) {                                                                                   \
+        float *cr = C + r * ldc;                                                                   \
+        LT__AM_ST1(r, 0, m0) LT__AM_ST1(r, 1, m1) LT__AM_ST1(r, 2, m2) LT__AM_ST1(r, 3, m3)            \
+    }
+/* the k loop on NV vectors: B row k's groups loaded (past n masked to 0), one broadcast per row */
+#define LT__AM_B0 __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
+#define LT__AM_B1 LT__AM_B0 __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+#define LT__AM_B2 LT__AM_B1 __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
+#define LT__AM_B3 LT__AM_B2 __m512 b3 = _mm512_maskz_loadu_ps(m3, b + 48);
+#define LT__AM_AV(r) __m512 av = _mm512_set1_ps(a##r[k * aks]);
+#define LT__AM_F0(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) }
+#define LT__AM_F1(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) }
+#define LT__AM_F2(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) }
+#define LT__AM_F3(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) LT__AM_FMA1(r, 3) }
+#define LT__AM_LOOP(LOADS, FMAS)                                                                   \
+    for (k = 0; k < K; k++) {                                                                      \
+        const float *b = B + k * ldb;                                                              \
+        LOADS                                                                                      \
+        LT__AM_ROWS(FMAS)                                                                          \
+    }
+LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
+                                                     int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
+                                                     float *C, int64_t ldc) {
+    __mmask16 m0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+    __mmask16 m1 = (__mmask16)(n >= 32 ? 0xffffu : n <= 16 ? 0u : (1u << (n - 16)) - 1u);
+    __mmask16 m2 = (__mmask16)(n >= 48 ? 0xffffu : n <= 32 ? 0u : (1u << (n - 32)) - 1u);
+    __mmask16 m3 = (__mmask16)(n >= 64 ? 0xffffu : n <= 48 ? 0u : (1u << (n - 48)) - 1u);
+    __m512 va = _mm512_set1_ps(alpha);
+    int64_t k;
+    LT__AM_ROWS(LT__AM_PTR)
+    LT__AM_ROWS(LT__AM_ZERO)
+    if (n > 48) LT__AM_LOOP(LT__AM_B3, LT__AM_F3)
+    else if (n > 32) LT__AM_LOOP(LT__AM_B2, LT__AM_F2)
+    else if (n > 16) LT__AM_LOOP(LT__AM_B1, LT__AM_F1)
+    else LT__AM_LOOP(LT__AM_B0, LT__AM_F0)
+    LT__AM_ROWS(LT__AM_ST)
+}
+#undef LT__AM_ROWS
+#undef LT__AM_PTR
+#undef LT__AM_ZERO
+#undef LT__AM_FMA1
+#undef LT__AM_ST1
+#undef LT__AM_ST
+#undef LT__AM_LOOP
+#undef LT__AM_B0
+#undef LT__AM_B1
+#undef LT__AM_B2
+#undef LT__AM_B3
+#undef LT__AM_AV
+#undef LT__AM_F0
+#undef LT__AM_F1
+#undef LT__AM_F2
+#undef LT__AM_F3
+
+/* out[0..n) = the 16-bit values h of type p widened, with AVX-512: for the attention kernels (a
+   row of a head is D values, too few to pay for lt__from16's dispatch each time) and the GEMM's
+   packing of 16-bit operands (@@GEMM, lt__gsrc_get) */
+LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(h + i));
+        if (p == LT_F16) _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, x));
+        else _mm512_storeu_si512((void *)(out + i), _mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, x), 16));
+    }
+    if (i < n) lt__from16(p, h + i, out + i, (size_t)(n - i));
+}
+
+/* lt__att_exp's AVX-512 kernel: lt__exp_neg16 on 16 values at a time, the last ones masked. */
+LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n) {
+    __m512 vc = _mm512_set1_ps(c0);
+    int64_t i;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __m512 v = _mm512_maskz_loadu_ps(k, x + i);
+        _mm512_mask_storeu_ps(x + i, k, lt__exp_neg16(_mm512_sub_ps(v, c ? _mm512_maskz_loadu_ps(k, c + i) : vc)));
+    }
+}
+#endif /* LT__X86 */
 /* ---- src/06_gemm.h ---- */
 /* ==== @@GEMM  matrix multiply kernels (part of @@OPS) ========================================== */
 /* Holds: lt_sgemm and its layers (packing, micro-kernels portable / AVX2 / AVX-512), 16-bit
@@ -4241,7 +4305,7 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     else if (beta == 1.0f) { LT__A5_ROWS(LT__A5_ST1) }                                             \
     else { LT__A5_ROWS(LT__A5_STB) }
 #define LT__A5_KERNEL(name, ASTEP)                                                                 \
-    LT__TARGET_AVX512 static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
+    LT__TARGET("avx512f") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
                                        float alpha, float beta) {                                  \
         __m512 b0, b1, va, vb;                                                                     \
         int64_t k;                                                                                 \
@@ -4277,7 +4341,7 @@ LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] *
     c##r##a = _mm512_dpbf16_ps(c##r##a, (__m512bh)av, (__m512bh)b0);                               \
     c##r##b = _mm512_dpbf16_ps(c##r##b, (__m512bh)av, (__m512bh)b1);
 #define LT__AD_KERNEL(name, ASTEP)                                                                 \
-    LT__TARGET_BF16 static void name(int64_t kc, const float *af, const float *bf, float *c, int64_t ldc, \
+    LT__TARGET("avx512f,avx512bf16") static void name(int64_t kc, const float *af, const float *bf, float *c, int64_t ldc, \
                                      float alpha, float beta) {                                    \
         const int32_t *a = (const int32_t *)(const void *)af;                                      \
         const int32_t *b = (const int32_t *)(const void *)bf;                                      \
@@ -4303,7 +4367,7 @@ LT__AD_KERNEL(lt__uk_bf16dp_r, 1)           /* A sliver row-major: pair word a[r
    place as ceil(kc/2) rows of w pair words: word (m, j) = bf16(p[2m][j]) | bf16(p[2m+1][j]) << 16.
    Row m is written over words [m*w, m*w + w), which were read already (rows 2m and 2m+1 lie at
    or after it and are loaded first). */
-LT__TARGET_AVX512 static void lt__pair_kmajor(float *p, int64_t kc, int w) {
+LT__TARGET("avx512f") static void lt__pair_kmajor(float *p, int64_t kc, int w) {
     int32_t *q = (int32_t *)(void *)p;
     const __m512i hi = _mm512_set1_epi32((int)0xFFFF0000u);
     int64_t m;
@@ -4320,7 +4384,7 @@ LT__TARGET_AVX512 static void lt__pair_kmajor(float *p, int64_t kc, int w) {
 /* n row-major rows of kc floats (row r at p + r*LT__KS) rewritten in place as kc bf16 halves
    each (the same start, so pair word m of row r is word r*LT__KS + m), plus a zero half after an
    odd kc.  Each block of 16 is loaded before its 32 bytes are stored at or before it. */
-LT__TARGET_AVX512 static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
+LT__TARGET("avx512f") static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
     int64_t r, k;
     for (r = 0; r < n; r++) {
         float *row = p + r * LT__KS;
@@ -4357,7 +4421,7 @@ LT__TARGET_AVX512 static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
     _mm256_storeu_ps(c + r * ldc + 8,                                                            \
                      _mm256_fmadd_ps(va, c##r##b, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc + 8))));
 #define LT__A2_KERNEL(name, ASTEP)                                                                 \
-    LT__TARGET_AVX2 static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,  \
+    LT__TARGET("avx2,fma") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,  \
                                      float alpha, float beta) {                                    \
         __m256 b0, b1, av, va, vb;                                                                 \
         int64_t k;                                                                                 \
@@ -4380,31 +4444,8 @@ LT__A2_KERNEL(lt__uk_avx2_k, 6)
 LT__A2_KERNEL(lt__uk_avx2_r, 1)
 #undef LT__AT
 
-/* op(B)ᵀ packing for B stored transposed (N x K): 8 x 8 blocks turned in registers (AVX). */
-LT__TARGET_AVX2 static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd) {
-    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
-    __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
-    __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
-    /* pairs of rows interleaved, then pairs of pairs, then the 128-bit halves swapped */
-    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
-    __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    r0 = _mm256_shuffle_ps(t0, t2, 0x44); r1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    r2 = _mm256_shuffle_ps(t1, t3, 0x44); r3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    r4 = _mm256_shuffle_ps(t4, t6, 0x44); r5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    r6 = _mm256_shuffle_ps(t5, t7, 0x44); r7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    _mm256_storeu_ps(d, _mm256_permute2f128_ps(r0, r4, 0x20));
-    _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(r1, r5, 0x20));
-    _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(r2, r6, 0x20));
-    _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(r3, r7, 0x20));
-    _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(r0, r4, 0x31));
-    _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(r1, r5, 0x31));
-    _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(r2, r6, 0x31));
-    _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(r3, r7, 0x31));
-}
-
 /* n runs of h floats, s[i*lds + 0..h) -> d[i*ldd + 0..ldd), zero-filled past h (h <= ldd <= 32). */
-LT__TARGET_AVX512 static void lt__runs_avx512(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
+LT__TARGET("avx512f") static void lt__runs_avx512(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
     __mmask16 h0 = (__mmask16)(h >= 16 ? 0xffffu : (1u << h) - 1), d0 = (__mmask16)(ldd >= 16 ? 0xffffu : (1u << ldd) - 1);
     __mmask16 h1 = (__mmask16)(h <= 16 ? 0u : (1u << (h - 16)) - 1), d1 = (__mmask16)(ldd <= 16 ? 0u : (1u << (ldd - 16)) - 1);
     int64_t i;
@@ -4420,7 +4461,7 @@ LT__TARGET_AVX512 static void lt__runs_avx512(const float *s, int64_t lds, int64
         if (d1) _mm512_mask_storeu_ps(d + i * ldd + 16, d1, _mm512_maskz_loadu_ps(h1, s + i * lds + 16));
     }
 }
-LT__TARGET_AVX2 static void lt__runs_avx2(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
+LT__TARGET("avx2,fma") static void lt__runs_avx2(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256i h0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(h), lane), d0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(ldd), lane);
     __m256i h1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(h - 8), lane);
@@ -4499,34 +4540,7 @@ static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, 
 }
 #endif /* LT__ARM */
 
-/* ---- @@GEMM.pick  kernel choice --------------------------------------------------------------- */
-static int lt__gemm_supported(int id) {
-    if (id == LT__GEMM_PORTABLE) return 1;
-#ifdef LT__X86
-    __builtin_cpu_init();
-    if (id == LT__GEMM_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (id == LT__GEMM_AVX512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
-#endif
-#ifdef LT__ARM
-    if (id == LT__GEMM_NEON) return 1;
-#endif
-    return 0;
-}
-
-/* The best kernel this CPU runs, or the one LT_GEMM names (when this CPU runs it). */
-static int lt__gemm_pick(void) {
-    const char *e = getenv("LT_GEMM");
-    int id;
-    if (e) {
-        id = strcmp(e, "portable") == 0 ? LT__GEMM_PORTABLE : strcmp(e, "avx2") == 0 ? LT__GEMM_AVX2
-           : strcmp(e, "avx512") == 0 ? LT__GEMM_AVX512 : strcmp(e, "neon") == 0 ? LT__GEMM_NEON : -1;
-        if (id >= 0 && lt__gemm_supported(id)) return id;
-    }
-    for (id = LT__GEMM_NKERNELS - 1; id > 0; id--)
-        if (lt__gemm_supported(id)) return id;
-    return LT__GEMM_PORTABLE;
-}
-
+/* ---- kernel choice: lt__gemm_pick (@@CORE.cpu, with LT_GEMM) ---------------------------------- */
 /* Blocking per kernel.  KC x NR floats of a B sliver plus MR x KC of A stay in L1 (32-48 KiB),
    the KC x NC B panel in L2 (>= 512 KiB); MC only sets how much A one packing pass covers. */
 static lt__gemm_impl lt__gemm_impl_of(int id) {
@@ -4560,17 +4574,15 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
 /* Products of two bf16 operands take the AVX512_BF16 pair kernels where the AVX-512 kernel was
    picked and the CPU has the instruction, unless LT_GEMM16=convert in the environment asks for
    the float32 kernels on converted panels (the same values, summed in k order). */
-static int lt__amp_has_bf16dp(void);   /* @@AMP: cpuid says AVX512_BF16 */
 static void lt__gemm_dp(lt__gemm_impl *g) {
 #ifdef LT__X86
     const char *e = getenv("LT_GEMM16");
-    if (g->isa != 2 || (e && strcmp(e, "convert") == 0) || !lt__amp_has_bf16dp()) return;
-    if (!__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl")) return;   /* packing */
+    if (g->isa != 2 || (e && strcmp(e, "convert") == 0) || !lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX512BF16)) return;
+    if (!lt__cpu_has(LT__CPU_AVX512BW | LT__CPU_AVX512VL)) return;   /* packing */
     g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
     g->name = "avx512bf16 14x32 bf16 pairs";
 #else
     (void)g;
-    (void)lt__amp_has_bf16dp;
 #endif
 }
 
@@ -4629,7 +4641,7 @@ static void lt__pack_a(int ta, int isa, const float *A, int64_t lda, int64_t mc,
 
 /* op(B)[0..kc, 0..nc] -> NR-wide slivers, each kc rows of NR values: bp[s*kc*NR + k*NR + j].
    Element (k,j) of op(B) is B[k*ldb + j], or B[j*ldb + k] when transposed (then 8 x 8 blocks
-   are turned with AVX when simd is set). */
+   are turned with AVX, lt__tr8x8 in @@OPS, when isa is set). */
 static void lt__pack_b(int tb, int isa, const float *B, int64_t ldb, int64_t kc, int64_t nc, int nr, float *bp) {
     int64_t js, k, kk;
     int j;
@@ -4696,7 +4708,7 @@ static void lt__gsrc_prefetch(const lt__gsrc *s, int64_t at, int64_t n) {
    widens by a shift and rounds with the integer formula of lt_f32_to_bf16 (a NaN stays a NaN);
    fp16 through vcvtps2ph / vcvtph2ps (nearest even).  out may equal s's floats (in place). */
 /* 16 values of s at element i (all present) as float32 */
-LT__TARGET_AVX512 static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, int64_t i) {
+LT__TARGET("avx512f") static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, int64_t i) {
     if (s->gelu) {   /* 16 lookups in gelu16's table at once (one gather) */
         __m512i x = _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i)));
         return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), LT__M16, x, lt__gelu16_y[s->p == LT_F16], 4);
@@ -4725,7 +4737,7 @@ static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
    values, picked from two of those vectors with one permute, go to d + s*mr*LT__KS, where d is the
    k's place in sliver 0.  (Dealing them through a row in memory stalls on store forwarding; see
    bench/design.md.)  Used for float32 values and for bf16 pair words alike. */
-LT__TARGET_AVX512 static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, int32_t *d) {
+LT__TARGET("avx512f") static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, int32_t *d) {
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     __mmask16 mk = (__mmask16)((1u << mr) - 1u);
     int i0;
@@ -4737,7 +4749,7 @@ LT__TARGET_AVX512 static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, i
 }
 /* op(A) transposed, k-major slivers (as lt__pack_a): per k, the mc values converted 16 at a time
    into registers, then dealt (lt__deal_slivers). */
-LT__TARGET_AVX512 static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+LT__TARGET("avx512f") static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                    float *ap) {
     __m512i v[LT__GEMM_MC_MAX / 16 + 2];
     int nv = (int)((mc + 15) / 16), c, i;
@@ -4758,7 +4770,7 @@ LT__TARGET_AVX512 static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t ld
 }
 /* op(B) as is, NR-wide slivers (as lt__pack_b): row by row (B is read in order, the next rows
    prefetched), each row's nc values converted into their slivers' k rows. */
-LT__TARGET_AVX512 static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+LT__TARGET("avx512f") static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                    float *bp) {
     int64_t k, js;
     int j;
@@ -4774,7 +4786,7 @@ LT__TARGET_AVX512 static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ld
         }
     }
 }
-LT__TARGET_AVX512 static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+LT__TARGET("avx512f") static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t off, int64_t n, float *out) {
     int64_t i = 0;
     if (s->gelu) {
         for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, lt__gsrc16_lanes(s, off + i));
@@ -4879,9 +4891,8 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
 /* The four cases write the pair panels of lt__pair_kmajor / lt__pair_rows directly from the
    operand, 16 values at a time, without the float32 panel in between (a gelu operand, whose
    values are recomputed, still takes that way).  AVX512_BF16 CPUs all have AVX512BW and VL. */
-#define LT__TARGET_DPPACK __attribute__((target("avx512f,avx512bw,avx512vl")))
 /* the bf16 bits of s at at..at+n (n <= 16, the rest 0), zero-extended into 32-bit lanes */
-LT__TARGET_DPPACK static inline __m512i lt__bf16_bits(const lt__gsrc *s, int64_t at, int n) {
+LT__TARGET("avx512f,avx512bw,avx512vl") static inline __m512i lt__bf16_bits(const lt__gsrc *s, int64_t at, int n) {
     __mmask16 k = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
     if (s->h) return _mm512_maskz_cvtepu16_epi32(k, _mm256_maskz_loadu_epi16(k, s->h + at));
     {   /* float32: rounded to nearest even as lt_f32_to_bf16, a NaN to 0xFFFF (as lt__gsrc16_lanes) */
@@ -4894,16 +4905,16 @@ LT__TARGET_DPPACK static inline __m512i lt__bf16_bits(const lt__gsrc *s, int64_t
     }
 }
 /* pair words of two runs: lo's bits in the low half, hi's in the high half */
-LT__TARGET_DPPACK static inline __m512i lt__pair_words(__m512i lo, __m512i hi) {
+LT__TARGET("avx512f,avx512bw,avx512vl") static inline __m512i lt__pair_words(__m512i lo, __m512i hi) {
     return _mm512_or_si512(lo, _mm512_maskz_slli_epi32(LT__M16, hi, 16));
 }
 /* n values of s from at as n bf16 halves at d (n <= 16) */
-LT__TARGET_DPPACK static inline void lt__bf16_store(const lt__gsrc *s, int64_t at, int n, uint16_t *d) {
+LT__TARGET("avx512f,avx512bw,avx512vl") static inline void lt__bf16_store(const lt__gsrc *s, int64_t at, int n, uint16_t *d) {
     __mmask16 k = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
     _mm256_mask_storeu_epi16(d, k, _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_bits(s, at, n)));
 }
 /* op(B) as is: word (m, j) of a sliver from rows 2m and 2m+1 of B (nr a multiple of 16) */
-LT__TARGET_DPPACK static void lt__pack_b_pairs_n(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_b_pairs_n(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                  float *bp) {
     int32_t *q0 = (int32_t *)(void *)bp;
     int64_t js, m;
@@ -4927,7 +4938,7 @@ LT__TARGET_DPPACK static void lt__pack_b_pairs_n(const lt__gsrc *B, int64_t ldb,
 }
 /* op(B) transposed: column j of op(B) is a stored row, where the pairs (2m, 2m+1) are already
    neighbours: each row's kc values become kc/2 words in blk, which lt__pack_b turns. */
-LT__TARGET_DPPACK static void lt__pack_b_pairs_t(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_b_pairs_t(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                  float *bp) {
     float blk[32 * (LT__KC_MAX / 2 + 1)];
     int64_t kc2 = (kc + 1) / 2, js, k;
@@ -4943,7 +4954,7 @@ LT__TARGET_DPPACK static void lt__pack_b_pairs_t(const lt__gsrc *B, int64_t ldb,
     }
 }
 /* op(A) as is: each row's kc values as kc halves at the row's start (rows past mc: zeros) */
-LT__TARGET_DPPACK static void lt__pack_a_pairs_r(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_pairs_r(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                  float *ap) {
     int64_t rows = (mc + mr - 1) / mr * mr, r, k;
     for (r = 0; r < rows; r++) {
@@ -4958,7 +4969,7 @@ LT__TARGET_DPPACK static void lt__pack_a_pairs_r(const lt__gsrc *A, int64_t lda,
 }
 /* op(A) transposed: stored rows 2m and 2m+1 give the words of all mc rows of op(A) for pair m,
    16 at a time in registers, dealt to the slivers (lt__deal_slivers). */
-LT__TARGET_DPPACK static void lt__pack_a_pairs_t(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_pairs_t(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                  float *ap) {
     __m512i v[LT__GEMM_MC_MAX / 16 + 2];
     int32_t *q = (int32_t *)(void *)ap;
@@ -5540,7 +5551,7 @@ static void lt__save16(lt__node *nd) {
    blocks of 64 columns and add the rows in order, so the sums do not depend on the thread count */
 #ifdef LT__X86
 /* 64 columns (all present) in 4 registers, rounded 16 at a time as the GEMM's packing rounds */
-LT__TARGET_AVX512 static void lt__bias_grad16_avx512(int p, float *acc, const float *gy, int64_t R, int64_t O) {
+LT__TARGET("avx512f") static void lt__bias_grad16_avx512(int p, float *acc, const float *gy, int64_t R, int64_t O) {
     __m512 a0 = _mm512_loadu_ps(acc), a1 = _mm512_loadu_ps(acc + 16), a2 = _mm512_loadu_ps(acc + 32);
     __m512 a3 = _mm512_loadu_ps(acc + 48);
     lt__gsrc s;
@@ -7381,18 +7392,22 @@ LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *
 
 #define LT__OPT_PAR_MIN 32768 /* elements below which a loop stays on one thread */
 
-typedef enum { LT__OPT_ADAMW = 0, LT__OPT_SGD } lt__opt_kind;
+typedef enum {
+    LT__OPT_ADAMW = 0, LT__OPT_SGD, LT__OPT_LION, LT__OPT_ADEMAMIX, LT__OPT_MUON, LT__OPT_SOAP
+} lt__opt_kind;
 
 /* ---- @@OPTIM.table  the optimizer table, the constructors ------------------------------------ */
-/* The extension point for optimizers defined in later sections (@@OPTIM continued: Lion,
-   AdEMAMix, Muon, SOAP): when `ops` is set, the public lt_optim_* calls dispatch to it, and the
-   optimizer keeps its own state behind `ext` (AdamW and SGD leave both NULL). */
+/* The optimizer table: one row per optimizer, which the public lt_optim_* calls go through.
+   AdamW's and SGD's rows are below; Lion's, AdEMAMix's, Muon's and SOAP's follow their kernels
+   in @@OPTIM (continued), and those keep their own state behind lt_optim's `ext`. */
 typedef struct lt__optim_ops {
+    lt__opt_kind kind;
     const char *name;
-    lt_status (*step)(lt_optim *o, double lr);                 /* lr < 0: the config's lr */
-    void (*free_ext)(lt_optim *o);
-    void (*set_steps)(lt_optim *o, int64_t t);                 /* after pstep/t are set */
-    const char *(*state_name)(const lt_optim *o, int which);
+    const char *const *state_names;                            /* torch's state_dict names, by `which` */
+    /* one step of parameter i, which has a gradient, at learning rate lr (finite); an error goes
+       to the context and ends the step */
+    void (*update)(lt_optim *o, int i, double lr);
+    void (*free_ext)(lt_optim *o);                             /* NULL: nothing behind ext */
     /* buffer `which` of parameter i and its float count (NULL, 0: this parameter has none);
        *per_elem = 1 when element k belongs to parameter element k (lt_optim_state's kind) */
     float *(*state)(lt_optim *o, int param_index, int which, int64_t *count, int *per_elem);
@@ -7411,7 +7426,8 @@ struct lt_optim {
     int64_t *pstep;       /* per-parameter update count (torch keeps state['step'] per tensor) */
     unsigned char *hasbuf;/* SGD: momentum buffer exists (torch makes it on the first gradient) */
     int64_t t;            /* lt_optim_step calls that ran */
-    const lt__optim_ops *ops; /* NULL for AdamW and SGD */
+    double lr;            /* the configured learning rate (lt_optim_step's lr < 0) */
+    const lt__optim_ops *ops; /* this optimizer's row of the table */
     void *ext;
     float *dev_block;     /* on a device: `block` there (AdamW, SGD), and which copy is current */
     int dev_state;
@@ -7436,8 +7452,8 @@ static int lt__opt_decays(lt_decay_mode mode, const lt_tensor *t) {
     return mode == LT_DECAY_ALL || (mode == LT_DECAY_MARKED && t->decay);
 }
 
-/* The shared part of both constructors: check the list, copy it, allocate zeroed state. */
-static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params, lt__opt_kind kind,
+/* The shared part of every constructor: check the list, copy it, allocate zeroed state. */
+static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params, const lt__optim_ops *ops,
                                int nstates) {
     lt_optim *o;
     size_t total = 0, bytes;
@@ -7468,7 +7484,7 @@ static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params,
     o = (lt_optim *)LT__MALLOC(sizeof(lt_optim));
     if (!o) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", who); return NULL; }
     memset(o, 0, sizeof *o);
-    o->ctx = ctx; o->kind = kind; o->np = params.n; o->nstates = nstates;
+    o->ctx = ctx; o->kind = ops->kind; o->ops = ops; o->np = params.n; o->nstates = nstates;
     o->p = (lt_tensor **)LT__MALLOC((size_t)params.n * sizeof(lt_tensor *));
     o->pstep = (int64_t *)LT__MALLOC((size_t)params.n * sizeof(int64_t));
     o->hasbuf = (unsigned char *)LT__MALLOC((size_t)params.n);
@@ -7496,41 +7512,6 @@ oom:
     return NULL;
 }
 
-LTRAIN_DEF lt_optim *lt_adamw_create(lt_ctx *ctx, lt_paramset params, lt_adamw_config cfg) {
-    lt_optim *o;
-    if (!ctx || lt_failed(ctx)) return NULL;
-    /* the ranges torch.optim.AdamW accepts */
-    if (!(cfg.lr >= 0) || !(cfg.eps >= 0) || !(cfg.beta1 >= 0 && cfg.beta1 < 1) ||
-        !(cfg.beta2 >= 0 && cfg.beta2 < 1) || !(cfg.weight_decay >= 0)) {
-        lt_set_error(ctx, LT_ERR_ARG, "lt_adamw_create: lr %g, betas (%g, %g), eps %g, weight_decay %g: "
-                     "need lr >= 0, 0 <= beta < 1, eps >= 0, weight_decay >= 0",
-                     cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay);
-        return NULL;
-    }
-    o = lt__optim_new(ctx, "lt_adamw_create", params, LT__OPT_ADAMW, 2);
-    if (o) o->adamw = cfg;
-    return o;
-}
-
-LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_config cfg) {
-    lt_optim *o;
-    if (!ctx || lt_failed(ctx)) return NULL;
-    if (!(cfg.lr >= 0) || !(cfg.momentum >= 0) || !(cfg.weight_decay >= 0) || !(cfg.dampening == cfg.dampening)) {
-        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: lr %g, momentum %g, dampening %g, weight_decay %g: "
-                     "need lr, momentum and weight_decay >= 0", cfg.lr, cfg.momentum, cfg.dampening,
-                     cfg.weight_decay);
-        return NULL;
-    }
-    if (cfg.nesterov && (cfg.momentum <= 0 || cfg.dampening != 0)) {
-        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: nesterov needs momentum > 0 and dampening 0 "
-                     "(got momentum %g, dampening %g), as torch.optim.SGD", cfg.momentum, cfg.dampening);
-        return NULL;
-    }
-    o = lt__optim_new(ctx, "lt_sgd_create", params, LT__OPT_SGD, cfg.momentum != 0 ? 1 : 0);
-    if (o) o->sgd = cfg;
-    return o;
-}
-
 /* ---- @@OPTIM.adamw  AdamW -------------------------------------------------------------------- */
 /* AdamW on n elements, as torch.optim.AdamW's single-tensor path (t counted from 1):
      θ ← θ·(1 − lr·λ)                                     (decayed parameters only)
@@ -7544,30 +7525,9 @@ LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_confi
    main loop a compiler contracting floating-point expressions (GNU C with FMA enabled) would fuse
    θ·(1 − lr·λ) into the final addition and change the last bit. */
 #ifdef LT__X86
-/* The same two passes with AVX-512, 16 values at a time (the last ones masked): the compiler
-   cannot vectorise sqrtf itself while it may have to set errno.  Every operation is an IEEE one
-   rounded once, as in the scalar loops, so the bits are the same; the decayed p stays in a
-   register between the two passes. */
-LT__TARGET_AVX512 static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
-                                               float shrink, float b1, float omb1, float b2, float omb2,
-                                               float bc2_sqrt, float eps, float neg_step) {
-    __m512 vb1 = _mm512_set1_ps(b1), vomb1 = _mm512_set1_ps(omb1), vb2 = _mm512_set1_ps(b2);
-    __m512 vomb2 = _mm512_set1_ps(omb2), vbc = _mm512_set1_ps(bc2_sqrt), veps = _mm512_set1_ps(eps);
-    __m512 vstep = _mm512_set1_ps(neg_step), vshr = _mm512_set1_ps(shrink);
-    int64_t i;
-    for (i = 0; i < n; i += 16) {
-        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
-        __m512 pi = _mm512_maskz_loadu_ps(k, p + i), gi = _mm512_maskz_loadu_ps(k, g + i);
-        __m512 mi = _mm512_fmadd_ps(vomb1, gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, m + i), vb1));
-        __m512 vi = _mm512_fmadd_ps(_mm512_mul_ps(vomb2, gi), gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, v + i), vb2));
-        __m512 den = _mm512_add_ps(_mm512_div_ps(_mm512_maskz_sqrt_ps(LT__M16, vi), vbc), veps);
-        if (shrink != 1.0f)   /* (a builtin: never contracted into the add below; maskz: see LT__M16) */
-            pi = _mm512_maskz_mul_round_ps(LT__M16, pi, vshr, _MM_FROUND_CUR_DIRECTION);
-        _mm512_mask_storeu_ps(m + i, k, mi);
-        _mm512_mask_storeu_ps(v + i, k, vi);
-        _mm512_mask_storeu_ps(p + i, k, _mm512_add_ps(pi, _mm512_div_ps(_mm512_mul_ps(vstep, mi), den)));
-    }
-}
+LT__TARGET("avx512f") static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
+                                                  float shrink, float b1, float omb1, float b2, float omb2,
+                                                  float bc2_sqrt, float eps, float neg_step);   /* fast path, below */
 #endif
 static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64_t n, float shrink,
                              float b1, float omb1, float b2, float omb2, float bc2_sqrt, float eps,
@@ -7601,6 +7561,34 @@ static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64
     }
 }
 
+/* ---- fast paths: AVX-512 (AdamW) ------------------------------------------------------------- */
+#ifdef LT__X86
+/* The same two passes with AVX-512, 16 values at a time (the last ones masked): the compiler
+   cannot vectorise sqrtf itself while it may have to set errno.  Every operation is an IEEE one
+   rounded once, as in the scalar loops, so the bits are the same; the decayed p stays in a
+   register between the two passes. */
+LT__TARGET("avx512f") static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
+                                                  float shrink, float b1, float omb1, float b2, float omb2,
+                                                  float bc2_sqrt, float eps, float neg_step) {
+    __m512 vb1 = _mm512_set1_ps(b1), vomb1 = _mm512_set1_ps(omb1), vb2 = _mm512_set1_ps(b2);
+    __m512 vomb2 = _mm512_set1_ps(omb2), vbc = _mm512_set1_ps(bc2_sqrt), veps = _mm512_set1_ps(eps);
+    __m512 vstep = _mm512_set1_ps(neg_step), vshr = _mm512_set1_ps(shrink);
+    int64_t i;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __m512 pi = _mm512_maskz_loadu_ps(k, p + i), gi = _mm512_maskz_loadu_ps(k, g + i);
+        __m512 mi = _mm512_fmadd_ps(vomb1, gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, m + i), vb1));
+        __m512 vi = _mm512_fmadd_ps(_mm512_mul_ps(vomb2, gi), gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, v + i), vb2));
+        __m512 den = _mm512_add_ps(_mm512_div_ps(_mm512_maskz_sqrt_ps(LT__M16, vi), vbc), veps);
+        if (shrink != 1.0f)   /* (a builtin: never contracted into the add below; maskz: see LT__M16) */
+            pi = _mm512_maskz_mul_round_ps(LT__M16, pi, vshr, _MM_FROUND_CUR_DIRECTION);
+        _mm512_mask_storeu_ps(m + i, k, mi);
+        _mm512_mask_storeu_ps(v + i, k, vi);
+        _mm512_mask_storeu_ps(p + i, k, _mm512_add_ps(pi, _mm512_div_ps(_mm512_mul_ps(vstep, mi), den)));
+    }
+}
+#endif
+
 /* ---- @@OPTIM.sgd  SGD with momentum ---------------------------------------------------------- */
 /* SGD on n elements, as torch.optim.SGD:
      d ← g + λθ ;   b ← d on the first step, then b ← μ·b + (1−τ)·d     (momentum μ, dampening τ)
@@ -7623,48 +7611,105 @@ static void lt__sgd_update(float *p, float *buf, const float *g, int64_t n, floa
     }
 }
 
-/* ---- @@OPTIM.step  the public calls: step, state --------------------------------------------- */
-LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
+/* ---- @@OPTIM.step  the rows of AdamW and SGD, the step, the state ----------------------------- */
+/* AdamW's and SGD's rows: their state is opt->st, one buffer per parameter element each. */
+static void lt__adamw_param(lt_optim *o, int i, double lr) {
+    const lt_adamw_config *c = &o->adamw;
+    lt_tensor *t = o->p[i];
+    double step = (double)(++o->pstep[i]);
+    double bc1 = 1.0 - pow(c->beta1, step), bc2 = 1.0 - pow(c->beta2, step);
+    double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+    lt__adamw_update(t->data, o->st[i * 2], o->st[i * 2 + 1], t->grad, t->n, (float)(1.0 - lr * wd),
+                     (float)c->beta1, (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2),
+                     (float)sqrt(bc2), (float)c->eps, (float)(-(lr / bc1)));
+}
+static void lt__sgd_param(lt_optim *o, int i, double lr) {
+    const lt_sgd_config *c = &o->sgd;
+    lt_tensor *t = o->p[i];
+    double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+    float *buf = o->nstates ? o->st[i] : NULL;
+    lt__sgd_update(t->data, buf, t->grad, t->n, (float)wd, (float)c->momentum, (float)(1.0 - c->dampening),
+                   c->nesterov, !o->hasbuf[i], (float)(-lr));
+    o->hasbuf[i] = 1;
+    o->pstep[i]++;
+}
+static float *lt__optim_st_state(lt_optim *o, int i, int which, int64_t *count, int *per_elem) {
+    *count = 0;
+    *per_elem = 0;
+    if (i < 0 || i >= o->np || which < 0 || which >= o->nstates) return NULL;
+    *count = o->p[i]->n;
+    *per_elem = 1;
+    return o->st[i * o->nstates + which];
+}
+static const char *const lt__adamw_states[] = {"exp_avg", "exp_avg_sq"};
+static const char *const lt__sgd_states[] = {"momentum_buffer"};
+static const lt__optim_ops lt__adamw_ops = {LT__OPT_ADAMW, "adamw", lt__adamw_states, lt__adamw_param, NULL,
+                                            lt__optim_st_state};
+static const lt__optim_ops lt__sgd_ops = {LT__OPT_SGD, "sgd", lt__sgd_states, lt__sgd_param, NULL,
+                                          lt__optim_st_state};
+
+LTRAIN_DEF lt_optim *lt_adamw_create(lt_ctx *ctx, lt_paramset params, lt_adamw_config cfg) {
+    lt_optim *o;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    /* the ranges torch.optim.AdamW accepts */
+    if (!(cfg.lr >= 0) || !(cfg.eps >= 0) || !(cfg.beta1 >= 0 && cfg.beta1 < 1) ||
+        !(cfg.beta2 >= 0 && cfg.beta2 < 1) || !(cfg.weight_decay >= 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_adamw_create: lr %g, betas (%g, %g), eps %g, weight_decay %g: "
+                     "need lr >= 0, 0 <= beta < 1, eps >= 0, weight_decay >= 0",
+                     cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay);
+        return NULL;
+    }
+    o = lt__optim_new(ctx, "lt_adamw_create", params, &lt__adamw_ops, 2);
+    if (o) { o->adamw = cfg; o->lr = cfg.lr; }
+    return o;
+}
+
+LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_config cfg) {
+    lt_optim *o;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!(cfg.lr >= 0) || !(cfg.momentum >= 0) || !(cfg.weight_decay >= 0) || !(cfg.dampening == cfg.dampening)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: lr %g, momentum %g, dampening %g, weight_decay %g: "
+                     "need lr, momentum and weight_decay >= 0", cfg.lr, cfg.momentum, cfg.dampening,
+                     cfg.weight_decay);
+        return NULL;
+    }
+    if (cfg.nesterov && (cfg.momentum <= 0 || cfg.dampening != 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: nesterov needs momentum > 0 and dampening 0 "
+                     "(got momentum %g, dampening %g), as torch.optim.SGD", cfg.momentum, cfg.dampening);
+        return NULL;
+    }
+    o = lt__optim_new(ctx, "lt_sgd_create", params, &lt__sgd_ops, cfg.momentum != 0 ? 1 : 0);
+    if (o) { o->sgd = cfg; o->lr = cfg.lr; }
+    return o;
+}
+
+/* A step on the host, any optimizer: lr < 0 takes the configured one; then the row's update on
+   every parameter with a gradient (torch skips a parameter whose .grad is None), in order, up to
+   an error. */
+static lt_status lt__optim_host_step(lt_optim *opt, double lr) {
     int i;
+    if (lr < 0) lr = opt->lr;
+    if (!(lr - lr == 0)) /* NaN or inf */
+        return lt_set_error(opt->ctx, LT_ERR_ARG, "lt_optim_step: the learning rate is %g "
+                            "(hint: check the schedule's settings)", lr);
+    for (i = 0; i < opt->np && !lt_failed(opt->ctx); i++)
+        if (opt->p[i]->grad) opt->ops->update(opt, i, lr);
+    if (!lt_failed(opt->ctx)) opt->t++;
+    return lt_status_of(opt->ctx);
+}
+
+LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
     if (!opt) return LT_ERR_ARG;
     if (lt_failed(opt->ctx)) return lt_status_of(opt->ctx);
     if (opt->ctx->dev) return opt->ctx->dev->optim_step(opt, lr);   /* the device seam (@@CORE) */
     if (opt->dev_block) opt->dev->optim_pull(opt);   /* back from the device: the moments come home */
-    if (opt->ops) return opt->ops->step(opt, lr);
-    if (lr < 0) lr = opt->kind == LT__OPT_ADAMW ? opt->adamw.lr : opt->sgd.lr;
-    if (!(lr - lr == 0)) /* NaN or inf */
-        return lt_set_error(opt->ctx, LT_ERR_ARG, "lt_optim_step: the learning rate is %g "
-                            "(hint: check the schedule's settings)", lr);
-    for (i = 0; i < opt->np; i++) {
-        lt_tensor *t = opt->p[i];
-        if (!t->grad) continue; /* torch skips a parameter whose .grad is None */
-        if (opt->kind == LT__OPT_ADAMW) {
-            const lt_adamw_config *c = &opt->adamw;
-            double step = (double)(++opt->pstep[i]);
-            double bc1 = 1.0 - pow(c->beta1, step), bc2 = 1.0 - pow(c->beta2, step);
-            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
-            lt__adamw_update(t->data, opt->st[i * 2], opt->st[i * 2 + 1], t->grad, t->n,
-                             (float)(1.0 - lr * wd), (float)c->beta1, (float)(1.0 - c->beta1),
-                             (float)c->beta2, (float)(1.0 - c->beta2), (float)sqrt(bc2), (float)c->eps,
-                             (float)(-(lr / bc1)));
-        } else {
-            const lt_sgd_config *c = &opt->sgd;
-            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
-            float *buf = opt->nstates ? opt->st[i] : NULL;
-            lt__sgd_update(t->data, buf, t->grad, t->n, (float)wd, (float)c->momentum,
-                           (float)(1.0 - c->dampening), c->nesterov, !opt->hasbuf[i], (float)(-lr));
-            opt->hasbuf[i] = 1;
-            opt->pstep[i]++;
-        }
-    }
-    opt->t++;
-    return lt_status_of(opt->ctx);
+    return lt__optim_host_step(opt, lr);
 }
 
 LTRAIN_DEF void lt_optim_destroy(lt_optim *opt) {
     if (!opt) return;
     if (opt->dev_block) opt->dev->optim_free(opt);
-    if (opt->ops) opt->ops->free_ext(opt);
+    if (opt->ops->free_ext) opt->ops->free_ext(opt);
     LT__FREE(opt->block);
     LT__FREE(opt->st);
     LT__FREE(opt->hasbuf);
@@ -7682,13 +7727,10 @@ LTRAIN_DEF void lt_optim_set_steps(lt_optim *opt, int64_t t) {
     if (!opt || t < 0) return;
     opt->t = t;
     for (i = 0; i < opt->np; i++) { opt->pstep[i] = t; opt->hasbuf[i] = (unsigned char)(t > 0); }
-    if (opt->ops) opt->ops->set_steps(opt, t);
 }
 
 LTRAIN_DEF const char *lt_optim_name(const lt_optim *opt) {
-    if (!opt) return "";
-    if (opt->ops) return opt->ops->name;
-    return opt->kind == LT__OPT_ADAMW ? "adamw" : "sgd";
+    return opt ? opt->ops->name : "";
 }
 
 LTRAIN_DEF int lt_optim_num_states(const lt_optim *opt) { return opt ? opt->nstates : 0; }
@@ -7696,22 +7738,19 @@ LTRAIN_DEF int lt_optim_num_states(const lt_optim *opt) { return opt ? opt->nsta
 /* The names torch's optimizer state_dict uses. */
 LTRAIN_DEF const char *lt_optim_state_name(const lt_optim *opt, int which) {
     if (!opt || which < 0 || which >= opt->nstates) return NULL;
-    if (opt->ops) return opt->ops->state_name(opt, which);
-    if (opt->kind == LT__OPT_ADAMW) return which == 0 ? "exp_avg" : "exp_avg_sq";
-    return "momentum_buffer";
+    return opt->ops->state_names[which];
 }
 
 LTRAIN_DEF float *lt_optim_state(lt_optim *opt, int param_index, int which) {
     if (!opt || param_index < 0 || param_index >= opt->np || which < 0 || which >= opt->nstates)
         return NULL;
     if (opt->dev_block) opt->dev->optim_pull(opt);   /* the caller may read or write it: host copy current */
-    if (opt->ops) {
+    {
         int64_t count = 0;
         int per_elem = 0;
         float *p = opt->ops->state(opt, param_index, which, &count, &per_elem);
         return per_elem ? p : NULL; /* the rest: lt_optim_state_buf */
     }
-    return opt->st[param_index * opt->nstates + which];
 }
 
 LTRAIN_DEF lt_paramset lt_optim_params(const lt_optim *opt) {
@@ -7726,15 +7765,12 @@ LTRAIN_DEF lt_paramset lt_optim_params(const lt_optim *opt) {
 /* Holds: Lion, AdEMAMix, Muon (Newton-Schulz) and SOAP (eigenbases by Jacobi sweeps), plugged
    into lt_optim through lt__optim_ops.
    Calls: @@CORE, @@GEMM (lt_sgemm), @@OPTIM (AdamW's update, the optimizer table). */
-/* They plug into lt_optim through lt__optim_ops (12_optim.h).  Their state lives in one block
+/* Each has a row of the optimizer table (lt__optim_ops, @@OPTIM).  Their state lives in one block
    behind opt->ext: buf[i*ns + which] -> cnt[i*ns + which] floats, NULL where parameter i holds
    no state of that kind.  The elementwise kernels keep torch's operation order and fused
    multiply-adds, as AdamW's does (a + α·b in torch's CPU kernels is fma(α, b, a)). */
 
-typedef enum { LT__X_LION = 0, LT__X_ADEMAMIX, LT__X_MUON, LT__X_SOAP } lt__x_kind;
-
 typedef struct {
-    lt__x_kind kind;
     lt_lion_config lion;
     lt_ademamix_config adem;
     lt_muon_config muon;
@@ -7765,42 +7801,36 @@ static void lt__x_free(lt_optim *o) {
     o->ext = NULL;
 }
 
-static const char *lt__x_state_name(const lt_optim *o, int which) {
-    const lt__x *x = lt__xof(o);
-    if (which < 0 || which >= x->ns) return NULL;
-    switch (x->kind) {
-    case LT__X_LION: return lt__lion_states[which];
-    case LT__X_ADEMAMIX: return lt__adem_states[which];
-    case LT__X_MUON: return lt__muon_states[which];
-    default: return lt__soap_states[which];
-    }
-}
-
 static float *lt__x_state(lt_optim *o, int i, int which, int64_t *count, int *per_elem) {
     lt__x *x = lt__xof(o);
     *count = 0;
     *per_elem = 0;
     if (i < 0 || i >= o->np || which < 0 || which >= x->ns || !x->buf[i * x->ns + which]) return NULL;
     *count = x->cnt[i * x->ns + which];
-    *per_elem = x->kind != LT__X_SOAP || which < 2; /* SOAP's factors and bases are square */
+    *per_elem = o->kind != LT__OPT_SOAP || which < 2; /* SOAP's factors and bases are square */
     return x->buf[i * x->ns + which];
 }
 
-/* Every step count these optimizers use is opt->pstep[i], which lt_optim_set_steps has set. */
-static void lt__x_set_steps(lt_optim *o, int64_t t) { (void)o; (void)t; }
+/* The four rows of the optimizer table: each optimizer's update follows its kernels below. */
+static void lt__lion_param(lt_optim *o, int i, double lr);
+static void lt__ademamix_param(lt_optim *o, int i, double lr);
+static void lt__muon_param(lt_optim *o, int i, double lr);
+static void lt__soap_param(lt_optim *o, int i, double lr);
+static const lt__optim_ops lt__lion_ops = {LT__OPT_LION, "lion", lt__lion_states, lt__lion_param, lt__x_free,
+                                           lt__x_state};
+static const lt__optim_ops lt__ademamix_ops = {LT__OPT_ADEMAMIX, "ademamix", lt__adem_states, lt__ademamix_param,
+                                               lt__x_free, lt__x_state};
+static const lt__optim_ops lt__muon_ops = {LT__OPT_MUON, "muon", lt__muon_states, lt__muon_param, lt__x_free,
+                                           lt__x_state};
+static const lt__optim_ops lt__soap_ops = {LT__OPT_SOAP, "soap", lt__soap_states, lt__soap_param, lt__x_free,
+                                           lt__x_state};
 
-static lt_status lt__x_step(lt_optim *o, double lr);
-
-static const lt__optim_ops lt__x_ops[4] = {
-    {"lion", lt__x_step, lt__x_free, lt__x_set_steps, lt__x_state_name, lt__x_state},
-    {"ademamix", lt__x_step, lt__x_free, lt__x_set_steps, lt__x_state_name, lt__x_state},
-    {"muon", lt__x_step, lt__x_free, lt__x_set_steps, lt__x_state_name, lt__x_state},
-    {"soap", lt__x_step, lt__x_free, lt__x_set_steps, lt__x_state_name, lt__x_state}};
-
-/* A new optimizer of this kind with ns state kinds and empty buffers: the constructor fills
-   x->cnt (and sel, dl, dr), then calls lt__x_alloc.  NULL (error on ctx) as lt__optim_new. */
-static lt_optim *lt__x_new(lt_ctx *ctx, const char *who, lt_paramset params, lt__x_kind kind, int ns) {
-    lt_optim *o = lt__optim_new(ctx, who, params, LT__OPT_ADAMW, 0);
+/* A new optimizer of this row with ns state kinds and empty buffers, lr its configured learning
+   rate: the constructor fills x->cnt (and sel, dl, dr), then calls lt__x_alloc.  NULL (error on
+   ctx) as lt__optim_new. */
+static lt_optim *lt__x_new(lt_ctx *ctx, const char *who, lt_paramset params, const lt__optim_ops *ops, int ns,
+                           double lr) {
+    lt_optim *o = lt__optim_new(ctx, who, params, ops, 0);
     lt__x *x;
     size_t np;
     int i;
@@ -7809,10 +7839,9 @@ static lt_optim *lt__x_new(lt_ctx *ctx, const char *who, lt_paramset params, lt_
     x = (lt__x *)LT__MALLOC(sizeof(lt__x));
     if (!x) goto oom;
     memset(x, 0, sizeof *x);
-    o->ext = x;
-    o->ops = &lt__x_ops[kind];   /* from here on lt_optim_destroy frees x too */
+    o->ext = x;   /* from here on lt_optim_destroy frees x too */
     o->nstates = ns;
-    x->kind = kind;
+    o->lr = lr;
     x->ns = ns;
     x->buf = (float **)LT__MALLOC(np * (size_t)ns * sizeof(float *));
     x->cnt = (int64_t *)LT__MALLOC(np * (size_t)ns * sizeof(int64_t));
@@ -7880,7 +7909,7 @@ LTRAIN_DEF lt_optim *lt_lion_create(lt_ctx *ctx, lt_paramset params, lt_lion_con
                      "0 <= beta < 1, weight_decay >= 0", cfg.lr, cfg.beta1, cfg.beta2, cfg.weight_decay);
         return NULL;
     }
-    if (!(o = lt__x_new(ctx, "lt_lion_create", params, LT__X_LION, 1))) return NULL;
+    if (!(o = lt__x_new(ctx, "lt_lion_create", params, &lt__lion_ops, 1, cfg.lr))) return NULL;
     lt__xof(o)->lion = cfg;
     for (i = 0; i < o->np; i++) lt__xof(o)->cnt[i] = o->p[i]->n;
     return lt__x_alloc(o, "lt_lion_create", 0);
@@ -7903,6 +7932,14 @@ static void lt__lion_update(float *p, float *m, const float *g, int64_t n, float
         p[i] = fmaf(neg_lr, s, p[i]);
         m[i] = fmaf(omb2, g[i], m[i] * b2);
     }
+}
+static void lt__lion_param(lt_optim *o, int i, double lr) {
+    const lt_lion_config *c = &lt__xof(o)->lion;
+    lt_tensor *t = o->p[i];
+    double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+    lt__lion_update(t->data, lt__xof(o)->buf[i], t->grad, t->n, (float)(1.0 - lr * wd), (float)c->beta1,
+                    (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2), (float)(-lr));
+    o->pstep[i]++;
 }
 
 /* ---- @@OPTIM.ademamix  AdEMAMix ----------------------------------------------------------------- */
@@ -7946,7 +7983,7 @@ LTRAIN_DEF lt_optim *lt_ademamix_create(lt_ctx *ctx, lt_paramset params, lt_adem
                      cfg.weight_decay, (long long)cfg.alpha_warmup, (long long)cfg.beta3_warmup);
         return NULL;
     }
-    if (!(o = lt__x_new(ctx, "lt_ademamix_create", params, LT__X_ADEMAMIX, 3))) return NULL;
+    if (!(o = lt__x_new(ctx, "lt_ademamix_create", params, &lt__ademamix_ops, 3, cfg.lr))) return NULL;
     lt__xof(o)->adem = cfg;
     for (i = 0; i < o->np; i++)
         for (w = 0; w < 3; w++) lt__xof(o)->cnt[i * 3 + w] = o->p[i]->n;
@@ -7974,6 +8011,19 @@ static void lt__ademamix_update(float *p, float *m1, float *m2, float *v, const 
         p[i] = p[i] + neg_lr * u;
     }
 }
+static void lt__ademamix_param(lt_optim *o, int i, double lr) {
+    lt__x *x = lt__xof(o);
+    const lt_ademamix_config *c = &x->adem;
+    lt_tensor *t = o->p[i];
+    int64_t step = ++o->pstep[i];
+    double bc1 = 1.0 - pow(c->beta1, (double)step), bc2 = 1.0 - pow(c->beta2, (double)step);
+    double a = lt_ademamix_alpha(c, step), b3 = lt_ademamix_beta3(c, step);
+    double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+    lt__ademamix_update(t->data, x->buf[i * 3], x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n,
+                        (float)c->beta1, (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2),
+                        (float)b3, (float)(1.0 - b3), (float)bc1, (float)sqrt(bc2), (float)a, (float)c->eps,
+                        (float)wd, (float)(-lr));
+}
 
 /* ---- @@OPTIM.muon  Muon ------------------------------------------------------------------------- */
 LTRAIN_DEF lt_muon_config lt_muon_defaults(void) {
@@ -7997,7 +8047,7 @@ LTRAIN_DEF int lt_muon_is_hidden(const lt_tensor *t, void *user) {
 }
 
 LTRAIN_DEF int lt_muon_uses_muon(const lt_optim *opt, int i) {
-    if (!opt || opt->ops != &lt__x_ops[LT__X_MUON] || i < 0 || i >= opt->np) return 0;
+    if (!opt || opt->kind != LT__OPT_MUON || i < 0 || i >= opt->np) return 0;
     return lt__xof(opt)->sel[i];
 }
 
@@ -8022,7 +8072,7 @@ LTRAIN_DEF lt_optim *lt_muon_create(lt_ctx *ctx, lt_paramset params, lt_muon_con
                      cfg.adamw.beta1, cfg.adamw.beta2, cfg.adamw.eps, cfg.adamw.weight_decay);
         return NULL;
     }
-    if (!(o = lt__x_new(ctx, "lt_muon_create", params, LT__X_MUON, 3))) return NULL;
+    if (!(o = lt__x_new(ctx, "lt_muon_create", params, &lt__muon_ops, 3, cfg.lr))) return NULL;
     x = lt__xof(o);
     x->muon = cfg;
     for (i = 0; i < o->np; i++) {
@@ -8100,6 +8150,25 @@ static void lt__muon_update(lt_tensor *t, float *m, int64_t rows, int64_t cols, 
                 for (j = 0; j < cols; j++) p[i * cols + j] = fmaf(neg_lr, X[j * rows + i] * scale, p[i * cols + j]);
     }
 }
+/* Muon's parameters by Muon, the others by AdamW with the schedule's factor on its own lr. */
+static void lt__muon_param(lt_optim *o, int i, double lr) {
+    lt__x *x = lt__xof(o);
+    const lt_muon_config *c = &x->muon;
+    lt_tensor *t = o->p[i];
+    if (x->sel[i]) {
+        lt__muon_update(t, x->buf[i * 3], x->rows[i], x->cols[i], c, lr, x->work);
+        o->pstep[i]++;
+    } else {
+        const lt_adamw_config *a = &c->adamw;
+        double alr = c->lr > 0 ? a->lr * (lr / c->lr) : a->lr;
+        double step = (double)(++o->pstep[i]);
+        double bc1 = 1.0 - pow(a->beta1, step), bc2 = 1.0 - pow(a->beta2, step);
+        double wd = lt__opt_decays(a->decay_mode, t) ? a->weight_decay : 0.0;
+        lt__adamw_update(t->data, x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n, (float)(1.0 - alr * wd),
+                         (float)a->beta1, (float)(1.0 - a->beta1), (float)a->beta2, (float)(1.0 - a->beta2),
+                         (float)sqrt(bc2), (float)a->eps, (float)(-(alr / bc1)));
+    }
+}
 
 /* ---- @@OPTIM.soap  SOAP: linear algebra in double -------------------------------------------- */
 /* Symmetric a (n×n, row-major) = V·diag(w)·Vᵀ: Householder reduction to tridiagonal form, then
@@ -8107,11 +8176,11 @@ static void lt__muon_update(lt_tensor *t, float *m, int64_t rows, int64_t cols, 
    in JAMA).  v holds Vᵀ (row k = eigenvector k); working on Vᵀ keeps every inner loop contiguous
    in row-major storage.  e: n doubles of scratch.  Eigenvectors to ~1e-15 in double. */
 #define LT__V(r, c) v[(c) * n + (r)]
-static void lt__eigh(const double *a, double *v, double *w, double *e, int64_t n) {
-    int64_t i, j, k, l, m;
-    double f, g, h, hh, scale, tst1 = 0, eps = 2.220446049250313e-16;
-    for (i = 0; i < n * n; i++) v[i] = a[i];   /* a is symmetric: a = aᵀ */
-    if (n == 1) { w[0] = a[0]; v[0] = 1; return; }
+/* tred2: v (holding a) -> the Householder reduction's orthogonal transformations, w the
+   tridiagonal's diagonal and e[1..n) its off-diagonal (n >= 2). */
+static void lt__eigh_tred2(double *v, double *w, double *e, int64_t n) {
+    int64_t i, j, k;
+    double f, g, h, hh, scale;
     for (j = 0; j < n; j++) w[j] = LT__V(n - 1, j);
     for (i = n - 1; i > 0; i--) {   /* tred2: the Householder reduction */
         scale = 0; h = 0;
@@ -8165,7 +8234,12 @@ static void lt__eigh(const double *a, double *v, double *w, double *e, int64_t n
     for (j = 0; j < n; j++) { w[j] = LT__V(n - 1, j); LT__V(n - 1, j) = 0; }
     LT__V(n - 1, n - 1) = 1;
     e[0] = 0;
-    /* tql2: the implicit QL iteration on the tridiagonal (w, e) */
+}
+
+/* tql2: the implicit QL iteration on the tridiagonal (w, e): w -> the eigenvalues, v -> Vᵀ. */
+static void lt__eigh_tql2(double *v, double *w, double *e, int64_t n) {
+    int64_t i, k, l, m;
+    double f, g, h, tst1 = 0, eps = 2.220446049250313e-16;
     for (i = 1; i < n; i++) e[i - 1] = e[i];
     e[n - 1] = 0;
     f = 0;
@@ -8215,6 +8289,14 @@ static void lt__eigh(const double *a, double *v, double *w, double *e, int64_t n
         w[l] += f;
         e[l] = 0;
     }
+}
+
+static void lt__eigh(const double *a, double *v, double *w, double *e, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n * n; i++) v[i] = a[i];   /* a is symmetric: a = aᵀ */
+    if (n == 1) { w[0] = a[0]; v[0] = 1; return; }
+    lt__eigh_tred2(v, w, e, n);
+    lt__eigh_tql2(v, w, e, n);
 }
 #undef LT__V
 
@@ -8379,7 +8461,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
                      cfg.weight_decay, cfg.precondition_frequency, (long long)cfg.max_precond_dim);
         return NULL;
     }
-    if (!(o = lt__x_new(ctx, "lt_soap_create", params, LT__X_SOAP, 6))) return NULL;
+    if (!(o = lt__x_new(ctx, "lt_soap_create", params, &lt__soap_ops, 6, cfg.lr))) return NULL;
     x = lt__xof(o);
     x->soap = cfg;
     for (i = 0; i < o->np; i++) {
@@ -8400,7 +8482,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
 }
 
 /* One SOAP step of parameter i, as the reference's SOAP.step for one tensor (see lt_soap_config in 01_api.h). */
-static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
+static void lt__soap_param(lt_optim *o, int i, double lr) {
     lt__x *x = lt__xof(o);
     const lt_soap_config *c = &x->soap;
     lt_tensor *t = o->p[i];
@@ -8414,10 +8496,10 @@ static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     if (o->pstep[i] == 0) {   /* fill L, R and compute the bases; θ stays (no current gradient in its basis) */
         if (L) lt__soap_gg(L, g, rows, cols, 0, gw, gtmp);
         if (R) lt__soap_gg(R, g, rows, cols, 1, gw, gtmp);
-        if (L && lt__soap_eig(o->ctx, L, QL, rows) != LT_OK) return o->ctx->status;
-        if (R && lt__soap_eig(o->ctx, R, QR, cols) != LT_OK) return o->ctx->status;
+        if (L && lt__soap_eig(o->ctx, L, QL, rows) != LT_OK) return;
+        if (R && lt__soap_eig(o->ctx, R, QR, cols) != LT_OK) return;
         o->pstep[i] = 1;
-        return LT_OK;
+        return;
     }
     s = o->pstep[i]++;   /* the reference's state["step"]: 1 on the first update */
     {
@@ -8453,84 +8535,20 @@ static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     if (R) lt__soap_gg(R, g, rows, cols, 1, gw, gtmp);
     if ((L || R) && s % c->precondition_frequency == 0) {
         lt__soap_project(m, m, QL, QR, rows, cols, 1, w3);
-        if (L && lt__soap_refresh(o->ctx, L, QL, v, rows, cols, 0, w1, gtmp) != LT_OK) return o->ctx->status;
-        if (R && lt__soap_refresh(o->ctx, R, QR, v, rows, cols, 1, w1, gtmp) != LT_OK) return o->ctx->status;
+        if (L && lt__soap_refresh(o->ctx, L, QL, v, rows, cols, 0, w1, gtmp) != LT_OK) return;
+        if (R && lt__soap_refresh(o->ctx, R, QR, v, rows, cols, 1, w1, gtmp) != LT_OK) return;
         lt__soap_project(m, m, QL, QR, rows, cols, 0, w3);
     }
-    return LT_OK;
-}
-
-/* ---- @@OPTIM.step_more  the step of all four ----------------------------------------------- */
-static lt_status lt__x_step(lt_optim *o, double lr) {
-    lt__x *x = lt__xof(o);
-    double cfg_lr = x->kind == LT__X_LION ? x->lion.lr : x->kind == LT__X_ADEMAMIX ? x->adem.lr
-                  : x->kind == LT__X_MUON ? x->muon.lr : x->soap.lr;
-    int i;
-    if (lr < 0) lr = cfg_lr;
-    if (!(lr - lr == 0)) /* NaN or inf */
-        return lt_set_error(o->ctx, LT_ERR_ARG, "lt_optim_step: the learning rate is %g "
-                            "(hint: check the schedule's settings)", lr);
-    for (i = 0; i < o->np && !lt_failed(o->ctx); i++) {
-        lt_tensor *t = o->p[i];
-        if (!t->grad) continue; /* as torch: a parameter whose .grad is None is skipped */
-        switch (x->kind) {
-        case LT__X_LION: {
-            const lt_lion_config *c = &x->lion;
-            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
-            lt__lion_update(t->data, x->buf[i], t->grad, t->n, (float)(1.0 - lr * wd), (float)c->beta1,
-                            (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2), (float)(-lr));
-            o->pstep[i]++;
-            break;
-        }
-        case LT__X_ADEMAMIX: {
-            const lt_ademamix_config *c = &x->adem;
-            int64_t step = ++o->pstep[i];
-            double bc1 = 1.0 - pow(c->beta1, (double)step), bc2 = 1.0 - pow(c->beta2, (double)step);
-            double a = lt_ademamix_alpha(c, step), b3 = lt_ademamix_beta3(c, step);
-            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
-            lt__ademamix_update(t->data, x->buf[i * 3], x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n,
-                                (float)c->beta1, (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2),
-                                (float)b3, (float)(1.0 - b3), (float)bc1, (float)sqrt(bc2), (float)a, (float)c->eps,
-                                (float)wd, (float)(-lr));
-            break;
-        }
-        case LT__X_MUON: {
-            const lt_muon_config *c = &x->muon;
-            if (x->sel[i]) {
-                lt__muon_update(t, x->buf[i * 3], x->rows[i], x->cols[i], c, lr, x->work);
-                o->pstep[i]++;
-            } else {   /* AdamW, with the schedule's factor on its own lr */
-                const lt_adamw_config *a = &c->adamw;
-                double alr = c->lr > 0 ? a->lr * (lr / c->lr) : a->lr;
-                double step = (double)(++o->pstep[i]);
-                double bc1 = 1.0 - pow(a->beta1, step), bc2 = 1.0 - pow(a->beta2, step);
-                double wd = lt__opt_decays(a->decay_mode, t) ? a->weight_decay : 0.0;
-                lt__adamw_update(t->data, x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n,
-                                 (float)(1.0 - alr * wd), (float)a->beta1, (float)(1.0 - a->beta1),
-                                 (float)a->beta2, (float)(1.0 - a->beta2), (float)sqrt(bc2), (float)a->eps,
-                                 (float)(-(alr / bc1)));
-            }
-            break;
-        }
-        default:
-            lt__soap_param(o, i, lr);
-            break;
-        }
-    }
-    if (!lt_failed(o->ctx)) o->t++;
-    return lt_status_of(o->ctx);
 }
 
 /* ---- @@OPTIM.state  the state contract --------------------------------------------------------- */
 LTRAIN_DEF float *lt_optim_state_buf(lt_optim *opt, int param_index, int which, int64_t *count) {
     int64_t cnt = 0;
     float *p = NULL;
-    if (opt && opt->ops) {
+    if (opt) {
         int per_elem;
         p = opt->ops->state(opt, param_index, which, &cnt, &per_elem);
-    } else if (opt) {
-        p = lt_optim_state(opt, param_index, which);
-        cnt = p ? opt->p[param_index]->n : 0;
+        if (per_elem) p = lt_optim_state(opt, param_index, which);   /* the same buffer, host copy current */
     }
     if (count) *count = cnt;
     return p;
@@ -8786,15 +8804,25 @@ static double lt__sumsq(const float *g, int64_t n) {
     }
     return acc;
 }
+
+/* Every gradient of a parameter set, in order: the next parameter from *i on that has one (torch
+   skips parameters whose .grad is None), *i moved past it; NULL after the last.  The loop:
+     int i;  lt_tensor *t;
+     for (i = 0; (t = lt__next_grad(params, &i)) != NULL;) ... t->grad, t->n ... */
+static lt_tensor *lt__next_grad(lt_paramset params, int *i) {
+    while (params.p && *i < params.n) {
+        lt_tensor *t = params.p[(*i)++];
+        if (t && t->grad) return t;
+    }
+    return NULL;
+}
+
 /* Σ g² over every gradient, in double (torch sums per tensor, then the norms). */
 static double lt__grad_sumsq(lt_paramset params) {
     double acc = 0;
     int i;
-    for (i = 0; i < params.n; i++) {
-        const lt_tensor *t = params.p[i];
-        if (!t || !t->grad) continue; /* torch skips parameters whose .grad is None */
-        acc += lt__sumsq(t->grad, t->n);
-    }
+    const lt_tensor *t;
+    for (i = 0; (t = lt__next_grad(params, &i)) != NULL;) acc += lt__sumsq(t->grad, t->n);
     return acc;
 }
 
@@ -8812,6 +8840,7 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
     double norm;
     float coef;
     int i;
+    lt_tensor *t;
     if (ctx && lt_failed(ctx)) return NAN;
     if (!(max_norm >= 0)) {
         if (ctx) lt_set_error(ctx, LT_ERR_ARG, "lt_clip_grad_norm: max_norm is %g; it must be >= 0", max_norm);
@@ -8821,10 +8850,8 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
     if (ctx && ctx->dev) return ctx->dev->clip(ctx, params, max_norm, 1);
     norm = sqrt(lt__grad_sumsq(params));
     if (!(norm - norm == 0)) {
-        for (i = 0; i < params.n; i++) {
-            const lt_tensor *t = params.p[i];
+        for (i = 0; (t = lt__next_grad(params, &i)) != NULL;) {
             int64_t j;
-            if (!t || !t->grad) continue;
             for (j = 0; j < t->n; j++)
                 if (!(t->grad[j] - t->grad[j] == 0)) break;
             if (j < t->n) {
@@ -8842,13 +8869,9 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
     /* torch: max_norm / (norm + 1e-6) is Tensor.__rtruediv__, i.e. reciprocal(norm + 1e-6)·max_norm */
     coef = (1.0f / ((float)norm + (float)1e-6)) * (float)max_norm;
     if (coef > 1.0f) coef = 1.0f;
-    for (i = 0; i < params.n; i++) {
-        lt_tensor *t = params.p[i];
-        float *g;
-        int64_t j, n;
-        if (!t || !t->grad) continue;
-        g = t->grad;
-        n = t->n;
+    for (i = 0; (t = lt__next_grad(params, &i)) != NULL;) {
+        float *g = t->grad;
+        int64_t j, n = t->n;
         LT__OMP(parallel for simd if (parallel : n >= LT__OPT_PAR_MIN))
         for (j = 0; j < n; j++) g[j] *= coef;
     }
@@ -8860,19 +8883,16 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
 LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip) {
     float c = (float)clip;
     int i;
+    lt_tensor *t;
     if (ctx && lt_failed(ctx)) return;
     if (!(clip >= 0)) {
         if (ctx) lt_set_error(ctx, LT_ERR_ARG, "lt_clip_grad_value: clip is %g; it must be >= 0", clip);
         return;
     }
     if (ctx && ctx->dev) { ctx->dev->clip(ctx, params, clip, 2); return; }
-    for (i = 0; params.p && i < params.n; i++) {
-        lt_tensor *t = params.p[i];
-        float *g;
-        int64_t j, n;
-        if (!t || !t->grad) continue;
-        g = t->grad;
-        n = t->n;
+    for (i = 0; (t = lt__next_grad(params, &i)) != NULL;) {
+        float *g = t->grad;
+        int64_t j, n = t->n;
         LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
         for (j = 0; j < n; j++) {
             if (g[j] > c) g[j] = c;
@@ -8930,6 +8950,7 @@ LTRAIN_DEF lt_tensor *lt_scaler_scale_loss(lt_ctx *ctx, lt_scaler *sc, lt_tensor
 LTRAIN_DEF lt_status lt_scaler_unscale(lt_ctx *ctx, lt_scaler *sc, lt_paramset params) {
     float inv;
     int i, bad = 0;
+    lt_tensor *t;
     if (!ctx) return LT_ERR_ARG;
     if (lt_failed(ctx)) return lt_status_of(ctx);
     if (sc && !sc->enabled) return LT_OK;
@@ -8939,21 +8960,19 @@ LTRAIN_DEF lt_status lt_scaler_unscale(lt_ctx *ctx, lt_scaler *sc, lt_paramset p
         return lt_set_error(ctx, LT_ERR_STATE, "lt_scaler_unscale: called after lt_scaler_step in the same step "
                             "(hint: call lt_scaler_update after each step)");
     inv = (float)(1.0 / (double)sc->scale);
-    if (ctx->dev) bad = ctx->dev->unscale(ctx, params, inv);   /* inf/NaN check on the device */
-    else
-    for (i = 0; params.p && i < params.n; i++) {
-        lt_tensor *t = params.p[i];
-        float *g;
-        int64_t j, n;
-        if (!t || !t->grad) continue;
-        g = t->grad;
-        n = t->n;
-        LT__OMP(parallel for reduction(| : bad) if (n >= LT__AMP_PAR_MIN))
-        for (j = 0; j < n; j++) {
-            uint32_t u;
-            memcpy(&u, &g[j], sizeof u);   /* on the bits: -ffast-math would drop an isfinite() */
-            bad |= (u & 0x7F800000u) == 0x7F800000u;
-            g[j] *= inv;
+    if (ctx->dev) {
+        bad = ctx->dev->unscale(ctx, params, inv);   /* inf/NaN check on the device */
+    } else {
+        for (i = 0; (t = lt__next_grad(params, &i)) != NULL;) {   /* @@CLIP */
+            float *g = t->grad;
+            int64_t j, n = t->n;
+            LT__OMP(parallel for reduction(| : bad) if (n >= LT__AMP_PAR_MIN))
+            for (j = 0; j < n; j++) {
+                uint32_t u;
+                memcpy(&u, &g[j], sizeof u);   /* on the bits: -ffast-math would drop an isfinite() */
+                bad |= (u & 0x7F800000u) == 0x7F800000u;
+                g[j] *= inv;
+            }
         }
     }
     sc->found_inf = bad != 0;
@@ -13791,10 +13810,10 @@ static lt_status lt__cu_optim_step(lt_optim *o, double lr) {
     lt__cu_adam_job *jobs, *djobs;
     int i, nj = 0;
     int64_t chunks = 0;
-    if (o->ops) {   /* Lion, AdEMAMix, Muon, SOAP: on the host copies (correct; the bus is the price) */
+    if (o->kind != LT__OPT_ADAMW && o->kind != LT__OPT_SGD) {   /* Lion, AdEMAMix, Muon, SOAP: on the host copies (correct; the bus is the price) */
         lt_status s;
         if (lt_sync_params(ctx) != LT_OK) return ctx->status;
-        s = o->ops->step(o, lr);
+        s = lt__optim_host_step(o, lr);
         lt_params_changed(ctx);
         return s;
     }

@@ -18,7 +18,7 @@
                 checkpoints, plots, dist
      -- implementation (under LTRAIN_IMPLEMENTATION) --
      @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes      02_core.h
-                @@CORE.arena @@CORE.device @@CORE.errors @@CORE.threads @@CORE.rng @@CORE.context
+                @@CORE.cpu @@CORE.arena @@CORE.device @@CORE.errors @@CORE.threads @@CORE.rng @@CORE.context
      @@HALF     16-bit numbers: fp16/bf16 conversions (scalar and SIMD)             03_half.h
                 @@HALF.scalar @@HALF.arrays @@HALF.precision
      @@TENSOR   tensors: shapes, parameters (one packed block), views               04_tensor.h
@@ -29,7 +29,7 @@
                 @@OPS.embedding @@OPS.dropout @@OPS.transpose @@OPS.attention
      @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
                 at run time)
-                @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.avx2 @@GEMM.neon @@GEMM.pick
+                @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.avx2 @@GEMM.neon
                 @@GEMM.pack @@GEMM.f16 @@GEMM.pack_bf16 @@GEMM.block
      @@OPS      (continued) matmul, linear, conv1d                                  07_ops_matmul.h
                 @@OPS.matmul @@OPS.linear @@OPS.matmul16
@@ -46,7 +46,7 @@
      @@OPTIM    AdamW, SGD with momentum                                            12_optim.h
                 @@OPTIM.table @@OPTIM.adamw @@OPTIM.sgd @@OPTIM.step
      @@OPTIM    (continued) Lion, AdEMAMix, Muon, SOAP                              13_optim_more.h
-                @@OPTIM.lion @@OPTIM.ademamix @@OPTIM.muon @@OPTIM.soap @@OPTIM.step_more
+                @@OPTIM.lion @@OPTIM.ademamix @@OPTIM.muon @@OPTIM.soap
                 @@OPTIM.state
      @@SCHED    warm-up + cosine / sqrt / linear decay; LinearLR,                   14_sched.h
                 CosineAnnealingLR, SequentialLR

@@ -52,6 +52,107 @@
 #define M_PI 3.14159265358979323846
 #endif
 
+/* ---- @@CORE.cpu  the CPU's features --------------------------------------------------------------
+   Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86
+   (LT__X86) or AArch64 (LT__ARM) and LTRAIN_NO_SIMD is not defined, hand-written SIMD kernels are
+   compiled beside it: on x86 each such function names the instructions it uses with
+   LT__TARGET("avx2,fma"), LT__TARGET("avx512f"), ..., so the rest of the file needs no -m flags,
+   and it runs only where lt__cpu_has says this CPU has them.  Advanced SIMD (NEON) is part of the
+   AArch64 base architecture: every such CPU has it. */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
+    !defined(LTRAIN_NO_SIMD)
+#define LT__X86 1
+#include <cpuid.h>
+#include <immintrin.h>
+#define LT__TARGET(s) __attribute__((target(s)))
+/* g++ 12 in C++ mode warns "used uninitialized" inside its own avx512fintrin.h for the unmasked
+   shifts and conversions (they start from _mm512_undefined_*); their zero-masked forms with every
+   lane selected (LT__M16) compute the same thing without the warning, so the header uses those. */
+#define LT__M16 ((__mmask16)0xFFFF)
+#endif
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && !defined(LTRAIN_NO_SIMD)
+#define LT__ARM 1
+#include <arm_neon.h>
+#endif
+
+/* The features the kernels ask for, as bits of one set. */
+enum {
+    LT__CPU_AVX2 = 1 << 0, LT__CPU_FMA = 1 << 1, LT__CPU_F16C = 1 << 2, LT__CPU_AVX512F = 1 << 3,
+    LT__CPU_AVX512BW = 1 << 4, LT__CPU_AVX512VL = 1 << 5, LT__CPU_AVX512BF16 = 1 << 6, LT__CPU_NEON = 1 << 7,
+    LT__CPU_PROBED = 1 << 8
+};
+#ifdef LT__X86
+/* __builtin_cpu_supports checks that the OS saves the wider registers too; F16C and AVX512_BF16
+   are read with cpuid (older clangs lack those builtin names), F16C only where AVX2 is (its
+   registers are the ymm ones) and AVX512_BF16 only where AVX512F is. */
+static unsigned lt__cpu_probe(void) {
+    unsigned a = 0, b = 0, c = 0, d = 0, m = LT__CPU_PROBED;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        m |= LT__CPU_AVX2;
+        if (__get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1u)) m |= LT__CPU_F16C;   /* CPUID.1:ECX bit 29 */
+    }
+    if (__builtin_cpu_supports("fma")) m |= LT__CPU_FMA;
+    if (__builtin_cpu_supports("avx512f")) {
+        m |= LT__CPU_AVX512F;
+        if (__get_cpuid_max(0, NULL) >= 7) {
+            __cpuid_count(7, 1, a, b, c, d);
+            if ((a >> 5) & 1u) m |= LT__CPU_AVX512BF16;                              /* CPUID.(7,1):EAX bit 5 */
+        }
+    }
+    if (__builtin_cpu_supports("avx512bw")) m |= LT__CPU_AVX512BW;
+    if (__builtin_cpu_supports("avx512vl")) m |= LT__CPU_AVX512VL;
+    return m;
+}
+/* Does this CPU have every feature of `want` (LT__CPU_* bits)?  cpuid can take microseconds (it
+   traps in a virtual machine), so the answer, a fact about the machine and the same for every
+   caller, is kept after the first call. */
+static int lt__cpu_has(unsigned want) {
+    static unsigned known; /* 0 until probed; written whole, atomically */
+    unsigned m = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (!m) {
+        m = lt__cpu_probe();
+        __atomic_store_n(&known, m, __ATOMIC_RELAXED);
+    }
+    return (m & want) == want;
+}
+#elif defined(LT__ARM)
+static int lt__cpu_has(unsigned want) { return (want & ~(unsigned)LT__CPU_NEON) == 0; }
+#else
+static int lt__cpu_has(unsigned want) { return want == 0; }
+#endif
+
+/* The kernel sets (the GEMM's micro-kernels, @@GEMM, and the ops' SIMD kernels of the same
+   instructions, @@OPS): the best one this CPU runs, or the one LT_GEMM names. */
+enum { LT__GEMM_PORTABLE = 0, LT__GEMM_AVX2 = 1, LT__GEMM_AVX512 = 2, LT__GEMM_NEON = 3, LT__GEMM_NKERNELS = 4 };
+/* Does this CPU run kernel set id (the GEMM's micro-kernel, @@GEMM, and the ops' kernels of the
+   same instructions)? */
+static int lt__gemm_supported(int id) {
+    if (id == LT__GEMM_PORTABLE) return 1;
+#ifdef LT__X86
+    if (id == LT__GEMM_AVX2) return lt__cpu_has(LT__CPU_AVX2 | LT__CPU_FMA);
+    if (id == LT__GEMM_AVX512) return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX2);
+#endif
+#ifdef LT__ARM
+    if (id == LT__GEMM_NEON) return lt__cpu_has(LT__CPU_NEON);
+#endif
+    return 0;
+}
+
+/* The best kernel this CPU runs, or the one LT_GEMM names (when this CPU runs it). */
+static int lt__gemm_pick(void) {
+    const char *e = getenv("LT_GEMM");
+    int id;
+    if (e) {
+        id = strcmp(e, "portable") == 0 ? LT__GEMM_PORTABLE : strcmp(e, "avx2") == 0 ? LT__GEMM_AVX2
+           : strcmp(e, "avx512") == 0 ? LT__GEMM_AVX512 : strcmp(e, "neon") == 0 ? LT__GEMM_NEON : -1;
+        if (id >= 0 && lt__gemm_supported(id)) return id;
+    }
+    for (id = LT__GEMM_NKERNELS - 1; id > 0; id--)
+        if (lt__gemm_supported(id)) return id;
+    return LT__GEMM_PORTABLE;
+}
+
 /* ---- @@CORE.arena  the arena ----------------------------------------------------------------- */
 /* The arena: a list of big chunks, bump-allocated, 64-byte aligned.  Reset keeps the chunks,
    so after the first step a training loop allocates nothing. */

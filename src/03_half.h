@@ -91,14 +91,8 @@ static void lt__from_f16_scalar(const uint16_t *in, float *out, size_t n) {
     for (i = 0; i < n; i++) out[i] = lt_f16_to_f32(in[i]);
 }
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
-    !defined(LTRAIN_NO_SIMD)
-#define LT__AMP_X86 1
-#include <cpuid.h>
-#include <immintrin.h>
-#ifndef LT__M16   /* all 16 lanes (see LT__M16 above) */
-#define LT__M16 ((__mmask16)0xFFFF)
-#endif
+/* ---- fast paths: AVX2 / F16C and AVX-512, the scalar loops' bits ------------------------------ */
+#ifdef LT__X86
 #if defined(__GNUC__) && !defined(__clang__) && defined(__cplusplus)
 /* g++ 12 warns about the AVX-512 headers' own _mm512_undefined_* (GCC bug 105593) where they
    are inlined, i.e. in the kernels below; the warning is off up to the end of the kernels. */
@@ -106,7 +100,6 @@ static void lt__from_f16_scalar(const uint16_t *in, float *out, size_t n) {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define LT__AMP_POP_DIAGNOSTIC 1
 #endif
-#define LT__TARGET(s) __attribute__((target(s)))
 
 /* bf16 rounding on 8 lanes of float bits: the scalar formula; NaN lanes OR in 0xFFFF. */
 static LT__TARGET("avx2") __m256i lt__bf16_round8(__m256i u) {
@@ -239,37 +232,18 @@ static LT__TARGET("avx512f,avx512bf16") void lt__to_bf16_avx512bf16(const float 
 #pragma GCC diagnostic pop
 #undef LT__AMP_POP_DIAGNOSTIC
 #endif
+#endif /* LT__X86 */
 
-/* Which kernels this CPU (and OS) runs, as bit k for kernel k.  __builtin_cpu_supports checks
-   that the OS saves the wider registers; F16C and AVX512_BF16 are read with cpuid (older clangs
-   lack those builtin names).  cpuid can take microseconds (it traps in a virtual machine), so the
-   answer, a fact about the machine and the same for every caller, is kept after the first call. */
-static unsigned lt__k_probe(void) {
-    unsigned a = 0, b = 0, c = 0, d = 0, m = 1u << LT__K_SCALAR;
-    if (__builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1u)) /* F16C */
-        m |= 1u << LT__K_AVX2;
-    if (__builtin_cpu_supports("avx512f")) {
-        m |= 1u << LT__K_AVX512;
-        if (__get_cpuid_max(0, NULL) >= 7) {
-            __cpuid_count(7, 1, a, b, c, d);
-            if ((a >> 5) & 1u) m |= 1u << LT__K_AVX512BF16;           /* CPUID.(7,1):EAX bit 5 */
-        }
-    }
-    return m;
-}
+/* Does this CPU (and OS) run kernel k (lt__cpu_has, @@CORE)? */
 static int lt__k_available(int k) {
-    static unsigned known; /* 0 until probed; written whole, atomically */
-    unsigned m = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (!m) {
-        m = lt__k_probe();
-        __atomic_store_n(&known, m, __ATOMIC_RELAXED);
+    switch (k) {
+    case LT__K_SCALAR: return 1;
+    case LT__K_AVX2: return lt__cpu_has(LT__CPU_AVX2 | LT__CPU_F16C);
+    case LT__K_AVX512: return lt__cpu_has(LT__CPU_AVX512F);
+    case LT__K_AVX512BF16: return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX512BF16);
+    default: return 0;
     }
-    return k >= 0 && k < LT__K_COUNT && ((m >> k) & 1u);
 }
-#else
-static int lt__k_available(int k) { return k == LT__K_SCALAR; }
-#endif
-static int lt__amp_has_bf16dp(void) { return lt__k_available(LT__K_AVX512BF16); }
 
 /* Run conversion cv with kernel k on n elements; 0 when k has no such kernel (nothing done). */
 static int lt__cv_run(int cv, int k, const void *in, void *out, size_t n) {
@@ -282,7 +256,7 @@ static int lt__cv_run(int cv, int k, const void *in, void *out, size_t n) {
     case LT__CV_FROM_BF16 * LT__K_COUNT + LT__K_SCALAR: lt__from_bf16_scalar(h, of, n); return 1;
     case LT__CV_TO_F16 * LT__K_COUNT + LT__K_SCALAR: lt__to_f16_scalar(f, oh, n); return 1;
     case LT__CV_FROM_F16 * LT__K_COUNT + LT__K_SCALAR: lt__from_f16_scalar(h, of, n); return 1;
-#ifdef LT__AMP_X86
+#ifdef LT__X86
     case LT__CV_TO_BF16 * LT__K_COUNT + LT__K_AVX2: lt__to_bf16_avx2(f, oh, n); return 1;
     case LT__CV_FROM_BF16 * LT__K_COUNT + LT__K_AVX2: lt__from_bf16_avx2(h, of, n); return 1;
     case LT__CV_TO_F16 * LT__K_COUNT + LT__K_AVX2: lt__to_f16_avx2(f, oh, n); return 1;
@@ -375,7 +349,7 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n) {
         if (in != out) memmove(out, in, n * sizeof(float));
         return;
     }
-#ifdef LT__AMP_X86
+#ifdef LT__X86
     if (lt__k_available(LT__K_AVX512)) {
         if (p == LT_BF16) lt__round_bf16_avx512(in, out, n);
         else lt__round_f16_avx512(in, out, n);

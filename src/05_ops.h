@@ -125,30 +125,10 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
 /* ---- @@OPS.simd  SIMD kernels ----------------------------------------------------------------------
    Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86 (and
    LTRAIN_NO_SIMD is not defined), hand-written AVX2 / AVX-512 kernels are compiled beside it with
-   target attributes, and run only when cpuid says the CPU has the instructions (lt__gemm_pick,
-   @@GEMM, which also reads LT_GEMM=portable|avx2|avx512|neon from the environment to force one).
-   On AArch64 the GEMM has a NEON kernel (below); the other ops run their C kernels there. */
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
-    !defined(LTRAIN_NO_SIMD)
-#define LT__X86 1
-#include <immintrin.h>
-/* g++ 12 in C++ mode warns "used uninitialized" inside its own avx512fintrin.h for the unmasked
-   shifts and conversions (they start from _mm512_undefined_*); their zero-masked forms with every
-   lane selected (LT__M16) compute the same thing without the warning, so the header uses those. */
-#define LT__M16 ((__mmask16)0xFFFF)
-#define LT__TARGET_AVX512 __attribute__((target("avx512f")))
-#define LT__TARGET_AVX2 __attribute__((target("avx2,fma")))
-#define LT__TARGET_BF16 __attribute__((target("avx512f,avx512bf16")))
-#endif
-/* On AArch64 (GCC or Clang, LTRAIN_NO_SIMD not defined) a NEON GEMM kernel is compiled too:
-   Advanced SIMD is part of the AArch64 base architecture, so every such CPU runs it. */
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && !defined(LTRAIN_NO_SIMD)
-#define LT__ARM 1
-#include <arm_neon.h>
-#endif
-enum { LT__GEMM_PORTABLE = 0, LT__GEMM_AVX2 = 1, LT__GEMM_AVX512 = 2, LT__GEMM_NEON = 3, LT__GEMM_NKERNELS = 4 };
-static int lt__gemm_pick(void);   /* the kernel set this CPU runs (@@GEMM) */
-
+   target attributes (LT__TARGET, @@CORE), and run only when the CPU has the instructions
+   (lt__cpu_has and lt__gemm_pick, @@CORE.cpu; LT_GEMM=portable|avx2|avx512|neon in the environment
+   forces one).  On AArch64 the GEMM has a NEON kernel (@@GEMM); the other
+   ops run their C kernels there. */
 /* exp(x) for x <= 0, the only exps the kernels need (softmax, cross-entropy, tanh, sigmoid all
    shift their argument to be non-positive).  exp(x) = 2^n · e^r with n = round(x/ln2) and
    r = x - n·ln2 in [-ln2/2, ln2/2] (ln2 split in two so r is exact), e^r by its Taylor series to
@@ -180,7 +160,7 @@ static inline float lt__exp_neg(float x) {
    -104; a NaN stays NaN: vmaxps returns its second operand when one is NaN), n = round(a/ln2),
    r = a - n·ln2, the same series, and 2^n applied by vscalefps (no range tricks needed).  Within
    an ulp or two of lt__exp_neg, not always the same bits. */
-LT__TARGET_AVX512 static inline __m512 lt__exp_neg16(__m512 a) {
+LT__TARGET("avx512f") static inline __m512 lt__exp_neg16(__m512 a) {
     __m512 n, r, p;
     a = _mm512_maskz_max_ps(LT__M16, _mm512_set1_ps(-120.0f), a);
     n = _mm512_maskz_roundscale_ps(LT__M16, _mm512_mul_ps(a, _mm512_set1_ps(1.44269504088896341f)),
@@ -194,6 +174,30 @@ LT__TARGET_AVX512 static inline __m512 lt__exp_neg16(__m512 a) {
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     return _mm512_maskz_scalef_ps(LT__M16, p, n);
+}
+
+/* d (8,8) = sᵀ of the 8 x 8 block at s (row strides lds, ldd), turned in AVX registers: pairs of
+   rows interleaved, then pairs of pairs, then the 128-bit halves exchanged (the attention's
+   transposes below, the GEMM's packing of B stored transposed, @@GEMM). */
+LT__TARGET("avx2") static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd) {
+    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
+    __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
+    __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
+    __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 #endif
 
@@ -689,11 +693,12 @@ static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
     return s + 2.0f * v * (s - s * s) * LT__GELU_K * (1.0f + 3.0f * LT__GELU_C * v * v);
 }
 
+/* ---- fast paths: AVX-512 (gelu) ---------------------------------------------------------------- */
 #ifdef LT__X86
 /* The same with AVX-512, 16 values at a time (the last ones masked): exp by lt__exp_neg16, and
    1/(1 + e) by the 14-bit reciprocal and one Newton step, r·(2 - d·r).  Each result is within a
    few ulp of the plain C loops' (they divide), at about half their cost (bench/design.md). */
-LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
+LT__TARGET("avx512f") static inline __m512 lt__gelu_s16(__m512 v) {
     __m512 u = _mm512_mul_ps(_mm512_set1_ps(LT__GELU_K),
                              _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(LT__GELU_C), _mm512_mul_ps(v, v)), v, v));
     __m512 e = lt__exp_neg16(_mm512_mul_ps(_mm512_set1_ps(-2.0f), _mm512_abs_ps(u)));
@@ -701,7 +706,7 @@ LT__TARGET_AVX512 static inline __m512 lt__gelu_s16(__m512 v) {
     r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
     return _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(u, _mm512_setzero_ps(), _CMP_LT_OQ), r, e);
 }
-LT__TARGET_AVX512 static void lt__gelu_avx512(const float *x, float *y, int64_t m) {
+LT__TARGET("avx512f") static void lt__gelu_avx512(const float *x, float *y, int64_t m) {
     int64_t i;
     for (i = 0; i < m; i += 16) {
         __mmask16 k = (__mmask16)(m - i >= 16 ? 0xFFFFu : (1u << (m - i)) - 1u);
@@ -710,7 +715,7 @@ LT__TARGET_AVX512 static void lt__gelu_avx512(const float *x, float *y, int64_t 
     }
 }
 /* gx = gy·dy/dx (add: gx += ...); gy NULL: gx = dy/dx */
-LT__TARGET_AVX512 static void lt__gelu_bwd_avx512(const float *x, const float *gy, float *gx, int64_t m, int add) {
+LT__TARGET("avx512f") static void lt__gelu_bwd_avx512(const float *x, const float *gy, float *gx, int64_t m, int add) {
     const __m512 two = _mm512_set1_ps(2.0f), one = _mm512_set1_ps(1.0f);
     int64_t i;
     for (i = 0; i < m; i += 16) {
@@ -1470,7 +1475,8 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);     
 /* The block products: C (m,n) = alpha·A·B, or C += alpha·A·B (acc), where element (r,k) of A is
    A[r*ars + k*aks] (any two strides: A as is or transposed, in place) and row k of B is the n
    floats at B + k*ldb.  Sums run over k in order.  Plain C here (the reference, and the kernel
-   where AVX-512 is missing or LT_GEMM=portable|avx2 is set); an AVX-512 kernel below. */
+   where AVX-512 is missing or LT_GEMM=portable|avx2 is set); an AVX-512 kernel in the fast paths
+   at the end of the section (lt__att_tile_avx512). */
 static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const float *A, int64_t ars, int64_t aks,
                          const float *B, int64_t ldb, int acc, float *C, int64_t ldc) {
     int64_t r, j0, j, k;
@@ -1488,85 +1494,25 @@ static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const flo
         }
 }
 
-#ifdef LT__X86
-/* 6 rows x up to 64 columns: up to 24 zmm accumulators, as many B vectors as the 16-column groups
-   n spans (1 to 4: a head of 48 channels computes 3, not 4 with one masked off), A values
-   broadcast.  The last group is masked past n; rows past m read row 0 and are not stored. */
-#define LT__AM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define LT__AM_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
-#define LT__AM_ZERO(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0;
-#define LT__AM_FMA1(r, v) c##r##v = _mm512_fmadd_ps(av, b##v, c##r##v);
-#define LT__AM_ST1(r, v, mk)                                                                         \
-    _mm512_mask_storeu_ps(cr + 16 * v, mk, acc ? _mm512_fmadd_ps(va, c##r##v, _mm512_maskz_loadu_ps(mk, cr + 16 * v)) \
-                                                : _mm512_mul_ps(va, c##r##v));
-#define LT__AM_ST(r)                                                                                \
-    if (r < m) {                                                                                   \
-        float *cr = C + r * ldc;                                                                   \
-        LT__AM_ST1(r, 0, m0) LT__AM_ST1(r, 1, m1) LT__AM_ST1(r, 2, m2) LT__AM_ST1(r, 3, m3)            \
-    }
-/* the k loop on NV vectors: B row k's groups loaded (past n masked to 0), one broadcast per row */
-#define LT__AM_B0 __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
-#define LT__AM_B1 LT__AM_B0 __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
-#define LT__AM_B2 LT__AM_B1 __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
-#define LT__AM_B3 LT__AM_B2 __m512 b3 = _mm512_maskz_loadu_ps(m3, b + 48);
-#define LT__AM_AV(r) __m512 av = _mm512_set1_ps(a##r[k * aks]);
-#define LT__AM_F0(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) }
-#define LT__AM_F1(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) }
-#define LT__AM_F2(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) }
-#define LT__AM_F3(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) LT__AM_FMA1(r, 3) }
-#define LT__AM_LOOP(LOADS, FMAS)                                                                   \
-    for (k = 0; k < K; k++) {                                                                      \
-        const float *b = B + k * ldb;                                                              \
-        LOADS                                                                                      \
-        LT__AM_ROWS(FMAS)                                                                          \
-    }
-__attribute__((target("avx512f"))) static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha,
-                                                                  const float *A, int64_t ars, int64_t aks,
-                                                                  const float *B, int64_t ldb, int acc, float *C,
-                                                                  int64_t ldc) {
-    __mmask16 m0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
-    __mmask16 m1 = (__mmask16)(n >= 32 ? 0xffffu : n <= 16 ? 0u : (1u << (n - 16)) - 1u);
-    __mmask16 m2 = (__mmask16)(n >= 48 ? 0xffffu : n <= 32 ? 0u : (1u << (n - 32)) - 1u);
-    __mmask16 m3 = (__mmask16)(n >= 64 ? 0xffffu : n <= 48 ? 0u : (1u << (n - 48)) - 1u);
-    __m512 va = _mm512_set1_ps(alpha);
-    int64_t k;
-    LT__AM_ROWS(LT__AM_PTR)
-    LT__AM_ROWS(LT__AM_ZERO)
-    if (n > 48) LT__AM_LOOP(LT__AM_B3, LT__AM_F3)
-    else if (n > 32) LT__AM_LOOP(LT__AM_B2, LT__AM_F2)
-    else if (n > 16) LT__AM_LOOP(LT__AM_B1, LT__AM_F1)
-    else LT__AM_LOOP(LT__AM_B0, LT__AM_F0)
-    LT__AM_ROWS(LT__AM_ST)
-}
-#undef LT__AM_ROWS
-#undef LT__AM_PTR
-#undef LT__AM_ZERO
-#undef LT__AM_FMA1
-#undef LT__AM_ST1
-#undef LT__AM_ST
-#undef LT__AM_LOOP
-#undef LT__AM_B0
-#undef LT__AM_B1
-#undef LT__AM_B2
-#undef LT__AM_B3
-#undef LT__AM_AV
-#undef LT__AM_F0
-#undef LT__AM_F1
-#undef LT__AM_F2
-#undef LT__AM_F3
-#endif
-
 /* Does this CPU run the AVX-512 block kernel (and LT_GEMM does not ask for another)? */
 static int lt__att_simd(void) {
 #ifdef LT__X86
     const char *e = getenv("LT_GEMM");
     if (e && (!strcmp(e, "portable") || !strcmp(e, "avx2"))) return 0;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
+    return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX2);
 #else
     return 0;
 #endif
 }
+
+#ifdef LT__X86
+/* the AVX-512 fast paths, at the end of the section */
+LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
+                                                     int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
+                                                     float *C, int64_t ldc);
+LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out, int64_t n);
+LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n);
+#endif
 
 /* The block products, with the causal triangle skipped by row tiles of MR (row r of C needs only
    part of K or of the columns; what a tile needs is the union over its rows):
@@ -1619,21 +1565,7 @@ typedef struct {
     int64_t T, C, D;
 } lt__att_src;
 
-/* out[0..n) = the 16-bit values h of type p widened, with AVX-512: for the attention kernels (a
-   row of a head is D values, too few to pay for lt__from16's dispatch each time) and the GEMM's
-   packing of 16-bit operands (@@GEMM, lt__gsrc_get) */
-#ifdef LT__X86
-__attribute__((target("avx512f"))) static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out,
-                                                                    int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(h + i));
-        if (p == LT_F16) _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, x));
-        else _mm512_storeu_si512((void *)(out + i), _mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, x), 16));
-    }
-    if (i < n) lt__from16(p, h + i, out + i, (size_t)(n - i));
-}
-#endif
+/* out[0..n) = the 16-bit values h of type p widened (lt__widen16_avx512 where simd) */
 static void lt__att_widen(int simd, lt_dtype p, const uint16_t *h, float *out, int64_t n) {
 #ifdef LT__X86
     if (simd) { lt__widen16_avx512(p, h, out, n); return; }
@@ -1657,31 +1589,8 @@ static const float *lt__att_rows(const lt__att_src *a, int w, int64_t b, int64_t
     return buf;
 }
 
-/* xt (D, n) = xᵀ of n rows of D floats (row stride ld): 8 x 8 blocks turned in AVX registers
-   (simd), the edges one by one. */
-#ifdef LT__X86
-__attribute__((target("avx2"))) static void lt__att_tr8(const float *s, int64_t lds, float *d, int64_t ldd) {
-    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
-    __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
-    __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
-    /* interleave pairs of rows, then pairs of pairs, then exchange the 128-bit halves */
-    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
-    __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
-    _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
-    _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
-    _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
-    _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
-    _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
-    _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
-    _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
-}
-#endif
+/* xt (D, n) = xᵀ of n rows of D floats (row stride ld): 8 x 8 blocks by lt__tr8x8 (simd), the
+   edges one by one. */
 static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, int64_t D, float *xt) {
     int64_t r, d, r8 = 0, d8 = 0;
 #ifdef LT__X86
@@ -1689,7 +1598,7 @@ static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, i
         r8 = n & ~(int64_t)7;
         d8 = D & ~(int64_t)7;
         for (r = 0; r < r8; r += 8)
-            for (d = 0; d < d8; d += 8) lt__att_tr8(x + r * ld + d, ld, xt + d * n + r, n);
+            for (d = 0; d < d8; d += 8) lt__tr8x8(x + r * ld + d, ld, xt + d * n + r, n);
     }
 #else
     (void)simd;
@@ -1700,17 +1609,6 @@ static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, i
 
 /* x_i = exp(x_i - c_i) for i < n (c NULL: exp(x_i - c0)), every argument <= 0: the
    probabilities from the scores.  AVX-512: lt__exp_neg16, about twice as fast. */
-#ifdef LT__X86
-LT__TARGET_AVX512 static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n) {
-    __m512 vc = _mm512_set1_ps(c0);
-    int64_t i;
-    for (i = 0; i < n; i += 16) {
-        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
-        __m512 v = _mm512_maskz_loadu_ps(k, x + i);
-        _mm512_mask_storeu_ps(x + i, k, lt__exp_neg16(_mm512_sub_ps(v, c ? _mm512_maskz_loadu_ps(k, c + i) : vc)));
-    }
-}
-#endif
 static void lt__att_exp(int simd, float *x, const float *c, float c0, int64_t n) {
     int64_t i;
 #ifdef LT__X86
@@ -1989,3 +1887,94 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
     return lt__run(ctx, nd);
 }
 
+/* ---- fast paths: AVX-512 (attention) ------------------------------------------------------------ */
+#ifdef LT__X86
+/* 6 rows x up to 64 columns: up to 24 zmm accumulators, as many B vectors as the 16-column groups
+   n spans (1 to 4: a head of 48 channels computes 3, not 4 with one masked off), A values
+   broadcast.  The last group is masked past n; rows past m read row 0 and are not stored. */
+#define LT__AM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define LT__AM_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
+#define LT__AM_ZERO(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0;
+#define LT__AM_FMA1(r, v) c##r##v = _mm512_fmadd_ps(av, b##v, c##r##v);
+#define LT__AM_ST1(r, v, mk)                                                                         \
+    _mm512_mask_storeu_ps(cr + 16 * v, mk, acc ? _mm512_fmadd_ps(va, c##r##v, _mm512_maskz_loadu_ps(mk, cr + 16 * v)) \
+                                                : _mm512_mul_ps(va, c##r##v));
+#define LT__AM_ST(r)                                                                                \
+    if (r < m) {                                                                                   \
+        float *cr = C + r * ldc;                                                                   \
+        LT__AM_ST1(r, 0, m0) LT__AM_ST1(r, 1, m1) LT__AM_ST1(r, 2, m2) LT__AM_ST1(r, 3, m3)            \
+    }
+/* the k loop on NV vectors: B row k's groups loaded (past n masked to 0), one broadcast per row */
+#define LT__AM_B0 __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
+#define LT__AM_B1 LT__AM_B0 __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+#define LT__AM_B2 LT__AM_B1 __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
+#define LT__AM_B3 LT__AM_B2 __m512 b3 = _mm512_maskz_loadu_ps(m3, b + 48);
+#define LT__AM_AV(r) __m512 av = _mm512_set1_ps(a##r[k * aks]);
+#define LT__AM_F0(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) }
+#define LT__AM_F1(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) }
+#define LT__AM_F2(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) }
+#define LT__AM_F3(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) LT__AM_FMA1(r, 3) }
+#define LT__AM_LOOP(LOADS, FMAS)                                                                   \
+    for (k = 0; k < K; k++) {                                                                      \
+        const float *b = B + k * ldb;                                                              \
+        LOADS                                                                                      \
+        LT__AM_ROWS(FMAS)                                                                          \
+    }
+LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
+                                                     int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
+                                                     float *C, int64_t ldc) {
+    __mmask16 m0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+    __mmask16 m1 = (__mmask16)(n >= 32 ? 0xffffu : n <= 16 ? 0u : (1u << (n - 16)) - 1u);
+    __mmask16 m2 = (__mmask16)(n >= 48 ? 0xffffu : n <= 32 ? 0u : (1u << (n - 32)) - 1u);
+    __mmask16 m3 = (__mmask16)(n >= 64 ? 0xffffu : n <= 48 ? 0u : (1u << (n - 48)) - 1u);
+    __m512 va = _mm512_set1_ps(alpha);
+    int64_t k;
+    LT__AM_ROWS(LT__AM_PTR)
+    LT__AM_ROWS(LT__AM_ZERO)
+    if (n > 48) LT__AM_LOOP(LT__AM_B3, LT__AM_F3)
+    else if (n > 32) LT__AM_LOOP(LT__AM_B2, LT__AM_F2)
+    else if (n > 16) LT__AM_LOOP(LT__AM_B1, LT__AM_F1)
+    else LT__AM_LOOP(LT__AM_B0, LT__AM_F0)
+    LT__AM_ROWS(LT__AM_ST)
+}
+#undef LT__AM_ROWS
+#undef LT__AM_PTR
+#undef LT__AM_ZERO
+#undef LT__AM_FMA1
+#undef LT__AM_ST1
+#undef LT__AM_ST
+#undef LT__AM_LOOP
+#undef LT__AM_B0
+#undef LT__AM_B1
+#undef LT__AM_B2
+#undef LT__AM_B3
+#undef LT__AM_AV
+#undef LT__AM_F0
+#undef LT__AM_F1
+#undef LT__AM_F2
+#undef LT__AM_F3
+
+/* out[0..n) = the 16-bit values h of type p widened, with AVX-512: for the attention kernels (a
+   row of a head is D values, too few to pay for lt__from16's dispatch each time) and the GEMM's
+   packing of 16-bit operands (@@GEMM, lt__gsrc_get) */
+LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(h + i));
+        if (p == LT_F16) _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, x));
+        else _mm512_storeu_si512((void *)(out + i), _mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, x), 16));
+    }
+    if (i < n) lt__from16(p, h + i, out + i, (size_t)(n - i));
+}
+
+/* lt__att_exp's AVX-512 kernel: lt__exp_neg16 on 16 values at a time, the last ones masked. */
+LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n) {
+    __m512 vc = _mm512_set1_ps(c0);
+    int64_t i;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __m512 v = _mm512_maskz_loadu_ps(k, x + i);
+        _mm512_mask_storeu_ps(x + i, k, lt__exp_neg16(_mm512_sub_ps(v, c ? _mm512_maskz_loadu_ps(k, c + i) : vc)));
+    }
+}
+#endif /* LT__X86 */

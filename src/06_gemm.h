@@ -117,7 +117,7 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     else if (beta == 1.0f) { LT__A5_ROWS(LT__A5_ST1) }                                             \
     else { LT__A5_ROWS(LT__A5_STB) }
 #define LT__A5_KERNEL(name, ASTEP)                                                                 \
-    LT__TARGET_AVX512 static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
+    LT__TARGET("avx512f") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
                                        float alpha, float beta) {                                  \
         __m512 b0, b1, va, vb;                                                                     \
         int64_t k;                                                                                 \
@@ -153,7 +153,7 @@ LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] *
     c##r##a = _mm512_dpbf16_ps(c##r##a, (__m512bh)av, (__m512bh)b0);                               \
     c##r##b = _mm512_dpbf16_ps(c##r##b, (__m512bh)av, (__m512bh)b1);
 #define LT__AD_KERNEL(name, ASTEP)                                                                 \
-    LT__TARGET_BF16 static void name(int64_t kc, const float *af, const float *bf, float *c, int64_t ldc, \
+    LT__TARGET("avx512f,avx512bf16") static void name(int64_t kc, const float *af, const float *bf, float *c, int64_t ldc, \
                                      float alpha, float beta) {                                    \
         const int32_t *a = (const int32_t *)(const void *)af;                                      \
         const int32_t *b = (const int32_t *)(const void *)bf;                                      \
@@ -179,7 +179,7 @@ LT__AD_KERNEL(lt__uk_bf16dp_r, 1)           /* A sliver row-major: pair word a[r
    place as ceil(kc/2) rows of w pair words: word (m, j) = bf16(p[2m][j]) | bf16(p[2m+1][j]) << 16.
    Row m is written over words [m*w, m*w + w), which were read already (rows 2m and 2m+1 lie at
    or after it and are loaded first). */
-LT__TARGET_AVX512 static void lt__pair_kmajor(float *p, int64_t kc, int w) {
+LT__TARGET("avx512f") static void lt__pair_kmajor(float *p, int64_t kc, int w) {
     int32_t *q = (int32_t *)(void *)p;
     const __m512i hi = _mm512_set1_epi32((int)0xFFFF0000u);
     int64_t m;
@@ -196,7 +196,7 @@ LT__TARGET_AVX512 static void lt__pair_kmajor(float *p, int64_t kc, int w) {
 /* n row-major rows of kc floats (row r at p + r*LT__KS) rewritten in place as kc bf16 halves
    each (the same start, so pair word m of row r is word r*LT__KS + m), plus a zero half after an
    odd kc.  Each block of 16 is loaded before its 32 bytes are stored at or before it. */
-LT__TARGET_AVX512 static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
+LT__TARGET("avx512f") static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
     int64_t r, k;
     for (r = 0; r < n; r++) {
         float *row = p + r * LT__KS;
@@ -233,7 +233,7 @@ LT__TARGET_AVX512 static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
     _mm256_storeu_ps(c + r * ldc + 8,                                                            \
                      _mm256_fmadd_ps(va, c##r##b, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc + 8))));
 #define LT__A2_KERNEL(name, ASTEP)                                                                 \
-    LT__TARGET_AVX2 static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,  \
+    LT__TARGET("avx2,fma") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,  \
                                      float alpha, float beta) {                                    \
         __m256 b0, b1, av, va, vb;                                                                 \
         int64_t k;                                                                                 \
@@ -256,31 +256,8 @@ LT__A2_KERNEL(lt__uk_avx2_k, 6)
 LT__A2_KERNEL(lt__uk_avx2_r, 1)
 #undef LT__AT
 
-/* op(B)ᵀ packing for B stored transposed (N x K): 8 x 8 blocks turned in registers (AVX). */
-LT__TARGET_AVX2 static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd) {
-    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
-    __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
-    __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
-    /* pairs of rows interleaved, then pairs of pairs, then the 128-bit halves swapped */
-    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
-    __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    r0 = _mm256_shuffle_ps(t0, t2, 0x44); r1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    r2 = _mm256_shuffle_ps(t1, t3, 0x44); r3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    r4 = _mm256_shuffle_ps(t4, t6, 0x44); r5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    r6 = _mm256_shuffle_ps(t5, t7, 0x44); r7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    _mm256_storeu_ps(d, _mm256_permute2f128_ps(r0, r4, 0x20));
-    _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(r1, r5, 0x20));
-    _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(r2, r6, 0x20));
-    _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(r3, r7, 0x20));
-    _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(r0, r4, 0x31));
-    _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(r1, r5, 0x31));
-    _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(r2, r6, 0x31));
-    _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(r3, r7, 0x31));
-}
-
 /* n runs of h floats, s[i*lds + 0..h) -> d[i*ldd + 0..ldd), zero-filled past h (h <= ldd <= 32). */
-LT__TARGET_AVX512 static void lt__runs_avx512(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
+LT__TARGET("avx512f") static void lt__runs_avx512(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
     __mmask16 h0 = (__mmask16)(h >= 16 ? 0xffffu : (1u << h) - 1), d0 = (__mmask16)(ldd >= 16 ? 0xffffu : (1u << ldd) - 1);
     __mmask16 h1 = (__mmask16)(h <= 16 ? 0u : (1u << (h - 16)) - 1), d1 = (__mmask16)(ldd <= 16 ? 0u : (1u << (ldd - 16)) - 1);
     int64_t i;
@@ -296,7 +273,7 @@ LT__TARGET_AVX512 static void lt__runs_avx512(const float *s, int64_t lds, int64
         if (d1) _mm512_mask_storeu_ps(d + i * ldd + 16, d1, _mm512_maskz_loadu_ps(h1, s + i * lds + 16));
     }
 }
-LT__TARGET_AVX2 static void lt__runs_avx2(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
+LT__TARGET("avx2,fma") static void lt__runs_avx2(const float *s, int64_t lds, int64_t n, int h, float *d, int ldd) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256i h0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(h), lane), d0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(ldd), lane);
     __m256i h1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(h - 8), lane);
@@ -375,34 +352,7 @@ static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, 
 }
 #endif /* LT__ARM */
 
-/* ---- @@GEMM.pick  kernel choice --------------------------------------------------------------- */
-static int lt__gemm_supported(int id) {
-    if (id == LT__GEMM_PORTABLE) return 1;
-#ifdef LT__X86
-    __builtin_cpu_init();
-    if (id == LT__GEMM_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (id == LT__GEMM_AVX512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
-#endif
-#ifdef LT__ARM
-    if (id == LT__GEMM_NEON) return 1;
-#endif
-    return 0;
-}
-
-/* The best kernel this CPU runs, or the one LT_GEMM names (when this CPU runs it). */
-static int lt__gemm_pick(void) {
-    const char *e = getenv("LT_GEMM");
-    int id;
-    if (e) {
-        id = strcmp(e, "portable") == 0 ? LT__GEMM_PORTABLE : strcmp(e, "avx2") == 0 ? LT__GEMM_AVX2
-           : strcmp(e, "avx512") == 0 ? LT__GEMM_AVX512 : strcmp(e, "neon") == 0 ? LT__GEMM_NEON : -1;
-        if (id >= 0 && lt__gemm_supported(id)) return id;
-    }
-    for (id = LT__GEMM_NKERNELS - 1; id > 0; id--)
-        if (lt__gemm_supported(id)) return id;
-    return LT__GEMM_PORTABLE;
-}
-
+/* ---- kernel choice: lt__gemm_pick (@@CORE.cpu, with LT_GEMM) ---------------------------------- */
 /* Blocking per kernel.  KC x NR floats of a B sliver plus MR x KC of A stay in L1 (32-48 KiB),
    the KC x NC B panel in L2 (>= 512 KiB); MC only sets how much A one packing pass covers. */
 static lt__gemm_impl lt__gemm_impl_of(int id) {
@@ -436,17 +386,15 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
 /* Products of two bf16 operands take the AVX512_BF16 pair kernels where the AVX-512 kernel was
    picked and the CPU has the instruction, unless LT_GEMM16=convert in the environment asks for
    the float32 kernels on converted panels (the same values, summed in k order). */
-static int lt__amp_has_bf16dp(void);   /* @@AMP: cpuid says AVX512_BF16 */
 static void lt__gemm_dp(lt__gemm_impl *g) {
 #ifdef LT__X86
     const char *e = getenv("LT_GEMM16");
-    if (g->isa != 2 || (e && strcmp(e, "convert") == 0) || !lt__amp_has_bf16dp()) return;
-    if (!__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl")) return;   /* packing */
+    if (g->isa != 2 || (e && strcmp(e, "convert") == 0) || !lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX512BF16)) return;
+    if (!lt__cpu_has(LT__CPU_AVX512BW | LT__CPU_AVX512VL)) return;   /* packing */
     g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
     g->name = "avx512bf16 14x32 bf16 pairs";
 #else
     (void)g;
-    (void)lt__amp_has_bf16dp;
 #endif
 }
 
@@ -505,7 +453,7 @@ static void lt__pack_a(int ta, int isa, const float *A, int64_t lda, int64_t mc,
 
 /* op(B)[0..kc, 0..nc] -> NR-wide slivers, each kc rows of NR values: bp[s*kc*NR + k*NR + j].
    Element (k,j) of op(B) is B[k*ldb + j], or B[j*ldb + k] when transposed (then 8 x 8 blocks
-   are turned with AVX when simd is set). */
+   are turned with AVX, lt__tr8x8 in @@OPS, when isa is set). */
 static void lt__pack_b(int tb, int isa, const float *B, int64_t ldb, int64_t kc, int64_t nc, int nr, float *bp) {
     int64_t js, k, kk;
     int j;
@@ -572,7 +520,7 @@ static void lt__gsrc_prefetch(const lt__gsrc *s, int64_t at, int64_t n) {
    widens by a shift and rounds with the integer formula of lt_f32_to_bf16 (a NaN stays a NaN);
    fp16 through vcvtps2ph / vcvtph2ps (nearest even).  out may equal s's floats (in place). */
 /* 16 values of s at element i (all present) as float32 */
-LT__TARGET_AVX512 static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, int64_t i) {
+LT__TARGET("avx512f") static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, int64_t i) {
     if (s->gelu) {   /* 16 lookups in gelu16's table at once (one gather) */
         __m512i x = _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i)));
         return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), LT__M16, x, lt__gelu16_y[s->p == LT_F16], 4);
@@ -601,7 +549,7 @@ static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
    values, picked from two of those vectors with one permute, go to d + s*mr*LT__KS, where d is the
    k's place in sliver 0.  (Dealing them through a row in memory stalls on store forwarding; see
    bench/design.md.)  Used for float32 values and for bf16 pair words alike. */
-LT__TARGET_AVX512 static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, int32_t *d) {
+LT__TARGET("avx512f") static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, int32_t *d) {
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     __mmask16 mk = (__mmask16)((1u << mr) - 1u);
     int i0;
@@ -613,7 +561,7 @@ LT__TARGET_AVX512 static void lt__deal_slivers(__m512i *v, int64_t mc, int mr, i
 }
 /* op(A) transposed, k-major slivers (as lt__pack_a): per k, the mc values converted 16 at a time
    into registers, then dealt (lt__deal_slivers). */
-LT__TARGET_AVX512 static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+LT__TARGET("avx512f") static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                    float *ap) {
     __m512i v[LT__GEMM_MC_MAX / 16 + 2];
     int nv = (int)((mc + 15) / 16), c, i;
@@ -634,7 +582,7 @@ LT__TARGET_AVX512 static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t ld
 }
 /* op(B) as is, NR-wide slivers (as lt__pack_b): row by row (B is read in order, the next rows
    prefetched), each row's nc values converted into their slivers' k rows. */
-LT__TARGET_AVX512 static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+LT__TARGET("avx512f") static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                    float *bp) {
     int64_t k, js;
     int j;
@@ -650,7 +598,7 @@ LT__TARGET_AVX512 static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ld
         }
     }
 }
-LT__TARGET_AVX512 static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+LT__TARGET("avx512f") static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t off, int64_t n, float *out) {
     int64_t i = 0;
     if (s->gelu) {
         for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, lt__gsrc16_lanes(s, off + i));
@@ -755,9 +703,8 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
 /* The four cases write the pair panels of lt__pair_kmajor / lt__pair_rows directly from the
    operand, 16 values at a time, without the float32 panel in between (a gelu operand, whose
    values are recomputed, still takes that way).  AVX512_BF16 CPUs all have AVX512BW and VL. */
-#define LT__TARGET_DPPACK __attribute__((target("avx512f,avx512bw,avx512vl")))
 /* the bf16 bits of s at at..at+n (n <= 16, the rest 0), zero-extended into 32-bit lanes */
-LT__TARGET_DPPACK static inline __m512i lt__bf16_bits(const lt__gsrc *s, int64_t at, int n) {
+LT__TARGET("avx512f,avx512bw,avx512vl") static inline __m512i lt__bf16_bits(const lt__gsrc *s, int64_t at, int n) {
     __mmask16 k = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
     if (s->h) return _mm512_maskz_cvtepu16_epi32(k, _mm256_maskz_loadu_epi16(k, s->h + at));
     {   /* float32: rounded to nearest even as lt_f32_to_bf16, a NaN to 0xFFFF (as lt__gsrc16_lanes) */
@@ -770,16 +717,16 @@ LT__TARGET_DPPACK static inline __m512i lt__bf16_bits(const lt__gsrc *s, int64_t
     }
 }
 /* pair words of two runs: lo's bits in the low half, hi's in the high half */
-LT__TARGET_DPPACK static inline __m512i lt__pair_words(__m512i lo, __m512i hi) {
+LT__TARGET("avx512f,avx512bw,avx512vl") static inline __m512i lt__pair_words(__m512i lo, __m512i hi) {
     return _mm512_or_si512(lo, _mm512_maskz_slli_epi32(LT__M16, hi, 16));
 }
 /* n values of s from at as n bf16 halves at d (n <= 16) */
-LT__TARGET_DPPACK static inline void lt__bf16_store(const lt__gsrc *s, int64_t at, int n, uint16_t *d) {
+LT__TARGET("avx512f,avx512bw,avx512vl") static inline void lt__bf16_store(const lt__gsrc *s, int64_t at, int n, uint16_t *d) {
     __mmask16 k = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
     _mm256_mask_storeu_epi16(d, k, _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_bits(s, at, n)));
 }
 /* op(B) as is: word (m, j) of a sliver from rows 2m and 2m+1 of B (nr a multiple of 16) */
-LT__TARGET_DPPACK static void lt__pack_b_pairs_n(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_b_pairs_n(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                  float *bp) {
     int32_t *q0 = (int32_t *)(void *)bp;
     int64_t js, m;
@@ -803,7 +750,7 @@ LT__TARGET_DPPACK static void lt__pack_b_pairs_n(const lt__gsrc *B, int64_t ldb,
 }
 /* op(B) transposed: column j of op(B) is a stored row, where the pairs (2m, 2m+1) are already
    neighbours: each row's kc values become kc/2 words in blk, which lt__pack_b turns. */
-LT__TARGET_DPPACK static void lt__pack_b_pairs_t(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_b_pairs_t(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                  float *bp) {
     float blk[32 * (LT__KC_MAX / 2 + 1)];
     int64_t kc2 = (kc + 1) / 2, js, k;
@@ -819,7 +766,7 @@ LT__TARGET_DPPACK static void lt__pack_b_pairs_t(const lt__gsrc *B, int64_t ldb,
     }
 }
 /* op(A) as is: each row's kc values as kc halves at the row's start (rows past mc: zeros) */
-LT__TARGET_DPPACK static void lt__pack_a_pairs_r(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_pairs_r(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                  float *ap) {
     int64_t rows = (mc + mr - 1) / mr * mr, r, k;
     for (r = 0; r < rows; r++) {
@@ -834,7 +781,7 @@ LT__TARGET_DPPACK static void lt__pack_a_pairs_r(const lt__gsrc *A, int64_t lda,
 }
 /* op(A) transposed: stored rows 2m and 2m+1 give the words of all mc rows of op(A) for pair m,
    16 at a time in registers, dealt to the slivers (lt__deal_slivers). */
-LT__TARGET_DPPACK static void lt__pack_a_pairs_t(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
+LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_pairs_t(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                  float *ap) {
     __m512i v[LT__GEMM_MC_MAX / 16 + 2];
     int32_t *q = (int32_t *)(void *)ap;

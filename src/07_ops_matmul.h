@@ -276,7 +276,7 @@ static void lt__save16(lt__node *nd) {
    blocks of 64 columns and add the rows in order, so the sums do not depend on the thread count */
 #ifdef LT__X86
 /* 64 columns (all present) in 4 registers, rounded 16 at a time as the GEMM's packing rounds */
-LT__TARGET_AVX512 static void lt__bias_grad16_avx512(int p, float *acc, const float *gy, int64_t R, int64_t O) {
+LT__TARGET("avx512f") static void lt__bias_grad16_avx512(int p, float *acc, const float *gy, int64_t R, int64_t O) {
     __m512 a0 = _mm512_loadu_ps(acc), a1 = _mm512_loadu_ps(acc + 16), a2 = _mm512_loadu_ps(acc + 32);
     __m512 a3 = _mm512_loadu_ps(acc + 48);
     lt__gsrc s;

@@ -5,18 +5,22 @@
 
 #define LT__OPT_PAR_MIN 32768 /* elements below which a loop stays on one thread */
 
-typedef enum { LT__OPT_ADAMW = 0, LT__OPT_SGD } lt__opt_kind;
+typedef enum {
+    LT__OPT_ADAMW = 0, LT__OPT_SGD, LT__OPT_LION, LT__OPT_ADEMAMIX, LT__OPT_MUON, LT__OPT_SOAP
+} lt__opt_kind;
 
 /* ---- @@OPTIM.table  the optimizer table, the constructors ------------------------------------ */
-/* The extension point for optimizers defined in later sections (@@OPTIM continued: Lion,
-   AdEMAMix, Muon, SOAP): when `ops` is set, the public lt_optim_* calls dispatch to it, and the
-   optimizer keeps its own state behind `ext` (AdamW and SGD leave both NULL). */
+/* The optimizer table: one row per optimizer, which the public lt_optim_* calls go through.
+   AdamW's and SGD's rows are below; Lion's, AdEMAMix's, Muon's and SOAP's follow their kernels
+   in @@OPTIM (continued), and those keep their own state behind lt_optim's `ext`. */
 typedef struct lt__optim_ops {
+    lt__opt_kind kind;
     const char *name;
-    lt_status (*step)(lt_optim *o, double lr);                 /* lr < 0: the config's lr */
-    void (*free_ext)(lt_optim *o);
-    void (*set_steps)(lt_optim *o, int64_t t);                 /* after pstep/t are set */
-    const char *(*state_name)(const lt_optim *o, int which);
+    const char *const *state_names;                            /* torch's state_dict names, by `which` */
+    /* one step of parameter i, which has a gradient, at learning rate lr (finite); an error goes
+       to the context and ends the step */
+    void (*update)(lt_optim *o, int i, double lr);
+    void (*free_ext)(lt_optim *o);                             /* NULL: nothing behind ext */
     /* buffer `which` of parameter i and its float count (NULL, 0: this parameter has none);
        *per_elem = 1 when element k belongs to parameter element k (lt_optim_state's kind) */
     float *(*state)(lt_optim *o, int param_index, int which, int64_t *count, int *per_elem);
@@ -35,7 +39,8 @@ struct lt_optim {
     int64_t *pstep;       /* per-parameter update count (torch keeps state['step'] per tensor) */
     unsigned char *hasbuf;/* SGD: momentum buffer exists (torch makes it on the first gradient) */
     int64_t t;            /* lt_optim_step calls that ran */
-    const lt__optim_ops *ops; /* NULL for AdamW and SGD */
+    double lr;            /* the configured learning rate (lt_optim_step's lr < 0) */
+    const lt__optim_ops *ops; /* this optimizer's row of the table */
     void *ext;
     float *dev_block;     /* on a device: `block` there (AdamW, SGD), and which copy is current */
     int dev_state;
@@ -60,8 +65,8 @@ static int lt__opt_decays(lt_decay_mode mode, const lt_tensor *t) {
     return mode == LT_DECAY_ALL || (mode == LT_DECAY_MARKED && t->decay);
 }
 
-/* The shared part of both constructors: check the list, copy it, allocate zeroed state. */
-static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params, lt__opt_kind kind,
+/* The shared part of every constructor: check the list, copy it, allocate zeroed state. */
+static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params, const lt__optim_ops *ops,
                                int nstates) {
     lt_optim *o;
     size_t total = 0, bytes;
@@ -92,7 +97,7 @@ static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params,
     o = (lt_optim *)LT__MALLOC(sizeof(lt_optim));
     if (!o) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", who); return NULL; }
     memset(o, 0, sizeof *o);
-    o->ctx = ctx; o->kind = kind; o->np = params.n; o->nstates = nstates;
+    o->ctx = ctx; o->kind = ops->kind; o->ops = ops; o->np = params.n; o->nstates = nstates;
     o->p = (lt_tensor **)LT__MALLOC((size_t)params.n * sizeof(lt_tensor *));
     o->pstep = (int64_t *)LT__MALLOC((size_t)params.n * sizeof(int64_t));
     o->hasbuf = (unsigned char *)LT__MALLOC((size_t)params.n);
@@ -120,41 +125,6 @@ oom:
     return NULL;
 }
 
-LTRAIN_DEF lt_optim *lt_adamw_create(lt_ctx *ctx, lt_paramset params, lt_adamw_config cfg) {
-    lt_optim *o;
-    if (!ctx || lt_failed(ctx)) return NULL;
-    /* the ranges torch.optim.AdamW accepts */
-    if (!(cfg.lr >= 0) || !(cfg.eps >= 0) || !(cfg.beta1 >= 0 && cfg.beta1 < 1) ||
-        !(cfg.beta2 >= 0 && cfg.beta2 < 1) || !(cfg.weight_decay >= 0)) {
-        lt_set_error(ctx, LT_ERR_ARG, "lt_adamw_create: lr %g, betas (%g, %g), eps %g, weight_decay %g: "
-                     "need lr >= 0, 0 <= beta < 1, eps >= 0, weight_decay >= 0",
-                     cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay);
-        return NULL;
-    }
-    o = lt__optim_new(ctx, "lt_adamw_create", params, LT__OPT_ADAMW, 2);
-    if (o) o->adamw = cfg;
-    return o;
-}
-
-LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_config cfg) {
-    lt_optim *o;
-    if (!ctx || lt_failed(ctx)) return NULL;
-    if (!(cfg.lr >= 0) || !(cfg.momentum >= 0) || !(cfg.weight_decay >= 0) || !(cfg.dampening == cfg.dampening)) {
-        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: lr %g, momentum %g, dampening %g, weight_decay %g: "
-                     "need lr, momentum and weight_decay >= 0", cfg.lr, cfg.momentum, cfg.dampening,
-                     cfg.weight_decay);
-        return NULL;
-    }
-    if (cfg.nesterov && (cfg.momentum <= 0 || cfg.dampening != 0)) {
-        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: nesterov needs momentum > 0 and dampening 0 "
-                     "(got momentum %g, dampening %g), as torch.optim.SGD", cfg.momentum, cfg.dampening);
-        return NULL;
-    }
-    o = lt__optim_new(ctx, "lt_sgd_create", params, LT__OPT_SGD, cfg.momentum != 0 ? 1 : 0);
-    if (o) o->sgd = cfg;
-    return o;
-}
-
 /* ---- @@OPTIM.adamw  AdamW -------------------------------------------------------------------- */
 /* AdamW on n elements, as torch.optim.AdamW's single-tensor path (t counted from 1):
      θ ← θ·(1 − lr·λ)                                     (decayed parameters only)
@@ -168,30 +138,9 @@ LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_confi
    main loop a compiler contracting floating-point expressions (GNU C with FMA enabled) would fuse
    θ·(1 − lr·λ) into the final addition and change the last bit. */
 #ifdef LT__X86
-/* The same two passes with AVX-512, 16 values at a time (the last ones masked): the compiler
-   cannot vectorise sqrtf itself while it may have to set errno.  Every operation is an IEEE one
-   rounded once, as in the scalar loops, so the bits are the same; the decayed p stays in a
-   register between the two passes. */
-LT__TARGET_AVX512 static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
-                                               float shrink, float b1, float omb1, float b2, float omb2,
-                                               float bc2_sqrt, float eps, float neg_step) {
-    __m512 vb1 = _mm512_set1_ps(b1), vomb1 = _mm512_set1_ps(omb1), vb2 = _mm512_set1_ps(b2);
-    __m512 vomb2 = _mm512_set1_ps(omb2), vbc = _mm512_set1_ps(bc2_sqrt), veps = _mm512_set1_ps(eps);
-    __m512 vstep = _mm512_set1_ps(neg_step), vshr = _mm512_set1_ps(shrink);
-    int64_t i;
-    for (i = 0; i < n; i += 16) {
-        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
-        __m512 pi = _mm512_maskz_loadu_ps(k, p + i), gi = _mm512_maskz_loadu_ps(k, g + i);
-        __m512 mi = _mm512_fmadd_ps(vomb1, gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, m + i), vb1));
-        __m512 vi = _mm512_fmadd_ps(_mm512_mul_ps(vomb2, gi), gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, v + i), vb2));
-        __m512 den = _mm512_add_ps(_mm512_div_ps(_mm512_maskz_sqrt_ps(LT__M16, vi), vbc), veps);
-        if (shrink != 1.0f)   /* (a builtin: never contracted into the add below; maskz: see LT__M16) */
-            pi = _mm512_maskz_mul_round_ps(LT__M16, pi, vshr, _MM_FROUND_CUR_DIRECTION);
-        _mm512_mask_storeu_ps(m + i, k, mi);
-        _mm512_mask_storeu_ps(v + i, k, vi);
-        _mm512_mask_storeu_ps(p + i, k, _mm512_add_ps(pi, _mm512_div_ps(_mm512_mul_ps(vstep, mi), den)));
-    }
-}
+LT__TARGET("avx512f") static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
+                                                  float shrink, float b1, float omb1, float b2, float omb2,
+                                                  float bc2_sqrt, float eps, float neg_step);   /* fast path, below */
 #endif
 static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64_t n, float shrink,
                              float b1, float omb1, float b2, float omb2, float bc2_sqrt, float eps,
@@ -225,6 +174,34 @@ static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64
     }
 }
 
+/* ---- fast paths: AVX-512 (AdamW) ------------------------------------------------------------- */
+#ifdef LT__X86
+/* The same two passes with AVX-512, 16 values at a time (the last ones masked): the compiler
+   cannot vectorise sqrtf itself while it may have to set errno.  Every operation is an IEEE one
+   rounded once, as in the scalar loops, so the bits are the same; the decayed p stays in a
+   register between the two passes. */
+LT__TARGET("avx512f") static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
+                                                  float shrink, float b1, float omb1, float b2, float omb2,
+                                                  float bc2_sqrt, float eps, float neg_step) {
+    __m512 vb1 = _mm512_set1_ps(b1), vomb1 = _mm512_set1_ps(omb1), vb2 = _mm512_set1_ps(b2);
+    __m512 vomb2 = _mm512_set1_ps(omb2), vbc = _mm512_set1_ps(bc2_sqrt), veps = _mm512_set1_ps(eps);
+    __m512 vstep = _mm512_set1_ps(neg_step), vshr = _mm512_set1_ps(shrink);
+    int64_t i;
+    for (i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        __m512 pi = _mm512_maskz_loadu_ps(k, p + i), gi = _mm512_maskz_loadu_ps(k, g + i);
+        __m512 mi = _mm512_fmadd_ps(vomb1, gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, m + i), vb1));
+        __m512 vi = _mm512_fmadd_ps(_mm512_mul_ps(vomb2, gi), gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, v + i), vb2));
+        __m512 den = _mm512_add_ps(_mm512_div_ps(_mm512_maskz_sqrt_ps(LT__M16, vi), vbc), veps);
+        if (shrink != 1.0f)   /* (a builtin: never contracted into the add below; maskz: see LT__M16) */
+            pi = _mm512_maskz_mul_round_ps(LT__M16, pi, vshr, _MM_FROUND_CUR_DIRECTION);
+        _mm512_mask_storeu_ps(m + i, k, mi);
+        _mm512_mask_storeu_ps(v + i, k, vi);
+        _mm512_mask_storeu_ps(p + i, k, _mm512_add_ps(pi, _mm512_div_ps(_mm512_mul_ps(vstep, mi), den)));
+    }
+}
+#endif
+
 /* ---- @@OPTIM.sgd  SGD with momentum ---------------------------------------------------------- */
 /* SGD on n elements, as torch.optim.SGD:
      d ← g + λθ ;   b ← d on the first step, then b ← μ·b + (1−τ)·d     (momentum μ, dampening τ)
@@ -247,48 +224,105 @@ static void lt__sgd_update(float *p, float *buf, const float *g, int64_t n, floa
     }
 }
 
-/* ---- @@OPTIM.step  the public calls: step, state --------------------------------------------- */
-LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
+/* ---- @@OPTIM.step  the rows of AdamW and SGD, the step, the state ----------------------------- */
+/* AdamW's and SGD's rows: their state is opt->st, one buffer per parameter element each. */
+static void lt__adamw_param(lt_optim *o, int i, double lr) {
+    const lt_adamw_config *c = &o->adamw;
+    lt_tensor *t = o->p[i];
+    double step = (double)(++o->pstep[i]);
+    double bc1 = 1.0 - pow(c->beta1, step), bc2 = 1.0 - pow(c->beta2, step);
+    double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+    lt__adamw_update(t->data, o->st[i * 2], o->st[i * 2 + 1], t->grad, t->n, (float)(1.0 - lr * wd),
+                     (float)c->beta1, (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2),
+                     (float)sqrt(bc2), (float)c->eps, (float)(-(lr / bc1)));
+}
+static void lt__sgd_param(lt_optim *o, int i, double lr) {
+    const lt_sgd_config *c = &o->sgd;
+    lt_tensor *t = o->p[i];
+    double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+    float *buf = o->nstates ? o->st[i] : NULL;
+    lt__sgd_update(t->data, buf, t->grad, t->n, (float)wd, (float)c->momentum, (float)(1.0 - c->dampening),
+                   c->nesterov, !o->hasbuf[i], (float)(-lr));
+    o->hasbuf[i] = 1;
+    o->pstep[i]++;
+}
+static float *lt__optim_st_state(lt_optim *o, int i, int which, int64_t *count, int *per_elem) {
+    *count = 0;
+    *per_elem = 0;
+    if (i < 0 || i >= o->np || which < 0 || which >= o->nstates) return NULL;
+    *count = o->p[i]->n;
+    *per_elem = 1;
+    return o->st[i * o->nstates + which];
+}
+static const char *const lt__adamw_states[] = {"exp_avg", "exp_avg_sq"};
+static const char *const lt__sgd_states[] = {"momentum_buffer"};
+static const lt__optim_ops lt__adamw_ops = {LT__OPT_ADAMW, "adamw", lt__adamw_states, lt__adamw_param, NULL,
+                                            lt__optim_st_state};
+static const lt__optim_ops lt__sgd_ops = {LT__OPT_SGD, "sgd", lt__sgd_states, lt__sgd_param, NULL,
+                                          lt__optim_st_state};
+
+LTRAIN_DEF lt_optim *lt_adamw_create(lt_ctx *ctx, lt_paramset params, lt_adamw_config cfg) {
+    lt_optim *o;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    /* the ranges torch.optim.AdamW accepts */
+    if (!(cfg.lr >= 0) || !(cfg.eps >= 0) || !(cfg.beta1 >= 0 && cfg.beta1 < 1) ||
+        !(cfg.beta2 >= 0 && cfg.beta2 < 1) || !(cfg.weight_decay >= 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_adamw_create: lr %g, betas (%g, %g), eps %g, weight_decay %g: "
+                     "need lr >= 0, 0 <= beta < 1, eps >= 0, weight_decay >= 0",
+                     cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay);
+        return NULL;
+    }
+    o = lt__optim_new(ctx, "lt_adamw_create", params, &lt__adamw_ops, 2);
+    if (o) { o->adamw = cfg; o->lr = cfg.lr; }
+    return o;
+}
+
+LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_config cfg) {
+    lt_optim *o;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!(cfg.lr >= 0) || !(cfg.momentum >= 0) || !(cfg.weight_decay >= 0) || !(cfg.dampening == cfg.dampening)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: lr %g, momentum %g, dampening %g, weight_decay %g: "
+                     "need lr, momentum and weight_decay >= 0", cfg.lr, cfg.momentum, cfg.dampening,
+                     cfg.weight_decay);
+        return NULL;
+    }
+    if (cfg.nesterov && (cfg.momentum <= 0 || cfg.dampening != 0)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_sgd_create: nesterov needs momentum > 0 and dampening 0 "
+                     "(got momentum %g, dampening %g), as torch.optim.SGD", cfg.momentum, cfg.dampening);
+        return NULL;
+    }
+    o = lt__optim_new(ctx, "lt_sgd_create", params, &lt__sgd_ops, cfg.momentum != 0 ? 1 : 0);
+    if (o) { o->sgd = cfg; o->lr = cfg.lr; }
+    return o;
+}
+
+/* A step on the host, any optimizer: lr < 0 takes the configured one; then the row's update on
+   every parameter with a gradient (torch skips a parameter whose .grad is None), in order, up to
+   an error. */
+static lt_status lt__optim_host_step(lt_optim *opt, double lr) {
     int i;
+    if (lr < 0) lr = opt->lr;
+    if (!(lr - lr == 0)) /* NaN or inf */
+        return lt_set_error(opt->ctx, LT_ERR_ARG, "lt_optim_step: the learning rate is %g "
+                            "(hint: check the schedule's settings)", lr);
+    for (i = 0; i < opt->np && !lt_failed(opt->ctx); i++)
+        if (opt->p[i]->grad) opt->ops->update(opt, i, lr);
+    if (!lt_failed(opt->ctx)) opt->t++;
+    return lt_status_of(opt->ctx);
+}
+
+LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
     if (!opt) return LT_ERR_ARG;
     if (lt_failed(opt->ctx)) return lt_status_of(opt->ctx);
     if (opt->ctx->dev) return opt->ctx->dev->optim_step(opt, lr);   /* the device seam (@@CORE) */
     if (opt->dev_block) opt->dev->optim_pull(opt);   /* back from the device: the moments come home */
-    if (opt->ops) return opt->ops->step(opt, lr);
-    if (lr < 0) lr = opt->kind == LT__OPT_ADAMW ? opt->adamw.lr : opt->sgd.lr;
-    if (!(lr - lr == 0)) /* NaN or inf */
-        return lt_set_error(opt->ctx, LT_ERR_ARG, "lt_optim_step: the learning rate is %g "
-                            "(hint: check the schedule's settings)", lr);
-    for (i = 0; i < opt->np; i++) {
-        lt_tensor *t = opt->p[i];
-        if (!t->grad) continue; /* torch skips a parameter whose .grad is None */
-        if (opt->kind == LT__OPT_ADAMW) {
-            const lt_adamw_config *c = &opt->adamw;
-            double step = (double)(++opt->pstep[i]);
-            double bc1 = 1.0 - pow(c->beta1, step), bc2 = 1.0 - pow(c->beta2, step);
-            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
-            lt__adamw_update(t->data, opt->st[i * 2], opt->st[i * 2 + 1], t->grad, t->n,
-                             (float)(1.0 - lr * wd), (float)c->beta1, (float)(1.0 - c->beta1),
-                             (float)c->beta2, (float)(1.0 - c->beta2), (float)sqrt(bc2), (float)c->eps,
-                             (float)(-(lr / bc1)));
-        } else {
-            const lt_sgd_config *c = &opt->sgd;
-            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
-            float *buf = opt->nstates ? opt->st[i] : NULL;
-            lt__sgd_update(t->data, buf, t->grad, t->n, (float)wd, (float)c->momentum,
-                           (float)(1.0 - c->dampening), c->nesterov, !opt->hasbuf[i], (float)(-lr));
-            opt->hasbuf[i] = 1;
-            opt->pstep[i]++;
-        }
-    }
-    opt->t++;
-    return lt_status_of(opt->ctx);
+    return lt__optim_host_step(opt, lr);
 }
 
 LTRAIN_DEF void lt_optim_destroy(lt_optim *opt) {
     if (!opt) return;
     if (opt->dev_block) opt->dev->optim_free(opt);
-    if (opt->ops) opt->ops->free_ext(opt);
+    if (opt->ops->free_ext) opt->ops->free_ext(opt);
     LT__FREE(opt->block);
     LT__FREE(opt->st);
     LT__FREE(opt->hasbuf);
@@ -306,13 +340,10 @@ LTRAIN_DEF void lt_optim_set_steps(lt_optim *opt, int64_t t) {
     if (!opt || t < 0) return;
     opt->t = t;
     for (i = 0; i < opt->np; i++) { opt->pstep[i] = t; opt->hasbuf[i] = (unsigned char)(t > 0); }
-    if (opt->ops) opt->ops->set_steps(opt, t);
 }
 
 LTRAIN_DEF const char *lt_optim_name(const lt_optim *opt) {
-    if (!opt) return "";
-    if (opt->ops) return opt->ops->name;
-    return opt->kind == LT__OPT_ADAMW ? "adamw" : "sgd";
+    return opt ? opt->ops->name : "";
 }
 
 LTRAIN_DEF int lt_optim_num_states(const lt_optim *opt) { return opt ? opt->nstates : 0; }
@@ -320,22 +351,19 @@ LTRAIN_DEF int lt_optim_num_states(const lt_optim *opt) { return opt ? opt->nsta
 /* The names torch's optimizer state_dict uses. */
 LTRAIN_DEF const char *lt_optim_state_name(const lt_optim *opt, int which) {
     if (!opt || which < 0 || which >= opt->nstates) return NULL;
-    if (opt->ops) return opt->ops->state_name(opt, which);
-    if (opt->kind == LT__OPT_ADAMW) return which == 0 ? "exp_avg" : "exp_avg_sq";
-    return "momentum_buffer";
+    return opt->ops->state_names[which];
 }
 
 LTRAIN_DEF float *lt_optim_state(lt_optim *opt, int param_index, int which) {
     if (!opt || param_index < 0 || param_index >= opt->np || which < 0 || which >= opt->nstates)
         return NULL;
     if (opt->dev_block) opt->dev->optim_pull(opt);   /* the caller may read or write it: host copy current */
-    if (opt->ops) {
+    {
         int64_t count = 0;
         int per_elem = 0;
         float *p = opt->ops->state(opt, param_index, which, &count, &per_elem);
         return per_elem ? p : NULL; /* the rest: lt_optim_state_buf */
     }
-    return opt->st[param_index * opt->nstates + which];
 }
 
 LTRAIN_DEF lt_paramset lt_optim_params(const lt_optim *opt) {

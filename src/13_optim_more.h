@@ -2,15 +2,12 @@
 /* Holds: Lion, AdEMAMix, Muon (Newton-Schulz) and SOAP (eigenbases by Jacobi sweeps), plugged
    into lt_optim through lt__optim_ops.
    Calls: @@CORE, @@GEMM (lt_sgemm), @@OPTIM (AdamW's update, the optimizer table). */
-/* They plug into lt_optim through lt__optim_ops (12_optim.h).  Their state lives in one block
+/* Each has a row of the optimizer table (lt__optim_ops, @@OPTIM).  Their state lives in one block
    behind opt->ext: buf[i*ns + which] -> cnt[i*ns + which] floats, NULL where parameter i holds
    no state of that kind.  The elementwise kernels keep torch's operation order and fused
    multiply-adds, as AdamW's does (a + α·b in torch's CPU kernels is fma(α, b, a)). */
 
-typedef enum { LT__X_LION = 0, LT__X_ADEMAMIX, LT__X_MUON, LT__X_SOAP } lt__x_kind;
-
 typedef struct {
-    lt__x_kind kind;
     lt_lion_config lion;
     lt_ademamix_config adem;
     lt_muon_config muon;
@@ -41,42 +38,36 @@ static void lt__x_free(lt_optim *o) {
     o->ext = NULL;
 }
 
-static const char *lt__x_state_name(const lt_optim *o, int which) {
-    const lt__x *x = lt__xof(o);
-    if (which < 0 || which >= x->ns) return NULL;
-    switch (x->kind) {
-    case LT__X_LION: return lt__lion_states[which];
-    case LT__X_ADEMAMIX: return lt__adem_states[which];
-    case LT__X_MUON: return lt__muon_states[which];
-    default: return lt__soap_states[which];
-    }
-}
-
 static float *lt__x_state(lt_optim *o, int i, int which, int64_t *count, int *per_elem) {
     lt__x *x = lt__xof(o);
     *count = 0;
     *per_elem = 0;
     if (i < 0 || i >= o->np || which < 0 || which >= x->ns || !x->buf[i * x->ns + which]) return NULL;
     *count = x->cnt[i * x->ns + which];
-    *per_elem = x->kind != LT__X_SOAP || which < 2; /* SOAP's factors and bases are square */
+    *per_elem = o->kind != LT__OPT_SOAP || which < 2; /* SOAP's factors and bases are square */
     return x->buf[i * x->ns + which];
 }
 
-/* Every step count these optimizers use is opt->pstep[i], which lt_optim_set_steps has set. */
-static void lt__x_set_steps(lt_optim *o, int64_t t) { (void)o; (void)t; }
+/* The four rows of the optimizer table: each optimizer's update follows its kernels below. */
+static void lt__lion_param(lt_optim *o, int i, double lr);
+static void lt__ademamix_param(lt_optim *o, int i, double lr);
+static void lt__muon_param(lt_optim *o, int i, double lr);
+static void lt__soap_param(lt_optim *o, int i, double lr);
+static const lt__optim_ops lt__lion_ops = {LT__OPT_LION, "lion", lt__lion_states, lt__lion_param, lt__x_free,
+                                           lt__x_state};
+static const lt__optim_ops lt__ademamix_ops = {LT__OPT_ADEMAMIX, "ademamix", lt__adem_states, lt__ademamix_param,
+                                               lt__x_free, lt__x_state};
+static const lt__optim_ops lt__muon_ops = {LT__OPT_MUON, "muon", lt__muon_states, lt__muon_param, lt__x_free,
+                                           lt__x_state};
+static const lt__optim_ops lt__soap_ops = {LT__OPT_SOAP, "soap", lt__soap_states, lt__soap_param, lt__x_free,
+                                           lt__x_state};
 
-static lt_status lt__x_step(lt_optim *o, double lr);
-
-static const lt__optim_ops lt__x_ops[4] = {
-    {"lion", lt__x_step, lt__x_free, lt__x_set_steps, lt__x_state_name, lt__x_state},
-    {"ademamix", lt__x_step, lt__x_free, lt__x_set_steps, lt__x_state_name, lt__x_state},
-    {"muon", lt__x_step, lt__x_free, lt__x_set_steps, lt__x_state_name, lt__x_state},
-    {"soap", lt__x_step, lt__x_free, lt__x_set_steps, lt__x_state_name, lt__x_state}};
-
-/* A new optimizer of this kind with ns state kinds and empty buffers: the constructor fills
-   x->cnt (and sel, dl, dr), then calls lt__x_alloc.  NULL (error on ctx) as lt__optim_new. */
-static lt_optim *lt__x_new(lt_ctx *ctx, const char *who, lt_paramset params, lt__x_kind kind, int ns) {
-    lt_optim *o = lt__optim_new(ctx, who, params, LT__OPT_ADAMW, 0);
+/* A new optimizer of this row with ns state kinds and empty buffers, lr its configured learning
+   rate: the constructor fills x->cnt (and sel, dl, dr), then calls lt__x_alloc.  NULL (error on
+   ctx) as lt__optim_new. */
+static lt_optim *lt__x_new(lt_ctx *ctx, const char *who, lt_paramset params, const lt__optim_ops *ops, int ns,
+                           double lr) {
+    lt_optim *o = lt__optim_new(ctx, who, params, ops, 0);
     lt__x *x;
     size_t np;
     int i;
@@ -85,10 +76,9 @@ static lt_optim *lt__x_new(lt_ctx *ctx, const char *who, lt_paramset params, lt_
     x = (lt__x *)LT__MALLOC(sizeof(lt__x));
     if (!x) goto oom;
     memset(x, 0, sizeof *x);
-    o->ext = x;
-    o->ops = &lt__x_ops[kind];   /* from here on lt_optim_destroy frees x too */
+    o->ext = x;   /* from here on lt_optim_destroy frees x too */
     o->nstates = ns;
-    x->kind = kind;
+    o->lr = lr;
     x->ns = ns;
     x->buf = (float **)LT__MALLOC(np * (size_t)ns * sizeof(float *));
     x->cnt = (int64_t *)LT__MALLOC(np * (size_t)ns * sizeof(int64_t));
@@ -156,7 +146,7 @@ LTRAIN_DEF lt_optim *lt_lion_create(lt_ctx *ctx, lt_paramset params, lt_lion_con
                      "0 <= beta < 1, weight_decay >= 0", cfg.lr, cfg.beta1, cfg.beta2, cfg.weight_decay);
         return NULL;
     }
-    if (!(o = lt__x_new(ctx, "lt_lion_create", params, LT__X_LION, 1))) return NULL;
+    if (!(o = lt__x_new(ctx, "lt_lion_create", params, &lt__lion_ops, 1, cfg.lr))) return NULL;
     lt__xof(o)->lion = cfg;
     for (i = 0; i < o->np; i++) lt__xof(o)->cnt[i] = o->p[i]->n;
     return lt__x_alloc(o, "lt_lion_create", 0);
@@ -179,6 +169,14 @@ static void lt__lion_update(float *p, float *m, const float *g, int64_t n, float
         p[i] = fmaf(neg_lr, s, p[i]);
         m[i] = fmaf(omb2, g[i], m[i] * b2);
     }
+}
+static void lt__lion_param(lt_optim *o, int i, double lr) {
+    const lt_lion_config *c = &lt__xof(o)->lion;
+    lt_tensor *t = o->p[i];
+    double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+    lt__lion_update(t->data, lt__xof(o)->buf[i], t->grad, t->n, (float)(1.0 - lr * wd), (float)c->beta1,
+                    (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2), (float)(-lr));
+    o->pstep[i]++;
 }
 
 /* ---- @@OPTIM.ademamix  AdEMAMix ----------------------------------------------------------------- */
@@ -222,7 +220,7 @@ LTRAIN_DEF lt_optim *lt_ademamix_create(lt_ctx *ctx, lt_paramset params, lt_adem
                      cfg.weight_decay, (long long)cfg.alpha_warmup, (long long)cfg.beta3_warmup);
         return NULL;
     }
-    if (!(o = lt__x_new(ctx, "lt_ademamix_create", params, LT__X_ADEMAMIX, 3))) return NULL;
+    if (!(o = lt__x_new(ctx, "lt_ademamix_create", params, &lt__ademamix_ops, 3, cfg.lr))) return NULL;
     lt__xof(o)->adem = cfg;
     for (i = 0; i < o->np; i++)
         for (w = 0; w < 3; w++) lt__xof(o)->cnt[i * 3 + w] = o->p[i]->n;
@@ -250,6 +248,19 @@ static void lt__ademamix_update(float *p, float *m1, float *m2, float *v, const 
         p[i] = p[i] + neg_lr * u;
     }
 }
+static void lt__ademamix_param(lt_optim *o, int i, double lr) {
+    lt__x *x = lt__xof(o);
+    const lt_ademamix_config *c = &x->adem;
+    lt_tensor *t = o->p[i];
+    int64_t step = ++o->pstep[i];
+    double bc1 = 1.0 - pow(c->beta1, (double)step), bc2 = 1.0 - pow(c->beta2, (double)step);
+    double a = lt_ademamix_alpha(c, step), b3 = lt_ademamix_beta3(c, step);
+    double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
+    lt__ademamix_update(t->data, x->buf[i * 3], x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n,
+                        (float)c->beta1, (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2),
+                        (float)b3, (float)(1.0 - b3), (float)bc1, (float)sqrt(bc2), (float)a, (float)c->eps,
+                        (float)wd, (float)(-lr));
+}
 
 /* ---- @@OPTIM.muon  Muon ------------------------------------------------------------------------- */
 LTRAIN_DEF lt_muon_config lt_muon_defaults(void) {
@@ -273,7 +284,7 @@ LTRAIN_DEF int lt_muon_is_hidden(const lt_tensor *t, void *user) {
 }
 
 LTRAIN_DEF int lt_muon_uses_muon(const lt_optim *opt, int i) {
-    if (!opt || opt->ops != &lt__x_ops[LT__X_MUON] || i < 0 || i >= opt->np) return 0;
+    if (!opt || opt->kind != LT__OPT_MUON || i < 0 || i >= opt->np) return 0;
     return lt__xof(opt)->sel[i];
 }
 
@@ -298,7 +309,7 @@ LTRAIN_DEF lt_optim *lt_muon_create(lt_ctx *ctx, lt_paramset params, lt_muon_con
                      cfg.adamw.beta1, cfg.adamw.beta2, cfg.adamw.eps, cfg.adamw.weight_decay);
         return NULL;
     }
-    if (!(o = lt__x_new(ctx, "lt_muon_create", params, LT__X_MUON, 3))) return NULL;
+    if (!(o = lt__x_new(ctx, "lt_muon_create", params, &lt__muon_ops, 3, cfg.lr))) return NULL;
     x = lt__xof(o);
     x->muon = cfg;
     for (i = 0; i < o->np; i++) {
@@ -376,6 +387,25 @@ static void lt__muon_update(lt_tensor *t, float *m, int64_t rows, int64_t cols, 
                 for (j = 0; j < cols; j++) p[i * cols + j] = fmaf(neg_lr, X[j * rows + i] * scale, p[i * cols + j]);
     }
 }
+/* Muon's parameters by Muon, the others by AdamW with the schedule's factor on its own lr. */
+static void lt__muon_param(lt_optim *o, int i, double lr) {
+    lt__x *x = lt__xof(o);
+    const lt_muon_config *c = &x->muon;
+    lt_tensor *t = o->p[i];
+    if (x->sel[i]) {
+        lt__muon_update(t, x->buf[i * 3], x->rows[i], x->cols[i], c, lr, x->work);
+        o->pstep[i]++;
+    } else {
+        const lt_adamw_config *a = &c->adamw;
+        double alr = c->lr > 0 ? a->lr * (lr / c->lr) : a->lr;
+        double step = (double)(++o->pstep[i]);
+        double bc1 = 1.0 - pow(a->beta1, step), bc2 = 1.0 - pow(a->beta2, step);
+        double wd = lt__opt_decays(a->decay_mode, t) ? a->weight_decay : 0.0;
+        lt__adamw_update(t->data, x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n, (float)(1.0 - alr * wd),
+                         (float)a->beta1, (float)(1.0 - a->beta1), (float)a->beta2, (float)(1.0 - a->beta2),
+                         (float)sqrt(bc2), (float)a->eps, (float)(-(alr / bc1)));
+    }
+}
 
 /* ---- @@OPTIM.soap  SOAP: linear algebra in double -------------------------------------------- */
 /* Symmetric a (n×n, row-major) = V·diag(w)·Vᵀ: Householder reduction to tridiagonal form, then
@@ -383,11 +413,11 @@ static void lt__muon_update(lt_tensor *t, float *m, int64_t rows, int64_t cols, 
    in JAMA).  v holds Vᵀ (row k = eigenvector k); working on Vᵀ keeps every inner loop contiguous
    in row-major storage.  e: n doubles of scratch.  Eigenvectors to ~1e-15 in double. */
 #define LT__V(r, c) v[(c) * n + (r)]
-static void lt__eigh(const double *a, double *v, double *w, double *e, int64_t n) {
-    int64_t i, j, k, l, m;
-    double f, g, h, hh, scale, tst1 = 0, eps = 2.220446049250313e-16;
-    for (i = 0; i < n * n; i++) v[i] = a[i];   /* a is symmetric: a = aᵀ */
-    if (n == 1) { w[0] = a[0]; v[0] = 1; return; }
+/* tred2: v (holding a) -> the Householder reduction's orthogonal transformations, w the
+   tridiagonal's diagonal and e[1..n) its off-diagonal (n >= 2). */
+static void lt__eigh_tred2(double *v, double *w, double *e, int64_t n) {
+    int64_t i, j, k;
+    double f, g, h, hh, scale;
     for (j = 0; j < n; j++) w[j] = LT__V(n - 1, j);
     for (i = n - 1; i > 0; i--) {   /* tred2: the Householder reduction */
         scale = 0; h = 0;
@@ -441,7 +471,12 @@ static void lt__eigh(const double *a, double *v, double *w, double *e, int64_t n
     for (j = 0; j < n; j++) { w[j] = LT__V(n - 1, j); LT__V(n - 1, j) = 0; }
     LT__V(n - 1, n - 1) = 1;
     e[0] = 0;
-    /* tql2: the implicit QL iteration on the tridiagonal (w, e) */
+}
+
+/* tql2: the implicit QL iteration on the tridiagonal (w, e): w -> the eigenvalues, v -> Vᵀ. */
+static void lt__eigh_tql2(double *v, double *w, double *e, int64_t n) {
+    int64_t i, k, l, m;
+    double f, g, h, tst1 = 0, eps = 2.220446049250313e-16;
     for (i = 1; i < n; i++) e[i - 1] = e[i];
     e[n - 1] = 0;
     f = 0;
@@ -491,6 +526,14 @@ static void lt__eigh(const double *a, double *v, double *w, double *e, int64_t n
         w[l] += f;
         e[l] = 0;
     }
+}
+
+static void lt__eigh(const double *a, double *v, double *w, double *e, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n * n; i++) v[i] = a[i];   /* a is symmetric: a = aᵀ */
+    if (n == 1) { w[0] = a[0]; v[0] = 1; return; }
+    lt__eigh_tred2(v, w, e, n);
+    lt__eigh_tql2(v, w, e, n);
 }
 #undef LT__V
 
@@ -655,7 +698,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
                      cfg.weight_decay, cfg.precondition_frequency, (long long)cfg.max_precond_dim);
         return NULL;
     }
-    if (!(o = lt__x_new(ctx, "lt_soap_create", params, LT__X_SOAP, 6))) return NULL;
+    if (!(o = lt__x_new(ctx, "lt_soap_create", params, &lt__soap_ops, 6, cfg.lr))) return NULL;
     x = lt__xof(o);
     x->soap = cfg;
     for (i = 0; i < o->np; i++) {
@@ -676,7 +719,7 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
 }
 
 /* One SOAP step of parameter i, as the reference's SOAP.step for one tensor (see lt_soap_config in 01_api.h). */
-static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
+static void lt__soap_param(lt_optim *o, int i, double lr) {
     lt__x *x = lt__xof(o);
     const lt_soap_config *c = &x->soap;
     lt_tensor *t = o->p[i];
@@ -690,10 +733,10 @@ static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     if (o->pstep[i] == 0) {   /* fill L, R and compute the bases; θ stays (no current gradient in its basis) */
         if (L) lt__soap_gg(L, g, rows, cols, 0, gw, gtmp);
         if (R) lt__soap_gg(R, g, rows, cols, 1, gw, gtmp);
-        if (L && lt__soap_eig(o->ctx, L, QL, rows) != LT_OK) return o->ctx->status;
-        if (R && lt__soap_eig(o->ctx, R, QR, cols) != LT_OK) return o->ctx->status;
+        if (L && lt__soap_eig(o->ctx, L, QL, rows) != LT_OK) return;
+        if (R && lt__soap_eig(o->ctx, R, QR, cols) != LT_OK) return;
         o->pstep[i] = 1;
-        return LT_OK;
+        return;
     }
     s = o->pstep[i]++;   /* the reference's state["step"]: 1 on the first update */
     {
@@ -729,84 +772,20 @@ static lt_status lt__soap_param(lt_optim *o, int i, double lr) {
     if (R) lt__soap_gg(R, g, rows, cols, 1, gw, gtmp);
     if ((L || R) && s % c->precondition_frequency == 0) {
         lt__soap_project(m, m, QL, QR, rows, cols, 1, w3);
-        if (L && lt__soap_refresh(o->ctx, L, QL, v, rows, cols, 0, w1, gtmp) != LT_OK) return o->ctx->status;
-        if (R && lt__soap_refresh(o->ctx, R, QR, v, rows, cols, 1, w1, gtmp) != LT_OK) return o->ctx->status;
+        if (L && lt__soap_refresh(o->ctx, L, QL, v, rows, cols, 0, w1, gtmp) != LT_OK) return;
+        if (R && lt__soap_refresh(o->ctx, R, QR, v, rows, cols, 1, w1, gtmp) != LT_OK) return;
         lt__soap_project(m, m, QL, QR, rows, cols, 0, w3);
     }
-    return LT_OK;
-}
-
-/* ---- @@OPTIM.step_more  the step of all four ----------------------------------------------- */
-static lt_status lt__x_step(lt_optim *o, double lr) {
-    lt__x *x = lt__xof(o);
-    double cfg_lr = x->kind == LT__X_LION ? x->lion.lr : x->kind == LT__X_ADEMAMIX ? x->adem.lr
-                  : x->kind == LT__X_MUON ? x->muon.lr : x->soap.lr;
-    int i;
-    if (lr < 0) lr = cfg_lr;
-    if (!(lr - lr == 0)) /* NaN or inf */
-        return lt_set_error(o->ctx, LT_ERR_ARG, "lt_optim_step: the learning rate is %g "
-                            "(hint: check the schedule's settings)", lr);
-    for (i = 0; i < o->np && !lt_failed(o->ctx); i++) {
-        lt_tensor *t = o->p[i];
-        if (!t->grad) continue; /* as torch: a parameter whose .grad is None is skipped */
-        switch (x->kind) {
-        case LT__X_LION: {
-            const lt_lion_config *c = &x->lion;
-            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
-            lt__lion_update(t->data, x->buf[i], t->grad, t->n, (float)(1.0 - lr * wd), (float)c->beta1,
-                            (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2), (float)(-lr));
-            o->pstep[i]++;
-            break;
-        }
-        case LT__X_ADEMAMIX: {
-            const lt_ademamix_config *c = &x->adem;
-            int64_t step = ++o->pstep[i];
-            double bc1 = 1.0 - pow(c->beta1, (double)step), bc2 = 1.0 - pow(c->beta2, (double)step);
-            double a = lt_ademamix_alpha(c, step), b3 = lt_ademamix_beta3(c, step);
-            double wd = lt__opt_decays(c->decay_mode, t) ? c->weight_decay : 0.0;
-            lt__ademamix_update(t->data, x->buf[i * 3], x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n,
-                                (float)c->beta1, (float)(1.0 - c->beta1), (float)c->beta2, (float)(1.0 - c->beta2),
-                                (float)b3, (float)(1.0 - b3), (float)bc1, (float)sqrt(bc2), (float)a, (float)c->eps,
-                                (float)wd, (float)(-lr));
-            break;
-        }
-        case LT__X_MUON: {
-            const lt_muon_config *c = &x->muon;
-            if (x->sel[i]) {
-                lt__muon_update(t, x->buf[i * 3], x->rows[i], x->cols[i], c, lr, x->work);
-                o->pstep[i]++;
-            } else {   /* AdamW, with the schedule's factor on its own lr */
-                const lt_adamw_config *a = &c->adamw;
-                double alr = c->lr > 0 ? a->lr * (lr / c->lr) : a->lr;
-                double step = (double)(++o->pstep[i]);
-                double bc1 = 1.0 - pow(a->beta1, step), bc2 = 1.0 - pow(a->beta2, step);
-                double wd = lt__opt_decays(a->decay_mode, t) ? a->weight_decay : 0.0;
-                lt__adamw_update(t->data, x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n,
-                                 (float)(1.0 - alr * wd), (float)a->beta1, (float)(1.0 - a->beta1),
-                                 (float)a->beta2, (float)(1.0 - a->beta2), (float)sqrt(bc2), (float)a->eps,
-                                 (float)(-(alr / bc1)));
-            }
-            break;
-        }
-        default:
-            lt__soap_param(o, i, lr);
-            break;
-        }
-    }
-    if (!lt_failed(o->ctx)) o->t++;
-    return lt_status_of(o->ctx);
 }
 
 /* ---- @@OPTIM.state  the state contract --------------------------------------------------------- */
 LTRAIN_DEF float *lt_optim_state_buf(lt_optim *opt, int param_index, int which, int64_t *count) {
     int64_t cnt = 0;
     float *p = NULL;
-    if (opt && opt->ops) {
+    if (opt) {
         int per_elem;
         p = opt->ops->state(opt, param_index, which, &cnt, &per_elem);
-    } else if (opt) {
-        p = lt_optim_state(opt, param_index, which);
-        cnt = p ? opt->p[param_index]->n : 0;
+        if (per_elem) p = lt_optim_state(opt, param_index, which);   /* the same buffer, host copy current */
     }
     if (count) *count = cnt;
     return p;

@@ -31,15 +31,25 @@ static double lt__sumsq(const float *g, int64_t n) {
     }
     return acc;
 }
+
+/* Every gradient of a parameter set, in order: the next parameter from *i on that has one (torch
+   skips parameters whose .grad is None), *i moved past it; NULL after the last.  The loop:
+     int i;  lt_tensor *t;
+     for (i = 0; (t = lt__next_grad(params, &i)) != NULL;) ... t->grad, t->n ... */
+static lt_tensor *lt__next_grad(lt_paramset params, int *i) {
+    while (params.p && *i < params.n) {
+        lt_tensor *t = params.p[(*i)++];
+        if (t && t->grad) return t;
+    }
+    return NULL;
+}
+
 /* Σ g² over every gradient, in double (torch sums per tensor, then the norms). */
 static double lt__grad_sumsq(lt_paramset params) {
     double acc = 0;
     int i;
-    for (i = 0; i < params.n; i++) {
-        const lt_tensor *t = params.p[i];
-        if (!t || !t->grad) continue; /* torch skips parameters whose .grad is None */
-        acc += lt__sumsq(t->grad, t->n);
-    }
+    const lt_tensor *t;
+    for (i = 0; (t = lt__next_grad(params, &i)) != NULL;) acc += lt__sumsq(t->grad, t->n);
     return acc;
 }
 
@@ -57,6 +67,7 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
     double norm;
     float coef;
     int i;
+    lt_tensor *t;
     if (ctx && lt_failed(ctx)) return NAN;
     if (!(max_norm >= 0)) {
         if (ctx) lt_set_error(ctx, LT_ERR_ARG, "lt_clip_grad_norm: max_norm is %g; it must be >= 0", max_norm);
@@ -66,10 +77,8 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
     if (ctx && ctx->dev) return ctx->dev->clip(ctx, params, max_norm, 1);
     norm = sqrt(lt__grad_sumsq(params));
     if (!(norm - norm == 0)) {
-        for (i = 0; i < params.n; i++) {
-            const lt_tensor *t = params.p[i];
+        for (i = 0; (t = lt__next_grad(params, &i)) != NULL;) {
             int64_t j;
-            if (!t || !t->grad) continue;
             for (j = 0; j < t->n; j++)
                 if (!(t->grad[j] - t->grad[j] == 0)) break;
             if (j < t->n) {
@@ -87,13 +96,9 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
     /* torch: max_norm / (norm + 1e-6) is Tensor.__rtruediv__, i.e. reciprocal(norm + 1e-6)·max_norm */
     coef = (1.0f / ((float)norm + (float)1e-6)) * (float)max_norm;
     if (coef > 1.0f) coef = 1.0f;
-    for (i = 0; i < params.n; i++) {
-        lt_tensor *t = params.p[i];
-        float *g;
-        int64_t j, n;
-        if (!t || !t->grad) continue;
-        g = t->grad;
-        n = t->n;
+    for (i = 0; (t = lt__next_grad(params, &i)) != NULL;) {
+        float *g = t->grad;
+        int64_t j, n = t->n;
         LT__OMP(parallel for simd if (parallel : n >= LT__OPT_PAR_MIN))
         for (j = 0; j < n; j++) g[j] *= coef;
     }
@@ -105,19 +110,16 @@ LTRAIN_DEF double lt_clip_grad_norm(lt_ctx *ctx, lt_paramset params, double max_
 LTRAIN_DEF void lt_clip_grad_value(lt_ctx *ctx, lt_paramset params, double clip) {
     float c = (float)clip;
     int i;
+    lt_tensor *t;
     if (ctx && lt_failed(ctx)) return;
     if (!(clip >= 0)) {
         if (ctx) lt_set_error(ctx, LT_ERR_ARG, "lt_clip_grad_value: clip is %g; it must be >= 0", clip);
         return;
     }
     if (ctx && ctx->dev) { ctx->dev->clip(ctx, params, clip, 2); return; }
-    for (i = 0; params.p && i < params.n; i++) {
-        lt_tensor *t = params.p[i];
-        float *g;
-        int64_t j, n;
-        if (!t || !t->grad) continue;
-        g = t->grad;
-        n = t->n;
+    for (i = 0; (t = lt__next_grad(params, &i)) != NULL;) {
+        float *g = t->grad;
+        int64_t j, n = t->n;
         LT__OMP(parallel for if (n >= LT__OPT_PAR_MIN))
         for (j = 0; j < n; j++) {
             if (g[j] > c) g[j] = c;

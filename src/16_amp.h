@@ -46,6 +46,7 @@ LTRAIN_DEF lt_tensor *lt_scaler_scale_loss(lt_ctx *ctx, lt_scaler *sc, lt_tensor
 LTRAIN_DEF lt_status lt_scaler_unscale(lt_ctx *ctx, lt_scaler *sc, lt_paramset params) {
     float inv;
     int i, bad = 0;
+    lt_tensor *t;
     if (!ctx) return LT_ERR_ARG;
     if (lt_failed(ctx)) return lt_status_of(ctx);
     if (sc && !sc->enabled) return LT_OK;
@@ -55,21 +56,19 @@ LTRAIN_DEF lt_status lt_scaler_unscale(lt_ctx *ctx, lt_scaler *sc, lt_paramset p
         return lt_set_error(ctx, LT_ERR_STATE, "lt_scaler_unscale: called after lt_scaler_step in the same step "
                             "(hint: call lt_scaler_update after each step)");
     inv = (float)(1.0 / (double)sc->scale);
-    if (ctx->dev) bad = ctx->dev->unscale(ctx, params, inv);   /* inf/NaN check on the device */
-    else
-    for (i = 0; params.p && i < params.n; i++) {
-        lt_tensor *t = params.p[i];
-        float *g;
-        int64_t j, n;
-        if (!t || !t->grad) continue;
-        g = t->grad;
-        n = t->n;
-        LT__OMP(parallel for reduction(| : bad) if (n >= LT__AMP_PAR_MIN))
-        for (j = 0; j < n; j++) {
-            uint32_t u;
-            memcpy(&u, &g[j], sizeof u);   /* on the bits: -ffast-math would drop an isfinite() */
-            bad |= (u & 0x7F800000u) == 0x7F800000u;
-            g[j] *= inv;
+    if (ctx->dev) {
+        bad = ctx->dev->unscale(ctx, params, inv);   /* inf/NaN check on the device */
+    } else {
+        for (i = 0; (t = lt__next_grad(params, &i)) != NULL;) {   /* @@CLIP */
+            float *g = t->grad;
+            int64_t j, n = t->n;
+            LT__OMP(parallel for reduction(| : bad) if (n >= LT__AMP_PAR_MIN))
+            for (j = 0; j < n; j++) {
+                uint32_t u;
+                memcpy(&u, &g[j], sizeof u);   /* on the bits: -ffast-math would drop an isfinite() */
+                bad |= (u & 0x7F800000u) == 0x7F800000u;
+                g[j] *= inv;
+            }
         }
     }
     sc->found_inf = bad != 0;

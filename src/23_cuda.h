@@ -1537,10 +1537,10 @@ static lt_status lt__cu_optim_step(lt_optim *o, double lr) {
     lt__cu_adam_job *jobs, *djobs;
     int i, nj = 0;
     int64_t chunks = 0;
-    if (o->ops) {   /* Lion, AdEMAMix, Muon, SOAP: on the host copies (correct; the bus is the price) */
+    if (o->kind != LT__OPT_ADAMW && o->kind != LT__OPT_SGD) {   /* Lion, AdEMAMix, Muon, SOAP: on the host copies (correct; the bus is the price) */
         lt_status s;
         if (lt_sync_params(ctx) != LT_OK) return ctx->status;
-        s = o->ops->step(o, lr);
+        s = lt__optim_host_step(o, lr);
         lt_params_changed(ctx);
         return s;
     }

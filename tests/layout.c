@@ -13,7 +13,8 @@
                   exists.
      tags         every second-level tag (@@SECTION.piece, e.g. @@OPS.attention) named in a
                   comment of a part is listed in the CONTENTS of src/00_docs.h, and every tag
-                  listed there is named exactly once in the parts.
+                  listed there heads exactly one sub-banner ("---- @@X.y ...") in the parts
+                  (other comments may refer to it).
    Prints "ok NAME" or "FAIL NAME" per rule and ends with "N passed, N failed".  --list also
    prints the figures the rules count (every long function, every guard).
 
@@ -234,8 +235,10 @@ static int check_paths(const char *from, const char *com, int list) {
 }
 
 /* The second-level tags in text s: "@@" + capitals + "." + [a-z0-9_]+.  Each goes to out (up to
-   max, 64 bytes each); returns how many were found. */
-static int find_tags(const char *s, char out[][64], int max) {
+   max, 64 bytes each), and def[i] (when def is not NULL) says whether it stands in a sub-banner
+   ("-- @@X.y" or "---- @@X.y": where the piece is) rather than in a reference to it; returns how
+   many were found. */
+static int find_tags(const char *s, char out[][64], int *def, int max) {
     int n = 0;
     for (const char *p = s; *p; p++) {
         if (p[0] != '@' || p[1] != '@' || (p > s && p[-1] == '@')) continue;
@@ -244,7 +247,12 @@ static int find_tags(const char *s, char out[][64], int max) {
         if (q == p + 2 || *q != '.' || !(islower((unsigned char)q[1]) || isdigit((unsigned char)q[1]))) continue;
         q++;
         while (islower((unsigned char)*q) || isdigit((unsigned char)*q) || *q == '_') q++;
-        if (n < max && q - p < 64) { memcpy(out[n], p, (size_t)(q - p)); out[n][q - p] = 0; n++; }
+        if (n < max && q - p < 64) {
+            memcpy(out[n], p, (size_t)(q - p));
+            out[n][q - p] = 0;
+            if (def) def[n] = p - s >= 3 && !strncmp(p - 3, "-- ", 3);
+            n++;
+        }
         p = q - 1;
     }
     return n;
@@ -253,6 +261,7 @@ static int find_tags(const char *s, char out[][64], int max) {
 /* tags: the CONTENTS of 00_docs.h (from "CONTENTS" to "==== @@DOCS") against the parts' comments. */
 static int check_tags(char **coms, int list) {
     static char listed[1024][64], used[4096][64];
+    static int def[4096];
     int nl = 0, nu = 0, bad = 0;
     long n;
     char *docs = slurp("src/00_docs.h", &n);
@@ -260,9 +269,9 @@ static int check_tags(char **coms, int list) {
     char *a = strstr(docs, "CONTENTS"), *b = a ? strstr(a, "==== @@DOCS") : NULL;
     if (!a || !b) { printf("  tags: no CONTENTS ... ==== @@DOCS in src/00_docs.h\n"); free(docs); return 1; }
     *b = 0;
-    nl = find_tags(a, listed, 1024);
+    nl = find_tags(a, listed, NULL, 1024);
     for (int p = 0; p < nparts; p++)
-        if (!strstr(parts[p], "00_docs")) nu += find_tags(coms[p], used + nu, 4096 - nu);
+        if (!strstr(parts[p], "00_docs")) nu += find_tags(coms[p], used + nu, def + nu, 4096 - nu);
     for (int i = 0; i < nu; i++) {
         int k = 0, seen = 0;
         while (k < nl && strcmp(listed[k], used[i])) k++;
@@ -271,8 +280,8 @@ static int check_tags(char **coms, int list) {
     }
     for (int k = 0; k < nl; k++) {
         int c = 0;
-        for (int i = 0; i < nu; i++) c += !strcmp(listed[k], used[i]);
-        if (c != 1) { bad++; printf("  tag: %s is listed in CONTENTS and named %d times in the parts (once expected)\n", listed[k], c); }
+        for (int i = 0; i < nu; i++) c += def[i] && !strcmp(listed[k], used[i]);
+        if (c != 1) { bad++; printf("  tag: %s is listed in CONTENTS and heads %d sub-banners in the parts (one expected)\n", listed[k], c); }
         else if (list) printf("  tag: %s\n", listed[k]);
     }
     free(docs);

@@ -3642,6 +3642,10 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
 }
 
 /* ---- @@OPS.attention  causal multi-head self-attention ----------------------------------------------- */
+#define LT__ATT_B(nd) ((nd)->i[0])   /* batch */
+#define LT__ATT_T(nd) ((nd)->i[1])   /* sequence length */
+#define LT__ATT_C(nd) ((nd)->i[2])   /* channels, H heads of C/H */
+#define LT__ATT_H(nd) ((nd)->i[3])   /* heads */
 /* qkv (B, T, 3C) -> y (B, T, C), H heads of D = C/H; for query t of head h (q_t, k_u, v_u its rows):
      s_u = q_t·k_u / sqrt(D) for u <= t,  p = softmax(s),  y_t = Σ_u p_u v_u
    (torch's scaled_dot_product_attention(q, k, v, is_causal=True)); saves L_t = log Σ_u exp(s_u),
@@ -3650,7 +3654,7 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
      dq_t += Σ_u ds_u k_u / sqrt(D),  dk_u += ds_u q_t / sqrt(D)
    (D_t = Σ_u p_u dy_t·v_u, so the output stands in for the row sums of p ⊙ dp; the op reads it.)
    lengths: queries t >= len output 0 and take no gradient; keys u >= len are then never seen
-   (u <= t < len).  i[0..3] = B, T, C, H; save[0] = L (0 for padded rows).
+   (u <= t < len).  The record: B, T, C, H (LT__ATT_*), save[0] = L (0 for padded rows).
    The kernels are FlashAttention's (Dao et al. 2022; backward as in FlashAttention-2), in blocks
    small enough for L1/L2, multiplied by lt__att_mm (below) straight from the strided rows of qkv:
      forward, per (b, h, block of BR query rows), over blocks of BC keys up to the diagonal:
@@ -3894,7 +3898,7 @@ static void lt__att_fwd_rows(const lt__att_src *a, int64_t b, int64_t h, int64_t
 }
 
 static void lt__att_fwd(lt__node *nd, const lt__att_src *a) {
-    int64_t B = nd->i[0], T = nd->i[1], C = nd->i[2], H = nd->i[3], D = C / H;
+    int64_t B = LT__ATT_B(nd), T = LT__ATT_T(nd), C = LT__ATT_C(nd), H = LT__ATT_H(nd), D = C / H;
     int64_t br = LT__ATT_TILE / D < LT__ATT_BR ? LT__ATT_TILE / D : LT__ATT_BR;
     int64_t nblk = (T + br - 1) / br, unit;
     float *out = nd->out->data, *Ls = nd->save[0];
@@ -3982,7 +3986,7 @@ static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t
 }
 
 static void lt__att_bwd(lt__node *nd, const lt__att_src *a) {
-    int64_t B = nd->i[0], T = nd->i[1], H = nd->i[3], bh;
+    int64_t B = LT__ATT_B(nd), T = LT__ATT_T(nd), H = LT__ATT_H(nd), bh;
     int add;
     float *g = lt__grad_w(nd->in[0], nd->ctx, &add);
     if (!g) return;
@@ -4000,10 +4004,10 @@ static void lt__att_bwd(lt__node *nd, const lt__att_src *a) {
 static lt__att_src lt__att_src_of(const lt__node *nd, int bits16) {
     lt__att_src a;
     memset(&a, 0, sizeof a);
-    a.T = nd->i[1]; a.C = nd->i[2]; a.D = nd->i[2] / nd->i[3];
+    a.T = LT__ATT_T(nd); a.C = LT__ATT_C(nd); a.D = LT__ATT_C(nd) / LT__ATT_H(nd);
     a.f = nd->in[0]->data;
     if (bits16) {
-        a.p = nd->f[0] == (double)LT_F16 ? LT_F16 : LT_BF16;
+        a.p = LT__PREC(nd) == (double)LT_F16 ? LT_F16 : LT_BF16;
         a.h = (const uint16_t *)(const void *)nd->save[1];
         a.y16 = a.h ? a.h + nd->in[0]->n : NULL;
         a.round = !lt__exact16(nd->in[0], a.p);   /* (16-bit values already: read in place) */
@@ -4085,8 +4089,8 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
     }
     nd = lt__node_new(ctx, bits16 ? LT__OP(attention16) : LT__OP(attention), 3, shape, qkv, NULL, NULL, 0);
     if (!nd) return NULL;
-    nd->i[0] = B; nd->i[1] = T; nd->i[2] = C; nd->i[3] = n_head;
-    nd->f[0] = (double)ctx->precision;
+    LT__ATT_B(nd) = B; LT__ATT_T(nd) = T; LT__ATT_C(nd) = C; LT__ATT_H(nd) = n_head;
+    LT__PREC(nd) = (double)ctx->precision;
     if (!lt__save(ctx, nd, 0, (int64_t)ln)) return NULL;   /* L */
     if (bits16 && nd->out->requires_grad && lt__copy16(ctx, qkv) && !lt__save(ctx, nd, 1, 2 * B * T * C))
         return NULL;   /* qkv, y: 16 bit (or, lt__copy16, the float32 qkv and y read in place) */
@@ -12912,14 +12916,14 @@ __global__ void lt__k_scale(float *y, const float *x, float s, int64_t n) { LT__
 static void lt__scale_fwd_cuda(lt__node *nd) {
     if (!lt__cu_begin(nd)) return;
     lt__k_scale<<<lt__cu_blocks(nd->out->n), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(nd->out->data, lt__cu_data(nd->ctx, nd->in[0]),
-                                                                                  (float)nd->f[0], nd->out->n);
+                                                                                  (float)LT__SCALE_S(nd), nd->out->n);
     LT__CU_LAUNCHED(nd->ctx, "scale");
 }
 static void lt__scale_bwd_cuda(lt__node *nd) {
     float *gx;
     if (!lt__cu_begin(nd) || !(gx = lt__cu_grad(nd->ctx, nd->in[0]))) return;
     lt__k_axpy<<<lt__cu_blocks(nd->out->n), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(gx, lt__cu_p(nd->ctx, nd->out->grad),
-                                                                                (float)nd->f[0], nd->out->n);
+                                                                                (float)LT__SCALE_S(nd), nd->out->n);
     LT__CU_LAUNCHED(nd->ctx, "scale");
 }
 
@@ -13119,16 +13123,16 @@ __global__ void lt__k_layernorm_dwb1(const float *gy, const float *x, const floa
 }
 static void lt__layernorm_fwd_cuda(lt__node *nd) {
     lt_ctx *ctx = nd->ctx;
-    int64_t C = nd->i[0], R = nd->out->n / C;
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C;
     if (!lt__cu_begin(nd)) return;
     lt__k_layernorm<<<(unsigned)((R + 7) / 8), 256, 0, LT__CU_STREAM(nd)>>>(
         nd->out->data, nd->save[0], nd->save[1], lt__cu_data(ctx, nd->in[0]), lt__cu_data(ctx, nd->in[1]),
-        lt__cu_data(ctx, nd->in[2]), R, C, (float)nd->f[0]);
+        lt__cu_data(ctx, nd->in[2]), R, C, (float)LT__LN_EPS(nd));
     LT__CU_LAUNCHED(ctx, "layernorm");
 }
 static void lt__layernorm_bwd_cuda(lt__node *nd) {
     lt_ctx *ctx = nd->ctx;
-    int64_t C = nd->i[0], R = nd->out->n / C;
+    int64_t C = LT__LN_C(nd), R = nd->out->n / C;
     const float *x, *gy;
     float *gx, *gw, *gb;
     if (!lt__cu_begin(nd)) return;
@@ -13244,7 +13248,7 @@ __global__ void lt__k_transpose(float *dst, const float *src, lt__cu_tr p, int64
 }
 static lt__cu_tr lt__cu_tr_of(const lt__node *nd) {
     lt__cu_tr p;
-    int d, d0 = (int)nd->i[0], d1 = (int)nd->i[1];
+    int d, d0 = (int)LT__TR_D0(nd), d1 = (int)LT__TR_D1(nd);
     int64_t t;
     p.st[3] = 1;
     for (d = 2; d >= 0; d--) p.st[d] = p.st[d + 1] * nd->in[0]->shape[d + 1];
@@ -13419,7 +13423,7 @@ __global__ void lt__k_attention_dkv(float *g, const float *qkv, const float *gy,
     }
 }
 static int lt__cu_att_of(lt__node *nd, lt__cu_att *a) {
-    a->B = nd->i[0]; a->T = nd->i[1]; a->C = nd->i[2]; a->H = nd->i[3]; a->D = a->C / a->H;
+    a->B = LT__ATT_B(nd); a->T = LT__ATT_T(nd); a->C = LT__ATT_C(nd); a->H = LT__ATT_H(nd); a->D = a->C / a->H;
     a->scale = 1.0f / sqrtf((float)a->D);
     a->lens = nd->ids ? nd->ids_dev : NULL;
     if (a->D > 32 * LT__CU_DK) {
@@ -13483,18 +13487,18 @@ __global__ void lt__k_ce_bwd(float *gx, const float *x, const int32_t *tg, int64
     for (j = threadIdx.x; j < V; j += blockDim.x) gr[j] += g * expf((xr[j] - m) - ls) - (j == t ? g : 0.0f);
 }
 static void lt__cross_entropy_fwd_cuda(lt__node *nd) {
-    int64_t V = nd->i[0], R = nd->in[0]->n / V;
+    int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V;
     if (!lt__cu_begin(nd)) return;
     lt__k_ce_rows<<<(unsigned)R, LT__CU_T, 0, LT__CU_STREAM(nd)>>>(nd->save[0], lt__cu_data(nd->ctx, nd->in[0]), nd->ids_dev, V);
-    lt__cu_reduce(nd->ctx, nd->save[0], NULL, R, 0, nd->f[0] > 0 ? 1.0 / nd->f[0] : 0.0, nd->out->data);
+    lt__cu_reduce(nd->ctx, nd->save[0], NULL, R, 0, LT__CE_DENOM(nd) > 0 ? 1.0 / LT__CE_DENOM(nd) : 0.0, nd->out->data);
     LT__CU_LAUNCHED(nd->ctx, "cross_entropy");
 }
 static void lt__cross_entropy_bwd_cuda(lt__node *nd) {
-    int64_t V = nd->i[0], R = nd->in[0]->n / V;
+    int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V;
     float *gx;
-    if (!lt__cu_begin(nd) || !(nd->f[0] > 0) || !(gx = lt__cu_grad(nd->ctx, nd->in[0]))) return;
+    if (!lt__cu_begin(nd) || !(LT__CE_DENOM(nd) > 0) || !(gx = lt__cu_grad(nd->ctx, nd->in[0]))) return;
     lt__k_ce_bwd<<<(unsigned)R, LT__CU_T, 0, LT__CU_STREAM(nd)>>>(gx, lt__cu_data(nd->ctx, nd->in[0]), nd->ids_dev, V,
-                                                                   nd->out->grad, nd->f[0]);
+                                                                   nd->out->grad, LT__CE_DENOM(nd));
     LT__CU_LAUNCHED(nd->ctx, "cross_entropy");
 }
 /* mse: Σ(p - t)²/n;  dp += g·2(p - t)/n, dt -= the same */
@@ -13529,8 +13533,8 @@ __global__ void lt__k_bias_rows(float *y, const float *b, int64_t n, int64_t O) 
 
 static void lt__matmul_fwd_cuda(lt__node *nd) {
     lt_ctx *ctx = nd->ctx;
-    int ta = (nd->i[0] & LT_TRANS_A) != 0, tb = (nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5];
+    int ta = (LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd);
     if (!lt__cu_begin(nd)) return;
     lt__cu_gemm(ctx, "matmul", LT_F32, ta, tb, M, N, K, 1.0f, lt__cu_data(ctx, nd->in[0]), ta ? M : K, M * K,
                 lt__cu_data(ctx, nd->in[1]), tb ? K : N, shared ? 0 : K * N, 0.0f, nd->out->data, N, M * N, nb);
@@ -13554,8 +13558,8 @@ static void lt__cu_mm(lt_ctx *ctx, int prec, int ta, int tb, int64_t M, int64_t 
 /* dA and dB of y = op(a)·op(b); a16/b16/gy16: 16-bit copies for prec != LT_F32 */
 static void lt__cu_matmul_grads(lt__node *nd, int prec, const void *a, const void *b, const void *gy, float *ga, float *gb) {
     lt_ctx *ctx = nd->ctx;
-    int ta = (nd->i[0] & LT_TRANS_A) != 0, tb = (nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5], q;
+    int ta = (LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
     int64_t lda = ta ? M : K, ldb = tb ? K : N, sb = shared ? 0 : K * N, es = prec == LT_F32 ? 4 : 2;
     if (ga) {
         if (!ta) lt__cu_mm(ctx, prec, 0, !tb, M, K, N, gy, N, M * N, b, ldb, sb, ga, K, M * K, nb);   /* dA = dY op(B)ᵀ */
@@ -13588,7 +13592,7 @@ static void lt__matmul_bwd_cuda(lt__node *nd) {
 /* linear (wt = 1: W [O,I], y = x·Wᵀ + b) and conv1d (wt = 0: W [I,O], y = x·W + b); x is (R, I) */
 static void lt__cu_affine_fwd(lt__node *nd, int wt) {
     lt_ctx *ctx = nd->ctx;
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     if (!lt__cu_begin(nd)) return;
     lt__cu_gemm(ctx, nd->op->name, LT_F32, 0, wt, R, O, Ci, 1.0f, lt__cu_data(ctx, nd->in[0]), Ci, 0,
                 lt__cu_data(ctx, nd->in[1]), wt ? Ci : O, 0, 0.0f, nd->out->data, O, 0, 1);
@@ -13602,7 +13606,7 @@ static void lt__cu_affine_fwd(lt__node *nd, int wt) {
 static void lt__cu_affine_grads(lt__node *nd, int wt, int prec, const void *x, const void *w, const void *gy,
                                 const float *gy32, float *gx, float *gw, float *gb) {
     lt_ctx *ctx = nd->ctx;
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     if (gx) lt__cu_mm(ctx, prec, 0, !wt, R, Ci, O, gy, O, 0, w, wt ? Ci : O, 0, gx, Ci, 0, 1);
     if (gw) {
         if (wt) lt__cu_mm(ctx, prec, 1, 0, O, Ci, R, gy, O, 0, x, Ci, 0, gw, Ci, 0, 1);
@@ -13659,8 +13663,8 @@ static const unsigned short *lt__cu_dy16(lt__node *nd) {
 }
 static void lt__matmul16_fwd_cuda(lt__node *nd) {
     lt_ctx *ctx = nd->ctx;
-    int p = lt__prec16(nd), ta = (nd->i[0] & LT_TRANS_A) != 0, tb = (nd->i[0] & LT_TRANS_B) != 0;
-    int64_t nb = nd->i[1], M = nd->i[2], N = nd->i[3], K = nd->i[4], shared = nd->i[5];
+    int p = lt__prec16(nd), ta = (LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
+    int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd);
     const unsigned short *a, *b;
     if (!lt__cu_begin(nd) || !lt__cu_fwd16(nd, &a, &b)) return;
     lt__cu_gemm(ctx, "matmul (16-bit)", p, ta, tb, M, N, K, 1.0f, a, ta ? M : K, M * K, b, tb ? K : N, shared ? 0 : K * N,
@@ -13681,7 +13685,7 @@ static void lt__matmul16_bwd_cuda(lt__node *nd) {
 static void lt__cu_affine16_fwd(lt__node *nd, int wt) {
     lt_ctx *ctx = nd->ctx;
     int p = lt__prec16(nd);
-    int64_t R = nd->i[0], Ci = nd->i[1], O = nd->i[2];
+    int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     const unsigned short *x, *w;
     if (!lt__cu_begin(nd) || !lt__cu_fwd16(nd, &x, &w)) return;
     lt__cu_gemm(ctx, nd->op->name, p, 0, wt, R, O, Ci, 1.0f, x, Ci, 0, w, wt ? Ci : O, 0, 0.0f, nd->out->data, O, 0, 1);

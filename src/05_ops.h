@@ -1435,6 +1435,10 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
 }
 
 /* ---- @@OPS.attention  causal multi-head self-attention ----------------------------------------------- */
+#define LT__ATT_B(nd) ((nd)->i[0])   /* batch */
+#define LT__ATT_T(nd) ((nd)->i[1])   /* sequence length */
+#define LT__ATT_C(nd) ((nd)->i[2])   /* channels, H heads of C/H */
+#define LT__ATT_H(nd) ((nd)->i[3])   /* heads */
 /* qkv (B, T, 3C) -> y (B, T, C), H heads of D = C/H; for query t of head h (q_t, k_u, v_u its rows):
      s_u = q_t·k_u / sqrt(D) for u <= t,  p = softmax(s),  y_t = Σ_u p_u v_u
    (torch's scaled_dot_product_attention(q, k, v, is_causal=True)); saves L_t = log Σ_u exp(s_u),
@@ -1443,7 +1447,7 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
      dq_t += Σ_u ds_u k_u / sqrt(D),  dk_u += ds_u q_t / sqrt(D)
    (D_t = Σ_u p_u dy_t·v_u, so the output stands in for the row sums of p ⊙ dp; the op reads it.)
    lengths: queries t >= len output 0 and take no gradient; keys u >= len are then never seen
-   (u <= t < len).  i[0..3] = B, T, C, H; save[0] = L (0 for padded rows).
+   (u <= t < len).  The record: B, T, C, H (LT__ATT_*), save[0] = L (0 for padded rows).
    The kernels are FlashAttention's (Dao et al. 2022; backward as in FlashAttention-2), in blocks
    small enough for L1/L2, multiplied by lt__att_mm (below) straight from the strided rows of qkv:
      forward, per (b, h, block of BR query rows), over blocks of BC keys up to the diagonal:
@@ -1687,7 +1691,7 @@ static void lt__att_fwd_rows(const lt__att_src *a, int64_t b, int64_t h, int64_t
 }
 
 static void lt__att_fwd(lt__node *nd, const lt__att_src *a) {
-    int64_t B = nd->i[0], T = nd->i[1], C = nd->i[2], H = nd->i[3], D = C / H;
+    int64_t B = LT__ATT_B(nd), T = LT__ATT_T(nd), C = LT__ATT_C(nd), H = LT__ATT_H(nd), D = C / H;
     int64_t br = LT__ATT_TILE / D < LT__ATT_BR ? LT__ATT_TILE / D : LT__ATT_BR;
     int64_t nblk = (T + br - 1) / br, unit;
     float *out = nd->out->data, *Ls = nd->save[0];
@@ -1775,7 +1779,7 @@ static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t
 }
 
 static void lt__att_bwd(lt__node *nd, const lt__att_src *a) {
-    int64_t B = nd->i[0], T = nd->i[1], H = nd->i[3], bh;
+    int64_t B = LT__ATT_B(nd), T = LT__ATT_T(nd), H = LT__ATT_H(nd), bh;
     int add;
     float *g = lt__grad_w(nd->in[0], nd->ctx, &add);
     if (!g) return;
@@ -1793,10 +1797,10 @@ static void lt__att_bwd(lt__node *nd, const lt__att_src *a) {
 static lt__att_src lt__att_src_of(const lt__node *nd, int bits16) {
     lt__att_src a;
     memset(&a, 0, sizeof a);
-    a.T = nd->i[1]; a.C = nd->i[2]; a.D = nd->i[2] / nd->i[3];
+    a.T = LT__ATT_T(nd); a.C = LT__ATT_C(nd); a.D = LT__ATT_C(nd) / LT__ATT_H(nd);
     a.f = nd->in[0]->data;
     if (bits16) {
-        a.p = nd->f[0] == (double)LT_F16 ? LT_F16 : LT_BF16;
+        a.p = LT__PREC(nd) == (double)LT_F16 ? LT_F16 : LT_BF16;
         a.h = (const uint16_t *)(const void *)nd->save[1];
         a.y16 = a.h ? a.h + nd->in[0]->n : NULL;
         a.round = !lt__exact16(nd->in[0], a.p);   /* (16-bit values already: read in place) */
@@ -1878,8 +1882,8 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
     }
     nd = lt__node_new(ctx, bits16 ? LT__OP(attention16) : LT__OP(attention), 3, shape, qkv, NULL, NULL, 0);
     if (!nd) return NULL;
-    nd->i[0] = B; nd->i[1] = T; nd->i[2] = C; nd->i[3] = n_head;
-    nd->f[0] = (double)ctx->precision;
+    LT__ATT_B(nd) = B; LT__ATT_T(nd) = T; LT__ATT_C(nd) = C; LT__ATT_H(nd) = n_head;
+    LT__PREC(nd) = (double)ctx->precision;
     if (!lt__save(ctx, nd, 0, (int64_t)ln)) return NULL;   /* L */
     if (bits16 && nd->out->requires_grad && lt__copy16(ctx, qkv) && !lt__save(ctx, nd, 1, 2 * B * T * C))
         return NULL;   /* qkv, y: 16 bit (or, lt__copy16, the float32 qkv and y read in place) */

@@ -23,7 +23,7 @@ STEPS   ?= 1500
 MPICC   ?= mpicc
 all: $(EXAMPLES) build/test_all
 
-build/%: examples/%.c ltrain.h | build
+build/%: examples/%.c ltrain.h examples/lesson.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 build/test_all: $(TESTSRC) ltrain.h | build

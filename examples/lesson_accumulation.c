@@ -23,6 +23,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
+#include "lesson.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -125,58 +126,33 @@ int main(int argc, char **argv) {
     int batch = 32, steps = 40, threads = 1, i, rc = 0, nk = 0;
     int ks[5] = {1, 2, 4, 8, 16};
     result res[5];
-    lt_ctx *ctx;
-    void *buf = NULL;
-    size_t size = 0, j;
+    int64_t size = 0;
     int32_t *tok = NULL;
     double x[MAX_STEPS], kx[5], mb[5];
     lt_plot *p;
+    const lesson_flag flags[] = {{"--batch", 'i', &batch}, {"--steps", 'i', &steps}, {"--threads", 'i', &threads},
+                                 {"--plot", 's', &plot}};
 
-    for (i = 1; i < argc; i++) {
-        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            printf("usage: lesson_accumulation [text file (%s)] [--batch N (%d, a multiple of 16)] [--steps N (%d)]\n"
-                   "                           [--threads N (%d)] [--plot PATH.svg (%s)]\n", data, batch, steps,
-                   threads, plot);
-            return 0;
-        }
-        if (f[0] != '-') { data = f; continue; }
-        if (!v) { fprintf(stderr, "lesson_accumulation: %s needs a value\n", f); return 1; }
-        if (!strcmp(f, "--batch")) batch = atoi(v);
-        else if (!strcmp(f, "--steps")) steps = atoi(v);
-        else if (!strcmp(f, "--threads")) threads = atoi(v);
-        else if (!strcmp(f, "--plot")) plot = v;
-        else { fprintf(stderr, "lesson_accumulation: unknown flag %s (see --help)\n", f); return 1; }
-        i++;
+    if ((rc = lesson_args("lesson_accumulation", argc, argv, &data, flags, 4)) == LESSON_HELP) {
+        printf("usage: lesson_accumulation [text file (%s)] [--batch N (%d, a multiple of 16)] [--steps N (%d)]\n"
+               "                           [--threads N (%d)] [--plot PATH.svg (%s)]\n", data, batch, steps,
+               threads, plot);
+        return 0;
     }
+    if (rc) return 1;
     if (batch < MAX_K || batch % MAX_K || batch > 1024 || steps < 1 || steps > MAX_STEPS) {
         fprintf(stderr, "lesson_accumulation: --batch must be a multiple of %d (up to 1024), --steps in 1..%d\n",
                 MAX_K, MAX_STEPS);
         return 1;
     }
     if (threads > 0) lt_set_threads(threads);
-    ctx = lt_ctx_create(0);
-    if (!ctx || lt_read_file(ctx, data, &buf, &size) != LT_OK) {
-        fprintf(stderr, "lesson_accumulation: %s\n", ctx ? lt_error(ctx) : "out of memory");
-        lt_ctx_destroy(ctx);
-        return 1;
-    }
-    lt_ctx_destroy(ctx);
-    if (size < (size_t)batch * T + 1) {
-        fprintf(stderr, "lesson_accumulation: %s is too short for one batch (%zu bytes)\n", data, size);
-        lt_free(buf);
-        return 1;
-    }
-    tok = (int32_t *)malloc(size * sizeof(int32_t));
-    if (!tok) { lt_free(buf); return 1; }
-    for (j = 0; j < size; j++) tok[j] = ((unsigned char *)buf)[j];
-    lt_free(buf);
+    if (!lesson_text("lesson_accumulation", data, (int64_t)batch * T + 1, "for one batch", &tok, &size)) return 1;
 
     printf("2-layer GPT (C=64), batch of %d sequences x %d tokens from %s, as K micro-batches\n\n", batch, T, data);
     printf("%3s  %11s  %13s  %20s  %14s  %10s  %15s %-2d steps\n", "K", "micro-batch", "first loss",
            "grad diff vs K=1", "arena peak", "ms/step", "weights after", steps);
     for (i = 0; i < 5; i++) {
-        int ok = run(tok, (int64_t)size, batch, ks[i], steps, &res[i]);
+        int ok = run(tok, size, batch, ks[i], steps, &res[i]);
         nk++;
         if (!ok) { rc = 1; break; }
         printf("%3d  %11d  %13.6f  %20.2e  %11.1f MB  %10.1f  %21.2e\n", ks[i], batch / ks[i], res[i].loss,
@@ -199,13 +175,7 @@ int main(int argc, char **argv) {
         }
         lt_plot_panel(p, "activation memory falls about K times", "micro-batches K", "arena peak (MB)");
         lt_plot_series(p, "arena peak", kx, mb, nk);
-        if (lt_plot_save(p, plot) != LT_OK) {
-            fprintf(stderr, "lesson_accumulation: %s\n", lt_plot_error(p));
-            rc = 1;
-        } else {
-            printf("plot: %s\n", plot);
-        }
-        lt_plot_destroy(p);
+        if (!lesson_plot_save("lesson_accumulation", p, plot, "plot: %s\n")) rc = 1;
     }
     for (i = 0; i < nk; i++) {
         free(res[i].grad);

@@ -19,6 +19,7 @@
    Read @@CLIP in ltrain.h. */
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
+#include "lesson.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -94,67 +95,42 @@ int main(int argc, char **argv) {
     const char *data = "ltrain.h", *plot = "build/lesson_clipping.svg";
     double lr = 0.5, max_norm = 1.0;
     int steps = 200, threads = 1, i, r, rc = 0;
+    const lesson_flag flags[] = {{"--lr", 'd', &lr}, {"--steps", 'i', &steps}, {"--max-norm", 'd', &max_norm},
+                                 {"--threads", 'i', &threads}, {"--plot", 's', &plot}};
     run_result res[2];
-    lt_ctx *ctx;
-    void *buf = NULL;
-    size_t size = 0, j;
+    int64_t size = 0;
     int32_t *tok = NULL;
     double *x = NULL, *thr = NULL;
     lt_plot *p;
 
-    for (i = 1; i < argc; i++) {
-        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            printf("usage: lesson_clipping [text file (%s)] [--lr X (%g)] [--steps N (%d)] [--max-norm C (%g)]\n"
-                   "                       [--threads N (%d)] [--plot PATH.svg (%s)]\n", data, lr, steps, max_norm,
-                   threads, plot);
-            return 0;
-        }
-        if (f[0] != '-') { data = f; continue; }
-        if (!v) { fprintf(stderr, "lesson_clipping: %s needs a value\n", f); return 1; }
-        if (!strcmp(f, "--lr")) lr = atof(v);
-        else if (!strcmp(f, "--steps")) steps = atoi(v);
-        else if (!strcmp(f, "--max-norm")) max_norm = atof(v);
-        else if (!strcmp(f, "--threads")) threads = atoi(v);
-        else if (!strcmp(f, "--plot")) plot = v;
-        else { fprintf(stderr, "lesson_clipping: unknown flag %s (see --help)\n", f); return 1; }
-        i++;
+    if ((rc = lesson_args("lesson_clipping", argc, argv, &data, flags, 5)) == LESSON_HELP) {
+        printf("usage: lesson_clipping [text file (%s)] [--lr X (%g)] [--steps N (%d)] [--max-norm C (%g)]\n"
+               "                       [--threads N (%d)] [--plot PATH.svg (%s)]\n", data, lr, steps, max_norm,
+               threads, plot);
+        return 0;
     }
+    if (rc) return 1;
     if (steps < 20 || !(lr > 0) || !(max_norm > 0)) {
         fprintf(stderr, "lesson_clipping: need --steps >= 20, --lr > 0, --max-norm > 0\n");
         return 1;
     }
     if (threads > 0) lt_set_threads(threads);
-    ctx = lt_ctx_create(0);
-    if (!ctx || lt_read_file(ctx, data, &buf, &size) != LT_OK) {
-        fprintf(stderr, "lesson_clipping: %s\n", ctx ? lt_error(ctx) : "out of memory");
-        lt_ctx_destroy(ctx);
-        return 1;
-    }
-    lt_ctx_destroy(ctx);
-    if (size < (size_t)B * T + 1) {
-        fprintf(stderr, "lesson_clipping: %s is too short for one batch (%zu bytes)\n", data, size);
-        lt_free(buf);
-        return 1;
-    }
-    tok = (int32_t *)malloc(size * sizeof(int32_t));
+    if (!lesson_text("lesson_clipping", data, (int64_t)B * T + 1, "for one batch", &tok, &size)) return 1;
     x = (double *)malloc((size_t)steps * sizeof(double));
     thr = (double *)malloc((size_t)steps * sizeof(double));
     for (r = 0; r < 2; r++) {
         res[r].loss = (double *)malloc((size_t)steps * sizeof(double));
         res[r].norm = (double *)malloc((size_t)steps * sizeof(double));
     }
-    if (!tok || !x || !thr || !res[0].loss || !res[0].norm || !res[1].loss || !res[1].norm) {
+    if (!x || !thr || !res[0].loss || !res[0].norm || !res[1].loss || !res[1].norm) {
         fprintf(stderr, "lesson_clipping: out of memory\n");
         rc = 1;
         goto out;
     }
-    for (j = 0; j < size; j++) tok[j] = ((unsigned char *)buf)[j];
-
     printf("SGD (momentum 0.9) at lr %g on a 2-layer GPT (C=64), %s, %d steps of %d x %d tokens\n\n", lr, data, steps,
            B, T);
     for (r = 0; r < 2 && rc == 0; r++)
-        if (!train(tok, (int64_t)size, lr, r ? max_norm : 0, steps, &res[r])) rc = 1;
+        if (!train(tok, size, lr, r ? max_norm : 0, steps, &res[r])) rc = 1;
     if (rc) goto out;
 
     printf("%-22s", "run");
@@ -189,11 +165,8 @@ int main(int argc, char **argv) {
         lt_plot_series(p, name, x, res[1].norm, steps);
         lt_plot_series(p, "max_norm", x, thr, steps);
     }
-    if (lt_plot_save(p, plot) != LT_OK) { fprintf(stderr, "lesson_clipping: %s\n", lt_plot_error(p)); rc = 1; }
-    else printf("\nwrote %s\n", plot);
-    lt_plot_destroy(p);
+    if (!lesson_plot_save("lesson_clipping", p, plot, "\nwrote %s\n")) rc = 1;
 out:
-    lt_free(buf);
     free(tok);
     free(x);
     free(thr);

@@ -21,6 +21,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
+#include "lesson.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,12 +29,6 @@
 #include <time.h>
 
 #define T 64
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
 
 /* The step lt_compile captures: it reads the batch from in/tg, which the loop refills. */
 typedef struct { lt_gpt *g; int32_t *in, *tg; int B; } step_t;
@@ -70,7 +65,7 @@ static int train(const int32_t *tok, int64_t n, int B, int steps, int compiled, 
     r->note[0] = 0;
     st.g = g; st.in = in; st.tg = tg; st.B = B;
     for (step = 0; step < steps && in && tg && !lt_failed(ctx); step++) {
-        if (step == 1) t0 = now_ms();
+        if (step == 1) t0 = lesson_now_ms();
         lt_zero_grad(ctx);
         lt_loader_next(ld, in, tg);
         if (compiled) {
@@ -90,7 +85,7 @@ static int train(const int32_t *tok, int64_t n, int B, int steps, int compiled, 
         }
         lt_optim_step(opt, -1);
     }
-    r->ms = steps > 1 ? (now_ms() - t0) / (steps - 1) : 0;
+    r->ms = steps > 1 ? (lesson_now_ms() - t0) / (steps - 1) : 0;
     if (!compiled) r->arena_peak = lt_arena_peak(ctx);
     if (!in || !tg) { fprintf(stderr, "lesson_compile: out of memory\n"); ok = 0; }
     else if (lt_failed(ctx)) { fprintf(stderr, "lesson_compile: %s\n", lt_error(ctx)); ok = 0; }
@@ -107,62 +102,38 @@ static int train(const int32_t *tok, int64_t n, int B, int steps, int compiled, 
 int main(int argc, char **argv) {
     const char *data = "ltrain.h", *plot = "build/lesson_compile.svg";
     int steps = 200, batch = 16, threads = 1, i, r, rc = 0, same = 0;
+    const lesson_flag flags[] = {{"--steps", 'i', &steps}, {"--batch", 'i', &batch}, {"--threads", 'i', &threads},
+                                 {"--plot", 's', &plot}};
     run_result res[2];
-    lt_ctx *ctx;
-    void *buf = NULL;
-    size_t size = 0, j;
+    int64_t size = 0;
     int32_t *tok = NULL;
     double *x = NULL, maxdiff = 0;
     lt_plot *p;
 
-    for (i = 1; i < argc; i++) {
-        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            printf("usage: lesson_compile [text file (%s)] [--steps N (%d)] [--batch B (%d)] [--threads N (%d)]\n"
-                   "                      [--plot PATH.svg (%s)]\n", data, steps, batch, threads, plot);
-            return 0;
-        }
-        if (f[0] != '-') { data = f; continue; }
-        if (!v) { fprintf(stderr, "lesson_compile: %s needs a value\n", f); return 1; }
-        if (!strcmp(f, "--steps")) steps = atoi(v);
-        else if (!strcmp(f, "--batch")) batch = atoi(v);
-        else if (!strcmp(f, "--threads")) threads = atoi(v);
-        else if (!strcmp(f, "--plot")) plot = v;
-        else { fprintf(stderr, "lesson_compile: unknown flag %s (see --help)\n", f); return 1; }
-        i++;
+    if ((rc = lesson_args("lesson_compile", argc, argv, &data, flags, 4)) == LESSON_HELP) {
+        printf("usage: lesson_compile [text file (%s)] [--steps N (%d)] [--batch B (%d)] [--threads N (%d)]\n"
+               "                      [--plot PATH.svg (%s)]\n", data, steps, batch, threads, plot);
+        return 0;
     }
+    if (rc) return 1;
     if (steps < 2 || batch < 1 || batch > 1024) {
         fprintf(stderr, "lesson_compile: need --steps >= 2 and --batch in 1..1024\n");
         return 1;
     }
     if (threads > 0) lt_set_threads(threads);
-    ctx = lt_ctx_create(0);
-    if (!ctx || lt_read_file(ctx, data, &buf, &size) != LT_OK) {
-        fprintf(stderr, "lesson_compile: %s\n", ctx ? lt_error(ctx) : "out of memory");
-        lt_ctx_destroy(ctx);
-        return 1;
-    }
-    lt_ctx_destroy(ctx);
-    if (size < (size_t)batch * T + 1) {
-        fprintf(stderr, "lesson_compile: %s is too short for one batch (%zu bytes)\n", data, size);
-        lt_free(buf);
-        return 1;
-    }
-    tok = (int32_t *)malloc(size * sizeof(int32_t));
+    if (!lesson_text("lesson_compile", data, (int64_t)batch * T + 1, "for one batch", &tok, &size)) return 1;
     x = (double *)malloc((size_t)steps * sizeof(double));
     res[0].loss = (double *)malloc((size_t)steps * sizeof(double));
     res[1].loss = (double *)malloc((size_t)steps * sizeof(double));
-    if (!tok || !x || !res[0].loss || !res[1].loss) {
+    if (!x || !res[0].loss || !res[1].loss) {
         fprintf(stderr, "lesson_compile: out of memory\n");
         rc = 1;
         goto out;
     }
-    for (j = 0; j < size; j++) tok[j] = ((unsigned char *)buf)[j];
-
     printf("AdamW on a 2-layer GPT (C=64), %s, %d steps of %d x %d tokens, eager and compiled\n\n", data, steps,
            batch, T);
     for (r = 0; r < 2 && rc == 0; r++)
-        if (!train(tok, (int64_t)size, batch, steps, r, &res[r])) rc = 1;
+        if (!train(tok, size, batch, steps, r, &res[r])) rc = 1;
     if (rc) goto out;
 
     printf("%6s  %12s  %12s\n", "step", "eager loss", "compiled");
@@ -187,11 +158,8 @@ int main(int argc, char **argv) {
     p = lt_plot_create("eager and compiled steps give the same losses", "step", "training loss");
     lt_plot_series(p, "eager", x, res[0].loss, steps);
     lt_plot_series(p, "compiled (lt_compile)", x, res[1].loss, steps);
-    if (lt_plot_save(p, plot) != LT_OK) { fprintf(stderr, "lesson_compile: %s\n", lt_plot_error(p)); rc = 1; }
-    else printf("\nwrote %s\n", plot);
-    lt_plot_destroy(p);
+    if (!lesson_plot_save("lesson_compile", p, plot, "\nwrote %s\n")) rc = 1;
 out:
-    lt_free(buf);
     free(tok);
     free(x);
     free(res[0].loss);

@@ -30,6 +30,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
+#include "lesson.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -40,12 +41,6 @@
 #define T 64
 #define RUNS 4
 #define MULTS 4
-
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
 
 static const char *run_name[RUNS] = {"fp32", "bf16", "fp16 + GradScaler", "fp16, no loss scale"};
 static const lt_dtype run_prec[RUNS] = {LT_F32, LT_BF16, LT_F16, LT_F16};
@@ -102,7 +97,7 @@ static int train(const int32_t *tok, int64_t n, int run, int steps, int growth, 
     st.g = g; st.in = in; st.tg = tg;
     for (step = 0; step < steps && !lt_failed(ctx); step++) {
         float l = 0;
-        if (step == 1) t0 = now_ms();
+        if (step == 1) t0 = lesson_now_ms();
         lt_zero_grad(ctx);
         lt_loader_next(ld, in, tg);
         if (!plan && !(plan = lt_compile(ctx, gpt_step, &st))) break;
@@ -115,7 +110,7 @@ static int train(const int32_t *tok, int64_t n, int run, int steps, int growth, 
         lt_scaler_step(&sc, opt, -1);                    /* skipped if a gradient is inf/NaN */
         lt_scaler_update(&sc);
     }
-    r->ms = steps > 1 ? (now_ms() - t0) / (steps - 1) : 0;
+    r->ms = steps > 1 ? (lesson_now_ms() - t0) / (steps - 1) : 0;
     r->planned = plan ? lt_plan_bytes(plan) : 0;
     r->skipped = lt_scaler_skipped(&sc);
     if (lt_failed(ctx)) { fprintf(stderr, "lesson_precision: %s: %s\n", run_name[run], lt_error(ctx)); ok = 0; }
@@ -150,50 +145,28 @@ static double mean_last(const double *x, int n, int k) {
 int main(int argc, char **argv) {
     const char *data = "ltrain.h", *plot = "build/lesson_precision.svg";
     int steps = 150, growth = 20, threads = 1, i, r, rc = 0;
+    const lesson_flag flags[] = {{"--steps", 'i', &steps}, {"--growth", 'i', &growth}, {"--threads", 'i', &threads},
+                                 {"--plot", 's', &plot}};
     run_result res[RUNS];
     double zt[MULTS][3], mults[MULTS], *x = NULL;
-    lt_ctx *ctx;
-    void *buf = NULL;
-    size_t size = 0, j;
+    int64_t size = 0;
     int32_t *tok = NULL;
     lt_plot *p;
 
-    for (i = 1; i < argc; i++) {
-        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            printf("usage: lesson_precision [text file (%s)] [--steps N (%d)] [--growth N (%d, torch: 2000)]\n"
-                   "                        [--threads N (%d)] [--plot PATH.svg (%s)]\n", data, steps, growth, threads,
-                   plot);
-            return 0;
-        }
-        if (f[0] != '-') { data = f; continue; }
-        if (!v) { fprintf(stderr, "lesson_precision: %s needs a value\n", f); return 1; }
-        if (!strcmp(f, "--steps")) steps = atoi(v);
-        else if (!strcmp(f, "--growth")) growth = atoi(v);
-        else if (!strcmp(f, "--threads")) threads = atoi(v);
-        else if (!strcmp(f, "--plot")) plot = v;
-        else { fprintf(stderr, "lesson_precision: unknown flag %s (see --help)\n", f); return 1; }
-        i++;
+    if ((rc = lesson_args("lesson_precision", argc, argv, &data, flags, 4)) == LESSON_HELP) {
+        printf("usage: lesson_precision [text file (%s)] [--steps N (%d)] [--growth N (%d, torch: 2000)]\n"
+               "                        [--threads N (%d)] [--plot PATH.svg (%s)]\n", data, steps, growth, threads,
+               plot);
+        return 0;
     }
+    if (rc) return 1;
     if (steps < 20 || growth < 1) {
         fprintf(stderr, "lesson_precision: need --steps >= 20 and --growth >= 1\n");
         return 1;
     }
     if (threads > 0) lt_set_threads(threads);
-    ctx = lt_ctx_create(0);
-    if (!ctx || lt_read_file(ctx, data, &buf, &size) != LT_OK) {
-        fprintf(stderr, "lesson_precision: %s\n", ctx ? lt_error(ctx) : "out of memory");
-        lt_ctx_destroy(ctx);
-        return 1;
-    }
-    lt_ctx_destroy(ctx);
-    if (size < (size_t)B * T + 1) {
-        fprintf(stderr, "lesson_precision: %s is too short for one batch (%zu bytes)\n", data, size);
-        lt_free(buf);
-        return 1;
-    }
+    if (!lesson_text("lesson_precision", data, (int64_t)B * T + 1, "for one batch", &tok, &size)) return 1;
     memset(res, 0, sizeof res);
-    tok = (int32_t *)malloc(size * sizeof(int32_t));
     x = (double *)malloc((size_t)steps * sizeof(double));
     for (r = 0; r < RUNS; r++) {
         res[r].loss = (double *)malloc((size_t)steps * sizeof(double));
@@ -206,8 +179,6 @@ int main(int argc, char **argv) {
         rc = 1;
         goto out;
     }
-    for (j = 0; j < size; j++) tok[j] = ((unsigned char *)buf)[j];
-
     printf("AdamW on a 2-layer GPT (C=64), %s, %d steps of %d x %d tokens, each precision compiled\n", data, steps,
            B, T);
     printf("16-bit kernels: %s\n\n", lt_amp_kernel_name());
@@ -245,11 +216,8 @@ int main(int argc, char **argv) {
     lt_plot_panel(p, "GradScaler's loss scale (fp16 + GradScaler)", "step", "scale (log)");
     lt_plot_log_y(p, 1);
     lt_plot_series(p, "loss scale", x, res[2].scale, steps);
-    if (lt_plot_save(p, plot) != LT_OK) { fprintf(stderr, "lesson_precision: %s\n", lt_plot_error(p)); rc = 1; }
-    else printf("\nwrote %s\n", plot);
-    lt_plot_destroy(p);
+    if (!lesson_plot_save("lesson_precision", p, plot, "\nwrote %s\n")) rc = 1;
 out:
-    lt_free(buf);
     free(tok);
     free(x);
     for (r = 0; r < RUNS; r++) {

@@ -17,6 +17,7 @@
    Read @@CORE (the RNG) and @@DATA (lt_loader_shuffle) in ltrain.h. */
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
+#include "lesson.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -103,54 +104,26 @@ int main(int argc, char **argv) {
     double lr = 3e-3, sum = 0, sum2 = 0, lo = INFINITY, hi = -INFINITY;
     run_t runs[MAX_SEEDS];
     lt_schedule sc;
-    lt_ctx *ctx;
     lt_plot *p = NULL;
-    void *buf = NULL;
-    size_t size = 0, j;
+    int64_t size = 0, n_train;
     int32_t *tok = NULL;
-    int64_t n_train;
+    const lesson_flag flags[] = {{"--seeds", 'i', &seeds}, {"--explore", 'i', &explore}, {"--steps", 'i', &steps},
+                                 {"--lr", 'd', &lr}, {"--threads", 'i', &threads}, {"--plot", 's', &plot}};
 
-    for (i = 1; i < argc; i++) {
-        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            printf("usage: lesson_restarts [text file (%s)] [--seeds N (%d)] [--explore S (%d)] [--steps S (%d)]\n"
-                   "                       [--lr X (%g)] [--threads N (%d)] [--plot PATH.svg (%s)]\n", data, seeds,
-                   explore, steps, lr, threads, plot);
-            return 0;
-        }
-        if (f[0] != '-') { data = f; continue; }
-        if (!v) { fprintf(stderr, "lesson_restarts: %s needs a value\n", f); return 1; }
-        if (!strcmp(f, "--seeds")) seeds = atoi(v);
-        else if (!strcmp(f, "--explore")) explore = atoi(v);
-        else if (!strcmp(f, "--steps")) steps = atoi(v);
-        else if (!strcmp(f, "--lr")) lr = atof(v);
-        else if (!strcmp(f, "--threads")) threads = atoi(v);
-        else if (!strcmp(f, "--plot")) plot = v;
-        else { fprintf(stderr, "lesson_restarts: unknown flag %s (see --help)\n", f); return 1; }
-        i++;
+    if ((rc = lesson_args("lesson_restarts", argc, argv, &data, flags, 6)) == LESSON_HELP) {
+        printf("usage: lesson_restarts [text file (%s)] [--seeds N (%d)] [--explore S (%d)] [--steps S (%d)]\n"
+               "                       [--lr X (%g)] [--threads N (%d)] [--plot PATH.svg (%s)]\n", data, seeds,
+               explore, steps, lr, threads, plot);
+        return 0;
     }
+    if (rc) return 1;
     if (seeds < 2 || seeds > MAX_SEEDS || explore < 1 || steps <= explore || !(lr > 0)) {
         fprintf(stderr, "lesson_restarts: need 2 <= --seeds <= %d, 1 <= --explore < --steps, --lr > 0\n", MAX_SEEDS);
         return 1;
     }
     if (threads > 0) lt_set_threads(threads);
-    ctx = lt_ctx_create(0);
-    if (!ctx || lt_read_file(ctx, data, &buf, &size) != LT_OK) {
-        fprintf(stderr, "lesson_restarts: %s\n", ctx ? lt_error(ctx) : "out of memory");
-        lt_ctx_destroy(ctx);
-        return 1;
-    }
-    lt_ctx_destroy(ctx);
-    if (size < 20 * (size_t)(B * T + 1)) {
-        fprintf(stderr, "lesson_restarts: %s is too short (%zu bytes; need %d)\n", data, size, 20 * (B * T + 1));
-        lt_free(buf);
-        return 1;
-    }
-    tok = (int32_t *)malloc(size * sizeof(int32_t));
-    if (!tok) { lt_free(buf); return 1; }
-    for (j = 0; j < size; j++) tok[j] = ((unsigned char *)buf)[j];
-    lt_free(buf);
-    n_train = (int64_t)size * 9 / 10;   /* the last 10% is the validation text */
+    if (!lesson_text("lesson_restarts", data, 20 * (int64_t)(B * T + 1), NULL, &tok, &size)) return 1;
+    n_train = size * 9 / 10;   /* the last 10% is the validation text */
 
     memset(&sc, 0, sizeof sc);
     sc.lr = lr; sc.min_lr = lr / 10; sc.warmup = steps / 20; sc.total = steps; sc.warmup_start = 0.1;
@@ -193,8 +166,8 @@ int main(int argc, char **argv) {
         }
     }
     if (rc == 0) {
-        if (lt_plot_save(p, plot) != LT_OK) { fprintf(stderr, "lesson_restarts: %s\n", lt_plot_error(p)); rc = 1; }
-        else printf("\nwrote %s\n", plot);
+        if (!lesson_plot_save("lesson_restarts", p, plot, "\nwrote %s\n")) rc = 1;
+        p = NULL;   /* freed */
     }
     for (i = 0; i < MAX_SEEDS; i++)
         if (runs[i].ctx) run_free(&runs[i]);

@@ -28,6 +28,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
+#include "lesson.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -192,25 +193,16 @@ int main(int argc, char **argv) {
     int32_t *tok = NULL;
     double *x = NULL;
     lt_plot *p;
+    const lesson_flag flags[] = {{"--split", 's', &split_name}, {"--budget", 'L', &budget}, {"--steps", 'i', &steps},
+                                 {"--threads", 'i', &threads}, {"--plot", 's', &plot}};
 
-    for (i = 1; i < argc; i++) {
-        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            printf("usage: lesson_sequences [text file (%s)] [--split lines|paragraphs (%s)] [--budget N (%lld)]\n"
-                   "                        [--steps N (%d)] [--threads N (%d)] [--plot PATH.svg (%s)]\n", data,
-                   split_name, (long long)budget, steps, threads, plot);
-            return 0;
-        }
-        if (f[0] != '-') { data = f; continue; }
-        if (!v) { fprintf(stderr, "lesson_sequences: %s needs a value\n", f); return 1; }
-        if (!strcmp(f, "--split")) split_name = v;
-        else if (!strcmp(f, "--budget")) budget = atoll(v);
-        else if (!strcmp(f, "--steps")) steps = atoi(v);
-        else if (!strcmp(f, "--threads")) threads = atoi(v);
-        else if (!strcmp(f, "--plot")) plot = v;
-        else { fprintf(stderr, "lesson_sequences: unknown flag %s (see --help)\n", f); return 1; }
-        i++;
+    if ((rc = lesson_args("lesson_sequences", argc, argv, &data, flags, 5)) == LESSON_HELP) {
+        printf("usage: lesson_sequences [text file (%s)] [--split lines|paragraphs (%s)] [--budget N (%lld)]\n"
+               "                        [--steps N (%d)] [--threads N (%d)] [--plot PATH.svg (%s)]\n", data,
+               split_name, (long long)budget, steps, threads, plot);
+        return 0;
     }
+    if (rc) return 1;
     if (!strcmp(split_name, "paragraphs")) split = LT_SEQ_PARAGRAPHS;
     else if (strcmp(split_name, "lines")) {
         fprintf(stderr, "lesson_sequences: --split is lines or paragraphs, not %s\n", split_name);
@@ -289,9 +281,7 @@ int main(int argc, char **argv) {
     lt_plot_panel(p, "fixed T vs length schedule, same wall time", "seconds", "training loss");
     lt_plot_series(p, "fixed T = 64", lr[0].when, lr[0].loss, lr[0].steps);
     lt_plot_series(p, "schedule 16 -> 64", lr[1].when, lr[1].loss, lr[1].steps);
-    if (lt_plot_save(p, plot) != LT_OK) { fprintf(stderr, "lesson_sequences: %s\n", lt_plot_error(p)); rc = 1; }
-    else printf("\nwrote %s\n", plot);
-    lt_plot_destroy(p);
+    if (!lesson_plot_save("lesson_sequences", p, plot, "\nwrote %s\n")) rc = 1;
 out:
     lt_free(buf);
     free(tok);

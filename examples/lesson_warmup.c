@@ -20,6 +20,7 @@
    Read @@SCHED (lt_schedule_lr) and @@OPTIM (AdamW) in ltrain.h. */
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
+#include "lesson.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -35,29 +36,6 @@ typedef struct {
     int steps, warmup, threads;
     double lr, high_lr;
 } opts;
-
-/* The file's bytes as tokens (vocab 256); the first 90% train, the rest validation.
-   Returns 0 with the error printed. */
-static int load_text(const char *path, int32_t **tok, int64_t *n) {
-    lt_ctx *ctx = lt_ctx_create(0);
-    void *buf = NULL;
-    size_t size = 0, i;
-    int ok = ctx && lt_read_file(ctx, path, &buf, &size) == LT_OK;
-    if (!ok) fprintf(stderr, "lesson_warmup: %s\n", ctx ? lt_error(ctx) : "out of memory");
-    if (ok && size < 20 * (size_t)(B * T + 1)) {
-        fprintf(stderr, "lesson_warmup: %s is too short (%zu bytes; need %d)\n", path, size, 20 * (B * T + 1));
-        ok = 0;
-    }
-    if (ok) {
-        *tok = (int32_t *)malloc(size * sizeof(int32_t));
-        ok = *tok != NULL;
-        for (i = 0; ok && i < size; i++) (*tok)[i] = ((unsigned char *)buf)[i];
-        *n = (int64_t)size;
-    }
-    lt_free(buf);
-    lt_ctx_destroy(ctx);
-    return ok;
-}
 
 /* One run: AdamW with the article's settings (betas 0.9, 0.999, eps 1e-8, weight decay 0.1),
    peak lr `lr`, `warmup` steps from 0.1 x lr, cosine decay to lr/10.  Writes each step's
@@ -124,33 +102,24 @@ int main(int argc, char **argv) {
     char name[N_RUNS][64];
     lt_plot *p;
     int r, i, rc = 0;
+    const lesson_flag flags[] = {{"--steps", 'i', &o.steps}, {"--warmup", 'i', &o.warmup}, {"--lr", 'd', &o.lr},
+                                 {"--high-lr", 'd', &o.high_lr}, {"--threads", 'i', &o.threads},
+                                 {"--plot", 's', &o.plot}};
 
-    for (i = 1; i < argc; i++) {
-        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            printf("usage: lesson_warmup [text file (%s)] [--steps N (%d)] [--warmup W (%d)] [--lr X (%g)]\n"
-                   "                     [--high-lr X (%g)] [--threads N (%d; the model is too small to gain from more)]\n"
-                   "                     [--plot PATH.svg (%s)]\n", o.data, o.steps, o.warmup, o.lr, o.high_lr,
-                   o.threads, o.plot);
-            return 0;
-        }
-        if (f[0] != '-') { o.data = f; continue; }
-        if (!v) { fprintf(stderr, "lesson_warmup: %s needs a value\n", f); return 1; }
-        if (!strcmp(f, "--steps")) o.steps = atoi(v);
-        else if (!strcmp(f, "--warmup")) o.warmup = atoi(v);
-        else if (!strcmp(f, "--lr")) o.lr = atof(v);
-        else if (!strcmp(f, "--high-lr")) o.high_lr = atof(v);
-        else if (!strcmp(f, "--threads")) o.threads = atoi(v);
-        else if (!strcmp(f, "--plot")) o.plot = v;
-        else { fprintf(stderr, "lesson_warmup: unknown flag %s (see --help)\n", f); return 1; }
-        i++;
+    if ((rc = lesson_args("lesson_warmup", argc, argv, &o.data, flags, 6)) == LESSON_HELP) {
+        printf("usage: lesson_warmup [text file (%s)] [--steps N (%d)] [--warmup W (%d)] [--lr X (%g)]\n"
+               "                     [--high-lr X (%g)] [--threads N (%d; the model is too small to gain from more)]\n"
+               "                     [--plot PATH.svg (%s)]\n", o.data, o.steps, o.warmup, o.lr, o.high_lr,
+               o.threads, o.plot);
+        return 0;
     }
+    if (rc) return 1;
     if (o.steps < 4 * WINDOW || o.warmup < 1 || o.warmup >= o.steps || !(o.lr > 0) || !(o.high_lr > 0)) {
         fprintf(stderr, "lesson_warmup: need --steps >= %d, 1 <= --warmup < --steps, lrs > 0\n", 4 * WINDOW);
         return 1;
     }
     if (o.threads > 0) lt_set_threads(o.threads);
-    if (!load_text(o.data, &tok, &n)) return 1;
+    if (!lesson_text("lesson_warmup", o.data, 20 * (int64_t)(B * T + 1), NULL, &tok, &n)) return 1;
 
     for (r = 0; r < N_RUNS; r++) loss[r] = (double *)calloc((size_t)o.steps, sizeof(double));
     x = (double *)calloc((size_t)o.steps, sizeof(double));
@@ -185,9 +154,7 @@ int main(int argc, char **argv) {
         }
         lt_plot_series(p, name[r], x, smooth, o.steps);
     }
-    if (lt_plot_save(p, o.plot) != LT_OK) { fprintf(stderr, "lesson_warmup: %s\n", lt_plot_error(p)); rc = 1; }
-    else printf("\nwrote %s\n", o.plot);
-    lt_plot_destroy(p);
+    if (!lesson_plot_save("lesson_warmup", p, o.plot, "\nwrote %s\n")) rc = 1;
 out:
     for (r = 0; r < N_RUNS; r++) free(loss[r]);
     free(x);

@@ -10,6 +10,7 @@
    Read @@SCHED in ltrain.h for the formulas, @@PLOT for the SVG writer. */
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
+#include "lesson.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,23 +25,15 @@ int main(int argc, char **argv) {
     lt_plot *p;
     int i, k, rc = 0;
     long s;
+    const lesson_flag flags[] = {{"--steps", 'l', &steps}, {"--warmup", 'l', &warmup}, {"--lr", 'd', &lr},
+                                 {"--min-lr", 'd', &min_lr}};
 
-    for (i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: plot_schedules [out.svg (build/schedules.svg)] [--steps N (100)] [--warmup W (10)]\n"
-                   "                      [--lr X (0.01)] [--min-lr X (0.0001)]\n");
-            return 0;
-        }
-        if (argv[i][0] != '-') { out = argv[i]; continue; }
-        if (!v) { fprintf(stderr, "plot_schedules: %s needs a value\n", argv[i]); return 1; }
-        if (!strcmp(argv[i], "--steps")) steps = atol(v);
-        else if (!strcmp(argv[i], "--warmup")) warmup = atol(v);
-        else if (!strcmp(argv[i], "--lr")) lr = atof(v);
-        else if (!strcmp(argv[i], "--min-lr")) min_lr = atof(v);
-        else { fprintf(stderr, "plot_schedules: unknown flag %s (see --help)\n", argv[i]); return 1; }
-        i++;
+    if ((rc = lesson_args("plot_schedules", argc, argv, &out, flags, 4)) == LESSON_HELP) {
+        printf("usage: plot_schedules [out.svg (build/schedules.svg)] [--steps N (100)] [--warmup W (10)]\n"
+               "                      [--lr X (0.01)] [--min-lr X (0.0001)]\n");
+        return 0;
     }
+    if (rc) return 1;
     if (steps < 1 || warmup < 0 || warmup >= steps || !(lr > 0) || !(min_lr >= 0) || steps > 10000000) {
         fprintf(stderr, "plot_schedules: need 0 <= warmup < steps <= 1e7, lr > 0, min_lr >= 0\n");
         return 1;
@@ -73,13 +66,7 @@ int main(int argc, char **argv) {
 
     p = lt_plot_create("Warm-up, then three decay functions", "step", "learning rate");
     for (k = 0; k < 3; k++) lt_plot_series(p, names[k], x, y[k], (int)steps);
-    if (lt_plot_save(p, out) != LT_OK) {
-        fprintf(stderr, "plot_schedules: %s\n", lt_plot_error(p));
-        rc = 1;
-    } else {
-        printf("wrote %s\n", out);
-    }
-    lt_plot_destroy(p);
+    if (!lesson_plot_save("plot_schedules", p, out, "wrote %s\n")) rc = 1;
 done:
     free(x);
     for (k = 0; k < 3; k++) free(y[k]);

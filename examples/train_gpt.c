@@ -209,7 +209,6 @@ static void sample(lt_gpt *g, const args_t *a, lt_rng *rng, const char *title) {
     free(buf);
 }
 
-/* Mean loss over n batches of the validation loader, without gradients. */
 /* One micro-batch's loss, as a step function that lt_compile can capture: it reads the batch
    from in/tg, which the loop refills before every replay. */
 typedef struct { lt_gpt *g; int32_t *in, *tg; int B, T; } gpt_step_t;
@@ -219,6 +218,7 @@ static lt_tensor *gpt_step(lt_ctx *ctx, void *user) {
     return lt_gpt_loss(s->g, s->in, s->tg, s->B, s->T);
 }
 
+/* Mean loss over n batches of the validation loader, without gradients. */
 static double evaluate(lt_ctx *ctx, lt_gpt *g, lt_loader *val, int n, int B, int T, int32_t *in, int32_t *tg) {
     double s = 0;
     int k;
@@ -386,343 +386,476 @@ static double zero_grad_frac(lt_paramset ps) {
     return n > 0 ? zeros / n : 0;
 }
 
-static int train(int argc, char **argv, double *final_val) {
+/* ---- one training run ----------------------------------------------------------------------------
+   train() reads as the run goes: setup (run_open, model_open, data_open, optim_open, dist_open,
+   run_resume, outputs_open, run_start), the loop (step_batch, step_update, step_count, log_step,
+   log_json, plot_update, maybe_eval, maybe_save), then run_finish and run_close.  The setup and
+   step functions return 0 (go on), 1 (an error, already printed) or FAILED (a library error, whose
+   message is on the context; run_close prints it). */
+#define FAILED 2
+
+typedef struct {
     args_t a;
     lt_ctx *ctx;
-    lt_gpt *g = NULL;
-    lt_loader *ld = NULL, *val = NULL;
-    lt_optim *opt = NULL;
-    lt_plan_cache *plans = NULL;   /* --compile on: captured steps, by sequence length */
+    lt_gpt *g;
+    lt_loader *ld, *val;
+    lt_optim *opt;
+    lt_plan_cache *plans;   /* --compile on: captured steps, by sequence length */
     gpt_step_t gs;
-    lt_dist *dist = NULL;   /* data parallel: rank, world, gradient all-reduce (1 process without MPI) */
+    lt_dist *dist;          /* data parallel: rank, world, gradient all-reduce (1 process without MPI) */
     lt_schedule sched;
-    lt_train_state st;
-    lt_rng srng;
-    lt_decay decay;
-    FILE *logf = NULL;
+    lt_train_state st;      /* the step and data position, saved with checkpoints */
+    lt_rng srng;            /* --sample's */
+    FILE *logf;
     seqs_t sq;
     guard_t guard;
-    lt_scaler scaler = lt_scaler_defaults();   /* --precision fp16: dynamic loss scaling */
-    plot_t pl = {NULL, NULL, -1, -1, -1};
-    int32_t *in = NULL, *tg = NULL;
-    int rc = 1, tty = isatty(1), B, T, K;
-    long step, done = 0;
-    double later_ms = 0;   /* the steps after the first (which also plans / allocates) */
-    char note[512], msg[600];
+    lt_scaler scaler;       /* --precision fp16: dynamic loss scaling */
+    plot_t pl;
+    int32_t *in, *tg;       /* one micro-batch */
+    int tty, B, T, K;
+    long done;              /* steps this process ran */
+    double later_ms;        /* the steps after the first (which also plans / allocates) */
     double t_start;
+    char note[512];         /* the command line, saved in checkpoints */
+} run_t;
 
-    memset(&sq, 0, sizeof sq);
-    memset(&guard, 0, sizeof guard);
-    defaults(&a);
-    if (!parse(&a, argc, argv)) return 1;
-    if (!lt_decay_parse(a.decay, &decay)) return die("--decay must be cosine, linear, sqrt or constant");
-    if (strcmp(a.optim, "adamw") && strcmp(a.optim, "sgd") && strcmp(a.optim, "lion") && strcmp(a.optim, "ademamix") &&
-        strcmp(a.optim, "muon") && strcmp(a.optim, "soap"))
+/* One step's figures, from step_batch and step_update to the logs. */
+typedef struct {
+    long step;
+    double t0, lr, seed;    /* seed: fp16's loss scale, which the backward starts from (else 1) */
+    double loss, norm, zl, zn, zero_frac, ms, tps, pad;
+    int skip, inf_skip;     /* skipped by --skip-outliers; by the loss scaler (an inf/NaN gradient) */
+} step_t;
+
+/* Flags, context, device, precision and the lr schedule; the note records the command line, for
+   whoever opens the checkpoint later. */
+static int run_open(run_t *r, int argc, char **argv) {
+    args_t *a = &r->a;
+    lt_device dev;
+    size_t used;
+    int i;
+    defaults(a);
+    if (!parse(a, argc, argv)) return 1;
+    if (!lt_decay_parse(a->decay, &r->sched.decay)) return die("--decay must be cosine, linear, sqrt or constant");
+    if (strcmp(a->optim, "adamw") && strcmp(a->optim, "sgd") && strcmp(a->optim, "lion") &&
+        strcmp(a->optim, "ademamix") && strcmp(a->optim, "muon") && strcmp(a->optim, "soap"))
         return die("--optim must be adamw, sgd, lion, ademamix, muon or soap");
-    if (strcmp(a.compile, "on") && strcmp(a.compile, "off")) return die("--compile must be on or off");
-    if (strcmp(a.precision, "fp32") && strcmp(a.precision, "bf16") && strcmp(a.precision, "fp16"))
+    if (strcmp(a->compile, "on") && strcmp(a->compile, "off")) return die("--compile must be on or off");
+    if (strcmp(a->precision, "fp32") && strcmp(a->precision, "bf16") && strcmp(a->precision, "fp16"))
         return die("--precision must be fp32, bf16 or fp16");
-    if (strcmp(a.loss_scale, "on") && strcmp(a.loss_scale, "off")) return die("--loss-scale must be on or off");
-    if (a.threads > 0) lt_set_threads(a.threads);
-    B = a.batch; T = a.seq; K = a.accum;
-    ctx = lt_ctx_create(a.seed);
-    if (!ctx) return die("out of memory");
-    {
-        lt_device dev;
-        if (!lt_device_parse(a.device, &dev)) { lt_ctx_destroy(ctx); return die("--device must be cpu or cuda"); }
-        if (lt_set_device(ctx, dev) != LT_OK) {
-            fprintf(stderr, "train_gpt: %s\n", lt_error(ctx));
-            lt_ctx_destroy(ctx);
-            return 1;
-        }
-        lt_set_tf32(ctx, !strcmp(a.tf32, "on"));
+    if (strcmp(a->loss_scale, "on") && strcmp(a->loss_scale, "off")) return die("--loss-scale must be on or off");
+    if (a->threads > 0) lt_set_threads(a->threads);
+    r->B = a->batch; r->T = a->seq; r->K = a->accum;
+    if (!(r->ctx = lt_ctx_create(a->seed))) return die("out of memory");
+    if (!lt_device_parse(a->device, &dev)) return die("--device must be cpu or cuda");
+    if (lt_set_device(r->ctx, dev) != LT_OK) {
+        fprintf(stderr, "train_gpt: %s\n", lt_error(r->ctx));
+        return 1;
     }
-    lt_set_precision(ctx, !strcmp(a.precision, "bf16") ? LT_BF16 : !strcmp(a.precision, "fp16") ? LT_F16 : LT_F32);
-    scaler.enabled = lt_get_precision(ctx) == LT_F16 && !strcmp(a.loss_scale, "on");   /* as torch: fp16 only */
-    memset(&st, 0, sizeof st);
-    st.scaler = scaler.enabled ? &scaler : NULL;   /* saved with checkpoints and restored on --resume */
-    snprintf(note, sizeof note, "train_gpt");
-    {   /* the note records the command line, for whoever opens the checkpoint later */
-        size_t used = strlen(note);
-        int i;
-        for (i = 1; i < argc && used + 2 < sizeof note; i++)
-            used += (size_t)snprintf(note + used, sizeof note - used, " %s", argv[i]);
-    }
+    lt_set_tf32(r->ctx, !strcmp(a->tf32, "on"));
+    lt_set_precision(r->ctx, !strcmp(a->precision, "bf16") ? LT_BF16 : !strcmp(a->precision, "fp16") ? LT_F16 : LT_F32);
+    r->scaler.enabled = lt_get_precision(r->ctx) == LT_F16 && !strcmp(a->loss_scale, "on");   /* as torch: fp16 only */
+    r->st.scaler = r->scaler.enabled ? &r->scaler : NULL;   /* saved with checkpoints and restored on --resume */
+    r->sched.lr = a->lr; r->sched.min_lr = a->min_lr; r->sched.warmup = a->warmup; r->sched.total = a->steps;
+    r->sched.warmup_start = a->warmup_start;
+    snprintf(r->note, sizeof r->note, "train_gpt");
+    used = strlen(r->note);
+    for (i = 1; i < argc && used + 2 < sizeof r->note; i++)
+        used += (size_t)snprintf(r->note + used, sizeof r->note - used, " %s", argv[i]);
+    return 0;
+}
 
-    /* ---- model ---- */
-    if (a.resume || a.init) {
-        g = lt_gpt_load(ctx, a.resume ? a.resume : a.init, a.heads_set ? a.heads : 0);
+/* The model: loaded from --resume or --init, else a new one of the flags' shape. */
+static int model_open(run_t *r) {
+    const args_t *a = &r->a;
+    char msg[600];
+    if (a->resume || a->init) {
+        r->g = lt_gpt_load(r->ctx, a->resume ? a->resume : a->init, a->heads_set ? a->heads : 0);
     } else {
         lt_gpt_config cfg;
         memset(&cfg, 0, sizeof cfg);
-        cfg.layers = a.layers; cfg.heads = a.heads; cfg.channels = a.channels; cfg.ctx = a.ctx;
-        cfg.vocab = a.vocab;
+        cfg.layers = a->layers; cfg.heads = a->heads; cfg.channels = a->channels; cfg.ctx = a->ctx;
+        cfg.vocab = a->vocab;
         if (cfg.vocab == 0) {   /* 256 for text, GPT-2's 50257 for token shards */
-            lt_loader *probe = lt_loader_open(ctx, a.data, 1, 1, 0);
+            lt_loader *probe = lt_loader_open(r->ctx, a->data, 1, 1, 0);
             cfg.vocab = probe && lt_loader_is_shard(probe) ? 50257 : 256;
             lt_loader_destroy(probe);
         }
-        if (T > cfg.ctx && !a.ctx_set) cfg.ctx = T; /* the default context grows to --seq */
-        g = lt_gpt_create(ctx, &cfg);
+        if (r->T > cfg.ctx && !a->ctx_set) cfg.ctx = r->T; /* the default context grows to --seq */
+        r->g = lt_gpt_create(r->ctx, &cfg);
     }
-    if (!g) goto fail;
-    if (T > lt_gpt_cfg(g)->ctx) {
-        snprintf(msg, sizeof msg, "--seq %d is longer than the model's context (%d)", T, lt_gpt_cfg(g)->ctx);
-        rc = die(msg);
-        goto out;
+    if (!r->g) return FAILED;
+    if (r->T > lt_gpt_cfg(r->g)->ctx) {
+        snprintf(msg, sizeof msg, "--seq %d is longer than the model's context (%d)", r->T, lt_gpt_cfg(r->g)->ctx);
+        return die(msg);
     }
+    return 0;
+}
 
-    /* ---- data ---- */
-    ld = lt_loader_open(ctx, a.data, B * lt_dist_world(), T, lt_gpt_cfg(g)->vocab);   /* the global batch */
-    if (!ld) goto fail;
-    if (a.shuffle) lt_loader_shuffle(ld, a.seed);
-    if ((rc = seqs_open(&sq, &a, ctx, lt_gpt_cfg(g)->vocab)) != 0) { if (rc == 2) goto fail; goto out; }
-    rc = 1;
-    if (sq.on && lt_dist_world() > 1) { rc = die("--seqs, --eot and --len-schedule run on one process only"); goto out; }
-    if (a.val && !(val = lt_loader_open(ctx, a.val, B, T, lt_gpt_cfg(g)->vocab))) goto fail;
-    in = (int32_t *)malloc((size_t)B * (size_t)T * sizeof(int32_t));
-    tg = (int32_t *)malloc((size_t)B * (size_t)T * sizeof(int32_t));
-    if (!in || !tg) { rc = die("out of memory"); goto out; }
+/* The data: the training loader (the global batch), the sequences, --val, one micro-batch's buffers. */
+static int data_open(run_t *r) {
+    const args_t *a = &r->a;
+    int V = lt_gpt_cfg(r->g)->vocab, rc;
+    r->ld = lt_loader_open(r->ctx, a->data, r->B * lt_dist_world(), r->T, V);
+    if (!r->ld) return FAILED;
+    if (a->shuffle) lt_loader_shuffle(r->ld, a->seed);
+    if ((rc = seqs_open(&r->sq, a, r->ctx, V)) != 0) return rc;
+    if (r->sq.on && lt_dist_world() > 1) return die("--seqs, --eot and --len-schedule run on one process only");
+    if (a->val && !(r->val = lt_loader_open(r->ctx, a->val, r->B, r->T, V))) return FAILED;
+    r->in = (int32_t *)malloc((size_t)r->B * (size_t)r->T * sizeof(int32_t));
+    r->tg = (int32_t *)malloc((size_t)r->B * (size_t)r->T * sizeof(int32_t));
+    if (!r->in || !r->tg) return die("out of memory");
+    return 0;
+}
 
-    /* ---- optimizer and schedule ---- */
-    if (!strcmp(a.optim, "adamw")) {
+/* The optimizer of --optim, configured from the flags. */
+static int optim_open(run_t *r) {
+    const args_t *a = &r->a;
+    lt_paramset ps = lt_gpt_params(r->g);
+    if (!strcmp(a->optim, "adamw")) {
         lt_adamw_config c = lt_adamw_defaults();
-        c.lr = a.lr; c.beta1 = a.beta1; c.beta2 = a.beta2; c.eps = a.eps; c.weight_decay = a.weight_decay;
-        opt = lt_adamw_create(ctx, lt_gpt_params(g), c);
-    } else if (!strcmp(a.optim, "lion")) {
+        c.lr = a->lr; c.beta1 = a->beta1; c.beta2 = a->beta2; c.eps = a->eps; c.weight_decay = a->weight_decay;
+        r->opt = lt_adamw_create(r->ctx, ps, c);
+    } else if (!strcmp(a->optim, "lion")) {
         lt_lion_config c = lt_lion_defaults();
-        c.lr = a.lr; c.weight_decay = a.weight_decay;
-        if (a.betas_set) { c.beta1 = a.beta1; c.beta2 = a.beta2; }
-        opt = lt_lion_create(ctx, lt_gpt_params(g), c);
-    } else if (!strcmp(a.optim, "ademamix")) {
+        c.lr = a->lr; c.weight_decay = a->weight_decay;
+        if (a->betas_set) { c.beta1 = a->beta1; c.beta2 = a->beta2; }
+        r->opt = lt_lion_create(r->ctx, ps, c);
+    } else if (!strcmp(a->optim, "ademamix")) {
         lt_ademamix_config c = lt_ademamix_defaults();
-        c.lr = a.lr; c.eps = a.eps; c.weight_decay = a.weight_decay; c.alpha = a.alpha; c.beta3 = a.beta3;
-        c.alpha_warmup = a.alpha_warmup < 0 ? a.steps : a.alpha_warmup;
-        c.beta3_warmup = a.beta3_warmup < 0 ? a.steps : a.beta3_warmup;
-        if (a.betas_set) { c.beta1 = a.beta1; c.beta2 = a.beta2; }
-        opt = lt_ademamix_create(ctx, lt_gpt_params(g), c);
-    } else if (!strcmp(a.optim, "muon")) {   /* Muon for the hidden matrices, AdamW for the rest */
+        c.lr = a->lr; c.eps = a->eps; c.weight_decay = a->weight_decay; c.alpha = a->alpha; c.beta3 = a->beta3;
+        c.alpha_warmup = a->alpha_warmup < 0 ? a->steps : a->alpha_warmup;
+        c.beta3_warmup = a->beta3_warmup < 0 ? a->steps : a->beta3_warmup;
+        if (a->betas_set) { c.beta1 = a->beta1; c.beta2 = a->beta2; }
+        r->opt = lt_ademamix_create(r->ctx, ps, c);
+    } else if (!strcmp(a->optim, "muon")) {   /* Muon for the hidden matrices, AdamW for the rest */
         lt_muon_config c = lt_muon_defaults();
-        c.lr = a.lr; c.momentum = a.muon_momentum; c.weight_decay = a.weight_decay;
-        c.adamw.lr = a.muon_adamw_lr > 0 ? a.muon_adamw_lr : a.lr * 0.015;
-        c.adamw.beta1 = a.beta1; c.adamw.beta2 = a.beta2; c.adamw.weight_decay = a.weight_decay;
-        opt = lt_muon_create(ctx, lt_gpt_params(g), c);
-    } else if (!strcmp(a.optim, "soap")) {
+        c.lr = a->lr; c.momentum = a->muon_momentum; c.weight_decay = a->weight_decay;
+        c.adamw.lr = a->muon_adamw_lr > 0 ? a->muon_adamw_lr : a->lr * 0.015;
+        c.adamw.beta1 = a->beta1; c.adamw.beta2 = a->beta2; c.adamw.weight_decay = a->weight_decay;
+        r->opt = lt_muon_create(r->ctx, ps, c);
+    } else if (!strcmp(a->optim, "soap")) {
         lt_soap_config c = lt_soap_defaults();
-        c.lr = a.lr; c.eps = a.eps; c.weight_decay = a.weight_decay; c.shampoo_beta = a.shampoo_beta;
-        c.precondition_frequency = a.precond_freq; c.max_precond_dim = a.max_precond_dim;
-        if (a.betas_set) { c.beta1 = a.beta1; c.beta2 = a.beta2; }
-        opt = lt_soap_create(ctx, lt_gpt_params(g), c);
+        c.lr = a->lr; c.eps = a->eps; c.weight_decay = a->weight_decay; c.shampoo_beta = a->shampoo_beta;
+        c.precondition_frequency = a->precond_freq; c.max_precond_dim = a->max_precond_dim;
+        if (a->betas_set) { c.beta1 = a->beta1; c.beta2 = a->beta2; }
+        r->opt = lt_soap_create(r->ctx, ps, c);
     } else {
         lt_sgd_config c = lt_sgd_defaults();
-        c.lr = a.lr; c.momentum = a.momentum; c.weight_decay = a.weight_decay;
-        opt = lt_sgd_create(ctx, lt_gpt_params(g), c);
+        c.lr = a->lr; c.momentum = a->momentum; c.weight_decay = a->weight_decay;
+        r->opt = lt_sgd_create(r->ctx, ps, c);
     }
-    if (!opt) goto fail;
-    {
-        lt_dist_config dc = lt_dist_defaults();
-        dc.bucket_bytes = (size_t)(a.bucket_mb > 0 ? a.bucket_mb : 16) << 20;
-        dc.mode = !strcmp(a.allreduce, "bf16") ? LT_REDUCE_BF16 : !strcmp(a.allreduce, "ordered") ? LT_REDUCE_F32_ORDERED
-                                                                                                  : LT_REDUCE_F32;
-        if (strcmp(a.allreduce, "f32") && strcmp(a.allreduce, "bf16") && strcmp(a.allreduce, "ordered")) {
-            rc = die("--allreduce must be f32, ordered or bf16");
-            goto out;
-        }
-        if (!(dist = lt_dist_create(ctx, &dc))) goto fail;
-    }
-    memset(&sched, 0, sizeof sched);
-    sched.lr = a.lr; sched.min_lr = a.min_lr; sched.warmup = a.warmup; sched.total = a.steps;
-    sched.warmup_start = a.warmup_start; sched.decay = decay;
+    return r->opt ? 0 : FAILED;
+}
 
-    if (a.resume) {
-        if (lt_dist_checkpoint_load(dist, g, opt, &st, a.resume) != LT_OK) goto fail;
-        if ((sq.sl ? lt_seq_set_pos(sq.sl, st.data_epoch, st.data_index)
-                   : lt_loader_set_pos(ld, st.data_epoch, st.data_index)) != LT_OK) goto fail;
-        if (st.step > a.steps) {
-            snprintf(msg, sizeof msg, "%s is at step %lld, past --steps %ld (hint: raise --steps)", a.resume,
-                     (long long)st.step, a.steps);
-            rc = die(msg);
-            goto out;
-        }
-        printf("resumed %s at step %lld\n", a.resume, (long long)st.step);
+/* Data parallel: the gradient all-reduce of --allreduce, in buckets of --bucket-mb. */
+static int dist_open(run_t *r) {
+    const args_t *a = &r->a;
+    lt_dist_config dc = lt_dist_defaults();
+    dc.bucket_bytes = (size_t)(a->bucket_mb > 0 ? a->bucket_mb : 16) << 20;
+    dc.mode = !strcmp(a->allreduce, "bf16") ? LT_REDUCE_BF16 : !strcmp(a->allreduce, "ordered") ? LT_REDUCE_F32_ORDERED
+                                                                                                : LT_REDUCE_F32;
+    if (strcmp(a->allreduce, "f32") && strcmp(a->allreduce, "bf16") && strcmp(a->allreduce, "ordered"))
+        return die("--allreduce must be f32, ordered or bf16");
+    return (r->dist = lt_dist_create(r->ctx, &dc)) ? 0 : FAILED;
+}
+
+/* --resume: weights, optimizer state, loss scale, step and data position from the checkpoint. */
+static int run_resume(run_t *r) {
+    const args_t *a = &r->a;
+    char msg[600];
+    if (!a->resume) return 0;
+    if (lt_dist_checkpoint_load(r->dist, r->g, r->opt, &r->st, a->resume) != LT_OK) return FAILED;
+    if ((r->sq.sl ? lt_seq_set_pos(r->sq.sl, r->st.data_epoch, r->st.data_index)
+                  : lt_loader_set_pos(r->ld, r->st.data_epoch, r->st.data_index)) != LT_OK) return FAILED;
+    if (r->st.step > a->steps) {
+        snprintf(msg, sizeof msg, "%s is at step %lld, past --steps %ld (hint: raise --steps)", a->resume,
+                 (long long)r->st.step, a->steps);
+        return die(msg);
     }
-    if (a.log && lt_dist_rank() == 0 && !(logf = fopen(a.log, st.step > 0 ? "a" : "w"))) {
-        snprintf(msg, sizeof msg, "cannot open --log %s", a.log);
-        rc = die(msg);
-        goto out;
+    printf("resumed %s at step %lld\n", a->resume, (long long)r->st.step);
+    return 0;
+}
+
+/* --log (appended to when resuming) and --plot, on rank 0. */
+static int outputs_open(run_t *r) {
+    const args_t *a = &r->a;
+    char msg[600];
+    if (a->log && lt_dist_rank() == 0 && !(r->logf = fopen(a->log, r->st.step > 0 ? "a" : "w"))) {
+        snprintf(msg, sizeof msg, "cannot open --log %s", a->log);
+        return die(msg);
     }
-    if (a.plot && lt_dist_rank() == 0 && !plot_open(&pl, a.plot, val != NULL)) { rc = die("--plot: out of memory"); goto out; }
+    if (a->plot && lt_dist_rank() == 0 && !plot_open(&r->pl, a->plot, r->val != NULL))
+        return die("--plot: out of memory");
+    return 0;
+}
+
+/* The run's header lines, the sample before training, --compile's plan cache and --profile. */
+static int run_start(run_t *r) {
+    const args_t *a = &r->a;
+    const lt_gpt_config *cfg = lt_gpt_cfg(r->g);
     printf("model: %lld parameters (L=%d H=%d C=%d ctx=%d V=%d) | data: %s, %lld tokens | B=%d T=%d K=%d | "
            "%d threads | matmul: %s\n",
-           (long long)lt_gpt_num_params(g), lt_gpt_cfg(g)->layers, lt_gpt_cfg(g)->heads, lt_gpt_cfg(g)->channels,
-           lt_gpt_cfg(g)->ctx, lt_gpt_cfg(g)->vocab, a.data, (long long)lt_loader_num_tokens(ld), B, T, K,
-           lt_get_threads(), lt_kernel_name_for(lt_get_precision(ctx)));
-    if (lt_dist_world() > 1) printf("dist: world %d | %s\n", lt_dist_world(), lt_dist_describe(dist));
-    if (lt_get_device(ctx) != LT_CPU) printf("device: %s %s\n", lt_device_name(lt_get_device(ctx)), lt_device_describe(ctx));
-    lt_rng_seed(&srng, a.seed ^ 0x5eedULL);
-    if (a.sample > 0) sample(g, &a, &srng, "sample before training");
+           (long long)lt_gpt_num_params(r->g), cfg->layers, cfg->heads, cfg->channels, cfg->ctx, cfg->vocab, a->data,
+           (long long)lt_loader_num_tokens(r->ld), r->B, r->T, r->K, lt_get_threads(),
+           lt_kernel_name_for(lt_get_precision(r->ctx)));
+    if (lt_dist_world() > 1) printf("dist: world %d | %s\n", lt_dist_world(), lt_dist_describe(r->dist));
+    if (lt_get_device(r->ctx) != LT_CPU)
+        printf("device: %s %s\n", lt_device_name(lt_get_device(r->ctx)), lt_device_describe(r->ctx));
+    lt_rng_seed(&r->srng, a->seed ^ 0x5eedULL);
+    if (a->sample > 0) sample(r->g, a, &r->srng, "sample before training");
 
-    if (!strcmp(a.compile, "on") && !sq.on) {
-        gs.g = g; gs.in = in; gs.tg = tg; gs.B = B; gs.T = T;
-        if (!(plans = lt_plan_cache_create(ctx, 4))) goto fail;
+    if (!strcmp(a->compile, "on") && !r->sq.on) {
+        r->gs.g = r->g; r->gs.in = r->in; r->gs.tg = r->tg; r->gs.B = r->B; r->gs.T = r->T;
+        if (!(r->plans = lt_plan_cache_create(r->ctx, 4))) return FAILED;
     }
-    printf("mode: %s | precision %s%s\n", plans ? "compiled (lt_compile: captured once, replayed)" : "eager",
-           a.precision, scaler.enabled ? " (dynamic loss scale)" : lt_get_precision(ctx) == LT_F16 ? " (no loss scale)" : "");
+    printf("mode: %s | precision %s%s\n", r->plans ? "compiled (lt_compile: captured once, replayed)" : "eager",
+           a->precision, r->scaler.enabled ? " (dynamic loss scale)"
+                         : lt_get_precision(r->ctx) == LT_F16 ? " (no loss scale)" : "");
+    if (a->profile) lt_set_profiling(r->ctx, 1);
+    return 0;
+}
 
-    if (a.profile) lt_set_profiling(ctx, 1);
+/* The step's gradients and mean loss: K micro-batches of (forward, loss/K, backward), replayed
+   from a captured plan when compiled, or the token-weighted step of seqs_step. */
+static int step_batch(run_t *r, step_t *s) {
+    int k;
+    lt_zero_grad(r->ctx);
+    r->sq.seed = (float)s->seed;
+    if (r->sq.on)
+        return seqs_step(&r->sq, r->ctx, r->g, r->ld, s->step, r->in, r->tg, &s->loss) != LT_OK ? FAILED : 0;
+    for (k = 0; k < r->K; k++) {
+        lt_tensor *loss;
+        if (lt_dist_loader_next(r->dist, r->ld, r->in, r->tg) != LT_OK) return FAILED;   /* this rank's rows */
+        if (r->plans) {   /* compiled: the plan re-reads in/tg and replays forward + backward */
+            lt_plan *p = lt_plan_cache_get(r->plans, r->T, gpt_step, &r->gs);
+            float l = 0;
+            if (!p) return FAILED;
+            if (s->step == (long)r->st.step && k == 0) printf("compile: %s\n", lt_plan_note(p));
+            if (lt_plan_run_scaled(p, (float)s->seed / (float)r->K, &l) != LT_OK) return FAILED;
+            s->loss += l;
+            continue;
+        }
+        loss = lt_gpt_loss(r->g, r->in, r->tg, r->B, r->T);
+        s->loss += lt_item(loss);
+        /* the gradient of the mean over K micro-batches: each backward sees loss/K */
+        if (lt_backward_scaled(r->ctx, loss, (float)s->seed / (float)r->K) != LT_OK) return FAILED;
+    }
+    s->loss /= r->K;
+    return 0;
+}
+
+/* All-reduce, then the update.  fp16 (lt_scaler, torch.cuda.amp.GradScaler's order): unscale ->
+   clip unless inf -> step (skipped on inf/NaN) -> update the scale; without a scaler these do
+   nothing extra.  A diverged loss or a non-finite gradient norm ends the run (1). */
+static int step_update(run_t *r, step_t *s) {
+    const args_t *a = &r->a;
+    lt_paramset ps = lt_gpt_params(r->g);
+    char msg[600];
+    if (lt_dist_allreduce_grads(r->dist) != LT_OK) return FAILED;   /* every rank: the global mean gradient */
+    s->loss = lt_dist_mean(r->dist, s->loss);
+    if (!isfinite(s->loss)) {
+        snprintf(msg, sizeof msg, "step %ld: the loss is %g (diverged; try a lower --lr or --clip-norm 1)", s->step + 1,
+                 s->loss);
+        return die(msg);
+    }
+    s->zero_frac = zero_grad_frac(ps);
+    s->inf_skip = lt_scaler_unscale(r->ctx, &r->scaler, ps) == LT_OK && lt_scaler_found_inf(&r->scaler);
+    if (lt_failed(r->ctx)) return FAILED;
+    s->norm = s->inf_skip ? INFINITY : a->clip_norm > 0 ? lt_clip_grad_norm(r->ctx, ps, a->clip_norm)
+                                                        : lt_grad_norm(r->ctx, ps);
+    if (!isfinite(s->norm) && !s->inf_skip) {   /* name the first parameter whose gradient is not finite */
+        if (!lt_failed(r->ctx)) lt_clip_grad_norm(r->ctx, ps, INFINITY);
+        snprintf(msg, sizeof msg, "step %ld: %s", s->step + 1, lt_error(r->ctx));
+        return die(msg);
+    }
+    if (a->clip_value > 0 && !s->inf_skip) lt_clip_grad_value(r->ctx, ps, a->clip_value);
+    if (a->skip_outliers > 0 && !s->inf_skip)
+        s->skip = guard_outlier(&r->guard, a->skip_outliers, s->loss, s->norm, &s->zl, &s->zn);
+    if (!s->skip && lt_scaler_step(&r->scaler, r->opt, s->lr) != LT_OK) return FAILED;
+    if (lt_scaler_update(&r->scaler) != LT_OK) return FAILED;
+    return 0;
+}
+
+/* The step's time and throughput, every position processed, padding included (real tokens/s =
+   tps * (1 - pad)); the run's totals. */
+static void step_count(run_t *r, step_t *s) {
+    seqs_t *q = &r->sq;
+    s->ms = now_ms() - s->t0;
+    if (r->done > 0) r->later_ms += s->ms;
+    r->done++;
+    s->tps = (q->on ? q->positions : (double)r->B * r->T * r->K * lt_dist_world()) / (s->ms / 1e3);
+    s->pad = q->on ? 1.0 - q->real / q->positions : 0.0;
+    q->all_pos += q->on ? q->positions : (double)r->B * r->T * r->K;
+    q->all_real += q->on ? q->real : (double)r->B * r->T * r->K;
+}
+
+/* The step on stdout: a progress bar on a terminal, else a line; a skipped step says why. */
+static void log_step(run_t *r, const step_t *s) {
+    const args_t *a = &r->a;
+    char ar[48] = "";   /* data parallel: the all-reduce's share of the step */
+    char amp[96] = "";  /* fp16: the loss scale this step ran with, steps skipped so far */
+    if (r->scaler.enabled)
+        snprintf(amp, sizeof amp, " | scale %g%s | skipped %lld", s->seed,
+                 s->inf_skip ? " (inf/NaN grad: no step)" : "", (long long)lt_scaler_skipped(&r->scaler));
+    if (lt_dist_world() > 1)
+        snprintf(ar, sizeof ar, " | allreduce %.1f ms (+%.1f wait)", lt_dist_get_stats(r->dist).last_ms,
+                 lt_dist_get_stats(r->dist).wait_ms);
+    if (s->skip) {
+        printf("%sstep %ld/%ld | skipped: loss %.4f (z %.1f), norm %.3f (z %.1f) over the last %d steps\n",
+               r->tty ? "\n" : "", s->step + 1, a->steps, s->loss, s->zl, s->norm, s->zn, r->guard.n - 1);
+    } else if (r->tty) {
+        double left = (now_ms() - r->t_start) / r->done * (double)(a->steps - s->step - 1) / 1e3;
+        int w = 30, fill = (int)((double)(s->step + 1) / a->steps * w), j;
+        printf("\r[");
+        for (j = 0; j < w; j++) putchar(j < fill ? '#' : '.');
+        printf("] step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms%s%s | %.0f tok/s | ETA %.0fs   ",
+               s->step + 1, a->steps, s->loss, s->lr, s->norm, s->ms, ar, amp, s->tps, left);
+        if (s->step + 1 == a->steps) putchar('\n');
+        fflush(stdout);
+    } else {
+        printf("step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms%s%s | %.0f tok/s\n", s->step + 1, a->steps,
+               s->loss, s->lr, s->norm, s->ms, ar, amp, s->tps);
+    }
+}
+
+/* --log: one JSON line per step (a skipped step's line says why). */
+static void log_json(run_t *r, const step_t *s) {
+    FILE *f = r->logf;
+    if (!f) return;
+    if (s->skip)
+        fprintf(f, "{\"step\": %ld, \"skipped\": 1, \"loss\": %.9g, \"grad_norm\": %.9g, \"z_loss\": %.3f, "
+                "\"z_norm\": %.3f}\n", s->step + 1, s->loss, s->norm, s->zl, s->zn);
+    if (s->inf_skip)
+        fprintf(f, "{\"step\": %ld, \"skipped\": 1, \"reason\": \"inf/NaN gradient\", \"loss\": %.9g, "
+                "\"loss_scale\": %.9g, \"skipped_steps\": %lld}\n", s->step + 1, s->loss, s->seed,
+                (long long)lt_scaler_skipped(&r->scaler));
+    if (!s->skip && !s->inf_skip) {
+        fprintf(f, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %.9g, \"ms\": %.9g, "
+                "\"tokens_per_s\": %.9g, \"pad_frac\": %.6f, \"seq\": %d, \"world\": %d, \"allreduce_ms\": %.6g, "
+                "\"allreduce_wait_ms\": %.6g, \"precision\": \"%s\", \"loss_scale\": %.9g, \"skipped_steps\": %lld, "
+                "\"grad_zero_frac\": %.6g}\n", s->step + 1, s->loss, s->lr, s->norm, s->ms, s->tps, s->pad,
+                r->sq.on ? r->sq.cur_T : r->T, lt_dist_world(), lt_dist_get_stats(r->dist).last_ms,
+                lt_dist_get_stats(r->dist).wait_ms, r->a.precision, s->seed, (long long)lt_scaler_skipped(&r->scaler),
+                s->zero_frac);
+        fflush(f);
+    }
+}
+
+/* --plot: the step's loss and lr; the file is rewritten every 10 steps. */
+static void plot_update(run_t *r, const step_t *s) {
+    if (!r->pl.p) return;
+    lt_plot_append(r->pl.p, r->pl.loss, (double)(s->step + 1), s->loss);
+    lt_plot_append(r->pl.p, r->pl.lr, (double)(s->step + 1), s->lr);
+    if ((s->step + 1) % 10 == 0) plot_save(&r->pl);
+}
+
+/* --eval-every N: the validation loss every N steps. */
+static void maybe_eval(run_t *r, long step) {
+    const args_t *a = &r->a;
+    double vl;
+    if (!r->val || a->eval_every <= 0 || (step + 1) % a->eval_every != 0) return;
+    vl = evaluate(r->ctx, r->g, r->val, a->eval_batches, r->B, r->T, r->in, r->tg);
+    if (r->tty) printf("\n");
+    printf("step %ld/%ld | val loss %.4f\n", step + 1, a->steps, vl);
+    if (r->pl.p) lt_plot_append(r->pl.p, r->pl.val, (double)(step + 1), vl);
+    if (r->logf) fprintf(r->logf, "{\"step\": %ld, \"val_loss\": %.9g}\n", step + 1, vl);
+}
+
+/* --save: a checkpoint every --save-every steps, at the last step and at --stop-after. */
+static int maybe_save(run_t *r, long step) {
+    const args_t *a = &r->a;
+    if (!a->save || !((a->save_every > 0 && (step + 1) % a->save_every == 0) || step + 1 == a->steps ||
+                      (a->stop_after > 0 && r->done == a->stop_after)))
+        return 0;
+    r->st.step = step + 1;
+    if (r->sq.sl) lt_seq_get_pos(r->sq.sl, &r->st.data_epoch, &r->st.data_index);
+    else lt_loader_get_pos(r->ld, &r->st.data_epoch, &r->st.data_index);
+    if (lt_dist_checkpoint_save(r->dist, r->g, r->opt, &r->st, r->note, a->save) != LT_OK)   /* rank 0 writes */
+        return FAILED;
+    if (r->tty) printf("\n");
+    printf("saved %s (step %ld)\n", a->save, step + 1);
+    return 0;
+}
+
+/* After the loop: the time per step, padding, the final validation loss, --profile, --sample. */
+static void run_finish(run_t *r, double *final_val) {
+    const args_t *a = &r->a;
+    seqs_t *q = &r->sq;
+    if (r->done > 1)   /* the number to compare between --compile on and off, or precisions */
+        printf("done: %ld steps | %.1f ms per step after the first | peak RSS %.1f MB\n", r->done,
+               r->later_ms / (double)(r->done - 1), peak_rss_mb());
+    if (q->on && q->all_pos > 0)
+        printf("padding: %.1f%% of %.0f positions\n", 100.0 * (1.0 - q->all_real / q->all_pos), q->all_pos);
+    if (final_val)
+        *final_val = r->val ? evaluate(r->ctx, r->g, r->val, a->eval_batches, r->B, r->T, r->in, r->tg) : NAN;
+    if (a->profile) lt_profile_print(r->ctx, stdout);
+    if (a->sample > 0) sample(r->g, a, &r->srng, "sample after training");
+}
+
+/* Prints a library error (FAILED), frees everything; returns the exit code. */
+static int run_close(run_t *r, int rc) {
+    if (rc == FAILED) {
+        fprintf(stderr, "train_gpt: %s\n", lt_error(r->ctx)[0] ? lt_error(r->ctx) : "failed");
+        rc = 1;
+    }
+    if (r->logf) fclose(r->logf);
+    if (r->pl.p && r->done > 0) plot_save(&r->pl);   /* the last steps, also when training stopped early */
+    lt_plot_destroy(r->pl.p);
+    free(r->in);
+    free(r->tg);
+    lt_plan_cache_destroy(r->plans);
+    lt_optim_destroy(r->opt);
+    lt_dist_destroy(r->dist);
+    lt_loader_destroy(r->ld);
+    lt_loader_destroy(r->val);
+    seqs_close(&r->sq);
+    lt_gpt_destroy(r->g);
+    lt_ctx_destroy(r->ctx);
+    return rc;
+}
+
+/* One training run of the command line; final_val (if not NULL) gets the last validation loss. */
+static int train(int argc, char **argv, double *final_val) {
+    run_t r;
+    long step;
+    int rc;
+    memset(&r, 0, sizeof r);
+    r.scaler = lt_scaler_defaults();
+    r.pl.loss = r.pl.val = r.pl.lr = -1;
+    r.tty = isatty(1);
+
+    /* ---- setup ---- */
+    rc = run_open(&r, argc, argv);
+    if (!rc) rc = model_open(&r);
+    if (!rc) rc = data_open(&r);
+    if (!rc) rc = optim_open(&r);
+    if (!rc) rc = dist_open(&r);
+    if (!rc) rc = run_resume(&r);
+    if (!rc) rc = outputs_open(&r);
+    if (!rc) rc = run_start(&r);
+    if (rc) return run_close(&r, rc);
 
     /* ---- the loop ---- */
-    t_start = now_ms();
-    for (step = (long)st.step; step < a.steps; step++) {
-        double t0 = now_ms(), lr = lt_schedule_lr(&sched, step), loss_sum = 0, norm, ms, zl = 0, zn = 0, zero_frac;
-        double seed = lt_scaler_get_scale(&scaler);   /* fp16: backward runs on loss * scale (else 1) */
-        int k, skip = 0, inf_skip;
-        lt_zero_grad(ctx);
-        sq.seed = (float)seed;
-        if (sq.on && seqs_step(&sq, ctx, g, ld, step, in, tg, &loss_sum) != LT_OK) goto fail;
-        for (k = 0; k < K && !sq.on; k++) {
-            lt_tensor *loss;
-            if (lt_dist_loader_next(dist, ld, in, tg) != LT_OK) goto fail;   /* this rank's rows */
-            if (plans) {   /* compiled: the plan re-reads in/tg and replays forward + backward */
-                lt_plan *p = lt_plan_cache_get(plans, T, gpt_step, &gs);
-                float l = 0;
-                if (!p) goto fail;
-                if (step == (long)st.step && k == 0) printf("compile: %s\n", lt_plan_note(p));
-                if (lt_plan_run_scaled(p, (float)seed / (float)K, &l) != LT_OK) goto fail;
-                loss_sum += l;
-                continue;
-            }
-            loss = lt_gpt_loss(g, in, tg, B, T);
-            loss_sum += lt_item(loss);
-            /* the gradient of the mean over K micro-batches: each backward sees loss/K */
-            if (lt_backward_scaled(ctx, loss, (float)seed / (float)K) != LT_OK) goto fail;
-        }
-        if (!sq.on) loss_sum /= K;
-        if (lt_dist_allreduce_grads(dist) != LT_OK) goto fail;   /* every rank: the global mean gradient */
-        loss_sum = lt_dist_mean(dist, loss_sum);
-        if (!isfinite(loss_sum)) {
-            snprintf(msg, sizeof msg, "step %ld: the loss is %g (diverged; try a lower --lr or --clip-norm 1)", step + 1,
-                     loss_sum);
-            rc = die(msg);
-            goto out;
-        }
-        /* fp16 (lt_scaler, torch.cuda.amp.GradScaler's order): unscale -> clip unless inf -> step
-           (skipped on inf/NaN) -> update the scale; without a scaler these do nothing extra */
-        zero_frac = zero_grad_frac(lt_gpt_params(g));
-        inf_skip = lt_scaler_unscale(ctx, &scaler, lt_gpt_params(g)) == LT_OK && lt_scaler_found_inf(&scaler);
-        if (lt_failed(ctx)) goto fail;
-        norm = inf_skip ? INFINITY : a.clip_norm > 0 ? lt_clip_grad_norm(ctx, lt_gpt_params(g), a.clip_norm)
-                                                     : lt_grad_norm(ctx, lt_gpt_params(g));
-        if (!isfinite(norm) && !inf_skip) {   /* name the first parameter whose gradient is not finite */
-            if (!lt_failed(ctx)) lt_clip_grad_norm(ctx, lt_gpt_params(g), INFINITY);
-            snprintf(msg, sizeof msg, "step %ld: %s", step + 1, lt_error(ctx));
-            rc = die(msg);
-            goto out;
-        }
-        if (a.clip_value > 0 && !inf_skip) lt_clip_grad_value(ctx, lt_gpt_params(g), a.clip_value);
-        if (a.skip_outliers > 0 && !inf_skip) skip = guard_outlier(&guard, a.skip_outliers, loss_sum, norm, &zl, &zn);
-        if (!skip && lt_scaler_step(&scaler, opt, lr) != LT_OK) goto fail;
-        if (lt_scaler_update(&scaler) != LT_OK) goto fail;
-        ms = now_ms() - t0;
-        if (done > 0) later_ms += ms;
-        done++;
-        {
-            /* every position processed, padding included (real tokens/s = tps * (1 - pad_frac)) */
-            double tps = (sq.on ? sq.positions : (double)B * T * K * lt_dist_world()) / (ms / 1e3);
-            char ar[48] = "";   /* data parallel: the all-reduce's share of the step */
-            char amp[96] = "";  /* fp16: the loss scale this step ran with, steps skipped so far */
-            if (scaler.enabled)
-                snprintf(amp, sizeof amp, " | scale %g%s | skipped %lld", seed, inf_skip ? " (inf/NaN grad: no step)" : "",
-                         (long long)lt_scaler_skipped(&scaler));
-            if (lt_dist_world() > 1)
-                snprintf(ar, sizeof ar, " | allreduce %.1f ms (+%.1f wait)", lt_dist_get_stats(dist).last_ms,
-                         lt_dist_get_stats(dist).wait_ms);
-            double pad = sq.on ? 1.0 - sq.real / sq.positions : 0.0;
-            sq.all_pos += sq.on ? sq.positions : (double)B * T * K;
-            sq.all_real += sq.on ? sq.real : (double)B * T * K;
-            if (skip) {
-                printf("%sstep %ld/%ld | skipped: loss %.4f (z %.1f), norm %.3f (z %.1f) over the last %d steps\n",
-                       tty ? "\n" : "", step + 1, a.steps, loss_sum, zl, norm, zn, guard.n - 1);
-                if (logf)
-                    fprintf(logf, "{\"step\": %ld, \"skipped\": 1, \"loss\": %.9g, \"grad_norm\": %.9g, \"z_loss\": %.3f, "
-                            "\"z_norm\": %.3f}\n", step + 1, loss_sum, norm, zl, zn);
-            } else if (tty) {
-                double left = (now_ms() - t_start) / done * (double)(a.steps - step - 1) / 1e3;
-                int w = 30, fill = (int)((double)(step + 1) / a.steps * w), j;
-                printf("\r[");
-                for (j = 0; j < w; j++) putchar(j < fill ? '#' : '.');
-                printf("] step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms%s%s | %.0f tok/s | ETA %.0fs   ",
-                       step + 1, a.steps, loss_sum, lr, norm, ms, ar, amp, tps, left);
-                if (step + 1 == a.steps) putchar('\n');
-                fflush(stdout);
-            } else {
-                printf("step %ld/%ld | loss %.4f | lr %.2e | norm %.3f | %.0f ms%s%s | %.0f tok/s\n", step + 1, a.steps,
-                       loss_sum, lr, norm, ms, ar, amp, tps);
-            }
-            if (logf && inf_skip)
-                fprintf(logf, "{\"step\": %ld, \"skipped\": 1, \"reason\": \"inf/NaN gradient\", \"loss\": %.9g, "
-                        "\"loss_scale\": %.9g, \"skipped_steps\": %lld}\n", step + 1, loss_sum, seed,
-                        (long long)lt_scaler_skipped(&scaler));
-            if (logf && !skip && !inf_skip) {
-                fprintf(logf, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %.9g, \"ms\": %.9g, "
-                        "\"tokens_per_s\": %.9g, \"pad_frac\": %.6f, \"seq\": %d, \"world\": %d, \"allreduce_ms\": %.6g, "
-                        "\"allreduce_wait_ms\": %.6g, \"precision\": \"%s\", \"loss_scale\": %.9g, \"skipped_steps\": %lld, "
-                        "\"grad_zero_frac\": %.6g}\n", step + 1, loss_sum, lr, norm, ms, tps, pad, sq.on ? sq.cur_T : T,
-                        lt_dist_world(), lt_dist_get_stats(dist).last_ms, lt_dist_get_stats(dist).wait_ms, a.precision,
-                        seed, (long long)lt_scaler_skipped(&scaler), zero_frac);
-                fflush(logf);
-            }
-            if (pl.p) {
-                lt_plot_append(pl.p, pl.loss, (double)(step + 1), loss_sum);
-                lt_plot_append(pl.p, pl.lr, (double)(step + 1), lr);
-                if ((step + 1) % 10 == 0) plot_save(&pl);
-            }
-        }
-        if (val && a.eval_every > 0 && (step + 1) % a.eval_every == 0) {
-            double vl = evaluate(ctx, g, val, a.eval_batches, B, T, in, tg);
-            if (tty) printf("\n");
-            printf("step %ld/%ld | val loss %.4f\n", step + 1, a.steps, vl);
-            if (pl.p) lt_plot_append(pl.p, pl.val, (double)(step + 1), vl);
-            if (logf) fprintf(logf, "{\"step\": %ld, \"val_loss\": %.9g}\n", step + 1, vl);
-        }
-        if (a.save && ((a.save_every > 0 && (step + 1) % a.save_every == 0) || step + 1 == a.steps ||
-                       (a.stop_after > 0 && done == a.stop_after))) {
-            st.step = step + 1;
-            if (sq.sl) lt_seq_get_pos(sq.sl, &st.data_epoch, &st.data_index);
-            else lt_loader_get_pos(ld, &st.data_epoch, &st.data_index);
-            if (lt_dist_checkpoint_save(dist, g, opt, &st, note, a.save) != LT_OK) goto fail;   /* rank 0 writes */
-            if (tty) printf("\n");
-            printf("saved %s (step %ld)\n", a.save, step + 1);
-        }
-        if (a.stop_after > 0 && done == a.stop_after) break;
+    r.t_start = now_ms();
+    for (step = (long)r.st.step; step < r.a.steps; step++) {
+        step_t s;
+        memset(&s, 0, sizeof s);
+        s.step = step;
+        s.t0 = now_ms();
+        s.lr = lt_schedule_lr(&r.sched, step);
+        s.seed = lt_scaler_get_scale(&r.scaler);   /* fp16: backward runs on loss * scale (else 1) */
+        if ((rc = step_batch(&r, &s)) != 0 || (rc = step_update(&r, &s)) != 0) return run_close(&r, rc);
+        step_count(&r, &s);
+        log_step(&r, &s);
+        log_json(&r, &s);
+        plot_update(&r, &s);
+        maybe_eval(&r, step);
+        if ((rc = maybe_save(&r, step)) != 0) return run_close(&r, rc);
+        if (r.a.stop_after > 0 && r.done == r.a.stop_after) break;
     }
-    if (done > 1)   /* the number to compare between --compile on and off, or precisions */
-        printf("done: %ld steps | %.1f ms per step after the first | peak RSS %.1f MB\n", done,
-               later_ms / (double)(done - 1), peak_rss_mb());
-    if (sq.on && sq.all_pos > 0) printf("padding: %.1f%% of %.0f positions\n", 100.0 * (1.0 - sq.all_real / sq.all_pos), sq.all_pos);
-    if (final_val) *final_val = val ? evaluate(ctx, g, val, a.eval_batches, B, T, in, tg) : NAN;
-    if (a.profile) lt_profile_print(ctx, stdout);
-    if (a.sample > 0) sample(g, &a, &srng, "sample after training");
-    rc = 0;
-    goto out;
-fail:
-    fprintf(stderr, "train_gpt: %s\n", lt_error(ctx)[0] ? lt_error(ctx) : "failed");
-    rc = 1;
-out:
-    if (logf) fclose(logf);
-    if (pl.p && done > 0) plot_save(&pl);   /* the last steps, also when training stopped early */
-    lt_plot_destroy(pl.p);
-    free(in);
-    free(tg);
-    lt_plan_cache_destroy(plans);
-    lt_optim_destroy(opt);
-    lt_dist_destroy(dist);
-    lt_loader_destroy(ld);
-    lt_loader_destroy(val);
-    seqs_close(&sq);
-    lt_gpt_destroy(g);
-    lt_ctx_destroy(ctx);
-    return rc;
+    run_finish(&r, final_val);
+    return run_close(&r, 0);
 }
 
 /* ---- random restarts (--restarts R --restart-steps K) -------------------------------------------

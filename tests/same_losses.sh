@@ -5,15 +5,17 @@
 #   threads), and compares the logged losses, learning rates and gradient norms (the "ms" and
 #   other timing fields are dropped).  Prints "same: RUN" or "DIFF: RUN" per run and
 #   "N passed, N failed".
+#   OLD_SRC=PATH builds the old side from PATH instead of examples/train_gpt.c (a refactor of the
+#   program itself: OLD_SRC=old_train_gpt.c sh tests/same_losses.sh ltrain.h ltrain.h).
 set -u
-if [ $# -ne 2 ]; then sed -n 2,6p "$0"; exit 2; fi
+if [ $# -ne 2 ]; then sed -n 2,8p "$0"; exit 2; fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 for v in old new; do
-    if [ $v = old ]; then h=$1; else h=$2; fi
+    if [ $v = old ]; then h=$1; src=${OLD_SRC:-$root/examples/train_gpt.c}; else h=$2; src=$root/examples/train_gpt.c; fi
     mkdir -p "$d/$v"; cp "$h" "$d/$v/ltrain.h"
-    ${CC:-cc} -O2 -march=native -fopenmp -I"$d/$v" "$root/examples/train_gpt.c" -o "$d/$v/train_gpt" -lm || exit 1
+    ${CC:-cc} -O2 -march=native -fopenmp -I"$d/$v" "$src" -o "$d/$v/train_gpt" -lm || exit 1
 done
 P=0; F=0
 run() {

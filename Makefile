@@ -40,7 +40,8 @@ header:
 	sh src/amalgamate.sh
 
 # The layout rules (tests/layout.c): no part calls a later part, no LTRAIN_CUDA guard outside
-# the CUDA part, at most one function over 100 lines, every path named in a comment exists.
+# the CUDA part, at most one function over 100 lines, every path named in a comment exists,
+# every second-level tag (@@OPS.attention, ...) listed in the contents and found once.
 build/layout: tests/layout.c | build
 	$(CC) $(WARN) -O1 $< -o $@
 

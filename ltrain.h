@@ -28,7 +28,7 @@
      @@TENSOR   tensors: shapes, parameters (one packed block), views               04_tensor.h
                 @@TENSOR.new @@TENSOR.params
      @@OPS      ops, each forward next to its backward, and the op table            05_ops.h
-                @@OPS.table @@OPS.simd @@OPS.reshape @@OPS.add @@OPS.scale @@OPS.sum
+                @@OPS.table @@OPS.simd @@OPS.records @@OPS.reshape @@OPS.add @@OPS.scale @@OPS.sum
                 @@OPS.activations @@OPS.gelu @@OPS.relu @@OPS.softmax @@OPS.layernorm
                 @@OPS.embedding @@OPS.dropout @@OPS.transpose @@OPS.attention
      @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
@@ -2329,7 +2329,7 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
     fprintf(f, "%-14s %10.1f ms in kernels\n", "total", 1e3 * total);
 }
 
-/* ---- @@OPS.simd  SIMD kernels ----------------------------------------------------------------------
+/* ---- @@OPS.simd  shared math (exp, tanh, an 8x8 transpose) and the SIMD kernels' rules -------------
    Every op has a plain C kernel, the reference.  Where the compiler is GCC or Clang on x86 (and
    LTRAIN_NO_SIMD is not defined), hand-written AVX2 / AVX-512 kernels are compiled beside it with
    target attributes (LT__TARGET, @@CORE), and run only when the CPU has the instructions
@@ -2362,6 +2362,16 @@ static inline float lt__exp_neg(float x) {
     return x == x ? p : x;                           /* NaN stays NaN */
 }
 
+/* tanh(u) = sign(u)·(1 - e)/(1 + e) with e = exp(-2|u|) <= 1 (no overflow); below |u| = 1/16,
+   where 1 - e would cancel, the odd series u - u³/3 + 2u⁵/15 - 17u⁷/315 instead. */
+LT__OMP(declare simd)
+static inline float lt__tanh(float u) {
+    float e = lt__exp_neg(-2.0f * fabsf(u)), u2 = u * u;
+    float series = u * (1.0f + u2 * (-0.33333333f + u2 * (0.13333333f - u2 * 0.053968254f)));
+    return fabsf(u) < 0.0625f ? series : copysignf((1.0f - e) / (1.0f + e), u);
+}
+
+/* ---- fast paths: AVX-512 exp, AVX2 8x8 transpose -------------------------------------------- */
 #ifdef LT__X86
 /* lt__exp_neg for 16 values with AVX-512: a raised to -120 if below (exp is 0 in float below
    -104; a NaN stays NaN: vmaxps returns its second operand when one is NaN), n = round(a/ln2),
@@ -2408,15 +2418,7 @@ LT__TARGET("avx2") static void lt__tr8x8(const float *s, int64_t lds, float *d, 
 }
 #endif
 
-/* tanh(u) = sign(u)·(1 - e)/(1 + e) with e = exp(-2|u|) <= 1 (no overflow); below |u| = 1/16,
-   where 1 - e would cancel, the odd series u - u³/3 + 2u⁵/15 - 17u⁷/315 instead. */
-LT__OMP(declare simd)
-static inline float lt__tanh(float u) {
-    float e = lt__exp_neg(-2.0f * fabsf(u)), u2 = u * u;
-    float series = u * (1.0f + u2 * (-0.33333333f + u2 * (0.13333333f - u2 * 0.053968254f)));
-    return fabsf(u) < 0.0625f ? series : copysignf((1.0f - e) / (1.0f + e), u);
-}
-
+/* ---- @@OPS.records  what every op shares: gradients, tape records, saved values ----------- */
 /* n zeros, split over the threads when n is large */
 static void lt__zero(float *p, int64_t n) {
     int64_t i0;
@@ -2610,9 +2612,6 @@ static int lt__copy16(const lt_ctx *ctx, const lt_tensor *t) {
     e = getenv("LTRAIN_EAGER_COPIES16");
     return e && strcmp(e, "1") == 0;
 }
-static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n);
-static void lt__to16(lt_dtype p, const float *in, uint16_t *out, size_t n);
-static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);
 
 /* ---- @@OPS.reshape  reshape: a view ---------------------------------------------------------- */
 /* x (any) -> y (same n, new shape), sharing x's data; dx += dy */
@@ -3679,8 +3678,6 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
 #define LT__ATT_BQ 128     /* backward: query rows per step */
 #define LT__ATT_TILE 8192  /* floats of one operand block (rows x D) */
 
-static void lt__from16(lt_dtype p, const uint16_t *in, float *out, size_t n);    /* @@AMP */
-static void lt__round16(lt_dtype p, const float *in, float *out, size_t n);      /* @@AMP */
 
 
 /* The block products: C (m,n) = alpha·A·B, or C += alpha·A·B (acc), where element (r,k) of A is

@@ -24,7 +24,7 @@
      @@TENSOR   tensors: shapes, parameters (one packed block), views               04_tensor.h
                 @@TENSOR.new @@TENSOR.params
      @@OPS      ops, each forward next to its backward, and the op table            05_ops.h
-                @@OPS.table @@OPS.simd @@OPS.reshape @@OPS.add @@OPS.scale @@OPS.sum
+                @@OPS.table @@OPS.simd @@OPS.records @@OPS.reshape @@OPS.add @@OPS.scale @@OPS.sum
                 @@OPS.activations @@OPS.gelu @@OPS.relu @@OPS.softmax @@OPS.layernorm
                 @@OPS.embedding @@OPS.dropout @@OPS.transpose @@OPS.attention
      @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h

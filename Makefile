@@ -11,7 +11,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -march=native -fopenmp
 WARN     = -std=c99 -Wall -Wextra -Wpedantic -Werror
 LDLIBS   = -lm
-SANFLAGS = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SANFLAGS = -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
 EXAMPLES = $(patsubst examples/%.c,build/%,$(wildcard examples/*.c))
 TESTSRC  = tests/test_main.c $(wildcard tests/test_*.c) tests/lt_test.h
 
@@ -23,7 +23,7 @@ STEPS   ?= 1500
 MPICC   ?= mpicc
 all: $(EXAMPLES) build/test_all
 
-build/%: examples/%.c ltrain.h examples/lesson.h | build
+build/%: examples/%.c ltrain.h examples/lesson.h examples/flags.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 build/test_all: $(TESTSRC) ltrain.h | build
@@ -130,7 +130,7 @@ bench: build/bench_gemm build/bench_train_step build/bench_precision
 FUZZ_CC    ?= clang
 FUZZ_FLAGS  = $(WARN) -g -O1 -fno-sanitize-recover=all -I. -Itests/fuzz
 
-build/train_gpt_san: examples/train_gpt.c ltrain.h | build
+build/train_gpt_san: examples/train_gpt.c ltrain.h examples/flags.h | build
 	$(CC) $(WARN) $(SANFLAGS) -I. $< -o $@ $(LDLIBS)
 
 build/test_oom: tests/test_oom.c ltrain.h | build

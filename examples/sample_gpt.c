@@ -1,12 +1,14 @@
 /* cc -O2 -fopenmp -I. examples/sample_gpt.c -o build/sample_gpt -lm
 
    sample_gpt: text from a checkpoint.
-       build/sample_gpt build/model.safetensors [--n 300] [--temperature 0.8] [--top-k 0]
+       build/sample_gpt build/model.safetensors [--n 300 (at most 1000000)] [--temperature 0.8] [--top-k 0]
                         [--prompt TEXT] [--seed 1337] [--heads H]
    For byte-level models (vocab 256) the tokens are printed as text, otherwise as token ids. */
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
+#include "flags.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +16,7 @@ int main(int argc, char **argv) {
     const char *path = NULL, *prompt = "\n";
     int n = 300, top_k = 0, heads = 0, i, np, k, len, rc = 1;
     double temperature = 0.8;
-    unsigned long long seed = 1337;
+    unsigned long long seed = 1337, u;
     lt_ctx *ctx;
     lt_gpt *g;
     lt_rng rng;
@@ -29,12 +31,12 @@ int main(int argc, char **argv) {
         if (f[0] != '-') { path = f; continue; }
         if (!v) { fprintf(stderr, "sample_gpt: %s needs a value\n", f); return 1; }
         i++;
-        if (!strcmp(f, "--n")) n = atoi(v);
-        else if (!strcmp(f, "--temperature")) temperature = atof(v);
-        else if (!strcmp(f, "--top-k")) top_k = atoi(v);
+        if (!strcmp(f, "--n")) { if (!flag_whole("sample_gpt", f, v, 0, 1000000, &u)) return 1; n = (int)u; }
+        else if (!strcmp(f, "--temperature")) { if (!flag_real("sample_gpt", f, v, 0, &temperature)) return 1; }
+        else if (!strcmp(f, "--top-k")) { if (!flag_whole("sample_gpt", f, v, 0, INT_MAX, &u)) return 1; top_k = (int)u; }
         else if (!strcmp(f, "--prompt")) prompt = v;
-        else if (!strcmp(f, "--seed")) seed = strtoull(v, NULL, 10);
-        else if (!strcmp(f, "--heads")) heads = atoi(v);
+        else if (!strcmp(f, "--seed")) { if (!flag_whole("sample_gpt", f, v, 0, ULLONG_MAX, &seed)) return 1; }
+        else if (!strcmp(f, "--heads")) { if (!flag_whole("sample_gpt", f, v, 0, INT_MAX, &u)) return 1; heads = (int)u; }
         else { fprintf(stderr, "sample_gpt: unknown flag %s (see --help)\n", f); return 1; }
     }
     if (!path) { fprintf(stderr, "sample_gpt: give a checkpoint (see --help)\n"); return 1; }

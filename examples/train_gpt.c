@@ -8,7 +8,9 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, isatty */
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
+#include "flags.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -110,20 +112,11 @@ static int die(const char *msg) {
     return 1;
 }
 
-/* Parse one number flag; returns 0 with a message when the value is not a number. */
-static int num(const char *flag, const char *v, double *out) {
-    char *end;
-    if (!v) { fprintf(stderr, "train_gpt: %s needs a value\n", flag); return 0; }
-    *out = strtod(v, &end);
-    if (end == v || *end) { fprintf(stderr, "train_gpt: %s: \"%s\" is not a number\n", flag, v); return 0; }
-    return 1;
-}
-
 static int parse(args_t *a, int argc, char **argv) {
     int i;
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double x;
+        unsigned long long u;
         /* string flags */
         const char **s = !strcmp(f, "--data") ? &a->data : !strcmp(f, "--val") ? &a->val : !strcmp(f, "--init") ? &a->init
                        : !strcmp(f, "--resume") ? &a->resume : !strcmp(f, "--save") ? &a->save : !strcmp(f, "--log") ? &a->log
@@ -144,31 +137,35 @@ static int parse(args_t *a, int argc, char **argv) {
             if (!v) { fprintf(stderr, "train_gpt: %s needs a value\n", f); return 0; }
             *s = v; i++; continue;
         }
-        if (!num(f, v, &x)) return 0;
-        i++;
         if (!strcmp(f, "--heads")) a->heads_set = 1;
         if (!strcmp(f, "--ctx")) a->ctx_set = 1;
         if (!strcmp(f, "--beta1") || !strcmp(f, "--beta2")) a->betas_set = 1;
-#define INTFLAG(name, field) if (!strcmp(f, name)) { if (x != (double)(long)x || x < 0 || x > 2e9) { fprintf(stderr, "train_gpt: %s: %s must be a whole number >= 0\n", f, v); return 0; } a->field = (int)x; continue; }
-#define LONGFLAG(name, field) if (!strcmp(f, name)) { if (x != (double)(long)x || x < 0) { fprintf(stderr, "train_gpt: %s: %s must be a whole number >= 0\n", f, v); return 0; } a->field = (long)x; continue; }
-#define DBLFLAG(name, field) if (!strcmp(f, name)) { a->field = x; continue; }
+        /* number flags: whole numbers in the field's range (>= 1 where 0 means nothing), finite reals
+           (>= 0 where a negative value makes no sense; FINITE: any finite value) */
+#define WHOLE(name, field, lo, hi) if (!strcmp(f, name)) { if (!flag_whole("train_gpt", f, v, lo, hi, &u)) return 0; \
+            a->field = u; i++; continue; }
+#define INTFLAG(name, field) WHOLE(name, field, 0, INT_MAX)
+#define LONGFLAG(name, field) WHOLE(name, field, 0, LONG_MAX)
+#define REAL(name, field, lo) if (!strcmp(f, name)) { if (!flag_real("train_gpt", f, v, lo, &a->field)) return 0; i++; continue; }
+#define DBLFLAG(name, field) REAL(name, field, 0)
+#define FINITE(name, field) REAL(name, field, -HUGE_VAL)
         INTFLAG("--eval-every", eval_every) INTFLAG("--eval-batches", eval_batches) INTFLAG("--save-every", save_every)
         INTFLAG("--layers", layers) INTFLAG("--heads", heads) INTFLAG("--channels", channels) INTFLAG("--ctx", ctx)
-        INTFLAG("--vocab", vocab) INTFLAG("--batch", batch) INTFLAG("--seq", seq) INTFLAG("--accum", accum)
+        INTFLAG("--vocab", vocab) WHOLE("--batch", batch, 1, INT_MAX) WHOLE("--seq", seq, 1, INT_MAX) WHOLE("--accum", accum, 1, INT_MAX)
         INTFLAG("--threads", threads) INTFLAG("--sample", sample) INTFLAG("--top-k", top_k)
-        LONGFLAG("--steps", steps) LONGFLAG("--stop-after", stop_after) LONGFLAG("--warmup", warmup)
-        DBLFLAG("--lr", lr) DBLFLAG("--min-lr", min_lr) DBLFLAG("--warmup-start", warmup_start) DBLFLAG("--beta1", beta1)
-        DBLFLAG("--beta2", beta2) DBLFLAG("--eps", eps) DBLFLAG("--weight-decay", weight_decay)
+        WHOLE("--steps", steps, 1, LONG_MAX) LONGFLAG("--stop-after", stop_after) LONGFLAG("--warmup", warmup)
+        DBLFLAG("--lr", lr) DBLFLAG("--min-lr", min_lr) DBLFLAG("--warmup-start", warmup_start) FINITE("--beta1", beta1)
+        FINITE("--beta2", beta2) DBLFLAG("--eps", eps) DBLFLAG("--weight-decay", weight_decay)
         DBLFLAG("--clip-norm", clip_norm) DBLFLAG("--clip-value", clip_value) DBLFLAG("--temperature", temperature)
-        DBLFLAG("--momentum", momentum) DBLFLAG("--skip-outliers", skip_outliers)
-        DBLFLAG("--alpha", alpha) DBLFLAG("--beta3", beta3) DBLFLAG("--shampoo-beta", shampoo_beta)
-        DBLFLAG("--muon-momentum", muon_momentum) DBLFLAG("--muon-adamw-lr", muon_adamw_lr)
+        FINITE("--momentum", momentum) DBLFLAG("--skip-outliers", skip_outliers)
+        DBLFLAG("--alpha", alpha) FINITE("--beta3", beta3) FINITE("--shampoo-beta", shampoo_beta)
+        FINITE("--muon-momentum", muon_momentum) DBLFLAG("--muon-adamw-lr", muon_adamw_lr)
         LONGFLAG("--alpha-warmup", alpha_warmup) LONGFLAG("--beta3-warmup", beta3_warmup)
         INTFLAG("--precond-freq", precond_freq) INTFLAG("--max-precond-dim", max_precond_dim)
         INTFLAG("--bucket-mb", bucket_mb)
         INTFLAG("--eot", eot) INTFLAG("--restarts", restarts) INTFLAG("--restart-steps", restart_steps)
         LONGFLAG("--batch-tokens", batch_tokens)
-        if (!strcmp(f, "--seed")) { a->seed = (unsigned long long)x; continue; }
+        WHOLE("--seed", seed, 0, ULLONG_MAX)
         fprintf(stderr, "train_gpt: unknown flag %s (see --help)\n", f);
         return 0;
     }

@@ -411,6 +411,102 @@ static void th__train_guards(void) {
     free(log);
 }
 
+/* train_gpt and sample_gpt: number flags are parsed as numbers of the flag's kind and range (no float
+   cast out of range, no nan/inf, no negative lr); each refusal names the flag and the value. */
+static const char *th__sample_bin(void) { const char *b = getenv("LT_SAMPLE_GPT"); return b ? b : "build/sample_gpt"; }
+
+static double th__loss_of(const char *path) {
+    char *o = th__slurp(path, NULL), *l = o ? strstr(o, "| loss ") : NULL;
+    double x = l ? atof(l + 7) : -1;
+    free(o);
+    return x;
+}
+
+static void th__flags(void) {
+    static const char *bad[][2] = {
+        {"--layers nan", "--layers: \"nan\" is not a whole number"},
+        {"--layers abc", "--layers: \"abc\" is not a whole number"},
+        {"--layers 3000000000", "--layers: \"3000000000\" is not a whole number from 0 to 2147483647"},
+        {"--batch -1", "--batch: \"-1\" is not a whole number from 1"},
+        {"--steps 1e19", "--steps: \"1e19\" is not a whole number from 1 to 9223372036854775807"},
+        {"--steps inf", "--steps: \"inf\" is not a whole number"},
+        {"--steps 2.5", "--steps: \"2.5\" is not a whole number"},
+        {"--lr nan", "--lr: \"nan\" is not a finite number >= 0"},
+        {"--lr -1e-3", "--lr: \"-1e-3\" is not a finite number >= 0"},
+        {"--lr x", "--lr: \"x\" is not a finite number"},
+        {"--temperature nan", "--temperature: \"nan\" is not a finite number >= 0"},
+        {"--clip-norm inf", "--clip-norm: \"inf\" is not a finite number >= 0"},
+        {"--warmup-start -1", "--warmup-start: \"-1\" is not a finite number >= 0"},
+        {"--beta1 nan", "--beta1: \"nan\" is not a finite number"},
+        {"--seed -1", "--seed: \"-1\" is not a whole number from 0 to 18446744073709551615"},
+        {"--seed 1e30", "--seed: \"1e30\" is not a whole number"},
+        {"--seed nan", "--seed: \"nan\" is not a whole number"},
+        {"--seed 18446744073709551616", "--seed: \"18446744073709551616\" is not a whole number"},
+        {"--seed x", "--seed: \"x\" is not a whole number"},
+        {"--sav x", "unknown flag --sav"},
+    };
+    static const char *good[] = {"--seed 18446744073709551615", "--seed 1e3", "--lr 3e-4 --steps 2", "--steps 1e0"};
+    char base[1024], args[2048], out[512], err[512], name[300], cmd[4096], *e;
+    double l0, l1;
+    int i, rc, one_line;
+    if (!t_want("harden.cli.flags")) return;
+    if (!th__exists(th__bin())) { t_skip("harden.cli.flags", "no train_gpt binary (make build/train_gpt)"); return; }
+    snprintf(base, sizeof base, "--data %s/shard_valid.bin --vocab 16 --layers 1 --heads 2 --channels 4 --ctx 8 --batch 1 "
+             "--seq 4 --steps 1 --threads 1", th__dir());
+    th__path(out, sizeof out, "flags.out");
+    th__path(err, sizeof err, "flags.err");
+    for (i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        snprintf(name, sizeof name, "harden.cli.flags.refuse[%s]", bad[i][0]);
+        snprintf(args, sizeof args, "%s %s", base, bad[i][0]);
+        rc = th__run(args, out, err);
+        e = th__slurp(err, NULL);
+        one_line = e && strncmp(e, "train_gpt: ", 11) == 0 && strchr(e, '\n') == e + strlen(e) - 1;
+        t_check(rc == 1 && one_line && strstr(e, bad[i][1]), name, "exit %d, stderr \"%s\" (want one line containing \"%s\")",
+                rc, e ? e : "", bad[i][1]);
+        free(e);
+    }
+    for (i = 0; i < (int)(sizeof good / sizeof good[0]); i++) {
+        snprintf(name, sizeof name, "harden.cli.flags.accept[%s]", good[i]);
+        snprintf(args, sizeof args, "%s %s", base, good[i]);
+        rc = th__run(args, out, err);
+        e = th__slurp(err, NULL);
+        t_check(rc == 0, name, "exit %d: %s", rc, e ? e : "");
+        free(e);
+    }
+    /* seeds above 2^53 are exact: 2^53 and 2^53+1 start different models */
+    snprintf(args, sizeof args, "%s --seed 9007199254740992", base);
+    rc = th__run(args, out, err);
+    l0 = rc == 0 ? th__loss_of(out) : -1;
+    snprintf(args, sizeof args, "%s --seed 9007199254740993", base);
+    rc = th__run(args, out, err);
+    l1 = rc == 0 ? th__loss_of(out) : -1;
+    t_check(l0 > 0 && l1 > 0 && l0 != l1, "harden.cli.flags.seed_exact", "losses %.4f and %.4f (want two runs, different)",
+            l0, l1);
+
+    /* sample_gpt: --n is checked (atoi read "abc" as 0 and 99999999999 as a huge count that hung) */
+    if (!th__exists(th__sample_bin())) { t_skip("harden.cli.flags.sample", "no sample_gpt binary (make build/sample_gpt)"); return; }
+    {
+        static const char *sbad[][2] = {
+            {"--n abc", "--n: \"abc\" is not a whole number"},
+            {"--n 99999999999", "--n: \"99999999999\" is not a whole number"},
+            {"--temperature nan", "--temperature: \"nan\" is not a finite number >= 0"},
+            {"--seed -1", "--seed: \"-1\" is not a whole number"},
+        };
+        for (i = 0; i < (int)(sizeof sbad / sizeof sbad[0]); i++) {
+            snprintf(name, sizeof name, "harden.cli.flags.sample[%s]", sbad[i][0]);
+            snprintf(cmd, sizeof cmd, "ASAN_OPTIONS=exitcode=99:detect_leaks=1 UBSAN_OPTIONS=exitcode=99 timeout 30 "
+                     "%s %s/ckpt_valid.safetensors %s > %s 2> %s", th__sample_bin(), th__dir(), sbad[i][0], out, err);
+            rc = system(cmd);
+            rc = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+            e = th__slurp(err, NULL);
+            one_line = e && strncmp(e, "sample_gpt: ", 12) == 0 && strchr(e, '\n') == e + strlen(e) - 1;
+            t_check(rc == 1 && one_line && strstr(e, sbad[i][1]), name,
+                    "exit %d, stderr \"%s\" (want one line containing \"%s\")", rc, e ? e : "", sbad[i][1]);
+            free(e);
+        }
+    }
+}
+
 static void test_harden_all(void) {
     if (t_only && !strstr("harden", t_only) && strncmp(t_only, "harden", 6) != 0) return;
     th__corpus();
@@ -418,4 +514,5 @@ static void test_harden_all(void) {
     th__nonfinite();
     th__resume();
     th__train_guards();
+    th__flags();
 }

@@ -48,7 +48,7 @@ build/layout: tests/layout.c | build
 # The README's test command: the suite, the compile matrix, the suite under sanitizers, the
 # hardening checks, the MPI tests and every command of README.md.
 # (tests/run_all.sh runs each stage and ends with the totals: "N passed, N failed, N skipped")
-test: build/test_all build/test_san build/train_gpt build/train_gpt_san build/test_oom build/layout
+test: build/test_all build/test_san build/train_gpt build/train_gpt_san build/sample_gpt build/test_oom build/layout
 	MAKE="$(MAKE)" sh tests/run_all.sh
 
 # The README's first command: a small GPT on the library's own source text (no download),

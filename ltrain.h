@@ -208,6 +208,9 @@ typedef struct lt_tensor {
     struct lt_tensor *base;      /* views (reshape): the tensor whose memory this shares */
     int retain_grad;             /* op outputs: keep grad after lt_backward (lt_retain_grad) */
     int grad_unset;              /* (private) grad's memory holds no values yet: see lt__grad_w */
+    lt_ctx *ctx;                 /* (private) the context that made it: ops refuse another's tensors */
+    unsigned gen;                /* (private) arena tensors: the arena's generation when made; lt_reset
+                                    starts a new one, and ops refuse a tensor of an older one */
 } lt_tensor;
 
 typedef struct { lt_tensor **p; int n; } lt_paramset;   /* a list of parameters (not owned) */
@@ -1276,6 +1279,7 @@ struct lt_ctx {
     lt_rng rng;
     int training, grad_enabled;
     lt__arena arena;
+    unsigned gen;                /* the arena's generation: lt_reset adds one (stale tensors, lt__usable) */
     /* the tape: nodes in recording order, in the arena */
     lt__node **tape;
     int tape_len, tape_cap;
@@ -1508,6 +1512,7 @@ LTRAIN_DEF lt_ctx *lt_ctx_create(uint64_t seed) {
     lt_rng_seed(&ctx->rng, seed);
     ctx->training = 1;
     ctx->grad_enabled = 1;
+    ctx->gen = 1;
     return ctx;
 }
 
@@ -1530,7 +1535,9 @@ LTRAIN_DEF void lt_set_grad_enabled(lt_ctx *ctx, int on) { ctx->grad_enabled = o
 
 /* Drop the tape and all arena memory; parameter gradients stay. */
 LTRAIN_DEF void lt_reset(lt_ctx *ctx) {
+    if (!ctx) return;
     lt__arena_reset(&ctx->arena);
+    ctx->gen++;                  /* every arena tensor made so far is stale from here on */
     if (ctx->dev) ctx->dev->reset(ctx);
     ctx->tape_len = 0;
     ctx->tape_done = 0;
@@ -1955,6 +1962,32 @@ static void lt__begin(lt_ctx *ctx) {
     if (ctx->tape_done) lt_reset(ctx);
 }
 
+/* Can ctx's op `who` read t (its `what`, e.g. "the first input")?  Two compares: t was made by
+   ctx (t->ctx), and, unless a parameter, in the arena's current generation (t->gen; lt_reset and
+   the step's lazy reset in lt__begin start a new one, after which the old header and values may
+   hold another tensor's bytes).  Call it after lt__begin.  The shape is printed only when the
+   header still reads as one, since a stale header may have been written over. */
+#define LT__CURRENT(ctx, t) ((t)->ctx == (ctx) && ((t)->is_param || (t)->gen == (ctx)->gen))
+static int lt__usable(lt_ctx *ctx, const char *who, const char *what, const lt_tensor *t) {
+    char b1[64];
+    int shape_ok;
+    if (LT__CURRENT(ctx, t)) return 1;
+    shape_ok = t->ndim >= 1 && t->ndim <= LT_MAX_DIMS;
+    if (!shape_ok) snprintf(b1, sizeof b1, "(shape unreadable)");
+    else lt_shape_str(t, b1, sizeof b1);
+    if (t->ctx != ctx)
+        lt_set_error(ctx, LT_ERR_ARG, "%s: %s %s%s%s%s is not a tensor of this context: it belongs to another "
+                     "context, or its memory was reused (hint: pass each context only the tensors it made)",
+                     who, what, b1, t->is_param && shape_ok ? " (\"" : "",
+                     t->is_param && shape_ok && t->name ? t->name : "", t->is_param && shape_ok ? "\")" : "");
+    else
+        lt_set_error(ctx, LT_ERR_STATE, "%s: %s %s is stale: it was made before the arena was reset (lt_reset, "
+                     "or the first op after lt_backward), so its memory now holds other values "
+                     "(hint: make inputs again each step; keep values across steps in a parameter or your own array)",
+                     who, what, b1);
+    return 0;
+}
+
 /* Validate a shape; n = product of dims (overflow-checked). */
 static int lt__shape_ok(lt_ctx *ctx, const char *who, int ndim, const int64_t *shape, int64_t *n) {
     int i;
@@ -1998,6 +2031,8 @@ static lt_tensor *lt__arena_tensor(lt_ctx *ctx, const char *who, int ndim, const
     for (i = 0; i < LT_MAX_DIMS; i++) t->shape[i] = i < ndim ? shape[i] : 1;
     t->n = n;
     t->device = ctx->device;
+    t->ctx = ctx;
+    t->gen = ctx->gen;
     if (with_data) {
         t->data = (float *)lt__values_alloc(ctx, (size_t)n * sizeof(float));
         if (!t->data) return NULL;
@@ -2044,6 +2079,7 @@ static int lt__read_ok(lt_ctx *ctx, const lt_tensor *t, int grad, const float *o
     if (!ctx) return 0;
     if (lt_failed(ctx)) return 0;
     if (!t || !out) return lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_read: %s is NULL", t ? "out" : "the tensor"), 0;
+    if (!lt__usable(ctx, "lt_tensor_read", "the tensor", t)) return 0;
     if (!(grad ? t->grad : t->data))
         return lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_read: the tensor has no %s", grad ? "gradient" : "data"), 0;
     return 1;
@@ -2099,6 +2135,7 @@ LTRAIN_DEF lt_tensor *lt_param(lt_ctx *ctx, const char *name, int ndim, const in
     }
     t->requires_grad = 1;
     t->is_param = 1;
+    t->ctx = ctx;                /* a parameter lives as long as its context: no generation */
     t->decay = ndim >= 2;
     ctx->params[ctx->n_params++] = t;
     return t;
@@ -2505,20 +2542,30 @@ static float *lt__grad(lt_tensor *t, lt_ctx *ctx) {
     return g;
 }
 
-/* Common checks of a public op: live context, non-NULL required inputs. */
+/* Common checks of a public op: live context, non-NULL required inputs of this context and step
+   (lt__usable; lt__node_new checks every input again, the optional ones too). */
 static int lt__live(lt_ctx *ctx, const char *who, const lt_tensor *a, const lt_tensor *b) {
     if (!ctx) return 0;
     if (ctx->status != LT_OK) return 0;
     if (!a) return lt_set_error(ctx, LT_ERR_ARG, "%s: the first input is NULL", who), 0;
     if (!b) return lt_set_error(ctx, LT_ERR_ARG, "%s: the second input is NULL", who), 0;
     lt__begin(ctx);
-    return 1;
+    return lt__usable(ctx, who, "the first input", a) && (b == a || lt__usable(ctx, who, "the second input", b));
 }
 
 /* A record with an output of the given shape (data from the arena unless no_data). */
 static lt__node *lt__node_new(lt_ctx *ctx, const lt__opdef *op, int ndim, const int64_t *shape,
                               lt_tensor *a, lt_tensor *b, lt_tensor *c, int no_data) {
-    lt__node *nd = (lt__node *)lt__arena_alloc(ctx, sizeof(lt__node));
+    lt__node *nd;
+    if ((a && !LT__CURRENT(ctx, a)) || (b && !LT__CURRENT(ctx, b)) || (c && !LT__CURRENT(ctx, c))) {
+        char who[48];
+        snprintf(who, sizeof who, "lt_%s", op->name);
+        if (a && !lt__usable(ctx, who, "the first input", a)) return NULL;
+        if (b && !lt__usable(ctx, who, "the second input", b)) return NULL;
+        lt__usable(ctx, who, "the third input", c);
+        return NULL;
+    }
+    nd = (lt__node *)lt__arena_alloc(ctx, sizeof(lt__node));
     if (!nd) return NULL;
     memset(nd, 0, sizeof *nd);
     nd->op = op;
@@ -5700,6 +5747,7 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
     if (!ctx) return LT_ERR_ARG;
     if (lt_failed(ctx)) return ctx->status;
     if (!loss) return lt_set_error(ctx, LT_ERR_ARG, "lt_backward: loss is NULL");
+    if (!lt__usable(ctx, "lt_backward", "the loss", loss)) return ctx->status;
     if (loss->n != 1)
         return lt_set_error(ctx, LT_ERR_SHAPE, "lt_backward: loss is %s: backward starts from a scalar "
                             "(hint: lt_sum or lt_mean it first)", lt_shape_str(loss, b1, sizeof b1));

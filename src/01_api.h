@@ -69,6 +69,9 @@ typedef struct lt_tensor {
     struct lt_tensor *base;      /* views (reshape): the tensor whose memory this shares */
     int retain_grad;             /* op outputs: keep grad after lt_backward (lt_retain_grad) */
     int grad_unset;              /* (private) grad's memory holds no values yet: see lt__grad_w */
+    lt_ctx *ctx;                 /* (private) the context that made it: ops refuse another's tensors */
+    unsigned gen;                /* (private) arena tensors: the arena's generation when made; lt_reset
+                                    starts a new one, and ops refuse a tensor of an older one */
 } lt_tensor;
 
 typedef struct { lt_tensor **p; int n; } lt_paramset;   /* a list of parameters (not owned) */

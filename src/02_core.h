@@ -181,6 +181,7 @@ struct lt_ctx {
     lt_rng rng;
     int training, grad_enabled;
     lt__arena arena;
+    unsigned gen;                /* the arena's generation: lt_reset adds one (stale tensors, lt__usable) */
     /* the tape: nodes in recording order, in the arena */
     lt__node **tape;
     int tape_len, tape_cap;
@@ -413,6 +414,7 @@ LTRAIN_DEF lt_ctx *lt_ctx_create(uint64_t seed) {
     lt_rng_seed(&ctx->rng, seed);
     ctx->training = 1;
     ctx->grad_enabled = 1;
+    ctx->gen = 1;
     return ctx;
 }
 
@@ -435,7 +437,9 @@ LTRAIN_DEF void lt_set_grad_enabled(lt_ctx *ctx, int on) { ctx->grad_enabled = o
 
 /* Drop the tape and all arena memory; parameter gradients stay. */
 LTRAIN_DEF void lt_reset(lt_ctx *ctx) {
+    if (!ctx) return;
     lt__arena_reset(&ctx->arena);
+    ctx->gen++;                  /* every arena tensor made so far is stale from here on */
     if (ctx->dev) ctx->dev->reset(ctx);
     ctx->tape_len = 0;
     ctx->tape_done = 0;

@@ -20,6 +20,32 @@ static void lt__begin(lt_ctx *ctx) {
     if (ctx->tape_done) lt_reset(ctx);
 }
 
+/* Can ctx's op `who` read t (its `what`, e.g. "the first input")?  Two compares: t was made by
+   ctx (t->ctx), and, unless a parameter, in the arena's current generation (t->gen; lt_reset and
+   the step's lazy reset in lt__begin start a new one, after which the old header and values may
+   hold another tensor's bytes).  Call it after lt__begin.  The shape is printed only when the
+   header still reads as one, since a stale header may have been written over. */
+#define LT__CURRENT(ctx, t) ((t)->ctx == (ctx) && ((t)->is_param || (t)->gen == (ctx)->gen))
+static int lt__usable(lt_ctx *ctx, const char *who, const char *what, const lt_tensor *t) {
+    char b1[64];
+    int shape_ok;
+    if (LT__CURRENT(ctx, t)) return 1;
+    shape_ok = t->ndim >= 1 && t->ndim <= LT_MAX_DIMS;
+    if (!shape_ok) snprintf(b1, sizeof b1, "(shape unreadable)");
+    else lt_shape_str(t, b1, sizeof b1);
+    if (t->ctx != ctx)
+        lt_set_error(ctx, LT_ERR_ARG, "%s: %s %s%s%s%s is not a tensor of this context: it belongs to another "
+                     "context, or its memory was reused (hint: pass each context only the tensors it made)",
+                     who, what, b1, t->is_param && shape_ok ? " (\"" : "",
+                     t->is_param && shape_ok && t->name ? t->name : "", t->is_param && shape_ok ? "\")" : "");
+    else
+        lt_set_error(ctx, LT_ERR_STATE, "%s: %s %s is stale: it was made before the arena was reset (lt_reset, "
+                     "or the first op after lt_backward), so its memory now holds other values "
+                     "(hint: make inputs again each step; keep values across steps in a parameter or your own array)",
+                     who, what, b1);
+    return 0;
+}
+
 /* Validate a shape; n = product of dims (overflow-checked). */
 static int lt__shape_ok(lt_ctx *ctx, const char *who, int ndim, const int64_t *shape, int64_t *n) {
     int i;
@@ -63,6 +89,8 @@ static lt_tensor *lt__arena_tensor(lt_ctx *ctx, const char *who, int ndim, const
     for (i = 0; i < LT_MAX_DIMS; i++) t->shape[i] = i < ndim ? shape[i] : 1;
     t->n = n;
     t->device = ctx->device;
+    t->ctx = ctx;
+    t->gen = ctx->gen;
     if (with_data) {
         t->data = (float *)lt__values_alloc(ctx, (size_t)n * sizeof(float));
         if (!t->data) return NULL;
@@ -109,6 +137,7 @@ static int lt__read_ok(lt_ctx *ctx, const lt_tensor *t, int grad, const float *o
     if (!ctx) return 0;
     if (lt_failed(ctx)) return 0;
     if (!t || !out) return lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_read: %s is NULL", t ? "out" : "the tensor"), 0;
+    if (!lt__usable(ctx, "lt_tensor_read", "the tensor", t)) return 0;
     if (!(grad ? t->grad : t->data))
         return lt_set_error(ctx, LT_ERR_ARG, "lt_tensor_read: the tensor has no %s", grad ? "gradient" : "data"), 0;
     return 1;
@@ -164,6 +193,7 @@ LTRAIN_DEF lt_tensor *lt_param(lt_ctx *ctx, const char *name, int ndim, const in
     }
     t->requires_grad = 1;
     t->is_param = 1;
+    t->ctx = ctx;                /* a parameter lives as long as its context: no generation */
     t->decay = ndim >= 2;
     ctx->params[ctx->n_params++] = t;
     return t;

@@ -298,20 +298,30 @@ static float *lt__grad(lt_tensor *t, lt_ctx *ctx) {
     return g;
 }
 
-/* Common checks of a public op: live context, non-NULL required inputs. */
+/* Common checks of a public op: live context, non-NULL required inputs of this context and step
+   (lt__usable; lt__node_new checks every input again, the optional ones too). */
 static int lt__live(lt_ctx *ctx, const char *who, const lt_tensor *a, const lt_tensor *b) {
     if (!ctx) return 0;
     if (ctx->status != LT_OK) return 0;
     if (!a) return lt_set_error(ctx, LT_ERR_ARG, "%s: the first input is NULL", who), 0;
     if (!b) return lt_set_error(ctx, LT_ERR_ARG, "%s: the second input is NULL", who), 0;
     lt__begin(ctx);
-    return 1;
+    return lt__usable(ctx, who, "the first input", a) && (b == a || lt__usable(ctx, who, "the second input", b));
 }
 
 /* A record with an output of the given shape (data from the arena unless no_data). */
 static lt__node *lt__node_new(lt_ctx *ctx, const lt__opdef *op, int ndim, const int64_t *shape,
                               lt_tensor *a, lt_tensor *b, lt_tensor *c, int no_data) {
-    lt__node *nd = (lt__node *)lt__arena_alloc(ctx, sizeof(lt__node));
+    lt__node *nd;
+    if ((a && !LT__CURRENT(ctx, a)) || (b && !LT__CURRENT(ctx, b)) || (c && !LT__CURRENT(ctx, c))) {
+        char who[48];
+        snprintf(who, sizeof who, "lt_%s", op->name);
+        if (a && !lt__usable(ctx, who, "the first input", a)) return NULL;
+        if (b && !lt__usable(ctx, who, "the second input", b)) return NULL;
+        lt__usable(ctx, who, "the third input", c);
+        return NULL;
+    }
+    nd = (lt__node *)lt__arena_alloc(ctx, sizeof(lt__node));
     if (!nd) return NULL;
     memset(nd, 0, sizeof *nd);
     nd->op = op;

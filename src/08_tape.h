@@ -16,6 +16,7 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
     if (!ctx) return LT_ERR_ARG;
     if (lt_failed(ctx)) return ctx->status;
     if (!loss) return lt_set_error(ctx, LT_ERR_ARG, "lt_backward: loss is NULL");
+    if (!lt__usable(ctx, "lt_backward", "the loss", loss)) return ctx->status;
     if (loss->n != 1)
         return lt_set_error(ctx, LT_ERR_SHAPE, "lt_backward: loss is %s: backward starts from a scalar "
                             "(hint: lt_sum or lt_mean it first)", lt_shape_str(loss, b1, sizeof b1));

@@ -509,6 +509,74 @@ static void test_core_gradcheck(void) {
     lt_ctx_destroy(ctx);
 }
 
+
+/* ---- stale and foreign tensors: refused with the op, the input and its shape ------------------------ */
+static void test_core_stale(void) {
+    lt_ctx *a, *b;
+    lt_tensor *x, *w, *y, *loss, *wb;
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    if (!t_want("core/stale")) return;
+    a = lt_ctx_create(1);
+    b = lt_ctx_create(1);
+    w = lt_param(a, "w", 2, TC_SHAPE2(2, 3));
+    tc_fill_seq(w, 0.5f, 0.25f);
+    /* an input reused after lt_reset */
+    x = lt_tensor_from(a, v, 2, TC_SHAPE2(2, 3));
+    lt_reset(a);
+    y = lt_add(a, x, w);
+    t_check(!y && lt_status_of(a) == LT_ERR_STATE && strstr(lt_error(a), "lt_add") && strstr(lt_error(a), "[2,3]") &&
+                strstr(lt_error(a), "stale"),
+            "core/stale/input_after_reset", "%s", lt_error(a));
+    lt_clear_error(a);
+    /* ... and after the lazy reset of the next step (the first op after lt_backward) */
+    x = lt_tensor_from(a, v, 2, TC_SHAPE2(2, 3));
+    loss = lt_sum(a, lt_mul(a, x, w));
+    t_check(lt_backward(a, loss) == LT_OK, "core/stale/step1", "%s", lt_error(a));
+    y = lt_mul(a, w, x);   /* the reset happens here, then x is refused */
+    t_check(!y && lt_status_of(a) == LT_ERR_STATE && strstr(lt_error(a), "lt_mul: the second input [2,3] is stale"),
+            "core/stale/input_next_step", "%s", lt_error(a));
+    lt_clear_error(a);
+    /* a loss of the previous step passed to lt_backward */
+    x = lt_tensor_from(a, v, 2, TC_SHAPE2(2, 3));
+    loss = lt_sum(a, lt_mul(a, x, w));
+    t_check(lt_backward(a, loss) == LT_OK, "core/stale/step2", "%s", lt_error(a));
+    x = lt_tensor_from(a, v, 2, TC_SHAPE2(2, 3));   /* the next step begins: the old loss is stale */
+    t_check(lt_backward(a, loss) == LT_ERR_STATE && strstr(lt_error(a), "lt_backward: the loss [1] is stale"),
+            "core/stale/old_loss_backward", "%s", lt_error(a));
+    lt_clear_error(a);
+    /* reading a stale tensor is refused too */
+    {
+        float out[6];
+        lt_reset(a);
+        t_check(lt_tensor_read(a, x, 0, out) == LT_ERR_STATE, "core/stale/read", "%s", lt_error(a));
+        lt_clear_error(a);
+    }
+    /* a tensor (and a parameter) of context b in a's ops */
+    wb = lt_param(b, "wb", 2, TC_SHAPE2(2, 3));
+    x = lt_tensor_from(b, v, 2, TC_SHAPE2(2, 3));
+    y = lt_add(a, w, x);
+    t_check(!y && lt_status_of(a) == LT_ERR_ARG && strstr(lt_error(a), "lt_add: the second input [2,3]") &&
+                strstr(lt_error(a), "another context") && !lt_failed(b),
+            "core/stale/foreign_tensor", "%s", lt_error(a));
+    lt_clear_error(a);
+    y = lt_layernorm(a, lt_tensor_from(a, v, 2, TC_SHAPE2(2, 3)), lt_param(a, "g", 1, TC_SHAPE1(3)),
+                     lt_param(b, "bias", 1, TC_SHAPE1(3)), 1e-5f);
+    t_check(!y && strstr(lt_error(a), "lt_layernorm: the third input [3] (\"bias\")"), "core/stale/foreign_param",
+            "%s", lt_error(a));
+    lt_clear_error(a);
+    t_check(lt_backward(a, wb) == LT_ERR_ARG && strstr(lt_error(a), "\"wb\""), "core/stale/foreign_loss", "%s",
+            lt_error(a));
+    lt_clear_error(a);
+    /* parameters stay valid across any number of resets */
+    lt_reset(a); lt_reset(a);
+    lt_zero_grad(a);
+    loss = lt_sum(a, lt_mul(a, w, w));
+    t_check(loss && lt_backward(a, loss) == LT_OK && fabsf(w->grad[0] - 2 * w->data[0]) < 1e-6f,
+            "core/stale/param_survives_reset", "%s", lt_error(a));
+    lt_ctx_destroy(a);
+    lt_ctx_destroy(b);
+}
+
 static void test_core_all(void) {
     test_core_ctx();
     test_core_params();
@@ -519,4 +587,5 @@ static void test_core_all(void) {
     test_core_sizes();
     test_core_sgemm();
     test_core_gradcheck();
+    test_core_stale();
 }

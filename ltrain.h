@@ -1381,11 +1381,13 @@ LTRAIN_DEF lt_status lt_set_error(lt_ctx *ctx, lt_status s, const char *fmt, ...
 }
 
 LTRAIN_DEF int lt_mul_size(size_t a, size_t b, size_t *out) {
+    if (!out) return 0;
     if (a != 0 && b > SIZE_MAX / a) return 0;
     *out = a * b;
     return 1;
 }
 LTRAIN_DEF int lt_add_size(size_t a, size_t b, size_t *out) {
+    if (!out) return 0;
     if (b > SIZE_MAX - a) return 0;
     *out = a + b;
     return 1;
@@ -1423,11 +1425,14 @@ static uint64_t lt__splitmix64(uint64_t *x) {
 }
 LTRAIN_DEF void lt_rng_seed(lt_rng *r, uint64_t seed) {
     int i;
+    if (!r) return;
     for (i = 0; i < 4; i++) r->s[i] = lt__splitmix64(&seed);
 }
 static uint64_t lt__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 LTRAIN_DEF uint64_t lt_rng_u64(lt_rng *r) {
-    uint64_t *s = r->s, out = lt__rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    uint64_t *s, out, t;
+    if (!r) return 0;            /* (then uniform draws 0 and normal 0) */
+    s = r->s; out = lt__rotl(s[1] * 5, 7) * 9; t = s[1] << 17;
     s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
     s[2] ^= t; s[3] = lt__rotl(s[3], 45);
     return out;
@@ -1439,7 +1444,7 @@ LTRAIN_DEF double lt_rng_normal(lt_rng *r) {
     double u1 = 1.0 - lt_rng_uniform(r), u2 = lt_rng_uniform(r); /* u1 in (0,1] */
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
-LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return &ctx->rng; }
+LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return ctx ? &ctx->rng : NULL; }
 
 /* -- arena -------------------------------------------------------------------------------------- */
 #define LT__ALIGN 64
@@ -1501,8 +1506,8 @@ static void lt__arena_free(lt__arena *a) {
     a->used = 0;
 }
 
-LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx) { return ctx->arena.used; }
-LTRAIN_DEF size_t lt_arena_peak(const lt_ctx *ctx) { return ctx->arena.peak; }
+LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx) { return ctx ? ctx->arena.used : 0; }
+LTRAIN_DEF size_t lt_arena_peak(const lt_ctx *ctx) { return ctx ? ctx->arena.peak : 0; }
 
 /* -- @@CORE.context  context ---------------------------------------------------------------------- */
 LTRAIN_DEF lt_ctx *lt_ctx_create(uint64_t seed) {
@@ -1516,7 +1521,7 @@ LTRAIN_DEF lt_ctx *lt_ctx_create(uint64_t seed) {
     return ctx;
 }
 
-LTRAIN_DEF void lt_set_training(lt_ctx *ctx, int on) { ctx->training = on != 0; }
+LTRAIN_DEF void lt_set_training(lt_ctx *ctx, int on) { if (ctx) ctx->training = on != 0; }
 /* Wall-clock seconds (omp_get_wtime with OpenMP, else processor time: C99 has no wall clock). */
 static double lt__now(void) {
 #ifdef _OPENMP
@@ -1527,11 +1532,13 @@ static double lt__now(void) {
 }
 
 LTRAIN_DEF const char *lt_scope(lt_ctx *ctx, const char *scope) {
-    const char *old = ctx->scope;
+    const char *old;
+    if (!ctx) return NULL;
+    old = ctx->scope;
     ctx->scope = scope;
     return old;
 }
-LTRAIN_DEF void lt_set_grad_enabled(lt_ctx *ctx, int on) { ctx->grad_enabled = on != 0; }
+LTRAIN_DEF void lt_set_grad_enabled(lt_ctx *ctx, int on) { if (ctx) ctx->grad_enabled = on != 0; }
 
 /* Drop the tape and all arena memory; parameter gradients stay. */
 LTRAIN_DEF void lt_reset(lt_ctx *ctx) {
@@ -1549,7 +1556,7 @@ LTRAIN_DEF const char *lt_device_name(lt_device d) {
     return d == LT_CPU ? "cpu" : d == LT_CUDA ? "cuda" : "unknown device";
 }
 LTRAIN_DEF int lt_device_parse(const char *name, lt_device *out) {
-    if (!name) return 0;
+    if (!name || !out) return 0;
     if (strcmp(name, "cpu") == 0) { *out = LT_CPU; return 1; }
     if (strcmp(name, "cuda") == 0 || strcmp(name, "gpu") == 0) { *out = LT_CUDA; return 1; }
     return 0;
@@ -1948,6 +1955,7 @@ LTRAIN_DEF void lt_round_to_precision(lt_dtype precision, const float *in, float
 LTRAIN_DEF const char *lt_shape_str(const lt_tensor *t, char *buf, size_t cap) {
     size_t used = 0;
     int i;
+    if (!buf || !cap) return buf;
     if (!t) { snprintf(buf, cap, "(null)"); return buf; }
     used += (size_t)snprintf(buf, cap, "[");
     for (i = 0; i < t->ndim && used < cap; i++)
@@ -2146,13 +2154,14 @@ oom:
 
 LTRAIN_DEF lt_paramset lt_ctx_params(lt_ctx *ctx) {
     lt_paramset s;
-    s.p = ctx->params;
-    s.n = ctx->n_params;
+    s.p = ctx ? ctx->params : NULL;
+    s.n = ctx ? ctx->n_params : 0;
     return s;
 }
 
 LTRAIN_DEF lt_tensor *lt_find_param(lt_ctx *ctx, const char *name) {
     int i;
+    if (!ctx || !name) return NULL;
     for (i = 0; i < ctx->n_params; i++)
         if (strcmp(ctx->params[i]->name, name) == 0) return ctx->params[i];
     return NULL;
@@ -2161,6 +2170,7 @@ LTRAIN_DEF lt_tensor *lt_find_param(lt_ctx *ctx, const char *name) {
 LTRAIN_DEF size_t lt_params_count(lt_ctx *ctx) {
     size_t n = 0;
     int i;
+    if (!ctx) return 0;
     for (i = 0; i < ctx->n_params; i++) n += (size_t)ctx->params[i]->n;
     return n;
 }
@@ -2171,7 +2181,7 @@ LTRAIN_DEF lt_status lt_params_pack(lt_ctx *ctx) {
     size_t total = lt_params_count(ctx), bytes, off = 0;
     float *block;
     int i;
-    if (lt_failed(ctx)) return ctx->status;
+    if (lt_failed(ctx)) return lt_status_of(ctx);
     if (!lt_mul_size(total, 2 * sizeof(float), &bytes) || !(block = (float *)LT__MALLOC(bytes ? bytes : 1)))
         return lt_set_error(ctx, LT_ERR_NOMEM, "lt_params_pack: out of memory for %zu parameters", total);
     for (i = 0; i < ctx->n_params; i++) {
@@ -2200,7 +2210,7 @@ LTRAIN_DEF void lt_params_changed(lt_ctx *ctx) {
 }
 
 LTRAIN_DEF float *lt_params_grad_span(lt_ctx *ctx, size_t *n) {
-    if (!ctx->param_block || ctx->param_floats != lt_params_count(ctx)) { if (n) *n = 0; return NULL; }
+    if (!ctx || !ctx->param_block || ctx->param_floats != lt_params_count(ctx)) { if (n) *n = 0; return NULL; }
     if (n) *n = ctx->param_floats;
     return ctx->param_block + ctx->param_floats;
 }
@@ -2232,12 +2242,12 @@ LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx) {
 
 LTRAIN_DEF void lt_init_normal(lt_ctx *ctx, lt_tensor *t, double mean, double std) {
     int64_t i;
-    if (!t || !t->data) return;
+    if (!ctx || !t || !t->data) return;
     for (i = 0; i < t->n; i++) t->data[i] = (float)(mean + std * lt_rng_normal(&ctx->rng));
 }
 LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi) {
     int64_t i;
-    if (!t || !t->data) return;
+    if (!ctx || !t || !t->data) return;
     for (i = 0; i < t->n; i++) t->data[i] = (float)(lo + (hi - lo) * lt_rng_uniform(&ctx->rng));
 }
 
@@ -2347,6 +2357,7 @@ static void lt__profile_add(lt_ctx *ctx, const lt__node *nd, int bwd, double s) 
 }
 
 LTRAIN_DEF void lt_set_profiling(lt_ctx *ctx, int on) {
+    if (!ctx) return;
     ctx->profiling = on != 0;
     memset(ctx->prof_s, 0, sizeof ctx->prof_s);
     memset(ctx->prof_n, 0, sizeof ctx->prof_n);
@@ -2355,6 +2366,7 @@ LTRAIN_DEF void lt_set_profiling(lt_ctx *ctx, int on) {
 LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
     double total = 0;
     int r;
+    if (!ctx || !f) return;
     for (r = 0; r < LT__OP_COUNT; r++) total += ctx->prof_s[0][r] + ctx->prof_s[1][r];
     fprintf(f, "%-14s %10s %10s %8s %6s\n", "op", "fwd ms", "bwd ms", "calls", "share");
     for (r = 0; r < LT__OP_COUNT; r++) {
@@ -5813,6 +5825,7 @@ LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx) {
     int i;
     size_t n;
     float *span;
+    if (!ctx) return;
     if (ctx->dev) { ctx->dev->zero_grad(ctx); return; }
     /* gradients larger than the caches: the flat span in one piece per thread; smaller ones
        parameter by parameter, as the optimizer read them */
@@ -5821,7 +5834,7 @@ LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx) {
     for (i = 0; i < ctx->n_params; i++) lt__zero_split(ctx->params[i]->grad, ctx->params[i]->n);
 }
 
-LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx) { return ctx->tape_len; }
+LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx) { return ctx ? ctx->tape_len : 0; }
 
 /* Σ out·R in double, without recording (for the finite differences). */
 /* ---- @@TAPE.gradcheck  gradcheck: finite differences ----------------------------------------- */
@@ -5847,6 +5860,10 @@ LTRAIN_DEF double lt_gradcheck(lt_ctx *ctx, lt_gradcheck_fn fn, lt_tensor **inpu
     int k;
     int64_t i;
     if (!ctx || lt_failed(ctx)) return NAN;
+    if (!fn || n_inputs < 0 || (n_inputs > 0 && !inputs)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_gradcheck: %s", !fn ? "fn is NULL" : "the inputs are NULL");
+        return NAN;
+    }
     if (ctx->device != LT_CPU) {   /* it perturbs parameters on the host, one element at a time */
         lt_set_error(ctx, LT_ERR_STATE, "lt_gradcheck: runs on LT_CPU only (this context is on %s); "
                      "hint: check the op on a CPU context, then compare the devices", lt_device_name(ctx->device));
@@ -6929,18 +6946,19 @@ LTRAIN_DEF void lt_gpt_destroy(lt_gpt *g) {
     LT__FREE(g);
 }
 
-LTRAIN_DEF const lt_gpt_config *lt_gpt_cfg(const lt_gpt *g) { return &g->cfg; }
+LTRAIN_DEF const lt_gpt_config *lt_gpt_cfg(const lt_gpt *g) { return g ? &g->cfg : NULL; }
 
 LTRAIN_DEF lt_paramset lt_gpt_params(lt_gpt *g) {
     lt_paramset s;
-    s.p = g->list;
-    s.n = g->n_list;
+    s.p = g ? g->list : NULL;
+    s.n = g ? g->n_list : 0;
     return s;
 }
 
 LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *g) {
     int64_t n = 0;
     int i;
+    if (!g) return 0;
     for (i = 0; i < g->n_list; i++) n += g->list[i]->n;
     return n;
 }
@@ -7087,6 +7105,7 @@ LTRAIN_DEF int lt_gpt_generate(lt_gpt *g, const int32_t *prompt, int n_prompt, i
 /* ---- @@LOSS.cross_entropy  cross-entropy ----------------------------------------------------- */
 LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
     int64_t i, c = 0;
+    if (!targets) return 0;
     for (i = 0; i < n; i++) c += targets[i] != LT_IGNORE_INDEX;
     return c;
 }
@@ -8001,6 +8020,7 @@ LTRAIN_DEF lt_ademamix_config lt_ademamix_defaults(void) {
 
 /* linear_warmup_scheduler(step, alpha_end=α, alpha_start=0, warmup=T_α) */
 LTRAIN_DEF double lt_ademamix_alpha(const lt_ademamix_config *c, int64_t t) {
+    if (!c) return NAN;
     if (c->alpha_warmup > 0 && t < c->alpha_warmup) {
         double a = (double)t / (double)c->alpha_warmup;
         return (1.0 - a) * 0.0 + a * c->alpha;
@@ -8011,6 +8031,7 @@ LTRAIN_DEF double lt_ademamix_alpha(const lt_ademamix_config *c, int64_t t) {
 /* linear_hl_warmup_scheduler(step, beta_end=β3, beta_start=β1, warmup=T_β3): linear in the
    half-life f(β) = ln(0.5)/ln(β + 1e-8) − 1, mapped back by β = 0.5^(1/(f+1)). */
 LTRAIN_DEF double lt_ademamix_beta3(const lt_ademamix_config *c, int64_t t) {
+    if (!c) return NAN;
     if (c->beta3_warmup > 0 && t < c->beta3_warmup) {
         double a = (double)t / (double)c->beta3_warmup;
         double f0 = log(0.5) / log(c->beta1 + 1e-8) - 1, f1 = log(0.5) / log(c->beta3 + 1e-8) - 1;
@@ -8651,7 +8672,7 @@ LTRAIN_DEF const char *lt_decay_name(lt_decay d) {
 
 LTRAIN_DEF int lt_decay_parse(const char *name, lt_decay *out) {
     int i;
-    if (!name) return 0;
+    if (!name || !out) return 0;
     for (i = 0; i < 4; i++)
         if (strcmp(name, lt__decay_names[i]) == 0) {
             if (out) *out = (lt_decay)i;
@@ -10633,7 +10654,9 @@ struct lt_st_writer {
 };
 
 LTRAIN_DEF lt_st_writer *lt_st_writer_create(lt_ctx *ctx) {
-    lt_st_writer *w = (lt_st_writer *)LT__MALLOC(sizeof(lt_st_writer));
+    lt_st_writer *w;
+    if (!ctx) return NULL;
+    w = (lt_st_writer *)LT__MALLOC(sizeof(lt_st_writer));
     if (!w) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_st_writer_create: out of memory"); return NULL; }
     memset(w, 0, sizeof *w);
     w->ctx = ctx;

@@ -283,11 +283,13 @@ LTRAIN_DEF lt_status lt_set_error(lt_ctx *ctx, lt_status s, const char *fmt, ...
 }
 
 LTRAIN_DEF int lt_mul_size(size_t a, size_t b, size_t *out) {
+    if (!out) return 0;
     if (a != 0 && b > SIZE_MAX / a) return 0;
     *out = a * b;
     return 1;
 }
 LTRAIN_DEF int lt_add_size(size_t a, size_t b, size_t *out) {
+    if (!out) return 0;
     if (b > SIZE_MAX - a) return 0;
     *out = a + b;
     return 1;
@@ -325,11 +327,14 @@ static uint64_t lt__splitmix64(uint64_t *x) {
 }
 LTRAIN_DEF void lt_rng_seed(lt_rng *r, uint64_t seed) {
     int i;
+    if (!r) return;
     for (i = 0; i < 4; i++) r->s[i] = lt__splitmix64(&seed);
 }
 static uint64_t lt__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 LTRAIN_DEF uint64_t lt_rng_u64(lt_rng *r) {
-    uint64_t *s = r->s, out = lt__rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    uint64_t *s, out, t;
+    if (!r) return 0;            /* (then uniform draws 0 and normal 0) */
+    s = r->s; out = lt__rotl(s[1] * 5, 7) * 9; t = s[1] << 17;
     s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
     s[2] ^= t; s[3] = lt__rotl(s[3], 45);
     return out;
@@ -341,7 +346,7 @@ LTRAIN_DEF double lt_rng_normal(lt_rng *r) {
     double u1 = 1.0 - lt_rng_uniform(r), u2 = lt_rng_uniform(r); /* u1 in (0,1] */
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
-LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return &ctx->rng; }
+LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return ctx ? &ctx->rng : NULL; }
 
 /* -- arena -------------------------------------------------------------------------------------- */
 #define LT__ALIGN 64
@@ -403,8 +408,8 @@ static void lt__arena_free(lt__arena *a) {
     a->used = 0;
 }
 
-LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx) { return ctx->arena.used; }
-LTRAIN_DEF size_t lt_arena_peak(const lt_ctx *ctx) { return ctx->arena.peak; }
+LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx) { return ctx ? ctx->arena.used : 0; }
+LTRAIN_DEF size_t lt_arena_peak(const lt_ctx *ctx) { return ctx ? ctx->arena.peak : 0; }
 
 /* -- @@CORE.context  context ---------------------------------------------------------------------- */
 LTRAIN_DEF lt_ctx *lt_ctx_create(uint64_t seed) {
@@ -418,7 +423,7 @@ LTRAIN_DEF lt_ctx *lt_ctx_create(uint64_t seed) {
     return ctx;
 }
 
-LTRAIN_DEF void lt_set_training(lt_ctx *ctx, int on) { ctx->training = on != 0; }
+LTRAIN_DEF void lt_set_training(lt_ctx *ctx, int on) { if (ctx) ctx->training = on != 0; }
 /* Wall-clock seconds (omp_get_wtime with OpenMP, else processor time: C99 has no wall clock). */
 static double lt__now(void) {
 #ifdef _OPENMP
@@ -429,11 +434,13 @@ static double lt__now(void) {
 }
 
 LTRAIN_DEF const char *lt_scope(lt_ctx *ctx, const char *scope) {
-    const char *old = ctx->scope;
+    const char *old;
+    if (!ctx) return NULL;
+    old = ctx->scope;
     ctx->scope = scope;
     return old;
 }
-LTRAIN_DEF void lt_set_grad_enabled(lt_ctx *ctx, int on) { ctx->grad_enabled = on != 0; }
+LTRAIN_DEF void lt_set_grad_enabled(lt_ctx *ctx, int on) { if (ctx) ctx->grad_enabled = on != 0; }
 
 /* Drop the tape and all arena memory; parameter gradients stay. */
 LTRAIN_DEF void lt_reset(lt_ctx *ctx) {
@@ -451,7 +458,7 @@ LTRAIN_DEF const char *lt_device_name(lt_device d) {
     return d == LT_CPU ? "cpu" : d == LT_CUDA ? "cuda" : "unknown device";
 }
 LTRAIN_DEF int lt_device_parse(const char *name, lt_device *out) {
-    if (!name) return 0;
+    if (!name || !out) return 0;
     if (strcmp(name, "cpu") == 0) { *out = LT_CPU; return 1; }
     if (strcmp(name, "cuda") == 0 || strcmp(name, "gpu") == 0) { *out = LT_CUDA; return 1; }
     return 0;

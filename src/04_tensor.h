@@ -6,6 +6,7 @@
 LTRAIN_DEF const char *lt_shape_str(const lt_tensor *t, char *buf, size_t cap) {
     size_t used = 0;
     int i;
+    if (!buf || !cap) return buf;
     if (!t) { snprintf(buf, cap, "(null)"); return buf; }
     used += (size_t)snprintf(buf, cap, "[");
     for (i = 0; i < t->ndim && used < cap; i++)
@@ -204,13 +205,14 @@ oom:
 
 LTRAIN_DEF lt_paramset lt_ctx_params(lt_ctx *ctx) {
     lt_paramset s;
-    s.p = ctx->params;
-    s.n = ctx->n_params;
+    s.p = ctx ? ctx->params : NULL;
+    s.n = ctx ? ctx->n_params : 0;
     return s;
 }
 
 LTRAIN_DEF lt_tensor *lt_find_param(lt_ctx *ctx, const char *name) {
     int i;
+    if (!ctx || !name) return NULL;
     for (i = 0; i < ctx->n_params; i++)
         if (strcmp(ctx->params[i]->name, name) == 0) return ctx->params[i];
     return NULL;
@@ -219,6 +221,7 @@ LTRAIN_DEF lt_tensor *lt_find_param(lt_ctx *ctx, const char *name) {
 LTRAIN_DEF size_t lt_params_count(lt_ctx *ctx) {
     size_t n = 0;
     int i;
+    if (!ctx) return 0;
     for (i = 0; i < ctx->n_params; i++) n += (size_t)ctx->params[i]->n;
     return n;
 }
@@ -229,7 +232,7 @@ LTRAIN_DEF lt_status lt_params_pack(lt_ctx *ctx) {
     size_t total = lt_params_count(ctx), bytes, off = 0;
     float *block;
     int i;
-    if (lt_failed(ctx)) return ctx->status;
+    if (lt_failed(ctx)) return lt_status_of(ctx);
     if (!lt_mul_size(total, 2 * sizeof(float), &bytes) || !(block = (float *)LT__MALLOC(bytes ? bytes : 1)))
         return lt_set_error(ctx, LT_ERR_NOMEM, "lt_params_pack: out of memory for %zu parameters", total);
     for (i = 0; i < ctx->n_params; i++) {
@@ -258,7 +261,7 @@ LTRAIN_DEF void lt_params_changed(lt_ctx *ctx) {
 }
 
 LTRAIN_DEF float *lt_params_grad_span(lt_ctx *ctx, size_t *n) {
-    if (!ctx->param_block || ctx->param_floats != lt_params_count(ctx)) { if (n) *n = 0; return NULL; }
+    if (!ctx || !ctx->param_block || ctx->param_floats != lt_params_count(ctx)) { if (n) *n = 0; return NULL; }
     if (n) *n = ctx->param_floats;
     return ctx->param_block + ctx->param_floats;
 }
@@ -290,12 +293,12 @@ LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx) {
 
 LTRAIN_DEF void lt_init_normal(lt_ctx *ctx, lt_tensor *t, double mean, double std) {
     int64_t i;
-    if (!t || !t->data) return;
+    if (!ctx || !t || !t->data) return;
     for (i = 0; i < t->n; i++) t->data[i] = (float)(mean + std * lt_rng_normal(&ctx->rng));
 }
 LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi) {
     int64_t i;
-    if (!t || !t->data) return;
+    if (!ctx || !t || !t->data) return;
     for (i = 0; i < t->n; i++) t->data[i] = (float)(lo + (hi - lo) * lt_rng_uniform(&ctx->rng));
 }
 

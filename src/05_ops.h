@@ -103,6 +103,7 @@ static void lt__profile_add(lt_ctx *ctx, const lt__node *nd, int bwd, double s) 
 }
 
 LTRAIN_DEF void lt_set_profiling(lt_ctx *ctx, int on) {
+    if (!ctx) return;
     ctx->profiling = on != 0;
     memset(ctx->prof_s, 0, sizeof ctx->prof_s);
     memset(ctx->prof_n, 0, sizeof ctx->prof_n);
@@ -111,6 +112,7 @@ LTRAIN_DEF void lt_set_profiling(lt_ctx *ctx, int on) {
 LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
     double total = 0;
     int r;
+    if (!ctx || !f) return;
     for (r = 0; r < LT__OP_COUNT; r++) total += ctx->prof_s[0][r] + ctx->prof_s[1][r];
     fprintf(f, "%-14s %10s %10s %8s %6s\n", "op", "fwd ms", "bwd ms", "calls", "share");
     for (r = 0; r < LT__OP_COUNT; r++) {

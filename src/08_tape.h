@@ -82,6 +82,7 @@ LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx) {
     int i;
     size_t n;
     float *span;
+    if (!ctx) return;
     if (ctx->dev) { ctx->dev->zero_grad(ctx); return; }
     /* gradients larger than the caches: the flat span in one piece per thread; smaller ones
        parameter by parameter, as the optimizer read them */
@@ -90,7 +91,7 @@ LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx) {
     for (i = 0; i < ctx->n_params; i++) lt__zero_split(ctx->params[i]->grad, ctx->params[i]->n);
 }
 
-LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx) { return ctx->tape_len; }
+LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx) { return ctx ? ctx->tape_len : 0; }
 
 /* Σ out·R in double, without recording (for the finite differences). */
 /* ---- @@TAPE.gradcheck  gradcheck: finite differences ----------------------------------------- */
@@ -116,6 +117,10 @@ LTRAIN_DEF double lt_gradcheck(lt_ctx *ctx, lt_gradcheck_fn fn, lt_tensor **inpu
     int k;
     int64_t i;
     if (!ctx || lt_failed(ctx)) return NAN;
+    if (!fn || n_inputs < 0 || (n_inputs > 0 && !inputs)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_gradcheck: %s", !fn ? "fn is NULL" : "the inputs are NULL");
+        return NAN;
+    }
     if (ctx->device != LT_CPU) {   /* it perturbs parameters on the host, one element at a time */
         lt_set_error(ctx, LT_ERR_STATE, "lt_gradcheck: runs on LT_CPU only (this context is on %s); "
                      "hint: check the op on a CPU context, then compare the devices", lt_device_name(ctx->device));

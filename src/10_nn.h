@@ -124,18 +124,19 @@ LTRAIN_DEF void lt_gpt_destroy(lt_gpt *g) {
     LT__FREE(g);
 }
 
-LTRAIN_DEF const lt_gpt_config *lt_gpt_cfg(const lt_gpt *g) { return &g->cfg; }
+LTRAIN_DEF const lt_gpt_config *lt_gpt_cfg(const lt_gpt *g) { return g ? &g->cfg : NULL; }
 
 LTRAIN_DEF lt_paramset lt_gpt_params(lt_gpt *g) {
     lt_paramset s;
-    s.p = g->list;
-    s.n = g->n_list;
+    s.p = g ? g->list : NULL;
+    s.n = g ? g->n_list : 0;
     return s;
 }
 
 LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *g) {
     int64_t n = 0;
     int i;
+    if (!g) return 0;
     for (i = 0; i < g->n_list; i++) n += g->list[i]->n;
     return n;
 }

@@ -6,6 +6,7 @@
 /* ---- @@LOSS.cross_entropy  cross-entropy ----------------------------------------------------- */
 LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
     int64_t i, c = 0;
+    if (!targets) return 0;
     for (i = 0; i < n; i++) c += targets[i] != LT_IGNORE_INDEX;
     return c;
 }

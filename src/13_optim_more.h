@@ -189,6 +189,7 @@ LTRAIN_DEF lt_ademamix_config lt_ademamix_defaults(void) {
 
 /* linear_warmup_scheduler(step, alpha_end=α, alpha_start=0, warmup=T_α) */
 LTRAIN_DEF double lt_ademamix_alpha(const lt_ademamix_config *c, int64_t t) {
+    if (!c) return NAN;
     if (c->alpha_warmup > 0 && t < c->alpha_warmup) {
         double a = (double)t / (double)c->alpha_warmup;
         return (1.0 - a) * 0.0 + a * c->alpha;
@@ -199,6 +200,7 @@ LTRAIN_DEF double lt_ademamix_alpha(const lt_ademamix_config *c, int64_t t) {
 /* linear_hl_warmup_scheduler(step, beta_end=β3, beta_start=β1, warmup=T_β3): linear in the
    half-life f(β) = ln(0.5)/ln(β + 1e-8) − 1, mapped back by β = 0.5^(1/(f+1)). */
 LTRAIN_DEF double lt_ademamix_beta3(const lt_ademamix_config *c, int64_t t) {
+    if (!c) return NAN;
     if (c->beta3_warmup > 0 && t < c->beta3_warmup) {
         double a = (double)t / (double)c->beta3_warmup;
         double f0 = log(0.5) / log(c->beta1 + 1e-8) - 1, f1 = log(0.5) / log(c->beta3 + 1e-8) - 1;

@@ -33,7 +33,7 @@ LTRAIN_DEF const char *lt_decay_name(lt_decay d) {
 
 LTRAIN_DEF int lt_decay_parse(const char *name, lt_decay *out) {
     int i;
-    if (!name) return 0;
+    if (!name || !out) return 0;
     for (i = 0; i < 4; i++)
         if (strcmp(name, lt__decay_names[i]) == 0) {
             if (out) *out = (lt_decay)i;

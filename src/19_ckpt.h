@@ -714,7 +714,9 @@ struct lt_st_writer {
 };
 
 LTRAIN_DEF lt_st_writer *lt_st_writer_create(lt_ctx *ctx) {
-    lt_st_writer *w = (lt_st_writer *)LT__MALLOC(sizeof(lt_st_writer));
+    lt_st_writer *w;
+    if (!ctx) return NULL;
+    w = (lt_st_writer *)LT__MALLOC(sizeof(lt_st_writer));
     if (!w) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_st_writer_create: out of memory"); return NULL; }
     memset(w, 0, sizeof *w);
     w->ctx = ctx;

@@ -2110,16 +2110,54 @@ static int lt__in_block(const lt_ctx *ctx, const float *p) {
     return ctx->param_block && p >= ctx->param_block && p < ctx->param_block + 2 * ctx->param_floats;
 }
 
+/* A parameter's name goes into checkpoints as a safetensors key (a JSON string): it must be
+   UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), not "__metadata__" (the
+   header's reserved key), and at most LT__NAME_MAX bytes.  Returns the offset of the first byte
+   that is not UTF-8, or -1 when the name is UTF-8. */
+#define LT__NAME_MAX 1024
+static long lt__utf8_bad_at(const char *name) {
+    const unsigned char *s = (const unsigned char *)name;
+    size_t i = 0;
+    while (s[i]) {
+        unsigned c = s[i], lo = 0x80, hi = 0xBF;
+        int len, k;
+        if (c < 0x80) { i++; continue; }
+        if (c >= 0xC2 && c <= 0xDF) len = 2;
+        else if (c >= 0xE0 && c <= 0xEF) { len = 3; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
+        else if (c >= 0xF0 && c <= 0xF4) { len = 4; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
+        else return (long)i;
+        if (s[i + 1] < lo || s[i + 1] > hi) return (long)i;    /* (a NUL ends the check here too) */
+        for (k = 2; k < len; k++) if (s[i + k] < 0x80 || s[i + k] > 0xBF) return (long)i;
+        i += (size_t)len;
+    }
+    return -1;
+}
+static int lt__param_name_ok(lt_ctx *ctx, const char *name) {
+    size_t len;
+    long bad;
+    if (!name || !*name) return lt_set_error(ctx, LT_ERR_ARG, "lt_param: a parameter needs a name"), 0;
+    len = strlen(name);
+    if (len > LT__NAME_MAX)
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_param: the name \"%.40s...\" is %zu bytes long: at most %d "
+                            "(checkpoints store it in their header)", name, len, LT__NAME_MAX), 0;
+    if (strcmp(name, "__metadata__") == 0)
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_param: \"__metadata__\" is reserved (a checkpoint's header keeps "
+                            "its metadata under that key): choose another name"), 0;
+    if ((bad = lt__utf8_bad_at(name)) >= 0)
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_param: the name is not UTF-8: byte %ld is 0x%02X (checkpoints "
+                            "store names as JSON strings; hint: convert it from Latin-1 or use ASCII)", bad,
+                            (unsigned)(unsigned char)name[bad]), 0;
+    if (lt_find_param(ctx, name))
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_param: a parameter named \"%s\" exists already", name), 0;
+    return 1;
+}
+
 LTRAIN_DEF lt_tensor *lt_param(lt_ctx *ctx, const char *name, int ndim, const int64_t *shape) {
     lt_tensor *t;
     int64_t n;
     int i;
     if (!ctx || lt_failed(ctx)) return NULL;
-    if (!name || !*name) { lt_set_error(ctx, LT_ERR_ARG, "lt_param: a parameter needs a name"); return NULL; }
-    if (lt_find_param(ctx, name)) {
-        lt_set_error(ctx, LT_ERR_ARG, "lt_param: a parameter named \"%s\" exists already", name);
-        return NULL;
-    }
+    if (!lt__param_name_ok(ctx, name)) return NULL;
     if (!lt__shape_ok(ctx, "lt_param", ndim, shape, &n)) return NULL;
     if (ctx->n_params == ctx->cap_params) {
         int cap = ctx->cap_params ? 2 * ctx->cap_params : 64;

@@ -577,6 +577,59 @@ static void test_core_stale(void) {
     lt_ctx_destroy(b);
 }
 
+
+/* ---- parameter names: what a checkpoint could not store is refused at lt_param ------------------------ */
+static void test_core_param_names(void) {
+    static const struct { const char *name, *why, *expect; } bad[] = {
+        {"", "empty", "needs a name"},
+        {"__metadata__", "reserved", "reserved"},
+        {"caf\xe9", "Latin-1", "byte 3 is 0xE9"},
+        {"a\xc0\xaf" "b", "overlong", "byte 1 is 0xC0"},
+        {"x\xed\xa0\x80", "surrogate", "byte 1 is 0xED"},
+        {"cut\xe2\x82", "truncated", "byte 3 is 0xE2"},
+        {"w", "duplicate", "exists already"},
+    };
+    char longname[LT__NAME_MAX + 2], name[64];
+    lt_ctx *ctx;
+    int k;
+    if (!t_want("core/param_names")) return;
+    ctx = lt_ctx_create(1);
+    t_check(lt_param(ctx, "w", 1, TC_SHAPE1(2)) && lt_param(ctx, "h.0.caf\xc3\xa9.\xe2\x82\xac", 1, TC_SHAPE1(2)) &&
+                lt_param(ctx, "\xf0\x9f\x98\x80", 1, TC_SHAPE1(2)),
+            "core/param_names/utf8_ok", "%s", lt_error(ctx));
+    for (k = 0; k < (int)(sizeof bad / sizeof bad[0]); k++) {
+        lt_tensor *t = lt_param(ctx, bad[k].name, 1, TC_SHAPE1(2));
+        snprintf(name, sizeof name, "core/param_names/%s", bad[k].why);
+        t_check(!t && lt_status_of(ctx) == LT_ERR_ARG && strstr(lt_error(ctx), bad[k].expect), name, "%s", lt_error(ctx));
+        lt_clear_error(ctx);
+    }
+    memset(longname, 'a', sizeof longname);
+    longname[LT__NAME_MAX] = 0;
+    t_check(lt_param(ctx, longname, 1, TC_SHAPE1(2)) != NULL, "core/param_names/longest", "%s", lt_error(ctx));
+    longname[LT__NAME_MAX] = 'a';
+    longname[LT__NAME_MAX + 1] = 0;
+    t_check(!lt_param(ctx, longname, 1, TC_SHAPE1(2)) && strstr(lt_error(ctx), "1025 bytes long"), "core/param_names/too_long",
+            "%s", lt_error(ctx));
+    lt_clear_error(ctx);
+    /* what lt_param accepts, a checkpoint saves and loads */
+    {
+        lt_st_writer *w = lt_st_writer_create(ctx);
+        lt_paramset ps = lt_ctx_params(ctx);
+        char path[256];
+        lt_st *st;
+        int i, ok = 1;
+        snprintf(path, sizeof path, "%s/param_names.safetensors", t_tmp_dir());
+        for (i = 0; i < ps.n; i++) ok &= lt_st_add(w, ps.p[i]->name, "F32", ps.p[i]->ndim, ps.p[i]->shape, ps.p[i]->data) == LT_OK;
+        ok &= lt_st_save(w, path) == LT_OK;
+        lt_st_writer_destroy(w);
+        st = lt_st_open(ctx, path);
+        ok &= st && lt_st_count(st) == ps.n && lt_st_find(st, "h.0.caf\xc3\xa9.\xe2\x82\xac") >= 0;
+        lt_st_close(st);
+        t_check(ok, "core/param_names/saved", "%s", lt_error(ctx));
+    }
+    lt_ctx_destroy(ctx);
+}
+
 static void test_core_all(void) {
     test_core_ctx();
     test_core_params();
@@ -588,4 +641,5 @@ static void test_core_all(void) {
     test_core_sgemm();
     test_core_gradcheck();
     test_core_stale();
+    test_core_param_names();
 }

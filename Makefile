@@ -50,6 +50,8 @@ build/layout: tests/layout.c | build
 # (tests/run_all.sh runs each stage and ends with the totals: "N passed, N failed, N skipped")
 test: build/test_all build/test_san build/train_gpt build/train_gpt_san build/sample_gpt build/test_oom build/layout
 	MAKE="$(MAKE)" sh tests/run_all.sh
+# the lessons too: tests/test_lessons.c runs them with flags they must refuse
+test: $(patsubst examples/%.c,build/%,$(wildcard examples/lesson_*.c))
 
 # The README's first command: a small GPT on the library's own source text (no download),
 # samples before and after, a checkpoint in build/model.safetensors.

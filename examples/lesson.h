@@ -12,23 +12,30 @@ without warnings), for the one .c file of a lesson, after ltrain.h:
 #ifndef LESSON_H
 #define LESSON_H
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-/* One --flag VALUE: the value is read with atoi ('i', int), atol ('l', long), atoll ('L', int64_t),
-   atof ('d', double) or kept as it is ('s', const char *). */
+#include "flags.h"
+
+/* One --flag VALUE: the value is read as a whole number from 0 up ('i' into an int, 'l' a long, 'L' an
+   int64_t), a finite real number >= 0 ('d', double), both with flags.h's checks, or kept as it is
+   ('s', const char *). */
 typedef struct { const char *name; char kind; void *value; } lesson_flag;
 
 #define LESSON_HELP 2
 
 /* Reads argv[1..] into the flags' values; an argument without a leading '-' goes to *positional.
-   Returns 0 (go on), 1 (a usage error, printed) or LESSON_HELP (--help or -h: print the usage, with
+   Returns 0 (go on), 1 (a usage error, printed: an unknown flag, a missing value, or a value that is
+   not a number in the flag's range, with the flag named) or LESSON_HELP (--help or -h: print the usage, with
    the values read so far as the defaults, and exit 0). */
 static inline int lesson_args(const char *prog, int argc, char **argv, const char **positional,
                               const lesson_flag *flags, int n) {
     int i, k;
+    unsigned long long u;
+    double d;
     for (i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) return LESSON_HELP;
@@ -37,10 +44,22 @@ static inline int lesson_args(const char *prog, int argc, char **argv, const cha
         for (k = 0; k < n && strcmp(f, flags[k].name); k++) {}
         if (k == n) { fprintf(stderr, "%s: unknown flag %s (see --help)\n", prog, f); return 1; }
         switch (flags[k].kind) {
-        case 'i': *(int *)flags[k].value = atoi(v); break;
-        case 'l': *(long *)flags[k].value = atol(v); break;
-        case 'L': *(int64_t *)flags[k].value = atoll(v); break;
-        case 'd': *(double *)flags[k].value = atof(v); break;
+        case 'i':
+            if (!flag_whole(prog, f, v, 0, INT_MAX, &u)) return 1;
+            *(int *)flags[k].value = (int)u;
+            break;
+        case 'l':
+            if (!flag_whole(prog, f, v, 0, LONG_MAX, &u)) return 1;
+            *(long *)flags[k].value = (long)u;
+            break;
+        case 'L':
+            if (!flag_whole(prog, f, v, 0, INT64_MAX, &u)) return 1;
+            *(int64_t *)flags[k].value = (int64_t)u;
+            break;
+        case 'd':
+            if (!flag_real(prog, f, v, 0, &d)) return 1;
+            *(double *)flags[k].value = d;
+            break;
         default: *(const char **)flags[k].value = v; break;
         }
         i++;

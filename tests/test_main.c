@@ -23,6 +23,7 @@
 #include "test_precision.c" /* 16-bit matmuls (lt_set_precision) against torch autocast, compiled plans */
 #include "test_device.c" /* the device API on the host (CUDA kernels: tests/test_cuda.c) */
 #include "test_null.c"   /* every public function with NULL for its context or object */
+#include "test_lessons.c" /* the lessons refuse flags that are not numbers in range */
 
 int main(int argc, char **argv) {
     if (argc > 1) t_only = argv[1];
@@ -44,6 +45,7 @@ int main(int argc, char **argv) {
     test_precision_all();
     test_device_all();
     test_null_all();
+    test_lessons_all();
     printf("%d passed, %d failed, %d skipped\n", t_passed, t_failed, t_skipped);
     return t_failed ? 1 : 0;
 }

@@ -574,7 +574,11 @@ LTRAIN_DEF double lt_ademamix_beta3(const lt_ademamix_config *cfg, int64_t t);
      θ ← θ·(1 − lr·λ) − lr·sqrt(max(1, rows/cols))·X
    rows and cols are the tensor's own dims (shape[0], shape[1]): for the GPT's Conv1D weights
    [in,out] that scales mlp.c_proj [4C,C] by 2, exactly what the reference does on a Hugging Face
-   GPT-2.  The reference runs Newton-Schulz in bfloat16; this one in float32.
+   GPT-2.  The reference runs Newton-Schulz in bfloat16; this one in float32.  More dims (with a
+   cfg.select that picks them), as the reference: 4-D is one matrix [shape[0], rest]; 3-D and 5-D+
+   a batch of matrices [shape[-2], shape[-1]], each normalised on its own; the scale's rows/cols
+   are always shape[-2]/shape[-1].  A parameter whose grad is NULL is stepped with a zero gradient
+   (the momentum decays, the weight decay applies), as the reference does (other optimizers skip it).
    Every other parameter (embeddings, biases, LayerNorm) goes to an AdamW inside the optimizer
    (cfg.adamw, bit-identical to lt_adamw_create's), whose lr follows the schedule in proportion:
    lt_optim_step(opt, lr) uses lr for Muon and cfg.adamw.lr·lr/cfg.lr for AdamW.
@@ -613,7 +617,7 @@ LTRAIN_DEF int lt_muon_uses_muon(const lt_optim *opt, int param_index);
    sorting by the estimated eigenvalues diag(Qᵀ·L·Q), which also permutes v; m is carried
    into the new basis.  A side longer than max_precond_dim gets no factor (identity there);
    1-D parameters get none: plain Adam (with the same skipped first step).  Parameters with more
-   than 2 dims are treated as [shape[0], rest].
+   than 2 dims are treated as [shape[0], rest] (the reference keeps a factor per dim instead).
    States: "exp_avg", "exp_avg_sq" (parameter-shaped, in the eigenbasis), "GG_L", "GG_R",
    "Q_L", "Q_R" (square, not parameter-shaped: lt_optim_state_buf). */
 typedef struct {
@@ -622,8 +626,9 @@ typedef struct {
     int64_t max_precond_dim;
     lt_decay_mode decay_mode;
 } lt_soap_config;
-/* lr 3e-3, (0.95, 0.95), shampoo_beta 0.95, eps 1e-8, λ 0.01, frequency 10, max dim 10000,
-   LT_DECAY_MARKED (the reference decays every parameter: LT_DECAY_ALL) */
+/* lr 3e-3, (0.95, 0.95), shampoo_beta -1 (negative: the factors' EMA uses beta2, as the
+   reference's default), eps 1e-8, λ 0.01, frequency 10, max dim 10000, LT_DECAY_MARKED (the
+   reference decays every parameter: LT_DECAY_ALL) */
 LTRAIN_DEF lt_soap_config lt_soap_defaults(void);
 LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_config cfg);
 
@@ -7790,8 +7795,8 @@ LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_confi
 }
 
 /* A step on the host, any optimizer: lr < 0 takes the configured one; then the row's update on
-   every parameter with a gradient (torch skips a parameter whose .grad is None), in order, up to
-   an error. */
+   every parameter with a gradient (torch skips a parameter whose .grad is None; Muon's reference
+   steps it with a zero gradient, so Muon gets every parameter), in order, up to an error. */
 static lt_status lt__optim_host_step(lt_optim *opt, double lr) {
     int i;
     if (lr < 0) lr = opt->lr;
@@ -7799,7 +7804,7 @@ static lt_status lt__optim_host_step(lt_optim *opt, double lr) {
         return lt_set_error(opt->ctx, LT_ERR_ARG, "lt_optim_step: the learning rate is %g "
                             "(hint: check the schedule's settings)", lr);
     for (i = 0; i < opt->np && !lt_failed(opt->ctx); i++)
-        if (opt->p[i]->grad) opt->ops->update(opt, i, lr);
+        if (opt->p[i]->grad || opt->kind == LT__OPT_MUON) opt->ops->update(opt, i, lr);
     if (!lt_failed(opt->ctx)) opt->t++;
     return lt_status_of(opt->ctx);
 }
@@ -8159,6 +8164,19 @@ LTRAIN_DEF int lt_muon_uses_muon(const lt_optim *opt, int i) {
     return lt__xof(opt)->sel[i];
 }
 
+/* Muon's matrices in a parameter, as the reference's muon_update: a 2-D tensor is one matrix
+   [shape[0], shape[1]]; a 4-D one (conv filters) one matrix [shape[0], rest]; a 3-D one, or one of
+   more than 4 dims, a batch of nb matrices [shape[-2], shape[-1]] over the leading dims, each
+   normalised and orthogonalised on its own.  *ratio = shape[-2]/shape[-1] of the tensor's own last
+   two dims (4-D too: the reference reads them from the unflattened gradient); the update is scaled
+   by sqrt(max(1, ratio)). */
+static void lt__muon_geom(const lt_tensor *t, int64_t *nb, int64_t *rows, int64_t *cols, double *ratio) {
+    int d = t->ndim;
+    *ratio = (double)t->shape[d - 2] / (double)t->shape[d - 1];
+    if (d == 2 || d == 4) { *nb = 1; *rows = t->shape[0]; *cols = t->n / t->shape[0]; }
+    else { *rows = t->shape[d - 2]; *cols = t->shape[d - 1]; *nb = t->n / (*rows * *cols); }
+}
+
 LTRAIN_DEF lt_optim *lt_muon_create(lt_ctx *ctx, lt_paramset params, lt_muon_config cfg) {
     lt_optim *o;
     lt__x *x;
@@ -8186,9 +8204,13 @@ LTRAIN_DEF lt_optim *lt_muon_create(lt_ctx *ctx, lt_paramset params, lt_muon_con
     for (i = 0; i < o->np; i++) {
         const lt_tensor *t = o->p[i];
         if (t->ndim >= 2 && sel(t, cfg.select_user)) {
-            /* scratch: u, X, X', and three r×r matrices (r = the shorter side) */
-            int64_t r = x->rows[i] < x->cols[i] ? x->rows[i] : x->cols[i];
-            size_t need = 3 * (size_t)t->n + 3 * (size_t)r * (size_t)r;
+            /* scratch: u (the whole tensor), then per matrix X, X' and three r×r matrices (r = the shorter side) */
+            int64_t nb, rows, cols, r;
+            double ratio;
+            size_t need;
+            lt__muon_geom(t, &nb, &rows, &cols, &ratio);
+            r = rows < cols ? rows : cols;
+            need = (size_t)t->n + 2 * (size_t)rows * (size_t)cols + 3 * (size_t)r * (size_t)r;
             x->sel[i] = 1;
             x->cnt[i * 3] = t->n;
             if (need > work) work = need;
@@ -8222,40 +8244,48 @@ static float lt__lerpf(float a, float b, float w) {
 }
 
 /* One Muon update of parameter t (m: its momentum buffer), as muon_update + Muon.step:
-     m.lerp_(g, 1−β);  u = nesterov ? g.lerp(m, β) : m;  X = NS5(u/(‖u‖+eps));  X *= sqrt(max(1, rows/cols))
-     θ.mul_(1 − lr·λ);  θ.add_(X, alpha=−lr)
-   (the lerps as torch's, lt__lerpf). */
-static void lt__muon_update(lt_tensor *t, float *m, int64_t rows, int64_t cols, const lt_muon_config *c, double lr,
-                            float *work) {
-    int64_t n = t->n, i, j, r = rows <= cols ? rows : cols, cc = rows <= cols ? cols : rows;
-    float *u = work, *X = work + n, *ns = work + 2 * n;   /* ns: 3r² + n */
-    float w = (float)(1.0 - c->momentum), beta = (float)c->momentum, den;
-    double ss = 0;
+     m.lerp_(g, 1−β);  u = nesterov ? g.lerp(m, β) : m;  for each matrix U of u (lt__muon_geom):
+     X = NS5(U/(‖U‖+eps));  X *= sqrt(max(1, ratio));  θ.mul_(1 − lr·λ);  θ.add_(X, alpha=−lr)
+   (the lerps as torch's, lt__lerpf).  g NULL: a zero gradient, as the reference steps a parameter
+   whose .grad is None (the momentum decays, the weight decay applies). */
+static void lt__muon_update(lt_tensor *t, float *m, const lt_muon_config *c, double lr, float *work) {
+    int64_t n = t->n, nb, rows, cols, b, i, j, r, cc, per;
+    float *u = work, *X, *ns;
+    float w = (float)(1.0 - c->momentum), beta = (float)c->momentum, den, scale;
+    float shrink = (float)(1.0 - lr * c->weight_decay), neg_lr = (float)(-lr), *p = t->data;
+    double ratio;
     const float *g = t->grad;
+    lt__muon_geom(t, &nb, &rows, &cols, &ratio);
+    per = rows * cols;
+    r = rows <= cols ? rows : cols;
+    cc = rows <= cols ? cols : rows;
+    X = work + n;
+    ns = X + per;                                         /* 3r² + per */
     for (i = 0; i < n; i++) {
-        float mi = lt__lerpf(m[i], g[i], w);
+        float gi = g ? g[i] : 0.0f, mi = lt__lerpf(m[i], gi, w);
         m[i] = mi;
-        u[i] = c->nesterov ? lt__lerpf(g[i], mi, beta) : mi;
+        u[i] = c->nesterov ? lt__lerpf(gi, mi, beta) : mi;
     }
-    /* X = u, or uᵀ when rows > cols, so that X is r×cc with r <= cc */
-    if (rows <= cols) memcpy(X, u, (size_t)n * sizeof(float));
-    else
-        for (i = 0; i < rows; i++)
-            for (j = 0; j < cols; j++) X[j * rows + i] = u[i * cols + j];
-    for (i = 0; i < n; i++) ss += (double)X[i] * (double)X[i];
-    den = (float)sqrt(ss) + (float)c->ns_eps;
-    for (i = 0; i < n; i++) X[i] = X[i] / den;
-    lt__muon_ns(X, r, cc, c->ns_steps, ns);
-    {
-        float scale = (float)sqrt(rows > cols ? (double)rows / (double)cols : 1.0);
-        float shrink = (float)(1.0 - lr * c->weight_decay), neg_lr = (float)(-lr);
-        float *p = t->data;
-        for (i = 0; i < n; i++) p[i] *= shrink;
-        if (rows <= cols)
-            for (i = 0; i < n; i++) p[i] = fmaf(neg_lr, X[i] * scale, p[i]);
+    scale = (float)sqrt(ratio > 1.0 ? ratio : 1.0);
+    for (i = 0; i < n; i++) p[i] *= shrink;
+    for (b = 0; b < nb; b++) {
+        const float *ub = u + b * per;
+        float *pb = p + b * per;
+        double ss = 0;
+        /* X = U, or Uᵀ when rows > cols, so that X is r×cc with r <= cc */
+        if (rows <= cols) memcpy(X, ub, (size_t)per * sizeof(float));
         else
             for (i = 0; i < rows; i++)
-                for (j = 0; j < cols; j++) p[i * cols + j] = fmaf(neg_lr, X[j * rows + i] * scale, p[i * cols + j]);
+                for (j = 0; j < cols; j++) X[j * rows + i] = ub[i * cols + j];
+        for (i = 0; i < per; i++) ss += (double)X[i] * (double)X[i];
+        den = (float)sqrt(ss) + (float)c->ns_eps;
+        for (i = 0; i < per; i++) X[i] = X[i] / den;
+        lt__muon_ns(X, r, cc, c->ns_steps, ns);
+        if (rows <= cols)
+            for (i = 0; i < per; i++) pb[i] = fmaf(neg_lr, X[i] * scale, pb[i]);
+        else
+            for (i = 0; i < rows; i++)
+                for (j = 0; j < cols; j++) pb[i * cols + j] = fmaf(neg_lr, X[j * rows + i] * scale, pb[i * cols + j]);
     }
 }
 /* Muon's parameters by Muon, the others by AdamW with the schedule's factor on its own lr. */
@@ -8264,7 +8294,7 @@ static void lt__muon_param(lt_optim *o, int i, double lr) {
     const lt_muon_config *c = &x->muon;
     lt_tensor *t = o->p[i];
     if (x->sel[i]) {
-        lt__muon_update(t, x->buf[i * 3], x->rows[i], x->cols[i], c, lr, x->work);
+        lt__muon_update(t, x->buf[i * 3], c, lr, x->work);
         o->pstep[i]++;
     } else {
         const lt_adamw_config *a = &c->adamw;
@@ -8272,9 +8302,19 @@ static void lt__muon_param(lt_optim *o, int i, double lr) {
         double step = (double)(++o->pstep[i]);
         double bc1 = 1.0 - pow(a->beta1, step), bc2 = 1.0 - pow(a->beta2, step);
         double wd = lt__opt_decays(a->decay_mode, t) ? a->weight_decay : 0.0;
-        lt__adamw_update(t->data, x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n, (float)(1.0 - alr * wd),
+        float *g = t->grad, *zeros = NULL;
+        if (!g) {   /* no gradient: a zero one, as the reference's MuonWithAuxAdam */
+            if (!(zeros = lt__zeros((size_t)t->n))) {
+                lt_set_error(o->ctx, LT_ERR_NOMEM, "lt_optim_step: out of memory for a zero gradient of \"%s\"",
+                             t->name ? t->name : "?");
+                return;
+            }
+            g = zeros;
+        }
+        lt__adamw_update(t->data, x->buf[i * 3 + 1], x->buf[i * 3 + 2], g, t->n, (float)(1.0 - alr * wd),
                          (float)a->beta1, (float)(1.0 - a->beta1), (float)a->beta2, (float)(1.0 - a->beta2),
                          (float)sqrt(bc2), (float)a->eps, (float)(-(alr / bc1)));
+        LT__FREE(zeros);
     }
 }
 
@@ -8549,7 +8589,7 @@ static void lt__soap_gg(float *gg, const float *x, int64_t rows, int64_t cols, i
 
 LTRAIN_DEF lt_soap_config lt_soap_defaults(void) {
     lt_soap_config c;
-    c.lr = 3e-3; c.beta1 = 0.95; c.beta2 = 0.95; c.shampoo_beta = 0.95; c.eps = 1e-8; c.weight_decay = 0.01;
+    c.lr = 3e-3; c.beta1 = 0.95; c.beta2 = 0.95; c.shampoo_beta = -1; c.eps = 1e-8; c.weight_decay = 0.01;
     c.precondition_frequency = 10; c.max_precond_dim = 10000; c.decay_mode = LT_DECAY_MARKED;
     return c;
 }
@@ -8561,11 +8601,11 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
     int i;
     if (!ctx || lt_failed(ctx)) return NULL;
     if (!(cfg.lr >= 0) || !(cfg.eps >= 0) || !lt__x_beta_ok(cfg.beta1) || !lt__x_beta_ok(cfg.beta2) ||
-        !lt__x_beta_ok(cfg.shampoo_beta) || !(cfg.weight_decay >= 0) || cfg.precondition_frequency < 1 ||
+        !(cfg.shampoo_beta < 0 || lt__x_beta_ok(cfg.shampoo_beta)) || !(cfg.weight_decay >= 0) || cfg.precondition_frequency < 1 ||
         cfg.max_precond_dim < 0) {
         lt_set_error(ctx, LT_ERR_ARG, "lt_soap_create: lr %g, betas (%g, %g), shampoo_beta %g, eps %g, weight_decay %g, "
                      "precondition_frequency %d, max_precond_dim %lld: need lr, eps, weight_decay >= 0, betas in [0, 1), "
-                     "frequency >= 1, max_precond_dim >= 0", cfg.lr, cfg.beta1, cfg.beta2, cfg.shampoo_beta, cfg.eps,
+                     "shampoo_beta < 1 (negative: beta2), frequency >= 1, max_precond_dim >= 0", cfg.lr, cfg.beta1, cfg.beta2, cfg.shampoo_beta, cfg.eps,
                      cfg.weight_decay, cfg.precondition_frequency, (long long)cfg.max_precond_dim);
         return NULL;
     }
@@ -8598,7 +8638,7 @@ static void lt__soap_param(lt_optim *o, int i, double lr) {
     float *QL = x->buf[i * 6 + 4], *QR = x->buf[i * 6 + 5];
     int64_t n = t->n, rows = x->rows[i], cols = x->cols[i], k;
     float *w1 = x->work, *w2 = w1 + n, *w3 = w2 + n, *gtmp = w3 + n;
-    float gw = (float)(1.0 - c->shampoo_beta);
+    float gw = (float)(1.0 - (c->shampoo_beta >= 0 ? c->shampoo_beta : c->beta2));   /* negative: follows beta2 */
     const float *g = t->grad;
     int64_t s;
     if (o->pstep[i] == 0) {   /* fill L, R and compute the bases; θ stays (no current gradient in its basis) */

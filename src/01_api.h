@@ -435,7 +435,11 @@ LTRAIN_DEF double lt_ademamix_beta3(const lt_ademamix_config *cfg, int64_t t);
      θ ← θ·(1 − lr·λ) − lr·sqrt(max(1, rows/cols))·X
    rows and cols are the tensor's own dims (shape[0], shape[1]): for the GPT's Conv1D weights
    [in,out] that scales mlp.c_proj [4C,C] by 2, exactly what the reference does on a Hugging Face
-   GPT-2.  The reference runs Newton-Schulz in bfloat16; this one in float32.
+   GPT-2.  The reference runs Newton-Schulz in bfloat16; this one in float32.  More dims (with a
+   cfg.select that picks them), as the reference: 4-D is one matrix [shape[0], rest]; 3-D and 5-D+
+   a batch of matrices [shape[-2], shape[-1]], each normalised on its own; the scale's rows/cols
+   are always shape[-2]/shape[-1].  A parameter whose grad is NULL is stepped with a zero gradient
+   (the momentum decays, the weight decay applies), as the reference does (other optimizers skip it).
    Every other parameter (embeddings, biases, LayerNorm) goes to an AdamW inside the optimizer
    (cfg.adamw, bit-identical to lt_adamw_create's), whose lr follows the schedule in proportion:
    lt_optim_step(opt, lr) uses lr for Muon and cfg.adamw.lr·lr/cfg.lr for AdamW.
@@ -474,7 +478,7 @@ LTRAIN_DEF int lt_muon_uses_muon(const lt_optim *opt, int param_index);
    sorting by the estimated eigenvalues diag(Qᵀ·L·Q), which also permutes v; m is carried
    into the new basis.  A side longer than max_precond_dim gets no factor (identity there);
    1-D parameters get none: plain Adam (with the same skipped first step).  Parameters with more
-   than 2 dims are treated as [shape[0], rest].
+   than 2 dims are treated as [shape[0], rest] (the reference keeps a factor per dim instead).
    States: "exp_avg", "exp_avg_sq" (parameter-shaped, in the eigenbasis), "GG_L", "GG_R",
    "Q_L", "Q_R" (square, not parameter-shaped: lt_optim_state_buf). */
 typedef struct {
@@ -483,8 +487,9 @@ typedef struct {
     int64_t max_precond_dim;
     lt_decay_mode decay_mode;
 } lt_soap_config;
-/* lr 3e-3, (0.95, 0.95), shampoo_beta 0.95, eps 1e-8, λ 0.01, frequency 10, max dim 10000,
-   LT_DECAY_MARKED (the reference decays every parameter: LT_DECAY_ALL) */
+/* lr 3e-3, (0.95, 0.95), shampoo_beta -1 (negative: the factors' EMA uses beta2, as the
+   reference's default), eps 1e-8, λ 0.01, frequency 10, max dim 10000, LT_DECAY_MARKED (the
+   reference decays every parameter: LT_DECAY_ALL) */
 LTRAIN_DEF lt_soap_config lt_soap_defaults(void);
 LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_config cfg);
 

@@ -297,8 +297,8 @@ LTRAIN_DEF lt_optim *lt_sgd_create(lt_ctx *ctx, lt_paramset params, lt_sgd_confi
 }
 
 /* A step on the host, any optimizer: lr < 0 takes the configured one; then the row's update on
-   every parameter with a gradient (torch skips a parameter whose .grad is None), in order, up to
-   an error. */
+   every parameter with a gradient (torch skips a parameter whose .grad is None; Muon's reference
+   steps it with a zero gradient, so Muon gets every parameter), in order, up to an error. */
 static lt_status lt__optim_host_step(lt_optim *opt, double lr) {
     int i;
     if (lr < 0) lr = opt->lr;
@@ -306,7 +306,7 @@ static lt_status lt__optim_host_step(lt_optim *opt, double lr) {
         return lt_set_error(opt->ctx, LT_ERR_ARG, "lt_optim_step: the learning rate is %g "
                             "(hint: check the schedule's settings)", lr);
     for (i = 0; i < opt->np && !lt_failed(opt->ctx); i++)
-        if (opt->p[i]->grad) opt->ops->update(opt, i, lr);
+        if (opt->p[i]->grad || opt->kind == LT__OPT_MUON) opt->ops->update(opt, i, lr);
     if (!lt_failed(opt->ctx)) opt->t++;
     return lt_status_of(opt->ctx);
 }

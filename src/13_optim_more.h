@@ -290,6 +290,19 @@ LTRAIN_DEF int lt_muon_uses_muon(const lt_optim *opt, int i) {
     return lt__xof(opt)->sel[i];
 }
 
+/* Muon's matrices in a parameter, as the reference's muon_update: a 2-D tensor is one matrix
+   [shape[0], shape[1]]; a 4-D one (conv filters) one matrix [shape[0], rest]; a 3-D one, or one of
+   more than 4 dims, a batch of nb matrices [shape[-2], shape[-1]] over the leading dims, each
+   normalised and orthogonalised on its own.  *ratio = shape[-2]/shape[-1] of the tensor's own last
+   two dims (4-D too: the reference reads them from the unflattened gradient); the update is scaled
+   by sqrt(max(1, ratio)). */
+static void lt__muon_geom(const lt_tensor *t, int64_t *nb, int64_t *rows, int64_t *cols, double *ratio) {
+    int d = t->ndim;
+    *ratio = (double)t->shape[d - 2] / (double)t->shape[d - 1];
+    if (d == 2 || d == 4) { *nb = 1; *rows = t->shape[0]; *cols = t->n / t->shape[0]; }
+    else { *rows = t->shape[d - 2]; *cols = t->shape[d - 1]; *nb = t->n / (*rows * *cols); }
+}
+
 LTRAIN_DEF lt_optim *lt_muon_create(lt_ctx *ctx, lt_paramset params, lt_muon_config cfg) {
     lt_optim *o;
     lt__x *x;
@@ -317,9 +330,13 @@ LTRAIN_DEF lt_optim *lt_muon_create(lt_ctx *ctx, lt_paramset params, lt_muon_con
     for (i = 0; i < o->np; i++) {
         const lt_tensor *t = o->p[i];
         if (t->ndim >= 2 && sel(t, cfg.select_user)) {
-            /* scratch: u, X, X', and three r×r matrices (r = the shorter side) */
-            int64_t r = x->rows[i] < x->cols[i] ? x->rows[i] : x->cols[i];
-            size_t need = 3 * (size_t)t->n + 3 * (size_t)r * (size_t)r;
+            /* scratch: u (the whole tensor), then per matrix X, X' and three r×r matrices (r = the shorter side) */
+            int64_t nb, rows, cols, r;
+            double ratio;
+            size_t need;
+            lt__muon_geom(t, &nb, &rows, &cols, &ratio);
+            r = rows < cols ? rows : cols;
+            need = (size_t)t->n + 2 * (size_t)rows * (size_t)cols + 3 * (size_t)r * (size_t)r;
             x->sel[i] = 1;
             x->cnt[i * 3] = t->n;
             if (need > work) work = need;
@@ -353,40 +370,48 @@ static float lt__lerpf(float a, float b, float w) {
 }
 
 /* One Muon update of parameter t (m: its momentum buffer), as muon_update + Muon.step:
-     m.lerp_(g, 1−β);  u = nesterov ? g.lerp(m, β) : m;  X = NS5(u/(‖u‖+eps));  X *= sqrt(max(1, rows/cols))
-     θ.mul_(1 − lr·λ);  θ.add_(X, alpha=−lr)
-   (the lerps as torch's, lt__lerpf). */
-static void lt__muon_update(lt_tensor *t, float *m, int64_t rows, int64_t cols, const lt_muon_config *c, double lr,
-                            float *work) {
-    int64_t n = t->n, i, j, r = rows <= cols ? rows : cols, cc = rows <= cols ? cols : rows;
-    float *u = work, *X = work + n, *ns = work + 2 * n;   /* ns: 3r² + n */
-    float w = (float)(1.0 - c->momentum), beta = (float)c->momentum, den;
-    double ss = 0;
+     m.lerp_(g, 1−β);  u = nesterov ? g.lerp(m, β) : m;  for each matrix U of u (lt__muon_geom):
+     X = NS5(U/(‖U‖+eps));  X *= sqrt(max(1, ratio));  θ.mul_(1 − lr·λ);  θ.add_(X, alpha=−lr)
+   (the lerps as torch's, lt__lerpf).  g NULL: a zero gradient, as the reference steps a parameter
+   whose .grad is None (the momentum decays, the weight decay applies). */
+static void lt__muon_update(lt_tensor *t, float *m, const lt_muon_config *c, double lr, float *work) {
+    int64_t n = t->n, nb, rows, cols, b, i, j, r, cc, per;
+    float *u = work, *X, *ns;
+    float w = (float)(1.0 - c->momentum), beta = (float)c->momentum, den, scale;
+    float shrink = (float)(1.0 - lr * c->weight_decay), neg_lr = (float)(-lr), *p = t->data;
+    double ratio;
     const float *g = t->grad;
+    lt__muon_geom(t, &nb, &rows, &cols, &ratio);
+    per = rows * cols;
+    r = rows <= cols ? rows : cols;
+    cc = rows <= cols ? cols : rows;
+    X = work + n;
+    ns = X + per;                                         /* 3r² + per */
     for (i = 0; i < n; i++) {
-        float mi = lt__lerpf(m[i], g[i], w);
+        float gi = g ? g[i] : 0.0f, mi = lt__lerpf(m[i], gi, w);
         m[i] = mi;
-        u[i] = c->nesterov ? lt__lerpf(g[i], mi, beta) : mi;
+        u[i] = c->nesterov ? lt__lerpf(gi, mi, beta) : mi;
     }
-    /* X = u, or uᵀ when rows > cols, so that X is r×cc with r <= cc */
-    if (rows <= cols) memcpy(X, u, (size_t)n * sizeof(float));
-    else
-        for (i = 0; i < rows; i++)
-            for (j = 0; j < cols; j++) X[j * rows + i] = u[i * cols + j];
-    for (i = 0; i < n; i++) ss += (double)X[i] * (double)X[i];
-    den = (float)sqrt(ss) + (float)c->ns_eps;
-    for (i = 0; i < n; i++) X[i] = X[i] / den;
-    lt__muon_ns(X, r, cc, c->ns_steps, ns);
-    {
-        float scale = (float)sqrt(rows > cols ? (double)rows / (double)cols : 1.0);
-        float shrink = (float)(1.0 - lr * c->weight_decay), neg_lr = (float)(-lr);
-        float *p = t->data;
-        for (i = 0; i < n; i++) p[i] *= shrink;
-        if (rows <= cols)
-            for (i = 0; i < n; i++) p[i] = fmaf(neg_lr, X[i] * scale, p[i]);
+    scale = (float)sqrt(ratio > 1.0 ? ratio : 1.0);
+    for (i = 0; i < n; i++) p[i] *= shrink;
+    for (b = 0; b < nb; b++) {
+        const float *ub = u + b * per;
+        float *pb = p + b * per;
+        double ss = 0;
+        /* X = U, or Uᵀ when rows > cols, so that X is r×cc with r <= cc */
+        if (rows <= cols) memcpy(X, ub, (size_t)per * sizeof(float));
         else
             for (i = 0; i < rows; i++)
-                for (j = 0; j < cols; j++) p[i * cols + j] = fmaf(neg_lr, X[j * rows + i] * scale, p[i * cols + j]);
+                for (j = 0; j < cols; j++) X[j * rows + i] = ub[i * cols + j];
+        for (i = 0; i < per; i++) ss += (double)X[i] * (double)X[i];
+        den = (float)sqrt(ss) + (float)c->ns_eps;
+        for (i = 0; i < per; i++) X[i] = X[i] / den;
+        lt__muon_ns(X, r, cc, c->ns_steps, ns);
+        if (rows <= cols)
+            for (i = 0; i < per; i++) pb[i] = fmaf(neg_lr, X[i] * scale, pb[i]);
+        else
+            for (i = 0; i < rows; i++)
+                for (j = 0; j < cols; j++) pb[i * cols + j] = fmaf(neg_lr, X[j * rows + i] * scale, pb[i * cols + j]);
     }
 }
 /* Muon's parameters by Muon, the others by AdamW with the schedule's factor on its own lr. */
@@ -395,7 +420,7 @@ static void lt__muon_param(lt_optim *o, int i, double lr) {
     const lt_muon_config *c = &x->muon;
     lt_tensor *t = o->p[i];
     if (x->sel[i]) {
-        lt__muon_update(t, x->buf[i * 3], x->rows[i], x->cols[i], c, lr, x->work);
+        lt__muon_update(t, x->buf[i * 3], c, lr, x->work);
         o->pstep[i]++;
     } else {
         const lt_adamw_config *a = &c->adamw;
@@ -403,9 +428,19 @@ static void lt__muon_param(lt_optim *o, int i, double lr) {
         double step = (double)(++o->pstep[i]);
         double bc1 = 1.0 - pow(a->beta1, step), bc2 = 1.0 - pow(a->beta2, step);
         double wd = lt__opt_decays(a->decay_mode, t) ? a->weight_decay : 0.0;
-        lt__adamw_update(t->data, x->buf[i * 3 + 1], x->buf[i * 3 + 2], t->grad, t->n, (float)(1.0 - alr * wd),
+        float *g = t->grad, *zeros = NULL;
+        if (!g) {   /* no gradient: a zero one, as the reference's MuonWithAuxAdam */
+            if (!(zeros = lt__zeros((size_t)t->n))) {
+                lt_set_error(o->ctx, LT_ERR_NOMEM, "lt_optim_step: out of memory for a zero gradient of \"%s\"",
+                             t->name ? t->name : "?");
+                return;
+            }
+            g = zeros;
+        }
+        lt__adamw_update(t->data, x->buf[i * 3 + 1], x->buf[i * 3 + 2], g, t->n, (float)(1.0 - alr * wd),
                          (float)a->beta1, (float)(1.0 - a->beta1), (float)a->beta2, (float)(1.0 - a->beta2),
                          (float)sqrt(bc2), (float)a->eps, (float)(-(alr / bc1)));
+        LT__FREE(zeros);
     }
 }
 
@@ -680,7 +715,7 @@ static void lt__soap_gg(float *gg, const float *x, int64_t rows, int64_t cols, i
 
 LTRAIN_DEF lt_soap_config lt_soap_defaults(void) {
     lt_soap_config c;
-    c.lr = 3e-3; c.beta1 = 0.95; c.beta2 = 0.95; c.shampoo_beta = 0.95; c.eps = 1e-8; c.weight_decay = 0.01;
+    c.lr = 3e-3; c.beta1 = 0.95; c.beta2 = 0.95; c.shampoo_beta = -1; c.eps = 1e-8; c.weight_decay = 0.01;
     c.precondition_frequency = 10; c.max_precond_dim = 10000; c.decay_mode = LT_DECAY_MARKED;
     return c;
 }
@@ -692,11 +727,11 @@ LTRAIN_DEF lt_optim *lt_soap_create(lt_ctx *ctx, lt_paramset params, lt_soap_con
     int i;
     if (!ctx || lt_failed(ctx)) return NULL;
     if (!(cfg.lr >= 0) || !(cfg.eps >= 0) || !lt__x_beta_ok(cfg.beta1) || !lt__x_beta_ok(cfg.beta2) ||
-        !lt__x_beta_ok(cfg.shampoo_beta) || !(cfg.weight_decay >= 0) || cfg.precondition_frequency < 1 ||
+        !(cfg.shampoo_beta < 0 || lt__x_beta_ok(cfg.shampoo_beta)) || !(cfg.weight_decay >= 0) || cfg.precondition_frequency < 1 ||
         cfg.max_precond_dim < 0) {
         lt_set_error(ctx, LT_ERR_ARG, "lt_soap_create: lr %g, betas (%g, %g), shampoo_beta %g, eps %g, weight_decay %g, "
                      "precondition_frequency %d, max_precond_dim %lld: need lr, eps, weight_decay >= 0, betas in [0, 1), "
-                     "frequency >= 1, max_precond_dim >= 0", cfg.lr, cfg.beta1, cfg.beta2, cfg.shampoo_beta, cfg.eps,
+                     "shampoo_beta < 1 (negative: beta2), frequency >= 1, max_precond_dim >= 0", cfg.lr, cfg.beta1, cfg.beta2, cfg.shampoo_beta, cfg.eps,
                      cfg.weight_decay, cfg.precondition_frequency, (long long)cfg.max_precond_dim);
         return NULL;
     }
@@ -729,7 +764,7 @@ static void lt__soap_param(lt_optim *o, int i, double lr) {
     float *QL = x->buf[i * 6 + 4], *QR = x->buf[i * 6 + 5];
     int64_t n = t->n, rows = x->rows[i], cols = x->cols[i], k;
     float *w1 = x->work, *w2 = w1 + n, *w3 = w2 + n, *gtmp = w3 + n;
-    float gw = (float)(1.0 - c->shampoo_beta);
+    float gw = (float)(1.0 - (c->shampoo_beta >= 0 ? c->shampoo_beta : c->beta2));   /* negative: follows beta2 */
     const float *g = t->grad;
     int64_t s;
     if (o->pstep[i] == 0) {   /* fill L, R and compute the bases; θ stays (no current gradient in its basis) */

@@ -474,6 +474,144 @@ static void to2__test_eigh(void) {
     t_check(worst < 1e-12, "optim2.eigh", "worst reconstruction / orthogonality error %.3g", worst);
 }
 
+/* ---- fidelity to the references: Muon with no gradient and on more dims, SOAP's shampoo_beta ---- */
+static int to2__all(const lt_tensor *t, void *user) { (void)t; (void)user; return 1; }
+/* k steps of opt on ps, gradient of parameter i at step s: sin(1 + i + 0.37·j + 1.3·s) (i = hole: NULL at step 1) */
+static void to2__steps(lt_optim *opt, lt_paramset ps, int k, int hole) {
+    int s, i;
+    int64_t j;
+    for (s = 0; s < k; s++) {
+        float *keep[8];
+        for (i = 0; i < ps.n && i < 8; i++) {
+            for (j = 0; j < ps.p[i]->n; j++) ps.p[i]->grad[j] = sinf(1.0f + (float)i + 0.37f * (float)j + 1.3f * (float)s);
+            keep[i] = ps.p[i]->grad;
+            if (i == hole && s == 1) ps.p[i]->grad = NULL;
+        }
+        lt_optim_step(opt, -1);
+        for (i = 0; i < ps.n && i < 8; i++) ps.p[i]->grad = keep[i];
+    }
+}
+static void to2__test_fidelity(void) {
+    lt_ctx *a = lt_ctx_create(1), *b = lt_ctx_create(1);
+    lt_muon_config mc = lt_muon_defaults();
+    lt_optim *oa, *ob;
+    lt_tensor *wa, *wb, *ba, *bb;
+    int64_t s2[2] = {4, 6}, s1[1] = {5}, j;
+    int ok;
+    mc.weight_decay = 0.1; mc.adamw.weight_decay = 0.1;
+    /* a parameter whose grad is NULL: stepped as with a zero gradient (Muon and its AdamW part) */
+    wa = lt_param(a, "h.w", 2, s2); ba = lt_param(a, "h.b", 1, s1);
+    wb = lt_param(b, "h.w", 2, s2); bb = lt_param(b, "h.b", 1, s1);
+    for (j = 0; j < wa->n; j++) wa->data[j] = wb->data[j] = 0.1f * (float)(j % 7) - 0.3f;
+    for (j = 0; j < ba->n; j++) ba->data[j] = bb->data[j] = 0.2f * (float)j;
+    oa = lt_muon_create(a, lt_ctx_params(a), mc);
+    ob = lt_muon_create(b, lt_ctx_params(b), mc);
+    to2__steps(oa, lt_ctx_params(a), 3, 0);    /* w's grad NULL at step 1 */
+    {   /* b: the same with an explicit zero gradient at step 1 */
+        lt_paramset ps = lt_ctx_params(b);
+        int st, i;
+        for (st = 0; st < 3; st++) {
+            for (i = 0; i < ps.n; i++)
+                for (j = 0; j < ps.p[i]->n; j++)
+                    ps.p[i]->grad[j] = (i == 0 && st == 1) ? 0.0f : sinf(1.0f + (float)i + 0.37f * (float)j + 1.3f * (float)st);
+            lt_optim_step(ob, -1);
+        }
+    }
+    ok = oa && ob && !memcmp(wa->data, wb->data, (size_t)wa->n * 4) &&
+         !memcmp(lt_optim_state(oa, 0, 0), lt_optim_state(ob, 0, 0), (size_t)wa->n * 4);
+    t_check(ok, "optim2.fidelity.muon_null_grad", "a NULL gradient is not stepped as a zero one: %s", lt_error(a));
+    lt_optim_destroy(oa); lt_optim_destroy(ob);
+    for (j = 0; j < wa->n; j++) wa->data[j] = wb->data[j] = 0.1f * (float)(j % 7) - 0.3f;
+    for (j = 0; j < ba->n; j++) ba->data[j] = bb->data[j] = 0.2f * (float)j;
+    oa = lt_muon_create(a, lt_ctx_params(a), mc);
+    ob = lt_muon_create(b, lt_ctx_params(b), mc);
+    to2__steps(oa, lt_ctx_params(a), 3, 1);    /* the AdamW part: b's grad NULL at step 1 */
+    {
+        lt_paramset ps = lt_ctx_params(b);
+        int st, i;
+        for (st = 0; st < 3; st++) {
+            for (i = 0; i < ps.n; i++)
+                for (j = 0; j < ps.p[i]->n; j++)
+                    ps.p[i]->grad[j] = (i == 1 && st == 1) ? 0.0f : sinf(1.0f + (float)i + 0.37f * (float)j + 1.3f * (float)st);
+            lt_optim_step(ob, -1);
+        }
+    }
+    ok = oa && ob && !memcmp(ba->data, bb->data, (size_t)ba->n * 4) &&
+         !memcmp(lt_optim_state(oa, 1, 1), lt_optim_state(ob, 1, 1), (size_t)ba->n * 4);
+    t_check(ok, "optim2.fidelity.muon_adamw_null_grad", "the AdamW part skipped a NULL gradient: %s", lt_error(a));
+    lt_optim_destroy(oa); lt_optim_destroy(ob);
+    {   /* lt_adamw still skips it (torch's AdamW) */
+        float before[5];
+        lt_optim *ad = lt_adamw_create(a, lt_ctx_params(a), lt_adamw_defaults());
+        float *keep = ba->grad;
+        memcpy(before, ba->data, sizeof before);
+        ba->grad = NULL;
+        lt_optim_step(ad, -1);
+        ba->grad = keep;
+        t_check(!memcmp(before, ba->data, sizeof before), "optim2.fidelity.adamw_skips_null_grad", "AdamW moved it");
+        lt_optim_destroy(ad);
+    }
+    lt_ctx_destroy(a); lt_ctx_destroy(b);
+
+    /* 3-D: a batch of matrices, each its own Muon update = two 2-D parameters holding the slices */
+    {
+        int64_t s3[3] = {2, 3, 5}, sm[2] = {3, 5}, s4[4] = {3, 1, 4, 2}, sf[2] = {3, 8};
+        lt_tensor *t3, *m0, *m1, *t4, *f2;
+        float g3[30], d4[24], df[24];
+        double worst = 0;
+        a = lt_ctx_create(1); b = lt_ctx_create(1);
+        mc = lt_muon_defaults();
+        mc.select = to2__all;
+        t3 = lt_param(a, "t3", 3, s3);
+        m0 = lt_param(b, "m0", 2, sm); m1 = lt_param(b, "m1", 2, sm);
+        for (j = 0; j < 30; j++) { t3->data[j] = 0.05f * (float)j; g3[j] = cosf(0.7f * (float)j); }
+        memcpy(m0->data, t3->data, 15 * 4); memcpy(m1->data, t3->data + 15, 15 * 4);
+        oa = lt_muon_create(a, lt_ctx_params(a), mc);
+        ob = lt_muon_create(b, lt_ctx_params(b), mc);
+        memcpy(t3->grad, g3, sizeof g3); memcpy(m0->grad, g3, 15 * 4); memcpy(m1->grad, g3 + 15, 15 * 4);
+        lt_optim_step(oa, -1); lt_optim_step(ob, -1);
+        ok = oa && ob && !memcmp(t3->data, m0->data, 15 * 4) && !memcmp(t3->data + 15, m1->data, 15 * 4);
+        t_check(ok, "optim2.fidelity.muon_3d_batched", "a [2,3,5] parameter is not two [3,5] matrices: %s", lt_error(a));
+        lt_optim_destroy(oa); lt_optim_destroy(ob);
+        lt_ctx_destroy(a); lt_ctx_destroy(b);
+        /* 4-D: one matrix [shape[0], rest], scaled by sqrt(max(1, shape[2]/shape[3])) = sqrt(2) here,
+           where the same values as a [3,8] matrix get 1 */
+        a = lt_ctx_create(1); b = lt_ctx_create(1);
+        t4 = lt_param(a, "t4", 4, s4); f2 = lt_param(b, "f2", 2, sf);
+        for (j = 0; j < 24; j++) { t4->grad[j] = f2->grad[j] = cosf(0.3f * (float)j); }
+        oa = lt_muon_create(a, lt_ctx_params(a), mc);
+        ob = lt_muon_create(b, lt_ctx_params(b), mc);
+        lt_optim_step(oa, -1); lt_optim_step(ob, -1);
+        for (j = 0; j < 24; j++) {
+            d4[j] = -t4->data[j]; df[j] = -f2->data[j];
+            if (fabs(d4[j] - sqrt(2.0) * df[j]) > worst) worst = fabs(d4[j] - sqrt(2.0) * df[j]);
+        }
+        t_check(oa && ob && worst < 1e-6 && fabsf(df[0]) > 1e-4f, "optim2.fidelity.muon_4d_scale",
+                "4-D update / flattened one is not sqrt(2): worst %.3g", worst);
+        lt_optim_destroy(oa); lt_optim_destroy(ob);
+        lt_ctx_destroy(a); lt_ctx_destroy(b);
+    }
+
+    /* SOAP: shampoo_beta < 0 (the default) follows beta2, as the reference's -1 */
+    {
+        lt_soap_config c1 = lt_soap_defaults(), c2;
+        int64_t sh[2] = {4, 3};
+        t_check(c1.shampoo_beta < 0, "optim2.fidelity.soap_default", "shampoo_beta default %g", c1.shampoo_beta);
+        c1.beta2 = 0.9; c1.precondition_frequency = 2;
+        c2 = c1; c2.shampoo_beta = 0.9;
+        a = lt_ctx_create(1); b = lt_ctx_create(1);
+        wa = lt_param(a, "w", 2, sh); wb = lt_param(b, "w", 2, sh);
+        oa = lt_soap_create(a, lt_ctx_params(a), c1);
+        ob = lt_soap_create(b, lt_ctx_params(b), c2);
+        to2__steps(oa, lt_ctx_params(a), 5, -1);
+        to2__steps(ob, lt_ctx_params(b), 5, -1);
+        t_check(oa && ob && !memcmp(wa->data, wb->data, 12 * 4) && wa->data[0] != 0.0f, "optim2.fidelity.soap_follows_beta2",
+                "shampoo_beta -1 is not beta2: %s", lt_error(a));
+        lt_optim_destroy(oa); lt_optim_destroy(ob);
+        lt_ctx_destroy(a); lt_ctx_destroy(b);
+    }
+}
+
 static void test_optim2_all(void) {
     char path[512];
     t_ref r;
@@ -485,4 +623,5 @@ static void test_optim2_all(void) {
     t_ref_free(&r);
     to2__test_misc();
     to2__test_eigh();
+    to2__test_fidelity();
 }

@@ -172,8 +172,8 @@ class Muon(torch.optim.Optimizer):
         for group in self.param_groups:
             beta = group["momentum"]
             for p in group["params"]:
-                if p.grad is None:
-                    continue
+                if p.grad is None:   # the reference steps it with a zero gradient
+                    p.grad = torch.zeros_like(p)
                 grad = p.grad.clone()
                 state = self.state[p]
                 if len(state) == 0:
@@ -334,6 +334,36 @@ m_run("ademamix", lambda ps: (AdEMAMix(m_groups(ps, 0.05), lr=1, betas=(0.9, 0.9
       f32(1e-2), ["exp_avg_fast", "exp_avg_slow", "exp_avg_sq"])
 
 
+class AuxAdamW(torch.optim.Optimizer):
+    """MuonWithAuxAdam's Adam part: AdamW as torch 1.13's _single_tensor_adamw (the order of
+    operations lt_adamw matches to the bit, whatever torch runs this), stepping every parameter,
+    a missing gradient as zeros (as the reference)."""
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    p.grad = torch.zeros_like(p)
+                grad = p.grad
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = 0
+                    state["exp_avg"] = torch.zeros_like(p)
+                    state["exp_avg_sq"] = torch.zeros_like(p)
+                state["step"] += 1
+                m, v, step = state["exp_avg"], state["exp_avg_sq"], state["step"]
+                p.mul_(1 - lr * wd)
+                m.mul_(beta1).add_(grad, alpha=1 - beta1)
+                v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                denom = (v.sqrt() / math.sqrt(1 - beta2 ** step)).add_(eps)
+                p.addcdiv_(m, denom, value=-(lr / (1 - beta1 ** step)))
+
+
 def muon_make(nesterov):
     def make(ps):
         mat = [p for p, (n, s) in zip(ps, M_SHAPES) if len(s) == 2 and n != "wte"]
@@ -341,7 +371,7 @@ def muon_make(nesterov):
         mu = Muon(mat, lr=1, momentum=0.95, nesterov=nesterov, ns_steps=5, weight_decay=0.02)
         dec = [p for p in rest if p.dim() >= 2]
         nod = [p for p in rest if p.dim() < 2]
-        ad = torch.optim.AdamW([{"params": dec, "weight_decay": 0.1}, {"params": nod, "weight_decay": 0.0}],
+        ad = AuxAdamW([{"params": dec, "weight_decay": 0.1}, {"params": nod, "weight_decay": 0.0}],
                                lr=1, betas=(0.9, 0.95), eps=1e-10)
         return mu, ad
     return make
@@ -438,7 +468,7 @@ gpt_run("ademamix", lambda P: (AdEMAMix(marked(P, 0.1), lr=1, betas=(0.9, 0.999,
 
 def gpt_muon(P):
     mu = Muon([P[n] for n in NAMES if hidden(n)], lr=1, momentum=0.95, nesterov=True, weight_decay=0.01)
-    ad = torch.optim.AdamW(marked(P, 0.01, [n for n in NAMES if not hidden(n)]), lr=1, betas=(0.9, 0.95), eps=1e-10)
+    ad = AuxAdamW(marked(P, 0.01, [n for n in NAMES if not hidden(n)]), lr=1, betas=(0.9, 0.95), eps=1e-10)
     return mu, ad
 
 

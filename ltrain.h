@@ -1406,9 +1406,11 @@ static char *lt__strdup(const char *s) {
 }
 
 /* -- @@CORE.threads  threads: the one global setting ------------------------------------------ */
+static int lt__threads_chosen;   /* lt_set_threads was called: the count is the caller's from then on */
+
 LTRAIN_DEF void lt_set_threads(int n) {
 #ifdef _OPENMP
-    if (n > 0) omp_set_num_threads(n);
+    if (n > 0) { omp_set_num_threads(n); lt__threads_chosen = 1; }
 #else
     (void)n;
 #endif
@@ -1418,6 +1420,45 @@ LTRAIN_DEF int lt_get_threads(void) {
     return omp_get_max_threads();
 #else
     return 1;
+#endif
+}
+
+/* Busy machines.  OpenMP threads wait for each other by spinning (libgomp: some 3 ms before they
+   sleep; OMP_WAIT_POLICY and GOMP_SPINCOUNT change that, but the runtime reads them once, when it
+   loads, and has no call to change it later, so a library cannot).  With one thread per core while
+   other programs keep some cores busy, every barrier waits for a thread the scheduler has set
+   aside while the others spin on cores the other programs need: a step takes several times as
+   long.  So lt_ctx_create counts the cores other work keeps busy, the smaller of the runnable
+   threads now (/proc/stat's procs_running, less this one) and the 1-minute load average rounded
+   (both must see the work: a moment's blip or a finished job does not count), and runs on the cores
+   left, at least one, while neither OMP_NUM_THREADS nor lt_set_threads chose a count and
+   LTRAIN_BUSY=ignore is not in the environment.  Without /proc (not Linux) nothing changes. */
+static int lt__proc_number(const char *path, const char *key, double *out) {
+    char line[256];
+    size_t klen = strlen(key);
+    int found = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    while (!found && fgets(line, sizeof line, f))
+        if (strncmp(line, key, klen) == 0) found = sscanf(line + klen, "%lf", out) == 1;
+    fclose(f);
+    return found;
+}
+/* The threads for procs cores when `running` threads are runnable (this one included) and the
+   1-minute load average is `load`. */
+static int lt__threads_for(int procs, double running, double load) {
+    double others = running - 1 < load + 0.5 ? running - 1 : load + 0.5;
+    int n = procs - (others >= 1 ? (int)others : 0);
+    return n >= 1 ? n : 1;
+}
+static void lt__threads_for_load(void) {
+#ifdef _OPENMP
+    const char *e = getenv("LTRAIN_BUSY");
+    double running, load;
+    if (lt__threads_chosen || getenv("OMP_NUM_THREADS") || (e && strcmp(e, "ignore") == 0)) return;
+    if (!lt__proc_number("/proc/stat", "procs_running", &running) || !lt__proc_number("/proc/loadavg", "", &load))
+        return;
+    omp_set_num_threads(lt__threads_for(omp_get_num_procs(), running, load));
 #endif
 }
 
@@ -1523,6 +1564,7 @@ LTRAIN_DEF lt_ctx *lt_ctx_create(uint64_t seed) {
     ctx->training = 1;
     ctx->grad_enabled = 1;
     ctx->gen = 1;
+    lt__threads_for_load();
     return ctx;
 }
 

@@ -109,9 +109,12 @@
 
    Threads: OpenMP when compiled with -fopenmp; lt_set_threads(n) sets the count (the one
    global setting).  Two contexts in one process share nothing else.  OpenMP threads spin while
-   they wait for each other: fastest on idle cores, but on a machine busy with other work
-   (more runnable threads than cores) run with OMP_WAIT_POLICY=PASSIVE in the environment,
-   or the waiting threads steal the cores the working ones need (bench/design.md).
+   they wait for each other: fastest on idle cores, but on cores that other programs also use the
+   waiting threads steal the time the working ones need.  So, unless OMP_NUM_THREADS or
+   lt_set_threads chose the count, lt_ctx_create runs on the cores other work leaves free (at least
+   one; @@CORE.threads says how it counts them); LTRAIN_BUSY=ignore keeps every core.  To keep every
+   core and wait without spinning, start the program with OMP_WAIT_POLICY=PASSIVE (the OpenMP
+   runtime reads it once, at load) (bench/busy.md).
 
    ==== @@OPTIONS =================================================================================
 

@@ -630,6 +630,43 @@ static void test_core_param_names(void) {
     lt_ctx_destroy(ctx);
 }
 
+
+/* ---- busy machines: the thread count left by other work (lt__threads_for) ----------------------------- */
+static void test_core_busy(void) {
+    static const struct { int procs; double running, load; int want; } cases[] = {
+        {2, 1, 0.0, 2},     /* idle */
+        {2, 2, 1.0, 1},     /* one core busy (a competing loop) */
+        {2, 3, 0.2, 2},     /* a moment's blip: the load average has not seen it */
+        {2, 1, 3.0, 2},     /* a job that just ended: nothing runs now */
+        {8, 4, 3.2, 5},
+        {2, 10, 11.0, 1},   /* everything busy: still one thread */
+        {1, 1, 0.0, 1},
+    };
+    int k, ok = 1;
+    if (!t_want("core/busy")) return;
+    for (k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
+        int got = lt__threads_for(cases[k].procs, cases[k].running, cases[k].load);
+        if (got != cases[k].want) {
+            ok = 0;
+            printf("     procs %d, running %g, load %g: %d threads, want %d\n", cases[k].procs, cases[k].running,
+                   cases[k].load, got, cases[k].want);
+        }
+    }
+    t_check(ok, "core/busy/threads_for", "the thread count for a loaded machine is wrong");
+#ifdef _OPENMP
+    {   /* lt_set_threads wins over the load */
+        int keep = lt_get_threads(), chosen = lt__threads_chosen;
+        lt_ctx *ctx;
+        lt_set_threads(3);
+        ctx = lt_ctx_create(1);
+        t_check(lt_get_threads() == 3, "core/busy/set_threads_wins", "%d threads", lt_get_threads());
+        lt_ctx_destroy(ctx);
+        omp_set_num_threads(keep);
+        lt__threads_chosen = chosen;
+    }
+#endif
+}
+
 static void test_core_all(void) {
     test_core_ctx();
     test_core_params();
@@ -642,4 +679,5 @@ static void test_core_all(void) {
     test_core_gradcheck();
     test_core_stale();
     test_core_param_names();
+    test_core_busy();
 }

@@ -498,6 +498,7 @@ static void to2__test_fidelity(void) {
     lt_tensor *wa, *wb, *ba, *bb;
     int64_t s2[2] = {4, 6}, s1[1] = {5}, j;
     int ok;
+    if (!t_want("optim2.fidelity")) { lt_ctx_destroy(a); lt_ctx_destroy(b); return; }
     mc.weight_decay = 0.1; mc.adamw.weight_decay = 0.1;
     /* a parameter whose grad is NULL: stepped as with a zero gradient (Muon and its AdamW part) */
     wa = lt_param(a, "h.w", 2, s2); ba = lt_param(a, "h.b", 1, s1);

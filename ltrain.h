@@ -113,9 +113,12 @@
 
    Threads: OpenMP when compiled with -fopenmp; lt_set_threads(n) sets the count (the one
    global setting).  Two contexts in one process share nothing else.  OpenMP threads spin while
-   they wait for each other: fastest on idle cores, but on a machine busy with other work
-   (more runnable threads than cores) run with OMP_WAIT_POLICY=PASSIVE in the environment,
-   or the waiting threads steal the cores the working ones need (bench/design.md).
+   they wait for each other: fastest on idle cores, but on cores that other programs also use the
+   waiting threads steal the time the working ones need.  So, unless OMP_NUM_THREADS or
+   lt_set_threads chose the count, lt_ctx_create runs on the cores other work leaves free (at least
+   one; @@CORE.threads says how it counts them); LTRAIN_BUSY=ignore keeps every core.  To keep every
+   core and wait without spinning, start the program with OMP_WAIT_POLICY=PASSIVE (the OpenMP
+   runtime reads it once, at load) (bench/busy.md).
 
    ==== @@OPTIONS =================================================================================
 
@@ -1406,7 +1409,9 @@ static char *lt__strdup(const char *s) {
 }
 
 /* -- @@CORE.threads  threads: the one global setting ------------------------------------------ */
+#ifdef _OPENMP
 static int lt__threads_chosen;   /* lt_set_threads was called: the count is the caller's from then on */
+#endif
 
 LTRAIN_DEF void lt_set_threads(int n) {
 #ifdef _OPENMP
@@ -1433,6 +1438,7 @@ LTRAIN_DEF int lt_get_threads(void) {
    (both must see the work: a moment's blip or a finished job does not count), and runs on the cores
    left, at least one, while neither OMP_NUM_THREADS nor lt_set_threads chose a count and
    LTRAIN_BUSY=ignore is not in the environment.  Without /proc (not Linux) nothing changes. */
+#ifdef _OPENMP
 static int lt__proc_number(const char *path, const char *key, double *out) {
     char line[256];
     size_t klen = strlen(key);
@@ -1452,15 +1458,16 @@ static int lt__threads_for(int procs, double running, double load) {
     return n >= 1 ? n : 1;
 }
 static void lt__threads_for_load(void) {
-#ifdef _OPENMP
     const char *e = getenv("LTRAIN_BUSY");
     double running, load;
     if (lt__threads_chosen || getenv("OMP_NUM_THREADS") || (e && strcmp(e, "ignore") == 0)) return;
     if (!lt__proc_number("/proc/stat", "procs_running", &running) || !lt__proc_number("/proc/loadavg", "", &load))
         return;
     omp_set_num_threads(lt__threads_for(omp_get_num_procs(), running, load));
-#endif
 }
+#else
+static void lt__threads_for_load(void) {}
+#endif
 
 /* -- @@CORE.rng  RNG: xoshiro256** seeded through splitmix64 ------------------------------------ */
 static uint64_t lt__splitmix64(uint64_t *x) {

@@ -631,7 +631,8 @@ static void test_core_param_names(void) {
 }
 
 
-/* ---- busy machines: the thread count left by other work (lt__threads_for) ----------------------------- */
+/* ---- busy machines: the thread count left by other work (lt__threads_for; OpenMP builds) --------------- */
+#ifdef _OPENMP
 static void test_core_busy(void) {
     static const struct { int procs; double running, load; int want; } cases[] = {
         {2, 1, 0.0, 2},     /* idle */
@@ -653,7 +654,6 @@ static void test_core_busy(void) {
         }
     }
     t_check(ok, "core/busy/threads_for", "the thread count for a loaded machine is wrong");
-#ifdef _OPENMP
     {   /* lt_set_threads wins over the load */
         int keep = lt_get_threads(), chosen = lt__threads_chosen;
         lt_ctx *ctx;
@@ -664,8 +664,10 @@ static void test_core_busy(void) {
         omp_set_num_threads(keep);
         lt__threads_chosen = chosen;
     }
-#endif
 }
+#else
+static void test_core_busy(void) { if (t_want("core/busy")) t_skip("core/busy", "built without OpenMP"); }
+#endif
 
 static void test_core_all(void) {
     test_core_ctx();

@@ -9220,7 +9220,12 @@ static lt_status lt__src_slurp(lt_ctx *ctx, lt__src *s, uint64_t limit, void **b
     size_t cap = (size_t)1 << 16, len = 0;
     *buf = NULL;
     *size = 0;
+    if (s->regular && s->size > limit)
+        return lt_set_error(ctx, LT_ERR_NOMEM, "%s: %llu bytes is over the data limit of %llu bytes for a read into "
+                            "memory (LTRAIN_DATA_LIMIT=N[k|m|g] raises it)", s->path, (unsigned long long)s->size,
+                            (unsigned long long)limit);
     if (s->regular && s->size < limit && s->size < ((uint64_t)SIZE_MAX >> 1)) cap = (size_t)s->size + 1;
+    else if ((uint64_t)cap > limit) cap = (size_t)limit + 1;   /* a read past the limit fills the buffer */
     p = (unsigned char *)LT__MALLOC(cap);
     if (!p) return lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory reading the file", s->path);
     for (;;) {

@@ -553,6 +553,8 @@ static void th__data(void) {
         {"harden.data.fifo_once", "(timeout 30 cat TEXT > FIFO &) ;", "FIFO", "", 0, "tokens"},
         {"harden.data.dev_zero_limit", "LTRAIN_DATA_LIMIT=1m", "/dev/zero", "", 1, "over the data limit"},
         {"harden.data.limit_bad", "LTRAIN_DATA_LIMIT=12x", "TEXT", "", 1, "LTRAIN_DATA_LIMIT=\"12x\""},
+        {"harden.data.limit_pipe", "cat TEXT | LTRAIN_DATA_LIMIT=1k", "/dev/stdin", "", 1, "more than 1024 bytes"},
+        {"harden.data.limit_mapped", "LTRAIN_DATA_LIMIT=1k", "TEXT", "", 0, "data: TEXT, 5000 tokens"},
         {"harden.data.bin_zeros", "", "ZEROS", "", 1, "100 bytes is too short for an llm.c token shard"},
         {"harden.data.bin_bad_magic", "", "MAGIC", "", 1, "magic number is 20240521"},
         {"harden.data.format_text_bin", "", "ZEROS", "--format text", 0, "data: ZEROS, 100 tokens"},

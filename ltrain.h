@@ -780,11 +780,25 @@ LTRAIN_DEF void lt_round_to_precision(lt_dtype precision, const float *in, float
    floor((n-1)/(B*T)) batches.  With shuffling (seeded), the windows of an epoch are visited in a
    random order instead, drawn from (seed, epoch) alone.  Every source needs n >= B*T+1 tokens. */
 typedef struct lt_loader lt_loader;
-/* Opens a text file (bytes, vocab 256) or an llm.c token shard (detected by its magic
-   20240520: 256 int32 header [magic, version 1, count], then count uint16 tokens).
-   vocab > 0 rejects tokens >= vocab.  Errors name the file and the field. */
+/* How to read a data file.  LT_DATA_AUTO: a name ending in .bin (any case), or a file that starts
+   with the shard magic 20240520, is a token shard and must be a valid one (a damaged shard is
+   refused, naming the field: magic, version, token count against the file size); anything else
+   is text.  LT_DATA_TEXT reads any file as text bytes; LT_DATA_SHARD requires a shard. */
+typedef enum { LT_DATA_AUTO = 0, LT_DATA_TEXT, LT_DATA_SHARD } lt_data_format;
+/* Opens a text file (bytes, vocab 256) or an llm.c token shard (256 int32 header [magic
+   20240520, version 1, count], then count uint16 tokens), by lt_loader_open_as's LT_DATA_AUTO.
+   vocab > 0 rejects tokens >= vocab.  Errors name the file and the field.
+   Storage: the file is read once.  A regular file is mapped (mmap, where the system has it) and
+   used in place: text as bytes (1 byte a token), a shard as its uint16 tokens (2 bytes), so a
+   file costs no more memory than the pages a run touches, which the system can drop again.  A
+   pipe or device (--data <(cmd), /dev/stdin) is read into memory once, up to the data limit
+   (see lt_read_file), and stored the same way.  Batches are widened to int32 as they are copied
+   out.  A mapped file must not be truncated while its loader lives (reading a page that no
+   longer exists stops the process with SIGBUS): copy a file another program rewrites. */
 LTRAIN_DEF lt_loader *lt_loader_open(lt_ctx *ctx, const char *path, int B, int T, int vocab);
-/* A loader over tokens in memory (copied as they are; no vocab check). */
+LTRAIN_DEF lt_loader *lt_loader_open_as(lt_ctx *ctx, const char *path, lt_data_format format, int B, int T,
+                                        int vocab);
+/* A loader over tokens in memory (copied as they are, as int32; no vocab check). */
 LTRAIN_DEF lt_loader *lt_loader_from_tokens(lt_ctx *ctx, const int32_t *tokens, int64_t n, int B, int T);
 LTRAIN_DEF void lt_loader_destroy(lt_loader *ld);
 LTRAIN_DEF lt_status lt_loader_next(lt_loader *ld, int32_t *inputs, int32_t *targets); /* B*T each; NULL skips */
@@ -792,8 +806,17 @@ LTRAIN_DEF lt_status lt_loader_next(lt_loader *ld, int32_t *inputs, int32_t *tar
    is kept, so shuffle then set_pos resumes a shuffled run exactly. */
 LTRAIN_DEF void lt_loader_shuffle(lt_loader *ld, uint64_t seed);
 LTRAIN_DEF int64_t lt_loader_num_tokens(const lt_loader *ld);
+/* Tokens [start, start+n) as int32 into out (LT_ERR_ARG outside [0, num_tokens)). */
+LTRAIN_DEF lt_status lt_loader_read(const lt_loader *ld, int64_t start, int64_t n, int32_t *out);
+/* Deprecated (use lt_loader_read): every token as int32.  A file's loader stores bytes or uint16,
+   so the first call makes an int32 copy of all tokens (4 bytes a token, kept until destroy;
+   NULL with the error on the loader's context when memory runs out). */
 LTRAIN_DEF const int32_t *lt_loader_tokens(const lt_loader *ld);
 LTRAIN_DEF int lt_loader_is_shard(const lt_loader *ld);
+LTRAIN_DEF int lt_loader_token_bytes(const lt_loader *ld);   /* storage: 1 text, 2 shard, 4 from_tokens */
+/* Checks every token against vocab (> 0), as opening with that vocab does: for a loader opened
+   before the vocab was known (the model's vocab chosen from the data). */
+LTRAIN_DEF lt_status lt_loader_check_vocab(lt_loader *ld, int vocab);
 /* The position as two numbers (epoch, batch index in epoch) so a resume continues exactly.
    set_pos needs epoch >= 0 and 0 <= index < batches per epoch. */
 LTRAIN_DEF void lt_loader_get_pos(const lt_loader *ld, int64_t *epoch, int64_t *index);
@@ -802,7 +825,10 @@ LTRAIN_DEF lt_status lt_loader_set_pos(lt_loader *ld, int64_t epoch, int64_t ind
    (free with lt_free) and *n set.  label names the source in error messages. */
 LTRAIN_DEF lt_status lt_shard_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label, int vocab,
                                     int32_t **tokens, int64_t *n);
-/* Read a whole file into memory (malloc'd, free with lt_free). */
+/* Read a whole file into memory, once (a pipe too; malloc'd, free with lt_free).  At most the
+   data limit, so an input that never ends (/dev/zero) is refused before memory runs out:
+   LTRAIN_DATA_LIMIT=N (bytes, or with a k, m or g suffix, binary units); by default half the
+   physical memory where the system reports it, else 4 GiB. */
 LTRAIN_DEF lt_status lt_read_file(lt_ctx *ctx, const char *path, void **buf, size_t *size);
 LTRAIN_DEF void lt_free(void *p);
 
@@ -888,16 +914,24 @@ typedef struct {
 typedef struct lt_seq_loader lt_seq_loader;
 /* split LT_SEQ_LINES, max_len 64, bucket batching, batch_tokens 512, bucket_width 1/16, pad_to 1. */
 LTRAIN_DEF lt_seq_config lt_seq_defaults(void);
-/* A text file (bytes; LT_SEQ_LINES or LT_SEQ_PARAGRAPHS) or an llm.c token shard (LT_SEQ_EOT).
-   vocab > 0 rejects tokens >= vocab.  Errors name the file. */
+/* A text file (bytes; LT_SEQ_LINES or LT_SEQ_PARAGRAPHS) or an llm.c token shard (LT_SEQ_EOT),
+   its format chosen as lt_loader_open's (lt_seq_open_as: given), stored as lt_loader_open
+   stores it.  vocab > 0 rejects tokens >= vocab.  Errors name the file. */
 LTRAIN_DEF lt_seq_loader *lt_seq_open(lt_ctx *ctx, const char *path, const lt_seq_config *cfg, int vocab);
+LTRAIN_DEF lt_seq_loader *lt_seq_open_as(lt_ctx *ctx, const char *path, lt_data_format format,
+                                         const lt_seq_config *cfg, int vocab);
+/* The tokens of a stream loader, shared (not copied; either may be destroyed first): a file
+   opened once serves both, so a pipe works. */
+LTRAIN_DEF lt_seq_loader *lt_seq_from_loader(lt_ctx *ctx, const lt_loader *ld, const lt_seq_config *cfg);
 /* From memory (copied): text bytes, or tokens (LT_SEQ_EOT only). */
 LTRAIN_DEF lt_seq_loader *lt_seq_from_text(lt_ctx *ctx, const char *text, size_t n, const lt_seq_config *cfg);
 LTRAIN_DEF lt_seq_loader *lt_seq_from_tokens(lt_ctx *ctx, const int32_t *tokens, int64_t n, const lt_seq_config *cfg);
 LTRAIN_DEF void lt_seq_destroy(lt_seq_loader *sl);
 LTRAIN_DEF int64_t lt_seq_count(const lt_seq_loader *sl);                   /* pieces */
 LTRAIN_DEF int lt_seq_length(const lt_seq_loader *sl, int64_t i);           /* pairs of piece i */
-LTRAIN_DEF const int32_t *lt_seq_tokens(const lt_seq_loader *sl, int64_t i); /* its length+1 tokens */
+/* Piece i's length+1 tokens as int32.  A file's tokens are stored as bytes or uint16, so the
+   first call makes an int32 copy of all tokens (4 bytes a token, kept until destroy). */
+LTRAIN_DEF const int32_t *lt_seq_tokens(const lt_seq_loader *sl, int64_t i);
 LTRAIN_DEF int64_t lt_seq_batches(lt_seq_loader *sl, int64_t epoch);        /* batches in that epoch */
 /* The pieces of batch `index` of `epoch` (room for batch_tokens); returns how many, -1 out of range. */
 LTRAIN_DEF int64_t lt_seq_batch_members(lt_seq_loader *sl, int64_t epoch, int64_t index, int64_t *pieces);
@@ -9257,8 +9291,19 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
 
 /* ---- src/17_data.h ---- */
 /* ==== @@DATA  text files, llm.c token shards, batches ======================================== */
-/* Holds: whole-file reads, little-endian reads, llm.c token shards, the batch loader.
+/* Holds: little-endian reads, whole-file reads bounded by the data limit, llm.c token shards,
+   token storage (bytes, uint16 or int32; a mapped file or one read), the batch loader.
    Calls: @@CORE. */
+
+#if !defined(_WIN32) && (defined(__unix__) || defined(__APPLE__))
+#define LT__POSIX_IO 1
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#else
+#define LT__POSIX_IO 0
+#endif
 
 /* Little-endian reads that work on any host and at any alignment (file bytes are LE). */
 static uint16_t lt__rd16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
@@ -9269,87 +9314,210 @@ static uint64_t lt__rd64(const unsigned char *p) { return (uint64_t)lt__rd32(p) 
 
 LTRAIN_DEF void lt_free(void *p) { LT__FREE(p); }
 
-/* ---- @@DATA.files  files and token shards ---------------------------------------------------- */
-/* The whole file, whatever its length: the size from fseek/ftell is only a hint (a pipe or a
-   directory reports nonsense), so the buffer grows with the bytes actually read. */
-LTRAIN_DEF lt_status lt_read_file(lt_ctx *ctx, const char *path, void **buf, size_t *size) {
+/* ---- @@DATA.files  files, the data limit, token shards, token storage ----------------------- */
+/* Reads into memory stop at the data limit, so a source that never ends (/dev/zero, an endless
+   pipe) is refused with a clear error before memory runs out: LTRAIN_DATA_LIMIT=N (bytes, or with
+   a k, m or g suffix: binary units) sets it; the default is half the physical memory where the
+   system reports it, else 4 GiB.  Regular files the loaders map are not read, so no limit applies. */
+static lt_status lt__data_limit(lt_ctx *ctx, uint64_t *limit) {
+    const char *e = getenv("LTRAIN_DATA_LIMIT");
+    *limit = (uint64_t)4 << 30;
+#if LT__POSIX_IO
+    {
+        long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && psize > 0) *limit = (uint64_t)pages * (uint64_t)psize / 2;
+    }
+#endif
+    if (e && *e) {
+        char *end;
+        unsigned long long v;
+        int shift = 0;
+        errno = 0;
+        v = strtoull(e, &end, 10);
+        if (*end == 'k' || *end == 'K') shift = 10;
+        else if (*end == 'm' || *end == 'M') shift = 20;
+        else if (*end == 'g' || *end == 'G') shift = 30;
+        if (shift) end++;
+        if (errno || end == e || *end || e[0] == '-' || v == 0 || v > (UINT64_MAX >> shift))
+            return lt_set_error(ctx, LT_ERR_ARG, "LTRAIN_DATA_LIMIT=\"%s\" is not a positive size (bytes, or a number "
+                                "with k, m or g)", e);
+        *limit = (uint64_t)v << shift;
+    }
+    return LT_OK;
+}
+
+/* An open input: a file descriptor where POSIX I/O is available (so a FIFO is opened once, and
+   a regular file can be mapped), a FILE elsewhere. */
+typedef struct {
+#if LT__POSIX_IO
+    int fd;
+#else
     FILE *f;
+#endif
+    const char *path;
+    int regular;      /* a regular file whose size is known */
+    uint64_t size;    /* its size (regular only) */
+} lt__src;
+
+static lt_status lt__src_open(lt_ctx *ctx, lt__src *s, const char *path) {
+    s->path = path;
+    s->regular = 0;
+    s->size = 0;
+#if LT__POSIX_IO
+    {
+        struct stat st;
+        int e;
+        do s->fd = open(path, O_RDONLY); while (s->fd < 0 && errno == EINTR);
+        if (s->fd < 0) return lt_set_error(ctx, LT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        if (fstat(s->fd, &st) != 0) {
+            e = errno;
+            close(s->fd);
+            return lt_set_error(ctx, LT_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
+        }
+        if (S_ISDIR(st.st_mode)) {
+            close(s->fd);
+            return lt_set_error(ctx, LT_ERR_IO, "%s: is a directory, not a file", path);
+        }
+        if (S_ISREG(st.st_mode) && st.st_size > 0) { s->regular = 1; s->size = (uint64_t)st.st_size; }
+    }
+#else
+    s->f = fopen(path, "rb");
+    if (!s->f) return lt_set_error(ctx, LT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+#endif
+    return LT_OK;
+}
+
+static void lt__src_close(lt__src *s) {
+#if LT__POSIX_IO
+    close(s->fd);
+#else
+    fclose(s->f);
+#endif
+}
+
+/* Up to n bytes into dst: the count read (0 at the end), or -1 with errno set. */
+static long long lt__src_read(lt__src *s, void *dst, size_t n) {
+#if LT__POSIX_IO
+    ssize_t got;
+    if (n > ((size_t)1 << 30)) n = (size_t)1 << 30;
+    do got = read(s->fd, dst, n); while (got < 0 && errno == EINTR);
+    return (long long)got;
+#else
+    size_t got = fread(dst, 1, n, s->f);
+    if (got == 0 && ferror(s->f)) return -1;
+    return (long long)got;
+#endif
+}
+
+/* The rest of the input, in one pass, into a malloc'd buffer that grows with the bytes actually
+   read (a size the system reports is only a hint): at most limit bytes. */
+static lt_status lt__src_slurp(lt_ctx *ctx, lt__src *s, uint64_t limit, void **buf, size_t *size) {
     unsigned char *p, *q;
     size_t cap = (size_t)1 << 16, len = 0;
-    long hint;
+    *buf = NULL;
+    *size = 0;
+    if (s->regular && s->size > limit)
+        return lt_set_error(ctx, LT_ERR_NOMEM, "%s: %llu bytes is over the data limit of %llu bytes for a read into "
+                            "memory (LTRAIN_DATA_LIMIT=N[k|m|g] raises it)", s->path, (unsigned long long)s->size,
+                            (unsigned long long)limit);
+    if (s->regular && s->size < limit && s->size < ((uint64_t)SIZE_MAX >> 1)) cap = (size_t)s->size + 1;
+    else if ((uint64_t)cap > limit) cap = (size_t)limit + 1;   /* a read past the limit fills the buffer */
+    p = (unsigned char *)LT__MALLOC(cap);
+    if (!p) return lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory reading the file", s->path);
+    for (;;) {
+        long long got;
+        if (len == cap) {
+            size_t ncap;
+            if ((uint64_t)len > limit) {
+                LT__FREE(p);
+                return lt_set_error(ctx, LT_ERR_NOMEM, "%s: more than %llu bytes read without reaching the end: over "
+                                    "the data limit (an input that does not end, such as /dev/zero or an endless "
+                                    "pipe? LTRAIN_DATA_LIMIT=N[k|m|g] raises the limit)", s->path,
+                                    (unsigned long long)limit);
+            }
+            if (!lt_mul_size(cap, 2, &ncap)) ncap = SIZE_MAX;
+            if ((uint64_t)ncap > limit + 1 && limit < (uint64_t)SIZE_MAX) ncap = (size_t)limit + 1;
+            if (ncap <= cap || !(q = (unsigned char *)LT__REALLOC(p, ncap))) {
+                LT__FREE(p);
+                return lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory reading the file (%zu bytes so far)",
+                                    s->path, len);
+            }
+            p = q; cap = ncap;
+        }
+        got = lt__src_read(s, p + len, cap - len);
+        if (got < 0) {
+            int e = errno;
+            LT__FREE(p);
+            return lt_set_error(ctx, LT_ERR_IO, "%s: read failed: %s", s->path, strerror(e));
+        }
+        if (got == 0) break;
+        len += (size_t)got;
+    }
+    if (cap - len > 4096 && (q = (unsigned char *)LT__REALLOC(p, len ? len : 1)) != NULL) p = q;
+    *buf = p;
+    *size = len;
+    return LT_OK;
+}
+
+/* The whole file, whatever its length, read once (a pipe too), at most the data limit. */
+LTRAIN_DEF lt_status lt_read_file(lt_ctx *ctx, const char *path, void **buf, size_t *size) {
+    lt__src s;
+    lt_status st;
+    uint64_t limit;
     if (buf) *buf = NULL;
     if (size) *size = 0;
     if (!path || !buf || !size)
         return lt_set_error(ctx, LT_ERR_ARG, "lt_read_file: path, buf and size must not be NULL");
-    f = fopen(path, "rb");
-    if (!f) return lt_set_error(ctx, LT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (fseek(f, 0, SEEK_END) == 0 && (hint = ftell(f)) >= 0 && (unsigned long)hint < ((size_t)1 << 30))
-        cap = (size_t)hint + 1; /* +1: the read that meets EOF needs room */
-    if (fseek(f, 0, SEEK_SET) != 0) clearerr(f);
-    p = (unsigned char *)LT__MALLOC(cap);
-    if (!p) { fclose(f); return lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory reading the file", path); }
-    for (;;) {
-        size_t got;
-        if (len == cap) {
-            size_t ncap;
-            if (!lt_mul_size(cap, 2, &ncap) || !(q = (unsigned char *)LT__REALLOC(p, ncap))) {
-                LT__FREE(p); fclose(f);
-                return lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory reading the file (%zu bytes so far)", path, len);
-            }
-            p = q; cap = ncap;
-        }
-        got = fread(p + len, 1, cap - len, f);
-        len += got;
-        if (len < cap) {
-            if (ferror(f)) {
-                int e = errno;
-                LT__FREE(p); fclose(f);
-                return lt_set_error(ctx, LT_ERR_IO, "%s: read failed: %s", path, strerror(e));
-            }
-            if (feof(f)) break;
-        }
-    }
-    fclose(f);
-    *buf = p;
-    *size = len;
-    return LT_OK;
+    if (lt__data_limit(ctx, &limit) != LT_OK) return lt_status_of(ctx);
+    if (lt__src_open(ctx, &s, path) != LT_OK) return lt_status_of(ctx);
+    st = lt__src_slurp(ctx, &s, limit, buf, size);
+    lt__src_close(&s);
+    return st;
 }
 
 /* llm.c token shard: 256 int32 header [20240520, 1, count, 0...] then count uint16 tokens. */
 #define LT__SHARD_MAGIC 20240520
 #define LT__SHARD_HEADER 1024
 
-LTRAIN_DEF lt_status lt_shard_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label, int vocab,
-                                    int32_t **tokens, int64_t *n) {
-    const unsigned char *b = (const unsigned char *)buf;
-    int32_t magic, version, count, *tok;
+/* Checks a shard's header against its size: the token count, or -1 with the field and value. */
+static int64_t lt__shard_check(lt_ctx *ctx, const unsigned char *b, size_t size, const char *label) {
+    int32_t magic, version, count;
     uint64_t want;
-    size_t bytes;
-    int64_t i;
-    if (tokens) *tokens = NULL;
-    if (n) *n = 0;
-    if (!label) label = "token shard";
-    if (!tokens || !n || (!buf && size))
-        return lt_set_error(ctx, LT_ERR_ARG, "lt_shard_parse: %s: buf, tokens and n must not be NULL", label);
     if (size < LT__SHARD_HEADER)
         return lt_set_error(ctx, LT_ERR_FORMAT, "%s: %zu bytes is too short for an llm.c token shard "
-                            "(its header alone is %d bytes)", label, size, LT__SHARD_HEADER);
+                            "(its header alone is %d bytes)", label, size, LT__SHARD_HEADER), -1;
     magic = (int32_t)lt__rd32(b);
     version = (int32_t)lt__rd32(b + 4);
     count = (int32_t)lt__rd32(b + 8);
     if (magic != LT__SHARD_MAGIC)
         return lt_set_error(ctx, LT_ERR_FORMAT, "%s: shard header: magic number is %ld, expected %d "
-                            "(not an llm.c token shard)", label, (long)magic, LT__SHARD_MAGIC);
+                            "(not an llm.c token shard)", label, (long)magic, LT__SHARD_MAGIC), -1;
     if (version != 1)
         return lt_set_error(ctx, LT_ERR_FORMAT, "%s: shard header: version is %ld, expected 1 "
-                            "(uint16 tokens; other versions are not supported)", label, (long)version);
+                            "(uint16 tokens; other versions are not supported)", label, (long)version), -1;
     if (count < 0)
-        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: shard header: token count is %ld (negative)", label, (long)count);
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: shard header: token count is %ld (negative)", label,
+                            (long)count), -1;
     want = (uint64_t)LT__SHARD_HEADER + 2u * (uint64_t)count;
     if ((uint64_t)size != want)
         return lt_set_error(ctx, LT_ERR_FORMAT, "%s: file is %zu bytes but the header's token count %ld "
                             "needs %llu (%d-byte header + 2 bytes per token)", label, size, (long)count,
-                            (unsigned long long)want, LT__SHARD_HEADER);
+                            (unsigned long long)want, LT__SHARD_HEADER), -1;
+    return count;
+}
+
+LTRAIN_DEF lt_status lt_shard_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label, int vocab,
+                                    int32_t **tokens, int64_t *n) {
+    const unsigned char *b = (const unsigned char *)buf;
+    int32_t *tok;
+    int64_t count, i;
+    size_t bytes;
+    if (tokens) *tokens = NULL;
+    if (n) *n = 0;
+    if (!label) label = "token shard";
+    if (!tokens || !n || (!buf && size))
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_shard_parse: %s: buf, tokens and n must not be NULL", label);
+    if ((count = lt__shard_check(ctx, b, size, label)) < 0) return lt_status_of(ctx);
     /* count is now bounded by the buffer's real size */
     if (!lt_mul_size(count ? (size_t)count : 1, sizeof(int32_t), &bytes) || !(tok = (int32_t *)LT__MALLOC(bytes)))
         return lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %ld tokens", label, (long)count);
@@ -9367,9 +9535,202 @@ LTRAIN_DEF lt_status lt_shard_parse(lt_ctx *ctx, const void *buf, size_t size, c
     return LT_OK;
 }
 
+/* A token store, shared by the loaders that read it (refs): token i at p + i*esz, as uint8
+   (text bytes), uint16 in host order (shard tokens) or int32 (tokens given in memory).  p points
+   into a mapped file (map) or a malloc'd block (heap); batches widen tokens to int32 as they are
+   copied out, so no wider copy of the data exists unless lt_loader_tokens / lt_seq_tokens ask for
+   one (wide, made on first use). */
+typedef struct {
+    int refs, esz, is_shard;
+    const unsigned char *p;
+    int64_t n;
+    void *heap;
+    void *map;
+    size_t map_len;
+    int32_t *wide;
+    char label[260];     /* the file (or the function) the tokens came from, for messages */
+} lt__store;
+
+static int32_t lt__tk(const unsigned char *p, int esz, int64_t i) {
+    uint16_t h;
+    int32_t w;
+    if (esz == 1) return p[i];
+    if (esz == 2) { memcpy(&h, p + 2 * i, 2); return h; }
+    memcpy(&w, p + 4 * i, 4);
+    return w;
+}
+
+/* Tokens [start, start+n) as int32 into out. */
+static void lt__store_copy(const lt__store *s, int64_t start, int64_t n, int32_t *out) {
+    const unsigned char *p = s->p;
+    int64_t i;
+    if (s->esz == 4) memcpy(out, p + 4 * start, (size_t)n * 4);
+    else if (s->esz == 1) for (i = 0; i < n; i++) out[i] = p[start + i];
+    else for (i = 0; i < n; i++) out[i] = lt__tk(p, 2, start + i);
+}
+
+static void lt__store_release(lt__store *s) {
+    if (!s || --s->refs > 0) return;
+    LT__FREE(s->heap);
+#if LT__POSIX_IO
+    if (s->map) munmap(s->map, s->map_len);
+#endif
+    LT__FREE(s->wide);
+    LT__FREE(s);
+}
+
+static lt__store *lt__store_new(lt_ctx *ctx, const char *what) {
+    lt__store *s = (lt__store *)LT__MALLOC(sizeof(lt__store));
+    if (!s) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", what); return NULL; }
+    memset(s, 0, sizeof *s);
+    s->refs = 1;
+    return s;
+}
+
+/* A store holding a copy of n elements of esz bytes. */
+static lt__store *lt__store_copy_of(lt_ctx *ctx, const void *src, int64_t n, int esz, const char *what) {
+    lt__store *s;
+    size_t bytes;
+    if ((uint64_t)n > (uint64_t)SIZE_MAX || !lt_mul_size(n ? (size_t)n : 1, (size_t)esz, &bytes)) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %lld tokens", what, (long long)n);
+        return NULL;
+    }
+    if (!(s = lt__store_new(ctx, what))) return NULL;
+    if (!(s->heap = LT__MALLOC(bytes))) {
+        LT__FREE(s);
+        lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %lld tokens", what, (long long)n);
+        return NULL;
+    }
+    if (n) memcpy(s->heap, src, (size_t)n * (size_t)esz);
+    s->p = (const unsigned char *)s->heap;
+    s->n = n;
+    s->esz = esz;
+    snprintf(s->label, sizeof s->label, "%.250s", what);
+    return s;
+}
+
+/* The tokens as int32 (for the accessors that return a pointer): the store itself when it holds
+   int32, else a copy made once. */
+static const int32_t *lt__store_wide(lt_ctx *ctx, lt__store *s) {
+    size_t bytes;
+    if (s->esz == 4) return (const int32_t *)(const void *)s->p;
+    if (!s->wide) {
+        if (!lt_mul_size(s->n ? (size_t)s->n : 1, sizeof(int32_t), &bytes) ||
+            !(s->wide = (int32_t *)LT__MALLOC(bytes))) {
+            lt_set_error(ctx, LT_ERR_NOMEM, "out of memory for an int32 copy of %lld tokens", (long long)s->n);
+            return NULL;
+        }
+        lt__store_copy(s, 0, s->n, s->wide);
+    }
+    return s->wide;
+}
+
+/* vocab > 0 rejects tokens >= vocab (only a vocab below the storage's range can be exceeded). */
+static lt_status lt__store_check_vocab(lt_ctx *ctx, const lt__store *s, int vocab, const char *label) {
+    int64_t i;
+    if (vocab <= 0 || (s->esz == 1 && vocab >= 256) || (s->esz == 2 && vocab >= 65536)) return LT_OK;
+    for (i = 0; i < s->n; i++) {
+        int32_t t = lt__tk(s->p, s->esz, i);
+        if (t >= vocab || t < 0) {
+            if (s->esz == 1)
+                return lt_set_error(ctx, LT_ERR_FORMAT, "%s: text byte %u at position %lld is >= the vocab size %d "
+                                    "(hint: a text file needs vocab >= 256, or 0)", label, (unsigned)t, (long long)i,
+                                    vocab);
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: token %ld at position %lld is %s the vocab size %d", label,
+                                (long)t, (long long)i, t < 0 ? "negative, outside" : ">=", vocab);
+        }
+    }
+    return LT_OK;
+}
+
+static int lt__host_le(void) {
+    uint16_t one = 1;
+    unsigned char c;
+    memcpy(&c, &one, 1);
+    return c == 1;
+}
+
+/* Does the name end in ".bin" (any case)? */
+static int lt__ends_bin(const char *path) {
+    size_t n = strlen(path);
+    const char *e = path + n - 4;
+    return n >= 4 && e[0] == '.' && (e[1] | 32) == 'b' && (e[2] | 32) == 'i' && (e[3] | 32) == 'n';
+}
+
+/* Opens a data file into a new store, reading it once: a regular file is mapped where the
+   system allows (else read), anything else (a pipe, a device) read up to the data limit.  Then
+   the format: format's, or with LT_DATA_AUTO a shard when the name ends in .bin or the file starts
+   with the shard magic, text otherwise.  A shard is checked (header, size, vocab) and its tokens
+   used in place; text bytes are used as they are. */
+static lt__store *lt__store_open(lt_ctx *ctx, const char *path, lt_data_format format, int vocab) {
+    lt__src src;
+    lt__store *s;
+    unsigned char *base = NULL;
+    size_t size = 0;
+    uint64_t limit;
+    int shard;
+    if (format != LT_DATA_AUTO && format != LT_DATA_TEXT && format != LT_DATA_SHARD) {
+        lt_set_error(ctx, LT_ERR_ARG, "%s: format %d is not LT_DATA_AUTO, LT_DATA_TEXT or LT_DATA_SHARD", path,
+                     (int)format);
+        return NULL;
+    }
+    if (lt__data_limit(ctx, &limit) != LT_OK || !(s = lt__store_new(ctx, path))) return NULL;
+    snprintf(s->label, sizeof s->label, "%.250s", path);
+    if (lt__src_open(ctx, &src, path) != LT_OK) { LT__FREE(s); return NULL; }
+#if LT__POSIX_IO
+    if (src.regular && src.size <= (uint64_t)SIZE_MAX) {
+        void *m = mmap(NULL, (size_t)src.size, PROT_READ, MAP_PRIVATE, src.fd, 0);
+        if (m != MAP_FAILED) { s->map = m; s->map_len = (size_t)src.size; base = (unsigned char *)m; size = s->map_len; }
+    }
+#endif
+    if (!base) {
+        void *buf;
+        if (lt__src_slurp(ctx, &src, limit, &buf, &size) != LT_OK) { lt__src_close(&src); LT__FREE(s); return NULL; }
+        s->heap = buf;
+        base = (unsigned char *)buf;
+    }
+    lt__src_close(&src);
+    shard = format == LT_DATA_SHARD ||
+            (format == LT_DATA_AUTO && (lt__ends_bin(path) || (size >= 4 && lt__rd32(base) == LT__SHARD_MAGIC)));
+    if (shard) {
+        int64_t count = lt__shard_check(ctx, base, size, path), i;
+        if (count < 0) { lt__store_release(s); return NULL; }
+        s->p = base + LT__SHARD_HEADER;
+        if (!lt__host_le()) {   /* the file's tokens are little-endian: to host order */
+            unsigned char *to = s->heap ? base + LT__SHARD_HEADER : (unsigned char *)LT__MALLOC((size_t)count * 2 + 1);
+            if (!to) {
+                lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %lld tokens", path, (long long)count);
+                lt__store_release(s);
+                return NULL;
+            }
+            for (i = 0; i < count; i++) {
+                uint16_t t = lt__rd16(base + LT__SHARD_HEADER + 2 * i);
+                memcpy(to + 2 * i, &t, 2);
+            }
+            if (!s->heap) {
+#if LT__POSIX_IO
+                munmap(s->map, s->map_len);
+#endif
+                s->map = NULL;
+                s->heap = to;
+            }
+            s->p = to;
+        }
+        s->n = count;
+        s->esz = 2;
+        s->is_shard = 1;
+    } else {
+        s->p = base;
+        s->n = (int64_t)size;
+        s->esz = 1;
+    }
+    if (lt__store_check_vocab(ctx, s, vocab, path) != LT_OK) { lt__store_release(s); return NULL; }
+    return s;
+}
+
 struct lt_loader {
     lt_ctx *ctx;
-    int32_t *tok;
+    lt__store *st;       /* the tokens (shared with a sequence loader made from this one) */
     int64_t n;           /* tokens */
     int64_t bt;          /* B*T */
     int64_t nwin;        /* windows per epoch: floor((n-1)/(B*T)) */
@@ -9382,26 +9743,26 @@ struct lt_loader {
 };
 
 /* ---- @@DATA.loader  the batch loader --------------------------------------------------------- */
-/* Takes ownership of tok (frees it on failure).  what: "lt_loader_open: \"path\"" or similar. */
-static lt_loader *lt__loader_make(lt_ctx *ctx, int32_t *tok, int64_t n, int B, int T, int is_shard, const char *what) {
+/* Takes over the store's reference (releases it on failure).  what: "lt_loader_open: \"path\"". */
+static lt_loader *lt__loader_make(lt_ctx *ctx, lt__store *st, int B, int T, const char *what) {
     lt_loader *ld;
-    int64_t bt = (int64_t)B * (int64_t)T;
+    int64_t bt = (int64_t)B * (int64_t)T, n = st->n;
     if (n < bt + 1) {
-        LT__FREE(tok);
+        lt__store_release(st);
         lt_set_error(ctx, LT_ERR_ARG, "%s: %lld tokens, but a batch of B=%d x T=%d needs at least B*T+1 = %lld "
                      "(hint: use a smaller B or T, or more data)", what, (long long)n, B, T, (long long)(bt + 1));
         return NULL;
     }
     ld = (lt_loader *)LT__MALLOC(sizeof(lt_loader));
     if (!ld) {
-        LT__FREE(tok);
+        lt__store_release(st);
         lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", what);
         return NULL;
     }
     memset(ld, 0, sizeof *ld);
-    ld->ctx = ctx; ld->tok = tok; ld->n = n; ld->B = B; ld->T = T; ld->bt = bt;
+    ld->ctx = ctx; ld->st = st; ld->n = n; ld->B = B; ld->T = T; ld->bt = bt;
     ld->nwin = (n - 1) / bt;
-    ld->is_shard = is_shard;
+    ld->is_shard = st->is_shard;
     ld->perm_epoch = -1;
     return ld;
 }
@@ -9412,65 +9773,36 @@ static int lt__loader_check_bt(lt_ctx *ctx, const char *fn, int B, int T) {
     return 0;
 }
 
-LTRAIN_DEF lt_loader *lt_loader_open(lt_ctx *ctx, const char *path, int B, int T, int vocab) {
-    void *buf;
-    size_t size, i;
-    int32_t *tok;
-    int64_t n;
-    int shard;
+LTRAIN_DEF lt_loader *lt_loader_open_as(lt_ctx *ctx, const char *path, lt_data_format format, int B, int T,
+                                        int vocab) {
+    lt__store *st;
     char what[300];
     if (!path) { lt_set_error(ctx, LT_ERR_ARG, "lt_loader_open: path is NULL"); return NULL; }
     if (!lt__loader_check_bt(ctx, "lt_loader_open", B, T)) return NULL;
     if (vocab < 0) { lt_set_error(ctx, LT_ERR_ARG, "lt_loader_open: vocab %d must be >= 0 (0: no check)", vocab); return NULL; }
-    if (lt_read_file(ctx, path, &buf, &size) != LT_OK) return NULL;
-    shard = size >= 4 && lt__rd32((const unsigned char *)buf) == LT__SHARD_MAGIC;
-    if (shard) {
-        if (lt_shard_parse(ctx, buf, size, path, vocab, &tok, &n) != LT_OK) { LT__FREE(buf); return NULL; }
-    } else {
-        /* a text file: every byte is a token (vocab 256) */
-        const unsigned char *b = (const unsigned char *)buf;
-        size_t bytes;
-        if (!lt_mul_size(size ? size : 1, sizeof(int32_t), &bytes) || !(tok = (int32_t *)LT__MALLOC(bytes))) {
-            LT__FREE(buf);
-            lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %zu tokens", path, size);
-            return NULL;
-        }
-        for (i = 0; i < size; i++) {
-            if (vocab > 0 && b[i] >= vocab) {
-                lt_set_error(ctx, LT_ERR_FORMAT, "%s: text byte %u at position %zu is >= the vocab size %d "
-                             "(hint: a text file needs vocab >= 256, or 0)", path, (unsigned)b[i], i, vocab);
-                LT__FREE(tok); LT__FREE(buf);
-                return NULL;
-            }
-            tok[i] = b[i];
-        }
-        n = (int64_t)size;
-    }
-    LT__FREE(buf);
-    snprintf(what, sizeof what, "lt_loader_open: %.250s (%s)", path, shard ? "token shard" : "text file");
-    return lt__loader_make(ctx, tok, n, B, T, shard, what);
+    if (!(st = lt__store_open(ctx, path, format, vocab))) return NULL;
+    snprintf(what, sizeof what, "lt_loader_open: %.250s (%s)", path, st->is_shard ? "token shard" : "text file");
+    return lt__loader_make(ctx, st, B, T, what);
+}
+
+LTRAIN_DEF lt_loader *lt_loader_open(lt_ctx *ctx, const char *path, int B, int T, int vocab) {
+    return lt_loader_open_as(ctx, path, LT_DATA_AUTO, B, T, vocab);
 }
 
 LTRAIN_DEF lt_loader *lt_loader_from_tokens(lt_ctx *ctx, const int32_t *tokens, int64_t n, int B, int T) {
-    int32_t *tok;
-    size_t bytes;
+    lt__store *st;
     if (!lt__loader_check_bt(ctx, "lt_loader_from_tokens", B, T)) return NULL;
     if (n < 0 || (!tokens && n > 0)) {
         lt_set_error(ctx, LT_ERR_ARG, "lt_loader_from_tokens: n = %lld with tokens %s", (long long)n, tokens ? "given" : "NULL");
         return NULL;
     }
-    if ((uint64_t)n > (uint64_t)SIZE_MAX || !lt_mul_size(n ? (size_t)n : 1, sizeof(int32_t), &bytes) ||
-        !(tok = (int32_t *)LT__MALLOC(bytes))) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "lt_loader_from_tokens: out of memory for %lld tokens", (long long)n);
-        return NULL;
-    }
-    if (n) memcpy(tok, tokens, (size_t)n * sizeof(int32_t));
-    return lt__loader_make(ctx, tok, n, B, T, 0, "lt_loader_from_tokens");
+    if (!(st = lt__store_copy_of(ctx, tokens, n, 4, "lt_loader_from_tokens"))) return NULL;
+    return lt__loader_make(ctx, st, B, T, "lt_loader_from_tokens");
 }
 
 LTRAIN_DEF void lt_loader_destroy(lt_loader *ld) {
     if (!ld) return;
-    LT__FREE(ld->tok);
+    lt__store_release(ld->st);
     LT__FREE(ld->perm);
     LT__FREE(ld);
 }
@@ -9513,20 +9845,33 @@ LTRAIN_DEF void lt_loader_shuffle(lt_loader *ld, uint64_t seed) {
 
 LTRAIN_DEF lt_status lt_loader_next(lt_loader *ld, int32_t *inputs, int32_t *targets) {
     int64_t w;
-    const int32_t *win;
     if (!ld) return LT_ERR_ARG;
     if (ld->shuffled && ld->perm_epoch != ld->epoch) lt__loader_permute(ld);
     w = ld->shuffled ? ld->perm[ld->index] : ld->index;
-    win = ld->tok + w * ld->bt;
-    if (inputs) memcpy(inputs, win, (size_t)ld->bt * sizeof(int32_t));
-    if (targets) memcpy(targets, win + 1, (size_t)ld->bt * sizeof(int32_t));
+    if (inputs) lt__store_copy(ld->st, w * ld->bt, ld->bt, inputs);
+    if (targets) lt__store_copy(ld->st, w * ld->bt + 1, ld->bt, targets);
     if (++ld->index == ld->nwin) { ld->index = 0; ld->epoch++; }
     return LT_OK;
 }
 
 LTRAIN_DEF int64_t lt_loader_num_tokens(const lt_loader *ld) { return ld ? ld->n : 0; }
-LTRAIN_DEF const int32_t *lt_loader_tokens(const lt_loader *ld) { return ld ? ld->tok : NULL; }
+LTRAIN_DEF const int32_t *lt_loader_tokens(const lt_loader *ld) { return ld ? lt__store_wide(ld->ctx, ld->st) : NULL; }
 LTRAIN_DEF int lt_loader_is_shard(const lt_loader *ld) { return ld ? ld->is_shard : 0; }
+LTRAIN_DEF int lt_loader_token_bytes(const lt_loader *ld) { return ld ? ld->st->esz : 0; }
+
+LTRAIN_DEF lt_status lt_loader_read(const lt_loader *ld, int64_t start, int64_t n, int32_t *out) {
+    if (!ld) return LT_ERR_ARG;
+    if (start < 0 || n < 0 || start > ld->n - n || (!out && n > 0))
+        return lt_set_error(ld->ctx, LT_ERR_ARG, "lt_loader_read: tokens [%lld, %lld + %lld) are outside [0, %lld)%s",
+                            (long long)start, (long long)start, (long long)n, (long long)ld->n, out ? "" : " or out is NULL");
+    if (n) lt__store_copy(ld->st, start, n, out);
+    return LT_OK;
+}
+
+LTRAIN_DEF lt_status lt_loader_check_vocab(lt_loader *ld, int vocab) {
+    if (!ld) return LT_ERR_ARG;
+    return lt__store_check_vocab(ld->ctx, ld->st, vocab, ld->st->label);
+}
 
 LTRAIN_DEF void lt_loader_get_pos(const lt_loader *ld, int64_t *epoch, int64_t *index) {
     if (epoch) *epoch = ld ? ld->epoch : 0;
@@ -9551,13 +9896,14 @@ LTRAIN_DEF lt_status lt_loader_set_pos(lt_loader *ld, int64_t epoch, int64_t ind
    Calls: @@CORE, @@LOSS (lt__gpt_loss), @@DATA (file and shard reads). */
 
 /* ---- @@DATA.seq  the sequence loader --------------------------------------------------------- */
-/* A row of a batch before padding: its inputs and targets (len of each). */
-typedef struct { const int32_t *ids, *tg; int len; } lt__row;
+/* A row of a batch before padding: its inputs and targets (len of each), elements of esz bytes
+   (lt__tk reads them). */
+typedef struct { const unsigned char *ids, *tg; int esz, len; } lt__row;
 
 struct lt_seq_loader {
     lt_ctx *ctx;
     lt_seq_config cfg;
-    int32_t *tok;            /* every token of the source */
+    lt__store *st;           /* every token of the source (shared with a stream loader) */
     int64_t ntok;
     int64_t n;               /* pieces */
     int64_t *off;            /* piece i: tokens tok[off[i] .. off[i]+len[i]] */
@@ -9587,7 +9933,7 @@ LTRAIN_DEF lt_seq_config lt_seq_defaults(void) {
 
 LTRAIN_DEF void lt_seq_destroy(lt_seq_loader *sl) {
     if (!sl) return;
-    LT__FREE(sl->tok); LT__FREE(sl->off); LT__FREE(sl->len); LT__FREE(sl->bucket_of);
+    lt__store_release(sl->st); LT__FREE(sl->off); LT__FREE(sl->len); LT__FREE(sl->bucket_of);
     LT__FREE(sl->order); LT__FREE(sl->run_start); LT__FREE(sl->run_len); LT__FREE(sl->bperm);
     LT__FREE(sl->bcount); LT__FREE(sl->rows);
     LT__FREE(sl);
@@ -9624,19 +9970,25 @@ static void lt__seq_cut(lt_seq_loader *sl, int64_t start, int64_t ntok) {
 
 /* Walks the sequences; with count_only, counts pieces into *pieces instead of storing them. */
 static void lt__seq_split(lt_seq_loader *sl, int count_only, int64_t *pieces) {
-    const int32_t *t = sl->tok;
+    const unsigned char *t = sl->st->p;
+    int esz = sl->st->esz;
     int64_t i = 0, N = sl->ntok, T = sl->cfg.max_len, total = 0;
 #define LT__SEQ_EMIT(s, cnt) do { int64_t s_ = (s), c_ = (cnt); \
         if (c_ >= 2) { if (count_only) total += (c_ - 2) / T + 1; else lt__seq_cut(sl, s_, c_); } } while (0)
     if (sl->cfg.split == LT_SEQ_EOT) {
         int64_t start = 0;
         for (i = 1; i <= N; i++)
-            if (i == N || t[i] == sl->cfg.eot) { LT__SEQ_EMIT(start, i - start); start = i; }
+            if (i == N || lt__tk(t, esz, i) == sl->cfg.eot) { LT__SEQ_EMIT(start, i - start); start = i; }
     } else {
         int64_t para = -1;   /* paragraphs: where the current one starts (-1: none open) */
         while (i < N) {
             int64_t j = i, blank = 1;
-            while (j < N && t[j] != '\n') { if (t[j] != ' ' && t[j] != '\t' && t[j] != '\r') blank = 0; j++; }
+            while (j < N) {
+                int32_t c = lt__tk(t, esz, j);
+                if (c == '\n') break;
+                if (c != ' ' && c != '\t' && c != '\r') blank = 0;
+                j++;
+            }
             if (j < N) j++;  /* the line includes its '\n' */
             if (sl->cfg.split == LT_SEQ_LINES) LT__SEQ_EMIT(i, j - i);
             else if (blank) { if (para >= 0) LT__SEQ_EMIT(para, i - para); para = -1; }
@@ -9649,15 +10001,14 @@ static void lt__seq_split(lt_seq_loader *sl, int count_only, int64_t *pieces) {
     if (count_only) *pieces = total;
 }
 
-/* Takes ownership of tok. */
-static lt_seq_loader *lt__seq_make(lt_ctx *ctx, int32_t *tok, int64_t ntok, const lt_seq_config *cfg,
-                                   const char *what) {
+/* Takes over the store's reference (releases it on failure). */
+static lt_seq_loader *lt__seq_make(lt_ctx *ctx, lt__store *st, const lt_seq_config *cfg, const char *what) {
     lt_seq_loader *sl = (lt_seq_loader *)LT__MALLOC(sizeof(lt_seq_loader));
-    int64_t pieces = 0, T, hi, b;
+    int64_t pieces = 0, T, hi, b, ntok = st->n;
     size_t bytes;
-    if (!sl) { LT__FREE(tok); lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", what); return NULL; }
+    if (!sl) { lt__store_release(st); lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", what); return NULL; }
     memset(sl, 0, sizeof *sl);
-    sl->ctx = ctx; sl->cfg = *cfg; sl->tok = tok; sl->ntok = ntok; sl->plan_epoch = -1;
+    sl->ctx = ctx; sl->cfg = *cfg; sl->st = st; sl->ntok = ntok; sl->plan_epoch = -1;
     T = cfg->max_len;
     lt__seq_split(sl, 1, &pieces);
     if (pieces < 1) {
@@ -9697,85 +10048,69 @@ static lt_seq_loader *lt__seq_make(lt_ctx *ctx, int32_t *tok, int64_t ntok, cons
 }
 
 LTRAIN_DEF lt_seq_loader *lt_seq_from_tokens(lt_ctx *ctx, const int32_t *tokens, int64_t n, const lt_seq_config *cfg) {
-    int32_t *tok;
-    size_t bytes;
+    lt__store *st;
     if (!lt__seq_check_cfg(ctx, "lt_seq_from_tokens", cfg)) return NULL;
     if (n < 0 || (!tokens && n > 0)) {
         lt_set_error(ctx, LT_ERR_ARG, "lt_seq_from_tokens: n = %lld with tokens %s", (long long)n, tokens ? "given" : "NULL");
         return NULL;
     }
-    if ((uint64_t)n > (uint64_t)SIZE_MAX || !lt_mul_size(n ? (size_t)n : 1, sizeof(int32_t), &bytes) ||
-        !(tok = (int32_t *)LT__MALLOC(bytes))) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "lt_seq_from_tokens: out of memory for %lld tokens", (long long)n);
-        return NULL;
-    }
-    if (n) memcpy(tok, tokens, (size_t)n * sizeof(int32_t));
-    return lt__seq_make(ctx, tok, n, cfg, "lt_seq_from_tokens");
-}
-
-/* Bytes -> tokens (vocab 256); vocab > 0 rejects bytes >= vocab. */
-static int32_t *lt__seq_bytes(lt_ctx *ctx, const unsigned char *b, size_t n, int vocab, const char *what) {
-    int32_t *tok;
-    size_t bytes, i;
-    if (!lt_mul_size(n ? n : 1, sizeof(int32_t), &bytes) || !(tok = (int32_t *)LT__MALLOC(bytes))) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %zu tokens", what, n);
-        return NULL;
-    }
-    for (i = 0; i < n; i++) {
-        if (vocab > 0 && b[i] >= vocab) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: text byte %u at position %zu is >= the vocab size %d "
-                         "(hint: a text file needs vocab >= 256, or 0)", what, (unsigned)b[i], i, vocab);
-            LT__FREE(tok);
-            return NULL;
-        }
-        tok[i] = b[i];
-    }
-    return tok;
+    if (!(st = lt__store_copy_of(ctx, tokens, n, 4, "lt_seq_from_tokens"))) return NULL;
+    return lt__seq_make(ctx, st, cfg, "lt_seq_from_tokens");
 }
 
 LTRAIN_DEF lt_seq_loader *lt_seq_from_text(lt_ctx *ctx, const char *text, size_t n, const lt_seq_config *cfg) {
-    int32_t *tok;
+    lt__store *st;
     if (!lt__seq_check_cfg(ctx, "lt_seq_from_text", cfg)) return NULL;
     if (!text && n) { lt_set_error(ctx, LT_ERR_ARG, "lt_seq_from_text: text is NULL"); return NULL; }
-    tok = lt__seq_bytes(ctx, (const unsigned char *)text, n, 0, "lt_seq_from_text");
-    return tok ? lt__seq_make(ctx, tok, (int64_t)n, cfg, "lt_seq_from_text") : NULL;
+    if (n > (size_t)INT64_MAX || !(st = lt__store_copy_of(ctx, text, (int64_t)n, 1, "lt_seq_from_text"))) {
+        if (!lt_failed(ctx)) lt_set_error(ctx, LT_ERR_NOMEM, "lt_seq_from_text: %zu bytes is too much", n);
+        return NULL;
+    }
+    return lt__seq_make(ctx, st, cfg, "lt_seq_from_text");
 }
 
-LTRAIN_DEF lt_seq_loader *lt_seq_open(lt_ctx *ctx, const char *path, const lt_seq_config *cfg, int vocab) {
-    void *buf;
-    size_t size;
-    int32_t *tok;
-    int64_t n;
-    int shard;
+/* Lines and paragraphs split text; a shard is split at an end-of-text id. */
+static int lt__seq_fits(lt_ctx *ctx, const lt__store *st, const lt_seq_config *cfg, const char *what) {
+    if (!st->is_shard || cfg->split == LT_SEQ_EOT) return 1;
+    lt_set_error(ctx, LT_ERR_ARG, "%s: lines and paragraphs split text; a token shard is split at an "
+                 "end-of-text id (hint: --eot 50256)", what);
+    return 0;
+}
+
+LTRAIN_DEF lt_seq_loader *lt_seq_open_as(lt_ctx *ctx, const char *path, lt_data_format format,
+                                         const lt_seq_config *cfg, int vocab) {
+    lt__store *st;
     char what[300];
     if (!path) { lt_set_error(ctx, LT_ERR_ARG, "lt_seq_open: path is NULL"); return NULL; }
     if (!lt__seq_check_cfg(ctx, "lt_seq_open", cfg)) return NULL;
-    if (lt_read_file(ctx, path, &buf, &size) != LT_OK) return NULL;
-    shard = size >= 4 && lt__rd32((const unsigned char *)buf) == LT__SHARD_MAGIC;
-    snprintf(what, sizeof what, "lt_seq_open: %.250s (%s)", path, shard ? "token shard" : "text file");
-    if (shard && cfg->split != LT_SEQ_EOT) {
-        LT__FREE(buf);
-        lt_set_error(ctx, LT_ERR_ARG, "%s: lines and paragraphs split text; a token shard is split at an "
-                     "end-of-text id (hint: --eot 50256)", what);
-        return NULL;
-    }
-    if (shard) {
-        lt_status s = lt_shard_parse(ctx, buf, size, path, vocab, &tok, &n);
-        LT__FREE(buf);
-        if (s != LT_OK) return NULL;
-    } else {
-        tok = lt__seq_bytes(ctx, (const unsigned char *)buf, size, vocab, what);
-        LT__FREE(buf);
-        if (!tok) return NULL;
-        n = (int64_t)size;
-    }
-    return lt__seq_make(ctx, tok, n, cfg, what);
+    if (vocab < 0) { lt_set_error(ctx, LT_ERR_ARG, "lt_seq_open: vocab %d must be >= 0 (0: no check)", vocab); return NULL; }
+    if (!(st = lt__store_open(ctx, path, format, vocab))) return NULL;
+    snprintf(what, sizeof what, "lt_seq_open: %.250s (%s)", path, st->is_shard ? "token shard" : "text file");
+    if (!lt__seq_fits(ctx, st, cfg, what)) { lt__store_release(st); return NULL; }
+    return lt__seq_make(ctx, st, cfg, what);
+}
+
+LTRAIN_DEF lt_seq_loader *lt_seq_open(lt_ctx *ctx, const char *path, const lt_seq_config *cfg, int vocab) {
+    return lt_seq_open_as(ctx, path, LT_DATA_AUTO, cfg, vocab);
+}
+
+LTRAIN_DEF lt_seq_loader *lt_seq_from_loader(lt_ctx *ctx, const lt_loader *ld, const lt_seq_config *cfg) {
+    char what[300];
+    if (!ld) { lt_set_error(ctx, LT_ERR_ARG, "lt_seq_from_loader: loader is NULL"); return NULL; }
+    if (!lt__seq_check_cfg(ctx, "lt_seq_from_loader", cfg)) return NULL;
+    snprintf(what, sizeof what, "lt_seq_from_loader: %.250s (%s)", ld->st->label, ld->is_shard ? "token shard" : "text file");
+    if (!lt__seq_fits(ctx, ld->st, cfg, what)) return NULL;
+    ld->st->refs++;
+    return lt__seq_make(ctx, ld->st, cfg, what);
 }
 
 LTRAIN_DEF int64_t lt_seq_count(const lt_seq_loader *sl) { return sl ? sl->n : 0; }
 LTRAIN_DEF int lt_seq_length(const lt_seq_loader *sl, int64_t i) { return sl && i >= 0 && i < sl->n ? sl->len[i] : 0; }
 LTRAIN_DEF const int32_t *lt_seq_tokens(const lt_seq_loader *sl, int64_t i) {
-    return sl && i >= 0 && i < sl->n ? sl->tok + sl->off[i] : NULL;
+    const int32_t *w;
+    if (!sl || i < 0 || i >= sl->n) return NULL;
+    w = lt__store_wide(sl->ctx, sl->st);
+    return w ? w + sl->off[i] : NULL;
 }
 
 /* The padded length of a batch whose longest row is m. */
@@ -9887,8 +10222,8 @@ static lt_status lt__batch_fill(lt_ctx *ctx, lt_batch *b, const lt__row *rows, i
             int32_t *oi = b->ids + r * W, *ot = b->targets + r * W;
             if (n > W) n = W;
             for (t = 0; t < n; t++) {
-                oi[t] = rows[i].ids[c + t];
-                ot[t] = rows[i].tg[c + t];
+                oi[t] = lt__tk(rows[i].ids, rows[i].esz, c + t);
+                ot[t] = lt__tk(rows[i].tg, rows[i].esz, c + t);
                 b->real += ot[t] != LT_IGNORE_INDEX;
             }
             for (; t < W; t++) { oi[t] = 0; ot[t] = LT_IGNORE_INDEX; }
@@ -9914,8 +10249,9 @@ LTRAIN_DEF lt_status lt_seq_next(lt_seq_loader *sl, int fold_len, lt_batch *b) {
     nr = sl->run_len[run];
     for (k = 0; k < nr; k++) {
         int64_t p = sl->order[sl->run_start[run] + k];
-        sl->rows[k].ids = sl->tok + sl->off[p];
-        sl->rows[k].tg = sl->tok + sl->off[p] + 1;
+        sl->rows[k].ids = sl->st->p + sl->off[p] * sl->st->esz;
+        sl->rows[k].tg = sl->rows[k].ids + sl->st->esz;
+        sl->rows[k].esz = sl->st->esz;
         sl->rows[k].len = sl->len[p];
     }
     if (++sl->index == sl->nb) { sl->index = 0; sl->epoch++; }
@@ -9953,8 +10289,9 @@ LTRAIN_DEF lt_status lt_batch_from_rows(lt_ctx *ctx, lt_batch *b, const int32_t 
     rows = (lt__row *)LT__MALLOC((size_t)B * sizeof(lt__row));
     if (!rows) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_batch_from_rows: out of memory");
     for (i = 0; i < B; i++) {
-        rows[i].ids = ids + (int64_t)i * T;
-        rows[i].tg = targets + (int64_t)i * T;
+        rows[i].ids = (const unsigned char *)(ids + (int64_t)i * T);
+        rows[i].tg = (const unsigned char *)(targets + (int64_t)i * T);
+        rows[i].esz = 4;
         rows[i].len = lengths ? lengths[i] : T;
     }
     s = lt__batch_fill(ctx, b, rows, B, fold_len, 1, T);

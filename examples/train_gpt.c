@@ -19,6 +19,7 @@
 
 typedef struct {
     const char *data, *val, *init, *resume, *save, *log, *decay, *optim, *prompt;
+    const char *format;   /* --format auto|text|shard: how --data and --val are read (data_format) */
     const char *plot;   /* --plot PATH.svg */
     const char *compile;   /* --compile on|off: replay a captured step (lt_compile) */
     const char *precision, *loss_scale;   /* --precision fp32|bf16|fp16, --loss-scale on|off (fp16) */
@@ -44,6 +45,7 @@ typedef struct {
 static void defaults(args_t *a) {
     memset(a, 0, sizeof *a);
     a->data = "ltrain.h";
+    a->format = "auto";
     a->decay = "cosine";
     a->optim = "adamw";
     a->compile = "off";
@@ -70,6 +72,7 @@ static void usage(void) {
     defaults(&d);
     printf("usage: train_gpt [flags]\n"
            "  data:      --data PATH (%s)  --val PATH  --eval-every N (%d)  --eval-batches N (%d)  --shuffle\n"
+           "             --format auto|text|shard (auto: a .bin name or the shard magic is a shard, else text)\n"
            "  model:     --layers N (%d) --heads N (%d) --channels N (%d) --ctx N (%d) --vocab N (256 text, 50257 shards)\n"
            "             --init PATH (weights from safetensors)\n"
            "  batch:     --batch B (%d) --seq T (%d) --accum K (%d)\n"
@@ -124,7 +127,7 @@ static int parse(args_t *a, int argc, char **argv) {
                        : !strcmp(f, "--prompt") ? &a->prompt : !strcmp(f, "--compile") ? &a->compile : !strcmp(f, "--plot") ? &a->plot
                        : !strcmp(f, "--allreduce") ? &a->allreduce : !strcmp(f, "--precision") ? &a->precision
                        : !strcmp(f, "--loss-scale") ? &a->loss_scale : !strcmp(f, "--device") ? &a->device
-                       : !strcmp(f, "--tf32") ? &a->tf32 : NULL;
+                       : !strcmp(f, "--tf32") ? &a->tf32 : !strcmp(f, "--format") ? &a->format : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
         if (!strcmp(f, "--shuffle")) { a->shuffle = 1; continue; }
         if (!strcmp(f, "--profile")) { a->profile = 1; continue; }
@@ -269,8 +272,9 @@ typedef struct {
     float seed;               /* each backward's seed: the fp16 loss scale (1 otherwise) */
 } seqs_t;
 
-/* 0 ok, 1 a usage error (printed), 2 a library error (on ctx) */
-static int seqs_open(seqs_t *q, const args_t *a, lt_ctx *ctx, int vocab) {
+/* 0 ok, 1 a usage error (printed), 2 a library error (on ctx).  The sequences share the stream
+   loader's tokens (the file is read once). */
+static int seqs_open(seqs_t *q, const args_t *a, lt_ctx *ctx, const lt_loader *ld) {
     char err[256];
     int split = !strcmp(a->seqs, "lines") ? LT_SEQ_LINES : !strcmp(a->seqs, "paragraphs") ? LT_SEQ_PARAGRAPHS : 0;
     q->B = a->batch; q->T = a->seq; q->K = a->accum;
@@ -297,7 +301,7 @@ static int seqs_open(seqs_t *q, const args_t *a, lt_ctx *ctx, int vocab) {
         c.batching = strcmp(a->batching, "random") ? LT_BATCH_BUCKET : LT_BATCH_RANDOM;
         c.batch_tokens = a->batch_tokens > 0 ? a->batch_tokens : (int64_t)a->batch * a->seq;
         c.seed = a->seed;
-        if (!(q->sl = lt_seq_open(ctx, a->data, &c, vocab))) return 2;
+        if (!(q->sl = lt_seq_from_loader(ctx, ld, &c))) return 2;
         printf("sequences: %lld pieces of at most %d tokens (%s), %s batches of <= %lld tokens, %lld in epoch 0\n",
                (long long)lt_seq_count(q->sl), a->seq, a->eot >= 0 ? "documents" : a->seqs, a->batching,
                (long long)c.batch_tokens, (long long)lt_seq_batches(q->sl, 0));
@@ -462,6 +466,22 @@ static int run_open(run_t *r, int argc, char **argv) {
     return 0;
 }
 
+/* The format of --format (1 with a message when it is none of them). */
+static int data_format(const args_t *a, lt_data_format *f) {
+    *f = !strcmp(a->format, "text") ? LT_DATA_TEXT : !strcmp(a->format, "shard") ? LT_DATA_SHARD : LT_DATA_AUTO;
+    if (*f == LT_DATA_AUTO && strcmp(a->format, "auto")) return die("--format must be auto, text or shard");
+    return 0;
+}
+
+/* The training loader (the global batch), opened once: --data may be a pipe.  vocab 0: checked
+   later by data_open, when the model's vocab is known. */
+static int open_data(run_t *r, int vocab) {
+    lt_data_format f;
+    if (data_format(&r->a, &f)) return 1;
+    r->ld = lt_loader_open_as(r->ctx, r->a.data, f, r->B * lt_dist_world(), r->T, vocab);
+    return r->ld ? 0 : FAILED;
+}
+
 /* The model: loaded from --resume or --init, else a new one of the flags' shape. */
 static int model_open(run_t *r) {
     const args_t *a = &r->a;
@@ -473,10 +493,10 @@ static int model_open(run_t *r) {
         memset(&cfg, 0, sizeof cfg);
         cfg.layers = a->layers; cfg.heads = a->heads; cfg.channels = a->channels; cfg.ctx = a->ctx;
         cfg.vocab = a->vocab;
-        if (cfg.vocab == 0) {   /* 256 for text, GPT-2's 50257 for token shards */
-            lt_loader *probe = lt_loader_open(r->ctx, a->data, 1, 1, 0);
-            cfg.vocab = probe && lt_loader_is_shard(probe) ? 50257 : 256;
-            lt_loader_destroy(probe);
+        if (cfg.vocab == 0) {   /* 256 for text, GPT-2's 50257 for token shards: the data opens here */
+            int rc = open_data(r, 0);
+            if (rc != 0) return rc;
+            cfg.vocab = lt_loader_is_shard(r->ld) ? 50257 : 256;
         }
         if (r->T > cfg.ctx && !a->ctx_set) cfg.ctx = r->T; /* the default context grows to --seq */
         r->g = lt_gpt_create(r->ctx, &cfg);
@@ -489,16 +509,22 @@ static int model_open(run_t *r) {
     return 0;
 }
 
-/* The data: the training loader (the global batch), the sequences, --val, one micro-batch's buffers. */
+/* The data: the training loader (unless model_open opened it), the sequences, --val, one
+   micro-batch's buffers. */
 static int data_open(run_t *r) {
     const args_t *a = &r->a;
     int V = lt_gpt_cfg(r->g)->vocab, rc;
-    r->ld = lt_loader_open(r->ctx, a->data, r->B * lt_dist_world(), r->T, V);
-    if (!r->ld) return FAILED;
+    lt_data_format f;
+    if (data_format(a, &f)) return 1;
+    if (r->ld) {
+        if (lt_loader_check_vocab(r->ld, V) != LT_OK) return FAILED;
+    } else if ((rc = open_data(r, V)) != 0) {
+        return rc;
+    }
     if (a->shuffle) lt_loader_shuffle(r->ld, a->seed);
-    if ((rc = seqs_open(&r->sq, a, r->ctx, V)) != 0) return rc;
+    if ((rc = seqs_open(&r->sq, a, r->ctx, r->ld)) != 0) return rc;
     if (r->sq.on && lt_dist_world() > 1) return die("--seqs, --eot and --len-schedule run on one process only");
-    if (a->val && !(r->val = lt_loader_open(r->ctx, a->val, r->B, r->T, V))) return FAILED;
+    if (a->val && !(r->val = lt_loader_open_as(r->ctx, a->val, f, r->B, r->T, V))) return FAILED;
     r->in = (int32_t *)malloc((size_t)r->B * (size_t)r->T * sizeof(int32_t));
     r->tg = (int32_t *)malloc((size_t)r->B * (size_t)r->T * sizeof(int32_t));
     if (!r->in || !r->tg) return die("out of memory");

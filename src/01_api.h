@@ -638,11 +638,25 @@ LTRAIN_DEF void lt_round_to_precision(lt_dtype precision, const float *in, float
    floor((n-1)/(B*T)) batches.  With shuffling (seeded), the windows of an epoch are visited in a
    random order instead, drawn from (seed, epoch) alone.  Every source needs n >= B*T+1 tokens. */
 typedef struct lt_loader lt_loader;
-/* Opens a text file (bytes, vocab 256) or an llm.c token shard (detected by its magic
-   20240520: 256 int32 header [magic, version 1, count], then count uint16 tokens).
-   vocab > 0 rejects tokens >= vocab.  Errors name the file and the field. */
+/* How to read a data file.  LT_DATA_AUTO: a name ending in .bin (any case), or a file that starts
+   with the shard magic 20240520, is a token shard and must be a valid one (a damaged shard is
+   refused, naming the field: magic, version, token count against the file size); anything else
+   is text.  LT_DATA_TEXT reads any file as text bytes; LT_DATA_SHARD requires a shard. */
+typedef enum { LT_DATA_AUTO = 0, LT_DATA_TEXT, LT_DATA_SHARD } lt_data_format;
+/* Opens a text file (bytes, vocab 256) or an llm.c token shard (256 int32 header [magic
+   20240520, version 1, count], then count uint16 tokens), by lt_loader_open_as's LT_DATA_AUTO.
+   vocab > 0 rejects tokens >= vocab.  Errors name the file and the field.
+   Storage: the file is read once.  A regular file is mapped (mmap, where the system has it) and
+   used in place: text as bytes (1 byte a token), a shard as its uint16 tokens (2 bytes), so a
+   file costs no more memory than the pages a run touches, which the system can drop again.  A
+   pipe or device (--data <(cmd), /dev/stdin) is read into memory once, up to the data limit
+   (see lt_read_file), and stored the same way.  Batches are widened to int32 as they are copied
+   out.  A mapped file must not be truncated while its loader lives (reading a page that no
+   longer exists stops the process with SIGBUS): copy a file another program rewrites. */
 LTRAIN_DEF lt_loader *lt_loader_open(lt_ctx *ctx, const char *path, int B, int T, int vocab);
-/* A loader over tokens in memory (copied as they are; no vocab check). */
+LTRAIN_DEF lt_loader *lt_loader_open_as(lt_ctx *ctx, const char *path, lt_data_format format, int B, int T,
+                                        int vocab);
+/* A loader over tokens in memory (copied as they are, as int32; no vocab check). */
 LTRAIN_DEF lt_loader *lt_loader_from_tokens(lt_ctx *ctx, const int32_t *tokens, int64_t n, int B, int T);
 LTRAIN_DEF void lt_loader_destroy(lt_loader *ld);
 LTRAIN_DEF lt_status lt_loader_next(lt_loader *ld, int32_t *inputs, int32_t *targets); /* B*T each; NULL skips */
@@ -650,8 +664,17 @@ LTRAIN_DEF lt_status lt_loader_next(lt_loader *ld, int32_t *inputs, int32_t *tar
    is kept, so shuffle then set_pos resumes a shuffled run exactly. */
 LTRAIN_DEF void lt_loader_shuffle(lt_loader *ld, uint64_t seed);
 LTRAIN_DEF int64_t lt_loader_num_tokens(const lt_loader *ld);
+/* Tokens [start, start+n) as int32 into out (LT_ERR_ARG outside [0, num_tokens)). */
+LTRAIN_DEF lt_status lt_loader_read(const lt_loader *ld, int64_t start, int64_t n, int32_t *out);
+/* Deprecated (use lt_loader_read): every token as int32.  A file's loader stores bytes or uint16,
+   so the first call makes an int32 copy of all tokens (4 bytes a token, kept until destroy;
+   NULL with the error on the loader's context when memory runs out). */
 LTRAIN_DEF const int32_t *lt_loader_tokens(const lt_loader *ld);
 LTRAIN_DEF int lt_loader_is_shard(const lt_loader *ld);
+LTRAIN_DEF int lt_loader_token_bytes(const lt_loader *ld);   /* storage: 1 text, 2 shard, 4 from_tokens */
+/* Checks every token against vocab (> 0), as opening with that vocab does: for a loader opened
+   before the vocab was known (the model's vocab chosen from the data). */
+LTRAIN_DEF lt_status lt_loader_check_vocab(lt_loader *ld, int vocab);
 /* The position as two numbers (epoch, batch index in epoch) so a resume continues exactly.
    set_pos needs epoch >= 0 and 0 <= index < batches per epoch. */
 LTRAIN_DEF void lt_loader_get_pos(const lt_loader *ld, int64_t *epoch, int64_t *index);
@@ -660,7 +683,10 @@ LTRAIN_DEF lt_status lt_loader_set_pos(lt_loader *ld, int64_t epoch, int64_t ind
    (free with lt_free) and *n set.  label names the source in error messages. */
 LTRAIN_DEF lt_status lt_shard_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label, int vocab,
                                     int32_t **tokens, int64_t *n);
-/* Read a whole file into memory (malloc'd, free with lt_free). */
+/* Read a whole file into memory, once (a pipe too; malloc'd, free with lt_free).  At most the
+   data limit, so an input that never ends (/dev/zero) is refused before memory runs out:
+   LTRAIN_DATA_LIMIT=N (bytes, or with a k, m or g suffix, binary units); by default half the
+   physical memory where the system reports it, else 4 GiB. */
 LTRAIN_DEF lt_status lt_read_file(lt_ctx *ctx, const char *path, void **buf, size_t *size);
 LTRAIN_DEF void lt_free(void *p);
 
@@ -746,16 +772,24 @@ typedef struct {
 typedef struct lt_seq_loader lt_seq_loader;
 /* split LT_SEQ_LINES, max_len 64, bucket batching, batch_tokens 512, bucket_width 1/16, pad_to 1. */
 LTRAIN_DEF lt_seq_config lt_seq_defaults(void);
-/* A text file (bytes; LT_SEQ_LINES or LT_SEQ_PARAGRAPHS) or an llm.c token shard (LT_SEQ_EOT).
-   vocab > 0 rejects tokens >= vocab.  Errors name the file. */
+/* A text file (bytes; LT_SEQ_LINES or LT_SEQ_PARAGRAPHS) or an llm.c token shard (LT_SEQ_EOT),
+   its format chosen as lt_loader_open's (lt_seq_open_as: given), stored as lt_loader_open
+   stores it.  vocab > 0 rejects tokens >= vocab.  Errors name the file. */
 LTRAIN_DEF lt_seq_loader *lt_seq_open(lt_ctx *ctx, const char *path, const lt_seq_config *cfg, int vocab);
+LTRAIN_DEF lt_seq_loader *lt_seq_open_as(lt_ctx *ctx, const char *path, lt_data_format format,
+                                         const lt_seq_config *cfg, int vocab);
+/* The tokens of a stream loader, shared (not copied; either may be destroyed first): a file
+   opened once serves both, so a pipe works. */
+LTRAIN_DEF lt_seq_loader *lt_seq_from_loader(lt_ctx *ctx, const lt_loader *ld, const lt_seq_config *cfg);
 /* From memory (copied): text bytes, or tokens (LT_SEQ_EOT only). */
 LTRAIN_DEF lt_seq_loader *lt_seq_from_text(lt_ctx *ctx, const char *text, size_t n, const lt_seq_config *cfg);
 LTRAIN_DEF lt_seq_loader *lt_seq_from_tokens(lt_ctx *ctx, const int32_t *tokens, int64_t n, const lt_seq_config *cfg);
 LTRAIN_DEF void lt_seq_destroy(lt_seq_loader *sl);
 LTRAIN_DEF int64_t lt_seq_count(const lt_seq_loader *sl);                   /* pieces */
 LTRAIN_DEF int lt_seq_length(const lt_seq_loader *sl, int64_t i);           /* pairs of piece i */
-LTRAIN_DEF const int32_t *lt_seq_tokens(const lt_seq_loader *sl, int64_t i); /* its length+1 tokens */
+/* Piece i's length+1 tokens as int32.  A file's tokens are stored as bytes or uint16, so the
+   first call makes an int32 copy of all tokens (4 bytes a token, kept until destroy). */
+LTRAIN_DEF const int32_t *lt_seq_tokens(const lt_seq_loader *sl, int64_t i);
 LTRAIN_DEF int64_t lt_seq_batches(lt_seq_loader *sl, int64_t epoch);        /* batches in that epoch */
 /* The pieces of batch `index` of `epoch` (room for batch_tokens); returns how many, -1 out of range. */
 LTRAIN_DEF int64_t lt_seq_batch_members(lt_seq_loader *sl, int64_t epoch, int64_t index, int64_t *pieces);

@@ -4,13 +4,14 @@
    Calls: @@CORE, @@LOSS (lt__gpt_loss), @@DATA (file and shard reads). */
 
 /* ---- @@DATA.seq  the sequence loader --------------------------------------------------------- */
-/* A row of a batch before padding: its inputs and targets (len of each). */
-typedef struct { const int32_t *ids, *tg; int len; } lt__row;
+/* A row of a batch before padding: its inputs and targets (len of each), elements of esz bytes
+   (lt__tk reads them). */
+typedef struct { const unsigned char *ids, *tg; int esz, len; } lt__row;
 
 struct lt_seq_loader {
     lt_ctx *ctx;
     lt_seq_config cfg;
-    int32_t *tok;            /* every token of the source */
+    lt__store *st;           /* every token of the source (shared with a stream loader) */
     int64_t ntok;
     int64_t n;               /* pieces */
     int64_t *off;            /* piece i: tokens tok[off[i] .. off[i]+len[i]] */
@@ -40,7 +41,7 @@ LTRAIN_DEF lt_seq_config lt_seq_defaults(void) {
 
 LTRAIN_DEF void lt_seq_destroy(lt_seq_loader *sl) {
     if (!sl) return;
-    LT__FREE(sl->tok); LT__FREE(sl->off); LT__FREE(sl->len); LT__FREE(sl->bucket_of);
+    lt__store_release(sl->st); LT__FREE(sl->off); LT__FREE(sl->len); LT__FREE(sl->bucket_of);
     LT__FREE(sl->order); LT__FREE(sl->run_start); LT__FREE(sl->run_len); LT__FREE(sl->bperm);
     LT__FREE(sl->bcount); LT__FREE(sl->rows);
     LT__FREE(sl);
@@ -77,19 +78,25 @@ static void lt__seq_cut(lt_seq_loader *sl, int64_t start, int64_t ntok) {
 
 /* Walks the sequences; with count_only, counts pieces into *pieces instead of storing them. */
 static void lt__seq_split(lt_seq_loader *sl, int count_only, int64_t *pieces) {
-    const int32_t *t = sl->tok;
+    const unsigned char *t = sl->st->p;
+    int esz = sl->st->esz;
     int64_t i = 0, N = sl->ntok, T = sl->cfg.max_len, total = 0;
 #define LT__SEQ_EMIT(s, cnt) do { int64_t s_ = (s), c_ = (cnt); \
         if (c_ >= 2) { if (count_only) total += (c_ - 2) / T + 1; else lt__seq_cut(sl, s_, c_); } } while (0)
     if (sl->cfg.split == LT_SEQ_EOT) {
         int64_t start = 0;
         for (i = 1; i <= N; i++)
-            if (i == N || t[i] == sl->cfg.eot) { LT__SEQ_EMIT(start, i - start); start = i; }
+            if (i == N || lt__tk(t, esz, i) == sl->cfg.eot) { LT__SEQ_EMIT(start, i - start); start = i; }
     } else {
         int64_t para = -1;   /* paragraphs: where the current one starts (-1: none open) */
         while (i < N) {
             int64_t j = i, blank = 1;
-            while (j < N && t[j] != '\n') { if (t[j] != ' ' && t[j] != '\t' && t[j] != '\r') blank = 0; j++; }
+            while (j < N) {
+                int32_t c = lt__tk(t, esz, j);
+                if (c == '\n') break;
+                if (c != ' ' && c != '\t' && c != '\r') blank = 0;
+                j++;
+            }
             if (j < N) j++;  /* the line includes its '\n' */
             if (sl->cfg.split == LT_SEQ_LINES) LT__SEQ_EMIT(i, j - i);
             else if (blank) { if (para >= 0) LT__SEQ_EMIT(para, i - para); para = -1; }
@@ -102,15 +109,14 @@ static void lt__seq_split(lt_seq_loader *sl, int count_only, int64_t *pieces) {
     if (count_only) *pieces = total;
 }
 
-/* Takes ownership of tok. */
-static lt_seq_loader *lt__seq_make(lt_ctx *ctx, int32_t *tok, int64_t ntok, const lt_seq_config *cfg,
-                                   const char *what) {
+/* Takes over the store's reference (releases it on failure). */
+static lt_seq_loader *lt__seq_make(lt_ctx *ctx, lt__store *st, const lt_seq_config *cfg, const char *what) {
     lt_seq_loader *sl = (lt_seq_loader *)LT__MALLOC(sizeof(lt_seq_loader));
-    int64_t pieces = 0, T, hi, b;
+    int64_t pieces = 0, T, hi, b, ntok = st->n;
     size_t bytes;
-    if (!sl) { LT__FREE(tok); lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", what); return NULL; }
+    if (!sl) { lt__store_release(st); lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", what); return NULL; }
     memset(sl, 0, sizeof *sl);
-    sl->ctx = ctx; sl->cfg = *cfg; sl->tok = tok; sl->ntok = ntok; sl->plan_epoch = -1;
+    sl->ctx = ctx; sl->cfg = *cfg; sl->st = st; sl->ntok = ntok; sl->plan_epoch = -1;
     T = cfg->max_len;
     lt__seq_split(sl, 1, &pieces);
     if (pieces < 1) {
@@ -150,85 +156,69 @@ static lt_seq_loader *lt__seq_make(lt_ctx *ctx, int32_t *tok, int64_t ntok, cons
 }
 
 LTRAIN_DEF lt_seq_loader *lt_seq_from_tokens(lt_ctx *ctx, const int32_t *tokens, int64_t n, const lt_seq_config *cfg) {
-    int32_t *tok;
-    size_t bytes;
+    lt__store *st;
     if (!lt__seq_check_cfg(ctx, "lt_seq_from_tokens", cfg)) return NULL;
     if (n < 0 || (!tokens && n > 0)) {
         lt_set_error(ctx, LT_ERR_ARG, "lt_seq_from_tokens: n = %lld with tokens %s", (long long)n, tokens ? "given" : "NULL");
         return NULL;
     }
-    if ((uint64_t)n > (uint64_t)SIZE_MAX || !lt_mul_size(n ? (size_t)n : 1, sizeof(int32_t), &bytes) ||
-        !(tok = (int32_t *)LT__MALLOC(bytes))) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "lt_seq_from_tokens: out of memory for %lld tokens", (long long)n);
-        return NULL;
-    }
-    if (n) memcpy(tok, tokens, (size_t)n * sizeof(int32_t));
-    return lt__seq_make(ctx, tok, n, cfg, "lt_seq_from_tokens");
-}
-
-/* Bytes -> tokens (vocab 256); vocab > 0 rejects bytes >= vocab. */
-static int32_t *lt__seq_bytes(lt_ctx *ctx, const unsigned char *b, size_t n, int vocab, const char *what) {
-    int32_t *tok;
-    size_t bytes, i;
-    if (!lt_mul_size(n ? n : 1, sizeof(int32_t), &bytes) || !(tok = (int32_t *)LT__MALLOC(bytes))) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %zu tokens", what, n);
-        return NULL;
-    }
-    for (i = 0; i < n; i++) {
-        if (vocab > 0 && b[i] >= vocab) {
-            lt_set_error(ctx, LT_ERR_FORMAT, "%s: text byte %u at position %zu is >= the vocab size %d "
-                         "(hint: a text file needs vocab >= 256, or 0)", what, (unsigned)b[i], i, vocab);
-            LT__FREE(tok);
-            return NULL;
-        }
-        tok[i] = b[i];
-    }
-    return tok;
+    if (!(st = lt__store_copy_of(ctx, tokens, n, 4, "lt_seq_from_tokens"))) return NULL;
+    return lt__seq_make(ctx, st, cfg, "lt_seq_from_tokens");
 }
 
 LTRAIN_DEF lt_seq_loader *lt_seq_from_text(lt_ctx *ctx, const char *text, size_t n, const lt_seq_config *cfg) {
-    int32_t *tok;
+    lt__store *st;
     if (!lt__seq_check_cfg(ctx, "lt_seq_from_text", cfg)) return NULL;
     if (!text && n) { lt_set_error(ctx, LT_ERR_ARG, "lt_seq_from_text: text is NULL"); return NULL; }
-    tok = lt__seq_bytes(ctx, (const unsigned char *)text, n, 0, "lt_seq_from_text");
-    return tok ? lt__seq_make(ctx, tok, (int64_t)n, cfg, "lt_seq_from_text") : NULL;
+    if (n > (size_t)INT64_MAX || !(st = lt__store_copy_of(ctx, text, (int64_t)n, 1, "lt_seq_from_text"))) {
+        if (!lt_failed(ctx)) lt_set_error(ctx, LT_ERR_NOMEM, "lt_seq_from_text: %zu bytes is too much", n);
+        return NULL;
+    }
+    return lt__seq_make(ctx, st, cfg, "lt_seq_from_text");
 }
 
-LTRAIN_DEF lt_seq_loader *lt_seq_open(lt_ctx *ctx, const char *path, const lt_seq_config *cfg, int vocab) {
-    void *buf;
-    size_t size;
-    int32_t *tok;
-    int64_t n;
-    int shard;
+/* Lines and paragraphs split text; a shard is split at an end-of-text id. */
+static int lt__seq_fits(lt_ctx *ctx, const lt__store *st, const lt_seq_config *cfg, const char *what) {
+    if (!st->is_shard || cfg->split == LT_SEQ_EOT) return 1;
+    lt_set_error(ctx, LT_ERR_ARG, "%s: lines and paragraphs split text; a token shard is split at an "
+                 "end-of-text id (hint: --eot 50256)", what);
+    return 0;
+}
+
+LTRAIN_DEF lt_seq_loader *lt_seq_open_as(lt_ctx *ctx, const char *path, lt_data_format format,
+                                         const lt_seq_config *cfg, int vocab) {
+    lt__store *st;
     char what[300];
     if (!path) { lt_set_error(ctx, LT_ERR_ARG, "lt_seq_open: path is NULL"); return NULL; }
     if (!lt__seq_check_cfg(ctx, "lt_seq_open", cfg)) return NULL;
-    if (lt_read_file(ctx, path, &buf, &size) != LT_OK) return NULL;
-    shard = size >= 4 && lt__rd32((const unsigned char *)buf) == LT__SHARD_MAGIC;
-    snprintf(what, sizeof what, "lt_seq_open: %.250s (%s)", path, shard ? "token shard" : "text file");
-    if (shard && cfg->split != LT_SEQ_EOT) {
-        LT__FREE(buf);
-        lt_set_error(ctx, LT_ERR_ARG, "%s: lines and paragraphs split text; a token shard is split at an "
-                     "end-of-text id (hint: --eot 50256)", what);
-        return NULL;
-    }
-    if (shard) {
-        lt_status s = lt_shard_parse(ctx, buf, size, path, vocab, &tok, &n);
-        LT__FREE(buf);
-        if (s != LT_OK) return NULL;
-    } else {
-        tok = lt__seq_bytes(ctx, (const unsigned char *)buf, size, vocab, what);
-        LT__FREE(buf);
-        if (!tok) return NULL;
-        n = (int64_t)size;
-    }
-    return lt__seq_make(ctx, tok, n, cfg, what);
+    if (vocab < 0) { lt_set_error(ctx, LT_ERR_ARG, "lt_seq_open: vocab %d must be >= 0 (0: no check)", vocab); return NULL; }
+    if (!(st = lt__store_open(ctx, path, format, vocab))) return NULL;
+    snprintf(what, sizeof what, "lt_seq_open: %.250s (%s)", path, st->is_shard ? "token shard" : "text file");
+    if (!lt__seq_fits(ctx, st, cfg, what)) { lt__store_release(st); return NULL; }
+    return lt__seq_make(ctx, st, cfg, what);
+}
+
+LTRAIN_DEF lt_seq_loader *lt_seq_open(lt_ctx *ctx, const char *path, const lt_seq_config *cfg, int vocab) {
+    return lt_seq_open_as(ctx, path, LT_DATA_AUTO, cfg, vocab);
+}
+
+LTRAIN_DEF lt_seq_loader *lt_seq_from_loader(lt_ctx *ctx, const lt_loader *ld, const lt_seq_config *cfg) {
+    char what[300];
+    if (!ld) { lt_set_error(ctx, LT_ERR_ARG, "lt_seq_from_loader: loader is NULL"); return NULL; }
+    if (!lt__seq_check_cfg(ctx, "lt_seq_from_loader", cfg)) return NULL;
+    snprintf(what, sizeof what, "lt_seq_from_loader: %.250s (%s)", ld->st->label, ld->is_shard ? "token shard" : "text file");
+    if (!lt__seq_fits(ctx, ld->st, cfg, what)) return NULL;
+    ld->st->refs++;
+    return lt__seq_make(ctx, ld->st, cfg, what);
 }
 
 LTRAIN_DEF int64_t lt_seq_count(const lt_seq_loader *sl) { return sl ? sl->n : 0; }
 LTRAIN_DEF int lt_seq_length(const lt_seq_loader *sl, int64_t i) { return sl && i >= 0 && i < sl->n ? sl->len[i] : 0; }
 LTRAIN_DEF const int32_t *lt_seq_tokens(const lt_seq_loader *sl, int64_t i) {
-    return sl && i >= 0 && i < sl->n ? sl->tok + sl->off[i] : NULL;
+    const int32_t *w;
+    if (!sl || i < 0 || i >= sl->n) return NULL;
+    w = lt__store_wide(sl->ctx, sl->st);
+    return w ? w + sl->off[i] : NULL;
 }
 
 /* The padded length of a batch whose longest row is m. */
@@ -340,8 +330,8 @@ static lt_status lt__batch_fill(lt_ctx *ctx, lt_batch *b, const lt__row *rows, i
             int32_t *oi = b->ids + r * W, *ot = b->targets + r * W;
             if (n > W) n = W;
             for (t = 0; t < n; t++) {
-                oi[t] = rows[i].ids[c + t];
-                ot[t] = rows[i].tg[c + t];
+                oi[t] = lt__tk(rows[i].ids, rows[i].esz, c + t);
+                ot[t] = lt__tk(rows[i].tg, rows[i].esz, c + t);
                 b->real += ot[t] != LT_IGNORE_INDEX;
             }
             for (; t < W; t++) { oi[t] = 0; ot[t] = LT_IGNORE_INDEX; }
@@ -367,8 +357,9 @@ LTRAIN_DEF lt_status lt_seq_next(lt_seq_loader *sl, int fold_len, lt_batch *b) {
     nr = sl->run_len[run];
     for (k = 0; k < nr; k++) {
         int64_t p = sl->order[sl->run_start[run] + k];
-        sl->rows[k].ids = sl->tok + sl->off[p];
-        sl->rows[k].tg = sl->tok + sl->off[p] + 1;
+        sl->rows[k].ids = sl->st->p + sl->off[p] * sl->st->esz;
+        sl->rows[k].tg = sl->rows[k].ids + sl->st->esz;
+        sl->rows[k].esz = sl->st->esz;
         sl->rows[k].len = sl->len[p];
     }
     if (++sl->index == sl->nb) { sl->index = 0; sl->epoch++; }
@@ -406,8 +397,9 @@ LTRAIN_DEF lt_status lt_batch_from_rows(lt_ctx *ctx, lt_batch *b, const int32_t 
     rows = (lt__row *)LT__MALLOC((size_t)B * sizeof(lt__row));
     if (!rows) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_batch_from_rows: out of memory");
     for (i = 0; i < B; i++) {
-        rows[i].ids = ids + (int64_t)i * T;
-        rows[i].tg = targets + (int64_t)i * T;
+        rows[i].ids = (const unsigned char *)(ids + (int64_t)i * T);
+        rows[i].tg = (const unsigned char *)(targets + (int64_t)i * T);
+        rows[i].esz = 4;
         rows[i].len = lengths ? lengths[i] : T;
     }
     s = lt__batch_fill(ctx, b, rows, B, fold_len, 1, T);

@@ -335,10 +335,10 @@ def main():
     write("shard_valid.bin", good_shard, "shard", "OK", "valid: 400 tokens < 16")
     expect("shard_valid.bin", "data", "OK")
     bad_shards = [
-        ("bad_magic", shard(toks, magic=20240521), "magic", "magic 20240521"),
-        ("magic_zero", shard(toks, magic=0), "magic", "magic 0"),
-        ("bad_version", shard(toks, version=2), "version", "version 2"),
-        ("version_zero", shard(toks, version=0), "version", "version 0"),
+        ("bad_magic", shard(toks, magic=20240521), "magic number is 20240521,", "magic 20240521"),
+        ("magic_zero", shard(toks, magic=0), "magic number is 0,", "magic 0"),
+        ("bad_version", shard(toks, version=2), "version is 2,", "version 2"),
+        ("version_zero", shard(toks, version=0), "version is 0,", "version 0"),
         ("count_negative", shard(toks, count=-1), "negative", "count -1"),
         ("count_too_big", shard(toks, count=401), "needs", "count 401 for 400 tokens"),
         ("count_huge", shard(toks, count=0x7FFFFFFF), "needs", "count 2^31-1 for 400 tokens"),
@@ -355,6 +355,12 @@ def main():
     write("shard_empty.bin", b"", "shard", "too short", "0 bytes")
     write("shard_magic_only.bin", good_shard[:4], "shard", "too short", "4 bytes")
     expect("shard_magic_only.bin", "data", "too short", "4 bytes")
+    # a .bin is a shard by its name: zeros shorter than a header are refused, not trained as text
+    write("shard_zeros_100.bin", bytes(100), "shard", "100 bytes is too short", "100 zero bytes")
+    expect("shard_zeros_100.bin", "data", "100 bytes is too short", "100 zero bytes")
+    write("shard_text_named_bin.bin", b"plain text in a file named .bin\n" * 40, "shard", "magic number is",
+          "text under a .bin name")
+    expect("shard_text_named_bin.bin", "data", "magic number is", "text under a .bin name")
     write("shard_header_empty.bin", shard([]), "shard", "OK", "valid: 0 tokens")
     expect("shard_header_empty.bin", "data", "B*T+1", "0 tokens: no batch")
     write("shard_too_few_for_batch.bin", shard(toks[:4]), "shard", "OK", "valid: 4 tokens")

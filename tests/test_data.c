@@ -206,6 +206,144 @@ static void test_data_shard(lt_ctx *ctx) {
     }
 }
 
+/* ---- token storage and formats (data.*) -------------------------------------------------------- */
+/* Draws `batches` batches from both loaders (shuffled with seed when seed != 0): equal bits? */
+static int td_same_batches(lt_loader *a, lt_loader *b, int batches, uint64_t seed) {
+    int32_t ia[64], ta[64], ib[64], tb[64];
+    int k;
+    if (!a || !b) return 0;
+    memset(ia, 0, sizeof ia); memset(ta, 0, sizeof ta); memset(ib, 0, sizeof ib); memset(tb, 0, sizeof tb);
+    if (seed) { lt_loader_shuffle(a, seed); lt_loader_shuffle(b, seed); }
+    for (k = 0; k < batches; k++) {
+        if (lt_loader_next(a, ia, ta) != LT_OK || lt_loader_next(b, ib, tb) != LT_OK) return 0;
+        if (memcmp(ia, ib, sizeof ia) || memcmp(ta, tb, sizeof ta)) return 0;
+    }
+    return 1;
+}
+
+static void test_data_store(lt_ctx *ctx) {
+    char path[512], bin[512];
+    unsigned char text[3000], zeros[100];
+    int32_t wide[3000], out[16];
+    uint16_t tok[1500];
+    unsigned char *b;
+    size_t size;
+    int i, ok;
+    for (i = 0; i < 3000; i++) { text[i] = (unsigned char)(i * 37 % 251 + (i % 7 == 0 ? 3 : 0)); wide[i] = text[i]; }
+    for (i = 0; i < 1500; i++) tok[i] = (uint16_t)(i * 7919 % 65521);
+    memset(zeros, 0, sizeof zeros);
+    td_path(path, sizeof path, "store.txt");
+    td_write(path, text, sizeof text);
+    if (t_want("data.store.text_bytes")) {
+        /* a text file is stored as bytes; its batches are those of the same tokens as int32 */
+        lt_loader *ld = lt_loader_open(ctx, path, 4, 16, 0), *ref = lt_loader_from_tokens(ctx, wide, 3000, 4, 16);
+        ok = ld && lt_loader_token_bytes(ld) == 1 && lt_loader_token_bytes(ref) == 4 && td_same_batches(ld, ref, 100, 0);
+        t_check(ok, "data.store.text_bytes", "byte storage changed the batches (%s)", lt_error(ctx));
+        lt_loader_destroy(ld); lt_loader_destroy(ref);
+        ld = lt_loader_open(ctx, path, 4, 16, 0); ref = lt_loader_from_tokens(ctx, wide, 3000, 4, 16);
+        t_check(td_same_batches(ld, ref, 150, 42), "data.store.text_bytes_shuffled", "shuffled batches differ");
+        lt_loader_destroy(ld); lt_loader_destroy(ref);
+    }
+    if (t_want("data.store.shard_uint16")) {
+        int32_t w[1500];
+        lt_loader *ld, *ref;
+        for (i = 0; i < 1500; i++) w[i] = tok[i];
+        b = td_shard(20240520, 1, 1500, tok, 1500, &size);
+        td_path(bin, sizeof bin, "store.bin");
+        td_write(bin, b, size);
+        free(b);
+        ld = lt_loader_open(ctx, bin, 2, 16, 0); ref = lt_loader_from_tokens(ctx, w, 1500, 2, 16);
+        ok = ld && lt_loader_is_shard(ld) && lt_loader_token_bytes(ld) == 2 && td_same_batches(ld, ref, 100, 0);
+        lt_loader_destroy(ld); lt_loader_destroy(ref);
+        ld = lt_loader_open(ctx, bin, 2, 16, 0); ref = lt_loader_from_tokens(ctx, w, 1500, 2, 16);
+        ok = ok && td_same_batches(ld, ref, 100, 7);
+        t_check(ok, "data.store.shard_uint16", "uint16 storage changed the batches (%s)", lt_error(ctx));
+        /* the deprecated int32 view and lt_loader_read agree with the file */
+        ok = ld && lt_loader_tokens(ld) && lt_loader_tokens(ld)[1499] == tok[1499] &&
+             lt_loader_read(ld, 1490, 10, out) == LT_OK && out[9] == tok[1499] && out[0] == tok[1490];
+        t_check(ok, "data.store.read", "lt_loader_tokens / lt_loader_read: %s", lt_error(ctx));
+        td_refused("data.store.read_range", ctx, ld && lt_loader_read(ld, 1495, 10, out) != LT_OK, "outside [0, 1500)");
+        td_refused("data.store.vocab_later", ctx, ld && lt_loader_check_vocab(ld, 60000) != LT_OK,
+                   "store.bin: token 6");
+        lt_loader_destroy(ld); lt_loader_destroy(ref);
+    }
+    if (t_want("data.format")) {
+        lt_loader *ld;
+        td_path(bin, sizeof bin, "zeros.bin");
+        td_write(bin, zeros, sizeof zeros);
+        ld = lt_loader_open(ctx, bin, 1, 4, 0);
+        td_refused("data.format.bin_short", ctx, ld == NULL, "zeros.bin: 100 bytes is too short for an llm.c token shard");
+        ld = lt_loader_open_as(ctx, bin, LT_DATA_TEXT, 1, 4, 0);
+        ok = ld && !lt_loader_is_shard(ld) && lt_loader_num_tokens(ld) == 100 && lt_loader_token_bytes(ld) == 1;
+        t_check(ok, "data.format.text_on_bin", "LT_DATA_TEXT reads a .bin as text: %s", lt_error(ctx));
+        lt_loader_destroy(ld);
+        b = td_shard(20240521, 1, 40, tok, 40, &size);
+        td_write(bin, b, size);
+        free(b);
+        ld = lt_loader_open(ctx, bin, 1, 4, 0);
+        td_refused("data.format.bin_magic", ctx, ld == NULL, "magic number is 20240521, expected 20240520");
+        b = td_shard(20240520, 3, 40, tok, 40, &size);
+        td_write(bin, b, size);
+        ld = lt_loader_open(ctx, bin, 1, 4, 0);
+        td_refused("data.format.bin_version", ctx, ld == NULL, "version is 3, expected 1");
+        free(b);
+        b = td_shard(20240520, 1, 40, tok, 40, &size);
+        td_write(bin, b, size - 2);
+        ld = lt_loader_open(ctx, bin, 1, 4, 0);
+        td_refused("data.format.bin_count", ctx, ld == NULL, "is 1102 bytes but the header's token count 40 needs 1104");
+        free(b);
+        ld = lt_loader_open_as(ctx, path, LT_DATA_SHARD, 1, 4, 0);
+        td_refused("data.format.shard_on_text", ctx, ld == NULL, "store.txt: shard header: magic number is");
+        /* a valid shard under another name is still a shard (its magic says so) */
+        b = td_shard(20240520, 1, 40, tok, 40, &size);
+        td_path(bin, sizeof bin, "shard.dat");
+        td_write(bin, b, size);
+        free(b);
+        ld = lt_loader_open(ctx, bin, 1, 4, 0);
+        t_check(ld && lt_loader_is_shard(ld) && lt_loader_num_tokens(ld) == 40, "data.format.auto_magic",
+                "a shard named .dat: %s", lt_error(ctx));
+        lt_loader_destroy(ld);
+        ld = lt_loader_open_as(ctx, bin, (lt_data_format)7, 1, 4, 0);
+        td_refused("data.format.bad_value", ctx, ld == NULL && lt_status_of(ctx) == LT_ERR_ARG, "format 7");
+        ld = lt_loader_open(ctx, t_tmp_dir(), 1, 4, 0);
+        td_refused("data.format.directory", ctx, ld == NULL, "directory");
+    }
+    if (t_want("data.seq")) {
+        /* sequences sharing a stream loader's tokens give the batches lt_seq_open gives, and
+           either loader may be destroyed first; text from bytes batches as text from int32 */
+        lt_seq_config c = lt_seq_defaults();
+        lt_batch b1, b2;
+        lt_loader *ld = lt_loader_open(ctx, path, 2, 8, 0);
+        lt_seq_loader *s1 = lt_seq_open(ctx, path, &c, 0), *s2 = ld ? lt_seq_from_loader(ctx, ld, &c) : NULL, *s3;
+        int k;
+        memset(&b1, 0, sizeof b1); memset(&b2, 0, sizeof b2);
+        lt_loader_destroy(ld);
+        ok = s1 && s2 && lt_seq_count(s1) == lt_seq_count(s2) && lt_seq_count(s1) > 10;
+        for (k = 0; ok && k < 40; k++)
+            ok = lt_seq_next(s1, 0, &b1) == LT_OK && lt_seq_next(s2, 0, &b2) == LT_OK && b1.B == b2.B && b1.T == b2.T &&
+                 !memcmp(b1.ids, b2.ids, (size_t)b1.B * b1.T * 4) && !memcmp(b1.targets, b2.targets, (size_t)b1.B * b1.T * 4);
+        t_check(ok, "data.seq.from_loader", "batch %d differs (%s)", k, lt_error(ctx));
+        c.split = LT_SEQ_EOT; c.eot = 3;
+        lt_seq_destroy(s1); lt_seq_destroy(s2);
+        s1 = lt_seq_from_text(ctx, (const char *)text, sizeof text, &c);
+        s3 = lt_seq_from_tokens(ctx, wide, 3000, &c);
+        ok = s1 && s3 && lt_seq_count(s1) == lt_seq_count(s3);
+        for (k = 0; ok && k < 40; k++)
+            ok = lt_seq_next(s1, 5, &b1) == LT_OK && lt_seq_next(s3, 5, &b2) == LT_OK && b1.B == b2.B && b1.T == b2.T &&
+                 !memcmp(b1.ids, b2.ids, (size_t)b1.B * b1.T * 4) && !memcmp(b1.targets, b2.targets, (size_t)b1.B * b1.T * 4);
+        ok = ok && lt_seq_tokens(s1, 2) && lt_seq_tokens(s3, 2) && lt_seq_tokens(s1, 2)[1] == lt_seq_tokens(s3, 2)[1];
+        t_check(ok, "data.seq.bytes_as_int32", "batch %d differs (%s)", k, lt_error(ctx));
+        lt_seq_destroy(s1); lt_seq_destroy(s3);
+        lt_batch_free(&b1); lt_batch_free(&b2);
+        td_path(bin, sizeof bin, "store.bin");
+        ld = lt_loader_open(ctx, bin, 2, 8, 0);
+        c.split = LT_SEQ_LINES;
+        s1 = ld ? lt_seq_from_loader(ctx, ld, &c) : NULL;
+        td_refused("data.seq.shard_lines", ctx, ld && s1 == NULL, "a token shard is split at an end-of-text id");
+        lt_loader_destroy(ld);
+    }
+}
+
 /* ---- safetensors -------------------------------------------------------------------------------- */
 static void test_data_st_roundtrip(lt_ctx *ctx) {
     static const float a[6] = {0.5f, -1.25f, 3.0f, 4.5f, -0.0f, 1e-3f}, sc = 2.5f, one = -1.0f;
@@ -513,6 +651,7 @@ static void test_data_all(void) {
     lt_ctx *ctx = lt_ctx_create(1);
     test_data_loader(ctx);
     test_data_shard(ctx);
+    test_data_store(ctx);
     test_data_st_roundtrip(ctx);
     test_data_st_python(ctx);
     test_data_st_convert(ctx);

@@ -507,6 +507,105 @@ static void th__flags(void) {
     }
 }
 
+/* ---- data sources: pipes read once, endless inputs, the format asked for --------------------- */
+/* Runs "pre BIN args" through sh (pre: an environment assignment or "cat F |"); as th__run. */
+static int th__run_sh(const char *pre, const char *args, const char *out_path, const char *err_path) {
+    char cmd[8192];
+    int s;
+    snprintf(cmd, sizeof cmd, "%s ASAN_OPTIONS=exitcode=99:detect_leaks=1 UBSAN_OPTIONS=exitcode=99:print_stacktrace=1 "
+             "%s %s > %s 2> %s", pre, th__bin(), args, out_path, err_path);
+    s = system(cmd);
+    if (s == -1 || !WIFEXITED(s)) return -1;
+    return WEXITSTATUS(s);
+}
+
+/* src into dst (cap bytes; src may be dst), each of the 4 names replaced by its path. */
+static void th__subst(char *dst, size_t cap, const char *src, const char *const *names, const char *const *paths) {
+    char tmp[4096];
+    size_t n = 0;
+    int k;
+    while (*src && n + 1 < sizeof tmp) {
+        for (k = 0; k < 4 && strncmp(src, names[k], strlen(names[k])); k++) {}
+        if (k < 4) {
+            size_t m = strlen(paths[k]);
+            if (n + m + 1 >= sizeof tmp) break;
+            memcpy(tmp + n, paths[k], m);
+            n += m;
+            src += strlen(names[k]);
+        } else {
+            tmp[n++] = *src++;
+        }
+    }
+    if (n >= cap) n = cap - 1;
+    memcpy(dst, tmp, n);
+    dst[n] = 0;
+}
+
+static void th__data(void) {
+    static const char *small = "--layers 1 --heads 2 --channels 8 --ctx 8 --batch 1 --seq 4 --steps 2 --threads 1";
+    char text[512], zeros[512], fifo[512], out[512], err[512], pre[2048], args[2048], want[128], *o, *e;
+    unsigned char buf[5000];
+    FILE *f;
+    int rc, i;
+    struct { const char *name, *pre, *data, *extra; int rc; const char *want; } c[] = {
+        {"harden.data.pipe_once", "cat TEXT |", "/dev/stdin", "", 0, "data: /dev/stdin, 5000 tokens"},
+        {"harden.data.pipe_seqs", "cat TEXT |", "/dev/stdin", "--seqs lines", 0, "data: /dev/stdin, 5000 tokens"},
+        {"harden.data.fifo_once", "(timeout 30 cat TEXT > FIFO &) ;", "FIFO", "", 0, "tokens"},
+        {"harden.data.dev_zero_limit", "LTRAIN_DATA_LIMIT=1m", "/dev/zero", "", 1, "over the data limit"},
+        {"harden.data.limit_bad", "LTRAIN_DATA_LIMIT=12x", "TEXT", "", 1, "LTRAIN_DATA_LIMIT=\"12x\""},
+        {"harden.data.limit_pipe", "cat TEXT | LTRAIN_DATA_LIMIT=1k", "/dev/stdin", "", 1, "more than 1024 bytes"},
+        {"harden.data.limit_mapped", "LTRAIN_DATA_LIMIT=1k", "TEXT", "", 0, "data: TEXT, 5000 tokens"},
+        {"harden.data.bin_zeros", "", "ZEROS", "", 1, "100 bytes is too short for an llm.c token shard"},
+        {"harden.data.bin_bad_magic", "", "MAGIC", "", 1, "magic number is 20240521"},
+        {"harden.data.format_text_bin", "", "ZEROS", "--format text", 0, "data: ZEROS, 100 tokens"},
+        {"harden.data.format_shard_text", "", "TEXT", "--format shard", 1, "shard header: magic number is"},
+        {"harden.data.format_bad", "", "TEXT", "--format xml", 1, "--format must be auto, text or shard"},
+        {"harden.data.val_bin_zeros", "", "TEXT", "--val ZEROS --eval-every 1 --eval-batches 1", 1,
+         "ZEROS: 100 bytes is too short"},
+        {"harden.data.val_format_text", "", "TEXT", "--val ZEROS --format text --eval-every 1 --eval-batches 1", 0,
+         "step 2/2"},
+    };
+    const char *names[4] = {"TEXT", "ZEROS", "FIFO", "MAGIC"}, *paths[4];
+    char magic[512];
+    snprintf(magic, sizeof magic, "%s/shard_bad_magic.bin", th__dir());
+    paths[0] = text; paths[1] = zeros; paths[2] = fifo; paths[3] = magic;
+    th__path(text, sizeof text, "data.txt");
+    th__path(zeros, sizeof zeros, "zeros.bin");
+    th__path(fifo, sizeof fifo, "data.fifo");
+    th__path(out, sizeof out, "data.out");
+    th__path(err, sizeof err, "data.err");
+    for (i = 0; i < 5000; i++) buf[i] = (unsigned char)("abcdefgh ijk\n"[i % 13]);
+    if ((f = fopen(text, "wb")) != NULL) { fwrite(buf, 1, 5000, f); fclose(f); }
+    memset(buf, 0, 100);
+    if ((f = fopen(zeros, "wb")) != NULL) { fwrite(buf, 1, 100, f); fclose(f); }
+    remove(fifo);
+    for (i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
+        if (!t_want(c[i].name)) continue;
+        if (!th__exists(th__bin())) { t_skip(c[i].name, "no train_gpt binary (make build/train_gpt)"); continue; }
+        if (strstr(c[i].name, "fifo")) {
+            snprintf(pre, sizeof pre, "mkfifo %s", fifo);
+            if (system(pre) != 0) { t_skip(c[i].name, "no mkfifo"); continue; }
+        }
+        /* TEXT, ZEROS, FIFO, MAGIC stand for the paths */
+        snprintf(args, sizeof args, "--data %s %s %s", c[i].data, c[i].extra, small);
+        th__subst(pre, sizeof pre, c[i].pre, names, paths);
+        th__subst(args, sizeof args, args, names, paths);
+        th__subst(want, sizeof want, c[i].want, names, paths);
+        rc = th__run_sh(pre, args, out, err);
+        o = th__slurp(out, NULL);
+        e = th__slurp(err, NULL);
+        if (c[i].rc == 0)
+            t_check(rc == 0 && o && strstr(o, want), c[i].name, "exit %d, stdout lacks \"%s\": %s", rc, want, e ? e : "");
+        else
+            t_check(rc == 1 && e && !strncmp(e, "train_gpt: ", 11) && strchr(e, '\n') == e + strlen(e) - 1 &&
+                    strstr(e, want), c[i].name, "exit %d, stderr \"%s\" (want one line containing \"%s\")", rc,
+                    e ? e : "", want);
+        free(o);
+        free(e);
+        remove(fifo);
+    }
+}
+
 static void test_harden_all(void) {
     if (t_only && !strstr("harden", t_only) && strncmp(t_only, "harden", 6) != 0) return;
     th__corpus();
@@ -515,4 +614,5 @@ static void test_harden_all(void) {
     th__resume();
     th__train_guards();
     th__flags();
+    th__data();
 }

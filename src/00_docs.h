@@ -25,8 +25,9 @@
                 @@TENSOR.new @@TENSOR.params
      @@OPS      ops, each forward next to its backward, and the op table            05_ops.h
                 @@OPS.table @@OPS.simd @@OPS.records @@OPS.reshape @@OPS.add @@OPS.scale @@OPS.sum
-                @@OPS.activations @@OPS.gelu @@OPS.relu @@OPS.softmax @@OPS.layernorm
-                @@OPS.embedding @@OPS.dropout @@OPS.transpose @@OPS.attention
+                @@OPS.activations @@OPS.gelu @@OPS.relu @@OPS.silu @@OPS.softmax @@OPS.layernorm
+                @@OPS.rmsnorm @@OPS.rope @@OPS.embedding @@OPS.dropout @@OPS.transpose
+                @@OPS.attention @@OPS.attention_gqa
      @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
                 at run time)
                 @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.avx2 @@GEMM.neon

@@ -198,6 +198,22 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1); /
    16-bit copies of both instead of the float32 tensors (eager with qkv from a 16-bit product:
    it reads them in place). */
 LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, const int32_t *lengths);
+/* Llama-style blocks (RMSNorm, rotary embeddings, SwiGLU, grouped-query attention).
+   lt_rmsnorm: over the last dim, y = x / sqrt(mean(x²) + eps) · w, w [C] or NULL (torch.nn.RMSNorm,
+   HF's LlamaRMSNorm).  QK-norm (Qwen3, OLMo-2) is lt_rmsnorm on q reshaped to [B,T,H,D], w [D]. */
+LTRAIN_DEF lt_tensor *lt_rmsnorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, float eps);
+/* Rotary position embedding of x [B,T,H*D] (head h at h*D..), as HF applies it (rotate_half: pairs
+   (i, i+D/2), inv_freq_i = theta^(-2i/D), angle (pos0+t)·inv_freq_i in float32 as HF computes it);
+   pos0 >= 0 is the position of t = 0 (sampling with a cache).  D must be even. */
+LTRAIN_DEF lt_tensor *lt_rope(lt_ctx *ctx, lt_tensor *x, int n_head, float theta, int pos0);
+LTRAIN_DEF lt_tensor *lt_silu(lt_ctx *ctx, lt_tensor *a);   /* x·sigmoid(x) (F.silu) */
+/* silu(gate) ⊙ up, fused: one pass, backward recomputes silu (nothing stored); same shapes */
+LTRAIN_DEF lt_tensor *lt_swiglu(lt_ctx *ctx, lt_tensor *gate, lt_tensor *up);
+/* Causal attention with n_kv_head <= n_head key/value heads: q [B,T,H*D], k and v [B,T,Hkv*D],
+   H % Hkv == 0, query head h reads kv head h/(H/Hkv) (HF's repeat_kv, without copying K/V);
+   scale 1/sqrt(D), lengths as lt_attention.  Hkv = 1 is MQA, Hkv = H plain multi-head. */
+LTRAIN_DEF lt_tensor *lt_attention_gqa(lt_ctx *ctx, lt_tensor *q, lt_tensor *k, lt_tensor *v, int n_head,
+                                       int n_kv_head, const int32_t *lengths);
 
 /* ---- losses (return a [1] tensor) --------------------------------------------------------- */
 #define LT_IGNORE_INDEX (-1)
@@ -594,7 +610,11 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
      lt_layernorm computes y and its statistics in float32, as before;
      lt_gpt_loss(_ex)  runs the LM head and the cross-entropy as one op whose logits are kept in
          16 bits only (the same loss and gradients as lt_linear + lt_cross_entropy here);
-     lt_attention computes in float32 on qkv rounded to 16 bits and rounds y.
+     lt_attention computes in float32 on qkv rounded to 16 bits and rounds y;
+     lt_attention_gqa the same on q, k, v (keeping 16-bit copies of q, k, v and y);
+     lt_rmsnorm   as lt_layernorm: y and rstd in float32, backward keeps x̂ = x·rstd in 16 bits;
+     lt_rope, lt_silu, lt_swiglu compute in float32 on their float32 inputs and do not round
+         (rope's backward reads no values; silu and swiglu keep their float32 inputs).
    The loss, softmax, residual adds and the optimizer (float32 master weights and
    moments) stay float32.  For backward these ops keep 16-bit copies of what they need (half the
    bytes; a parameter is read in place): the operands of a product, gelu's input, layernorm's

@@ -955,7 +955,14 @@ LT__CU_MISSING(attention16)
 LT__CU_MISSING(layernorm16)
 LT__CU_MISSING(gelu16)
 LT__CU_MISSING(linear_ce16)
+LT__CU_MISSING(rmsnorm16)
+LT__CU_MISSING(attention_gqa16)
 LT__CU_MISSING(dropout)
+LT__CU_MISSING(rmsnorm)
+LT__CU_MISSING(rope)
+LT__CU_MISSING(silu)
+LT__CU_MISSING(swiglu)
+LT__CU_MISSING(attention_gqa)
 
 /* -- transpose: a copy with two dims swapped --------------------------------------------------- */
 /* y index k = (i0,i1,i2,i3) in y's shape; x offset = Σ i_d·st_d with x's strides permuted */

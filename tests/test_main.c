@@ -9,6 +9,7 @@
 
 #include "test_core.c"   /* context, errors, tensors, tape, gradcheck */
 #include "test_ops.c"    /* every op against PyTorch references + gradcheck */
+#include "test_llama_ops.c" /* RMSNorm, RoPE, SiLU, SwiGLU, grouped-query attention against PyTorch */
 #include "test_gemm.c"   /* every sgemm kernel against a double-precision loop */
 #include "test_optim.c"  /* AdamW, SGD, schedules, clipping against PyTorch */
 #include "test_optim2.c" /* Lion, AdEMAMix, Muon, SOAP against PyTorch */
@@ -29,6 +30,7 @@ int main(int argc, char **argv) {
     mkdir(t_tmp_dir(), 0755);
     test_core_all();
     test_ops_all();
+    test_llama_ops_all();
     test_gemm_all();
     test_optim_all();
     test_optim2_all();

@@ -590,7 +590,7 @@ static void tp_att16_sources(void) {
             if (o) {
                 if (o->node) {
                     lt__att_src a = lt__att_src_of(o->node, 1);
-                    how[k] = a.h ? 0 : a.round ? 1 : 2;
+                    how[k] = a.h[0] ? 0 : a.round ? 1 : 2;
                 }
                 y[k] = (float *)malloc((size_t)o->n * sizeof(float));
                 memcpy(y[k], o->data, (size_t)o->n * sizeof(float));

@@ -292,18 +292,44 @@ LTRAIN_DEF const char *lt_kernel_name_for(lt_dtype p); /* ... for products in pr
    wte.weight [V,C], wpe.weight [ctx,C], h.{i}.ln_1.{weight,bias}, h.{i}.attn.c_attn.{weight [C,3C],
    bias}, h.{i}.attn.c_proj.{weight [C,C],bias}, h.{i}.ln_2.*, h.{i}.mlp.c_fc.{weight [C,4C],bias},
    h.{i}.mlp.c_proj.{weight [4C,C],bias}, ln_f.{weight,bias}; the LM head is tied to wte. */
+/* A Llama-style model (arch LT_ARCH_LLAMA) has Hugging Face LlamaForCausalLM's names and layouts
+   (nn.Linear weights [out,in]; D = C/H): model.embed_tokens.weight [V,C],
+   model.layers.{i}.input_layernorm.weight [C], model.layers.{i}.self_attn.q_proj.weight [H*D,C],
+   k_proj.weight and v_proj.weight [Hkv*D,C], o_proj.weight [C,H*D] (each with .bias [out] when
+   biases are on), with qk_norm self_attn.q_norm.weight and k_norm.weight [D] (as Qwen3),
+   model.layers.{i}.post_attention_layernorm.weight [C], model.layers.{i}.mlp.gate_proj.weight and
+   up_proj.weight [hidden,C], down_proj.weight [C,hidden], model.norm.weight [C], and when untied
+   lm_head.weight [V,C].  Block: x += o_proj(attn(rope(q), rope(k), v)) on h = rmsnorm(x), then
+   x += down_proj(silu(gate_proj(h)) * up_proj(h)) on h = rmsnorm(x); logits = lm_head(rmsnorm(x)).
+   A zeroed field below means GPT-2's behaviour, so a GPT-2 config needs only the first six. */
+typedef enum { LT_ARCH_GPT2 = 0, LT_ARCH_LLAMA = 1 } lt_arch;
 typedef struct {
     int vocab;      /* V */
-    int ctx;        /* maximum sequence length (rows of wpe) */
+    int ctx;        /* maximum sequence length (rows of wpe; Llama: max_position_embeddings) */
     int layers;     /* L */
     int heads;      /* H; channels % heads == 0 */
     int channels;   /* C */
     float dropout;  /* on embeddings, attention output and MLP output; 0 = off (default) */
+    int arch;       /* LT_ARCH_GPT2 (0) or LT_ARCH_LLAMA */
+    int kv_heads;   /* key/value heads (Llama; divides heads): 0 = heads; 1 = multi-query */
+    int hidden;     /* MLP hidden size: 0 = 4C (gpt2), 8C/3 rounded up to a multiple of 32 (llama) */
+    float rope_theta; /* Llama's RoPE base: 0 = 10000 */
+    float norm_eps; /* LayerNorm / RMSNorm eps: 0 = 1e-5 */
+    int qk_norm;    /* Llama: 1 = RMSNorm on q and k per head before RoPE (Qwen3, OLMo-2) */
+    int no_bias;    /* 0: the arch's own (gpt2: biases, llama: none); 1: no biases; -1: biases on
+                       every linear (llama: HF attention_bias and mlp_bias) */
+    int untied;     /* 1 = a separate lm_head.weight (Llama; GPT-2's head is always wte) */
 } lt_gpt_config;
 typedef struct lt_gpt lt_gpt;
+/* Configs without naming every field: GPT-2 (dropout 0), Llama (no biases, tied head, RoPE theta
+   10000, eps 1e-5; kv_heads 0 = heads, hidden 0 = 8C/3 rounded up to a multiple of 32). */
+LTRAIN_DEF lt_gpt_config lt_gpt2_config(int vocab, int ctx, int layers, int heads, int channels);
+LTRAIN_DEF lt_gpt_config lt_llama_config(int vocab, int ctx, int layers, int heads, int kv_heads, int channels, int hidden);
 
 /* Creates the parameters in ctx and initialises them as GPT-2 does, from the context's RNG:
-   N(0, 0.02); attn.c_proj and mlp.c_proj weights N(0, 0.02/sqrt(2L)); biases 0; LayerNorm 1, 0. */
+   N(0, 0.02); attn.c_proj and mlp.c_proj weights N(0, 0.02/sqrt(2L)); biases 0; LayerNorm 1, 0.
+   Llama as Hugging Face does: linears and embeddings N(0, 0.02), biases 0, RMSNorm weights 1.
+   lt_gpt_cfg returns the config with the defaults filled in (kv_heads, hidden, rope_theta, ...). */
 LTRAIN_DEF lt_gpt *lt_gpt_create(lt_ctx *ctx, const lt_gpt_config *cfg);
 LTRAIN_DEF void lt_gpt_destroy(lt_gpt *gpt);                 /* the parameters stay in ctx */
 LTRAIN_DEF const lt_gpt_config *lt_gpt_cfg(const lt_gpt *gpt);

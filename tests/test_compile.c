@@ -19,7 +19,7 @@ static void tc_batch(lt_rng *r, tc_step *s, int V) {
 /* The small GPT (V=64, ctx 16, 2 layers, 2 heads, C=32) on one B=2, T=16 batch (seed 1), in ctx;
    in and tg hold 32 tokens each. */
 static void tc_small_step(lt_ctx *ctx, tc_step *s, int32_t *in, int32_t *tg) {
-    lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
+    lt_gpt_config cfg = lt_gpt2_config(64, 16, 2, 2, 32);
     lt_rng r;
     s->g = lt_gpt_create(ctx, &cfg); s->B = 2; s->T = 16; s->in = in; s->tg = tg;
     lt_rng_seed(&r, 1);
@@ -30,7 +30,7 @@ static void tc_small_step(lt_ctx *ctx, tc_step *s, int32_t *in, int32_t *tg) {
    two_shapes); write the losses and return a checksum-free copy of the final weights. */
 static float *tc_train(int compiled, int two_shapes, float dropout, int steps, float *losses, lt_plan_cache **keep) {
     lt_ctx *ctx = lt_ctx_create(11);
-    lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
+    lt_gpt_config cfg = lt_gpt2_config(64, 16, 2, 2, 32);
     tc_step s;
     lt_optim *opt;
     lt_plan_cache *cache = NULL;
@@ -90,7 +90,7 @@ static void tc_equal_runs(const char *name, int two_shapes, float dropout) {
     t_check(same, nm, "eager and compiled losses differ (step %d: %.9g vs %.9g)", k - 1, k ? le[k - 1] : 0, k ? lc[k - 1] : 0);
     if (we && wc) {
         lt_ctx *c = lt_ctx_create(11);
-        lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
+        lt_gpt_config cfg = lt_gpt2_config(64, 16, 2, 2, 32);
         lt_gpt *g = lt_gpt_create(c, &cfg);
         n = (size_t)lt_gpt_num_params(g);
         lt_gpt_destroy(g);

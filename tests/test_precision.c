@@ -617,7 +617,7 @@ static lt_tensor *tp_loss(lt_ctx *ctx, void *u) {
    plan's bytes in *bytes. */
 static float *tp_train(lt_dtype prec, int compiled, int steps, float *losses, size_t *bytes) {
     lt_ctx *ctx = lt_ctx_create(21);
-    lt_gpt_config cfg = {64, 32, 2, 2, 32, 0.0f};
+    lt_gpt_config cfg = lt_gpt2_config(64, 32, 2, 2, 32);
     tp_step s;
     lt_optim *opt;
     lt_plan *plan = NULL;
@@ -679,7 +679,7 @@ static void tp_compile(void) {
     we = tp_train(LT_BF16, 0, STEPS, le, NULL);
     wc = tp_train(LT_BF16, 1, STEPS, lc, &b16);
     tmp = lt_ctx_create(21);
-    { lt_gpt_config cfg = {64, 32, 2, 2, 32, 0.0f}; lt_gpt *g = lt_gpt_create(tmp, &cfg); nw = lt_params_count(tmp); lt_gpt_destroy(g); }
+    { lt_gpt_config cfg = lt_gpt2_config(64, 32, 2, 2, 32); lt_gpt *g = lt_gpt_create(tmp, &cfg); nw = lt_params_count(tmp); lt_gpt_destroy(g); }
     lt_ctx_destroy(tmp);
     same = we && wc && !memcmp(le, lc, sizeof le) && !memcmp(we, wc, nw * sizeof(float));
     for (k = 0; k < STEPS && le[k] == lc[k]; k++) {}
@@ -702,7 +702,7 @@ static void tp_compile(void) {
 /* The loss scaler in a training checkpoint: saved, restored exactly, a damaged one rejected. */
 static void tp_checkpoint(void) {
     lt_ctx *ctx = lt_ctx_create(3);
-    lt_gpt_config cfg = {32, 8, 1, 2, 16, 0.0f};
+    lt_gpt_config cfg = lt_gpt2_config(32, 8, 1, 2, 16);
     lt_gpt *g = lt_gpt_create(ctx, &cfg);
     lt_optim *opt = lt_adamw_create(ctx, lt_gpt_params(g), lt_adamw_defaults());
     lt_scaler a = lt_scaler_defaults(), b = lt_scaler_defaults();

@@ -61,10 +61,10 @@
      @@DATA     (continued) sequences, buckets, length schedule (lt_len_*)          18_data_seq.h
                 @@DATA.seq @@DATA.buckets @@DATA.len_schedule @@DATA.restarts
      @@CKPT     safetensors read/write                                              19_ckpt.h
-                @@CKPT.json @@CKPT.read @@CKPT.write
+                @@CKPT.json @@CKPT.read @@CKPT.write @@CKPT.config
      @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training    20_train.h
                 state
-                @@TRAIN.weights @@TRAIN.checkpoint
+                @@TRAIN.hf @@TRAIN.weights @@TRAIN.checkpoint
      @@PLOT     SVG line charts (no dependencies)                                   21_plot.h
                 @@PLOT.series @@PLOT.ticks @@PLOT.svg
      @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding  22_dist.h

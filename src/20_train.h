@@ -209,6 +209,8 @@ static int lt__llama_config(lt_ctx *ctx, const lt_st *st, const char *path, cons
     int64_t q, kv;
     int kvh, hd = 0, ab = 0, mb = 0, tie = -1, ok = 1, l;
     const lt__hfitem *mt = hc ? lt__hf_find(hc, "model_type") : NULL, *act = hc ? lt__hf_find(hc, "hidden_act") : NULL;
+    const lt__hfitem *rt = hc ? lt__hf_find(hc, "rope_parameters.rope_type") : NULL;
+    const lt__hfitem *rs = hc ? lt__hf_find(hc, "rope_scaling") : NULL;
     memset(c, 0, sizeof *c);
     if (!lt__llama_shapes(ctx, st, path, c, &q, &kv)) return 0;
     c->heads = n_head;
@@ -217,6 +219,9 @@ static int lt__llama_config(lt_ctx *ctx, const lt_st *st, const char *path, cons
     if (mt && strcmp(mt->val, "llama") && strcmp(mt->val, "qwen3"))
         return lt_set_error(ctx, LT_ERR_FORMAT, "%s: model_type is \"%s\": ltrain.h reads gpt2, llama and qwen3", src,
                             mt->val), 0;
+    if ((rt && strcmp(rt->val, "default")) || (rs && rs->kind != 'z'))
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: rope_type is \"%s\"%s: ltrain.h's RoPE is the default one (no "
+                            "scaling)", src, rt ? rt->val : "", rs && rs->kind != 'z' ? " and rope_scaling is set" : ""), 0;
     if (act && strcmp(act->val, "silu"))
         return lt_set_error(ctx, LT_ERR_FORMAT, "%s: hidden_act is \"%s\": ltrain.h's Llama MLP is silu", src, act->val), 0;
     if (hc) {

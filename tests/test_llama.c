@@ -237,6 +237,8 @@ static void tl__bad(void) {
     tl__bad_case("heads", "\"num_attention_heads\": 4", "\"num_attention_heads\": 3", NULL, NULL, "3 heads");
     tl__bad_case("model_type", "\"model_type\": \"llama\"", "\"model_type\": \"mamba\"", NULL, NULL, "model_type is \"mamba\"");
     tl__bad_case("json", "{", "{{", NULL, NULL, "not valid JSON");
+    tl__bad_case("rope_scaling", "\"rope_type\": \"default\"", "\"rope_type\": \"llama3\"", NULL, NULL,
+                 "rope_type is \"llama3\"");
 }
 
 /* Training: the loss falls; K micro-batches of B/K = one batch of B; bf16 follows fp32 (compiled

@@ -1045,16 +1045,22 @@ static void lt__swiglu_fwd(lt__node *nd) {
         lt__swiglu_rows(nd->in[0]->data + b * LT__EWB, nd->in[1]->data + b * LT__EWB, nd->out->data + b * LT__EWB,
                         n - b * LT__EWB < LT__EWB ? n - b * LT__EWB : LT__EWB);
 }
-/* m elements: gg (+)= dy·u·silu'(g), gu (+)= dy·silu(g) (either NULL: skipped; gg may be gy) */
+/* m <= LT__EWB elements: gg (+)= dy·u·silu'(g), gu (+)= dy·silu(g) (either NULL: skipped; gg may
+   be gy): both terms from one simd loop into the stack, then stored */
 static void lt__swiglu_grad_rows(const float *g, const float *u, const float *gy, float *gg, int addg, float *gu,
                                  int addu, int64_t m) {
+    float dg[LT__EWB], du[LT__EWB];
     int64_t i;
+    LT__OMP(simd)
     for (i = 0; i < m; i++) {
         float d = gy[i], s = lt__sigm(g[i]);
-        float dg = d * u[i] * (s * (1.0f + g[i] * (1.0f - s))), du = d * (g[i] * s);
-        if (gg) gg[i] = addg ? gg[i] + dg : dg;
-        if (gu) gu[i] = addu ? gu[i] + du : du;
+        dg[i] = d * u[i] * (s * (1.0f + g[i] * (1.0f - s)));
+        du[i] = d * (g[i] * s);
     }
+    if (gg && addg) for (i = 0; i < m; i++) gg[i] += dg[i];
+    else if (gg) memcpy(gg, dg, (size_t)m * sizeof(float));
+    if (gu && addu) for (i = 0; i < m; i++) gu[i] += du[i];
+    else if (gu) memcpy(gu, du, (size_t)m * sizeof(float));
 }
 /* h: the 16-bit g | u of swiglu16 in precision p, or NULL (the float32 inputs, read in place) */
 static void lt__swiglu_grads(lt__node *nd, lt_dtype p, const uint16_t *h) {

@@ -758,7 +758,7 @@ static float *tp_llama_run(lt_dtype prec, const char *op, int n_in, const int64_
     int k;
     lt_set_threads(threads);
     for (k = 0; k < n_in; k++) {
-        char pn[8];
+        char pn[16];
         snprintf(pn, sizeof pn, "x%d", k);
         x[k] = lt_param(ctx, pn, (int)sh[k][0], &sh[k][1]);
         memcpy(x[k]->data, xs[k], (size_t)x[k]->n * sizeof(float));

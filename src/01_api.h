@@ -639,8 +639,10 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
      lt_attention computes in float32 on qkv rounded to 16 bits and rounds y;
      lt_attention_gqa the same on q, k, v (keeping 16-bit copies of q, k, v and y);
      lt_rmsnorm   as lt_layernorm: y and rstd in float32, backward keeps x̂ = x·rstd in 16 bits;
-     lt_rope, lt_silu, lt_swiglu compute in float32 on their float32 inputs and do not round
-         (rope's backward reads no values; silu and swiglu keep their float32 inputs).
+     lt_swiglu    as torch's silu then mul on 16-bit tensors: y = round16(round16(silu(g16))·u16),
+         backward keeps g16 and u16;
+     lt_rope, lt_silu compute in float32 on their float32 inputs and do not round (rope's
+         backward reads no values; silu keeps its float32 input).
    The loss, softmax, residual adds and the optimizer (float32 master weights and
    moments) stay float32.  For backward these ops keep 16-bit copies of what they need (half the
    bytes; a parameter is read in place): the operands of a product, gelu's input, layernorm's

@@ -17,7 +17,7 @@
 /* name, and the op's flags.  What its backward reads besides gradients: the inputs' values (IN),
    its own output's values (OUT); the compile mode plans buffer lifetimes from these two.
    The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16, rmsnorm16,
-   attention_gqa16: lt_set_precision,
+   attention_gqa16, swiglu16: lt_set_precision,
    @@HALF) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
    need not stay alive.  (Eager records may skip a copy and read the float32 values in place,
    lt__copy16: eager mode never frees them; a compiled plan always has the copies.)
@@ -54,7 +54,7 @@
     X(layernorm16, 0) X(gelu16, LT__Y16 | LT__DX_OVER_DY) X(linear_ce16, 0)                         \
     X(rmsnorm, LT__IN | LT__ROW) X(rmsnorm16, 0) X(rope, LT__DX_OVER_DY)                             \
     X(silu, LT__IN | LT__ROW | LT__DX_OVER_DY) X(swiglu, LT__IN | LT__ROW | LT__DX_OVER_DY)          \
-    X(attention_gqa, LT__IN | LT__OUT) X(attention_gqa16, LT__Y16)
+    X(attention_gqa, LT__IN | LT__OUT) X(attention_gqa16, LT__Y16) X(swiglu16, LT__Y16 | LT__DX_OVER_DY)
 
 struct lt__node {
     const struct lt__opdef *op;
@@ -1027,7 +1027,12 @@ LTRAIN_DEF lt_tensor *lt_silu(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx,
      dgate += dy·up·silu'(gate),   dup += dy·silu(gate)
    Both gradients come from one read of dy per element, so dgate may be written over dy (eager:
    gate takes dy's buffer, lt__grad_adopt; a compiled plan: LT__DX_OVER_DY).  gate == up (one
-   tensor twice): both terms add into its one gradient. */
+   tensor twice): both terms add into its one gradient.
+   swiglu16 (lt_set_precision): y = round16(round16(silu(g16))·u16) with g16, u16 the inputs rounded
+   to 16 bits (torch's silu then mul on 16-bit tensors, each rounding its float32 result); for
+   backward save[0] keeps g16 | u16 (2n 16-bit values), so the float32 inputs need not outlive the
+   forward, and the float32 formulas above run on them (eager with both inputs 16-bit values
+   already, a 16-bit product's outputs, lt__copy16: no copies, the inputs are read in place). */
 static void lt__swiglu_rows(const float *g, const float *u, float *y, int64_t m) {
     int64_t i;
     LT__OMP(simd)
@@ -1040,18 +1045,25 @@ static void lt__swiglu_fwd(lt__node *nd) {
         lt__swiglu_rows(nd->in[0]->data + b * LT__EWB, nd->in[1]->data + b * LT__EWB, nd->out->data + b * LT__EWB,
                         n - b * LT__EWB < LT__EWB ? n - b * LT__EWB : LT__EWB);
 }
-/* m elements: gg (+)= dy·u·silu'(g), gu (+)= dy·silu(g) (either NULL: skipped; gg may be gy) */
+/* m <= LT__EWB elements: gg (+)= dy·u·silu'(g), gu (+)= dy·silu(g) (either NULL: skipped; gg may
+   be gy): both terms from one simd loop into the stack, then stored */
 static void lt__swiglu_grad_rows(const float *g, const float *u, const float *gy, float *gg, int addg, float *gu,
                                  int addu, int64_t m) {
+    float dg[LT__EWB], du[LT__EWB];
     int64_t i;
+    LT__OMP(simd)
     for (i = 0; i < m; i++) {
         float d = gy[i], s = lt__sigm(g[i]);
-        float dg = d * u[i] * (s * (1.0f + g[i] * (1.0f - s))), du = d * (g[i] * s);
-        if (gg) gg[i] = addg ? gg[i] + dg : dg;
-        if (gu) gu[i] = addu ? gu[i] + du : du;
+        dg[i] = d * u[i] * (s * (1.0f + g[i] * (1.0f - s)));
+        du[i] = d * (g[i] * s);
     }
+    if (gg && addg) for (i = 0; i < m; i++) gg[i] += dg[i];
+    else if (gg) memcpy(gg, dg, (size_t)m * sizeof(float));
+    if (gu && addu) for (i = 0; i < m; i++) gu[i] += du[i];
+    else if (gu) memcpy(gu, du, (size_t)m * sizeof(float));
 }
-static void lt__swiglu_grads(lt__node *nd, const float *g, const float *u) {
+/* h: the 16-bit g | u of swiglu16 in precision p, or NULL (the float32 inputs, read in place) */
+static void lt__swiglu_grads(lt__node *nd, lt_dtype p, const uint16_t *h) {
     const float *gy = nd->out->grad;
     int addg = 0, addu = 0;
     float *gg, *gu;
@@ -1068,15 +1080,50 @@ static void lt__swiglu_grads(lt__node *nd, const float *g, const float *u) {
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
         int64_t lo = b * LT__EWB, m = n - lo < LT__EWB ? n - lo : LT__EWB;
+        float gw[LT__EWB], uw[LT__EWB];
+        const float *g = nd->in[0]->data + lo, *u = nd->in[1]->data + lo;
+        if (h) {   /* widened from the 16-bit copies */
+            lt__from16(p, h + lo, gw, (size_t)m);
+            lt__from16(p, h + n + lo, uw, (size_t)m);
+            g = gw; u = uw;
+        }
         if (gg == gu) {   /* (the same tensor) one term after the other */
-            lt__swiglu_grad_rows(g + lo, u + lo, gy + lo, gg + lo, 1, NULL, 1, m);
-            lt__swiglu_grad_rows(g + lo, u + lo, gy + lo, NULL, 1, gu + lo, 1, m);
+            lt__swiglu_grad_rows(g, u, gy + lo, gg + lo, 1, NULL, 1, m);
+            lt__swiglu_grad_rows(g, u, gy + lo, NULL, 1, gu + lo, 1, m);
         } else {
-            lt__swiglu_grad_rows(g + lo, u + lo, gy + lo, gg ? gg + lo : NULL, addg, gu ? gu + lo : NULL, addu, m);
+            lt__swiglu_grad_rows(g, u, gy + lo, gg ? gg + lo : NULL, addg, gu ? gu + lo : NULL, addu, m);
         }
     }
 }
-static void lt__swiglu_bwd(lt__node *nd) { lt__swiglu_grads(nd, nd->in[0]->data, nd->in[1]->data); }
+static void lt__swiglu_bwd(lt__node *nd) { lt__swiglu_grads(nd, LT_F32, NULL); }
+static void lt__swiglu16_fwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(LT__PREC(nd));
+    uint16_t *h = (uint16_t *)(void *)nd->save[0];
+    int64_t n = nd->out->n, b;
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
+        int64_t lo = b * LT__EWB, m = n - lo < LT__EWB ? n - lo : LT__EWB, i;
+        float g[LT__EWB], u[LT__EWB], *y = nd->out->data + lo;
+        if (h) {   /* g16, u16 kept for backward, and widened */
+            lt__to16(p, nd->in[0]->data + lo, h + lo, (size_t)m);
+            lt__to16(p, nd->in[1]->data + lo, h + n + lo, (size_t)m);
+            lt__from16(p, h + lo, g, (size_t)m);
+            lt__from16(p, h + n + lo, u, (size_t)m);
+        } else {
+            lt__round16(p, nd->in[0]->data + lo, g, (size_t)m);
+            lt__round16(p, nd->in[1]->data + lo, u, (size_t)m);
+        }
+        LT__OMP(simd)
+        for (i = 0; i < m; i++) y[i] = g[i] * lt__sigm(g[i]);
+        lt__round16(p, y, y, (size_t)m);
+        LT__OMP(simd)
+        for (i = 0; i < m; i++) y[i] *= u[i];
+        lt__round16(p, y, y, (size_t)m);
+    }
+}
+static void lt__swiglu16_bwd(lt__node *nd) {
+    lt__swiglu_grads(nd, lt__prec_of(LT__PREC(nd)), (const uint16_t *)(const void *)nd->save[0]);
+}
 LTRAIN_DEF lt_tensor *lt_swiglu(lt_ctx *ctx, lt_tensor *gate, lt_tensor *up) {
     char b1[64], b2[64];
     lt__node *nd;
@@ -1087,7 +1134,15 @@ LTRAIN_DEF lt_tensor *lt_swiglu(lt_ctx *ctx, lt_tensor *gate, lt_tensor *up) {
                      lt_shape_str(gate, b1, sizeof b1), lt_shape_str(up, b2, sizeof b2));
         return NULL;
     }
-    nd = lt__node_new(ctx, LT__OP(swiglu), gate->ndim, gate->shape, gate, up, NULL, 0);
+    if (ctx->precision == LT_F32 || ctx->device != LT_CPU) {   /* (the CUDA kernel is float32) */
+        nd = lt__node_new(ctx, LT__OP(swiglu), gate->ndim, gate->shape, gate, up, NULL, 0);
+        return lt__run(ctx, nd);
+    }
+    nd = lt__node_new(ctx, LT__OP(swiglu16), gate->ndim, gate->shape, gate, up, NULL, 0);
+    if (!nd) return NULL;
+    LT__PREC(nd) = (double)ctx->precision;
+    if (nd->out->requires_grad && (lt__copy16(ctx, gate) || lt__copy16(ctx, up)) && !lt__save(ctx, nd, 0, gate->n))
+        return NULL;   /* g16 | u16 */
     return lt__run(ctx, nd);
 }
 

@@ -421,7 +421,7 @@ static void tc_llama_case(lt_dtype prec, const char *tag) {
     int i, k, run, same[2] = {1, 1};
     char nm[96];
     for (i = 0; i < 12; i++) {
-        char pn[8];
+        char pn[16];
         snprintf(pn, sizeof pn, "w%d", i);
         m.w[i] = lt_param(ctx, pn, (int)shapes[i][0], &shapes[i][1]);
         lt_init_normal(ctx, m.w[i], i == 0 || i == 4 || i == 5 || i == 7 ? 1.0 : 0.0, 0.2);

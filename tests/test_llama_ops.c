@@ -107,7 +107,6 @@ static void test_llama_ops_torch(void) {
     tops_stat st[6];
     int i, k;
     FILE *f;
-    if (!t_want("ops.")) return;
     snprintf(path, sizeof path, "%s/llama_ops.bin", t_ref_dir());
     if (!(f = fopen(path, "rb"))) {
         t_skip("ops.llama.torch", "tests/ref/llama_ops.bin is missing (make it: python3 tests/ref/gen_llama_ops.py)");

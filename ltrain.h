@@ -29,8 +29,9 @@
                 @@TENSOR.new @@TENSOR.params
      @@OPS      ops, each forward next to its backward, and the op table            05_ops.h
                 @@OPS.table @@OPS.simd @@OPS.records @@OPS.reshape @@OPS.add @@OPS.scale @@OPS.sum
-                @@OPS.activations @@OPS.gelu @@OPS.relu @@OPS.softmax @@OPS.layernorm
-                @@OPS.embedding @@OPS.dropout @@OPS.transpose @@OPS.attention
+                @@OPS.activations @@OPS.gelu @@OPS.relu @@OPS.silu @@OPS.softmax @@OPS.layernorm
+                @@OPS.rmsnorm @@OPS.rope @@OPS.embedding @@OPS.dropout @@OPS.transpose
+                @@OPS.attention @@OPS.attention_gqa
      @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
                 at run time)
                 @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.avx2 @@GEMM.neon
@@ -64,10 +65,10 @@
      @@DATA     (continued) sequences, buckets, length schedule (lt_len_*)          18_data_seq.h
                 @@DATA.seq @@DATA.buckets @@DATA.len_schedule @@DATA.restarts
      @@CKPT     safetensors read/write                                              19_ckpt.h
-                @@CKPT.json @@CKPT.read @@CKPT.write
+                @@CKPT.json @@CKPT.read @@CKPT.write @@CKPT.config
      @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training    20_train.h
                 state
-                @@TRAIN.weights @@TRAIN.checkpoint
+                @@TRAIN.hf @@TRAIN.weights @@TRAIN.checkpoint
      @@PLOT     SVG line charts (no dependencies)                                   21_plot.h
                 @@PLOT.series @@PLOT.ticks @@PLOT.svg
      @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding  22_dist.h
@@ -343,6 +344,22 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1); /
    16-bit copies of both instead of the float32 tensors (eager with qkv from a 16-bit product:
    it reads them in place). */
 LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, const int32_t *lengths);
+/* Llama-style blocks (RMSNorm, rotary embeddings, SwiGLU, grouped-query attention).
+   lt_rmsnorm: over the last dim, y = x / sqrt(mean(x²) + eps) · w, w [C] or NULL (torch.nn.RMSNorm,
+   HF's LlamaRMSNorm).  QK-norm (Qwen3, OLMo-2) is lt_rmsnorm on q reshaped to [B,T,H,D], w [D]. */
+LTRAIN_DEF lt_tensor *lt_rmsnorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, float eps);
+/* Rotary position embedding of x [B,T,H*D] (head h at h*D..), as HF applies it (rotate_half: pairs
+   (i, i+D/2), inv_freq_i = theta^(-2i/D), angle (pos0+t)·inv_freq_i in float32 as HF computes it);
+   pos0 >= 0 is the position of t = 0 (sampling with a cache).  D must be even. */
+LTRAIN_DEF lt_tensor *lt_rope(lt_ctx *ctx, lt_tensor *x, int n_head, float theta, int pos0);
+LTRAIN_DEF lt_tensor *lt_silu(lt_ctx *ctx, lt_tensor *a);   /* x·sigmoid(x) (F.silu) */
+/* silu(gate) ⊙ up, fused: one pass, backward recomputes silu (nothing stored); same shapes */
+LTRAIN_DEF lt_tensor *lt_swiglu(lt_ctx *ctx, lt_tensor *gate, lt_tensor *up);
+/* Causal attention with n_kv_head <= n_head key/value heads: q [B,T,H*D], k and v [B,T,Hkv*D],
+   H % Hkv == 0, query head h reads kv head h/(H/Hkv) (HF's repeat_kv, without copying K/V);
+   scale 1/sqrt(D), lengths as lt_attention.  Hkv = 1 is MQA, Hkv = H plain multi-head. */
+LTRAIN_DEF lt_tensor *lt_attention_gqa(lt_ctx *ctx, lt_tensor *q, lt_tensor *k, lt_tensor *v, int n_head,
+                                       int n_kv_head, const int32_t *lengths);
 
 /* ---- losses (return a [1] tensor) --------------------------------------------------------- */
 #define LT_IGNORE_INDEX (-1)
@@ -421,18 +438,44 @@ LTRAIN_DEF const char *lt_kernel_name_for(lt_dtype p); /* ... for products in pr
    wte.weight [V,C], wpe.weight [ctx,C], h.{i}.ln_1.{weight,bias}, h.{i}.attn.c_attn.{weight [C,3C],
    bias}, h.{i}.attn.c_proj.{weight [C,C],bias}, h.{i}.ln_2.*, h.{i}.mlp.c_fc.{weight [C,4C],bias},
    h.{i}.mlp.c_proj.{weight [4C,C],bias}, ln_f.{weight,bias}; the LM head is tied to wte. */
+/* A Llama-style model (arch LT_ARCH_LLAMA) has Hugging Face LlamaForCausalLM's names and layouts
+   (nn.Linear weights [out,in]; D = C/H): model.embed_tokens.weight [V,C],
+   model.layers.{i}.input_layernorm.weight [C], model.layers.{i}.self_attn.q_proj.weight [H*D,C],
+   k_proj.weight and v_proj.weight [Hkv*D,C], o_proj.weight [C,H*D] (each with .bias [out] when
+   biases are on), with qk_norm self_attn.q_norm.weight and k_norm.weight [D] (as Qwen3),
+   model.layers.{i}.post_attention_layernorm.weight [C], model.layers.{i}.mlp.gate_proj.weight and
+   up_proj.weight [hidden,C], down_proj.weight [C,hidden], model.norm.weight [C], and when untied
+   lm_head.weight [V,C].  Block: x += o_proj(attn(rope(q), rope(k), v)) on h = rmsnorm(x), then
+   x += down_proj(silu(gate_proj(h)) * up_proj(h)) on h = rmsnorm(x); logits = lm_head(rmsnorm(x)).
+   A zeroed field below means GPT-2's behaviour, so a GPT-2 config needs only the first six. */
+typedef enum { LT_ARCH_GPT2 = 0, LT_ARCH_LLAMA = 1 } lt_arch;
 typedef struct {
     int vocab;      /* V */
-    int ctx;        /* maximum sequence length (rows of wpe) */
+    int ctx;        /* maximum sequence length (rows of wpe; Llama: max_position_embeddings) */
     int layers;     /* L */
     int heads;      /* H; channels % heads == 0 */
     int channels;   /* C */
     float dropout;  /* on embeddings, attention output and MLP output; 0 = off (default) */
+    int arch;       /* LT_ARCH_GPT2 (0) or LT_ARCH_LLAMA */
+    int kv_heads;   /* key/value heads (Llama; divides heads): 0 = heads; 1 = multi-query */
+    int hidden;     /* MLP hidden size: 0 = 4C (gpt2), 8C/3 rounded up to a multiple of 32 (llama) */
+    float rope_theta; /* Llama's RoPE base: 0 = 10000 */
+    float norm_eps; /* LayerNorm / RMSNorm eps: 0 = 1e-5 */
+    int qk_norm;    /* Llama: 1 = RMSNorm on q and k per head before RoPE (Qwen3, OLMo-2) */
+    int no_bias;    /* 0: the arch's own (gpt2: biases, llama: none); 1: no biases; -1: biases on
+                       every linear (llama: HF attention_bias and mlp_bias) */
+    int untied;     /* 1 = a separate lm_head.weight (Llama; GPT-2's head is always wte) */
 } lt_gpt_config;
 typedef struct lt_gpt lt_gpt;
+/* Configs without naming every field: GPT-2 (dropout 0), Llama (no biases, tied head, RoPE theta
+   10000, eps 1e-5; kv_heads 0 = heads, hidden 0 = 8C/3 rounded up to a multiple of 32). */
+LTRAIN_DEF lt_gpt_config lt_gpt2_config(int vocab, int ctx, int layers, int heads, int channels);
+LTRAIN_DEF lt_gpt_config lt_llama_config(int vocab, int ctx, int layers, int heads, int kv_heads, int channels, int hidden);
 
 /* Creates the parameters in ctx and initialises them as GPT-2 does, from the context's RNG:
-   N(0, 0.02); attn.c_proj and mlp.c_proj weights N(0, 0.02/sqrt(2L)); biases 0; LayerNorm 1, 0. */
+   N(0, 0.02); attn.c_proj and mlp.c_proj weights N(0, 0.02/sqrt(2L)); biases 0; LayerNorm 1, 0.
+   Llama as Hugging Face does: linears and embeddings N(0, 0.02), biases 0, RMSNorm weights 1.
+   lt_gpt_cfg returns the config with the defaults filled in (kv_heads, hidden, rope_theta, ...). */
 LTRAIN_DEF lt_gpt *lt_gpt_create(lt_ctx *ctx, const lt_gpt_config *cfg);
 LTRAIN_DEF void lt_gpt_destroy(lt_gpt *gpt);                 /* the parameters stay in ctx */
 LTRAIN_DEF const lt_gpt_config *lt_gpt_cfg(const lt_gpt *gpt);
@@ -744,7 +787,13 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
      lt_layernorm computes y and its statistics in float32, as before;
      lt_gpt_loss(_ex)  runs the LM head and the cross-entropy as one op whose logits are kept in
          16 bits only (the same loss and gradients as lt_linear + lt_cross_entropy here);
-     lt_attention computes in float32 on qkv rounded to 16 bits and rounds y.
+     lt_attention computes in float32 on qkv rounded to 16 bits and rounds y;
+     lt_attention_gqa the same on q, k, v (keeping 16-bit copies of q, k, v and y);
+     lt_rmsnorm   as lt_layernorm: y and rstd in float32, backward keeps x̂ = x·rstd in 16 bits;
+     lt_swiglu    as torch's silu then mul on 16-bit tensors: y = round16(round16(silu(g16))·u16),
+         backward keeps g16 and u16;
+     lt_rope, lt_silu compute in float32 on their float32 inputs and do not round (rope's
+         backward reads no values; silu keeps its float32 input).
    The loss, softmax, residual adds and the optimizer (float32 master weights and
    moments) stay float32.  For backward these ops keep 16-bit copies of what they need (half the
    bytes; a parameter is read in place): the operands of a product, gelu's input, layernorm's
@@ -2396,7 +2445,8 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
 /* ---- @@OPS.table  the op table --------------------------------------------------------------- */
 /* name, and the op's flags.  What its backward reads besides gradients: the inputs' values (IN),
    its own output's values (OUT); the compile mode plans buffer lifetimes from these two.
-   The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
+   The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16, rmsnorm16,
+   attention_gqa16, swiglu16: lt_set_precision,
    @@HALF) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
    need not stay alive.  (Eager records may skip a copy and read the float32 values in place,
    lt__copy16: eager mode never frees them; a compiled plan always has the copies.)
@@ -2430,7 +2480,10 @@ LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi)
     X(layernorm, LT__IN | LT__ROW) X(embedding, 0) X(dropout, 0) X(transpose, 0)                     \
     X(attention, LT__IN | LT__OUT) X(cross_entropy, LT__IN | LT__DX_OVER_X) X(mse, LT__IN)           \
     X(matmul16, LT__Y16) X(linear16, LT__Y16) X(conv1d16, LT__Y16) X(attention16, LT__Y16)           \
-    X(layernorm16, 0) X(gelu16, LT__Y16 | LT__DX_OVER_DY) X(linear_ce16, 0)
+    X(layernorm16, 0) X(gelu16, LT__Y16 | LT__DX_OVER_DY) X(linear_ce16, 0)                         \
+    X(rmsnorm, LT__IN | LT__ROW) X(rmsnorm16, 0) X(rope, LT__DX_OVER_DY)                             \
+    X(silu, LT__IN | LT__ROW | LT__DX_OVER_DY) X(swiglu, LT__IN | LT__ROW | LT__DX_OVER_DY)          \
+    X(attention_gqa, LT__IN | LT__OUT) X(attention_gqa16, LT__Y16) X(swiglu16, LT__Y16 | LT__DX_OVER_DY)
 
 struct lt__node {
     const struct lt__opdef *op;
@@ -3362,6 +3415,178 @@ static void lt__sigmoid_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_sigmoid(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(sigmoid), "lt_sigmoid", a); }
 
+/* ---- @@OPS.silu  silu, and swiglu: silu(gate) ⊙ up fused ------------------------------------- */
+/* silu (torch's F.silu): y = x·σ(x),  dy/dx = σ(x)·(1 + x·(1 - σ(x)));  σ(x) from e = exp(-|x|)
+   (no overflow): 1/(1 + e) for x >= 0, e/(1 + e) below.  Backward reads x. */
+LT__OMP(declare simd)
+static inline float lt__sigm(float v) {
+    float e = lt__exp_neg(-fabsf(v));
+    return v >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+LT__OMP(declare simd)
+static inline float lt__silu_d(float v) {   /* dy/dx at x = v */
+    float s = lt__sigm(v);
+    return s * (1.0f + v * (1.0f - s));
+}
+/* the elementwise loops below: blocks of LT__EWB values, each a simd loop, the threads take blocks
+   (as gelu's); y = silu(x) over m values */
+static void lt__silu_rows(const float *x, float *y, int64_t m) {
+    int64_t i;
+    LT__OMP(simd)
+    for (i = 0; i < m; i++) y[i] = x[i] * lt__sigm(x[i]);
+}
+static void lt__silu_fwd(lt__node *nd) {
+    int64_t n = nd->out->n, b;
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++)
+        lt__silu_rows(nd->in[0]->data + b * LT__EWB, nd->out->data + b * LT__EWB,
+                      n - b * LT__EWB < LT__EWB ? n - b * LT__EWB : LT__EWB);
+}
+/* dx = dy·silu'(x) (add: +=; eager, dx may take dy's buffer: lt__grad_adopt) */
+static void lt__silu_bwd(lt__node *nd) {
+    const float *gy = nd->out->grad, *x = nd->in[0]->data;
+    int add = 0;
+    float *gx = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);
+    int64_t n = nd->out->n, b;
+    if (!gx) return;
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
+        int64_t lo = b * LT__EWB, m = n - lo < LT__EWB ? n - lo : LT__EWB, i;
+        if (add) {
+            LT__OMP(simd)
+            for (i = lo; i < lo + m; i++) gx[i] += gy[i] * lt__silu_d(x[i]);
+        } else {
+            LT__OMP(simd)
+            for (i = lo; i < lo + m; i++) gx[i] = gy[i] * lt__silu_d(x[i]);
+        }
+    }
+}
+LTRAIN_DEF lt_tensor *lt_silu(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(silu), "lt_silu", a); }
+
+/* swiglu (the Llama MLP's gate): gate, up (same shape) -> y = silu(gate) ⊙ up, one pass, silu never
+   stored.  Backward recomputes σ(gate) from gate:
+     dgate += dy·up·silu'(gate),   dup += dy·silu(gate)
+   Both gradients come from one read of dy per element, so dgate may be written over dy (eager:
+   gate takes dy's buffer, lt__grad_adopt; a compiled plan: LT__DX_OVER_DY).  gate == up (one
+   tensor twice): both terms add into its one gradient.
+   swiglu16 (lt_set_precision): y = round16(round16(silu(g16))·u16) with g16, u16 the inputs rounded
+   to 16 bits (torch's silu then mul on 16-bit tensors, each rounding its float32 result); for
+   backward save[0] keeps g16 | u16 (2n 16-bit values), so the float32 inputs need not outlive the
+   forward, and the float32 formulas above run on them (eager with both inputs 16-bit values
+   already, a 16-bit product's outputs, lt__copy16: no copies, the inputs are read in place). */
+static void lt__swiglu_rows(const float *g, const float *u, float *y, int64_t m) {
+    int64_t i;
+    LT__OMP(simd)
+    for (i = 0; i < m; i++) y[i] = g[i] * lt__sigm(g[i]) * u[i];
+}
+static void lt__swiglu_fwd(lt__node *nd) {
+    int64_t n = nd->out->n, b;
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++)
+        lt__swiglu_rows(nd->in[0]->data + b * LT__EWB, nd->in[1]->data + b * LT__EWB, nd->out->data + b * LT__EWB,
+                        n - b * LT__EWB < LT__EWB ? n - b * LT__EWB : LT__EWB);
+}
+/* m <= LT__EWB elements: gg (+)= dy·u·silu'(g), gu (+)= dy·silu(g) (either NULL: skipped; gg may
+   be gy): both terms from one simd loop into the stack, then stored */
+static void lt__swiglu_grad_rows(const float *g, const float *u, const float *gy, float *gg, int addg, float *gu,
+                                 int addu, int64_t m) {
+    float dg[LT__EWB], du[LT__EWB];
+    int64_t i;
+    LT__OMP(simd)
+    for (i = 0; i < m; i++) {
+        float d = gy[i], s = lt__sigm(g[i]);
+        dg[i] = d * u[i] * (s * (1.0f + g[i] * (1.0f - s)));
+        du[i] = d * (g[i] * s);
+    }
+    if (gg && addg) for (i = 0; i < m; i++) gg[i] += dg[i];
+    else if (gg) memcpy(gg, dg, (size_t)m * sizeof(float));
+    if (gu && addu) for (i = 0; i < m; i++) gu[i] += du[i];
+    else if (gu) memcpy(gu, du, (size_t)m * sizeof(float));
+}
+/* h: the 16-bit g | u of swiglu16 in precision p, or NULL (the float32 inputs, read in place) */
+static void lt__swiglu_grads(lt__node *nd, lt_dtype p, const uint16_t *h) {
+    const float *gy = nd->out->grad;
+    int addg = 0, addu = 0;
+    float *gg, *gu;
+    int64_t n = nd->out->n, b;
+    if (nd->in[0] == nd->in[1]) {   /* one tensor: its gradient gets both terms, added */
+        gg = lt__grad(nd->in[0], nd->ctx);
+        gu = gg;
+        addg = addu = 1;
+    } else {
+        gg = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &addg);
+        gu = lt__grad_w(nd->in[1], nd->ctx, &addu);
+    }
+    if (!gg && !gu) return;
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
+        int64_t lo = b * LT__EWB, m = n - lo < LT__EWB ? n - lo : LT__EWB;
+        float gw[LT__EWB], uw[LT__EWB];
+        const float *g = nd->in[0]->data + lo, *u = nd->in[1]->data + lo;
+        if (h) {   /* widened from the 16-bit copies */
+            lt__from16(p, h + lo, gw, (size_t)m);
+            lt__from16(p, h + n + lo, uw, (size_t)m);
+            g = gw; u = uw;
+        }
+        if (gg == gu) {   /* (the same tensor) one term after the other */
+            lt__swiglu_grad_rows(g, u, gy + lo, gg + lo, 1, NULL, 1, m);
+            lt__swiglu_grad_rows(g, u, gy + lo, NULL, 1, gu + lo, 1, m);
+        } else {
+            lt__swiglu_grad_rows(g, u, gy + lo, gg ? gg + lo : NULL, addg, gu ? gu + lo : NULL, addu, m);
+        }
+    }
+}
+static void lt__swiglu_bwd(lt__node *nd) { lt__swiglu_grads(nd, LT_F32, NULL); }
+static void lt__swiglu16_fwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(LT__PREC(nd));
+    uint16_t *h = (uint16_t *)(void *)nd->save[0];
+    int64_t n = nd->out->n, b;
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
+        int64_t lo = b * LT__EWB, m = n - lo < LT__EWB ? n - lo : LT__EWB, i;
+        float g[LT__EWB], u[LT__EWB], *y = nd->out->data + lo;
+        if (h) {   /* g16, u16 kept for backward, and widened */
+            lt__to16(p, nd->in[0]->data + lo, h + lo, (size_t)m);
+            lt__to16(p, nd->in[1]->data + lo, h + n + lo, (size_t)m);
+            lt__from16(p, h + lo, g, (size_t)m);
+            lt__from16(p, h + n + lo, u, (size_t)m);
+        } else {
+            lt__round16(p, nd->in[0]->data + lo, g, (size_t)m);
+            lt__round16(p, nd->in[1]->data + lo, u, (size_t)m);
+        }
+        LT__OMP(simd)
+        for (i = 0; i < m; i++) y[i] = g[i] * lt__sigm(g[i]);
+        lt__round16(p, y, y, (size_t)m);
+        LT__OMP(simd)
+        for (i = 0; i < m; i++) y[i] *= u[i];
+        lt__round16(p, y, y, (size_t)m);
+    }
+}
+static void lt__swiglu16_bwd(lt__node *nd) {
+    lt__swiglu_grads(nd, lt__prec_of(LT__PREC(nd)), (const uint16_t *)(const void *)nd->save[0]);
+}
+LTRAIN_DEF lt_tensor *lt_swiglu(lt_ctx *ctx, lt_tensor *gate, lt_tensor *up) {
+    char b1[64], b2[64];
+    lt__node *nd;
+    if (!lt__live(ctx, "lt_swiglu", gate, up)) return NULL;
+    if (gate->n != up->n || gate->ndim != up->ndim ||
+        memcmp(gate->shape, up->shape, (size_t)gate->ndim * sizeof(int64_t)) != 0) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_swiglu: gate is %s, up is %s: they must have the same shape",
+                     lt_shape_str(gate, b1, sizeof b1), lt_shape_str(up, b2, sizeof b2));
+        return NULL;
+    }
+    if (ctx->precision == LT_F32 || ctx->device != LT_CPU) {   /* (the CUDA kernel is float32) */
+        nd = lt__node_new(ctx, LT__OP(swiglu), gate->ndim, gate->shape, gate, up, NULL, 0);
+        return lt__run(ctx, nd);
+    }
+    nd = lt__node_new(ctx, LT__OP(swiglu16), gate->ndim, gate->shape, gate, up, NULL, 0);
+    if (!nd) return NULL;
+    LT__PREC(nd) = (double)ctx->precision;
+    if (nd->out->requires_grad && (lt__copy16(ctx, gate) || lt__copy16(ctx, up)) && !lt__save(ctx, nd, 0, gate->n))
+        return NULL;   /* g16 | u16 */
+    return lt__run(ctx, nd);
+}
+
 /* ---- @@OPS.softmax  softmax and log-softmax over the last dim ------------------------------------- */
 /* x (R, V) -> y (R, V).  Stable: subtract the row max first, so logits of ±1e4 and -inf entries
    stay finite.  A row of all -inf has no distribution: softmax gives 0s, log-softmax -inf. */
@@ -3465,15 +3690,18 @@ LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a) {
 #define LT__LN_RB 32       /* backward: rows per chunk of the dw, db partial sums */
 
 /* One row: y, mean and rstd (either may be NULL: not kept), and x̂ in 16 bits of type p into xh
-   when xh != NULL.  The sums run in double (vector partial sums, one thread's, a fixed order). */
+   when xh != NULL.  The sums run in double (vector partial sums, one thread's, a fixed order).
+   rms (lt_rmsnorm): the mean is taken as 0, so var is mean(x²) and x̂ = x·rstd. */
 static void lt__ln_row_fwd(const float *x, float *y, const float *w, const float *b, int64_t C, float eps,
-                           float *mean, float *rstd, lt_dtype p, uint16_t *xh) {
+                           float *mean, float *rstd, lt_dtype p, uint16_t *xh, int rms) {
     double sum = 0, var = 0;
-    float m, s, v[LT__LN_PIECE];
+    float m = 0.0f, s, v[LT__LN_PIECE];
     int64_t j, j0;
-    LT__OMP(simd reduction(+ : sum))
-    for (j = 0; j < C; j++) sum += x[j];
-    m = (float)(sum / (double)C);
+    if (!rms) {
+        LT__OMP(simd reduction(+ : sum))
+        for (j = 0; j < C; j++) sum += x[j];
+        m = (float)(sum / (double)C);
+    }
     LT__OMP(simd reduction(+ : var))
     for (j = 0; j < C; j++) { double d = (double)x[j] - m; var += d * d; }
     s = (float)(1.0 / sqrt(var / (double)C + eps));
@@ -3506,11 +3734,11 @@ static void lt__layernorm_fwd(lt__node *nd) {
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
         lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), nd->save[0] + r,
-                       nd->save[1] + r, LT_F32, NULL);
+                       nd->save[1] + r, LT_F32, NULL, 0);
 }
 
-/* Where backward reads x̂ (R, C): from x and the saved means (layernorm), or widened from the
-   16-bit copy (layernorm16). */
+/* Where backward reads x̂ (R, C): from x and the saved means (layernorm; rmsnorm: mean NULL, 0),
+   or widened from the 16-bit copy (layernorm16, rmsnorm16). */
 typedef struct {
     const float *x, *mean;
     const uint16_t *xh;
@@ -3522,7 +3750,7 @@ static void lt__ln_xhat(const lt__ln_src *a, int64_t C, int64_t r, float s, int6
     int64_t j;
     if (a->xh) { lt__from16(a->p, a->xh + r * C + j0, out, (size_t)n); return; }
     x = a->x + r * C + j0;
-    m = a->mean[r];
+    m = a->mean ? a->mean[r] : 0.0f;
     LT__OMP(simd)
     for (j = 0; j < n; j++) out[j] = (x[j] - m) * s;
 }
@@ -3536,8 +3764,9 @@ static void lt__ln_g(const float *gy, const float *w, int64_t n, float *g) {
 }
 /* Backward, one pass over the rows: each row's dx, and dw, db summed per chunk of LT__LN_RB rows
    (the threads take chunks), then the chunks' partial sums added in chunk order.  The chunks
-   depend on R alone, so the thread count never changes a bit; x and dy are read once. */
-static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd) {
+   depend on R alone, so the thread count never changes a bit; x and dy are read once.
+   rms (rmsnorm): no mean was subtracted, so its term mean(g) drops: dx += rstd·(g - x̂·mean(g·x̂)). */
+static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd, int rms) {
     int64_t C = LT__LN_C(nd), R = nd->out->n / C, nch = (R + LT__LN_RB - 1) / LT__LN_RB, ch, nb, blk;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL;
     int add = 0;
@@ -3572,7 +3801,7 @@ static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd) {
                     mgx += (double)g[j] * xv[j];
                 }
             }
-            fmg = (float)(mg / (double)C);
+            fmg = rms ? 0.0f : (float)(mg / (double)C);
             fmgx = (float)(mgx / (double)C);
             for (j0 = 0; j0 < C; j0 += LT__LN_PIECE) {   /* dx; the chunk's dw, db */
                 int64_t n = C - j0 < LT__LN_PIECE ? C - j0 : LT__LN_PIECE;
@@ -3624,7 +3853,7 @@ static void lt__layernorm_bwd(lt__node *nd) {
     memset(&a, 0, sizeof a);
     a.x = nd->in[0]->data;
     a.mean = nd->save[0];
-    lt__ln_bwd(nd, &a, nd->save[1]);
+    lt__ln_bwd(nd, &a, nd->save[1], 0);
 }
 LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tensor *b, float eps) {
     int64_t C, R;
@@ -3677,14 +3906,203 @@ static void lt__layernorm16_fwd(lt__node *nd) {
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
         lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), NULL,
-                       nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL);
+                       nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL, 0);
 }
 static void lt__layernorm16_bwd(lt__node *nd) {
     lt__ln_src a;
     memset(&a, 0, sizeof a);
     a.xh = (const uint16_t *)(const void *)nd->save[1];
     a.p = lt__prec_of(LT__PREC2(nd));
-    if (a.xh) lt__ln_bwd(nd, &a, nd->save[0]);
+    if (a.xh) lt__ln_bwd(nd, &a, nd->save[0], 0);
+}
+
+/* ---- @@OPS.rmsnorm  RMSNorm over the last dim ------------------------------------------------------ */
+/* x (R, C), w (C) or NULL -> y (R, C) = x·rstd·w,  rstd = 1/sqrt(mean(x²) + eps)   (torch.nn.RMSNorm,
+   HF's LlamaRMSNorm: statistics in float32, here summed in double); saves rstd (R).  Backward,
+   with x̂ = x·rstd and g = dy·w (layernorm's without the mean):
+     dw += Σ_rows dy·x̂,   dx += rstd·(g - x̂·mean(g·x̂))
+   The kernels are layernorm's (lt__ln_row_fwd, lt__ln_bwd with rms = 1, no bias), so the record
+   uses layernorm's slots (LT__LN_C, LT__LN_EPS; LT__RMS_* name them).  QK-norm (Qwen3, OLMo-2) is
+   this op on q or k reshaped to [B,T,H,D] with w [D]: rows of one head's D channels.
+   rmsnorm16 (lt_set_precision): as layernorm16, y in float32, and backward keeps rstd (save[0])
+   and x̂ in 16 bits (save[1]) instead of x. */
+#define LT__RMS_C(nd) LT__LN_C(nd)       /* C, the row length */
+#define LT__RMS_EPS(nd) LT__LN_EPS(nd)   /* eps */
+static void lt__rmsnorm_fwd(lt__node *nd) {
+    int64_t C = LT__RMS_C(nd), R = nd->out->n / C, r;
+    const float *w = nd->in[1] ? nd->in[1]->data : NULL;
+    LT__OMP(parallel for if (R * C > 32768))
+    for (r = 0; r < R; r++)
+        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, NULL, C, (float)LT__RMS_EPS(nd), NULL,
+                       nd->save[0] + r, LT_F32, NULL, 1);
+}
+static void lt__rmsnorm_bwd(lt__node *nd) {
+    lt__ln_src a;
+    memset(&a, 0, sizeof a);
+    a.x = nd->in[0]->data;
+    lt__ln_bwd(nd, &a, nd->save[0], 1);
+}
+static void lt__rmsnorm16_fwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t C = LT__RMS_C(nd), R = nd->out->n / C, r;
+    const float *w = nd->in[1] ? nd->in[1]->data : NULL;
+    uint16_t *xh = (uint16_t *)(void *)nd->save[1];
+    LT__OMP(parallel for if (R * C > 32768))
+    for (r = 0; r < R; r++)
+        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, NULL, C, (float)LT__RMS_EPS(nd), NULL,
+                       nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL, 1);
+}
+static void lt__rmsnorm16_bwd(lt__node *nd) {
+    lt__ln_src a;
+    memset(&a, 0, sizeof a);
+    a.xh = (const uint16_t *)(const void *)nd->save[1];
+    a.p = lt__prec_of(LT__PREC2(nd));
+    if (a.xh) lt__ln_bwd(nd, &a, nd->save[0], 1);
+}
+LTRAIN_DEF lt_tensor *lt_rmsnorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, float eps) {
+    int64_t C, R;
+    char b1[64], b2[64];
+    int bits16;
+    lt__node *nd;
+    if (!lt__live(ctx, "lt_rmsnorm", x, x)) return NULL;
+    C = x->shape[x->ndim - 1];
+    if (w && w->n != C) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_rmsnorm: x is %s, weight is %s: it needs %lld values (x's last dim)",
+                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2), (long long)C);
+        return NULL;
+    }
+    if (!(eps > 0) || !isfinite(eps)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_rmsnorm: eps is %g: it must be a positive number", (double)eps);
+        return NULL;
+    }
+    R = x->n / C;
+    bits16 = ctx->precision != LT_F32 && ctx->device == LT_CPU;   /* (the CUDA kernel is float32) */
+    nd = lt__node_new(ctx, bits16 ? LT__OP(rmsnorm16) : LT__OP(rmsnorm), x->ndim, x->shape, x, w, NULL, 0);
+    if (!nd) return NULL;
+    LT__RMS_C(nd) = C;
+    LT__RMS_EPS(nd) = eps;
+    if (bits16) {
+        LT__PREC2(nd) = (double)ctx->precision;
+        if (nd->out->requires_grad && (!lt__save(ctx, nd, 0, R) || !lt__save(ctx, nd, 1, (x->n + 1) / 2)))
+            return NULL;
+    } else if (!lt__save(ctx, nd, 0, R)) {
+        return NULL;
+    }
+    return lt__run(ctx, nd);
+}
+
+/* ---- @@OPS.rope  rotary position embedding (Hugging Face's rotate_half layout) ------------------- */
+/* x (B, T, H·D) -> y (B, T, H·D), head h at h·D..h·D+D-1, D even, half = D/2.  For position
+   p = pos0 + t and i < half, the pair (i, i + half) of every head turns by the angle p·f_i:
+     f_i = 1 / theta^(2i/D),  c = cos(p·f_i),  s = sin(p·f_i)
+     y_i = x_i·c - x_{i+half}·s,   y_{i+half} = x_{i+half}·c + x_i·s
+   (transformers' LlamaRotaryEmbedding + apply_rotary_pos_emb: q·cos + rotate_half(q)·sin).  f_i
+   and the angle are float32 as HF computes them (2i/D a float32 quotient, theta to that power
+   rounded to float32, 1/it in float32, p·f_i a float32 product), so an angle at a large position
+   carries the same rounding as HF's; cos and sin of it in double, rounded.  (The power here is
+   correctly rounded; torch's float32 pow is not always, so f_i may be one ulp off HF's for a few
+   i: the angle then moves by about p·2^-24 of itself.)  Backward turns dy
+   back by -angle:
+     dx_i += dy_i·c + dy_{i+half}·s,   dx_{i+half} += dy_{i+half}·c - dy_i·s
+   reading no values: the record keeps the (T, half) tables of c and s (save[0]: c then s).
+   Threads take rows (b, t).  Each pair is read before it is written, so dx may be written over dy
+   (eager: lt__grad_adopt; a plan: LT__DX_OVER_DY).  16-bit precision: float32 arithmetic, as
+   before (y is not rounded; its backward keeps nothing but the tables). */
+#define LT__ROPE_H(nd) ((nd)->i[0])       /* heads */
+#define LT__ROPE_POS0(nd) ((nd)->i[1])    /* the position of t = 0 */
+#define LT__ROPE_THETA(nd) ((nd)->f[0])   /* theta (the base) */
+/* the tables: cs[t·half + i] = c, cs[(T + t)·half + i] = s */
+static void lt__rope_tables(float *cs, int64_t T, int64_t D, int64_t pos0, double theta) {
+    int64_t half = D / 2, t, i;
+    float base = (float)theta;
+    for (i = 0; i < half; i++) {
+        float e = (float)(2 * i) / (float)D, f = 1.0f / (float)pow((double)base, (double)e);
+        for (t = 0; t < T; t++) {
+            float ang = (float)(pos0 + t) * f;
+            cs[t * half + i] = (float)cos((double)ang);
+            cs[(T + t) * half + i] = (float)sin((double)ang);
+        }
+    }
+}
+/* one row of H heads: y = rotate(x) (dir 1) or x turned back (dir -1, backward; add: y +=);
+   y may be x */
+static void lt__rope_row(const float *x, float *y, const float *c, const float *s, int64_t H, int64_t D, float dir,
+                         int add) {
+    int64_t half = D / 2, h, i;
+    for (h = 0; h < H; h++) {
+        const float *xa = x + h * D, *xb = xa + half;
+        float *ya = y + h * D, *yb = ya + half;
+        if (add) {
+            LT__OMP(simd)
+            for (i = 0; i < half; i++) {
+                float a = xa[i], b = xb[i], sn = dir * s[i];
+                ya[i] += a * c[i] - b * sn;
+                yb[i] += b * c[i] + a * sn;
+            }
+        } else {
+            LT__OMP(simd)
+            for (i = 0; i < half; i++) {
+                float a = xa[i], b = xb[i], sn = dir * s[i];
+                ya[i] = a * c[i] - b * sn;
+                yb[i] = b * c[i] + a * sn;
+            }
+        }
+    }
+}
+static void lt__rope_fwd(lt__node *nd) {
+    int64_t B = nd->out->shape[0], T = nd->out->shape[1], C = nd->out->shape[2], H = LT__ROPE_H(nd), D = C / H, r;
+    float *cs = nd->save[0];
+    lt__rope_tables(cs, T, D, LT__ROPE_POS0(nd), LT__ROPE_THETA(nd));
+    LT__OMP(parallel for if (B * T * C > 32768))
+    for (r = 0; r < B * T; r++) {
+        int64_t t = r % T;
+        lt__rope_row(nd->in[0]->data + r * C, nd->out->data + r * C, cs + t * (D / 2), cs + (T + t) * (D / 2), H, D,
+                     1.0f, 0);
+    }
+}
+static void lt__rope_bwd(lt__node *nd) {
+    int64_t B = nd->out->shape[0], T = nd->out->shape[1], C = nd->out->shape[2], H = LT__ROPE_H(nd), D = C / H, r;
+    const float *cs = nd->save[0], *gy = nd->out->grad;
+    int add = 0;
+    float *gx = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);
+    if (!gx) return;
+    if (gx == gy) add = 0;   /* dy's buffer taken over (or a plan's in place): turned where it is */
+    LT__OMP(parallel for if (B * T * C > 32768))
+    for (r = 0; r < B * T; r++) {
+        int64_t t = r % T;
+        lt__rope_row(gy + r * C, gx + r * C, cs + t * (D / 2), cs + (T + t) * (D / 2), H, D, -1.0f, add);
+    }
+}
+LTRAIN_DEF lt_tensor *lt_rope(lt_ctx *ctx, lt_tensor *x, int n_head, float theta, int pos0) {
+    char b1[64];
+    lt__node *nd;
+    int64_t C;
+    if (!lt__live(ctx, "lt_rope", x, x)) return NULL;
+    if (x->ndim != 3) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_rope: x is %s: it must be [B,T,H*D]", lt_shape_str(x, b1, sizeof b1));
+        return NULL;
+    }
+    C = x->shape[2];
+    if (n_head < 1 || C % n_head != 0 || (C / n_head) % 2 != 0) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_rope: x is %s with %d heads: the heads must divide %lld into heads of an "
+                     "even size", lt_shape_str(x, b1, sizeof b1), n_head, (long long)C);
+        return NULL;
+    }
+    if (!(theta > 0) || !isfinite(theta)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_rope: theta is %g: it must be a positive number", (double)theta);
+        return NULL;
+    }
+    if (pos0 < 0) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_rope: pos0 is %d: it must be >= 0", pos0);
+        return NULL;
+    }
+    nd = lt__node_new(ctx, LT__OP(rope), 3, x->shape, x, NULL, NULL, 0);
+    if (!nd) return NULL;
+    LT__ROPE_H(nd) = n_head;
+    LT__ROPE_POS0(nd) = pos0;
+    LT__ROPE_THETA(nd) = theta;
+    if (!lt__save(ctx, nd, 0, x->shape[1] * (C / n_head))) return NULL;   /* c, s: T x D/2 each */
+    return lt__run(ctx, nd);
 }
 
 /* ---- @@OPS.embedding  embedding ------------------------------------------------------------------- */
@@ -3947,15 +4365,21 @@ static void lt__att_mm(int simd, int tri, int64_t off, int64_t m, int64_t n, int
 }
 
 /* Where the kernels read q, k, v (and y, for D): float32 rows in place, float32 rows rounded to
-   16 bits on the way (attention16 without a gradient), or a 16-bit copy widened. */
+   16 bits on the way (attention16 without a gradient), or a 16-bit copy widened; and where
+   backward adds their gradients.  Part w (0 q, 1 k, 2 v) of row r (= b·T + t) starts at
+   f[w] + r·ld[w] (h[w], g[w] alike), its head j at j·D: fused qkv has ld 3C for all three parts
+   (k at +C, v at +2C); lt_attention_gqa's separate q [B,T,H·D], k and v [B,T,Hkv·D] have ld H·D
+   and Hkv·D.  Query head h reads key/value head h / G (G = H/Hkv; 1 without grouping). */
 typedef struct {
-    const float *f;              /* float32 qkv (B,T,3C), or NULL */
-    const uint16_t *h;           /* its 16-bit copy, or NULL */
+    const float *f[3];           /* float32 q, k, v, or NULL */
+    const uint16_t *h[3];        /* their 16-bit copies, or NULL */
+    int64_t ld[3];               /* row strides of q, k, v (and of h, g) */
+    float *g[3];                 /* backward: the gradients of q, k, v (NULL: not wanted) */
     const uint16_t *y16;         /* 16-bit copy of y (B,T,C) (attention16 backward) */
     int round;                   /* f is read rounded to p */
     lt_dtype p;
     int simd;                    /* lt__att_simd() */
-    int64_t T, C, D;
+    int64_t T, C, D, G;          /* C: y's row, H·D */
 } lt__att_src;
 
 /* out[0..n) = the 16-bit values h of type p widened (lt__widen16_avx512 where simd) */
@@ -3968,15 +4392,15 @@ static void lt__att_widen(int simd, lt_dtype p, const uint16_t *h, float *out, i
     lt__from16(p, h, out, (size_t)n);
 }
 
-/* n rows from r0 of part w (0 q, 1 k, 2 v) of head h, batch b, as float32: a pointer into qkv
-   (row stride 3C) or rows widened/rounded into buf (stride D). */
+/* n rows from r0 of part w (0 q, 1 k, 2 v) of query head h (k, v: its kv head h/G), batch b, as
+   float32: a pointer into the input (row stride ld[w]) or rows widened/rounded into buf (stride D). */
 static const float *lt__att_rows(const lt__att_src *a, int w, int64_t b, int64_t h, int64_t r0, int64_t n,
                                  float *buf, int64_t *ld) {
-    int64_t off = (b * a->T + r0) * 3 * a->C + w * a->C + h * a->D, r;
-    if (a->f && !a->round) { *ld = 3 * a->C; return a->f + off; }
+    int64_t lw = a->ld[w], off = (b * a->T + r0) * lw + (w ? h / a->G : h) * a->D, r;
+    if (a->f[w] && !a->round) { *ld = lw; return a->f[w] + off; }
     for (r = 0; r < n; r++) {
-        if (a->h) lt__att_widen(a->simd, a->p, a->h + off + r * 3 * a->C, buf + r * a->D, a->D);
-        else lt__round16(a->p, a->f + off + r * 3 * a->C, buf + r * a->D, (size_t)a->D);
+        if (a->h[w]) lt__att_widen(a->simd, a->p, a->h[w] + off + r * lw, buf + r * a->D, a->D);
+        else lt__round16(a->p, a->f[w] + off + r * lw, buf + r * a->D, (size_t)a->D);
     }
     *ld = a->D;
     return buf;
@@ -4115,9 +4539,10 @@ static void lt__att_drows(const lt__att_src *a, int64_t b, int64_t h, int64_t t0
 
 #define LT__ATT_DMAX 4096  /* backward: D for up to this many rows is made once per head */
 typedef char lt__att_dmax_holds_a_step[LT__ATT_DMAX >= LT__ATT_BQ ? 1 : -1];
-/* Backward of head h, batch b, queries and keys < len; g = d qkv (float32, row stride 3C). */
+/* Backward of query head h, batch b, queries and keys < len: adds into a->g (dq of head h, dk and
+   dv of kv head h/G; a NULL part is skipped). */
 static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t len, const float *Lh,
-                             const float *y, const float *gy, float *g) {
+                             const float *y, const float *gy) {
     float p[LT__ATT_BQ * LT__ATT_BK], ds[LT__ATT_BQ * LT__ATT_BK], dall[LT__ATT_DMAX], *dd;
     float tq[LT__ATT_TILE], tk[LT__ATT_TILE], tv[LT__ATT_TILE], kt[LT__ATT_TILE], vt[LT__ATT_TILE];
     int64_t T = a->T, C = a->C, D = a->D, u0, t0, t, u;
@@ -4128,13 +4553,15 @@ static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t
     for (u0 = 0; u0 < len; u0 += bk) {
         int64_t w = len - u0 < bk ? len - u0 : bk, ldk, ldv;
         const float *k = lt__att_rows(a, 1, b, h, u0, w, tk, &ldk), *v = lt__att_rows(a, 2, b, h, u0, w, tv, &ldv);
-        float *dk = g + (b * T + u0) * 3 * C + C + h * D, *dv = dk + C;
+        int64_t kvo = (h / a->G) * D;
+        float *dk = a->g[1] ? a->g[1] + (b * T + u0) * a->ld[1] + kvo : NULL;
+        float *dv = a->g[2] ? a->g[2] + (b * T + u0) * a->ld[2] + kvo : NULL;
         lt__att_transpose(a->simd, k, ldk, w, D, kt);
         lt__att_transpose(a->simd, v, ldv, w, D, vt);
         for (t0 = u0; t0 < len; t0 += bq) {
             int64_t n = len - t0 < bq ? len - t0 : bq, ldq;
             const float *q, *dy = gy + (b * T + t0) * C + h * D;
-            float *dq = g + (b * T + t0) * 3 * C + h * D;
+            float *dq = a->g[0] ? a->g[0] + (b * T + t0) * a->ld[0] + h * D : NULL;
             if (once) {
                 if (u0 == 0) lt__att_drows(a, b, h, t0, n, y, gy, dall + t0, tq);
                 dd = dall + t0;
@@ -4152,7 +4579,7 @@ static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t
                 lt__att_exp(a->simd, pr, NULL, Lt, vis);                                         /* P */
                 for (u = vis; u < w; u++) pr[u] = 0.0f;
             }
-            lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, 1.0f, p, 1, w, dy, C, 1, dv, 3 * C);   /* dV += Pᵀ·dY */
+            if (dv) lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, 1.0f, p, 1, w, dy, C, 1, dv, a->ld[2]);   /* dV += Pᵀ·dY */
             lt__att_mm(a->simd, LT__ATT_NLE, o, n, w, D, 1.0f, dy, C, 1, vt, w, 0, ds, w);      /* dP = dY·Vᵀ */
             for (t = 0; t < n; t++) {                                                       /* dS = P ⊙ (dP - D) */
                 float *pr = p + t * w, *dr = ds + t * w, dt = dd[t];
@@ -4161,37 +4588,54 @@ static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t
                 for (u = 0; u < vis; u++) dr[u] = pr[u] * (dr[u] - dt);
                 for (u = vis; u < w; u++) dr[u] = 0.0f;
             }
-            lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, scale, ds, 1, w, q, ldq, 1, dk, 3 * C); /* dK += scale·dSᵀ·Q */
-            lt__att_mm(a->simd, LT__ATT_KLE, o, n, D, w, scale, ds, w, 1, k, ldk, 1, dq, 3 * C);  /* dQ += scale·dS·K */
+            if (dk) lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, scale, ds, 1, w, q, ldq, 1, dk, a->ld[1]); /* dK += scale·dSᵀ·Q */
+            if (dq) lt__att_mm(a->simd, LT__ATT_KLE, o, n, D, w, scale, ds, w, 1, k, ldk, 1, dq, a->ld[0]);  /* dQ += scale·dS·K */
         }
     }
 }
 
-static void lt__att_bwd(lt__node *nd, const lt__att_src *a) {
-    int64_t B = LT__ATT_B(nd), T = LT__ATT_T(nd), H = LT__ATT_H(nd), bh;
-    int add;
-    float *g = lt__grad_w(nd->in[0], nd->ctx, &add);
-    if (!g) return;
+/* Units (b, kv head j) go to the threads; a unit runs its G query heads jG..jG+G-1 in order, so
+   the sums into dk, dv of head j have one order whatever the thread count.  add[w] = 0: part w's
+   gradient buffer holds no values yet, and each unit zeroes its own columns first (a part that
+   shares its buffer with an earlier one, fused qkv or the same tensor passed twice, comes with
+   add 1: the zeroing of those columns is done by then). */
+static void lt__att_bwd(lt__node *nd, const lt__att_src *a, const int add[3]) {
+    int64_t B = LT__ATT_B(nd), T = LT__ATT_T(nd), Hk = LT__ATT_H(nd) / a->G, bj;
     LT__OMP(parallel for schedule(dynamic, 1))
-    for (bh = 0; bh < B * H; bh++) {
-        int64_t b = bh / H, len = nd->ids ? nd->ids[b] : T, t, j;
-        if (!add)   /* a new gradient buffer: each (b, h) zeroes its own q, k, v columns first */
-            for (t = 0; t < T; t++)
-                for (j = 0; j < 3; j++)
-                    memset(g + (b * T + t) * 3 * a->C + j * a->C + (bh % H) * a->D, 0, (size_t)a->D * sizeof(float));
-        lt__att_bwd_head(a, b, bh % H, len, nd->save[0] + bh * T, nd->out->data, nd->out->grad, g);
+    for (bj = 0; bj < B * Hk; bj++) {
+        int64_t b = bj / Hk, j = bj % Hk, len = nd->ids ? nd->ids[b] : T, t, i;
+        int w;
+        for (w = 0; w < 3; w++) {
+            int64_t c0 = w ? j * a->D : j * a->G * a->D, nc = w ? a->D : a->G * a->D;
+            if (a->g[w] && !add[w])
+                for (t = 0; t < T; t++) memset(a->g[w] + (b * T + t) * a->ld[w] + c0, 0, (size_t)nc * sizeof(float));
+        }
+        for (i = 0; i < a->G; i++) {
+            int64_t h = j * a->G + i;
+            lt__att_bwd_head(a, b, h, len, nd->save[0] + (b * LT__ATT_H(nd) + h) * T, nd->out->data, nd->out->grad);
+        }
     }
+}
+/* the gradient of fused qkv, its three parts (add as lt__att_bwd wants it) */
+static int lt__att_grad_qkv(lt__node *nd, lt__att_src *a, int add[3]) {
+    float *g = lt__grad_w(nd->in[0], nd->ctx, &add[0]);
+    if (!g) return 0;
+    a->g[0] = g; a->g[1] = g + a->C; a->g[2] = g + 2 * a->C;
+    add[1] = add[2] = add[0];
+    return 1;
 }
 
 static lt__att_src lt__att_src_of(const lt__node *nd, int bits16) {
     lt__att_src a;
     memset(&a, 0, sizeof a);
-    a.T = LT__ATT_T(nd); a.C = LT__ATT_C(nd); a.D = LT__ATT_C(nd) / LT__ATT_H(nd);
-    a.f = nd->in[0]->data;
+    a.T = LT__ATT_T(nd); a.C = LT__ATT_C(nd); a.D = LT__ATT_C(nd) / LT__ATT_H(nd); a.G = 1;
+    a.f[0] = nd->in[0]->data; a.f[1] = a.f[0] + a.C; a.f[2] = a.f[0] + 2 * a.C;
+    a.ld[0] = a.ld[1] = a.ld[2] = 3 * a.C;
     if (bits16) {
         a.p = LT__PREC(nd) == (double)LT_F16 ? LT_F16 : LT_BF16;
-        a.h = (const uint16_t *)(const void *)nd->save[1];
-        a.y16 = a.h ? a.h + nd->in[0]->n : NULL;
+        a.h[0] = (const uint16_t *)(const void *)nd->save[1];
+        if (a.h[0]) { a.h[1] = a.h[0] + a.C; a.h[2] = a.h[0] + 2 * a.C; }
+        a.y16 = a.h[0] ? a.h[0] + nd->in[0]->n : NULL;
         a.round = !lt__exact16(nd->in[0], a.p);   /* (16-bit values already: read in place) */
     }
     a.simd = lt__att_simd();
@@ -4203,7 +4647,8 @@ static void lt__attention_fwd(lt__node *nd) {
 }
 static void lt__attention_bwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 0);
-    lt__att_bwd(nd, &a);
+    int add[3];
+    if (lt__att_grad_qkv(nd, &a, add)) lt__att_bwd(nd, &a, add);
 }
 
 /* attention16: y = round16(attention(round16(qkv))), float32 arithmetic; save[1] holds the 16-bit
@@ -4217,9 +4662,9 @@ static void lt__attention16_fwd(lt__node *nd) {
     float *y = nd->out->data;
     size_t nq = (size_t)nd->in[0]->n, ny = (size_t)nd->out->n;
     if (h16) {
-        if (a.p == LT_F16) lt_f32_to_f16_array(a.f, h16, nq);
-        else lt_f32_to_bf16_array(a.f, h16, nq);
-        a.f = NULL;
+        if (a.p == LT_F16) lt_f32_to_f16_array(a.f[0], h16, nq);
+        else lt_f32_to_bf16_array(a.f[0], h16, nq);
+        a.f[0] = a.f[1] = a.f[2] = NULL;
         a.y16 = NULL;
     }
     lt__att_fwd(nd, &a);
@@ -4229,8 +4674,9 @@ static void lt__attention16_fwd(lt__node *nd) {
 }
 static void lt__attention16_bwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 1);
-    if (a.h) a.f = NULL;   /* else eager (lt__copy16): the float32 qkv, and y (rounded by the forward) */
-    lt__att_bwd(nd, &a);
+    int add[3];
+    if (a.h[0]) a.f[0] = a.f[1] = a.f[2] = NULL;   /* else eager (lt__copy16): the float32 qkv, and y (rounded by the forward) */
+    if (lt__att_grad_qkv(nd, &a, add)) lt__att_bwd(nd, &a, add);
 }
 
 LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, const int32_t *lengths) {
@@ -4371,6 +4817,135 @@ LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, f
     }
 }
 #endif /* LT__X86 */
+
+/* ---- @@OPS.attention_gqa  grouped-query attention: fewer key/value heads than query heads --------- */
+/* q (B, T, H·D), k and v (B, T, Hkv·D) -> y (B, T, H·D); H = G·Hkv, query head h reads key/value
+   head h/G (HF's repeat_kv, without the copies); causal, scale 1/sqrt(D), lengths as lt_attention.
+   Per query head the math is lt_attention's (forward and backward above), on the same kernels:
+   lt__att_src reads q, k, v at their own row strides (H·D, Hkv·D) and maps a query head to its
+   kv head, so nothing is repeated or copied.  Backward: the G query heads of one kv head add into
+   the same dk, dv, so the threads take units (b, kv head), each running its G heads in order
+   (lt__att_bwd): no two threads add into one gradient and the sums keep one order (MQA, Hkv = 1,
+   has B units).  Hkv = H is plain multi-head attention on separate q, k, v (lt_attention's numbers
+   on fused qkv).  The record: lt_attention's B, T, C = H·D, H (LT__ATT_*), Hkv (LT__GQA_HKV),
+   save[0] = L (B, H, T).
+   attention_gqa16 (lt_set_precision 16-bit): as attention16, on q, k, v rounded to 16 bits, y
+   rounded; for backward save[1] keeps q16 | k16 | v16 | y16 (eager, when q, k and v all hold 16-bit
+   values already, lt__copy16: no copies, the float32 q, k, v and y are read in place, as
+   attention16 does). */
+#define LT__GQA_HKV(nd) ((nd)->i[4])   /* key/value heads */
+static lt__att_src lt__gqa_src_of(const lt__node *nd, int bits16) {
+    lt__att_src a;
+    int64_t H = LT__ATT_H(nd), Hk = LT__GQA_HKV(nd), nq = nd->in[0]->n, nk = nd->in[1]->n;
+    int w;
+    memset(&a, 0, sizeof a);
+    a.T = LT__ATT_T(nd); a.C = LT__ATT_C(nd); a.D = a.C / H; a.G = H / Hk;
+    for (w = 0; w < 3; w++) a.f[w] = nd->in[w]->data;
+    a.ld[0] = a.C; a.ld[1] = a.ld[2] = Hk * a.D;
+    if (bits16) {
+        a.p = LT__PREC(nd) == (double)LT_F16 ? LT_F16 : LT_BF16;
+        a.h[0] = (const uint16_t *)(const void *)nd->save[1];
+        if (a.h[0]) { a.h[1] = a.h[0] + nq; a.h[2] = a.h[1] + nk; a.y16 = a.h[2] + nk; }
+        a.round = !(lt__exact16(nd->in[0], a.p) && lt__exact16(nd->in[1], a.p) && lt__exact16(nd->in[2], a.p));
+    }
+    a.simd = lt__att_simd();
+    return a;
+}
+static void lt__gqa_bwd(lt__node *nd, lt__att_src *a) {
+    int add[3], w;
+    for (w = 0; w < 3; w++) a->g[w] = lt__grad_w(nd->in[w], nd->ctx, &add[w]);
+    if (a->g[0] || a->g[1] || a->g[2]) lt__att_bwd(nd, a, add);
+}
+static void lt__attention_gqa_fwd(lt__node *nd) {
+    lt__att_src a = lt__gqa_src_of(nd, 0);
+    lt__att_fwd(nd, &a);
+}
+static void lt__attention_gqa_bwd(lt__node *nd) {
+    lt__att_src a = lt__gqa_src_of(nd, 0);
+    lt__gqa_bwd(nd, &a);
+}
+static void lt__attention_gqa16_fwd(lt__node *nd) {
+    lt__att_src a = lt__gqa_src_of(nd, 1);
+    uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
+    float *y = nd->out->data;
+    size_t ny = (size_t)nd->out->n, off = 0;
+    int w;
+    if (h16) {
+        for (w = 0; w < 3; w++) {
+            size_t n = (size_t)nd->in[w]->n;
+            if (a.p == LT_F16) lt_f32_to_f16_array(a.f[w], h16 + off, n);
+            else lt_f32_to_bf16_array(a.f[w], h16 + off, n);
+            off += n;
+            a.f[w] = NULL;
+        }
+        a.y16 = NULL;
+    }
+    lt__att_fwd(nd, &a);
+    if (!h16) { lt_round_to_precision(a.p, y, y, ny); return; }
+    if (a.p == LT_F16) { lt_f32_to_f16_array(y, h16 + off, ny); lt_f16_to_f32_array(h16 + off, y, ny); }
+    else { lt_f32_to_bf16_array(y, h16 + off, ny); lt_bf16_to_f32_array(h16 + off, y, ny); }
+}
+static void lt__attention_gqa16_bwd(lt__node *nd) {
+    lt__att_src a = lt__gqa_src_of(nd, 1);
+    if (a.h[0]) a.f[0] = a.f[1] = a.f[2] = NULL;   /* else eager (lt__copy16): float32 q, k, v, y read in place */
+    lt__gqa_bwd(nd, &a);
+}
+
+LTRAIN_DEF lt_tensor *lt_attention_gqa(lt_ctx *ctx, lt_tensor *q, lt_tensor *k, lt_tensor *v, int n_head, int n_kv_head,
+                                       const int32_t *lengths) {
+    int64_t B, T, C, D, b;
+    char b1[64], b2[64], b3[64];
+    lt__node *nd;
+    size_t ln;
+    int bits16, copies;
+    if (!lt__live(ctx, "lt_attention_gqa", q, k)) return NULL;
+    if (!v) return lt_set_error(ctx, LT_ERR_ARG, "lt_attention_gqa: v is NULL"), (lt_tensor *)NULL;
+    bits16 = ctx->precision != LT_F32 && ctx->device == LT_CPU;   /* the CUDA kernel is float32 */
+    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || k->shape[0] != q->shape[0] || k->shape[1] != q->shape[1] ||
+        v->shape[0] != k->shape[0] || v->shape[1] != k->shape[1] || v->shape[2] != k->shape[2]) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_attention_gqa: q is %s, k is %s, v is %s: they must be [B,T,H*D], "
+                     "[B,T,Hkv*D], [B,T,Hkv*D]", lt_shape_str(q, b1, sizeof b1), lt_shape_str(k, b2, sizeof b2),
+                     lt_shape_str(v, b3, sizeof b3));
+        return NULL;
+    }
+    B = q->shape[0]; T = q->shape[1]; C = q->shape[2];
+    if (n_head < 1 || n_kv_head < 1 || C % n_head != 0 || n_head % n_kv_head != 0 ||
+        k->shape[2] != (int64_t)n_kv_head * (C / n_head)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_attention_gqa: q is %s, k is %s with %d heads and %d kv heads: the heads "
+                     "must divide q's %lld channels, the kv heads the heads, and k must have kv heads x %lld channels",
+                     lt_shape_str(q, b1, sizeof b1), lt_shape_str(k, b2, sizeof b2), n_head, n_kv_head, (long long)C,
+                     n_head >= 1 ? (long long)(C / n_head) : 0LL);
+        return NULL;
+    }
+    D = C / n_head;
+    if (D > LT__ATT_TILE) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_attention_gqa: q is %s with %d heads: a head of %lld channels is more than "
+                     "%d, the most the kernels handle (hint: use more heads)",
+                     lt_shape_str(q, b1, sizeof b1), n_head, (long long)D, LT__ATT_TILE);
+        return NULL;
+    }
+    if (lengths)
+        for (b = 0; b < B; b++)
+            if (lengths[b] < 0 || lengths[b] > T) {
+                lt_set_error(ctx, LT_ERR_ARG, "lt_attention_gqa: lengths[%lld] is %d: it must be in [0,%lld]",
+                             (long long)b, lengths[b], (long long)T);
+                return NULL;
+            }
+    if (!lt_mul_size((size_t)(B * n_head), (size_t)T, &ln)) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_attention_gqa: B*H*T overflows");
+        return NULL;
+    }
+    nd = lt__node_new(ctx, bits16 ? LT__OP(attention_gqa16) : LT__OP(attention_gqa), 3, q->shape, q, k, v, 0);
+    if (!nd) return NULL;
+    LT__ATT_B(nd) = B; LT__ATT_T(nd) = T; LT__ATT_C(nd) = C; LT__ATT_H(nd) = n_head; LT__GQA_HKV(nd) = n_kv_head;
+    LT__PREC(nd) = (double)ctx->precision;
+    if (!lt__save(ctx, nd, 0, (int64_t)ln)) return NULL;   /* L */
+    copies = lt__copy16(ctx, q) || lt__copy16(ctx, k) || lt__copy16(ctx, v);
+    if (bits16 && nd->out->requires_grad && copies && !lt__save(ctx, nd, 1, q->n + k->n))
+        return NULL;   /* q, k, v, y: 16 bit (2·(q->n + k->n) halves) */
+    if (lengths && !(lt__node_ids(ctx, nd, lengths, B))) return NULL;
+    return lt__run(ctx, nd);
+}
 /* ---- src/06_gemm.h ---- */
 /* ==== @@GEMM  matrix multiply kernels (part of @@OPS) ========================================== */
 /* Holds: lt_sgemm and its layers (packing, micro-kernels portable / AVX2 / AVX-512), 16-bit
@@ -6946,25 +7521,37 @@ LTRAIN_DEF lt_plan *lt_plan_cache_get(lt_plan_cache *c, int64_t key, lt_step_fn 
 LTRAIN_DEF int lt_plan_cache_size(const lt_plan_cache *c) { return c ? c->n : 0; }
 
 /* ---- src/10_nn.h ---- */
-/* ==== @@NN  nn blocks: GPT-2 ===================================================================== */
-/* Holds: the GPT-2 model: its parameters, initialisation, the trunk's forward, sampling.
+/* ==== @@NN  nn blocks: GPT-2, Llama ============================================================== */
+/* Holds: the GPT-2 and Llama-style models: their parameters, initialisation, the trunk's forward,
+   sampling.
    Calls: @@CORE, @@TENSOR, @@OPS (matmul and linear from 07_ops_matmul.h); the device through
    ctx->dev. */
 /* One block, pre-LayerNorm (x is the residual stream [B,T,C]):
        x = x + c_proj(attention(c_attn(ln_1(x))))
        x = x + mlp.c_proj(gelu_tanh(mlp.c_fc(ln_2(x))))
-   then logits = ln_f(x) · wteᵀ (the head shares wte's memory, so its gradient adds into wte). */
+   then logits = ln_f(x) · wteᵀ (the head shares wte's memory, so its gradient adds into wte).
+   A Llama block (x as above; no position table: RoPE rotates q and k by their position):
+       h = rmsnorm(x);  x = x + o_proj(attention_gqa(rope(q_proj(h)), rope(k_proj(h)), v_proj(h)))
+       h = rmsnorm(x);  x = x + down_proj(silu(gate_proj(h)) * up_proj(h))
+   then logits = norm(x) · headᵀ, head = embed_tokens (tied) or lm_head. */
 
 typedef struct {
     lt_tensor *ln1_w, *ln1_b, *attn_w, *attn_b, *attnproj_w, *attnproj_b;
     lt_tensor *ln2_w, *ln2_b, *fc_w, *fc_b, *fcproj_w, *fcproj_b;
 } lt__gpt_block;
 
+typedef struct {
+    lt_tensor *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *o_w, *o_b, *q_norm, *k_norm;
+    lt_tensor *gate_w, *gate_b, *up_w, *up_b, *down_w, *down_b, *in_norm, *post_norm;
+} lt__llama_layer;
+
 struct lt_gpt {
     lt_ctx *ctx;
     lt_gpt_config cfg;
-    lt_tensor *wte, *wpe, *lnf_w, *lnf_b;
+    lt_tensor *wte, *wpe, *lnf_w, *lnf_b;   /* Llama: wte = embed_tokens, lnf_w = norm, no wpe, lnf_b */
+    lt_tensor *head;         /* the LM head's [V,C] weight: wte, or Llama's untied lm_head */
     lt__gpt_block *blocks;
+    lt__llama_layer *lblocks;
     lt_tensor **list;        /* every parameter, in Hugging Face order */
     int n_list;
     int32_t *pos;            /* 0, 1, ..., ctx-1: the position ids */
@@ -6984,43 +7571,53 @@ static lt_tensor *lt__gpt_param(lt_gpt *g, const char *prefix, const char *suffi
     return t;
 }
 
-LTRAIN_DEF lt_gpt *lt_gpt_create(lt_ctx *ctx, const lt_gpt_config *cfg) {
-    lt_gpt *g;
-    int64_t V, C, L;
-    int l;
+/* The config with its defaults filled in, checked; 0 and an error on the context if it is not valid. */
+static int lt__gpt_config_resolve(lt_ctx *ctx, const lt_gpt_config *in, lt_gpt_config *c) {
+    const char *who = "lt_gpt_create";
+    if (!in) { lt_set_error(ctx, LT_ERR_ARG, "%s: config is NULL", who); return 0; }
+    *c = *in;
+    if (c->vocab < 1 || c->ctx < 1 || c->layers < 1 || c->heads < 1 || c->channels < 1 ||
+        c->channels % c->heads != 0 || !(c->dropout >= 0.0f && c->dropout < 1.0f)) {
+        lt_set_error(ctx, LT_ERR_ARG, "%s: vocab %d, ctx %d, layers %d, heads %d, channels %d, "
+                     "dropout %g: all must be >= 1, heads must divide channels, dropout in [0,1)",
+                     who, c->vocab, c->ctx, c->layers, c->heads, c->channels, (double)c->dropout);
+        return 0;
+    }
+    if (c->arch != LT_ARCH_GPT2 && c->arch != LT_ARCH_LLAMA) {
+        lt_set_error(ctx, LT_ERR_ARG, "%s: arch is %d: it must be LT_ARCH_GPT2 (0) or LT_ARCH_LLAMA (1)", who, c->arch);
+        return 0;
+    }
+    if (c->kv_heads == 0) c->kv_heads = c->heads;
+    if (c->hidden == 0)
+        c->hidden = c->arch == LT_ARCH_GPT2 ? 4 * c->channels : (int)(((int64_t)8 * c->channels / 3 + 31) / 32 * 32);
+    if (c->rope_theta == 0.0f && c->arch == LT_ARCH_LLAMA) c->rope_theta = 10000.0f;
+    if (c->norm_eps == 0.0f) c->norm_eps = 1e-5f;
+    if (c->no_bias == 0 && c->arch == LT_ARCH_LLAMA) c->no_bias = 1;
+    if (c->kv_heads < 1 || c->heads % c->kv_heads != 0 || c->hidden < 1 || !(c->rope_theta >= 0.0f) ||
+        !(c->norm_eps > 0.0f) || c->no_bias < -1 || c->no_bias > 1 || (unsigned)c->qk_norm > 1 || (unsigned)c->untied > 1) {
+        lt_set_error(ctx, LT_ERR_ARG, "%s: kv_heads %d, hidden %d, rope_theta %g, norm_eps %g, no_bias %d, qk_norm %d, "
+                     "untied %d: kv_heads must divide heads (%d), hidden >= 1, rope_theta >= 0, norm_eps > 0, no_bias "
+                     "-1, 0 or 1, qk_norm and untied 0 or 1", who, c->kv_heads, c->hidden, (double)c->rope_theta,
+                     (double)c->norm_eps, c->no_bias, c->qk_norm, c->untied, c->heads);
+        return 0;
+    }
+    if (c->arch == LT_ARCH_GPT2 && (c->kv_heads != c->heads || c->qk_norm || c->untied || c->no_bias == 1 ||
+                                    c->rope_theta != 0.0f)) {
+        lt_set_error(ctx, LT_ERR_ARG, "%s: arch gpt2 with kv_heads %d (heads %d), qk_norm %d, untied %d, no_bias %d, "
+                     "rope_theta %g: GPT-2 has full attention, a tied head, biases and learned positions "
+                     "(hint: arch LT_ARCH_LLAMA has these knobs)", who, c->kv_heads, c->heads, c->qk_norm, c->untied,
+                     c->no_bias, (double)c->rope_theta);
+        return 0;
+    }
+    return 1;
+}
+
+/* GPT-2's parameters, in Hugging Face order, and its initialisation. */
+static void lt__gpt2_params(lt_gpt *g) {
+    const lt_gpt_config *cfg = &g->cfg;
+    int64_t V = cfg->vocab, C = cfg->channels, L = cfg->layers, F = cfg->hidden;
     double std = 0.02, proj_std;
-    if (!ctx || lt_failed(ctx)) return NULL;
-    if (!cfg || cfg->vocab < 1 || cfg->ctx < 1 || cfg->layers < 1 || cfg->heads < 1 || cfg->channels < 1 ||
-        cfg->channels % cfg->heads != 0 || !(cfg->dropout >= 0.0f && cfg->dropout < 1.0f)) {
-        if (!cfg) lt_set_error(ctx, LT_ERR_ARG, "lt_gpt_create: config is NULL");
-        else
-            lt_set_error(ctx, LT_ERR_ARG, "lt_gpt_create: vocab %d, ctx %d, layers %d, heads %d, channels %d, "
-                         "dropout %g: all must be >= 1, heads must divide channels, dropout in [0,1)",
-                         cfg->vocab, cfg->ctx, cfg->layers, cfg->heads, cfg->channels, (double)cfg->dropout);
-        return NULL;
-    }
-    V = cfg->vocab; C = cfg->channels; L = cfg->layers;
-    g = (lt_gpt *)LT__MALLOC(sizeof(lt_gpt));
-    if (!g) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_gpt_create: out of memory"); return NULL; }
-    memset(g, 0, sizeof *g);
-    g->ctx = ctx;
-    g->cfg = *cfg;
-    g->blocks = (lt__gpt_block *)LT__MALLOC((size_t)L * sizeof(lt__gpt_block));
-    g->list = (lt_tensor **)LT__MALLOC((size_t)(4 + 12 * L) * sizeof(lt_tensor *));
-    g->pos = (int32_t *)LT__MALLOC((size_t)cfg->ctx * sizeof(int32_t));
-    g->scopes = (char(*)[24])LT__MALLOC((size_t)(2 * L + 2) * 24);
-    if (!g->blocks || !g->list || !g->pos || !g->scopes) {
-        lt_set_error(ctx, LT_ERR_NOMEM, "lt_gpt_create: out of memory");
-        lt_gpt_destroy(g);
-        return NULL;
-    }
-    for (l = 0; l < cfg->ctx; l++) g->pos[l] = l;
-    snprintf(g->scopes[0], 24, "embeddings");
-    snprintf(g->scopes[1], 24, "ln_f+head");
-    for (l = 0; l < L; l++) {
-        snprintf(g->scopes[2 + 2 * l], 24, "h.%d.attn", l);
-        snprintf(g->scopes[3 + 2 * l], 24, "h.%d.mlp", l);
-    }
+    int l;
     g->wte = lt__gpt_param(g, "wte", ".weight", V, C);
     g->wpe = lt__gpt_param(g, "wpe", ".weight", cfg->ctx, C);
     for (l = 0; l < L; l++) {
@@ -7035,37 +7632,136 @@ LTRAIN_DEF lt_gpt *lt_gpt_create(lt_ctx *ctx, const lt_gpt_config *cfg) {
         b->attnproj_b = lt__gpt_param(g, p, "attn.c_proj.bias", C, 0);
         b->ln2_w = lt__gpt_param(g, p, "ln_2.weight", C, 0);
         b->ln2_b = lt__gpt_param(g, p, "ln_2.bias", C, 0);
-        b->fc_w = lt__gpt_param(g, p, "mlp.c_fc.weight", C, 4 * C);
-        b->fc_b = lt__gpt_param(g, p, "mlp.c_fc.bias", 4 * C, 0);
-        b->fcproj_w = lt__gpt_param(g, p, "mlp.c_proj.weight", 4 * C, C);
+        b->fc_w = lt__gpt_param(g, p, "mlp.c_fc.weight", C, F);
+        b->fc_b = lt__gpt_param(g, p, "mlp.c_fc.bias", F, 0);
+        b->fcproj_w = lt__gpt_param(g, p, "mlp.c_proj.weight", F, C);
         b->fcproj_b = lt__gpt_param(g, p, "mlp.c_proj.bias", C, 0);
     }
     g->lnf_w = lt__gpt_param(g, "ln_f", ".weight", C, 0);
     g->lnf_b = lt__gpt_param(g, "ln_f", ".bias", C, 0);
-    if (lt_failed(ctx)) { lt_gpt_destroy(g); return NULL; }
+    g->head = g->wte;
+    if (lt_failed(g->ctx)) return;
     /* GPT-2 initialisation: N(0, 0.02); the two projections that write into the residual stream
        N(0, 0.02/sqrt(2L)) so the stream's variance does not grow with depth; biases 0;
        LayerNorm weight 1, bias 0.  Drawn in parameter order from the context's RNG. */
     proj_std = std / sqrt(2.0 * (double)L);
-    lt_init_normal(ctx, g->wte, 0, std);
-    lt_init_normal(ctx, g->wpe, 0, std);
+    lt_init_normal(g->ctx, g->wte, 0, std);
+    lt_init_normal(g->ctx, g->wpe, 0, std);
     for (l = 0; l < L; l++) {
         lt__gpt_block *b = &g->blocks[l];
         lt_fill(b->ln1_w, 1.0f);
         lt_fill(b->ln2_w, 1.0f);
-        lt_init_normal(ctx, b->attn_w, 0, std);
-        lt_init_normal(ctx, b->attnproj_w, 0, proj_std);
-        lt_init_normal(ctx, b->fc_w, 0, std);
-        lt_init_normal(ctx, b->fcproj_w, 0, proj_std);
+        lt_init_normal(g->ctx, b->attn_w, 0, std);
+        lt_init_normal(g->ctx, b->attnproj_w, 0, proj_std);
+        lt_init_normal(g->ctx, b->fc_w, 0, std);
+        lt_init_normal(g->ctx, b->fcproj_w, 0, proj_std);
     }
     lt_fill(g->lnf_w, 1.0f);
-    if (lt_params_pack(ctx) != LT_OK) { lt_gpt_destroy(g); return NULL; }
+}
+
+/* A Llama linear: weight [out,in] named <p><name>.weight, and .bias [out] when biases are on. */
+static void lt__llama_linear(lt_gpt *g, const char *p, const char *name, int64_t out, int64_t in, lt_tensor **w,
+                             lt_tensor **b) {
+    char sfx[48];
+    snprintf(sfx, sizeof sfx, "%s.weight", name);
+    *w = lt__gpt_param(g, p, sfx, out, in);
+    if (g->cfg.no_bias != -1) return;
+    snprintf(sfx, sizeof sfx, "%s.bias", name);
+    *b = lt__gpt_param(g, p, sfx, out, 0);
+}
+
+/* The Llama model's parameters, in Hugging Face order (LlamaForCausalLM, Qwen3 for q_norm and
+   k_norm), and its initialisation as HF's _init_weights: linears and embeddings N(0, 0.02),
+   biases 0, RMSNorm weights 1. */
+static void lt__llama_params(lt_gpt *g) {
+    const lt_gpt_config *cfg = &g->cfg;
+    int64_t V = cfg->vocab, C = cfg->channels, D = cfg->channels / cfg->heads, F = cfg->hidden;
+    int64_t Q = D * cfg->heads, KV = D * cfg->kv_heads;
+    int l, k;
+    g->wte = lt__gpt_param(g, "model.embed_tokens", ".weight", V, C);
+    for (l = 0; l < cfg->layers; l++) {
+        lt__llama_layer *b = &g->lblocks[l];
+        char p[48];
+        snprintf(p, sizeof p, "model.layers.%d.", l);
+        lt__llama_linear(g, p, "self_attn.q_proj", Q, C, &b->q_w, &b->q_b);
+        lt__llama_linear(g, p, "self_attn.k_proj", KV, C, &b->k_w, &b->k_b);
+        lt__llama_linear(g, p, "self_attn.v_proj", KV, C, &b->v_w, &b->v_b);
+        lt__llama_linear(g, p, "self_attn.o_proj", C, Q, &b->o_w, &b->o_b);
+        if (cfg->qk_norm) {
+            b->q_norm = lt__gpt_param(g, p, "self_attn.q_norm.weight", D, 0);
+            b->k_norm = lt__gpt_param(g, p, "self_attn.k_norm.weight", D, 0);
+        }
+        lt__llama_linear(g, p, "mlp.gate_proj", F, C, &b->gate_w, &b->gate_b);
+        lt__llama_linear(g, p, "mlp.up_proj", F, C, &b->up_w, &b->up_b);
+        lt__llama_linear(g, p, "mlp.down_proj", C, F, &b->down_w, &b->down_b);
+        b->in_norm = lt__gpt_param(g, p, "input_layernorm.weight", C, 0);
+        b->post_norm = lt__gpt_param(g, p, "post_attention_layernorm.weight", C, 0);
+    }
+    g->lnf_w = lt__gpt_param(g, "model.norm", ".weight", C, 0);
+    g->head = cfg->untied ? lt__gpt_param(g, "lm_head", ".weight", V, C) : g->wte;
+    if (lt_failed(g->ctx)) return;
+    for (k = 0; k < g->n_list; k++) {   /* in parameter order: 2-D weights drawn, RMSNorm 1, biases 0 */
+        lt_tensor *t = g->list[k];
+        if (t->ndim == 2) lt_init_normal(g->ctx, t, 0, 0.02);
+        else if (strstr(t->name, "norm")) lt_fill(t, 1.0f);
+    }
+}
+
+LTRAIN_DEF lt_gpt *lt_gpt_create(lt_ctx *ctx, const lt_gpt_config *cfg) {
+    lt_gpt *g;
+    lt_gpt_config c;
+    int64_t L;
+    int l, llama;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!lt__gpt_config_resolve(ctx, cfg, &c)) return NULL;
+    L = c.layers;
+    llama = c.arch == LT_ARCH_LLAMA;
+    g = (lt_gpt *)LT__MALLOC(sizeof(lt_gpt));
+    if (!g) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_gpt_create: out of memory"); return NULL; }
+    memset(g, 0, sizeof *g);
+    g->ctx = ctx;
+    g->cfg = c;
+    if (llama) g->lblocks = (lt__llama_layer *)LT__MALLOC((size_t)L * sizeof(lt__llama_layer));
+    else g->blocks = (lt__gpt_block *)LT__MALLOC((size_t)L * sizeof(lt__gpt_block));
+    g->list = (lt_tensor **)LT__MALLOC((size_t)(4 + 20 * L) * sizeof(lt_tensor *));
+    g->pos = (int32_t *)LT__MALLOC((size_t)(llama ? 1 : c.ctx) * sizeof(int32_t));   /* Llama: no wpe to index */
+    g->scopes = (char(*)[24])LT__MALLOC((size_t)(2 * L + 2) * 24);
+    if (!(llama ? (void *)g->lblocks : (void *)g->blocks) || !g->list || !g->pos || !g->scopes) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_gpt_create: out of memory");
+        lt_gpt_destroy(g);
+        return NULL;
+    }
+    if (llama) memset(g->lblocks, 0, (size_t)L * sizeof(lt__llama_layer));
+    for (l = 0; l < (llama ? 1 : c.ctx); l++) g->pos[l] = l;
+    snprintf(g->scopes[0], 24, "embeddings");
+    snprintf(g->scopes[1], 24, llama ? "norm+head" : "ln_f+head");
+    for (l = 0; l < L; l++) {
+        snprintf(g->scopes[2 + 2 * l], 24, llama ? "layers.%d.attn" : "h.%d.attn", l);
+        snprintf(g->scopes[3 + 2 * l], 24, llama ? "layers.%d.mlp" : "h.%d.mlp", l);
+    }
+    if (llama) lt__llama_params(g);
+    else lt__gpt2_params(g);
+    if (lt_failed(ctx) || lt_params_pack(ctx) != LT_OK) { lt_gpt_destroy(g); return NULL; }
     return g;
+}
+
+LTRAIN_DEF lt_gpt_config lt_gpt2_config(int vocab, int ctx, int layers, int heads, int channels) {
+    lt_gpt_config c;
+    memset(&c, 0, sizeof c);
+    c.vocab = vocab; c.ctx = ctx; c.layers = layers; c.heads = heads; c.channels = channels;
+    return c;
+}
+
+LTRAIN_DEF lt_gpt_config lt_llama_config(int vocab, int ctx, int layers, int heads, int kv_heads, int channels, int hidden) {
+    lt_gpt_config c = lt_gpt2_config(vocab, ctx, layers, heads, channels);
+    c.arch = LT_ARCH_LLAMA; c.kv_heads = kv_heads; c.hidden = hidden;
+    return c;
 }
 
 LTRAIN_DEF void lt_gpt_destroy(lt_gpt *g) {
     if (!g) return;
     LT__FREE(g->blocks);
+    LT__FREE(g->lblocks);
     LT__FREE(g->list);
     LT__FREE(g->pos);
     LT__FREE(g->scopes);
@@ -7090,55 +7786,98 @@ LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *g) {
 }
 
 /* ---- @@NN.forward  forward ------------------------------------------------------------------- */
-/* The model up to ln_f (B,T,C); the head is the caller's: lt_gpt_forward's lt_linear, or the
-   fused head and loss of lt__gpt_loss at 16-bit precision. */
+/* GPT-2 block l on the residual stream x (B,T,C); returns the new stream. */
+static lt_tensor *lt__gpt2_block(lt_gpt *g, int l, lt_tensor *x, const int32_t *lengths) {
+    lt_ctx *ctx = g->ctx;
+    const lt__gpt_block *b = &g->blocks[l];
+    float eps = g->cfg.norm_eps, p = g->cfg.dropout;
+    lt_tensor *h;
+    lt_scope(ctx, g->scopes[2 + 2 * l]);
+    h = lt_layernorm(ctx, x, b->ln1_w, b->ln1_b, eps);
+    h = lt_conv1d(ctx, h, b->attn_w, b->attn_b);                 /* (B,T,3C) = q | k | v */
+    h = lt_attention(ctx, h, g->cfg.heads, lengths);             /* (B,T,C) */
+    h = lt_dropout(ctx, lt_conv1d(ctx, h, b->attnproj_w, b->attnproj_b), p);
+    x = lt__add_over(ctx, x, h, h);                              /* x + h, over h */
+    lt_scope(ctx, g->scopes[3 + 2 * l]);
+    h = lt_layernorm(ctx, x, b->ln2_w, b->ln2_b, eps);
+    h = lt_gelu(ctx, lt_conv1d(ctx, h, b->fc_w, b->fc_b));       /* (B,T,4C) */
+    h = lt_dropout(ctx, lt_conv1d(ctx, h, b->fcproj_w, b->fcproj_b), p);
+    return lt__add_over(ctx, x, h, h);
+}
+
+/* RMSNorm of each head's D values of t (B,T,n*D), weight w [D] (Qwen3's q_norm, k_norm). */
+static lt_tensor *lt__head_rmsnorm(lt_ctx *ctx, lt_tensor *t, int n, lt_tensor *w, float eps) {
+    int64_t s4[4], s3[3];
+    if (!t) return NULL;
+    s3[0] = t->shape[0]; s3[1] = t->shape[1]; s3[2] = t->shape[2];
+    s4[0] = s3[0]; s4[1] = s3[1]; s4[2] = n; s4[3] = s3[2] / n;
+    return lt_reshape(ctx, lt_rmsnorm(ctx, lt_reshape(ctx, t, 4, s4), w, eps), 3, s3);
+}
+
+/* Llama block l on the residual stream x (B,T,C); returns the new stream. */
+static lt_tensor *lt__llama_block(lt_gpt *g, int l, lt_tensor *x, const int32_t *lengths) {
+    lt_ctx *ctx = g->ctx;
+    const lt__llama_layer *b = &g->lblocks[l];
+    const lt_gpt_config *c = &g->cfg;
+    float eps = c->norm_eps, p = c->dropout;
+    lt_tensor *h, *q, *k, *v;
+    lt_scope(ctx, g->scopes[2 + 2 * l]);
+    h = lt_rmsnorm(ctx, x, b->in_norm, eps);
+    q = lt_linear(ctx, h, b->q_w, b->q_b);                       /* (B,T,H*D) */
+    k = lt_linear(ctx, h, b->k_w, b->k_b);                       /* (B,T,Hkv*D) */
+    v = lt_linear(ctx, h, b->v_w, b->v_b);
+    if (c->qk_norm) {
+        q = lt__head_rmsnorm(ctx, q, c->heads, b->q_norm, eps);
+        k = lt__head_rmsnorm(ctx, k, c->kv_heads, b->k_norm, eps);
+    }
+    q = lt_rope(ctx, q, c->heads, c->rope_theta, 0);
+    k = lt_rope(ctx, k, c->kv_heads, c->rope_theta, 0);
+    h = lt_attention_gqa(ctx, q, k, v, c->heads, c->kv_heads, lengths);   /* (B,T,H*D) */
+    h = lt_dropout(ctx, lt_linear(ctx, h, b->o_w, b->o_b), p);
+    x = lt__add_over(ctx, x, h, h);
+    lt_scope(ctx, g->scopes[3 + 2 * l]);
+    h = lt_rmsnorm(ctx, x, b->post_norm, eps);
+    h = lt_swiglu(ctx, lt_linear(ctx, h, b->gate_w, b->gate_b), lt_linear(ctx, h, b->up_w, b->up_b));
+    h = lt_dropout(ctx, lt_linear(ctx, h, b->down_w, b->down_b), p);
+    return lt__add_over(ctx, x, h, h);
+}
+
+/* The model up to ln_f / norm (B,T,C); the head is the caller's: lt_gpt_forward's lt_linear, or
+   the fused head and loss of lt__gpt_loss at 16-bit precision. */
 static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, const int32_t *lengths) {
     lt_ctx *ctx = g ? g->ctx : NULL;
     const lt_gpt_config *c;
     lt_tensor *x, *h;
-    float eps = 1e-5f, p;
-    int l;
+    int l, llama;
     if (!ctx || lt_failed(ctx)) return NULL;
     c = &g->cfg;
-    p = c->dropout;
+    llama = c->arch == LT_ARCH_LLAMA;
     if (!ids || B < 1 || T < 1 || T > c->ctx) {
         lt_set_error(ctx, LT_ERR_ARG, "lt_gpt_forward: ids %s, B = %d, T = %d: need ids, B >= 1 and 1 <= T <= %d "
                      "(the model's context length)", ids ? "given" : "NULL", B, T, c->ctx);
         return NULL;
     }
-    /* x = wte[ids] + wpe[0..T-1]   (B,T,C) */
+    /* x = wte[ids] + wpe[0..T-1]   (B,T,C); Llama: x = embed_tokens[ids] */
     lt_scope(ctx, g->scopes[0]);
     h = lt_embedding(ctx, g->wte, ids, B, T);
-    x = lt__add_over(ctx, h, lt_embedding(ctx, g->wpe, g->pos, 1, T), h);   /* (written over wte's rows) */
+    x = llama ? h : lt__add_over(ctx, h, lt_embedding(ctx, g->wpe, g->pos, 1, T), h);   /* (written over wte's rows) */
     if (B == 1) {   /* the embedding of one row is [T,C]: make it [1,T,C] */
         int64_t shape[3];
         shape[0] = 1; shape[1] = T; shape[2] = c->channels;
         x = lt_reshape(ctx, x, 3, shape);
     }
-    x = lt_dropout(ctx, x, p);
-    for (l = 0; l < c->layers; l++) {
-        const lt__gpt_block *b = &g->blocks[l];
-        lt_scope(ctx, g->scopes[2 + 2 * l]);
-        h = lt_layernorm(ctx, x, b->ln1_w, b->ln1_b, eps);
-        h = lt_conv1d(ctx, h, b->attn_w, b->attn_b);                 /* (B,T,3C) = q | k | v */
-        h = lt_attention(ctx, h, c->heads, lengths);                 /* (B,T,C) */
-        h = lt_dropout(ctx, lt_conv1d(ctx, h, b->attnproj_w, b->attnproj_b), p);
-        x = lt__add_over(ctx, x, h, h);                              /* x + h, over h */
-        lt_scope(ctx, g->scopes[3 + 2 * l]);
-        h = lt_layernorm(ctx, x, b->ln2_w, b->ln2_b, eps);
-        h = lt_gelu(ctx, lt_conv1d(ctx, h, b->fc_w, b->fc_b));       /* (B,T,4C) */
-        h = lt_dropout(ctx, lt_conv1d(ctx, h, b->fcproj_w, b->fcproj_b), p);
-        x = lt__add_over(ctx, x, h, h);
-    }
+    x = lt_dropout(ctx, x, c->dropout);
+    for (l = 0; l < c->layers; l++)
+        x = llama ? lt__llama_block(g, l, x, lengths) : lt__gpt2_block(g, l, x, lengths);
     lt_scope(ctx, g->scopes[1]);
-    x = lt_layernorm(ctx, x, g->lnf_w, g->lnf_b, eps);
+    x = llama ? lt_rmsnorm(ctx, x, g->lnf_w, c->norm_eps) : lt_layernorm(ctx, x, g->lnf_w, g->lnf_b, c->norm_eps);
     return x;
 }
 
 LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *g, const int32_t *ids, int B, int T, const int32_t *lengths) {
     lt_tensor *x = lt__gpt_trunk(g, ids, B, T, lengths);
     if (!x) return NULL;
-    x = lt_linear(g->ctx, x, g->wte, NULL);                          /* (B,T,V) = x·wteᵀ */
+    x = lt_linear(g->ctx, x, g->head, NULL);                         /* (B,T,V) = x·headᵀ */
     lt_scope(g->ctx, NULL);
     return x;
 }
@@ -7487,7 +8226,7 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
         lt__gemm16(p, 1, V, C, R, &dzt, &x, NULL, gw, C, 0, 1);
     }
 }
-/* The op behind lt_gpt_loss(_ex) at 16-bit precision (x = ln_f's output, W = wte). */
+/* The op behind lt_gpt_loss(_ex) at 16-bit precision (x = ln_f's output, W = the head: wte or lm_head). */
 static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt_tensor *w, const int32_t *targets,
                                   double denom, int use_count) {
     int64_t V, C, R, one = 1;
@@ -7561,7 +8300,7 @@ static lt_tensor *lt__gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *tar
     if (g && g->ctx && g->ctx->precision != LT_F32 && g->ctx->device == LT_CPU) {   /* CUDA: head + loss apart */
         x = lt__gpt_trunk(g, ids, B, T, lengths);
         if (!x) return NULL;
-        loss = lt__linear_ce16(g->ctx, denom > 0 ? "lt_cross_entropy_sum" : "lt_cross_entropy", x, g->wte, targets,
+        loss = lt__linear_ce16(g->ctx, denom > 0 ? "lt_cross_entropy_sum" : "lt_cross_entropy", x, g->head, targets,
                                denom, denom <= 0);
         lt_scope(g->ctx, NULL);
         return loss;
@@ -11366,11 +12105,446 @@ io:
     return lt_set_error(w->ctx, LT_ERR_IO, "lt_st_save: cannot write \"%s\": %s", path, err ? strerror(err) : "write failed");
 }
 
+
+/* -- @@CKPT.config  config.json: Hugging Face model settings, read leniently; text written atomically */
+/* A config.json holds floats, true/false/null, nested objects and arrays, which the safetensors
+   header parser above refuses.  This reader keeps the scalars: each member of the top object (and,
+   dotted, of objects inside it: "rope_parameters.rope_theta") as text with its kind; arrays are
+   checked and skipped.  Anything that is not JSON is an error with the byte offset. */
+typedef struct { char key[80], val[80]; char kind; } lt__hfitem;   /* kind: s(tring) n(umber) b(ool) z(null) o a */
+typedef struct {
+    const char *s;
+    size_t len, pos;
+    lt__hfitem *it;
+    int n, cap;
+    char err[96];
+} lt__hfcfg;
+
+static void lt__hf_ws(lt__hfcfg *c) {
+    while (c->pos < c->len && strchr(" \t\r\n", c->s[c->pos]) && c->s[c->pos]) c->pos++;
+}
+static int lt__hf_fail(lt__hfcfg *c, const char *what) {
+    if (!c->err[0]) snprintf(c->err, sizeof c->err, "%s at byte %zu", what, c->pos);
+    return 0;
+}
+static int lt__hf_push(lt__hfcfg *c, const char *key, const char *val, size_t n, char kind) {
+    lt__hfitem *x;
+    if (!key) return 1;
+    if (c->n == c->cap) {
+        int ncap = c->cap ? 2 * c->cap : 32;
+        lt__hfitem *p = c->cap > 4096 ? NULL : (lt__hfitem *)LT__REALLOC(c->it, (size_t)ncap * sizeof *p);
+        if (!p) return lt__hf_fail(c, "out of memory (or too many settings)");
+        c->it = p; c->cap = ncap;
+    }
+    x = &c->it[c->n++];
+    snprintf(x->key, sizeof x->key, "%s", key);
+    if (n >= sizeof x->val) n = sizeof x->val - 1;
+    memcpy(x->val, val, n);
+    x->val[n] = 0;
+    x->kind = kind;
+    return 1;
+}
+/* A string at pos (the quote) into out (escapes kept as written but for \" and \\). */
+static int lt__hf_str(lt__hfcfg *c, char *out, size_t cap) {
+    size_t k = 0;
+    c->pos++;
+    while (c->pos < c->len && c->s[c->pos] != '"') {
+        char ch = c->s[c->pos];
+        if ((unsigned char)ch < 0x20) return lt__hf_fail(c, "control character in a string");
+        if (ch == '\\') {
+            if (++c->pos >= c->len) break;
+            ch = c->s[c->pos];
+        }
+        if (k + 1 < cap) out[k++] = ch;
+        c->pos++;
+    }
+    if (c->pos >= c->len) return lt__hf_fail(c, "unterminated string");
+    c->pos++;
+    if (cap) out[k < cap ? k : cap - 1] = 0;
+    return 1;
+}
+static int lt__hf_value(lt__hfcfg *c, const char *key, int depth) {
+    char ch, sub[80], str[80];
+    size_t start;
+    lt__hf_ws(c);
+    if (depth > 32) return lt__hf_fail(c, "nested too deeply");
+    if (c->pos >= c->len) return lt__hf_fail(c, "unexpected end");
+    ch = c->s[c->pos];
+    start = c->pos;
+    if (ch == '{' || ch == '[') {
+        int first = 1;
+        c->pos++;
+        for (;;) {
+            lt__hf_ws(c);
+            if (c->pos < c->len && c->s[c->pos] == (ch == '{' ? '}' : ']')) { c->pos++; break; }
+            if (!first) {
+                if (c->pos >= c->len || c->s[c->pos] != ',') return lt__hf_fail(c, "expected ',' or a closing bracket");
+                c->pos++;
+                lt__hf_ws(c);
+            }
+            first = 0;
+            if (ch == '[') { if (!lt__hf_value(c, NULL, depth + 1)) return 0; continue; }
+            if (c->pos >= c->len || c->s[c->pos] != '"') return lt__hf_fail(c, "expected a string key");
+            if (!lt__hf_str(c, str, sizeof str)) return 0;
+            lt__hf_ws(c);
+            if (c->pos >= c->len || c->s[c->pos] != ':') return lt__hf_fail(c, "expected ':'");
+            c->pos++;
+            if (key && strlen(key) + strlen(str) + 2 <= sizeof sub) {   /* "key.str" */
+                size_t kl = strlen(key);
+                memcpy(sub, key, kl);
+                sub[kl] = '.';
+                memcpy(sub + kl + 1, str, strlen(str) + 1);
+            } else memcpy(sub, str, strlen(str) + 1);
+            if (!lt__hf_value(c, depth == 0 || key ? sub : NULL, depth + 1)) return 0;
+        }
+        return lt__hf_push(c, key, "", 0, ch == '{' ? 'o' : 'a');
+    }
+    if (ch == '"') return lt__hf_str(c, str, sizeof str) && lt__hf_push(c, key, str, strlen(str), 's');
+    if (ch == '-' || (ch >= '0' && ch <= '9')) {
+        while (c->pos < c->len && strchr("+-0123456789.eE", c->s[c->pos]) && c->s[c->pos]) c->pos++;
+        return lt__hf_push(c, key, c->s + start, c->pos - start, 'n');
+    }
+    if (c->len - c->pos >= 4 && (!strncmp(c->s + c->pos, "true", 4) || !strncmp(c->s + c->pos, "null", 4))) {
+        c->pos += 4;
+        return lt__hf_push(c, key, c->s + start, 4, ch == 'n' ? 'z' : 'b');
+    }
+    if (c->len - c->pos >= 5 && !strncmp(c->s + c->pos, "false", 5)) {
+        c->pos += 5;
+        return lt__hf_push(c, key, c->s + start, 5, 'b');
+    }
+    return lt__hf_fail(c, "not a JSON value");
+}
+/* Parse text (len bytes) into c (zeroed by the caller; lt__hf_free after).  1, or 0 with c->err. */
+static int lt__hf_parse(lt__hfcfg *c, const char *text, size_t len) {
+    c->s = text; c->len = len; c->pos = 0;
+    lt__hf_ws(c);
+    if (c->pos >= len || text[c->pos] != '{') return lt__hf_fail(c, "expected a JSON object");
+    if (!lt__hf_value(c, NULL, 0)) return 0;
+    lt__hf_ws(c);
+    return c->pos == len ? 1 : lt__hf_fail(c, "text after the object");
+}
+static void lt__hf_free(lt__hfcfg *c) { LT__FREE(c->it); c->it = NULL; c->n = c->cap = 0; }
+static const lt__hfitem *lt__hf_find(const lt__hfcfg *c, const char *key) {
+    int i;
+    for (i = c->n - 1; i >= 0; i--) if (strcmp(c->it[i].key, key) == 0) return &c->it[i];
+    return NULL;
+}
+
+/* Write text to path through a temporary file, fsync and rename (as lt_st_save). */
+static lt_status lt__write_text_atomic(lt_ctx *ctx, const char *path, const char *text) {
+    size_t n = strlen(text), plen = strlen(path);
+    char *tmp = (char *)LT__MALLOC(plen + 32);
+    FILE *f;
+    int err = 0;
+    lt_rng r;   /* not the context's: saving must not change what training draws */
+    if (!tmp) return lt_set_error(ctx, LT_ERR_NOMEM, "cannot write \"%s\": out of memory", path);
+    lt_rng_seed(&r, (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)tmp << 20) ^ (uint64_t)clock());
+    snprintf(tmp, plen + 32, "%s.tmp%08lx", path, (unsigned long)(lt_rng_u64(&r) & 0xFFFFFFFFu));
+    f = fopen(tmp, "wb");
+    if (!f || fwrite(text, 1, n, f) != n || fflush(f) != 0 || LT__FSYNC(f) != 0) err = errno ? errno : EIO;
+    if (f && fclose(f) != 0 && !err) err = errno;
+    if (!err && rename(tmp, path) != 0) {
+        err = errno;
+#if defined(_WIN32)
+        if (remove(path) == 0 && rename(tmp, path) == 0) err = 0;
+#endif
+    }
+    if (err) remove(tmp);
+    LT__FREE(tmp);
+    return err ? lt_set_error(ctx, LT_ERR_IO, "cannot write \"%s\": %s", path, strerror(err)) : LT_OK;
+}
 /* ---- src/20_train.h ---- */
 /* ==== @@TRAIN  training helpers: GPT checkpoints, training state ================================ */
 /* Holds: GPT checkpoints under Hugging Face names; the training state (optimizer moments,
    scaler, step) saved next to the weights and loaded back.
    Calls: @@CORE, @@TENSOR, @@NN, @@OPTIM, @@AMP, @@CKPT; the device through ctx->dev. */
+
+/* ---- @@TRAIN.hf  Hugging Face model directories: config.json, Llama checkpoints ---------------- */
+/* A path names a safetensors file or a directory holding model.safetensors (save_pretrained's);
+   the config.json read and written is the one in that directory / beside the file.  Our files
+   carry the same JSON in their metadata ("ltrain_config"), which wins over a config.json beside
+   them (several checkpoints may share a directory). */
+#include <sys/stat.h>
+#if defined(_WIN32) && !defined(S_ISDIR)
+#define S_ISDIR(m) (((m) & S_IFMT) == S_IFDIR)
+#endif
+#if defined(_WIN32)
+#include <direct.h>
+#define LT__MKDIR(p) _mkdir(p)
+#else
+#define LT__MKDIR(p) mkdir(p, 0777)
+#endif
+#define LT__PATH_MAX 4200
+static int lt__is_dir(const char *p) {
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+/* stp = the safetensors file of path, cfgp = its config.json; 0 if path is too long. */
+static int lt__hf_paths(const char *path, char *stp, char *cfgp) {
+    const char *slash = strrchr(path, '/');
+    size_t n = strlen(path);
+    if (n + 24 >= LT__PATH_MAX) return 0;
+    if ((n > 0 && path[n - 1] == '/') || lt__is_dir(path)) {
+        int sep = n > 0 && path[n - 1] != '/';
+        snprintf(stp, LT__PATH_MAX, "%s%smodel.safetensors", path, sep ? "/" : "");
+        snprintf(cfgp, LT__PATH_MAX, "%s%sconfig.json", path, sep ? "/" : "");
+    } else {
+        snprintf(stp, LT__PATH_MAX, "%s", path);
+        snprintf(cfgp, LT__PATH_MAX, "%.*sconfig.json", slash ? (int)(slash - path + 1) : 0, path);
+    }
+    return 1;
+}
+static int lt__file_exists(const char *p) {
+    FILE *f = fopen(p, "rb");
+    if (f) fclose(f);
+    return f != NULL && !lt__is_dir(p);
+}
+
+/* The model's settings as JSON from st's "ltrain_config" metadata, else from cfgp when it exists.
+   1: read into hc (src names where from), 0: neither is there, -1: an error on ctx. */
+static int lt__hf_load_config(lt_ctx *ctx, lt_st *st, const char *stp, const char *cfgp, lt__hfcfg *hc, char *src) {
+    const char *meta = lt_st_meta(st, "ltrain_config");
+    void *buf = NULL;
+    size_t size = 0;
+    int ok;
+    memset(hc, 0, sizeof *hc);
+    if (meta) {
+        snprintf(src, LT__PATH_MAX, "%.4000s (metadata ltrain_config)", stp);
+        ok = lt__hf_parse(hc, meta, strlen(meta));
+    } else {
+        if (!lt__file_exists(cfgp)) return 0;
+        if (lt_read_file(ctx, cfgp, &buf, &size) != LT_OK) return -1;
+        memcpy(src, cfgp, strlen(cfgp) + 1);   /* < LT__PATH_MAX (lt__hf_paths) */
+        ok = lt__hf_parse(hc, (const char *)buf, size);
+        LT__FREE(buf);
+    }
+    if (!ok) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: not valid JSON: %s", src, hc->err);
+        lt__hf_free(hc);
+        return -1;
+    }
+    return 1;
+}
+
+/* Setting key of hc as a whole number (*v kept when absent): 1 found, 0 absent, -1 error on ctx. */
+static int lt__hf_int(lt_ctx *ctx, const lt__hfcfg *hc, const char *src, const char *key, int *v) {
+    const lt__hfitem *x = hc ? lt__hf_find(hc, key) : NULL;
+    char *end;
+    long n;
+    if (!x || x->kind == 'z') return 0;
+    n = x->kind == 'n' ? strtol(x->val, &end, 10) : 0;
+    if (x->kind != 'n' || *end || n < 0 || n > INT_MAX) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %s is %s: it must be a whole number", src, key, x->kind == 's' ? "a string" : x->val);
+        return -1;
+    }
+    *v = (int)n;
+    return 1;
+}
+static int lt__hf_real(lt_ctx *ctx, const lt__hfcfg *hc, const char *src, const char *key, float *v) {
+    const lt__hfitem *x = hc ? lt__hf_find(hc, key) : NULL;
+    char *end;
+    double d;
+    if (!x || x->kind == 'z') return 0;
+    d = x->kind == 'n' ? strtod(x->val, &end) : -1;
+    if (x->kind != 'n' || *end || !(d >= 0 && d < 1e30)) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %s is %s: it must be a number >= 0", src, key, x->kind == 's' ? "a string" : x->val);
+        return -1;
+    }
+    *v = (float)d;
+    return 1;
+}
+static int lt__hf_bool(lt_ctx *ctx, const lt__hfcfg *hc, const char *src, const char *key, int *v) {
+    const lt__hfitem *x = hc ? lt__hf_find(hc, key) : NULL;
+    if (!x || x->kind == 'z') return 0;
+    if (x->kind != 'b') {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %s is %s: it must be true or false", src, key, x->val);
+        return -1;
+    }
+    *v = x->val[0] == 't';
+    return 1;
+}
+/* A setting that the tensors also tell: both must agree (absent: fine). */
+static int lt__hf_agree(lt_ctx *ctx, const lt__hfcfg *hc, const char *src, const char *key, int have, const char *path) {
+    int v = have, r = lt__hf_int(ctx, hc, src, key, &v);
+    if (r < 0) return 0;
+    if (v != have) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %s is %d but the tensors of %s say %d", src, key, v, path, have);
+        return 0;
+    }
+    return 1;
+}
+
+/* A float for JSON: shortest %g that reads back the same float, with '.' whatever the locale. */
+static void lt__json_float(char *b, size_t cap, float v) {
+    int prec;
+    char *p;
+    for (prec = 6; prec < 10; prec++) {
+        snprintf(b, cap, "%.*g", prec, (double)v);
+        for (p = b; *p; p++) if (*p == ',') *p = '.';
+        if ((float)strtod(b, NULL) == v) break;
+    }
+    if (!strpbrk(b, ".eEn")) { size_t n = strlen(b); if (n + 3 < cap) memcpy(b + n, ".0", 3); }
+}
+
+/* config.json of c (the model's resolved config) into b: GPT2LMHeadModel, LlamaForCausalLM, or
+   Qwen3ForCausalLM when qk_norm is on (Llama has no q_norm / k_norm). */
+static void lt__gpt_config_json(const lt_gpt_config *c, char *b, size_t cap) {
+    char eps[32], th[32], dr[32];
+    lt__json_float(eps, sizeof eps, c->norm_eps);
+    lt__json_float(th, sizeof th, c->rope_theta);
+    lt__json_float(dr, sizeof dr, c->dropout);
+    if (c->arch == LT_ARCH_GPT2) {
+        snprintf(b, cap, "{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n"
+                 "  \"vocab_size\": %d,\n  \"n_positions\": %d,\n  \"n_ctx\": %d,\n  \"n_embd\": %d,\n  \"n_layer\": %d,\n"
+                 "  \"n_head\": %d,\n  \"n_inner\": %d,\n  \"activation_function\": \"gelu_new\",\n"
+                 "  \"layer_norm_epsilon\": %s,\n  \"embd_pdrop\": %s,\n  \"resid_pdrop\": %s,\n  \"attn_pdrop\": 0.0,\n"
+                 "  \"initializer_range\": 0.02,\n  \"tie_word_embeddings\": true,\n  \"torch_dtype\": \"float32\"\n}\n",
+                 c->vocab, c->ctx, c->ctx, c->channels, c->layers, c->heads, c->hidden, eps, dr, dr);
+        return;
+    }
+    snprintf(b, cap, "{\n  \"architectures\": [\"%s\"],\n  \"model_type\": \"%s\",\n"
+             "  \"vocab_size\": %d,\n  \"hidden_size\": %d,\n  \"intermediate_size\": %d,\n  \"num_hidden_layers\": %d,\n"
+             "  \"num_attention_heads\": %d,\n  \"num_key_value_heads\": %d,\n  \"head_dim\": %d,\n"
+             "  \"hidden_act\": \"silu\",\n  \"max_position_embeddings\": %d,\n  \"rms_norm_eps\": %s,\n"
+             "  \"rope_theta\": %s,\n  \"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": %s},\n"
+             "  \"tie_word_embeddings\": %s,\n  \"attention_bias\": %s,\n  \"mlp_bias\": %s,\n"
+             "  \"attention_dropout\": 0.0,\n  \"initializer_range\": 0.02,\n  \"use_sliding_window\": false,\n"
+             "  \"torch_dtype\": \"float32\"\n}\n",
+             c->qk_norm ? "Qwen3ForCausalLM" : "LlamaForCausalLM", c->qk_norm ? "qwen3" : "llama", c->vocab, c->channels,
+             c->hidden, c->layers, c->heads, c->kv_heads, c->channels / c->heads, c->ctx, eps, th, th,
+             c->untied ? "false" : "true", c->no_bias == -1 ? "true" : "false", c->no_bias == -1 ? "true" : "false");
+}
+
+/* A Llama tensor's shape [d0] or [d0,d1] from st (-1 entries when absent). */
+static int lt__st_dims(const lt_st *st, const char *name, int64_t *d0, int64_t *d1) {
+    int64_t sh[8];
+    int i = lt_st_find(st, name), nd;
+    *d0 = *d1 = -1;
+    if (i < 0) return 0;
+    nd = lt_st_shape(st, i, sh);
+    if (nd >= 1) *d0 = sh[0];
+    if (nd == 2) *d1 = sh[1];
+    return nd;
+}
+
+/* What the tensors of a Llama file say: V, C, L, Q and KV rows, the MLP's hidden, biases,
+   qk-norm, an untied head.  0 with an error when the file's shapes are not a Llama model. */
+static int lt__llama_shapes(lt_ctx *ctx, const lt_st *st, const char *path, lt_gpt_config *c, int64_t *q, int64_t *kv) {
+    int64_t v, ch, x, y, f;
+    int l;
+    if (lt__st_dims(st, "model.embed_tokens.weight", &v, &ch) != 2 || v < 1 || ch < 1 || v > INT_MAX || ch > INT_MAX) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: model.embed_tokens.weight must be [vocab, hidden_size]", path);
+        return 0;
+    }
+    for (l = 0; l < 100000; l++) {
+        char name[64];
+        snprintf(name, sizeof name, "model.layers.%d.input_layernorm.weight", l);
+        if (lt_st_find(st, name) < 0) break;
+    }
+    lt__st_dims(st, "model.layers.0.self_attn.q_proj.weight", q, &x);
+    lt__st_dims(st, "model.layers.0.self_attn.k_proj.weight", kv, &y);
+    lt__st_dims(st, "model.layers.0.mlp.gate_proj.weight", &f, &x);
+    if (l < 1 || *q < 1 || *kv < 1 || f < 1 || f > INT_MAX) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: %d layers, model.layers.0's q_proj, k_proj or mlp.gate_proj missing: not "
+                     "a Llama checkpoint", path, l);
+        return 0;
+    }
+    c->vocab = (int)v; c->channels = (int)ch; c->layers = l; c->hidden = (int)f;
+    c->arch = LT_ARCH_LLAMA;
+    c->untied = lt_st_find(st, "lm_head.weight") >= 0;
+    c->qk_norm = lt_st_find(st, "model.layers.0.self_attn.q_norm.weight") >= 0;
+    c->no_bias = lt_st_find(st, "model.layers.0.self_attn.q_proj.bias") >= 0 ? -1 : 1;
+    return 1;
+}
+
+/* A Llama model's config: shapes from the tensors, heads, RoPE theta, eps and context from the
+   JSON (hc, from src; NULL when there is none: then n_head must be given), the two checked
+   against each other.  0 with an error on ctx. */
+static int lt__llama_config(lt_ctx *ctx, const lt_st *st, const char *path, const lt__hfcfg *hc, const char *src,
+                            int n_head, lt_gpt_config *c) {
+    int64_t q, kv;
+    int kvh, hd = 0, ab = 0, mb = 0, tie = -1, ok = 1, l;
+    const lt__hfitem *mt = hc ? lt__hf_find(hc, "model_type") : NULL, *act = hc ? lt__hf_find(hc, "hidden_act") : NULL;
+    const lt__hfitem *rt = hc ? lt__hf_find(hc, "rope_parameters.rope_type") : NULL;
+    const lt__hfitem *rs = hc ? lt__hf_find(hc, "rope_scaling") : NULL;
+    memset(c, 0, sizeof *c);
+    if (!lt__llama_shapes(ctx, st, path, c, &q, &kv)) return 0;
+    c->heads = n_head;
+    c->ctx = 2048;          /* as LlamaConfig's max_position_embeddings, when nothing says */
+    c->norm_eps = 1e-6f;    /* as LlamaConfig's rms_norm_eps */
+    if (mt && strcmp(mt->val, "llama") && strcmp(mt->val, "qwen3"))
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: model_type is \"%s\": ltrain.h reads gpt2, llama and qwen3", src,
+                            mt->val), 0;
+    if ((rt && strcmp(rt->val, "default")) || (rs && rs->kind != 'z'))
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: rope_type is \"%s\"%s: ltrain.h's RoPE is the default one (no "
+                            "scaling)", src, rt ? rt->val : "", rs && rs->kind != 'z' ? " and rope_scaling is set" : ""), 0;
+    if (act && strcmp(act->val, "silu"))
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: hidden_act is \"%s\": ltrain.h's Llama MLP is silu", src, act->val), 0;
+    if (hc) {
+        int h = 0;
+        if (lt__hf_int(ctx, hc, src, "num_attention_heads", &h) < 0) return 0;
+        if (h && n_head && h != n_head)
+            return lt_set_error(ctx, LT_ERR_ARG, "%s: num_attention_heads is %d but %d heads were asked for", src, h,
+                                n_head), 0;
+        if (h) c->heads = h;
+        ok = lt__hf_int(ctx, hc, src, "max_position_embeddings", &c->ctx) >= 0 &&
+             lt__hf_real(ctx, hc, src, "rms_norm_eps", &c->norm_eps) >= 0 &&
+             lt__hf_real(ctx, hc, src, "rope_parameters.rope_theta", &c->rope_theta) >= 0 &&
+             (c->rope_theta > 0 || lt__hf_real(ctx, hc, src, "rope_theta", &c->rope_theta) >= 0) &&
+             lt__hf_int(ctx, hc, src, "head_dim", &hd) >= 0 && lt__hf_bool(ctx, hc, src, "attention_bias", &ab) >= 0 &&
+             lt__hf_bool(ctx, hc, src, "mlp_bias", &mb) >= 0 && lt__hf_bool(ctx, hc, src, "tie_word_embeddings", &tie) >= 0 &&
+             lt__hf_agree(ctx, hc, src, "vocab_size", c->vocab, path) && lt__hf_agree(ctx, hc, src, "hidden_size", c->channels, path) &&
+             lt__hf_agree(ctx, hc, src, "num_hidden_layers", c->layers, path) &&
+             lt__hf_agree(ctx, hc, src, "intermediate_size", c->hidden, path);
+        if (!ok) return 0;
+    }
+    if (c->heads < 1)
+        return lt_set_error(ctx, LT_ERR_ARG, "%s: the number of heads is unknown (no config.json beside it, no "
+                            "ltrain_config metadata): give it (--heads N)", path), 0;
+    if (c->channels % c->heads || q != c->channels || kv % (c->channels / c->heads) || (hd && hd != c->channels / c->heads))
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: hidden_size %d, %d heads, head_dim %d, q_proj %lld rows, k_proj %lld "
+                            "rows: ltrain.h needs head_dim = hidden_size / heads = q_proj rows / heads and k_proj rows a "
+                            "multiple of it", path, c->channels, c->heads, hd, (long long)q, (long long)kv), 0;
+    kvh = (int)(kv / (c->channels / c->heads));
+    c->kv_heads = kvh;
+    if (hc && !lt__hf_agree(ctx, hc, src, "num_key_value_heads", kvh, path)) return 0;
+    if (hc && (ab != (c->no_bias == -1) || mb != (c->no_bias == -1) || (tie >= 0 && tie == c->untied)))
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: attention_bias %s, mlp_bias %s, tie_word_embeddings %s but %s %s "
+                            "biases and %s lm_head.weight (ltrain.h: biases on every linear or none)", src,
+                            ab ? "true" : "false", mb ? "true" : "false", tie < 0 ? "unset" : tie ? "true" : "false",
+                            path, c->no_bias == -1 ? "has" : "has no", c->untied ? "has" : "has no"), 0;
+    if (hc && mt && (strcmp(mt->val, "qwen3") == 0) != c->qk_norm)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: model_type %s but %s %s q_norm/k_norm tensors", src, mt->val, path,
+                            c->qk_norm ? "has" : "has no"), 0;
+    if (c->rope_theta == 0) c->rope_theta = 10000.0f;
+    {   /* every parameter must be in the file (>= 2 bytes each): refuse a config bigger than the
+           file before allocating it */
+        double C = c->channels, need = (double)c->vocab * C * (1 + c->untied) + C +
+                                       c->layers * (2 * C * (double)q + 2 * C * (double)kv + 3 * C * c->hidden + 2 * C);
+        size_t have = 0, b;
+        for (l = 0; l < lt_st_count(st); l++) { lt_st_data(st, l, &b); have += b; }
+        if (need > (double)have / 2)
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: its shapes describe a model of %.0f parameters (%d layers) but "
+                                "the file holds only %zu bytes of tensors: tensors are missing", path, need, c->layers,
+                                have), 0;
+    }
+    return 1;
+}
+
+/* Tensors of st that no parameter of the Llama model g reads (training state aside): an error. */
+static lt_status lt__llama_check_extra(lt_gpt *g, const lt_st *st, const char *path) {
+    int i, k;
+    for (i = 0; i < lt_st_count(st); i++) {
+        const char *nm = lt_st_name(st, i);
+        int found = !strncmp(nm, "optim.", 6) || !strcmp(nm, "train.state") || !strcmp(nm, "amp.scaler");
+        for (k = 0; k < g->n_list && !found; k++) found = !strcmp(g->list[k]->name, nm);
+        if (!found)
+            return lt_set_error(g->ctx, LT_ERR_FORMAT, "%s: unexpected tensor \"%.100s\": the model (%d layers, %s, "
+                                "%s) has no such parameter", path, nm, g->cfg.layers,
+                                g->cfg.qk_norm ? "qk-norm" : "no qk-norm", g->cfg.untied ? "untied" : "tied head");
+    }
+    return LT_OK;
+}
 
 /* ---- @@TRAIN.weights  GPT weights under Hugging Face names ----------------------------------- */
 LTRAIN_DEF lt_status lt_gpt_save(lt_gpt *g, const char *path) {
@@ -11412,13 +12586,16 @@ static lt_status lt__gpt_read(lt_gpt *g, lt_st *st, const char *path) {
         }
         lt_st_read_f32(st, i, t->data, t->n);
     }
+    if (!lt_failed(ctx) && g->cfg.arch == LT_ARCH_LLAMA) lt__llama_check_extra(g, st, path);
     return ctx->status;
 }
 
 LTRAIN_DEF lt_status lt_gpt_load_weights(lt_gpt *g, const char *path) {
     lt_st *st;
     lt_status s;
+    char stp[LT__PATH_MAX], cfgp[LT__PATH_MAX];
     if (!g || lt_failed(g->ctx)) return g ? g->ctx->status : LT_ERR_ARG;
+    if (path && lt__hf_paths(path, stp, cfgp)) path = stp;   /* a directory: its model.safetensors */
     lt_sync_params(g->ctx);      /* LT_CUDA: the host copies are written, then sent to the device */
     lt_params_changed(g->ctx);
     st = lt_st_open(g->ctx, path);
@@ -11428,17 +12605,15 @@ LTRAIN_DEF lt_status lt_gpt_load_weights(lt_gpt *g, const char *path) {
     return s;
 }
 
-/* A config from the shapes in a file: wte [V,C], wpe [ctx,C], layers = how many h.{i}.ln_1.weight. */
-LTRAIN_DEF lt_gpt *lt_gpt_load(lt_ctx *ctx, const char *path, int n_head) {
-    lt_st *st;
+/* GPT-2's config from the shapes in a file: wte [V,C], wpe [ctx,C], layers = how many
+   h.{i}.ln_1.weight, the MLP's size from c_fc; the heads and eps from the metadata or the JSON hc
+   (config.json, read from src; NULL when there is none).  0 with an error on ctx. */
+static int lt__gpt2_config(lt_ctx *ctx, lt_st *st, const char *path, int n_head, const lt__hfcfg *hc, const char *src,
+                           lt_gpt_config *out) {
     lt_gpt_config cfg;
-    lt_gpt *g = NULL;
     int64_t s1[8], s2[8];
-    int iw, ip, l;
+    int iw, ip, l, have_cfg = hc != NULL;
     const char *meta;
-    if (!ctx || lt_failed(ctx)) return NULL;
-    st = lt_st_open(ctx, path);
-    if (!st) return NULL;
     memset(&cfg, 0, sizeof cfg);
     iw = lt__st_find_hf(st, "wte.weight");
     ip = lt__st_find_hf(st, "wpe.weight");
@@ -11461,6 +12636,13 @@ LTRAIN_DEF lt_gpt *lt_gpt_load(lt_ctx *ctx, const char *path, int n_head) {
         if (lt__st_find_hf(st, name) < 0) break;
     }
     cfg.layers = l;
+    if (lt_st_shape(st, lt__st_find_hf(st, "h.0.mlp.c_fc.weight"), s2) == 2 && s2[1] > 0 && s2[1] <= INT_MAX)
+        cfg.hidden = (int)s2[1];
+    if (have_cfg && (lt__hf_real(ctx, hc, src, "layer_norm_epsilon", &cfg.norm_eps) < 0 ||
+                     !lt__hf_agree(ctx, hc, src, "n_embd", cfg.channels, path) ||
+                     !lt__hf_agree(ctx, hc, src, "vocab_size", cfg.vocab, path) ||
+                     !lt__hf_agree(ctx, hc, src, "n_layer", cfg.layers, path)))
+        goto done;
     meta = lt_st_meta(st, "n_head");
     if (meta) {
         char *end;
@@ -11474,10 +12656,18 @@ LTRAIN_DEF lt_gpt *lt_gpt_load(lt_ctx *ctx, const char *path, int n_head) {
             goto done;
         }
         n_head = (int)h;
+    } else if (have_cfg) {
+        int h = 0;
+        if (lt__hf_int(ctx, hc, src, "n_head", &h) < 0) goto done;
+        if (h && n_head > 0 && n_head != h) {
+            lt_set_error(ctx, LT_ERR_ARG, "%s: n_head is %d but %d heads were asked for", src, h, n_head);
+            goto done;
+        }
+        if (h) n_head = h;
     }
     if (n_head < 1) {
-        lt_set_error(ctx, LT_ERR_ARG, "%s: the number of heads is unknown (no n_head metadata): give it (--heads N)",
-                     path);
+        lt_set_error(ctx, LT_ERR_ARG, "%s: the number of heads is unknown (no n_head metadata, no config.json beside "
+                     "it): give it (--heads N)", path);
         goto done;
     }
     cfg.heads = n_head;
@@ -11488,7 +12678,8 @@ LTRAIN_DEF lt_gpt *lt_gpt_load(lt_ctx *ctx, const char *path, int n_head) {
     }
     {   /* every parameter must be in the file (>= 2 bytes each): refuse a config bigger than the
            file before allocating it (a few header bytes could otherwise ask for gigabytes) */
-        double C = cfg.channels, need = ((double)cfg.vocab + cfg.ctx + 2) * C + cfg.layers * (12 * C * C + 13 * C);
+        double C = cfg.channels, F = cfg.hidden ? cfg.hidden : 4 * C;
+        double need = ((double)cfg.vocab + cfg.ctx + 2) * C + cfg.layers * (4 * C * C + 2 * C * F + 9 * C + F);
         size_t have = 0, b;
         for (l = 0; l < lt_st_count(st); l++) { lt_st_data(st, l, &b); have += b; }
         if (need > (double)have / 2) {
@@ -11498,10 +12689,40 @@ LTRAIN_DEF lt_gpt *lt_gpt_load(lt_ctx *ctx, const char *path, int n_head) {
             goto done;
         }
     }
-    g = lt_gpt_create(ctx, &cfg);
-    if (g && lt__gpt_read(g, st, path) != LT_OK) { lt_gpt_destroy(g); g = NULL; }
+    *out = cfg;
+    return 1;
 done:
+    return 0;
+}
+
+/* A model from a file or a Hugging Face directory: GPT-2 (lt__gpt2_config) or Llama
+   (model.embed_tokens.weight: lt__llama_config), its weights read completely. */
+LTRAIN_DEF lt_gpt *lt_gpt_load(lt_ctx *ctx, const char *path, int n_head) {
+    lt_st *st;
+    lt_gpt_config cfg;
+    lt_gpt *g = NULL;
+    int have_cfg, ok;
+    char *stp, *cfgp, *src;
+    lt__hfcfg hc;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    stp = (char *)LT__MALLOC(3 * LT__PATH_MAX);
+    if (!stp) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_gpt_load: out of memory"); return NULL; }
+    cfgp = stp + LT__PATH_MAX; src = cfgp + LT__PATH_MAX;
+    if (!path || !lt__hf_paths(path, stp, cfgp)) { LT__FREE(stp); lt_st_open(ctx, path); return NULL; }
+    path = stp;
+    st = lt_st_open(ctx, path);
+    if (!st) { LT__FREE(stp); return NULL; }
+    have_cfg = lt__hf_load_config(ctx, st, path, cfgp, &hc, src);
+    if (have_cfg >= 0) {
+        ok = lt_st_find(st, "model.embed_tokens.weight") >= 0
+                 ? lt__llama_config(ctx, st, path, have_cfg ? &hc : NULL, src, n_head, &cfg)
+                 : lt__gpt2_config(ctx, st, path, n_head, have_cfg ? &hc : NULL, src, &cfg);
+        if (ok) g = lt_gpt_create(ctx, &cfg);
+        if (g && lt__gpt_read(g, st, path) != LT_OK) { lt_gpt_destroy(g); g = NULL; }
+        lt__hf_free(&hc);
+    }
     lt_st_close(st);
+    LT__FREE(stp);
     return g;
 }
 
@@ -11516,6 +12737,7 @@ LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train
     double amp[6];
     int k, j, ns = opt ? lt_optim_num_states(opt) : 0;
     lt_status s;
+    char *stp, *cfgp = NULL, json[2048];
     if (!g) return LT_ERR_ARG;
     ctx = g->ctx;
     if (lt_failed(ctx)) return ctx->status;
@@ -11556,7 +12778,11 @@ LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train
     snprintf(num[2], 32, "%d", g->cfg.channels);
     snprintf(num[3], 32, "%d", g->cfg.ctx);
     snprintf(num[4], 32, "%d", g->cfg.vocab);
-    lt_st_add_meta(w, "format", "ltrain-gpt2");
+    /* "format" must be "pt" for transformers 4.x; ours is ltrain_format and ltrain_config (config.json's text) */
+    lt__gpt_config_json(&g->cfg, json, sizeof json);
+    lt_st_add_meta(w, "format", "pt");
+    lt_st_add_meta(w, "ltrain_format", g->cfg.arch == LT_ARCH_LLAMA ? "ltrain-llama" : "ltrain-gpt2");
+    lt_st_add_meta(w, "ltrain_config", json);
     lt_st_add_meta(w, "n_layer", num[0]);
     lt_st_add_meta(w, "n_head", num[1]);
     lt_st_add_meta(w, "n_embd", num[2]);
@@ -11576,7 +12802,21 @@ LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train
         amp[3] = (double)ss.growth_interval; amp[4] = (double)ss.growth_tracker; amp[5] = (double)ss.skipped;
         lt_st_add(w, "amp.scaler", "F64", 1, &six, amp);
     }
+    /* a directory: its model.safetensors; beside a model.safetensors also config.json, so that the
+       directory is a Hugging Face model's */
+    stp = (char *)LT__MALLOC(2 * LT__PATH_MAX);
+    if (!stp) lt_set_error(ctx, LT_ERR_NOMEM, "lt_checkpoint_save: out of memory");
+    else if (!path || !lt__hf_paths(path, stp, cfgp = stp + LT__PATH_MAX))
+        lt_set_error(ctx, LT_ERR_ARG, "lt_checkpoint_save: path is %s", path ? "too long" : "NULL");
+    else {
+        if (path[0] && path[strlen(path) - 1] == '/' && !lt__is_dir(path)) LT__MKDIR(path);   /* as save_pretrained */
+        path = stp;
+    }
     s = lt_failed(ctx) ? ctx->status : lt_st_save(w, path);
+    if (s == LT_OK && (!strcmp(path, "model.safetensors") ||
+                       (strlen(path) > 18 && !strcmp(path + strlen(path) - 18, "/model.safetensors"))))
+        s = lt__write_text_atomic(ctx, cfgp, json);
+    LT__FREE(stp);
     lt_st_writer_destroy(w);
     LT__FREE(names);
     LT__FREE(shapes);
@@ -11671,10 +12911,12 @@ static lt_status lt__ckpt_read_optim_buf(lt_gpt *g, lt_optim *opt, lt_st *f, int
 LTRAIN_DEF lt_status lt_checkpoint_load(lt_gpt *g, lt_optim *opt, lt_train_state *st, const char *path) {
     lt_ctx *ctx;
     lt_st *f;
+    char stp[LT__PATH_MAX], cfgp[LT__PATH_MAX];
     int k, j, ns;
     if (!g) return LT_ERR_ARG;
     ctx = g->ctx;
     if (lt_failed(ctx)) return ctx->status;
+    if (path && lt__hf_paths(path, stp, cfgp)) path = stp;   /* a directory: its model.safetensors */
     lt_sync_params(ctx);         /* LT_CUDA: the host copies are written, then sent to the device */
     lt_params_changed(ctx);
     f = lt_st_open(ctx, path);
@@ -13490,10 +14732,11 @@ __device__ float lt__cu_act(float v, int op) {
     case 1: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
     case 2: return v > 0 ? v : 0.0f;
     case 3: return tanhf(v);
+    case 5: { float e = expf(-fabsf(v)); return v * (v >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e)); }   /* silu */
     default: { float e = expf(-fabsf(v)); return v >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e); }
     }
 }
-/* dy/dx from x (gelu, gelu_erf, relu) or from y (tanh, sigmoid) */
+/* dy/dx from x (gelu, gelu_erf, relu, silu) or from y (tanh, sigmoid) */
 __device__ float lt__cu_act_d(float v, float y, int op) {
     switch (op) {
     case 0: {
@@ -13504,6 +14747,7 @@ __device__ float lt__cu_act_d(float v, float y, int op) {
     case 1: return 0.5f * (1.0f + erff(v * 0.70710678118654752f)) + v * expf(-0.5f * v * v) * 0.3989422804014327f;
     case 2: return v > 0 ? 1.0f : 0.0f;
     case 3: return 1.0f - y * y;
+    case 5: { float e = expf(-fabsf(v)), s = v >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e); return s * (1.0f + v * (1.0f - s)); }
     default: return y * (1.0f - y);
     }
 }
@@ -13522,7 +14766,7 @@ static void lt__cu_act_fwd(lt__node *nd, int op) {
 }
 static void lt__cu_act_bwd(lt__node *nd, int op) {
     float *gx;
-    int from_y = op >= 3;
+    int from_y = op == 3 || op == 4;
     if (!lt__cu_begin(nd) || !(gx = lt__cu_grad(nd->ctx, nd->in[0]))) return;
     lt__k_act_bwd<<<lt__cu_blocks(nd->out->n), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(
         gx, nd->out->grad, from_y ? NULL : lt__cu_data(nd->ctx, nd->in[0]), from_y ? nd->out->data : NULL, nd->out->n, op);
@@ -13538,6 +14782,77 @@ static void lt__tanh_fwd_cuda(lt__node *nd) { lt__cu_act_fwd(nd, 3); }
 static void lt__tanh_bwd_cuda(lt__node *nd) { lt__cu_act_bwd(nd, 3); }
 static void lt__sigmoid_fwd_cuda(lt__node *nd) { lt__cu_act_fwd(nd, 4); }
 static void lt__sigmoid_bwd_cuda(lt__node *nd) { lt__cu_act_bwd(nd, 4); }
+static void lt__silu_fwd_cuda(lt__node *nd) { lt__cu_act_fwd(nd, 5); }
+static void lt__silu_bwd_cuda(lt__node *nd) { lt__cu_act_bwd(nd, 5); }
+
+/* swiglu: y = silu(g)·u;  dg += dy·u·silu'(g), du += dy·silu(g) (gg == gu: one tensor, both add) */
+__global__ void lt__k_swiglu(float *y, const float *g, const float *u, int64_t n) {
+    LT__CU_LOOP(i, n) y[i] = lt__cu_act(g[i], 5) * u[i];
+}
+__global__ void lt__k_swiglu_bwd(float *gg, float *gu, const float *gy, const float *g, const float *u, int64_t n) {
+    LT__CU_LOOP(i, n) {
+        float d = gy[i];
+        if (gg) gg[i] += d * u[i] * lt__cu_act_d(g[i], 0.0f, 5);
+        if (gu) gu[i] += d * lt__cu_act(g[i], 5);
+    }
+}
+static void lt__swiglu_fwd_cuda(lt__node *nd) {
+    if (!lt__cu_begin(nd)) return;
+    lt__k_swiglu<<<lt__cu_blocks(nd->out->n), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(
+        nd->out->data, lt__cu_data(nd->ctx, nd->in[0]), lt__cu_data(nd->ctx, nd->in[1]), nd->out->n);
+    LT__CU_LAUNCHED(nd->ctx, "swiglu");
+}
+static void lt__swiglu_bwd_cuda(lt__node *nd) {
+    float *gg, *gu;
+    if (!lt__cu_begin(nd)) return;
+    gg = lt__cu_grad(nd->ctx, nd->in[0]);
+    gu = lt__cu_grad(nd->ctx, nd->in[1]);
+    if (lt_failed(nd->ctx) || (!gg && !gu)) return;
+    lt__k_swiglu_bwd<<<lt__cu_blocks(nd->out->n), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(
+        gg, gu, nd->out->grad, lt__cu_data(nd->ctx, nd->in[0]), lt__cu_data(nd->ctx, nd->in[1]), nd->out->n);
+    LT__CU_LAUNCHED(nd->ctx, "swiglu");
+}
+
+/* rope: the (T, D/2) tables of cos and sin (save[0]: c then s) as the CPU makes them (float32
+   1/theta^(2i/D) and angle, cos and sin in double), then each pair (i, i+D/2) of each head turned
+   by the angle (dir 1) or back (dir -1, backward: gx += ...) */
+__global__ void lt__k_rope_tables(float *cs, int64_t T, int64_t D, int64_t pos0, float base) {
+    int64_t half = D / 2;
+    LT__CU_LOOP(k, T * half) {
+        int64_t t = k / half, i = k % half;
+        float e = (float)(2 * i) / (float)D, f = 1.0f / (float)pow((double)base, (double)e), ang = (float)(pos0 + t) * f;
+        cs[t * half + i] = (float)cos((double)ang);
+        cs[(T + t) * half + i] = (float)sin((double)ang);
+    }
+}
+__global__ void lt__k_rope(float *y, const float *x, const float *cs, int64_t BT, int64_t T, int64_t H, int64_t D,
+                           float dir, int add) {
+    int64_t half = D / 2;
+    LT__CU_LOOP(k, BT * H * half) {
+        int64_t r = k / (H * half), h = k / half % H, i = k % half, t = r % T, o = r * H * D + h * D + i;
+        float c = cs[t * half + i], sn = dir * cs[(T + t) * half + i], a = x[o], b = x[o + half];
+        float ya = a * c - b * sn, yb = b * c + a * sn;
+        if (add) { y[o] += ya; y[o + half] += yb; }
+        else { y[o] = ya; y[o + half] = yb; }
+    }
+}
+static void lt__rope_fwd_cuda(lt__node *nd) {
+    int64_t B = nd->out->shape[0], T = nd->out->shape[1], H = LT__ROPE_H(nd), D = nd->out->shape[2] / H;
+    if (!lt__cu_begin(nd)) return;
+    lt__k_rope_tables<<<lt__cu_blocks(T * (D / 2)), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(nd->save[0], T, D, LT__ROPE_POS0(nd),
+                                                                                        (float)LT__ROPE_THETA(nd));
+    lt__k_rope<<<lt__cu_blocks(B * T * H * (D / 2)), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(
+        nd->out->data, lt__cu_data(nd->ctx, nd->in[0]), nd->save[0], B * T, T, H, D, 1.0f, 0);
+    LT__CU_LAUNCHED(nd->ctx, "rope");
+}
+static void lt__rope_bwd_cuda(lt__node *nd) {
+    int64_t B = nd->out->shape[0], T = nd->out->shape[1], H = LT__ROPE_H(nd), D = nd->out->shape[2] / H;
+    float *gx;
+    if (!lt__cu_begin(nd) || !(gx = lt__cu_grad(nd->ctx, nd->in[0]))) return;
+    lt__k_rope<<<lt__cu_blocks(B * T * H * (D / 2)), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(gx, nd->out->grad, nd->save[0], B * T,
+                                                                                        T, H, D, -1.0f, 1);
+    LT__CU_LAUNCHED(nd->ctx, "rope");
+}
 
 /* softmax / log-softmax over rows of V: one block per row (max, then Σ exp in double).
    A row of all -inf: softmax 0s, log-softmax -inf (as the CPU). */
@@ -13597,7 +14912,8 @@ static void lt__log_softmax_fwd_cuda(lt__node *nd) { lt__cu_softmax_fwd(nd, 1); 
 static void lt__log_softmax_bwd_cuda(lt__node *nd) { lt__cu_softmax_bwd(nd, 1); }
 
 /* -- @@CUDA.layernorm  layernorm: one warp per row; sums in double as the CPU kernel ------------- */
-/* x (R, C), w, b (C) -> y (R, C) = (x - mean)·rstd·w + b; saves mean, rstd (R) */
+/* x (R, C), w, b (C) -> y (R, C) = (x - mean)·rstd·w + b; saves mean, rstd (R).  mean NULL: rmsnorm
+   (the mean taken as 0, no bias; saves rstd), as the CPU's kernels share the two. */
 __global__ void lt__k_layernorm(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b,
                                 int64_t R, int64_t C, float eps) {
     int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, j;
@@ -13608,16 +14924,17 @@ __global__ void lt__k_layernorm(float *y, float *mean, float *rstd, const float 
     if (r >= R) return;
     xr = x + r * C;
     for (j = lane; j < C; j += 32) sum += xr[j];
-    m = (float)(lt__cu_warp_sum(sum) / (double)C);
+    m = mean ? (float)(lt__cu_warp_sum(sum) / (double)C) : 0.0f;
     for (j = lane; j < C; j += 32) { double d = (double)xr[j] - m; var += d * d; }
     s = (float)(1.0 / sqrt(lt__cu_warp_sum(var) / (double)C + eps));
     for (j = lane; j < C; j += 32) {
         float v = (xr[j] - m) * s;
         y[r * C + j] = (w ? v * w[j] : v) + (b ? b[j] : 0.0f);
     }
-    if (lane == 0) { mean[r] = m; rstd[r] = s; }
+    if (lane == 0) { if (mean) mean[r] = m; rstd[r] = s; }
 }
-/* dx += rstd·(g - mean(g) - x̂·mean(g·x̂)),  g = dy·w, one warp per row */
+/* dx += rstd·(g - mean(g) - x̂·mean(g·x̂)),  g = dy·w, one warp per row (mean NULL: rmsnorm, without
+   the mean(g) term) */
 __global__ void lt__k_layernorm_dx(float *gx, const float *gy, const float *x, const float *w, const float *mean,
                                    const float *rstd, int64_t R, int64_t C) {
     int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, j;
@@ -13625,13 +14942,13 @@ __global__ void lt__k_layernorm_dx(float *gx, const float *gy, const float *x, c
     double mg = 0, mgx = 0;
     float m, s;
     if (r >= R) return;
-    m = mean[r]; s = rstd[r];
+    m = mean ? mean[r] : 0.0f; s = rstd[r];
     for (j = lane; j < C; j += 32) {
         float xh = (x[r * C + j] - m) * s, g = w ? gy[r * C + j] * w[j] : gy[r * C + j];
         mg += g;
         mgx += (double)g * xh;
     }
-    mg = lt__cu_warp_sum(mg) / (double)C;
+    mg = mean ? lt__cu_warp_sum(mg) / (double)C : 0.0;
     mgx = lt__cu_warp_sum(mgx) / (double)C;
     for (j = lane; j < C; j += 32) {
         float xh = (x[r * C + j] - m) * s, g = w ? gy[r * C + j] * w[j] : gy[r * C + j];
@@ -13647,22 +14964,23 @@ __global__ void lt__k_layernorm_dwb1(const float *gy, const float *x, const floa
     if (r1 > R) r1 = R;
     for (r = r0; r < r1; r++) {
         float g = gy[r * C + j];
-        sw += g * ((x[r * C + j] - mean[r]) * rstd[r]);
+        sw += g * ((x[r * C + j] - (mean ? mean[r] : 0.0f)) * rstd[r]);
         sb += g;
     }
     pw[(int64_t)blockIdx.y * C + j] = sw;
     pb[(int64_t)blockIdx.y * C + j] = sb;
 }
-static void lt__layernorm_fwd_cuda(lt__node *nd) {
+/* layernorm (mean, rstd: save[0], save[1]) or rmsnorm (mean NULL, rstd: save[0]; no bias) */
+static void lt__cu_norm_fwd(lt__node *nd, float *mean, float *rstd) {
     lt_ctx *ctx = nd->ctx;
     int64_t C = LT__LN_C(nd), R = nd->out->n / C;
     if (!lt__cu_begin(nd)) return;
     lt__k_layernorm<<<(unsigned)((R + 7) / 8), 256, 0, LT__CU_STREAM(nd)>>>(
-        nd->out->data, nd->save[0], nd->save[1], lt__cu_data(ctx, nd->in[0]), lt__cu_data(ctx, nd->in[1]),
+        nd->out->data, mean, rstd, lt__cu_data(ctx, nd->in[0]), lt__cu_data(ctx, nd->in[1]),
         lt__cu_data(ctx, nd->in[2]), R, C, (float)LT__LN_EPS(nd));
-    LT__CU_LAUNCHED(ctx, "layernorm");
+    LT__CU_LAUNCHED(ctx, nd->op->name);
 }
-static void lt__layernorm_bwd_cuda(lt__node *nd) {
+static void lt__cu_norm_bwd(lt__node *nd, const float *mean, const float *rstd) {
     lt_ctx *ctx = nd->ctx;
     int64_t C = LT__LN_C(nd), R = nd->out->n / C;
     const float *x, *gy;
@@ -13676,18 +14994,22 @@ static void lt__layernorm_bwd_cuda(lt__node *nd) {
     if (lt_failed(ctx)) return;
     if (gx)
         lt__k_layernorm_dx<<<(unsigned)((R + 7) / 8), 256, 0, LT__CU_STREAM(nd)>>>(gx, gy, x, lt__cu_data(ctx, nd->in[1]),
-                                                                                  nd->save[0], nd->save[1], R, C);
+                                                                                  mean, rstd, R, C);
     if (gw || gb) {
         int64_t rc = R <= 64 ? R : (R + 255) / 256 > 32 ? (R + 255) / 256 : 32, nchunk = (R + rc - 1) / rc;
         float *pw = (float *)lt__cu_alloc(ctx, (size_t)(2 * nchunk * C) * sizeof(float));
         dim3 g1((unsigned)((C + 127) / 128), (unsigned)nchunk);
         if (!pw) return;
-        lt__k_layernorm_dwb1<<<g1, 128, 0, LT__CU_STREAM(nd)>>>(gy, x, nd->save[0], nd->save[1], R, C, rc, pw, pw + nchunk * C);
+        lt__k_layernorm_dwb1<<<g1, 128, 0, LT__CU_STREAM(nd)>>>(gy, x, mean, rstd, R, C, rc, pw, pw + nchunk * C);
         if (gw) lt__k_colsum2<<<(unsigned)((C + 127) / 128), 128, 0, LT__CU_STREAM(nd)>>>(pw, nchunk, C, 1.0f, 0, gw);
         if (gb) lt__k_colsum2<<<(unsigned)((C + 127) / 128), 128, 0, LT__CU_STREAM(nd)>>>(pw + nchunk * C, nchunk, C, 1.0f, 0, gb);
     }
-    LT__CU_LAUNCHED(ctx, "layernorm");
+    LT__CU_LAUNCHED(ctx, nd->op->name);
 }
+static void lt__layernorm_fwd_cuda(lt__node *nd) { lt__cu_norm_fwd(nd, nd->save[0], nd->save[1]); }
+static void lt__layernorm_bwd_cuda(lt__node *nd) { lt__cu_norm_bwd(nd, nd->save[0], nd->save[1]); }
+static void lt__rmsnorm_fwd_cuda(lt__node *nd) { lt__cu_norm_fwd(nd, NULL, nd->save[0]); }
+static void lt__rmsnorm_bwd_cuda(lt__node *nd) { lt__cu_norm_bwd(nd, NULL, nd->save[0]); }
 
 /* -- embedding ----------------------------------------------------------------------------------- */
 /* The ids on the device.  For an embedding the host also groups the rows by id (a counting sort),
@@ -13764,6 +15086,9 @@ LT__CU_MISSING(attention16)
 LT__CU_MISSING(layernorm16)
 LT__CU_MISSING(gelu16)
 LT__CU_MISSING(linear_ce16)
+LT__CU_MISSING(rmsnorm16)
+LT__CU_MISSING(attention_gqa16)
+LT__CU_MISSING(swiglu16)
 LT__CU_MISSING(dropout)
 
 /* -- transpose: a copy with two dims swapped --------------------------------------------------- */
@@ -13810,32 +15135,37 @@ static void lt__transpose_bwd_cuda(lt__node *nd) {
    recomputes p_tu = exp(s_tu - lse_t):
      Δ_t = dy_t·y_t,  ds_tu = p_tu (dy_t·v_u - Δ_t),
      dq_t += scale Σ_u ds_tu k_u  (a warp per query),  dk_u += scale Σ_t ds_tu q_t,
-     dv_u += Σ_t p_tu dy_t  (a warp per key).  Query rows t >= len give 0, keys u >= len are masked. */
+     dv_u += Σ_t p_tu dy_t  (a warp per key).  Query rows t >= len give 0, keys u >= len are masked.
+   lt_attention_gqa runs the same kernels: q, k, v at their own row strides, query head h reading
+   kv head h/G, and the warp of key u of kv head j summing over its G query heads (no atomics). */
 #define LT__CU_DK 8
 __device__ float lt__cu_wsum(float v) {
     int o;
     for (o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
-struct lt__cu_att { int64_t B, T, C, H, D; float scale; const int32_t *lens; };
-/* row (b,h,t) of the warp, its length, and the head's base in qkv / y */
-__device__ int lt__cu_att_row(const lt__cu_att &a, int64_t *b, int64_t *h, int64_t *t, int64_t *len) {
+/* Where q, k, v are: row r (= b·T + t) of part w at p[w] + r·ld[w], head j at j·D (fused qkv: ld 3C,
+   k at +C, v at +2C; lt_attention_gqa: its q [B,T,H·D], k, v [B,T,Hkv·D]); query head h reads key/value
+   head h/G.  C is y's row (H·D). */
+struct lt__cu_att { int64_t B, T, C, H, D, G, ldq, ldkv; float scale; const int32_t *lens; };
+/* row (b,h,t) of the warp over nh heads, its length */
+__device__ int lt__cu_att_row(const lt__cu_att &a, int64_t nh, int64_t *b, int64_t *h, int64_t *t, int64_t *len) {
     int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    if (w >= a.B * a.H * a.T) return 0;
-    *t = w % a.T; *h = w / a.T % a.H; *b = w / (a.T * a.H);
+    if (w >= a.B * nh * a.T) return 0;
+    *t = w % a.T; *h = w / a.T % nh; *b = w / (a.T * nh);
     *len = a.lens ? a.lens[*b] : a.T;
     return 1;
 }
-__global__ void lt__k_attention(float *y, float *lse, const float *qkv, lt__cu_att a) {
-    int64_t b, h, t, len, u, C3 = 3 * a.C;
+__global__ void lt__k_attention(float *y, float *lse, const float *qp, const float *kp, const float *vp, lt__cu_att a) {
+    int64_t b, h, t, len, u;
     int lane = threadIdx.x & 31, k;
     float q[LT__CU_DK], acc[LT__CU_DK], m = -INFINITY, l = 0;
     const float *qr, *kb, *vb;
     float *yr;
-    if (!lt__cu_att_row(a, &b, &h, &t, &len)) return;
-    qr = qkv + (b * a.T + t) * C3 + h * a.D;
-    kb = qkv + b * a.T * C3 + a.C + h * a.D;
-    vb = kb + a.C;
+    if (!lt__cu_att_row(a, a.H, &b, &h, &t, &len)) return;
+    qr = qp + (b * a.T + t) * a.ldq + h * a.D;
+    kb = kp + b * a.T * a.ldkv + h / a.G * a.D;
+    vb = vp + b * a.T * a.ldkv + h / a.G * a.D;
     yr = y + (b * a.T + t) * a.C + h * a.D;
     for (k = 0; k < LT__CU_DK; k++) {
         int64_t d = lane + 32 * k;
@@ -13847,7 +15177,7 @@ __global__ void lt__k_attention(float *y, float *lse, const float *qkv, lt__cu_a
             float s = 0, mn, corr, p;
             for (k = 0; k < LT__CU_DK; k++) {
                 int64_t d = lane + 32 * k;
-                if (d < a.D) s += q[k] * kb[u * C3 + d];
+                if (d < a.D) s += q[k] * kb[u * a.ldkv + d];
             }
             s = lt__cu_wsum(s) * a.scale;
             mn = fmaxf(m, s);
@@ -13856,7 +15186,7 @@ __global__ void lt__k_attention(float *y, float *lse, const float *qkv, lt__cu_a
             l = l * corr + p;
             for (k = 0; k < LT__CU_DK; k++) {
                 int64_t d = lane + 32 * k;
-                acc[k] = acc[k] * corr + (d < a.D ? p * vb[u * C3 + d] : 0.0f);
+                acc[k] = acc[k] * corr + (d < a.D ? p * vb[u * a.ldkv + d] : 0.0f);
             }
             m = mn;
         }
@@ -13870,26 +15200,26 @@ __global__ void lt__k_attention(float *y, float *lse, const float *qkv, lt__cu_a
 __global__ void lt__k_attention_delta(float *delta, const float *y, const float *gy, lt__cu_att a) {
     int64_t b, h, t, len, d;
     float s = 0;
-    if (!lt__cu_att_row(a, &b, &h, &t, &len)) return;
+    if (!lt__cu_att_row(a, a.H, &b, &h, &t, &len)) return;
     for (d = threadIdx.x & 31; d < a.D; d += 32) s += y[(b * a.T + t) * a.C + h * a.D + d] * gy[(b * a.T + t) * a.C + h * a.D + d];
     s = lt__cu_wsum(s);
     if ((threadIdx.x & 31) == 0) delta[(b * a.H + h) * a.T + t] = s;
 }
 /* dq_t for the warp's query row */
-__global__ void lt__k_attention_dq(float *g, const float *qkv, const float *gy, const float *lse, const float *delta,
-                                   lt__cu_att a) {
-    int64_t b, h, t, len, u, C3 = 3 * a.C, row;
+__global__ void lt__k_attention_dq(float *gq, const float *qp, const float *kp, const float *vp, const float *gy,
+                                   const float *lse, const float *delta, lt__cu_att a) {
+    int64_t b, h, t, len, u, row;
     int lane = threadIdx.x & 31, k;
     float q[LT__CU_DK], dy[LT__CU_DK], dq[LT__CU_DK], L, Dt;
     const float *kb, *vb;
-    if (!lt__cu_att_row(a, &b, &h, &t, &len) || t >= len) return;
+    if (!lt__cu_att_row(a, a.H, &b, &h, &t, &len) || t >= len) return;
     row = (b * a.H + h) * a.T + t;
     L = lse[row]; Dt = delta[row];
-    kb = qkv + b * a.T * C3 + a.C + h * a.D;
-    vb = kb + a.C;
+    kb = kp + b * a.T * a.ldkv + h / a.G * a.D;
+    vb = vp + b * a.T * a.ldkv + h / a.G * a.D;
     for (k = 0; k < LT__CU_DK; k++) {
         int64_t d = lane + 32 * k;
-        q[k] = d < a.D ? qkv[(b * a.T + t) * C3 + h * a.D + d] : 0.0f;
+        q[k] = d < a.D ? qp[(b * a.T + t) * a.ldq + h * a.D + d] : 0.0f;
         dy[k] = d < a.D ? gy[(b * a.T + t) * a.C + h * a.D + d] : 0.0f;
         dq[k] = 0.0f;
     }
@@ -13897,7 +15227,7 @@ __global__ void lt__k_attention_dq(float *g, const float *qkv, const float *gy, 
         float s = 0, dp = 0, p, ds;
         for (k = 0; k < LT__CU_DK; k++) {
             int64_t d = lane + 32 * k;
-            if (d < a.D) { s += q[k] * kb[u * C3 + d]; dp += dy[k] * vb[u * C3 + d]; }
+            if (d < a.D) { s += q[k] * kb[u * a.ldkv + d]; dp += dy[k] * vb[u * a.ldkv + d]; }
         }
         s = lt__cu_wsum(s);
         dp = lt__cu_wsum(dp);
@@ -13905,86 +15235,125 @@ __global__ void lt__k_attention_dq(float *g, const float *qkv, const float *gy, 
         ds = p * (dp - Dt);
         for (k = 0; k < LT__CU_DK; k++) {
             int64_t d = lane + 32 * k;
-            if (d < a.D) dq[k] += ds * kb[u * C3 + d];
+            if (d < a.D) dq[k] += ds * kb[u * a.ldkv + d];
         }
     }
     for (k = 0; k < LT__CU_DK; k++) {
         int64_t d = lane + 32 * k;
-        if (d < a.D) g[(b * a.T + t) * C3 + h * a.D + d] += a.scale * dq[k];
+        if (d < a.D) gq[(b * a.T + t) * a.ldq + h * a.D + d] += a.scale * dq[k];
     }
 }
-/* dk_u, dv_u for the warp's key row u (the row index plays the key) */
-__global__ void lt__k_attention_dkv(float *g, const float *qkv, const float *gy, const float *lse, const float *delta,
-                                    lt__cu_att a) {
-    int64_t b, h, u, len, t, C3 = 3 * a.C;
+/* dk_u, dv_u for the warp's key row u of kv head j (the row index plays the key), summed over the G
+   query heads jG.. in order (gk or gv NULL: not wanted) */
+__global__ void lt__k_attention_dkv(float *gk, float *gv, const float *qp, const float *kp, const float *vp,
+                                    const float *gy, const float *lse, const float *delta, lt__cu_att a) {
+    int64_t b, j, u, len, t, i;
     int lane = threadIdx.x & 31, k;
     float kk[LT__CU_DK], vv[LT__CU_DK], dk[LT__CU_DK], dv[LT__CU_DK];
-    const float *qb;
-    const float *gb;
-    if (!lt__cu_att_row(a, &b, &h, &u, &len) || u >= len) return;
-    qb = qkv + b * a.T * C3 + h * a.D;
-    gb = gy + b * a.T * a.C + h * a.D;
+    if (!lt__cu_att_row(a, a.H / a.G, &b, &j, &u, &len) || u >= len) return;
     for (k = 0; k < LT__CU_DK; k++) {
         int64_t d = lane + 32 * k;
-        kk[k] = d < a.D ? qb[u * C3 + a.C + d] : 0.0f;
-        vv[k] = d < a.D ? qb[u * C3 + 2 * a.C + d] : 0.0f;
+        kk[k] = d < a.D ? kp[(b * a.T + u) * a.ldkv + j * a.D + d] : 0.0f;
+        vv[k] = d < a.D ? vp[(b * a.T + u) * a.ldkv + j * a.D + d] : 0.0f;
         dk[k] = dv[k] = 0.0f;
     }
-    for (t = u; t < len; t++) {
-        float s = 0, dp = 0, p, ds;
-        int64_t row = (b * a.H + h) * a.T + t;
-        for (k = 0; k < LT__CU_DK; k++) {
-            int64_t d = lane + 32 * k;
-            if (d < a.D) { s += qb[t * C3 + d] * kk[k]; dp += gb[t * a.C + d] * vv[k]; }
-        }
-        s = lt__cu_wsum(s);
-        dp = lt__cu_wsum(dp);
-        p = expf(s * a.scale - lse[row]);
-        ds = p * (dp - delta[row]);
-        for (k = 0; k < LT__CU_DK; k++) {
-            int64_t d = lane + 32 * k;
-            if (d < a.D) { dv[k] += p * gb[t * a.C + d]; dk[k] += ds * qb[t * C3 + d]; }
+    for (i = 0; i < a.G; i++) {
+        int64_t h = j * a.G + i;
+        const float *qb = qp + b * a.T * a.ldq + h * a.D, *gb = gy + b * a.T * a.C + h * a.D;
+        for (t = u; t < len; t++) {
+            float s = 0, dp = 0, p, ds;
+            int64_t row = (b * a.H + h) * a.T + t;
+            for (k = 0; k < LT__CU_DK; k++) {
+                int64_t d = lane + 32 * k;
+                if (d < a.D) { s += qb[t * a.ldq + d] * kk[k]; dp += gb[t * a.C + d] * vv[k]; }
+            }
+            s = lt__cu_wsum(s);
+            dp = lt__cu_wsum(dp);
+            p = expf(s * a.scale - lse[row]);
+            ds = p * (dp - delta[row]);
+            for (k = 0; k < LT__CU_DK; k++) {
+                int64_t d = lane + 32 * k;
+                if (d < a.D) { dv[k] += p * gb[t * a.C + d]; dk[k] += ds * qb[t * a.ldq + d]; }
+            }
         }
     }
     for (k = 0; k < LT__CU_DK; k++) {
         int64_t d = lane + 32 * k;
         if (d < a.D) {
-            g[(b * a.T + u) * C3 + a.C + h * a.D + d] += a.scale * dk[k];
-            g[(b * a.T + u) * C3 + 2 * a.C + h * a.D + d] += dv[k];
+            if (gk) gk[(b * a.T + u) * a.ldkv + j * a.D + d] += a.scale * dk[k];
+            if (gv) gv[(b * a.T + u) * a.ldkv + j * a.D + d] += dv[k];
         }
     }
 }
+/* the record's sizes: fused qkv (attention), or q, k, v apart (attention_gqa, Hkv = LT__GQA_HKV) */
 static int lt__cu_att_of(lt__node *nd, lt__cu_att *a) {
+    int gqa = nd->op == LT__OP(attention_gqa);
     a->B = LT__ATT_B(nd); a->T = LT__ATT_T(nd); a->C = LT__ATT_C(nd); a->H = LT__ATT_H(nd); a->D = a->C / a->H;
+    a->G = gqa ? a->H / LT__GQA_HKV(nd) : 1;
+    a->ldq = gqa ? a->C : 3 * a->C;
+    a->ldkv = gqa ? LT__GQA_HKV(nd) * a->D : 3 * a->C;
     a->scale = 1.0f / sqrtf((float)a->D);
     a->lens = nd->ids ? nd->ids_dev : NULL;
     if (a->D > 32 * LT__CU_DK) {
-        lt_set_error(nd->ctx, LT_ERR_ARG, "lt_attention%s%s on cuda: head size %lld: the CUDA kernel takes at most %d",
-                     nd->scope ? " in " : "", nd->scope ? nd->scope : "", (long long)a->D, 32 * LT__CU_DK);
+        lt_set_error(nd->ctx, LT_ERR_ARG, "%s%s%s on cuda: head size %lld: the CUDA kernel takes at most %d",
+                     gqa ? "lt_attention_gqa" : "lt_attention", nd->scope ? " in " : "", nd->scope ? nd->scope : "",
+                     (long long)a->D, 32 * LT__CU_DK);
         return 0;
     }
     return 1;
 }
 #define LT__CU_WARPS(rows) (unsigned)(((rows) * 32 + 255) / 256), 256
+/* forward from q, k, v (p[0..2]); backward adds into g[0..2] (NULL: not wanted) */
+static void lt__cu_att_fwd(lt__node *nd, const lt__cu_att *a, const float *const *p) {
+    lt__k_attention<<<LT__CU_WARPS(a->B * a->H * a->T), 0, LT__CU_STREAM(nd)>>>(nd->out->data, nd->save[0], p[0], p[1], p[2], *a);
+    LT__CU_LAUNCHED(nd->ctx, nd->op->name);
+}
+static void lt__cu_att_bwd(lt__node *nd, const lt__cu_att *a, const float *const *p, float *const *g) {
+    float *delta = (float *)lt__cu_alloc(nd->ctx, (size_t)(a->B * a->H * a->T) * sizeof(float));
+    if (!delta) return;
+    lt__k_attention_delta<<<LT__CU_WARPS(a->B * a->H * a->T), 0, LT__CU_STREAM(nd)>>>(delta, nd->out->data, nd->out->grad, *a);
+    if (g[0])
+        lt__k_attention_dq<<<LT__CU_WARPS(a->B * a->H * a->T), 0, LT__CU_STREAM(nd)>>>(g[0], p[0], p[1], p[2], nd->out->grad,
+                                                                                      nd->save[0], delta, *a);
+    if (g[1] || g[2])
+        lt__k_attention_dkv<<<LT__CU_WARPS(a->B * (a->H / a->G) * a->T), 0, LT__CU_STREAM(nd)>>>(
+            g[1], g[2], p[0], p[1], p[2], nd->out->grad, nd->save[0], delta, *a);
+    LT__CU_LAUNCHED(nd->ctx, nd->op->name);
+}
 static void lt__attention_fwd_cuda(lt__node *nd) {
     lt__cu_att a;
+    const float *p[3];
     if (!lt__cu_begin(nd) || !lt__cu_att_of(nd, &a)) return;
-    lt__k_attention<<<LT__CU_WARPS(a.B * a.H * a.T), 0, LT__CU_STREAM(nd)>>>(nd->out->data, nd->save[0],
-                                                                             lt__cu_data(nd->ctx, nd->in[0]), a);
-    LT__CU_LAUNCHED(nd->ctx, "attention");
+    p[0] = lt__cu_data(nd->ctx, nd->in[0]); p[1] = p[0] + a.C; p[2] = p[0] + 2 * a.C;
+    lt__cu_att_fwd(nd, &a, p);
 }
 static void lt__attention_bwd_cuda(lt__node *nd) {
     lt__cu_att a;
-    float *g, *delta;
-    const float *qkv;
-    if (!lt__cu_begin(nd) || !lt__cu_att_of(nd, &a) || !(g = lt__cu_grad(nd->ctx, nd->in[0]))) return;
-    delta = (float *)lt__cu_alloc(nd->ctx, (size_t)(a.B * a.H * a.T) * sizeof(float));
-    if (!delta) return;
-    qkv = lt__cu_data(nd->ctx, nd->in[0]);
-    lt__k_attention_delta<<<LT__CU_WARPS(a.B * a.H * a.T), 0, LT__CU_STREAM(nd)>>>(delta, nd->out->data, nd->out->grad, a);
-    lt__k_attention_dq<<<LT__CU_WARPS(a.B * a.H * a.T), 0, LT__CU_STREAM(nd)>>>(g, qkv, nd->out->grad, nd->save[0], delta, a);
-    lt__k_attention_dkv<<<LT__CU_WARPS(a.B * a.H * a.T), 0, LT__CU_STREAM(nd)>>>(g, qkv, nd->out->grad, nd->save[0], delta, a);
-    LT__CU_LAUNCHED(nd->ctx, "attention");
+    const float *p[3];
+    float *g[3];
+    if (!lt__cu_begin(nd) || !lt__cu_att_of(nd, &a) || !(g[0] = lt__cu_grad(nd->ctx, nd->in[0]))) return;
+    p[0] = lt__cu_data(nd->ctx, nd->in[0]); p[1] = p[0] + a.C; p[2] = p[0] + 2 * a.C;
+    g[1] = g[0] + a.C; g[2] = g[0] + 2 * a.C;
+    lt__cu_att_bwd(nd, &a, p, g);
+}
+/* attention_gqa: the same kernels on q, k, v apart; each kv head's dk, dv warp sums its G query heads */
+static void lt__attention_gqa_fwd_cuda(lt__node *nd) {
+    lt__cu_att a;
+    const float *p[3];
+    int w;
+    if (!lt__cu_begin(nd) || !lt__cu_att_of(nd, &a)) return;
+    for (w = 0; w < 3; w++) p[w] = lt__cu_data(nd->ctx, nd->in[w]);
+    lt__cu_att_fwd(nd, &a, p);
+}
+static void lt__attention_gqa_bwd_cuda(lt__node *nd) {
+    lt__cu_att a;
+    const float *p[3];
+    float *g[3];
+    int w;
+    if (!lt__cu_begin(nd) || !lt__cu_att_of(nd, &a)) return;
+    for (w = 0; w < 3; w++) { p[w] = lt__cu_data(nd->ctx, nd->in[w]); g[w] = lt__cu_grad(nd->ctx, nd->in[w]); }
+    if (lt_failed(nd->ctx) || (!g[0] && !g[1] && !g[2])) return;
+    lt__cu_att_bwd(nd, &a, p, g);
 }
 
 /* -- @@CUDA.losses  losses ----------------------------------------------------------------------- */

@@ -62,7 +62,7 @@ static void flatten(lt_paramset ps, float *out, int which) {
 /* `steps` optimizer steps on batches of `batch` sequences, each as K micro-batches. */
 static int run(const int32_t *tok, int64_t n_tok, int batch, int K, int steps, result *res) {
     lt_ctx *ctx = lt_ctx_create(1234);
-    lt_gpt_config cfg = {256, T, 2, 4, 64, 0.0f};    /* V, ctx, layers, heads, channels, dropout */
+    lt_gpt_config cfg = lt_gpt2_config(256, T, 2, 4, 64);    /* V, ctx, layers, heads, channels */
     lt_gpt *g = lt_gpt_create(ctx, &cfg);
     lt_loader *ld = lt_loader_from_tokens(ctx, tok, n_tok, batch, T);
     lt_optim *opt = lt_adamw_create(ctx, lt_gpt_params(g), lt_adamw_defaults());

@@ -49,7 +49,7 @@ typedef struct {
 /* `steps` AdamW steps, eager (compiled 0) or replayed from a plan.  0 on a library error (printed). */
 static int train(const int32_t *tok, int64_t n, int B, int steps, int compiled, run_result *r) {
     lt_ctx *ctx = lt_ctx_create(1234);
-    lt_gpt_config cfg = {256, T, 2, 4, 64, 0.0f};    /* V, ctx, layers, heads, channels, dropout */
+    lt_gpt_config cfg = lt_gpt2_config(256, T, 2, 4, 64);    /* V, ctx, layers, heads, channels */
     lt_gpt *g = lt_gpt_create(ctx, &cfg);
     lt_loader *ld = lt_loader_from_tokens(ctx, tok, n, B, T);
     lt_adamw_config ac = lt_adamw_defaults();

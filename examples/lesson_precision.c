@@ -73,7 +73,7 @@ typedef struct {
 
 static lt_ctx *make(lt_dtype prec, lt_gpt **g) {
     lt_ctx *ctx = lt_ctx_create(1234);
-    lt_gpt_config cfg = {256, T, 2, 4, 64, 0.0f};    /* V, ctx, layers, heads, channels, dropout */
+    lt_gpt_config cfg = lt_gpt2_config(256, T, 2, 4, 64);    /* V, ctx, layers, heads, channels */
     *g = lt_gpt_create(ctx, &cfg);
     lt_set_precision(ctx, prec);
     return ctx;

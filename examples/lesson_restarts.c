@@ -83,7 +83,7 @@ static int train(run_t *r, const lt_schedule *sc, int from, int to, const int32_
 }
 
 static int start(run_t *r, uint64_t seed, const int32_t *tok, int64_t n_train, double lr) {
-    lt_gpt_config cfg = {256, T, 2, 4, 64, 0.0f};    /* V, ctx, layers, heads, channels, dropout */
+    lt_gpt_config cfg = lt_gpt2_config(256, T, 2, 4, 64);    /* V, ctx, layers, heads, channels */
     lt_adamw_config ac = lt_adamw_defaults();
     memset(r, 0, sizeof *r);
     r->seed = seed;

@@ -46,7 +46,7 @@ static double now_s(void) {
 }
 
 static lt_gpt *make_gpt(lt_ctx *ctx) {
-    lt_gpt_config cfg = {256, TMAX, 2, 4, 64, 0.0f};    /* V, ctx, layers, heads, channels, dropout */
+    lt_gpt_config cfg = lt_gpt2_config(256, TMAX, 2, 4, 64);    /* V, ctx, layers, heads, channels */
     return lt_gpt_create(ctx, &cfg);
 }
 

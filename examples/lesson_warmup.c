@@ -43,7 +43,7 @@ typedef struct {
 static double train(const opts *o, const int32_t *tok, int64_t n, double lr, int warmup, double *losses) {
     int64_t n_train = n * 9 / 10;
     lt_ctx *ctx = lt_ctx_create(1234);
-    lt_gpt_config cfg = {256, T, 2, 4, 64, 0.0f};    /* V, ctx, layers, heads, channels, dropout */
+    lt_gpt_config cfg = lt_gpt2_config(256, T, 2, 4, 64);    /* V, ctx, layers, heads, channels */
     lt_gpt *g = lt_gpt_create(ctx, &cfg);
     lt_loader *tr = lt_loader_from_tokens(ctx, tok, n_train, B, T);
     lt_loader *va = lt_loader_from_tokens(ctx, tok + n_train, n - n_train, B, T);

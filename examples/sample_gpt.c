@@ -1,6 +1,7 @@
 /* cc -O2 -fopenmp -I. examples/sample_gpt.c -o build/sample_gpt -lm
 
-   sample_gpt: text from a checkpoint.
+   sample_gpt: text from a checkpoint (GPT-2 or Llama-style; a safetensors file or a Hugging Face
+   model directory).
        build/sample_gpt build/model.safetensors [--n 300 (at most 1000000)] [--temperature 0.8] [--top-k 0]
                         [--prompt TEXT] [--seed 1337] [--heads H]
    For byte-level models (vocab 256) the tokens are printed as text, otherwise as token ids. */
@@ -25,7 +26,7 @@ int main(int argc, char **argv) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
             printf("usage: sample_gpt CHECKPOINT [--n 300] [--temperature 0.8] [--top-k 0] [--prompt \"\\n\"] "
-                   "[--seed 1337] [--heads H (if the file has no n_head)]\n");
+                   "[--seed 1337] [--heads H (if neither the file nor a config.json beside it says)]\n");
             return 0;
         }
         if (f[0] != '-') { path = f; continue; }

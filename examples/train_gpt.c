@@ -40,6 +40,10 @@ typedef struct {
     long batch_tokens;
     const char *allreduce;   /* data parallel (make mpi; mpirun -np N): f32 | ordered | bf16 */
     int bucket_mb;
+    const char *arch;        /* --arch gpt2|llama and its knobs (see arch_config) */
+    int kv_heads, hidden, qk_norm, no_bias, untied;
+    double rope_theta;
+    unsigned model_set;      /* which model flags were given (bit i: model_flags[i]) */
 } args_t;
 
 static void defaults(args_t *a) {
@@ -65,6 +69,7 @@ static void defaults(args_t *a) {
     a->eval_every = 0; a->eval_batches = 8; a->save_every = 0;
     a->seqs = "stream"; a->batching = "bucket"; a->eot = -1; a->restart_steps = 50;
     a->allreduce = "f32"; a->bucket_mb = 16;
+    a->arch = "gpt2"; a->rope_theta = 10000;
 }
 
 static void usage(void) {
@@ -74,7 +79,10 @@ static void usage(void) {
            "  data:      --data PATH (%s)  --val PATH  --eval-every N (%d)  --eval-batches N (%d)  --shuffle\n"
            "             --format auto|text|shard (auto: a .bin name or the shard magic is a shard, else text)\n"
            "  model:     --layers N (%d) --heads N (%d) --channels N (%d) --ctx N (%d) --vocab N (256 text, 50257 shards)\n"
-           "             --init PATH (weights from safetensors)\n"
+           "             --init PATH (weights: a safetensors file or a Hugging Face model directory)\n"
+           "             --arch gpt2|llama (gpt2)  llama: --kv-heads N (heads) --hidden N (8C/3 up to a multiple of 32;\n"
+           "             gpt2: 4C) --rope-theta X (10000) --qk-norm --untied (separate lm_head) --no-bias | --bias\n"
+           "             (llama has no biases unless --bias)\n"
            "  batch:     --batch B (%d) --seq T (%d) --accum K (%d)\n"
            "  schedule:  --steps S (%ld) --stop-after N  --lr X (%g) --min-lr X (%g) --warmup W (%ld)\n"
            "             --warmup-start F (%g) --decay cosine|linear|sqrt|constant (%s)\n"
@@ -115,6 +123,58 @@ static int die(const char *msg) {
     return 1;
 }
 
+/* The flags that shape the model: given with --init or --resume, each must match the checkpoint. */
+static const char *const model_flags[] = {"--layers", "--heads", "--channels", "--vocab", "--arch", "--kv-heads",
+                                          "--hidden", "--rope-theta", "--qk-norm", "--no-bias", "--bias", "--untied"};
+static void model_flag_seen(args_t *a, const char *f) {
+    unsigned k;
+    for (k = 0; k < sizeof model_flags / sizeof model_flags[0]; k++)
+        if (!strcmp(f, model_flags[k])) a->model_set |= 1u << k;
+}
+
+/* The architecture flags: with loaded == NULL, fill cfg's arch fields for a new model; else check
+   that every model flag given agrees with the loaded model's config.  0, or 1 after a message. */
+static int arch_config(const args_t *a, const lt_gpt_config *loaded, lt_gpt_config *cfg) {
+    const lt_gpt_config *c = loaded;
+    unsigned set = a->model_set;   /* a loaded model without --arch keeps its own */
+    int llama = loaded && !(set & (1u << 4)) ? loaded->arch == LT_ARCH_LLAMA : !strcmp(a->arch, "llama");
+    int bias = a->no_bias ? a->no_bias : llama ? 1 : 0, k;
+    long have[12], want[12];
+    if (strcmp(a->arch, "llama") && strcmp(a->arch, "gpt2"))
+        return fprintf(stderr, "train_gpt: --arch is \"%s\": it must be gpt2 or llama\n", a->arch), 1;
+    if ((set & (1u << 5)) && (a->kv_heads < 1 || a->heads % a->kv_heads != 0))
+        return fprintf(stderr, "train_gpt: --kv-heads %d does not divide --heads %d\n", a->kv_heads, a->heads), 1;
+    if (!llama && (a->kv_heads || a->qk_norm || a->untied || a->no_bias == 1 || (set & (1u << 7))))
+        return fprintf(stderr, "train_gpt: --kv-heads, --rope-theta, --qk-norm, --untied and --no-bias need --arch llama "
+                       "(GPT-2 has full attention, learned positions, a tied head and biases)\n"), 1;
+    if (!loaded) {
+        cfg->arch = llama ? LT_ARCH_LLAMA : LT_ARCH_GPT2;
+        cfg->kv_heads = a->kv_heads; cfg->hidden = a->hidden; cfg->qk_norm = a->qk_norm; cfg->untied = a->untied;
+        cfg->rope_theta = llama ? (float)a->rope_theta : 0.0f;
+        cfg->no_bias = llama ? bias : 0;
+        return 0;
+    }
+    have[0] = c->layers; have[1] = c->heads; have[2] = c->channels; have[3] = c->vocab; have[4] = c->arch;
+    have[5] = c->kv_heads; have[6] = c->hidden; have[7] = (long)c->rope_theta; have[8] = c->qk_norm;
+    have[9] = c->no_bias == 1 || (c->arch == LT_ARCH_LLAMA && c->no_bias == 0); have[10] = !have[9]; have[11] = c->untied;
+    want[0] = a->layers; want[1] = a->heads; want[2] = a->channels; want[3] = a->vocab; want[4] = llama;
+    want[5] = a->kv_heads; want[6] = a->hidden; want[7] = (long)a->rope_theta; want[8] = 1; want[9] = 1; want[10] = 1;
+    want[11] = 1;
+    for (k = 0; k < 12; k++)
+        if ((set & (1u << k)) && have[k] != want[k]) {
+            const char *path = a->resume ? a->resume : a->init;
+            if (k == 4)
+                return fprintf(stderr, "train_gpt: --arch %s but %s is a %s model\n", a->arch, path,
+                               have[4] ? "llama" : "gpt2"), 1;
+            if (k >= 8)
+                return fprintf(stderr, "train_gpt: %s given but %s has %s\n", model_flags[k], path,
+                               k == 8 ? "no qk-norm" : k == 9 ? "biases" : k == 10 ? "no biases" : "a tied head"), 1;
+            return fprintf(stderr, "train_gpt: %s %ld but %s has %ld\n", model_flags[k], want[k],
+                           a->resume ? a->resume : a->init, have[k]), 1;
+        }
+    return 0;
+}
+
 static int parse(args_t *a, int argc, char **argv) {
     int i;
     for (i = 1; i < argc; i++) {
@@ -127,10 +187,14 @@ static int parse(args_t *a, int argc, char **argv) {
                        : !strcmp(f, "--prompt") ? &a->prompt : !strcmp(f, "--compile") ? &a->compile : !strcmp(f, "--plot") ? &a->plot
                        : !strcmp(f, "--allreduce") ? &a->allreduce : !strcmp(f, "--precision") ? &a->precision
                        : !strcmp(f, "--loss-scale") ? &a->loss_scale : !strcmp(f, "--device") ? &a->device
-                       : !strcmp(f, "--tf32") ? &a->tf32 : !strcmp(f, "--format") ? &a->format : NULL;
+                       : !strcmp(f, "--tf32") ? &a->tf32 : !strcmp(f, "--format") ? &a->format
+                       : !strcmp(f, "--arch") ? &a->arch : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
         if (!strcmp(f, "--shuffle")) { a->shuffle = 1; continue; }
         if (!strcmp(f, "--profile")) { a->profile = 1; continue; }
+        model_flag_seen(a, f);
+        if (!strcmp(f, "--qk-norm") || !strcmp(f, "--untied")) { *(f[2] == 'q' ? &a->qk_norm : &a->untied) = 1; continue; }
+        if (!strcmp(f, "--no-bias") || !strcmp(f, "--bias")) { a->no_bias = f[2] == 'n' ? 1 : -1; continue; }
         if (!strcmp(f, "--seqs") || !strcmp(f, "--batching") || !strcmp(f, "--len-schedule")) {
             if (!v) { fprintf(stderr, "train_gpt: %s needs a value\n", f); return 0; }
             *(f[2] == 's' ? &a->seqs : f[2] == 'b' ? &a->batching : &a->len_sched) = v;
@@ -168,6 +232,7 @@ static int parse(args_t *a, int argc, char **argv) {
         INTFLAG("--bucket-mb", bucket_mb)
         INTFLAG("--eot", eot) INTFLAG("--restarts", restarts) INTFLAG("--restart-steps", restart_steps)
         LONGFLAG("--batch-tokens", batch_tokens)
+        WHOLE("--kv-heads", kv_heads, 1, INT_MAX) WHOLE("--hidden", hidden, 1, INT_MAX) DBLFLAG("--rope-theta", rope_theta)
         WHOLE("--seed", seed, 0, ULLONG_MAX)
         fprintf(stderr, "train_gpt: unknown flag %s (see --help)\n", f);
         return 0;
@@ -488,9 +553,11 @@ static int model_open(run_t *r) {
     char msg[600];
     if (a->resume || a->init) {
         r->g = lt_gpt_load(r->ctx, a->resume ? a->resume : a->init, a->heads_set ? a->heads : 0);
+        if (r->g && arch_config(a, lt_gpt_cfg(r->g), NULL)) return 1;
     } else {
         lt_gpt_config cfg;
         memset(&cfg, 0, sizeof cfg);
+        if (arch_config(a, NULL, &cfg)) return 1;
         cfg.layers = a->layers; cfg.heads = a->heads; cfg.channels = a->channels; cfg.ctx = a->ctx;
         cfg.vocab = a->vocab;
         if (cfg.vocab == 0) {   /* 256 for text, GPT-2's 50257 for token shards: the data opens here */
@@ -617,9 +684,10 @@ static int outputs_open(run_t *r) {
 static int run_start(run_t *r) {
     const args_t *a = &r->a;
     const lt_gpt_config *cfg = lt_gpt_cfg(r->g);
-    printf("model: %lld parameters (L=%d H=%d C=%d ctx=%d V=%d) | data: %s, %lld tokens | B=%d T=%d K=%d | "
+    printf("model: %lld parameters (%sL=%d H=%d C=%d ctx=%d V=%d) | data: %s, %lld tokens | B=%d T=%d K=%d | "
            "%d threads | matmul: %s\n",
-           (long long)lt_gpt_num_params(r->g), cfg->layers, cfg->heads, cfg->channels, cfg->ctx, cfg->vocab, a->data,
+           (long long)lt_gpt_num_params(r->g), cfg->arch == LT_ARCH_LLAMA ? "llama " : "", cfg->layers, cfg->heads,
+           cfg->channels, cfg->ctx, cfg->vocab, a->data,
            (long long)lt_loader_num_tokens(r->ld), r->B, r->T, r->K, lt_get_threads(),
            lt_kernel_name_for(lt_get_precision(r->ctx)));
     if (lt_dist_world() > 1) printf("dist: world %d | %s\n", lt_dist_world(), lt_dist_describe(r->dist));

@@ -25,8 +25,9 @@
                 @@TENSOR.new @@TENSOR.params
      @@OPS      ops, each forward next to its backward, and the op table            05_ops.h
                 @@OPS.table @@OPS.simd @@OPS.records @@OPS.reshape @@OPS.add @@OPS.scale @@OPS.sum
-                @@OPS.activations @@OPS.gelu @@OPS.relu @@OPS.softmax @@OPS.layernorm
-                @@OPS.embedding @@OPS.dropout @@OPS.transpose @@OPS.attention
+                @@OPS.activations @@OPS.gelu @@OPS.relu @@OPS.silu @@OPS.softmax @@OPS.layernorm
+                @@OPS.rmsnorm @@OPS.rope @@OPS.embedding @@OPS.dropout @@OPS.transpose
+                @@OPS.attention @@OPS.attention_gqa
      @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
                 at run time)
                 @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.avx2 @@GEMM.neon
@@ -60,10 +61,10 @@
      @@DATA     (continued) sequences, buckets, length schedule (lt_len_*)          18_data_seq.h
                 @@DATA.seq @@DATA.buckets @@DATA.len_schedule @@DATA.restarts
      @@CKPT     safetensors read/write                                              19_ckpt.h
-                @@CKPT.json @@CKPT.read @@CKPT.write
+                @@CKPT.json @@CKPT.read @@CKPT.write @@CKPT.config
      @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training    20_train.h
                 state
-                @@TRAIN.weights @@TRAIN.checkpoint
+                @@TRAIN.hf @@TRAIN.weights @@TRAIN.checkpoint
      @@PLOT     SVG line charts (no dependencies)                                   21_plot.h
                 @@PLOT.series @@PLOT.ticks @@PLOT.svg
      @@DIST     data parallel over MPI (LTRAIN_MPI): gradient all-reduce, sharding  22_dist.h

@@ -201,6 +201,22 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1); /
    16-bit copies of both instead of the float32 tensors (eager with qkv from a 16-bit product:
    it reads them in place). */
 LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, const int32_t *lengths);
+/* Llama-style blocks (RMSNorm, rotary embeddings, SwiGLU, grouped-query attention).
+   lt_rmsnorm: over the last dim, y = x / sqrt(mean(x²) + eps) · w, w [C] or NULL (torch.nn.RMSNorm,
+   HF's LlamaRMSNorm).  QK-norm (Qwen3, OLMo-2) is lt_rmsnorm on q reshaped to [B,T,H,D], w [D]. */
+LTRAIN_DEF lt_tensor *lt_rmsnorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, float eps);
+/* Rotary position embedding of x [B,T,H*D] (head h at h*D..), as HF applies it (rotate_half: pairs
+   (i, i+D/2), inv_freq_i = theta^(-2i/D), angle (pos0+t)·inv_freq_i in float32 as HF computes it);
+   pos0 >= 0 is the position of t = 0 (sampling with a cache).  D must be even. */
+LTRAIN_DEF lt_tensor *lt_rope(lt_ctx *ctx, lt_tensor *x, int n_head, float theta, int pos0);
+LTRAIN_DEF lt_tensor *lt_silu(lt_ctx *ctx, lt_tensor *a);   /* x·sigmoid(x) (F.silu) */
+/* silu(gate) ⊙ up, fused: one pass, backward recomputes silu (nothing stored); same shapes */
+LTRAIN_DEF lt_tensor *lt_swiglu(lt_ctx *ctx, lt_tensor *gate, lt_tensor *up);
+/* Causal attention with n_kv_head <= n_head key/value heads: q [B,T,H*D], k and v [B,T,Hkv*D],
+   H % Hkv == 0, query head h reads kv head h/(H/Hkv) (HF's repeat_kv, without copying K/V);
+   scale 1/sqrt(D), lengths as lt_attention.  Hkv = 1 is MQA, Hkv = H plain multi-head. */
+LTRAIN_DEF lt_tensor *lt_attention_gqa(lt_ctx *ctx, lt_tensor *q, lt_tensor *k, lt_tensor *v, int n_head,
+                                       int n_kv_head, const int32_t *lengths);
 
 /* ---- losses (return a [1] tensor) --------------------------------------------------------- */
 #define LT_IGNORE_INDEX (-1)
@@ -279,18 +295,44 @@ LTRAIN_DEF const char *lt_kernel_name_for(lt_dtype p); /* ... for products in pr
    wte.weight [V,C], wpe.weight [ctx,C], h.{i}.ln_1.{weight,bias}, h.{i}.attn.c_attn.{weight [C,3C],
    bias}, h.{i}.attn.c_proj.{weight [C,C],bias}, h.{i}.ln_2.*, h.{i}.mlp.c_fc.{weight [C,4C],bias},
    h.{i}.mlp.c_proj.{weight [4C,C],bias}, ln_f.{weight,bias}; the LM head is tied to wte. */
+/* A Llama-style model (arch LT_ARCH_LLAMA) has Hugging Face LlamaForCausalLM's names and layouts
+   (nn.Linear weights [out,in]; D = C/H): model.embed_tokens.weight [V,C],
+   model.layers.{i}.input_layernorm.weight [C], model.layers.{i}.self_attn.q_proj.weight [H*D,C],
+   k_proj.weight and v_proj.weight [Hkv*D,C], o_proj.weight [C,H*D] (each with .bias [out] when
+   biases are on), with qk_norm self_attn.q_norm.weight and k_norm.weight [D] (as Qwen3),
+   model.layers.{i}.post_attention_layernorm.weight [C], model.layers.{i}.mlp.gate_proj.weight and
+   up_proj.weight [hidden,C], down_proj.weight [C,hidden], model.norm.weight [C], and when untied
+   lm_head.weight [V,C].  Block: x += o_proj(attn(rope(q), rope(k), v)) on h = rmsnorm(x), then
+   x += down_proj(silu(gate_proj(h)) * up_proj(h)) on h = rmsnorm(x); logits = lm_head(rmsnorm(x)).
+   A zeroed field below means GPT-2's behaviour, so a GPT-2 config needs only the first six. */
+typedef enum { LT_ARCH_GPT2 = 0, LT_ARCH_LLAMA = 1 } lt_arch;
 typedef struct {
     int vocab;      /* V */
-    int ctx;        /* maximum sequence length (rows of wpe) */
+    int ctx;        /* maximum sequence length (rows of wpe; Llama: max_position_embeddings) */
     int layers;     /* L */
     int heads;      /* H; channels % heads == 0 */
     int channels;   /* C */
     float dropout;  /* on embeddings, attention output and MLP output; 0 = off (default) */
+    int arch;       /* LT_ARCH_GPT2 (0) or LT_ARCH_LLAMA */
+    int kv_heads;   /* key/value heads (Llama; divides heads): 0 = heads; 1 = multi-query */
+    int hidden;     /* MLP hidden size: 0 = 4C (gpt2), 8C/3 rounded up to a multiple of 32 (llama) */
+    float rope_theta; /* Llama's RoPE base: 0 = 10000 */
+    float norm_eps; /* LayerNorm / RMSNorm eps: 0 = 1e-5 */
+    int qk_norm;    /* Llama: 1 = RMSNorm on q and k per head before RoPE (Qwen3, OLMo-2) */
+    int no_bias;    /* 0: the arch's own (gpt2: biases, llama: none); 1: no biases; -1: biases on
+                       every linear (llama: HF attention_bias and mlp_bias) */
+    int untied;     /* 1 = a separate lm_head.weight (Llama; GPT-2's head is always wte) */
 } lt_gpt_config;
 typedef struct lt_gpt lt_gpt;
+/* Configs without naming every field: GPT-2 (dropout 0), Llama (no biases, tied head, RoPE theta
+   10000, eps 1e-5; kv_heads 0 = heads, hidden 0 = 8C/3 rounded up to a multiple of 32). */
+LTRAIN_DEF lt_gpt_config lt_gpt2_config(int vocab, int ctx, int layers, int heads, int channels);
+LTRAIN_DEF lt_gpt_config lt_llama_config(int vocab, int ctx, int layers, int heads, int kv_heads, int channels, int hidden);
 
 /* Creates the parameters in ctx and initialises them as GPT-2 does, from the context's RNG:
-   N(0, 0.02); attn.c_proj and mlp.c_proj weights N(0, 0.02/sqrt(2L)); biases 0; LayerNorm 1, 0. */
+   N(0, 0.02); attn.c_proj and mlp.c_proj weights N(0, 0.02/sqrt(2L)); biases 0; LayerNorm 1, 0.
+   Llama as Hugging Face does: linears and embeddings N(0, 0.02), biases 0, RMSNorm weights 1.
+   lt_gpt_cfg returns the config with the defaults filled in (kv_heads, hidden, rope_theta, ...). */
 LTRAIN_DEF lt_gpt *lt_gpt_create(lt_ctx *ctx, const lt_gpt_config *cfg);
 LTRAIN_DEF void lt_gpt_destroy(lt_gpt *gpt);                 /* the parameters stay in ctx */
 LTRAIN_DEF const lt_gpt_config *lt_gpt_cfg(const lt_gpt *gpt);
@@ -602,7 +644,13 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
      lt_layernorm computes y and its statistics in float32, as before;
      lt_gpt_loss(_ex)  runs the LM head and the cross-entropy as one op whose logits are kept in
          16 bits only (the same loss and gradients as lt_linear + lt_cross_entropy here);
-     lt_attention computes in float32 on qkv rounded to 16 bits and rounds y.
+     lt_attention computes in float32 on qkv rounded to 16 bits and rounds y;
+     lt_attention_gqa the same on q, k, v (keeping 16-bit copies of q, k, v and y);
+     lt_rmsnorm   as lt_layernorm: y and rstd in float32, backward keeps x̂ = x·rstd in 16 bits;
+     lt_swiglu    as torch's silu then mul on 16-bit tensors: y = round16(round16(silu(g16))·u16),
+         backward keeps g16 and u16;
+     lt_rope, lt_silu compute in float32 on their float32 inputs and do not round (rope's
+         backward reads no values; silu keeps its float32 input).
    The loss, softmax, residual adds and the optimizer (float32 master weights and
    moments) stay float32.  For backward these ops keep 16-bit copies of what they need (half the
    bytes; a parameter is read in place): the operands of a product, gelu's input, layernorm's

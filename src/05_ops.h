@@ -16,7 +16,8 @@
 /* ---- @@OPS.table  the op table --------------------------------------------------------------- */
 /* name, and the op's flags.  What its backward reads besides gradients: the inputs' values (IN),
    its own output's values (OUT); the compile mode plans buffer lifetimes from these two.
-   The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16: lt_set_precision,
+   The 16-bit rows (matmul16, linear16, conv1d16, layernorm16, gelu16, linear_ce16, rmsnorm16,
+   attention_gqa16, swiglu16: lt_set_precision,
    @@HALF) read 0: their backward reads 16-bit copies saved in the record, so the float32 inputs
    need not stay alive.  (Eager records may skip a copy and read the float32 values in place,
    lt__copy16: eager mode never frees them; a compiled plan always has the copies.)
@@ -50,7 +51,10 @@
     X(layernorm, LT__IN | LT__ROW) X(embedding, 0) X(dropout, 0) X(transpose, 0)                     \
     X(attention, LT__IN | LT__OUT) X(cross_entropy, LT__IN | LT__DX_OVER_X) X(mse, LT__IN)           \
     X(matmul16, LT__Y16) X(linear16, LT__Y16) X(conv1d16, LT__Y16) X(attention16, LT__Y16)           \
-    X(layernorm16, 0) X(gelu16, LT__Y16 | LT__DX_OVER_DY) X(linear_ce16, 0)
+    X(layernorm16, 0) X(gelu16, LT__Y16 | LT__DX_OVER_DY) X(linear_ce16, 0)                         \
+    X(rmsnorm, LT__IN | LT__ROW) X(rmsnorm16, 0) X(rope, LT__DX_OVER_DY)                             \
+    X(silu, LT__IN | LT__ROW | LT__DX_OVER_DY) X(swiglu, LT__IN | LT__ROW | LT__DX_OVER_DY)          \
+    X(attention_gqa, LT__IN | LT__OUT) X(attention_gqa16, LT__Y16) X(swiglu16, LT__Y16 | LT__DX_OVER_DY)
 
 struct lt__node {
     const struct lt__opdef *op;
@@ -982,6 +986,178 @@ static void lt__sigmoid_bwd(lt__node *nd) {
 }
 LTRAIN_DEF lt_tensor *lt_sigmoid(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(sigmoid), "lt_sigmoid", a); }
 
+/* ---- @@OPS.silu  silu, and swiglu: silu(gate) ⊙ up fused ------------------------------------- */
+/* silu (torch's F.silu): y = x·σ(x),  dy/dx = σ(x)·(1 + x·(1 - σ(x)));  σ(x) from e = exp(-|x|)
+   (no overflow): 1/(1 + e) for x >= 0, e/(1 + e) below.  Backward reads x. */
+LT__OMP(declare simd)
+static inline float lt__sigm(float v) {
+    float e = lt__exp_neg(-fabsf(v));
+    return v >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+LT__OMP(declare simd)
+static inline float lt__silu_d(float v) {   /* dy/dx at x = v */
+    float s = lt__sigm(v);
+    return s * (1.0f + v * (1.0f - s));
+}
+/* the elementwise loops below: blocks of LT__EWB values, each a simd loop, the threads take blocks
+   (as gelu's); y = silu(x) over m values */
+static void lt__silu_rows(const float *x, float *y, int64_t m) {
+    int64_t i;
+    LT__OMP(simd)
+    for (i = 0; i < m; i++) y[i] = x[i] * lt__sigm(x[i]);
+}
+static void lt__silu_fwd(lt__node *nd) {
+    int64_t n = nd->out->n, b;
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++)
+        lt__silu_rows(nd->in[0]->data + b * LT__EWB, nd->out->data + b * LT__EWB,
+                      n - b * LT__EWB < LT__EWB ? n - b * LT__EWB : LT__EWB);
+}
+/* dx = dy·silu'(x) (add: +=; eager, dx may take dy's buffer: lt__grad_adopt) */
+static void lt__silu_bwd(lt__node *nd) {
+    const float *gy = nd->out->grad, *x = nd->in[0]->data;
+    int add = 0;
+    float *gx = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);
+    int64_t n = nd->out->n, b;
+    if (!gx) return;
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
+        int64_t lo = b * LT__EWB, m = n - lo < LT__EWB ? n - lo : LT__EWB, i;
+        if (add) {
+            LT__OMP(simd)
+            for (i = lo; i < lo + m; i++) gx[i] += gy[i] * lt__silu_d(x[i]);
+        } else {
+            LT__OMP(simd)
+            for (i = lo; i < lo + m; i++) gx[i] = gy[i] * lt__silu_d(x[i]);
+        }
+    }
+}
+LTRAIN_DEF lt_tensor *lt_silu(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(silu), "lt_silu", a); }
+
+/* swiglu (the Llama MLP's gate): gate, up (same shape) -> y = silu(gate) ⊙ up, one pass, silu never
+   stored.  Backward recomputes σ(gate) from gate:
+     dgate += dy·up·silu'(gate),   dup += dy·silu(gate)
+   Both gradients come from one read of dy per element, so dgate may be written over dy (eager:
+   gate takes dy's buffer, lt__grad_adopt; a compiled plan: LT__DX_OVER_DY).  gate == up (one
+   tensor twice): both terms add into its one gradient.
+   swiglu16 (lt_set_precision): y = round16(round16(silu(g16))·u16) with g16, u16 the inputs rounded
+   to 16 bits (torch's silu then mul on 16-bit tensors, each rounding its float32 result); for
+   backward save[0] keeps g16 | u16 (2n 16-bit values), so the float32 inputs need not outlive the
+   forward, and the float32 formulas above run on them (eager with both inputs 16-bit values
+   already, a 16-bit product's outputs, lt__copy16: no copies, the inputs are read in place). */
+static void lt__swiglu_rows(const float *g, const float *u, float *y, int64_t m) {
+    int64_t i;
+    LT__OMP(simd)
+    for (i = 0; i < m; i++) y[i] = g[i] * lt__sigm(g[i]) * u[i];
+}
+static void lt__swiglu_fwd(lt__node *nd) {
+    int64_t n = nd->out->n, b;
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++)
+        lt__swiglu_rows(nd->in[0]->data + b * LT__EWB, nd->in[1]->data + b * LT__EWB, nd->out->data + b * LT__EWB,
+                        n - b * LT__EWB < LT__EWB ? n - b * LT__EWB : LT__EWB);
+}
+/* m <= LT__EWB elements: gg (+)= dy·u·silu'(g), gu (+)= dy·silu(g) (either NULL: skipped; gg may
+   be gy): both terms from one simd loop into the stack, then stored */
+static void lt__swiglu_grad_rows(const float *g, const float *u, const float *gy, float *gg, int addg, float *gu,
+                                 int addu, int64_t m) {
+    float dg[LT__EWB], du[LT__EWB];
+    int64_t i;
+    LT__OMP(simd)
+    for (i = 0; i < m; i++) {
+        float d = gy[i], s = lt__sigm(g[i]);
+        dg[i] = d * u[i] * (s * (1.0f + g[i] * (1.0f - s)));
+        du[i] = d * (g[i] * s);
+    }
+    if (gg && addg) for (i = 0; i < m; i++) gg[i] += dg[i];
+    else if (gg) memcpy(gg, dg, (size_t)m * sizeof(float));
+    if (gu && addu) for (i = 0; i < m; i++) gu[i] += du[i];
+    else if (gu) memcpy(gu, du, (size_t)m * sizeof(float));
+}
+/* h: the 16-bit g | u of swiglu16 in precision p, or NULL (the float32 inputs, read in place) */
+static void lt__swiglu_grads(lt__node *nd, lt_dtype p, const uint16_t *h) {
+    const float *gy = nd->out->grad;
+    int addg = 0, addu = 0;
+    float *gg, *gu;
+    int64_t n = nd->out->n, b;
+    if (nd->in[0] == nd->in[1]) {   /* one tensor: its gradient gets both terms, added */
+        gg = lt__grad(nd->in[0], nd->ctx);
+        gu = gg;
+        addg = addu = 1;
+    } else {
+        gg = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &addg);
+        gu = lt__grad_w(nd->in[1], nd->ctx, &addu);
+    }
+    if (!gg && !gu) return;
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
+        int64_t lo = b * LT__EWB, m = n - lo < LT__EWB ? n - lo : LT__EWB;
+        float gw[LT__EWB], uw[LT__EWB];
+        const float *g = nd->in[0]->data + lo, *u = nd->in[1]->data + lo;
+        if (h) {   /* widened from the 16-bit copies */
+            lt__from16(p, h + lo, gw, (size_t)m);
+            lt__from16(p, h + n + lo, uw, (size_t)m);
+            g = gw; u = uw;
+        }
+        if (gg == gu) {   /* (the same tensor) one term after the other */
+            lt__swiglu_grad_rows(g, u, gy + lo, gg + lo, 1, NULL, 1, m);
+            lt__swiglu_grad_rows(g, u, gy + lo, NULL, 1, gu + lo, 1, m);
+        } else {
+            lt__swiglu_grad_rows(g, u, gy + lo, gg ? gg + lo : NULL, addg, gu ? gu + lo : NULL, addu, m);
+        }
+    }
+}
+static void lt__swiglu_bwd(lt__node *nd) { lt__swiglu_grads(nd, LT_F32, NULL); }
+static void lt__swiglu16_fwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(LT__PREC(nd));
+    uint16_t *h = (uint16_t *)(void *)nd->save[0];
+    int64_t n = nd->out->n, b;
+    LT__OMP(parallel for if (n > 32768))
+    for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
+        int64_t lo = b * LT__EWB, m = n - lo < LT__EWB ? n - lo : LT__EWB, i;
+        float g[LT__EWB], u[LT__EWB], *y = nd->out->data + lo;
+        if (h) {   /* g16, u16 kept for backward, and widened */
+            lt__to16(p, nd->in[0]->data + lo, h + lo, (size_t)m);
+            lt__to16(p, nd->in[1]->data + lo, h + n + lo, (size_t)m);
+            lt__from16(p, h + lo, g, (size_t)m);
+            lt__from16(p, h + n + lo, u, (size_t)m);
+        } else {
+            lt__round16(p, nd->in[0]->data + lo, g, (size_t)m);
+            lt__round16(p, nd->in[1]->data + lo, u, (size_t)m);
+        }
+        LT__OMP(simd)
+        for (i = 0; i < m; i++) y[i] = g[i] * lt__sigm(g[i]);
+        lt__round16(p, y, y, (size_t)m);
+        LT__OMP(simd)
+        for (i = 0; i < m; i++) y[i] *= u[i];
+        lt__round16(p, y, y, (size_t)m);
+    }
+}
+static void lt__swiglu16_bwd(lt__node *nd) {
+    lt__swiglu_grads(nd, lt__prec_of(LT__PREC(nd)), (const uint16_t *)(const void *)nd->save[0]);
+}
+LTRAIN_DEF lt_tensor *lt_swiglu(lt_ctx *ctx, lt_tensor *gate, lt_tensor *up) {
+    char b1[64], b2[64];
+    lt__node *nd;
+    if (!lt__live(ctx, "lt_swiglu", gate, up)) return NULL;
+    if (gate->n != up->n || gate->ndim != up->ndim ||
+        memcmp(gate->shape, up->shape, (size_t)gate->ndim * sizeof(int64_t)) != 0) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_swiglu: gate is %s, up is %s: they must have the same shape",
+                     lt_shape_str(gate, b1, sizeof b1), lt_shape_str(up, b2, sizeof b2));
+        return NULL;
+    }
+    if (ctx->precision == LT_F32 || ctx->device != LT_CPU) {   /* (the CUDA kernel is float32) */
+        nd = lt__node_new(ctx, LT__OP(swiglu), gate->ndim, gate->shape, gate, up, NULL, 0);
+        return lt__run(ctx, nd);
+    }
+    nd = lt__node_new(ctx, LT__OP(swiglu16), gate->ndim, gate->shape, gate, up, NULL, 0);
+    if (!nd) return NULL;
+    LT__PREC(nd) = (double)ctx->precision;
+    if (nd->out->requires_grad && (lt__copy16(ctx, gate) || lt__copy16(ctx, up)) && !lt__save(ctx, nd, 0, gate->n))
+        return NULL;   /* g16 | u16 */
+    return lt__run(ctx, nd);
+}
+
 /* ---- @@OPS.softmax  softmax and log-softmax over the last dim ------------------------------------- */
 /* x (R, V) -> y (R, V).  Stable: subtract the row max first, so logits of ±1e4 and -inf entries
    stay finite.  A row of all -inf has no distribution: softmax gives 0s, log-softmax -inf. */
@@ -1085,15 +1261,18 @@ LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a) {
 #define LT__LN_RB 32       /* backward: rows per chunk of the dw, db partial sums */
 
 /* One row: y, mean and rstd (either may be NULL: not kept), and x̂ in 16 bits of type p into xh
-   when xh != NULL.  The sums run in double (vector partial sums, one thread's, a fixed order). */
+   when xh != NULL.  The sums run in double (vector partial sums, one thread's, a fixed order).
+   rms (lt_rmsnorm): the mean is taken as 0, so var is mean(x²) and x̂ = x·rstd. */
 static void lt__ln_row_fwd(const float *x, float *y, const float *w, const float *b, int64_t C, float eps,
-                           float *mean, float *rstd, lt_dtype p, uint16_t *xh) {
+                           float *mean, float *rstd, lt_dtype p, uint16_t *xh, int rms) {
     double sum = 0, var = 0;
-    float m, s, v[LT__LN_PIECE];
+    float m = 0.0f, s, v[LT__LN_PIECE];
     int64_t j, j0;
-    LT__OMP(simd reduction(+ : sum))
-    for (j = 0; j < C; j++) sum += x[j];
-    m = (float)(sum / (double)C);
+    if (!rms) {
+        LT__OMP(simd reduction(+ : sum))
+        for (j = 0; j < C; j++) sum += x[j];
+        m = (float)(sum / (double)C);
+    }
     LT__OMP(simd reduction(+ : var))
     for (j = 0; j < C; j++) { double d = (double)x[j] - m; var += d * d; }
     s = (float)(1.0 / sqrt(var / (double)C + eps));
@@ -1126,11 +1305,11 @@ static void lt__layernorm_fwd(lt__node *nd) {
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
         lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), nd->save[0] + r,
-                       nd->save[1] + r, LT_F32, NULL);
+                       nd->save[1] + r, LT_F32, NULL, 0);
 }
 
-/* Where backward reads x̂ (R, C): from x and the saved means (layernorm), or widened from the
-   16-bit copy (layernorm16). */
+/* Where backward reads x̂ (R, C): from x and the saved means (layernorm; rmsnorm: mean NULL, 0),
+   or widened from the 16-bit copy (layernorm16, rmsnorm16). */
 typedef struct {
     const float *x, *mean;
     const uint16_t *xh;
@@ -1142,7 +1321,7 @@ static void lt__ln_xhat(const lt__ln_src *a, int64_t C, int64_t r, float s, int6
     int64_t j;
     if (a->xh) { lt__from16(a->p, a->xh + r * C + j0, out, (size_t)n); return; }
     x = a->x + r * C + j0;
-    m = a->mean[r];
+    m = a->mean ? a->mean[r] : 0.0f;
     LT__OMP(simd)
     for (j = 0; j < n; j++) out[j] = (x[j] - m) * s;
 }
@@ -1156,8 +1335,9 @@ static void lt__ln_g(const float *gy, const float *w, int64_t n, float *g) {
 }
 /* Backward, one pass over the rows: each row's dx, and dw, db summed per chunk of LT__LN_RB rows
    (the threads take chunks), then the chunks' partial sums added in chunk order.  The chunks
-   depend on R alone, so the thread count never changes a bit; x and dy are read once. */
-static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd) {
+   depend on R alone, so the thread count never changes a bit; x and dy are read once.
+   rms (rmsnorm): no mean was subtracted, so its term mean(g) drops: dx += rstd·(g - x̂·mean(g·x̂)). */
+static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd, int rms) {
     int64_t C = LT__LN_C(nd), R = nd->out->n / C, nch = (R + LT__LN_RB - 1) / LT__LN_RB, ch, nb, blk;
     const float *w = nd->in[1] ? nd->in[1]->data : NULL;
     int add = 0;
@@ -1192,7 +1372,7 @@ static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd) {
                     mgx += (double)g[j] * xv[j];
                 }
             }
-            fmg = (float)(mg / (double)C);
+            fmg = rms ? 0.0f : (float)(mg / (double)C);
             fmgx = (float)(mgx / (double)C);
             for (j0 = 0; j0 < C; j0 += LT__LN_PIECE) {   /* dx; the chunk's dw, db */
                 int64_t n = C - j0 < LT__LN_PIECE ? C - j0 : LT__LN_PIECE;
@@ -1244,7 +1424,7 @@ static void lt__layernorm_bwd(lt__node *nd) {
     memset(&a, 0, sizeof a);
     a.x = nd->in[0]->data;
     a.mean = nd->save[0];
-    lt__ln_bwd(nd, &a, nd->save[1]);
+    lt__ln_bwd(nd, &a, nd->save[1], 0);
 }
 LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tensor *b, float eps) {
     int64_t C, R;
@@ -1297,14 +1477,203 @@ static void lt__layernorm16_fwd(lt__node *nd) {
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
         lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), NULL,
-                       nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL);
+                       nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL, 0);
 }
 static void lt__layernorm16_bwd(lt__node *nd) {
     lt__ln_src a;
     memset(&a, 0, sizeof a);
     a.xh = (const uint16_t *)(const void *)nd->save[1];
     a.p = lt__prec_of(LT__PREC2(nd));
-    if (a.xh) lt__ln_bwd(nd, &a, nd->save[0]);
+    if (a.xh) lt__ln_bwd(nd, &a, nd->save[0], 0);
+}
+
+/* ---- @@OPS.rmsnorm  RMSNorm over the last dim ------------------------------------------------------ */
+/* x (R, C), w (C) or NULL -> y (R, C) = x·rstd·w,  rstd = 1/sqrt(mean(x²) + eps)   (torch.nn.RMSNorm,
+   HF's LlamaRMSNorm: statistics in float32, here summed in double); saves rstd (R).  Backward,
+   with x̂ = x·rstd and g = dy·w (layernorm's without the mean):
+     dw += Σ_rows dy·x̂,   dx += rstd·(g - x̂·mean(g·x̂))
+   The kernels are layernorm's (lt__ln_row_fwd, lt__ln_bwd with rms = 1, no bias), so the record
+   uses layernorm's slots (LT__LN_C, LT__LN_EPS; LT__RMS_* name them).  QK-norm (Qwen3, OLMo-2) is
+   this op on q or k reshaped to [B,T,H,D] with w [D]: rows of one head's D channels.
+   rmsnorm16 (lt_set_precision): as layernorm16, y in float32, and backward keeps rstd (save[0])
+   and x̂ in 16 bits (save[1]) instead of x. */
+#define LT__RMS_C(nd) LT__LN_C(nd)       /* C, the row length */
+#define LT__RMS_EPS(nd) LT__LN_EPS(nd)   /* eps */
+static void lt__rmsnorm_fwd(lt__node *nd) {
+    int64_t C = LT__RMS_C(nd), R = nd->out->n / C, r;
+    const float *w = nd->in[1] ? nd->in[1]->data : NULL;
+    LT__OMP(parallel for if (R * C > 32768))
+    for (r = 0; r < R; r++)
+        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, NULL, C, (float)LT__RMS_EPS(nd), NULL,
+                       nd->save[0] + r, LT_F32, NULL, 1);
+}
+static void lt__rmsnorm_bwd(lt__node *nd) {
+    lt__ln_src a;
+    memset(&a, 0, sizeof a);
+    a.x = nd->in[0]->data;
+    lt__ln_bwd(nd, &a, nd->save[0], 1);
+}
+static void lt__rmsnorm16_fwd(lt__node *nd) {
+    lt_dtype p = lt__prec_of(LT__PREC2(nd));
+    int64_t C = LT__RMS_C(nd), R = nd->out->n / C, r;
+    const float *w = nd->in[1] ? nd->in[1]->data : NULL;
+    uint16_t *xh = (uint16_t *)(void *)nd->save[1];
+    LT__OMP(parallel for if (R * C > 32768))
+    for (r = 0; r < R; r++)
+        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, NULL, C, (float)LT__RMS_EPS(nd), NULL,
+                       nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL, 1);
+}
+static void lt__rmsnorm16_bwd(lt__node *nd) {
+    lt__ln_src a;
+    memset(&a, 0, sizeof a);
+    a.xh = (const uint16_t *)(const void *)nd->save[1];
+    a.p = lt__prec_of(LT__PREC2(nd));
+    if (a.xh) lt__ln_bwd(nd, &a, nd->save[0], 1);
+}
+LTRAIN_DEF lt_tensor *lt_rmsnorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, float eps) {
+    int64_t C, R;
+    char b1[64], b2[64];
+    int bits16;
+    lt__node *nd;
+    if (!lt__live(ctx, "lt_rmsnorm", x, x)) return NULL;
+    C = x->shape[x->ndim - 1];
+    if (w && w->n != C) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_rmsnorm: x is %s, weight is %s: it needs %lld values (x's last dim)",
+                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2), (long long)C);
+        return NULL;
+    }
+    if (!(eps > 0) || !isfinite(eps)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_rmsnorm: eps is %g: it must be a positive number", (double)eps);
+        return NULL;
+    }
+    R = x->n / C;
+    bits16 = ctx->precision != LT_F32 && ctx->device == LT_CPU;   /* (the CUDA kernel is float32) */
+    nd = lt__node_new(ctx, bits16 ? LT__OP(rmsnorm16) : LT__OP(rmsnorm), x->ndim, x->shape, x, w, NULL, 0);
+    if (!nd) return NULL;
+    LT__RMS_C(nd) = C;
+    LT__RMS_EPS(nd) = eps;
+    if (bits16) {
+        LT__PREC2(nd) = (double)ctx->precision;
+        if (nd->out->requires_grad && (!lt__save(ctx, nd, 0, R) || !lt__save(ctx, nd, 1, (x->n + 1) / 2)))
+            return NULL;
+    } else if (!lt__save(ctx, nd, 0, R)) {
+        return NULL;
+    }
+    return lt__run(ctx, nd);
+}
+
+/* ---- @@OPS.rope  rotary position embedding (Hugging Face's rotate_half layout) ------------------- */
+/* x (B, T, H·D) -> y (B, T, H·D), head h at h·D..h·D+D-1, D even, half = D/2.  For position
+   p = pos0 + t and i < half, the pair (i, i + half) of every head turns by the angle p·f_i:
+     f_i = 1 / theta^(2i/D),  c = cos(p·f_i),  s = sin(p·f_i)
+     y_i = x_i·c - x_{i+half}·s,   y_{i+half} = x_{i+half}·c + x_i·s
+   (transformers' LlamaRotaryEmbedding + apply_rotary_pos_emb: q·cos + rotate_half(q)·sin).  f_i
+   and the angle are float32 as HF computes them (2i/D a float32 quotient, theta to that power
+   rounded to float32, 1/it in float32, p·f_i a float32 product), so an angle at a large position
+   carries the same rounding as HF's; cos and sin of it in double, rounded.  (The power here is
+   correctly rounded; torch's float32 pow is not always, so f_i may be one ulp off HF's for a few
+   i: the angle then moves by about p·2^-24 of itself.)  Backward turns dy
+   back by -angle:
+     dx_i += dy_i·c + dy_{i+half}·s,   dx_{i+half} += dy_{i+half}·c - dy_i·s
+   reading no values: the record keeps the (T, half) tables of c and s (save[0]: c then s).
+   Threads take rows (b, t).  Each pair is read before it is written, so dx may be written over dy
+   (eager: lt__grad_adopt; a plan: LT__DX_OVER_DY).  16-bit precision: float32 arithmetic, as
+   before (y is not rounded; its backward keeps nothing but the tables). */
+#define LT__ROPE_H(nd) ((nd)->i[0])       /* heads */
+#define LT__ROPE_POS0(nd) ((nd)->i[1])    /* the position of t = 0 */
+#define LT__ROPE_THETA(nd) ((nd)->f[0])   /* theta (the base) */
+/* the tables: cs[t·half + i] = c, cs[(T + t)·half + i] = s */
+static void lt__rope_tables(float *cs, int64_t T, int64_t D, int64_t pos0, double theta) {
+    int64_t half = D / 2, t, i;
+    float base = (float)theta;
+    for (i = 0; i < half; i++) {
+        float e = (float)(2 * i) / (float)D, f = 1.0f / (float)pow((double)base, (double)e);
+        for (t = 0; t < T; t++) {
+            float ang = (float)(pos0 + t) * f;
+            cs[t * half + i] = (float)cos((double)ang);
+            cs[(T + t) * half + i] = (float)sin((double)ang);
+        }
+    }
+}
+/* one row of H heads: y = rotate(x) (dir 1) or x turned back (dir -1, backward; add: y +=);
+   y may be x */
+static void lt__rope_row(const float *x, float *y, const float *c, const float *s, int64_t H, int64_t D, float dir,
+                         int add) {
+    int64_t half = D / 2, h, i;
+    for (h = 0; h < H; h++) {
+        const float *xa = x + h * D, *xb = xa + half;
+        float *ya = y + h * D, *yb = ya + half;
+        if (add) {
+            LT__OMP(simd)
+            for (i = 0; i < half; i++) {
+                float a = xa[i], b = xb[i], sn = dir * s[i];
+                ya[i] += a * c[i] - b * sn;
+                yb[i] += b * c[i] + a * sn;
+            }
+        } else {
+            LT__OMP(simd)
+            for (i = 0; i < half; i++) {
+                float a = xa[i], b = xb[i], sn = dir * s[i];
+                ya[i] = a * c[i] - b * sn;
+                yb[i] = b * c[i] + a * sn;
+            }
+        }
+    }
+}
+static void lt__rope_fwd(lt__node *nd) {
+    int64_t B = nd->out->shape[0], T = nd->out->shape[1], C = nd->out->shape[2], H = LT__ROPE_H(nd), D = C / H, r;
+    float *cs = nd->save[0];
+    lt__rope_tables(cs, T, D, LT__ROPE_POS0(nd), LT__ROPE_THETA(nd));
+    LT__OMP(parallel for if (B * T * C > 32768))
+    for (r = 0; r < B * T; r++) {
+        int64_t t = r % T;
+        lt__rope_row(nd->in[0]->data + r * C, nd->out->data + r * C, cs + t * (D / 2), cs + (T + t) * (D / 2), H, D,
+                     1.0f, 0);
+    }
+}
+static void lt__rope_bwd(lt__node *nd) {
+    int64_t B = nd->out->shape[0], T = nd->out->shape[1], C = nd->out->shape[2], H = LT__ROPE_H(nd), D = C / H, r;
+    const float *cs = nd->save[0], *gy = nd->out->grad;
+    int add = 0;
+    float *gx = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);
+    if (!gx) return;
+    if (gx == gy) add = 0;   /* dy's buffer taken over (or a plan's in place): turned where it is */
+    LT__OMP(parallel for if (B * T * C > 32768))
+    for (r = 0; r < B * T; r++) {
+        int64_t t = r % T;
+        lt__rope_row(gy + r * C, gx + r * C, cs + t * (D / 2), cs + (T + t) * (D / 2), H, D, -1.0f, add);
+    }
+}
+LTRAIN_DEF lt_tensor *lt_rope(lt_ctx *ctx, lt_tensor *x, int n_head, float theta, int pos0) {
+    char b1[64];
+    lt__node *nd;
+    int64_t C;
+    if (!lt__live(ctx, "lt_rope", x, x)) return NULL;
+    if (x->ndim != 3) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_rope: x is %s: it must be [B,T,H*D]", lt_shape_str(x, b1, sizeof b1));
+        return NULL;
+    }
+    C = x->shape[2];
+    if (n_head < 1 || C % n_head != 0 || (C / n_head) % 2 != 0) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_rope: x is %s with %d heads: the heads must divide %lld into heads of an "
+                     "even size", lt_shape_str(x, b1, sizeof b1), n_head, (long long)C);
+        return NULL;
+    }
+    if (!(theta > 0) || !isfinite(theta)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_rope: theta is %g: it must be a positive number", (double)theta);
+        return NULL;
+    }
+    if (pos0 < 0) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_rope: pos0 is %d: it must be >= 0", pos0);
+        return NULL;
+    }
+    nd = lt__node_new(ctx, LT__OP(rope), 3, x->shape, x, NULL, NULL, 0);
+    if (!nd) return NULL;
+    LT__ROPE_H(nd) = n_head;
+    LT__ROPE_POS0(nd) = pos0;
+    LT__ROPE_THETA(nd) = theta;
+    if (!lt__save(ctx, nd, 0, x->shape[1] * (C / n_head))) return NULL;   /* c, s: T x D/2 each */
+    return lt__run(ctx, nd);
 }
 
 /* ---- @@OPS.embedding  embedding ------------------------------------------------------------------- */
@@ -1567,15 +1936,21 @@ static void lt__att_mm(int simd, int tri, int64_t off, int64_t m, int64_t n, int
 }
 
 /* Where the kernels read q, k, v (and y, for D): float32 rows in place, float32 rows rounded to
-   16 bits on the way (attention16 without a gradient), or a 16-bit copy widened. */
+   16 bits on the way (attention16 without a gradient), or a 16-bit copy widened; and where
+   backward adds their gradients.  Part w (0 q, 1 k, 2 v) of row r (= b·T + t) starts at
+   f[w] + r·ld[w] (h[w], g[w] alike), its head j at j·D: fused qkv has ld 3C for all three parts
+   (k at +C, v at +2C); lt_attention_gqa's separate q [B,T,H·D], k and v [B,T,Hkv·D] have ld H·D
+   and Hkv·D.  Query head h reads key/value head h / G (G = H/Hkv; 1 without grouping). */
 typedef struct {
-    const float *f;              /* float32 qkv (B,T,3C), or NULL */
-    const uint16_t *h;           /* its 16-bit copy, or NULL */
+    const float *f[3];           /* float32 q, k, v, or NULL */
+    const uint16_t *h[3];        /* their 16-bit copies, or NULL */
+    int64_t ld[3];               /* row strides of q, k, v (and of h, g) */
+    float *g[3];                 /* backward: the gradients of q, k, v (NULL: not wanted) */
     const uint16_t *y16;         /* 16-bit copy of y (B,T,C) (attention16 backward) */
     int round;                   /* f is read rounded to p */
     lt_dtype p;
     int simd;                    /* lt__att_simd() */
-    int64_t T, C, D;
+    int64_t T, C, D, G;          /* C: y's row, H·D */
 } lt__att_src;
 
 /* out[0..n) = the 16-bit values h of type p widened (lt__widen16_avx512 where simd) */
@@ -1588,15 +1963,15 @@ static void lt__att_widen(int simd, lt_dtype p, const uint16_t *h, float *out, i
     lt__from16(p, h, out, (size_t)n);
 }
 
-/* n rows from r0 of part w (0 q, 1 k, 2 v) of head h, batch b, as float32: a pointer into qkv
-   (row stride 3C) or rows widened/rounded into buf (stride D). */
+/* n rows from r0 of part w (0 q, 1 k, 2 v) of query head h (k, v: its kv head h/G), batch b, as
+   float32: a pointer into the input (row stride ld[w]) or rows widened/rounded into buf (stride D). */
 static const float *lt__att_rows(const lt__att_src *a, int w, int64_t b, int64_t h, int64_t r0, int64_t n,
                                  float *buf, int64_t *ld) {
-    int64_t off = (b * a->T + r0) * 3 * a->C + w * a->C + h * a->D, r;
-    if (a->f && !a->round) { *ld = 3 * a->C; return a->f + off; }
+    int64_t lw = a->ld[w], off = (b * a->T + r0) * lw + (w ? h / a->G : h) * a->D, r;
+    if (a->f[w] && !a->round) { *ld = lw; return a->f[w] + off; }
     for (r = 0; r < n; r++) {
-        if (a->h) lt__att_widen(a->simd, a->p, a->h + off + r * 3 * a->C, buf + r * a->D, a->D);
-        else lt__round16(a->p, a->f + off + r * 3 * a->C, buf + r * a->D, (size_t)a->D);
+        if (a->h[w]) lt__att_widen(a->simd, a->p, a->h[w] + off + r * lw, buf + r * a->D, a->D);
+        else lt__round16(a->p, a->f[w] + off + r * lw, buf + r * a->D, (size_t)a->D);
     }
     *ld = a->D;
     return buf;
@@ -1735,9 +2110,10 @@ static void lt__att_drows(const lt__att_src *a, int64_t b, int64_t h, int64_t t0
 
 #define LT__ATT_DMAX 4096  /* backward: D for up to this many rows is made once per head */
 typedef char lt__att_dmax_holds_a_step[LT__ATT_DMAX >= LT__ATT_BQ ? 1 : -1];
-/* Backward of head h, batch b, queries and keys < len; g = d qkv (float32, row stride 3C). */
+/* Backward of query head h, batch b, queries and keys < len: adds into a->g (dq of head h, dk and
+   dv of kv head h/G; a NULL part is skipped). */
 static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t len, const float *Lh,
-                             const float *y, const float *gy, float *g) {
+                             const float *y, const float *gy) {
     float p[LT__ATT_BQ * LT__ATT_BK], ds[LT__ATT_BQ * LT__ATT_BK], dall[LT__ATT_DMAX], *dd;
     float tq[LT__ATT_TILE], tk[LT__ATT_TILE], tv[LT__ATT_TILE], kt[LT__ATT_TILE], vt[LT__ATT_TILE];
     int64_t T = a->T, C = a->C, D = a->D, u0, t0, t, u;
@@ -1748,13 +2124,15 @@ static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t
     for (u0 = 0; u0 < len; u0 += bk) {
         int64_t w = len - u0 < bk ? len - u0 : bk, ldk, ldv;
         const float *k = lt__att_rows(a, 1, b, h, u0, w, tk, &ldk), *v = lt__att_rows(a, 2, b, h, u0, w, tv, &ldv);
-        float *dk = g + (b * T + u0) * 3 * C + C + h * D, *dv = dk + C;
+        int64_t kvo = (h / a->G) * D;
+        float *dk = a->g[1] ? a->g[1] + (b * T + u0) * a->ld[1] + kvo : NULL;
+        float *dv = a->g[2] ? a->g[2] + (b * T + u0) * a->ld[2] + kvo : NULL;
         lt__att_transpose(a->simd, k, ldk, w, D, kt);
         lt__att_transpose(a->simd, v, ldv, w, D, vt);
         for (t0 = u0; t0 < len; t0 += bq) {
             int64_t n = len - t0 < bq ? len - t0 : bq, ldq;
             const float *q, *dy = gy + (b * T + t0) * C + h * D;
-            float *dq = g + (b * T + t0) * 3 * C + h * D;
+            float *dq = a->g[0] ? a->g[0] + (b * T + t0) * a->ld[0] + h * D : NULL;
             if (once) {
                 if (u0 == 0) lt__att_drows(a, b, h, t0, n, y, gy, dall + t0, tq);
                 dd = dall + t0;
@@ -1772,7 +2150,7 @@ static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t
                 lt__att_exp(a->simd, pr, NULL, Lt, vis);                                         /* P */
                 for (u = vis; u < w; u++) pr[u] = 0.0f;
             }
-            lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, 1.0f, p, 1, w, dy, C, 1, dv, 3 * C);   /* dV += Pᵀ·dY */
+            if (dv) lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, 1.0f, p, 1, w, dy, C, 1, dv, a->ld[2]);   /* dV += Pᵀ·dY */
             lt__att_mm(a->simd, LT__ATT_NLE, o, n, w, D, 1.0f, dy, C, 1, vt, w, 0, ds, w);      /* dP = dY·Vᵀ */
             for (t = 0; t < n; t++) {                                                       /* dS = P ⊙ (dP - D) */
                 float *pr = p + t * w, *dr = ds + t * w, dt = dd[t];
@@ -1781,37 +2159,54 @@ static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t
                 for (u = 0; u < vis; u++) dr[u] = pr[u] * (dr[u] - dt);
                 for (u = vis; u < w; u++) dr[u] = 0.0f;
             }
-            lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, scale, ds, 1, w, q, ldq, 1, dk, 3 * C); /* dK += scale·dSᵀ·Q */
-            lt__att_mm(a->simd, LT__ATT_KLE, o, n, D, w, scale, ds, w, 1, k, ldk, 1, dq, 3 * C);  /* dQ += scale·dS·K */
+            if (dk) lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, scale, ds, 1, w, q, ldq, 1, dk, a->ld[1]); /* dK += scale·dSᵀ·Q */
+            if (dq) lt__att_mm(a->simd, LT__ATT_KLE, o, n, D, w, scale, ds, w, 1, k, ldk, 1, dq, a->ld[0]);  /* dQ += scale·dS·K */
         }
     }
 }
 
-static void lt__att_bwd(lt__node *nd, const lt__att_src *a) {
-    int64_t B = LT__ATT_B(nd), T = LT__ATT_T(nd), H = LT__ATT_H(nd), bh;
-    int add;
-    float *g = lt__grad_w(nd->in[0], nd->ctx, &add);
-    if (!g) return;
+/* Units (b, kv head j) go to the threads; a unit runs its G query heads jG..jG+G-1 in order, so
+   the sums into dk, dv of head j have one order whatever the thread count.  add[w] = 0: part w's
+   gradient buffer holds no values yet, and each unit zeroes its own columns first (a part that
+   shares its buffer with an earlier one, fused qkv or the same tensor passed twice, comes with
+   add 1: the zeroing of those columns is done by then). */
+static void lt__att_bwd(lt__node *nd, const lt__att_src *a, const int add[3]) {
+    int64_t B = LT__ATT_B(nd), T = LT__ATT_T(nd), Hk = LT__ATT_H(nd) / a->G, bj;
     LT__OMP(parallel for schedule(dynamic, 1))
-    for (bh = 0; bh < B * H; bh++) {
-        int64_t b = bh / H, len = nd->ids ? nd->ids[b] : T, t, j;
-        if (!add)   /* a new gradient buffer: each (b, h) zeroes its own q, k, v columns first */
-            for (t = 0; t < T; t++)
-                for (j = 0; j < 3; j++)
-                    memset(g + (b * T + t) * 3 * a->C + j * a->C + (bh % H) * a->D, 0, (size_t)a->D * sizeof(float));
-        lt__att_bwd_head(a, b, bh % H, len, nd->save[0] + bh * T, nd->out->data, nd->out->grad, g);
+    for (bj = 0; bj < B * Hk; bj++) {
+        int64_t b = bj / Hk, j = bj % Hk, len = nd->ids ? nd->ids[b] : T, t, i;
+        int w;
+        for (w = 0; w < 3; w++) {
+            int64_t c0 = w ? j * a->D : j * a->G * a->D, nc = w ? a->D : a->G * a->D;
+            if (a->g[w] && !add[w])
+                for (t = 0; t < T; t++) memset(a->g[w] + (b * T + t) * a->ld[w] + c0, 0, (size_t)nc * sizeof(float));
+        }
+        for (i = 0; i < a->G; i++) {
+            int64_t h = j * a->G + i;
+            lt__att_bwd_head(a, b, h, len, nd->save[0] + (b * LT__ATT_H(nd) + h) * T, nd->out->data, nd->out->grad);
+        }
     }
+}
+/* the gradient of fused qkv, its three parts (add as lt__att_bwd wants it) */
+static int lt__att_grad_qkv(lt__node *nd, lt__att_src *a, int add[3]) {
+    float *g = lt__grad_w(nd->in[0], nd->ctx, &add[0]);
+    if (!g) return 0;
+    a->g[0] = g; a->g[1] = g + a->C; a->g[2] = g + 2 * a->C;
+    add[1] = add[2] = add[0];
+    return 1;
 }
 
 static lt__att_src lt__att_src_of(const lt__node *nd, int bits16) {
     lt__att_src a;
     memset(&a, 0, sizeof a);
-    a.T = LT__ATT_T(nd); a.C = LT__ATT_C(nd); a.D = LT__ATT_C(nd) / LT__ATT_H(nd);
-    a.f = nd->in[0]->data;
+    a.T = LT__ATT_T(nd); a.C = LT__ATT_C(nd); a.D = LT__ATT_C(nd) / LT__ATT_H(nd); a.G = 1;
+    a.f[0] = nd->in[0]->data; a.f[1] = a.f[0] + a.C; a.f[2] = a.f[0] + 2 * a.C;
+    a.ld[0] = a.ld[1] = a.ld[2] = 3 * a.C;
     if (bits16) {
         a.p = LT__PREC(nd) == (double)LT_F16 ? LT_F16 : LT_BF16;
-        a.h = (const uint16_t *)(const void *)nd->save[1];
-        a.y16 = a.h ? a.h + nd->in[0]->n : NULL;
+        a.h[0] = (const uint16_t *)(const void *)nd->save[1];
+        if (a.h[0]) { a.h[1] = a.h[0] + a.C; a.h[2] = a.h[0] + 2 * a.C; }
+        a.y16 = a.h[0] ? a.h[0] + nd->in[0]->n : NULL;
         a.round = !lt__exact16(nd->in[0], a.p);   /* (16-bit values already: read in place) */
     }
     a.simd = lt__att_simd();
@@ -1823,7 +2218,8 @@ static void lt__attention_fwd(lt__node *nd) {
 }
 static void lt__attention_bwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 0);
-    lt__att_bwd(nd, &a);
+    int add[3];
+    if (lt__att_grad_qkv(nd, &a, add)) lt__att_bwd(nd, &a, add);
 }
 
 /* attention16: y = round16(attention(round16(qkv))), float32 arithmetic; save[1] holds the 16-bit
@@ -1837,9 +2233,9 @@ static void lt__attention16_fwd(lt__node *nd) {
     float *y = nd->out->data;
     size_t nq = (size_t)nd->in[0]->n, ny = (size_t)nd->out->n;
     if (h16) {
-        if (a.p == LT_F16) lt_f32_to_f16_array(a.f, h16, nq);
-        else lt_f32_to_bf16_array(a.f, h16, nq);
-        a.f = NULL;
+        if (a.p == LT_F16) lt_f32_to_f16_array(a.f[0], h16, nq);
+        else lt_f32_to_bf16_array(a.f[0], h16, nq);
+        a.f[0] = a.f[1] = a.f[2] = NULL;
         a.y16 = NULL;
     }
     lt__att_fwd(nd, &a);
@@ -1849,8 +2245,9 @@ static void lt__attention16_fwd(lt__node *nd) {
 }
 static void lt__attention16_bwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 1);
-    if (a.h) a.f = NULL;   /* else eager (lt__copy16): the float32 qkv, and y (rounded by the forward) */
-    lt__att_bwd(nd, &a);
+    int add[3];
+    if (a.h[0]) a.f[0] = a.f[1] = a.f[2] = NULL;   /* else eager (lt__copy16): the float32 qkv, and y (rounded by the forward) */
+    if (lt__att_grad_qkv(nd, &a, add)) lt__att_bwd(nd, &a, add);
 }
 
 LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, const int32_t *lengths) {
@@ -1991,3 +2388,132 @@ LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, f
     }
 }
 #endif /* LT__X86 */
+
+/* ---- @@OPS.attention_gqa  grouped-query attention: fewer key/value heads than query heads --------- */
+/* q (B, T, H·D), k and v (B, T, Hkv·D) -> y (B, T, H·D); H = G·Hkv, query head h reads key/value
+   head h/G (HF's repeat_kv, without the copies); causal, scale 1/sqrt(D), lengths as lt_attention.
+   Per query head the math is lt_attention's (forward and backward above), on the same kernels:
+   lt__att_src reads q, k, v at their own row strides (H·D, Hkv·D) and maps a query head to its
+   kv head, so nothing is repeated or copied.  Backward: the G query heads of one kv head add into
+   the same dk, dv, so the threads take units (b, kv head), each running its G heads in order
+   (lt__att_bwd): no two threads add into one gradient and the sums keep one order (MQA, Hkv = 1,
+   has B units).  Hkv = H is plain multi-head attention on separate q, k, v (lt_attention's numbers
+   on fused qkv).  The record: lt_attention's B, T, C = H·D, H (LT__ATT_*), Hkv (LT__GQA_HKV),
+   save[0] = L (B, H, T).
+   attention_gqa16 (lt_set_precision 16-bit): as attention16, on q, k, v rounded to 16 bits, y
+   rounded; for backward save[1] keeps q16 | k16 | v16 | y16 (eager, when q, k and v all hold 16-bit
+   values already, lt__copy16: no copies, the float32 q, k, v and y are read in place, as
+   attention16 does). */
+#define LT__GQA_HKV(nd) ((nd)->i[4])   /* key/value heads */
+static lt__att_src lt__gqa_src_of(const lt__node *nd, int bits16) {
+    lt__att_src a;
+    int64_t H = LT__ATT_H(nd), Hk = LT__GQA_HKV(nd), nq = nd->in[0]->n, nk = nd->in[1]->n;
+    int w;
+    memset(&a, 0, sizeof a);
+    a.T = LT__ATT_T(nd); a.C = LT__ATT_C(nd); a.D = a.C / H; a.G = H / Hk;
+    for (w = 0; w < 3; w++) a.f[w] = nd->in[w]->data;
+    a.ld[0] = a.C; a.ld[1] = a.ld[2] = Hk * a.D;
+    if (bits16) {
+        a.p = LT__PREC(nd) == (double)LT_F16 ? LT_F16 : LT_BF16;
+        a.h[0] = (const uint16_t *)(const void *)nd->save[1];
+        if (a.h[0]) { a.h[1] = a.h[0] + nq; a.h[2] = a.h[1] + nk; a.y16 = a.h[2] + nk; }
+        a.round = !(lt__exact16(nd->in[0], a.p) && lt__exact16(nd->in[1], a.p) && lt__exact16(nd->in[2], a.p));
+    }
+    a.simd = lt__att_simd();
+    return a;
+}
+static void lt__gqa_bwd(lt__node *nd, lt__att_src *a) {
+    int add[3], w;
+    for (w = 0; w < 3; w++) a->g[w] = lt__grad_w(nd->in[w], nd->ctx, &add[w]);
+    if (a->g[0] || a->g[1] || a->g[2]) lt__att_bwd(nd, a, add);
+}
+static void lt__attention_gqa_fwd(lt__node *nd) {
+    lt__att_src a = lt__gqa_src_of(nd, 0);
+    lt__att_fwd(nd, &a);
+}
+static void lt__attention_gqa_bwd(lt__node *nd) {
+    lt__att_src a = lt__gqa_src_of(nd, 0);
+    lt__gqa_bwd(nd, &a);
+}
+static void lt__attention_gqa16_fwd(lt__node *nd) {
+    lt__att_src a = lt__gqa_src_of(nd, 1);
+    uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
+    float *y = nd->out->data;
+    size_t ny = (size_t)nd->out->n, off = 0;
+    int w;
+    if (h16) {
+        for (w = 0; w < 3; w++) {
+            size_t n = (size_t)nd->in[w]->n;
+            if (a.p == LT_F16) lt_f32_to_f16_array(a.f[w], h16 + off, n);
+            else lt_f32_to_bf16_array(a.f[w], h16 + off, n);
+            off += n;
+            a.f[w] = NULL;
+        }
+        a.y16 = NULL;
+    }
+    lt__att_fwd(nd, &a);
+    if (!h16) { lt_round_to_precision(a.p, y, y, ny); return; }
+    if (a.p == LT_F16) { lt_f32_to_f16_array(y, h16 + off, ny); lt_f16_to_f32_array(h16 + off, y, ny); }
+    else { lt_f32_to_bf16_array(y, h16 + off, ny); lt_bf16_to_f32_array(h16 + off, y, ny); }
+}
+static void lt__attention_gqa16_bwd(lt__node *nd) {
+    lt__att_src a = lt__gqa_src_of(nd, 1);
+    if (a.h[0]) a.f[0] = a.f[1] = a.f[2] = NULL;   /* else eager (lt__copy16): float32 q, k, v, y read in place */
+    lt__gqa_bwd(nd, &a);
+}
+
+LTRAIN_DEF lt_tensor *lt_attention_gqa(lt_ctx *ctx, lt_tensor *q, lt_tensor *k, lt_tensor *v, int n_head, int n_kv_head,
+                                       const int32_t *lengths) {
+    int64_t B, T, C, D, b;
+    char b1[64], b2[64], b3[64];
+    lt__node *nd;
+    size_t ln;
+    int bits16, copies;
+    if (!lt__live(ctx, "lt_attention_gqa", q, k)) return NULL;
+    if (!v) return lt_set_error(ctx, LT_ERR_ARG, "lt_attention_gqa: v is NULL"), (lt_tensor *)NULL;
+    bits16 = ctx->precision != LT_F32 && ctx->device == LT_CPU;   /* the CUDA kernel is float32 */
+    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || k->shape[0] != q->shape[0] || k->shape[1] != q->shape[1] ||
+        v->shape[0] != k->shape[0] || v->shape[1] != k->shape[1] || v->shape[2] != k->shape[2]) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "lt_attention_gqa: q is %s, k is %s, v is %s: they must be [B,T,H*D], "
+                     "[B,T,Hkv*D], [B,T,Hkv*D]", lt_shape_str(q, b1, sizeof b1), lt_shape_str(k, b2, sizeof b2),
+                     lt_shape_str(v, b3, sizeof b3));
+        return NULL;
+    }
+    B = q->shape[0]; T = q->shape[1]; C = q->shape[2];
+    if (n_head < 1 || n_kv_head < 1 || C % n_head != 0 || n_head % n_kv_head != 0 ||
+        k->shape[2] != (int64_t)n_kv_head * (C / n_head)) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_attention_gqa: q is %s, k is %s with %d heads and %d kv heads: the heads "
+                     "must divide q's %lld channels, the kv heads the heads, and k must have kv heads x %lld channels",
+                     lt_shape_str(q, b1, sizeof b1), lt_shape_str(k, b2, sizeof b2), n_head, n_kv_head, (long long)C,
+                     n_head >= 1 ? (long long)(C / n_head) : 0LL);
+        return NULL;
+    }
+    D = C / n_head;
+    if (D > LT__ATT_TILE) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_attention_gqa: q is %s with %d heads: a head of %lld channels is more than "
+                     "%d, the most the kernels handle (hint: use more heads)",
+                     lt_shape_str(q, b1, sizeof b1), n_head, (long long)D, LT__ATT_TILE);
+        return NULL;
+    }
+    if (lengths)
+        for (b = 0; b < B; b++)
+            if (lengths[b] < 0 || lengths[b] > T) {
+                lt_set_error(ctx, LT_ERR_ARG, "lt_attention_gqa: lengths[%lld] is %d: it must be in [0,%lld]",
+                             (long long)b, lengths[b], (long long)T);
+                return NULL;
+            }
+    if (!lt_mul_size((size_t)(B * n_head), (size_t)T, &ln)) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "lt_attention_gqa: B*H*T overflows");
+        return NULL;
+    }
+    nd = lt__node_new(ctx, bits16 ? LT__OP(attention_gqa16) : LT__OP(attention_gqa), 3, q->shape, q, k, v, 0);
+    if (!nd) return NULL;
+    LT__ATT_B(nd) = B; LT__ATT_T(nd) = T; LT__ATT_C(nd) = C; LT__ATT_H(nd) = n_head; LT__GQA_HKV(nd) = n_kv_head;
+    LT__PREC(nd) = (double)ctx->precision;
+    if (!lt__save(ctx, nd, 0, (int64_t)ln)) return NULL;   /* L */
+    copies = lt__copy16(ctx, q) || lt__copy16(ctx, k) || lt__copy16(ctx, v);
+    if (bits16 && nd->out->requires_grad && copies && !lt__save(ctx, nd, 1, q->n + k->n))
+        return NULL;   /* q, k, v, y: 16 bit (2·(q->n + k->n) halves) */
+    if (lengths && !(lt__node_ids(ctx, nd, lengths, B))) return NULL;
+    return lt__run(ctx, nd);
+}

@@ -262,7 +262,7 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
         lt__gemm16(p, 1, V, C, R, &dzt, &x, NULL, gw, C, 0, 1);
     }
 }
-/* The op behind lt_gpt_loss(_ex) at 16-bit precision (x = ln_f's output, W = wte). */
+/* The op behind lt_gpt_loss(_ex) at 16-bit precision (x = ln_f's output, W = the head: wte or lm_head). */
 static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt_tensor *w, const int32_t *targets,
                                   double denom, int use_count) {
     int64_t V, C, R, one = 1;
@@ -336,7 +336,7 @@ static lt_tensor *lt__gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *tar
     if (g && g->ctx && g->ctx->precision != LT_F32 && g->ctx->device == LT_CPU) {   /* CUDA: head + loss apart */
         x = lt__gpt_trunk(g, ids, B, T, lengths);
         if (!x) return NULL;
-        loss = lt__linear_ce16(g->ctx, denom > 0 ? "lt_cross_entropy_sum" : "lt_cross_entropy", x, g->wte, targets,
+        loss = lt__linear_ce16(g->ctx, denom > 0 ? "lt_cross_entropy_sum" : "lt_cross_entropy", x, g->head, targets,
                                denom, denom <= 0);
         lt_scope(g->ctx, NULL);
         return loss;

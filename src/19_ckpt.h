@@ -962,3 +962,151 @@ io:
     return lt_set_error(w->ctx, LT_ERR_IO, "lt_st_save: cannot write \"%s\": %s", path, err ? strerror(err) : "write failed");
 }
 
+
+/* -- @@CKPT.config  config.json: Hugging Face model settings, read leniently; text written atomically */
+/* A config.json holds floats, true/false/null, nested objects and arrays, which the safetensors
+   header parser above refuses.  This reader keeps the scalars: each member of the top object (and,
+   dotted, of objects inside it: "rope_parameters.rope_theta") as text with its kind; arrays are
+   checked and skipped.  Anything that is not JSON is an error with the byte offset. */
+typedef struct { char key[80], val[80]; char kind; } lt__hfitem;   /* kind: s(tring) n(umber) b(ool) z(null) o a */
+typedef struct {
+    const char *s;
+    size_t len, pos;
+    lt__hfitem *it;
+    int n, cap;
+    char err[96];
+} lt__hfcfg;
+
+static void lt__hf_ws(lt__hfcfg *c) {
+    while (c->pos < c->len && strchr(" \t\r\n", c->s[c->pos]) && c->s[c->pos]) c->pos++;
+}
+static int lt__hf_fail(lt__hfcfg *c, const char *what) {
+    if (!c->err[0]) snprintf(c->err, sizeof c->err, "%s at byte %zu", what, c->pos);
+    return 0;
+}
+static int lt__hf_push(lt__hfcfg *c, const char *key, const char *val, size_t n, char kind) {
+    lt__hfitem *x;
+    if (!key) return 1;
+    if (c->n == c->cap) {
+        int ncap = c->cap ? 2 * c->cap : 32;
+        lt__hfitem *p = c->cap > 4096 ? NULL : (lt__hfitem *)LT__REALLOC(c->it, (size_t)ncap * sizeof *p);
+        if (!p) return lt__hf_fail(c, "out of memory (or too many settings)");
+        c->it = p; c->cap = ncap;
+    }
+    x = &c->it[c->n++];
+    snprintf(x->key, sizeof x->key, "%s", key);
+    if (n >= sizeof x->val) n = sizeof x->val - 1;
+    memcpy(x->val, val, n);
+    x->val[n] = 0;
+    x->kind = kind;
+    return 1;
+}
+/* A string at pos (the quote) into out (escapes kept as written but for \" and \\). */
+static int lt__hf_str(lt__hfcfg *c, char *out, size_t cap) {
+    size_t k = 0;
+    c->pos++;
+    while (c->pos < c->len && c->s[c->pos] != '"') {
+        char ch = c->s[c->pos];
+        if ((unsigned char)ch < 0x20) return lt__hf_fail(c, "control character in a string");
+        if (ch == '\\') {
+            if (++c->pos >= c->len) break;
+            ch = c->s[c->pos];
+        }
+        if (k + 1 < cap) out[k++] = ch;
+        c->pos++;
+    }
+    if (c->pos >= c->len) return lt__hf_fail(c, "unterminated string");
+    c->pos++;
+    if (cap) out[k < cap ? k : cap - 1] = 0;
+    return 1;
+}
+static int lt__hf_value(lt__hfcfg *c, const char *key, int depth) {
+    char ch, sub[80], str[80];
+    size_t start;
+    lt__hf_ws(c);
+    if (depth > 32) return lt__hf_fail(c, "nested too deeply");
+    if (c->pos >= c->len) return lt__hf_fail(c, "unexpected end");
+    ch = c->s[c->pos];
+    start = c->pos;
+    if (ch == '{' || ch == '[') {
+        int first = 1;
+        c->pos++;
+        for (;;) {
+            lt__hf_ws(c);
+            if (c->pos < c->len && c->s[c->pos] == (ch == '{' ? '}' : ']')) { c->pos++; break; }
+            if (!first) {
+                if (c->pos >= c->len || c->s[c->pos] != ',') return lt__hf_fail(c, "expected ',' or a closing bracket");
+                c->pos++;
+                lt__hf_ws(c);
+            }
+            first = 0;
+            if (ch == '[') { if (!lt__hf_value(c, NULL, depth + 1)) return 0; continue; }
+            if (c->pos >= c->len || c->s[c->pos] != '"') return lt__hf_fail(c, "expected a string key");
+            if (!lt__hf_str(c, str, sizeof str)) return 0;
+            lt__hf_ws(c);
+            if (c->pos >= c->len || c->s[c->pos] != ':') return lt__hf_fail(c, "expected ':'");
+            c->pos++;
+            if (key && strlen(key) + strlen(str) + 2 <= sizeof sub) {   /* "key.str" */
+                size_t kl = strlen(key);
+                memcpy(sub, key, kl);
+                sub[kl] = '.';
+                memcpy(sub + kl + 1, str, strlen(str) + 1);
+            } else memcpy(sub, str, strlen(str) + 1);
+            if (!lt__hf_value(c, depth == 0 || key ? sub : NULL, depth + 1)) return 0;
+        }
+        return lt__hf_push(c, key, "", 0, ch == '{' ? 'o' : 'a');
+    }
+    if (ch == '"') return lt__hf_str(c, str, sizeof str) && lt__hf_push(c, key, str, strlen(str), 's');
+    if (ch == '-' || (ch >= '0' && ch <= '9')) {
+        while (c->pos < c->len && strchr("+-0123456789.eE", c->s[c->pos]) && c->s[c->pos]) c->pos++;
+        return lt__hf_push(c, key, c->s + start, c->pos - start, 'n');
+    }
+    if (c->len - c->pos >= 4 && (!strncmp(c->s + c->pos, "true", 4) || !strncmp(c->s + c->pos, "null", 4))) {
+        c->pos += 4;
+        return lt__hf_push(c, key, c->s + start, 4, ch == 'n' ? 'z' : 'b');
+    }
+    if (c->len - c->pos >= 5 && !strncmp(c->s + c->pos, "false", 5)) {
+        c->pos += 5;
+        return lt__hf_push(c, key, c->s + start, 5, 'b');
+    }
+    return lt__hf_fail(c, "not a JSON value");
+}
+/* Parse text (len bytes) into c (zeroed by the caller; lt__hf_free after).  1, or 0 with c->err. */
+static int lt__hf_parse(lt__hfcfg *c, const char *text, size_t len) {
+    c->s = text; c->len = len; c->pos = 0;
+    lt__hf_ws(c);
+    if (c->pos >= len || text[c->pos] != '{') return lt__hf_fail(c, "expected a JSON object");
+    if (!lt__hf_value(c, NULL, 0)) return 0;
+    lt__hf_ws(c);
+    return c->pos == len ? 1 : lt__hf_fail(c, "text after the object");
+}
+static void lt__hf_free(lt__hfcfg *c) { LT__FREE(c->it); c->it = NULL; c->n = c->cap = 0; }
+static const lt__hfitem *lt__hf_find(const lt__hfcfg *c, const char *key) {
+    int i;
+    for (i = c->n - 1; i >= 0; i--) if (strcmp(c->it[i].key, key) == 0) return &c->it[i];
+    return NULL;
+}
+
+/* Write text to path through a temporary file, fsync and rename (as lt_st_save). */
+static lt_status lt__write_text_atomic(lt_ctx *ctx, const char *path, const char *text) {
+    size_t n = strlen(text), plen = strlen(path);
+    char *tmp = (char *)LT__MALLOC(plen + 32);
+    FILE *f;
+    int err = 0;
+    lt_rng r;   /* not the context's: saving must not change what training draws */
+    if (!tmp) return lt_set_error(ctx, LT_ERR_NOMEM, "cannot write \"%s\": out of memory", path);
+    lt_rng_seed(&r, (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)tmp << 20) ^ (uint64_t)clock());
+    snprintf(tmp, plen + 32, "%s.tmp%08lx", path, (unsigned long)(lt_rng_u64(&r) & 0xFFFFFFFFu));
+    f = fopen(tmp, "wb");
+    if (!f || fwrite(text, 1, n, f) != n || fflush(f) != 0 || LT__FSYNC(f) != 0) err = errno ? errno : EIO;
+    if (f && fclose(f) != 0 && !err) err = errno;
+    if (!err && rename(tmp, path) != 0) {
+        err = errno;
+#if defined(_WIN32)
+        if (remove(path) == 0 && rename(tmp, path) == 0) err = 0;
+#endif
+    }
+    if (err) remove(tmp);
+    LT__FREE(tmp);
+    return err ? lt_set_error(ctx, LT_ERR_IO, "cannot write \"%s\": %s", path, strerror(err)) : LT_OK;
+}

@@ -681,10 +681,11 @@ __device__ float lt__cu_act(float v, int op) {
     case 1: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
     case 2: return v > 0 ? v : 0.0f;
     case 3: return tanhf(v);
+    case 5: { float e = expf(-fabsf(v)); return v * (v >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e)); }   /* silu */
     default: { float e = expf(-fabsf(v)); return v >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e); }
     }
 }
-/* dy/dx from x (gelu, gelu_erf, relu) or from y (tanh, sigmoid) */
+/* dy/dx from x (gelu, gelu_erf, relu, silu) or from y (tanh, sigmoid) */
 __device__ float lt__cu_act_d(float v, float y, int op) {
     switch (op) {
     case 0: {
@@ -695,6 +696,7 @@ __device__ float lt__cu_act_d(float v, float y, int op) {
     case 1: return 0.5f * (1.0f + erff(v * 0.70710678118654752f)) + v * expf(-0.5f * v * v) * 0.3989422804014327f;
     case 2: return v > 0 ? 1.0f : 0.0f;
     case 3: return 1.0f - y * y;
+    case 5: { float e = expf(-fabsf(v)), s = v >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e); return s * (1.0f + v * (1.0f - s)); }
     default: return y * (1.0f - y);
     }
 }
@@ -713,7 +715,7 @@ static void lt__cu_act_fwd(lt__node *nd, int op) {
 }
 static void lt__cu_act_bwd(lt__node *nd, int op) {
     float *gx;
-    int from_y = op >= 3;
+    int from_y = op == 3 || op == 4;
     if (!lt__cu_begin(nd) || !(gx = lt__cu_grad(nd->ctx, nd->in[0]))) return;
     lt__k_act_bwd<<<lt__cu_blocks(nd->out->n), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(
         gx, nd->out->grad, from_y ? NULL : lt__cu_data(nd->ctx, nd->in[0]), from_y ? nd->out->data : NULL, nd->out->n, op);
@@ -729,6 +731,77 @@ static void lt__tanh_fwd_cuda(lt__node *nd) { lt__cu_act_fwd(nd, 3); }
 static void lt__tanh_bwd_cuda(lt__node *nd) { lt__cu_act_bwd(nd, 3); }
 static void lt__sigmoid_fwd_cuda(lt__node *nd) { lt__cu_act_fwd(nd, 4); }
 static void lt__sigmoid_bwd_cuda(lt__node *nd) { lt__cu_act_bwd(nd, 4); }
+static void lt__silu_fwd_cuda(lt__node *nd) { lt__cu_act_fwd(nd, 5); }
+static void lt__silu_bwd_cuda(lt__node *nd) { lt__cu_act_bwd(nd, 5); }
+
+/* swiglu: y = silu(g)·u;  dg += dy·u·silu'(g), du += dy·silu(g) (gg == gu: one tensor, both add) */
+__global__ void lt__k_swiglu(float *y, const float *g, const float *u, int64_t n) {
+    LT__CU_LOOP(i, n) y[i] = lt__cu_act(g[i], 5) * u[i];
+}
+__global__ void lt__k_swiglu_bwd(float *gg, float *gu, const float *gy, const float *g, const float *u, int64_t n) {
+    LT__CU_LOOP(i, n) {
+        float d = gy[i];
+        if (gg) gg[i] += d * u[i] * lt__cu_act_d(g[i], 0.0f, 5);
+        if (gu) gu[i] += d * lt__cu_act(g[i], 5);
+    }
+}
+static void lt__swiglu_fwd_cuda(lt__node *nd) {
+    if (!lt__cu_begin(nd)) return;
+    lt__k_swiglu<<<lt__cu_blocks(nd->out->n), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(
+        nd->out->data, lt__cu_data(nd->ctx, nd->in[0]), lt__cu_data(nd->ctx, nd->in[1]), nd->out->n);
+    LT__CU_LAUNCHED(nd->ctx, "swiglu");
+}
+static void lt__swiglu_bwd_cuda(lt__node *nd) {
+    float *gg, *gu;
+    if (!lt__cu_begin(nd)) return;
+    gg = lt__cu_grad(nd->ctx, nd->in[0]);
+    gu = lt__cu_grad(nd->ctx, nd->in[1]);
+    if (lt_failed(nd->ctx) || (!gg && !gu)) return;
+    lt__k_swiglu_bwd<<<lt__cu_blocks(nd->out->n), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(
+        gg, gu, nd->out->grad, lt__cu_data(nd->ctx, nd->in[0]), lt__cu_data(nd->ctx, nd->in[1]), nd->out->n);
+    LT__CU_LAUNCHED(nd->ctx, "swiglu");
+}
+
+/* rope: the (T, D/2) tables of cos and sin (save[0]: c then s) as the CPU makes them (float32
+   1/theta^(2i/D) and angle, cos and sin in double), then each pair (i, i+D/2) of each head turned
+   by the angle (dir 1) or back (dir -1, backward: gx += ...) */
+__global__ void lt__k_rope_tables(float *cs, int64_t T, int64_t D, int64_t pos0, float base) {
+    int64_t half = D / 2;
+    LT__CU_LOOP(k, T * half) {
+        int64_t t = k / half, i = k % half;
+        float e = (float)(2 * i) / (float)D, f = 1.0f / (float)pow((double)base, (double)e), ang = (float)(pos0 + t) * f;
+        cs[t * half + i] = (float)cos((double)ang);
+        cs[(T + t) * half + i] = (float)sin((double)ang);
+    }
+}
+__global__ void lt__k_rope(float *y, const float *x, const float *cs, int64_t BT, int64_t T, int64_t H, int64_t D,
+                           float dir, int add) {
+    int64_t half = D / 2;
+    LT__CU_LOOP(k, BT * H * half) {
+        int64_t r = k / (H * half), h = k / half % H, i = k % half, t = r % T, o = r * H * D + h * D + i;
+        float c = cs[t * half + i], sn = dir * cs[(T + t) * half + i], a = x[o], b = x[o + half];
+        float ya = a * c - b * sn, yb = b * c + a * sn;
+        if (add) { y[o] += ya; y[o + half] += yb; }
+        else { y[o] = ya; y[o + half] = yb; }
+    }
+}
+static void lt__rope_fwd_cuda(lt__node *nd) {
+    int64_t B = nd->out->shape[0], T = nd->out->shape[1], H = LT__ROPE_H(nd), D = nd->out->shape[2] / H;
+    if (!lt__cu_begin(nd)) return;
+    lt__k_rope_tables<<<lt__cu_blocks(T * (D / 2)), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(nd->save[0], T, D, LT__ROPE_POS0(nd),
+                                                                                        (float)LT__ROPE_THETA(nd));
+    lt__k_rope<<<lt__cu_blocks(B * T * H * (D / 2)), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(
+        nd->out->data, lt__cu_data(nd->ctx, nd->in[0]), nd->save[0], B * T, T, H, D, 1.0f, 0);
+    LT__CU_LAUNCHED(nd->ctx, "rope");
+}
+static void lt__rope_bwd_cuda(lt__node *nd) {
+    int64_t B = nd->out->shape[0], T = nd->out->shape[1], H = LT__ROPE_H(nd), D = nd->out->shape[2] / H;
+    float *gx;
+    if (!lt__cu_begin(nd) || !(gx = lt__cu_grad(nd->ctx, nd->in[0]))) return;
+    lt__k_rope<<<lt__cu_blocks(B * T * H * (D / 2)), LT__CU_T, 0, LT__CU_STREAM(nd)>>>(gx, nd->out->grad, nd->save[0], B * T,
+                                                                                        T, H, D, -1.0f, 1);
+    LT__CU_LAUNCHED(nd->ctx, "rope");
+}
 
 /* softmax / log-softmax over rows of V: one block per row (max, then Σ exp in double).
    A row of all -inf: softmax 0s, log-softmax -inf (as the CPU). */
@@ -788,7 +861,8 @@ static void lt__log_softmax_fwd_cuda(lt__node *nd) { lt__cu_softmax_fwd(nd, 1); 
 static void lt__log_softmax_bwd_cuda(lt__node *nd) { lt__cu_softmax_bwd(nd, 1); }
 
 /* -- @@CUDA.layernorm  layernorm: one warp per row; sums in double as the CPU kernel ------------- */
-/* x (R, C), w, b (C) -> y (R, C) = (x - mean)·rstd·w + b; saves mean, rstd (R) */
+/* x (R, C), w, b (C) -> y (R, C) = (x - mean)·rstd·w + b; saves mean, rstd (R).  mean NULL: rmsnorm
+   (the mean taken as 0, no bias; saves rstd), as the CPU's kernels share the two. */
 __global__ void lt__k_layernorm(float *y, float *mean, float *rstd, const float *x, const float *w, const float *b,
                                 int64_t R, int64_t C, float eps) {
     int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, j;
@@ -799,16 +873,17 @@ __global__ void lt__k_layernorm(float *y, float *mean, float *rstd, const float 
     if (r >= R) return;
     xr = x + r * C;
     for (j = lane; j < C; j += 32) sum += xr[j];
-    m = (float)(lt__cu_warp_sum(sum) / (double)C);
+    m = mean ? (float)(lt__cu_warp_sum(sum) / (double)C) : 0.0f;
     for (j = lane; j < C; j += 32) { double d = (double)xr[j] - m; var += d * d; }
     s = (float)(1.0 / sqrt(lt__cu_warp_sum(var) / (double)C + eps));
     for (j = lane; j < C; j += 32) {
         float v = (xr[j] - m) * s;
         y[r * C + j] = (w ? v * w[j] : v) + (b ? b[j] : 0.0f);
     }
-    if (lane == 0) { mean[r] = m; rstd[r] = s; }
+    if (lane == 0) { if (mean) mean[r] = m; rstd[r] = s; }
 }
-/* dx += rstd·(g - mean(g) - x̂·mean(g·x̂)),  g = dy·w, one warp per row */
+/* dx += rstd·(g - mean(g) - x̂·mean(g·x̂)),  g = dy·w, one warp per row (mean NULL: rmsnorm, without
+   the mean(g) term) */
 __global__ void lt__k_layernorm_dx(float *gx, const float *gy, const float *x, const float *w, const float *mean,
                                    const float *rstd, int64_t R, int64_t C) {
     int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, j;
@@ -816,13 +891,13 @@ __global__ void lt__k_layernorm_dx(float *gx, const float *gy, const float *x, c
     double mg = 0, mgx = 0;
     float m, s;
     if (r >= R) return;
-    m = mean[r]; s = rstd[r];
+    m = mean ? mean[r] : 0.0f; s = rstd[r];
     for (j = lane; j < C; j += 32) {
         float xh = (x[r * C + j] - m) * s, g = w ? gy[r * C + j] * w[j] : gy[r * C + j];
         mg += g;
         mgx += (double)g * xh;
     }
-    mg = lt__cu_warp_sum(mg) / (double)C;
+    mg = mean ? lt__cu_warp_sum(mg) / (double)C : 0.0;
     mgx = lt__cu_warp_sum(mgx) / (double)C;
     for (j = lane; j < C; j += 32) {
         float xh = (x[r * C + j] - m) * s, g = w ? gy[r * C + j] * w[j] : gy[r * C + j];
@@ -838,22 +913,23 @@ __global__ void lt__k_layernorm_dwb1(const float *gy, const float *x, const floa
     if (r1 > R) r1 = R;
     for (r = r0; r < r1; r++) {
         float g = gy[r * C + j];
-        sw += g * ((x[r * C + j] - mean[r]) * rstd[r]);
+        sw += g * ((x[r * C + j] - (mean ? mean[r] : 0.0f)) * rstd[r]);
         sb += g;
     }
     pw[(int64_t)blockIdx.y * C + j] = sw;
     pb[(int64_t)blockIdx.y * C + j] = sb;
 }
-static void lt__layernorm_fwd_cuda(lt__node *nd) {
+/* layernorm (mean, rstd: save[0], save[1]) or rmsnorm (mean NULL, rstd: save[0]; no bias) */
+static void lt__cu_norm_fwd(lt__node *nd, float *mean, float *rstd) {
     lt_ctx *ctx = nd->ctx;
     int64_t C = LT__LN_C(nd), R = nd->out->n / C;
     if (!lt__cu_begin(nd)) return;
     lt__k_layernorm<<<(unsigned)((R + 7) / 8), 256, 0, LT__CU_STREAM(nd)>>>(
-        nd->out->data, nd->save[0], nd->save[1], lt__cu_data(ctx, nd->in[0]), lt__cu_data(ctx, nd->in[1]),
+        nd->out->data, mean, rstd, lt__cu_data(ctx, nd->in[0]), lt__cu_data(ctx, nd->in[1]),
         lt__cu_data(ctx, nd->in[2]), R, C, (float)LT__LN_EPS(nd));
-    LT__CU_LAUNCHED(ctx, "layernorm");
+    LT__CU_LAUNCHED(ctx, nd->op->name);
 }
-static void lt__layernorm_bwd_cuda(lt__node *nd) {
+static void lt__cu_norm_bwd(lt__node *nd, const float *mean, const float *rstd) {
     lt_ctx *ctx = nd->ctx;
     int64_t C = LT__LN_C(nd), R = nd->out->n / C;
     const float *x, *gy;
@@ -867,18 +943,22 @@ static void lt__layernorm_bwd_cuda(lt__node *nd) {
     if (lt_failed(ctx)) return;
     if (gx)
         lt__k_layernorm_dx<<<(unsigned)((R + 7) / 8), 256, 0, LT__CU_STREAM(nd)>>>(gx, gy, x, lt__cu_data(ctx, nd->in[1]),
-                                                                                  nd->save[0], nd->save[1], R, C);
+                                                                                  mean, rstd, R, C);
     if (gw || gb) {
         int64_t rc = R <= 64 ? R : (R + 255) / 256 > 32 ? (R + 255) / 256 : 32, nchunk = (R + rc - 1) / rc;
         float *pw = (float *)lt__cu_alloc(ctx, (size_t)(2 * nchunk * C) * sizeof(float));
         dim3 g1((unsigned)((C + 127) / 128), (unsigned)nchunk);
         if (!pw) return;
-        lt__k_layernorm_dwb1<<<g1, 128, 0, LT__CU_STREAM(nd)>>>(gy, x, nd->save[0], nd->save[1], R, C, rc, pw, pw + nchunk * C);
+        lt__k_layernorm_dwb1<<<g1, 128, 0, LT__CU_STREAM(nd)>>>(gy, x, mean, rstd, R, C, rc, pw, pw + nchunk * C);
         if (gw) lt__k_colsum2<<<(unsigned)((C + 127) / 128), 128, 0, LT__CU_STREAM(nd)>>>(pw, nchunk, C, 1.0f, 0, gw);
         if (gb) lt__k_colsum2<<<(unsigned)((C + 127) / 128), 128, 0, LT__CU_STREAM(nd)>>>(pw + nchunk * C, nchunk, C, 1.0f, 0, gb);
     }
-    LT__CU_LAUNCHED(ctx, "layernorm");
+    LT__CU_LAUNCHED(ctx, nd->op->name);
 }
+static void lt__layernorm_fwd_cuda(lt__node *nd) { lt__cu_norm_fwd(nd, nd->save[0], nd->save[1]); }
+static void lt__layernorm_bwd_cuda(lt__node *nd) { lt__cu_norm_bwd(nd, nd->save[0], nd->save[1]); }
+static void lt__rmsnorm_fwd_cuda(lt__node *nd) { lt__cu_norm_fwd(nd, NULL, nd->save[0]); }
+static void lt__rmsnorm_bwd_cuda(lt__node *nd) { lt__cu_norm_bwd(nd, NULL, nd->save[0]); }
 
 /* -- embedding ----------------------------------------------------------------------------------- */
 /* The ids on the device.  For an embedding the host also groups the rows by id (a counting sort),
@@ -955,6 +1035,9 @@ LT__CU_MISSING(attention16)
 LT__CU_MISSING(layernorm16)
 LT__CU_MISSING(gelu16)
 LT__CU_MISSING(linear_ce16)
+LT__CU_MISSING(rmsnorm16)
+LT__CU_MISSING(attention_gqa16)
+LT__CU_MISSING(swiglu16)
 LT__CU_MISSING(dropout)
 
 /* -- transpose: a copy with two dims swapped --------------------------------------------------- */
@@ -1001,32 +1084,37 @@ static void lt__transpose_bwd_cuda(lt__node *nd) {
    recomputes p_tu = exp(s_tu - lse_t):
      Δ_t = dy_t·y_t,  ds_tu = p_tu (dy_t·v_u - Δ_t),
      dq_t += scale Σ_u ds_tu k_u  (a warp per query),  dk_u += scale Σ_t ds_tu q_t,
-     dv_u += Σ_t p_tu dy_t  (a warp per key).  Query rows t >= len give 0, keys u >= len are masked. */
+     dv_u += Σ_t p_tu dy_t  (a warp per key).  Query rows t >= len give 0, keys u >= len are masked.
+   lt_attention_gqa runs the same kernels: q, k, v at their own row strides, query head h reading
+   kv head h/G, and the warp of key u of kv head j summing over its G query heads (no atomics). */
 #define LT__CU_DK 8
 __device__ float lt__cu_wsum(float v) {
     int o;
     for (o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
-struct lt__cu_att { int64_t B, T, C, H, D; float scale; const int32_t *lens; };
-/* row (b,h,t) of the warp, its length, and the head's base in qkv / y */
-__device__ int lt__cu_att_row(const lt__cu_att &a, int64_t *b, int64_t *h, int64_t *t, int64_t *len) {
+/* Where q, k, v are: row r (= b·T + t) of part w at p[w] + r·ld[w], head j at j·D (fused qkv: ld 3C,
+   k at +C, v at +2C; lt_attention_gqa: its q [B,T,H·D], k, v [B,T,Hkv·D]); query head h reads key/value
+   head h/G.  C is y's row (H·D). */
+struct lt__cu_att { int64_t B, T, C, H, D, G, ldq, ldkv; float scale; const int32_t *lens; };
+/* row (b,h,t) of the warp over nh heads, its length */
+__device__ int lt__cu_att_row(const lt__cu_att &a, int64_t nh, int64_t *b, int64_t *h, int64_t *t, int64_t *len) {
     int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    if (w >= a.B * a.H * a.T) return 0;
-    *t = w % a.T; *h = w / a.T % a.H; *b = w / (a.T * a.H);
+    if (w >= a.B * nh * a.T) return 0;
+    *t = w % a.T; *h = w / a.T % nh; *b = w / (a.T * nh);
     *len = a.lens ? a.lens[*b] : a.T;
     return 1;
 }
-__global__ void lt__k_attention(float *y, float *lse, const float *qkv, lt__cu_att a) {
-    int64_t b, h, t, len, u, C3 = 3 * a.C;
+__global__ void lt__k_attention(float *y, float *lse, const float *qp, const float *kp, const float *vp, lt__cu_att a) {
+    int64_t b, h, t, len, u;
     int lane = threadIdx.x & 31, k;
     float q[LT__CU_DK], acc[LT__CU_DK], m = -INFINITY, l = 0;
     const float *qr, *kb, *vb;
     float *yr;
-    if (!lt__cu_att_row(a, &b, &h, &t, &len)) return;
-    qr = qkv + (b * a.T + t) * C3 + h * a.D;
-    kb = qkv + b * a.T * C3 + a.C + h * a.D;
-    vb = kb + a.C;
+    if (!lt__cu_att_row(a, a.H, &b, &h, &t, &len)) return;
+    qr = qp + (b * a.T + t) * a.ldq + h * a.D;
+    kb = kp + b * a.T * a.ldkv + h / a.G * a.D;
+    vb = vp + b * a.T * a.ldkv + h / a.G * a.D;
     yr = y + (b * a.T + t) * a.C + h * a.D;
     for (k = 0; k < LT__CU_DK; k++) {
         int64_t d = lane + 32 * k;
@@ -1038,7 +1126,7 @@ __global__ void lt__k_attention(float *y, float *lse, const float *qkv, lt__cu_a
             float s = 0, mn, corr, p;
             for (k = 0; k < LT__CU_DK; k++) {
                 int64_t d = lane + 32 * k;
-                if (d < a.D) s += q[k] * kb[u * C3 + d];
+                if (d < a.D) s += q[k] * kb[u * a.ldkv + d];
             }
             s = lt__cu_wsum(s) * a.scale;
             mn = fmaxf(m, s);
@@ -1047,7 +1135,7 @@ __global__ void lt__k_attention(float *y, float *lse, const float *qkv, lt__cu_a
             l = l * corr + p;
             for (k = 0; k < LT__CU_DK; k++) {
                 int64_t d = lane + 32 * k;
-                acc[k] = acc[k] * corr + (d < a.D ? p * vb[u * C3 + d] : 0.0f);
+                acc[k] = acc[k] * corr + (d < a.D ? p * vb[u * a.ldkv + d] : 0.0f);
             }
             m = mn;
         }
@@ -1061,26 +1149,26 @@ __global__ void lt__k_attention(float *y, float *lse, const float *qkv, lt__cu_a
 __global__ void lt__k_attention_delta(float *delta, const float *y, const float *gy, lt__cu_att a) {
     int64_t b, h, t, len, d;
     float s = 0;
-    if (!lt__cu_att_row(a, &b, &h, &t, &len)) return;
+    if (!lt__cu_att_row(a, a.H, &b, &h, &t, &len)) return;
     for (d = threadIdx.x & 31; d < a.D; d += 32) s += y[(b * a.T + t) * a.C + h * a.D + d] * gy[(b * a.T + t) * a.C + h * a.D + d];
     s = lt__cu_wsum(s);
     if ((threadIdx.x & 31) == 0) delta[(b * a.H + h) * a.T + t] = s;
 }
 /* dq_t for the warp's query row */
-__global__ void lt__k_attention_dq(float *g, const float *qkv, const float *gy, const float *lse, const float *delta,
-                                   lt__cu_att a) {
-    int64_t b, h, t, len, u, C3 = 3 * a.C, row;
+__global__ void lt__k_attention_dq(float *gq, const float *qp, const float *kp, const float *vp, const float *gy,
+                                   const float *lse, const float *delta, lt__cu_att a) {
+    int64_t b, h, t, len, u, row;
     int lane = threadIdx.x & 31, k;
     float q[LT__CU_DK], dy[LT__CU_DK], dq[LT__CU_DK], L, Dt;
     const float *kb, *vb;
-    if (!lt__cu_att_row(a, &b, &h, &t, &len) || t >= len) return;
+    if (!lt__cu_att_row(a, a.H, &b, &h, &t, &len) || t >= len) return;
     row = (b * a.H + h) * a.T + t;
     L = lse[row]; Dt = delta[row];
-    kb = qkv + b * a.T * C3 + a.C + h * a.D;
-    vb = kb + a.C;
+    kb = kp + b * a.T * a.ldkv + h / a.G * a.D;
+    vb = vp + b * a.T * a.ldkv + h / a.G * a.D;
     for (k = 0; k < LT__CU_DK; k++) {
         int64_t d = lane + 32 * k;
-        q[k] = d < a.D ? qkv[(b * a.T + t) * C3 + h * a.D + d] : 0.0f;
+        q[k] = d < a.D ? qp[(b * a.T + t) * a.ldq + h * a.D + d] : 0.0f;
         dy[k] = d < a.D ? gy[(b * a.T + t) * a.C + h * a.D + d] : 0.0f;
         dq[k] = 0.0f;
     }
@@ -1088,7 +1176,7 @@ __global__ void lt__k_attention_dq(float *g, const float *qkv, const float *gy, 
         float s = 0, dp = 0, p, ds;
         for (k = 0; k < LT__CU_DK; k++) {
             int64_t d = lane + 32 * k;
-            if (d < a.D) { s += q[k] * kb[u * C3 + d]; dp += dy[k] * vb[u * C3 + d]; }
+            if (d < a.D) { s += q[k] * kb[u * a.ldkv + d]; dp += dy[k] * vb[u * a.ldkv + d]; }
         }
         s = lt__cu_wsum(s);
         dp = lt__cu_wsum(dp);
@@ -1096,86 +1184,125 @@ __global__ void lt__k_attention_dq(float *g, const float *qkv, const float *gy, 
         ds = p * (dp - Dt);
         for (k = 0; k < LT__CU_DK; k++) {
             int64_t d = lane + 32 * k;
-            if (d < a.D) dq[k] += ds * kb[u * C3 + d];
+            if (d < a.D) dq[k] += ds * kb[u * a.ldkv + d];
         }
     }
     for (k = 0; k < LT__CU_DK; k++) {
         int64_t d = lane + 32 * k;
-        if (d < a.D) g[(b * a.T + t) * C3 + h * a.D + d] += a.scale * dq[k];
+        if (d < a.D) gq[(b * a.T + t) * a.ldq + h * a.D + d] += a.scale * dq[k];
     }
 }
-/* dk_u, dv_u for the warp's key row u (the row index plays the key) */
-__global__ void lt__k_attention_dkv(float *g, const float *qkv, const float *gy, const float *lse, const float *delta,
-                                    lt__cu_att a) {
-    int64_t b, h, u, len, t, C3 = 3 * a.C;
+/* dk_u, dv_u for the warp's key row u of kv head j (the row index plays the key), summed over the G
+   query heads jG.. in order (gk or gv NULL: not wanted) */
+__global__ void lt__k_attention_dkv(float *gk, float *gv, const float *qp, const float *kp, const float *vp,
+                                    const float *gy, const float *lse, const float *delta, lt__cu_att a) {
+    int64_t b, j, u, len, t, i;
     int lane = threadIdx.x & 31, k;
     float kk[LT__CU_DK], vv[LT__CU_DK], dk[LT__CU_DK], dv[LT__CU_DK];
-    const float *qb;
-    const float *gb;
-    if (!lt__cu_att_row(a, &b, &h, &u, &len) || u >= len) return;
-    qb = qkv + b * a.T * C3 + h * a.D;
-    gb = gy + b * a.T * a.C + h * a.D;
+    if (!lt__cu_att_row(a, a.H / a.G, &b, &j, &u, &len) || u >= len) return;
     for (k = 0; k < LT__CU_DK; k++) {
         int64_t d = lane + 32 * k;
-        kk[k] = d < a.D ? qb[u * C3 + a.C + d] : 0.0f;
-        vv[k] = d < a.D ? qb[u * C3 + 2 * a.C + d] : 0.0f;
+        kk[k] = d < a.D ? kp[(b * a.T + u) * a.ldkv + j * a.D + d] : 0.0f;
+        vv[k] = d < a.D ? vp[(b * a.T + u) * a.ldkv + j * a.D + d] : 0.0f;
         dk[k] = dv[k] = 0.0f;
     }
-    for (t = u; t < len; t++) {
-        float s = 0, dp = 0, p, ds;
-        int64_t row = (b * a.H + h) * a.T + t;
-        for (k = 0; k < LT__CU_DK; k++) {
-            int64_t d = lane + 32 * k;
-            if (d < a.D) { s += qb[t * C3 + d] * kk[k]; dp += gb[t * a.C + d] * vv[k]; }
-        }
-        s = lt__cu_wsum(s);
-        dp = lt__cu_wsum(dp);
-        p = expf(s * a.scale - lse[row]);
-        ds = p * (dp - delta[row]);
-        for (k = 0; k < LT__CU_DK; k++) {
-            int64_t d = lane + 32 * k;
-            if (d < a.D) { dv[k] += p * gb[t * a.C + d]; dk[k] += ds * qb[t * C3 + d]; }
+    for (i = 0; i < a.G; i++) {
+        int64_t h = j * a.G + i;
+        const float *qb = qp + b * a.T * a.ldq + h * a.D, *gb = gy + b * a.T * a.C + h * a.D;
+        for (t = u; t < len; t++) {
+            float s = 0, dp = 0, p, ds;
+            int64_t row = (b * a.H + h) * a.T + t;
+            for (k = 0; k < LT__CU_DK; k++) {
+                int64_t d = lane + 32 * k;
+                if (d < a.D) { s += qb[t * a.ldq + d] * kk[k]; dp += gb[t * a.C + d] * vv[k]; }
+            }
+            s = lt__cu_wsum(s);
+            dp = lt__cu_wsum(dp);
+            p = expf(s * a.scale - lse[row]);
+            ds = p * (dp - delta[row]);
+            for (k = 0; k < LT__CU_DK; k++) {
+                int64_t d = lane + 32 * k;
+                if (d < a.D) { dv[k] += p * gb[t * a.C + d]; dk[k] += ds * qb[t * a.ldq + d]; }
+            }
         }
     }
     for (k = 0; k < LT__CU_DK; k++) {
         int64_t d = lane + 32 * k;
         if (d < a.D) {
-            g[(b * a.T + u) * C3 + a.C + h * a.D + d] += a.scale * dk[k];
-            g[(b * a.T + u) * C3 + 2 * a.C + h * a.D + d] += dv[k];
+            if (gk) gk[(b * a.T + u) * a.ldkv + j * a.D + d] += a.scale * dk[k];
+            if (gv) gv[(b * a.T + u) * a.ldkv + j * a.D + d] += dv[k];
         }
     }
 }
+/* the record's sizes: fused qkv (attention), or q, k, v apart (attention_gqa, Hkv = LT__GQA_HKV) */
 static int lt__cu_att_of(lt__node *nd, lt__cu_att *a) {
+    int gqa = nd->op == LT__OP(attention_gqa);
     a->B = LT__ATT_B(nd); a->T = LT__ATT_T(nd); a->C = LT__ATT_C(nd); a->H = LT__ATT_H(nd); a->D = a->C / a->H;
+    a->G = gqa ? a->H / LT__GQA_HKV(nd) : 1;
+    a->ldq = gqa ? a->C : 3 * a->C;
+    a->ldkv = gqa ? LT__GQA_HKV(nd) * a->D : 3 * a->C;
     a->scale = 1.0f / sqrtf((float)a->D);
     a->lens = nd->ids ? nd->ids_dev : NULL;
     if (a->D > 32 * LT__CU_DK) {
-        lt_set_error(nd->ctx, LT_ERR_ARG, "lt_attention%s%s on cuda: head size %lld: the CUDA kernel takes at most %d",
-                     nd->scope ? " in " : "", nd->scope ? nd->scope : "", (long long)a->D, 32 * LT__CU_DK);
+        lt_set_error(nd->ctx, LT_ERR_ARG, "%s%s%s on cuda: head size %lld: the CUDA kernel takes at most %d",
+                     gqa ? "lt_attention_gqa" : "lt_attention", nd->scope ? " in " : "", nd->scope ? nd->scope : "",
+                     (long long)a->D, 32 * LT__CU_DK);
         return 0;
     }
     return 1;
 }
 #define LT__CU_WARPS(rows) (unsigned)(((rows) * 32 + 255) / 256), 256
+/* forward from q, k, v (p[0..2]); backward adds into g[0..2] (NULL: not wanted) */
+static void lt__cu_att_fwd(lt__node *nd, const lt__cu_att *a, const float *const *p) {
+    lt__k_attention<<<LT__CU_WARPS(a->B * a->H * a->T), 0, LT__CU_STREAM(nd)>>>(nd->out->data, nd->save[0], p[0], p[1], p[2], *a);
+    LT__CU_LAUNCHED(nd->ctx, nd->op->name);
+}
+static void lt__cu_att_bwd(lt__node *nd, const lt__cu_att *a, const float *const *p, float *const *g) {
+    float *delta = (float *)lt__cu_alloc(nd->ctx, (size_t)(a->B * a->H * a->T) * sizeof(float));
+    if (!delta) return;
+    lt__k_attention_delta<<<LT__CU_WARPS(a->B * a->H * a->T), 0, LT__CU_STREAM(nd)>>>(delta, nd->out->data, nd->out->grad, *a);
+    if (g[0])
+        lt__k_attention_dq<<<LT__CU_WARPS(a->B * a->H * a->T), 0, LT__CU_STREAM(nd)>>>(g[0], p[0], p[1], p[2], nd->out->grad,
+                                                                                      nd->save[0], delta, *a);
+    if (g[1] || g[2])
+        lt__k_attention_dkv<<<LT__CU_WARPS(a->B * (a->H / a->G) * a->T), 0, LT__CU_STREAM(nd)>>>(
+            g[1], g[2], p[0], p[1], p[2], nd->out->grad, nd->save[0], delta, *a);
+    LT__CU_LAUNCHED(nd->ctx, nd->op->name);
+}
 static void lt__attention_fwd_cuda(lt__node *nd) {
     lt__cu_att a;
+    const float *p[3];
     if (!lt__cu_begin(nd) || !lt__cu_att_of(nd, &a)) return;
-    lt__k_attention<<<LT__CU_WARPS(a.B * a.H * a.T), 0, LT__CU_STREAM(nd)>>>(nd->out->data, nd->save[0],
-                                                                             lt__cu_data(nd->ctx, nd->in[0]), a);
-    LT__CU_LAUNCHED(nd->ctx, "attention");
+    p[0] = lt__cu_data(nd->ctx, nd->in[0]); p[1] = p[0] + a.C; p[2] = p[0] + 2 * a.C;
+    lt__cu_att_fwd(nd, &a, p);
 }
 static void lt__attention_bwd_cuda(lt__node *nd) {
     lt__cu_att a;
-    float *g, *delta;
-    const float *qkv;
-    if (!lt__cu_begin(nd) || !lt__cu_att_of(nd, &a) || !(g = lt__cu_grad(nd->ctx, nd->in[0]))) return;
-    delta = (float *)lt__cu_alloc(nd->ctx, (size_t)(a.B * a.H * a.T) * sizeof(float));
-    if (!delta) return;
-    qkv = lt__cu_data(nd->ctx, nd->in[0]);
-    lt__k_attention_delta<<<LT__CU_WARPS(a.B * a.H * a.T), 0, LT__CU_STREAM(nd)>>>(delta, nd->out->data, nd->out->grad, a);
-    lt__k_attention_dq<<<LT__CU_WARPS(a.B * a.H * a.T), 0, LT__CU_STREAM(nd)>>>(g, qkv, nd->out->grad, nd->save[0], delta, a);
-    lt__k_attention_dkv<<<LT__CU_WARPS(a.B * a.H * a.T), 0, LT__CU_STREAM(nd)>>>(g, qkv, nd->out->grad, nd->save[0], delta, a);
-    LT__CU_LAUNCHED(nd->ctx, "attention");
+    const float *p[3];
+    float *g[3];
+    if (!lt__cu_begin(nd) || !lt__cu_att_of(nd, &a) || !(g[0] = lt__cu_grad(nd->ctx, nd->in[0]))) return;
+    p[0] = lt__cu_data(nd->ctx, nd->in[0]); p[1] = p[0] + a.C; p[2] = p[0] + 2 * a.C;
+    g[1] = g[0] + a.C; g[2] = g[0] + 2 * a.C;
+    lt__cu_att_bwd(nd, &a, p, g);
+}
+/* attention_gqa: the same kernels on q, k, v apart; each kv head's dk, dv warp sums its G query heads */
+static void lt__attention_gqa_fwd_cuda(lt__node *nd) {
+    lt__cu_att a;
+    const float *p[3];
+    int w;
+    if (!lt__cu_begin(nd) || !lt__cu_att_of(nd, &a)) return;
+    for (w = 0; w < 3; w++) p[w] = lt__cu_data(nd->ctx, nd->in[w]);
+    lt__cu_att_fwd(nd, &a, p);
+}
+static void lt__attention_gqa_bwd_cuda(lt__node *nd) {
+    lt__cu_att a;
+    const float *p[3];
+    float *g[3];
+    int w;
+    if (!lt__cu_begin(nd) || !lt__cu_att_of(nd, &a)) return;
+    for (w = 0; w < 3; w++) { p[w] = lt__cu_data(nd->ctx, nd->in[w]); g[w] = lt__cu_grad(nd->ctx, nd->in[w]); }
+    if (lt_failed(nd->ctx) || (!g[0] && !g[1] && !g[2])) return;
+    lt__cu_att_bwd(nd, &a, p, g);
 }
 
 /* -- @@CUDA.losses  losses ----------------------------------------------------------------------- */

@@ -19,7 +19,7 @@ static void tc_batch(lt_rng *r, tc_step *s, int V) {
 /* The small GPT (V=64, ctx 16, 2 layers, 2 heads, C=32) on one B=2, T=16 batch (seed 1), in ctx;
    in and tg hold 32 tokens each. */
 static void tc_small_step(lt_ctx *ctx, tc_step *s, int32_t *in, int32_t *tg) {
-    lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
+    lt_gpt_config cfg = lt_gpt2_config(64, 16, 2, 2, 32);
     lt_rng r;
     s->g = lt_gpt_create(ctx, &cfg); s->B = 2; s->T = 16; s->in = in; s->tg = tg;
     lt_rng_seed(&r, 1);
@@ -30,7 +30,7 @@ static void tc_small_step(lt_ctx *ctx, tc_step *s, int32_t *in, int32_t *tg) {
    two_shapes); write the losses and return a checksum-free copy of the final weights. */
 static float *tc_train(int compiled, int two_shapes, float dropout, int steps, float *losses, lt_plan_cache **keep) {
     lt_ctx *ctx = lt_ctx_create(11);
-    lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
+    lt_gpt_config cfg = lt_gpt2_config(64, 16, 2, 2, 32);
     tc_step s;
     lt_optim *opt;
     lt_plan_cache *cache = NULL;
@@ -90,7 +90,7 @@ static void tc_equal_runs(const char *name, int two_shapes, float dropout) {
     t_check(same, nm, "eager and compiled losses differ (step %d: %.9g vs %.9g)", k - 1, k ? le[k - 1] : 0, k ? lc[k - 1] : 0);
     if (we && wc) {
         lt_ctx *c = lt_ctx_create(11);
-        lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.0f};
+        lt_gpt_config cfg = lt_gpt2_config(64, 16, 2, 2, 32);
         lt_gpt *g = lt_gpt_create(c, &cfg);
         n = (size_t)lt_gpt_num_params(g);
         lt_gpt_destroy(g);
@@ -172,7 +172,9 @@ static int tc_cli_run(const char *mode, char *loss_line, size_t cap, double *rss
     return pclose(pp) == 0 && ok && loss_line[0];
 }
 
+static void test_compile_llama(void);
 static void test_compile_all(void) {
+    test_compile_llama();
     if (!t_want("compile")) return;
     {   /* compiling records without running kernels, so it holds only the plan: less memory */
         char le[64], lc[64];
@@ -383,4 +385,92 @@ static void test_compile_all(void) {
         lt_plan_destroy(p);
         lt_ctx_destroy(ctx);
     }
+}
+
+/* ---- a Llama-style block (every op of issue 23): compiled plans replay eager steps to the bit ----- */
+/* x [2,13,24] -> RMSNorm -> q (4 heads of 6), k, v (2 kv heads) by linears without bias -> QK-norm
+   (RMSNorm per head, w [6]) -> RoPE (theta 1e4, pos0 3) -> GQA attention (lengths 13, 9) -> o_proj,
+   residual -> RMSNorm -> SwiGLU MLP (hidden 40) -> residual -> SiLU -> MSE against a target. */
+typedef struct { lt_tensor *w[12]; float x[2 * 13 * 24], tg[2 * 13 * 24]; int32_t len[2]; } tc_llama;
+static lt_tensor *tc_llama_step(lt_ctx *ctx, void *u) {
+    tc_llama *m = (tc_llama *)u;
+    int64_t s3[3] = {2, 13, 24}, sq[4] = {2, 13, 4, 6}, sk[4] = {2, 13, 2, 6}, sq3[3] = {2, 13, 24}, sk3[3] = {2, 13, 12};
+    lt_tensor *x = lt_tensor_from(ctx, m->x, 3, s3), *h, *q, *k, *v, *a, *x2, *mlp;
+    h = lt_rmsnorm(ctx, x, m->w[0], 1e-6f);
+    q = lt_linear(ctx, h, m->w[1], NULL);
+    k = lt_linear(ctx, h, m->w[2], NULL);
+    v = lt_linear(ctx, h, m->w[3], m->w[11]);
+    q = lt_reshape(ctx, lt_rmsnorm(ctx, lt_reshape(ctx, q, 4, sq), m->w[4], 1e-6f), 3, sq3);
+    k = lt_reshape(ctx, lt_rmsnorm(ctx, lt_reshape(ctx, k, 4, sk), m->w[5], 1e-6f), 3, sk3);
+    a = lt_attention_gqa(ctx, lt_rope(ctx, q, 4, 1e4f, 3), lt_rope(ctx, k, 2, 1e4f, 3), v, 4, 2, m->len);
+    x2 = lt_add(ctx, x, lt_linear(ctx, a, m->w[6], NULL));
+    h = lt_rmsnorm(ctx, x2, m->w[7], 1e-6f);
+    mlp = lt_linear(ctx, lt_swiglu(ctx, lt_linear(ctx, h, m->w[8], NULL), lt_linear(ctx, h, m->w[9], NULL)), m->w[10], NULL);
+    return lt_mse_loss(ctx, lt_silu(ctx, lt_add(ctx, x2, mlp)), lt_tensor_from(ctx, m->tg, 3, s3));
+}
+/* one context at precision prec: the eager loss and gradients, then the plan's (run twice) */
+static void tc_llama_case(lt_dtype prec, const char *tag) {
+    static const int64_t shapes[12][3] = {{1, 24}, {2, 24, 24}, {2, 12, 24}, {2, 12, 24}, {1, 6}, {1, 6},
+                                          {2, 24, 24}, {1, 24}, {2, 40, 24}, {2, 40, 24}, {2, 24, 40}, {1, 12}};
+    lt_ctx *ctx = lt_ctx_create(21);
+    tc_llama m;
+    lt_tensor *l;
+    lt_plan *p;
+    float loss_e = 0, loss_c[2] = {0, 0}, *ge;
+    size_t n, off;
+    int i, k, run, same[2] = {1, 1};
+    char nm[96];
+    for (i = 0; i < 12; i++) {
+        char pn[16];
+        snprintf(pn, sizeof pn, "w%d", i);
+        m.w[i] = lt_param(ctx, pn, (int)shapes[i][0], &shapes[i][1]);
+        lt_init_normal(ctx, m.w[i], i == 0 || i == 4 || i == 5 || i == 7 ? 1.0 : 0.0, 0.2);
+    }
+    for (i = 0; i < 2 * 13 * 24; i++) {
+        m.x[i] = 0.05f * (float)((i * 7) % 41) - 1.0f;
+        m.tg[i] = 0.03f * (float)((i * 5) % 23) - 0.3f;
+    }
+    m.len[0] = 13; m.len[1] = 9;
+    lt_set_precision(ctx, prec);
+    n = lt_params_count(ctx);
+    ge = (float *)malloc(n * sizeof(float));
+    l = tc_llama_step(ctx, &m);
+    loss_e = l ? lt_item(l) : 0.0f;
+    lt_backward(ctx, l);
+    for (i = 0, off = 0; i < 12; i++) { memcpy(ge + off, m.w[i]->grad, (size_t)m.w[i]->n * sizeof(float)); off += (size_t)m.w[i]->n; }
+    p = lt_compile(ctx, tc_llama_step, &m);
+    for (run = 0; run < 2; run++) {
+        lt_zero_grad(ctx);
+        if (p) lt_plan_run(p, &loss_c[run]);
+        for (i = 0, off = 0; i < 12; i++)
+            for (k = 0; k < m.w[i]->n; k++, off++) same[run] &= memcmp(&ge[off], &m.w[i]->grad[k], sizeof(float)) == 0;
+    }
+    snprintf(nm, sizeof nm, "compile/llama_block/%s", tag);
+    t_check(p && !lt_plan_is_eager(p) && !lt_failed(ctx) && loss_c[0] == loss_e && loss_c[1] == loss_e && same[0] && same[1],
+            nm, "loss eager %.9g, plan %.9g %.9g, gradients %s %s (%s; %s)", (double)loss_e, (double)loss_c[0],
+            (double)loss_c[1], same[0] ? "equal" : "differ", same[1] ? "equal" : "differ", p ? lt_plan_note(p) : "no plan",
+            lt_error(ctx));
+    if (p && getenv("LT_TEST_VERBOSE")) {
+        int over, alias, dx_on_x, j;
+        tc_in_place(p, &over, &alias, &dx_on_x);
+        printf("info %s: planned %zu of %zu bytes, %d fused groups, %d outputs over inputs, %d dx over dy:", nm,
+               lt_plan_bytes(p), lt_plan_naive_bytes(p), p->n_groups, over, alias);
+        for (j = 0; j < p->n; j++)
+            if (p->nodes[j].in[0] && !p->nodes[j].in[0]->is_param && p->nodes[j].out->grad &&
+                p->nodes[j].in[0]->grad == p->nodes[j].out->grad && !(p->nodes[j].op->flags & LT__VIEW))
+                printf(" %s", p->nodes[j].op->name);
+        printf("\n");
+    }
+    lt_plan_destroy(p);
+    free(ge);
+    lt_ctx_destroy(ctx);
+}
+static void test_compile_llama(void) {
+    if (!t_want("compile/llama_block")) return;
+    tc_llama_case(LT_F32, "f32");
+    tc_llama_case(LT_BF16, "bf16");
+    tc_llama_case(LT_F16, "f16");
+    setenv("LTRAIN_FUSE", "0", 1);
+    tc_llama_case(LT_F32, "f32_unfused");
+    unsetenv("LTRAIN_FUSE");
 }

@@ -115,6 +115,14 @@ static lt_tensor *f_ce_sum(lt_ctx *c, lt_tensor **x, void *u) {
 }
 static lt_tensor *f_attn(lt_ctx *c, lt_tensor **x, void *u) { return lt_attention(c, x[0], 4, u ? g_len : NULL); }
 static lt_tensor *f_dropout(lt_ctx *c, lt_tensor **x, void *u) { (void)u; return lt_dropout(c, x[0], 0.5f); }
+/* the Llama ops (issue 23) */
+static lt_tensor *f_rms(lt_ctx *c, lt_tensor **x, void *u) { return lt_rmsnorm(c, x[0], u ? NULL : x[1], 1e-6f); }
+static lt_tensor *f_silu(lt_ctx *c, lt_tensor **x, void *u) { (void)u; return lt_silu(c, lt_scale(c, x[0], 4.0f)); }
+static lt_tensor *f_swiglu(lt_ctx *c, lt_tensor **x, void *u) { (void)u; return lt_swiglu(c, lt_scale(c, x[0], 4.0f), x[1]); }
+static lt_tensor *f_rope(lt_ctx *c, lt_tensor **x, void *u) { (void)u; return lt_rope(c, x[0], 4, 1e4f, 7); }
+static lt_tensor *f_gqa(lt_ctx *c, lt_tensor **x, void *u) {
+    return lt_attention_gqa(c, x[0], x[1], x[2], 6, x[1]->shape[2] == 16 ? 1 : 2, u ? g_len : NULL);
+}
 
 static void test_ops(void) {
     static const int64_t s_ab[4][4] = {{3, 5, 6}, {5, 6}}, s_same[4][4] = {{7, 9}, {7, 9}}, s_one[4][4] = {{4, 33, 7}};
@@ -153,6 +161,18 @@ static void test_ops(void) {
     check_case("cuda/cross_entropy_sum", LT_F32, 0, 1e-5, 1, nd2, s_ce, f_ce_sum, NULL);
     check_case("cuda/attention", LT_F32, 0, 1e-5, 1, nd1, s_att, f_attn, NULL);
     check_case("cuda/attention-lengths", LT_F32, 0, 1e-5, 1, nd1, s_att2, f_attn, g_len);
+    {
+        static const int64_t s_rms[4][4] = {{2, 9, 77}, {77}}, s_sw[4][4] = {{4, 33, 7}, {4, 33, 7}}, s_rope[4][4] = {{2, 9, 64}};
+        static const int64_t s_gqa[4][4] = {{3, 130, 96}, {3, 130, 32}, {3, 130, 32}}, s_mqa[4][4] = {{2, 70, 96}, {2, 70, 16}, {2, 70, 16}};
+        static const int ndrms[4] = {3, 1}, nd33[4] = {3, 3}, nd333[4] = {3, 3, 3};
+        check_case("cuda/rmsnorm", LT_F32, 0, 1e-5, 2, ndrms, s_rms, f_rms, NULL);
+        check_case("cuda/rmsnorm-noweight", LT_F32, 0, 1e-5, 1, ndrms, s_rms, f_rms, g_len);
+        check_case("cuda/silu", LT_F32, 0, 1e-5, 1, nd1, s_one, f_silu, NULL);
+        check_case("cuda/swiglu", LT_F32, 0, 1e-5, 2, nd33, s_sw, f_swiglu, NULL);
+        check_case("cuda/rope", LT_F32, 0, 1e-5, 1, nd1, s_rope, f_rope, NULL);
+        check_case("cuda/attention_gqa-lengths", LT_F32, 0, 1e-5, 3, nd333, s_gqa, f_gqa, g_len);
+        check_case("cuda/attention_gqa-mqa", LT_F32, 0, 1e-5, 3, nd333, s_mqa, f_gqa, NULL);
+    }
     check_case("cuda/linear", LT_F32, 0, 1e-5, 3, ndlin, s_lin, f_linear, NULL);
     check_case("cuda/conv1d", LT_F32, 0, 1e-5, 3, ndconv, s_conv, f_conv1d, NULL);
     check_case("cuda/linear-tf32", LT_F32, 1, 5e-3, 3, ndlin, s_lin, f_linear, NULL);

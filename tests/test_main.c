@@ -9,6 +9,7 @@
 
 #include "test_core.c"   /* context, errors, tensors, tape, gradcheck */
 #include "test_ops.c"    /* every op against PyTorch references + gradcheck */
+#include "test_llama_ops.c" /* RMSNorm, RoPE, SiLU, SwiGLU, grouped-query attention against PyTorch */
 #include "test_gemm.c"   /* every sgemm kernel against a double-precision loop */
 #include "test_optim.c"  /* AdamW, SGD, schedules, clipping against PyTorch */
 #include "test_optim2.c" /* Lion, AdEMAMix, Muon, SOAP against PyTorch */
@@ -24,6 +25,7 @@
 #include "test_device.c" /* the device API on the host (CUDA kernels: tests/test_cuda.c) */
 #include "test_null.c"   /* every public function with NULL for its context or object */
 #include "test_lessons.c" /* the lessons refuse flags that are not numbers in range */
+#include "test_llama.c"  /* Llama-style models: config, transformers interop, checkpoints, train_gpt --arch llama */
 
 int main(int argc, char **argv) {
     if (argc > 1) t_only = argv[1];
@@ -31,6 +33,7 @@ int main(int argc, char **argv) {
     mkdir(t_tmp_dir(), 0755);
     test_core_all();
     test_ops_all();
+    test_llama_ops_all();
     test_gemm_all();
     test_optim_all();
     test_optim2_all();
@@ -46,6 +49,7 @@ int main(int argc, char **argv) {
     test_device_all();
     test_null_all();
     test_lessons_all();
+    test_llama_all();
     printf("%d passed, %d failed, %d skipped\n", t_passed, t_failed, t_skipped);
     return t_failed ? 1 : 0;
 }

@@ -590,7 +590,7 @@ static void tp_att16_sources(void) {
             if (o) {
                 if (o->node) {
                     lt__att_src a = lt__att_src_of(o->node, 1);
-                    how[k] = a.h ? 0 : a.round ? 1 : 2;
+                    how[k] = a.h[0] ? 0 : a.round ? 1 : 2;
                 }
                 y[k] = (float *)malloc((size_t)o->n * sizeof(float));
                 memcpy(y[k], o->data, (size_t)o->n * sizeof(float));
@@ -617,7 +617,7 @@ static lt_tensor *tp_loss(lt_ctx *ctx, void *u) {
    plan's bytes in *bytes. */
 static float *tp_train(lt_dtype prec, int compiled, int steps, float *losses, size_t *bytes) {
     lt_ctx *ctx = lt_ctx_create(21);
-    lt_gpt_config cfg = {64, 32, 2, 2, 32, 0.0f};
+    lt_gpt_config cfg = lt_gpt2_config(64, 32, 2, 2, 32);
     tp_step s;
     lt_optim *opt;
     lt_plan *plan = NULL;
@@ -679,7 +679,7 @@ static void tp_compile(void) {
     we = tp_train(LT_BF16, 0, STEPS, le, NULL);
     wc = tp_train(LT_BF16, 1, STEPS, lc, &b16);
     tmp = lt_ctx_create(21);
-    { lt_gpt_config cfg = {64, 32, 2, 2, 32, 0.0f}; lt_gpt *g = lt_gpt_create(tmp, &cfg); nw = lt_params_count(tmp); lt_gpt_destroy(g); }
+    { lt_gpt_config cfg = lt_gpt2_config(64, 32, 2, 2, 32); lt_gpt *g = lt_gpt_create(tmp, &cfg); nw = lt_params_count(tmp); lt_gpt_destroy(g); }
     lt_ctx_destroy(tmp);
     same = we && wc && !memcmp(le, lc, sizeof le) && !memcmp(we, wc, nw * sizeof(float));
     for (k = 0; k < STEPS && le[k] == lc[k]; k++) {}
@@ -702,7 +702,7 @@ static void tp_compile(void) {
 /* The loss scaler in a training checkpoint: saved, restored exactly, a damaged one rejected. */
 static void tp_checkpoint(void) {
     lt_ctx *ctx = lt_ctx_create(3);
-    lt_gpt_config cfg = {32, 8, 1, 2, 16, 0.0f};
+    lt_gpt_config cfg = lt_gpt2_config(32, 8, 1, 2, 16);
     lt_gpt *g = lt_gpt_create(ctx, &cfg);
     lt_optim *opt = lt_adamw_create(ctx, lt_gpt_params(g), lt_adamw_defaults());
     lt_scaler a = lt_scaler_defaults(), b = lt_scaler_defaults();
@@ -744,6 +744,155 @@ static void tp_checkpoint(void) {
     lt_ctx_destroy(ctx);
 }
 
+/* ---- the Llama ops at 16-bit precision (lt_rmsnorm, lt_swiglu, lt_attention_gqa, lt_rope, lt_silu) ---- */
+/* One op at precision prec on float32 inputs xs (n_in of them, shapes sh: ndim, dims), gradient
+   of sum(y·R) (R fixed); returns y then each input's gradient, concatenated (NULL on failure).
+   *rec: how many 16-bit values the record keeps for backward (save[1], swiglu16's save[0]; -1 when
+   its backward reads float32 values). */
+static float *tp_llama_run(lt_dtype prec, const char *op, int n_in, const int64_t sh[3][4], float *const *xs,
+                           int threads, int64_t *n_out, int64_t *rec) {
+    lt_ctx *ctx = lt_ctx_create(3);
+    lt_tensor *x[3] = {NULL, NULL, NULL}, *y = NULL, *R;
+    float *res = NULL;
+    int64_t n, off, i;
+    int k;
+    lt_set_threads(threads);
+    for (k = 0; k < n_in; k++) {
+        char pn[16];
+        snprintf(pn, sizeof pn, "x%d", k);
+        x[k] = lt_param(ctx, pn, (int)sh[k][0], &sh[k][1]);
+        memcpy(x[k]->data, xs[k], (size_t)x[k]->n * sizeof(float));
+    }
+    lt_set_precision(ctx, prec);
+    if (!strcmp(op, "rmsnorm")) y = lt_rmsnorm(ctx, lt_scale(ctx, x[0], 1.0f), x[1], 1e-6f);
+    else if (!strcmp(op, "swiglu")) y = lt_swiglu(ctx, x[0], x[1]);
+    else if (!strcmp(op, "gqa")) y = lt_attention_gqa(ctx, x[0], x[1], x[2], 6, 2, NULL);
+    else if (!strcmp(op, "gqa_mha")) y = lt_attention_gqa(ctx, x[0], x[1], x[2], 2, 2, NULL);
+    else if (!strcmp(op, "attention")) y = lt_attention(ctx, x[0], 2, NULL);
+    else if (!strcmp(op, "rope")) y = lt_rope(ctx, x[0], 4, 1e4f, 5);
+    else if (!strcmp(op, "silu")) y = lt_silu(ctx, x[0]);
+    lt_set_precision(ctx, LT_F32);
+    if (y) {
+        const lt__node *nd = y->node;
+        *rec = !nd || nd->op->reads ? -1 : 2 * (nd->op == LT__OP(swiglu16) ? nd->n_save[0] : nd->n_save[1]);
+        R = lt_tensor_new(ctx, y->ndim, y->shape);
+        for (i = 0; R && i < y->n; i++) R->data[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
+        n = y->n;
+        for (k = 0; k < n_in; k++) n += x[k]->n;
+        res = (float *)malloc((size_t)n * sizeof(float));
+        memcpy(res, y->data, (size_t)y->n * sizeof(float));
+        if (lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, y, R))) == LT_OK) {
+            for (k = 0, off = y->n; k < n_in; k++) { memcpy(res + off, x[k]->grad, (size_t)x[k]->n * sizeof(float)); off += x[k]->n; }
+            *n_out = n;
+        } else { free(res); res = NULL; }
+    }
+    if (lt_failed(ctx)) { printf("     tp_llama_run %s: %s\n", op, lt_error(ctx)); free(res); res = NULL; }
+    lt_ctx_destroy(ctx);
+    return res;
+}
+
+static void tp_llama16(void) {
+    static const int64_t sh_rms[3][4] = {{2, 40, 300}, {1, 300}}, sh_sw[3][4] = {{2, 50, 700}, {2, 50, 700}};
+    static const int64_t sh_gqa[3][4] = {{3, 2, 130, 96}, {3, 2, 130, 32}, {3, 2, 130, 32}};
+    static const int64_t sh_mha[3][4] = {{3, 1, 70, 32}, {3, 1, 70, 32}, {3, 1, 70, 32}}, sh_qkv[3][4] = {{3, 1, 70, 96}};
+    static const int64_t sh_rope[3][4] = {{3, 2, 9, 64}};
+    float *buf[3], *rbuf[3], *fused;
+    int64_t i, k, n32, n16, rec = 0, rec32 = 0;
+    int pi, base = lt_get_threads();
+    lt_rng r;
+    char nm[96];
+    if (!t_want("precision/llama16")) return;
+    lt_rng_seed(&r, 23);
+    for (k = 0; k < 3; k++) {
+        buf[k] = (float *)malloc(35000 * sizeof(float));
+        rbuf[k] = (float *)malloc(35000 * sizeof(float));
+        for (i = 0; i < 35000; i++) buf[k][i] = (float)(lt_rng_normal(&r) * 1.5);
+    }
+    fused = (float *)malloc(70 * 96 * sizeof(float));
+    for (pi = 0; pi < 2; pi++) {
+        lt_dtype p = pi ? LT_F16 : LT_BF16;
+        const char *pn = lt_precision_name(p);
+        float *a, *b, *c;
+        double e, tol = p == LT_F16 ? 1e-3 : 8e-3, gmax = 0;
+        for (k = 0; k < 3; k++) lt_round_to_precision(p, buf[k], rbuf[k], 35000);
+        /* rmsnorm16: layernorm16's rule (y as float32's; x̂ in 16 bits moves the gradients) */
+        a = tp_llama_run(LT_F32, "rmsnorm", 2, sh_rms, buf, 1, &n32, &rec32);
+        b = tp_llama_run(p, "rmsnorm", 2, sh_rms, buf, 1, &n16, &rec);
+        snprintf(nm, sizeof nm, "precision/llama16/rmsnorm16_%s", pn);
+        t_check(a && b && rec == 40 * 300 && !memcmp(a, b, 40 * 300 * sizeof(float)), nm,
+                "y differs from rmsnorm's, or the record does not keep x̂ in 16 bits (%lld 16-bit values)", (long long)rec);
+        e = a && b ? tp_normwise(b + 40 * 300, a + 40 * 300, 40 * 300) : 1;
+        snprintf(nm, sizeof nm, "precision/llama16/rmsnorm16_%s/dx", pn);
+        t_check(e < tol, nm, "normwise error %.3g (tol %.3g)", e, tol);
+        e = a && b ? tp_normwise(b + 2 * 40 * 300, a + 2 * 40 * 300, 300) : 1;
+        snprintf(nm, sizeof nm, "precision/llama16/rmsnorm16_%s/dw", pn);
+        t_check(e < tol, nm, "normwise error %.3g (tol %.3g)", e, tol);
+        free(a); free(b);
+        /* swiglu16 = round16(round16(silu(g16))·u16); gradients: swiglu's at (g16, u16) */
+        a = tp_llama_run(LT_F32, "swiglu", 2, sh_sw, rbuf, 1, &n32, &rec32);
+        b = tp_llama_run(p, "swiglu", 2, sh_sw, buf, 1, &n16, &rec);
+        c = NULL;
+        if (a && b) {   /* the forward's formula by hand, on the float32 silu */
+            lt_ctx *ctx = lt_ctx_create(1);
+            lt_tensor *g = lt_tensor_from(ctx, rbuf[0], 2, &sh_sw[0][1]), *s = lt_silu(ctx, g);
+            c = (float *)malloc(35000 * sizeof(float));
+            lt_round_to_precision(p, s->data, c, 35000);
+            for (i = 0; i < 35000; i++) c[i] *= rbuf[1][i];
+            lt_round_to_precision(p, c, c, 35000);
+            lt_ctx_destroy(ctx);
+        }
+        snprintf(nm, sizeof nm, "precision/llama16/swiglu16_%s", pn);
+        t_check(c && rec == 2 * 35000 && !memcmp(b, c, 35000 * sizeof(float)), nm,
+                "y is not round16(round16(silu(g16))·u16), or the record does not keep g16, u16 (%lld 16-bit values)", (long long)rec);
+        e = a && b ? tp_normwise(b + 35000, a + 35000, 2 * 35000) : 1;
+        snprintf(nm, sizeof nm, "precision/llama16/swiglu16_%s/grads", pn);
+        t_check(e < 1e-6, nm, "normwise error %.3g against swiglu's gradients at (g16, u16) (tol 1e-6)", e);
+        free(a); free(b); free(c);
+        /* attention_gqa16: the float32 op on 16-bit q, k, v, y rounded; gradients within a few roundings */
+        a = tp_llama_run(LT_F32, "gqa", 3, sh_gqa, rbuf, 1, &n32, &rec32);
+        b = tp_llama_run(p, "gqa", 3, sh_gqa, rbuf, 1, &n16, &rec);
+        c = tp_llama_run(p, "gqa", 3, sh_gqa, buf, 4, &n16, &rec32);
+        if (a) lt_round_to_precision(p, a, a, 2 * 130 * 96);
+        snprintf(nm, sizeof nm, "precision/llama16/attention_gqa16_%s", pn);
+        t_check(a && b && rec == 2 * (2 * 130 * 96 + 2 * 130 * 32) && !memcmp(a, b, 2 * 130 * 96 * sizeof(float)), nm,
+                "y is not the float32 op's y rounded, or the record lacks its 16-bit copies (%lld 16-bit values)", (long long)rec);
+        for (i = 2 * 130 * 96; a && i < n32; i++) gmax = fabs(a[i]) > gmax ? fabs(a[i]) : gmax;
+        snprintf(nm, sizeof nm, "precision/llama16/attention_gqa16_%s/grads", pn);
+        if (a && b) t_close(nm, b + 2 * 130 * 96, a + 2 * 130 * 96, n32 - 2 * 130 * 96, 4.0 * (pi ? 1.0 / 2048 : 1.0 / 256) * gmax, 0.0);
+        else t_check(0, nm, "a run failed");
+        snprintf(nm, sizeof nm, "precision/llama16/attention_gqa16_%s/rounds_input_threads", pn);
+        t_check(b && c && !memcmp(b, c, (size_t)n16 * sizeof(float)), nm,
+                "float32 inputs on 4 threads differ from 16-bit inputs on 1");
+        free(a); free(b); free(c);
+        /* Hkv = H: attention_gqa16 on q, k, v is attention16 on the fused qkv, to the bit */
+        for (i = 0; i < 70; i++)
+            for (k = 0; k < 3; k++) memcpy(fused + i * 96 + k * 32, buf[k] + i * 32, 32 * sizeof(float));
+        a = tp_llama_run(p, "gqa_mha", 3, sh_mha, buf, 1, &n16, &rec);
+        b = tp_llama_run(p, "attention", 1, sh_qkv, &fused, 1, &n32, &rec32);
+        for (i = 0, k = 1; a && b && i < 70 && k; i++) {
+            int j;
+            for (j = 0; j < 3; j++) k &= !memcmp(a + 70 * 32 + j * 70 * 32 + i * 32, b + 70 * 32 + i * 96 + j * 32, 32 * sizeof(float));
+        }
+        snprintf(nm, sizeof nm, "precision/llama16/attention_gqa16_%s/equals_attention16", pn);
+        t_check(a && b && k && !memcmp(a, b, 70 * 32 * sizeof(float)), nm, "y or the gradients differ from attention16's");
+        free(a); free(b);
+        /* rope and silu: float32 arithmetic at any precision */
+        a = tp_llama_run(LT_F32, "rope", 1, sh_rope, buf, 1, &n32, &rec32);
+        b = tp_llama_run(p, "rope", 1, sh_rope, buf, 1, &n16, &rec);
+        snprintf(nm, sizeof nm, "precision/llama16/rope_%s", pn);
+        t_check(a && b && n16 == n32 && !memcmp(a, b, (size_t)n32 * sizeof(float)), nm, "differs from float32 rope");
+        free(a); free(b);
+        a = tp_llama_run(LT_F32, "silu", 1, sh_sw, buf, 1, &n32, &rec32);
+        b = tp_llama_run(p, "silu", 1, sh_sw, buf, 1, &n16, &rec);
+        snprintf(nm, sizeof nm, "precision/llama16/silu_%s", pn);
+        t_check(a && b && n16 == n32 && !memcmp(a, b, (size_t)n32 * sizeof(float)), nm, "differs from float32 silu");
+        free(a); free(b);
+    }
+    lt_set_threads(base);
+    for (k = 0; k < 3; k++) { free(buf[k]); free(rbuf[k]); }
+    free(fused);
+}
+
 static void test_precision_all(void) {
     tp_api();
     tp_round_large();
@@ -756,6 +905,7 @@ static void test_precision_all(void) {
     tp_head16();
     tp_gelu_share();
     tp_att16_sources();
+    tp_llama16();
     tp_compile();
     tp_checkpoint();
 }

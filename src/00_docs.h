@@ -15,7 +15,7 @@
      @@OPTIONS  compile-time knobs (LTRAIN_DEF, LTRAIN_MALLOC, LTRAIN_CBLAS, ...)    00_docs.h
      @@API      public declarations: context, tensors, ops, tape, compile, nn,      01_api.h
                 losses, optimizers, schedules, clipping, mixed precision, data,
-                checkpoints, plots, dist
+                tokenizers, checkpoints, plots, dist
      -- implementation (under LTRAIN_IMPLEMENTATION) --
      @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes      02_core.h
                 @@CORE.cpu @@CORE.arena @@CORE.device @@CORE.errors @@CORE.threads @@CORE.rng @@CORE.context
@@ -60,6 +60,8 @@
                 @@DATA.files @@DATA.loader
      @@DATA     (continued) sequences, buckets, length schedule (lt_len_*)          18_data_seq.h
                 @@DATA.seq @@DATA.buckets @@DATA.len_schedule @@DATA.restarts
+     @@TOK      tokenizers: byte-level BPE (GPT-2, Llama-3, Qwen2), encode/decode   18_data_tok.h
+                @@TOK.utf8 @@TOK.pretok @@TOK.json @@TOK.load @@TOK.encode @@TOK.decode
      @@CKPT     safetensors read/write                                              19_ckpt.h
                 @@CKPT.json @@CKPT.read @@CKPT.write @@CKPT.config
      @@TRAIN    training helpers: GPT checkpoints (Hugging Face names), training    20_train.h

@@ -892,6 +892,74 @@ LTRAIN_DEF int lt_restarts(int n, uint64_t base_seed, lt_restart_fn fn, void *us
 /* The table (seed, val loss, the chosen one marked) and the spread: min, max, mean, std. */
 LTRAIN_DEF void lt_restarts_print(FILE *f, int n, const uint64_t *seeds, const double *val, int best);
 
+/* ---- tokenizers: byte-level BPE (GPT-2, Llama-3, Qwen2 style) ------------------------------ */
+/* Text to token ids and back, equal to tiktoken and Hugging Face tokenizers (tests/test_tok.c).
+   Encoding: the text is cut at special-token strings (only with LT_TOK_SPECIAL), each stretch is
+   cut into pre-tokens by the tokenizer's pattern (lt_pretok_next), and each pre-token's bytes are
+   merged by BPE: start from one token per byte, merge the adjacent pair of lowest merge rank (the
+   leftmost of equal ones) until no pair has a rank.
+   Invalid UTF-8 in the text is not an error: each byte of an invalid sequence counts as one
+   character of no class (like punctuation) for the pattern, and BPE gives it its byte's token,
+   so decode(encode(x)) == x for every byte string x.
+   The pattern's classes \p{L}, \p{N} follow Unicode as the PyPI regex module defines it
+   (tests/ref/gen_tok_tables.py); \s is Unicode White_Space.  Characters assigned in Unicode
+   versions the reference tokenizers do not know yet may be classed differently there.
+   A tokenizer is read-only after loading except for its cache of encoded pre-tokens: one
+   lt_tokenizer must not encode from two threads at once (load one per thread). */
+typedef struct lt_tokenizer lt_tokenizer;
+/* The pre-tokenizer patterns, written out in C (no regex library):
+     LT_PRETOK_GPT2    's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+     LT_PRETOK_CL100K  (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+                       ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+   (cl100k_base, Llama-3)
+     LT_PRETOK_QWEN2   the same with \p{N} for \p{N}{1,3} (Qwen2: one digit per pre-token) */
+typedef enum { LT_PRETOK_GPT2 = 1, LT_PRETOK_CL100K, LT_PRETOK_QWEN2 } lt_pretok;
+#define LT_TOK_SPECIAL 1   /* lt_tok_encode: special-token strings in the text become their ids
+                              (tiktoken's allowed_special="all", HF's encode); without it they are
+                              plain text (tiktoken's encode_ordinary) */
+/* GPT-2's encoder.json (token -> id) and vocab.bpe (merges, rank = line order) as published;
+   "<|endoftext|>" is its special token.  Errors name the file, the line or token, and the value. */
+LTRAIN_DEF lt_tokenizer *lt_tok_load_gpt2(lt_ctx *ctx, const char *encoder_json, const char *vocab_bpe);
+/* The same from memory (copied nowhere: the tokenizer keeps what it needs); label names the
+   source in error messages. */
+LTRAIN_DEF lt_tokenizer *lt_tok_parse_gpt2(lt_ctx *ctx, const void *encoder_json, size_t enc_size,
+                                           const void *vocab_bpe, size_t bpe_size, const char *label);
+/* A Hugging Face tokenizer.json of a byte-level BPE model: model.type "BPE" with vocab and merges
+   ("a b" strings or ["a", "b"] pairs), ignore_merges; pre_tokenizer ByteLevel (use_regex: the
+   GPT-2 pattern) or a Sequence of a Split on one of the patterns above and a ByteLevel; added_tokens
+   are the special tokens.  Refused with a message: other models and pre-tokenizers, a normalizer,
+   add_prefix_space, byte_fallback, subword prefixes/suffixes.  The post-processor is not applied
+   (as HF's encode(add_special_tokens=False)). */
+LTRAIN_DEF lt_tokenizer *lt_tok_load_json(lt_ctx *ctx, const char *tokenizer_json);
+LTRAIN_DEF lt_tokenizer *lt_tok_parse_json(lt_ctx *ctx, const void *buf, size_t size, const char *label);
+LTRAIN_DEF void lt_tok_free(lt_tokenizer *tk);
+/* Encodes n bytes of text; writes the first min(count, cap) ids to out (NULL with cap 0 only
+   counts) and returns the count, or -1 on an error (tk's context says why).  A text of n bytes
+   gives at most n ids, so cap = n is always enough. */
+LTRAIN_DEF int64_t lt_tok_encode(lt_tokenizer *tk, const char *text, size_t n, int flags, int32_t *out, int64_t cap);
+/* Decodes n ids to their bytes (special tokens as their text); writes the first min(size, cap)
+   bytes to out (no NUL added; NULL with cap 0 only measures) and returns the size, or -1 when an
+   id is out of range or has no token (the message names it and its position). */
+LTRAIN_DEF int64_t lt_tok_decode(const lt_tokenizer *tk, const int32_t *ids, int64_t n, char *out, size_t cap);
+LTRAIN_DEF int32_t lt_tok_vocab_size(const lt_tokenizer *tk);          /* largest id + 1; 0 for NULL */
+LTRAIN_DEF int32_t lt_tok_special(const lt_tokenizer *tk, const char *s); /* id of a special token, or -1 */
+/* The bytes of token id (not NUL-terminated; *len set), or NULL when id has no token. */
+LTRAIN_DEF const char *lt_tok_token(const lt_tokenizer *tk, int32_t id, size_t *len);
+/* The id of the token with these exact bytes (special tokens included), or -1. */
+LTRAIN_DEF int32_t lt_tok_lookup(const lt_tokenizer *tk, const char *bytes, size_t len);
+/* The token merging a and b and *rank its merge rank (NULL: not wanted), or -1 when no merge. */
+LTRAIN_DEF int32_t lt_tok_merge(const lt_tokenizer *tk, int32_t a, int32_t b, int32_t *rank);
+LTRAIN_DEF int32_t lt_tok_num_merges(const lt_tokenizer *tk);
+LTRAIN_DEF lt_pretok lt_tok_pattern(const lt_tokenizer *tk);
+LTRAIN_DEF size_t lt_tok_memory(const lt_tokenizer *tk);              /* bytes it holds */
+/* The length in bytes (>= 1) of the pre-token at the start of text[0..n), by pattern p; 0 when
+   n is 0 or p unknown.  Cutting a text: for (i = 0; i < n; i += k) k = lt_pretok_next(p, s+i, n-i). */
+LTRAIN_DEF size_t lt_pretok_next(lt_pretok p, const char *text, size_t n);
+/* GPT-2's byte-level alphabet: the printable character standing for each byte in vocabulary
+   files (bytes 0x21-0x7e, 0xa1-0xac, 0xae-0xff stand for themselves, the others for U+0100..),
+   and back (-1 for a character outside the alphabet). */
+LTRAIN_DEF uint32_t lt_tok_byte_char(int byte);
+LTRAIN_DEF int lt_tok_char_byte(uint32_t cp);
+
 /* ---- GPT checkpoints and training state ------------------------------------------------------ */
 /* Weights as safetensors with Hugging Face GPT-2 names (F32), metadata n_layer, n_head, n_embd,
    n_ctx, vocab_size.  Written to a temporary file, fsynced and renamed. */

@@ -17,6 +17,7 @@
 #include "test_gpt.c"    /* GPT-2 against PyTorch, training, accumulation, resume */
 #include "test_compile.c" /* compiled plans against eager steps, shape cache, fallback */
 #include "test_seq.c"    /* variable-length sequences, buckets, length schedule, restarts */
+#include "test_tok.c"    /* tokenizers: pre-tokenizer, BPE encode/decode against tiktoken and HF */
 #include "test_amp.c"    /* fp16/bf16 conversions against PyTorch, SIMD kernels, loss scaler */
 #include "test_plot.c"   /* the SVG writer: well-formed, ticks, NaN, degenerate series */
 #include "test_harden.c" /* malformed corpus, exact resume in every mode, saves, non-finite values */
@@ -41,6 +42,7 @@ int main(int argc, char **argv) {
     test_gpt_all();
     test_compile_all();
     test_seq_all();
+    test_tok_all();
     test_amp_all();
     test_plot_all();
     test_harden_all();

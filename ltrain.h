@@ -10782,7 +10782,7 @@ static int lt__st_write_data(FILE *f, const lt__stw_tensor *x) {
 
 /* Where a writer may put its file (lt_dest_check).  Returns 1 with *target (LT__MALLOC'd) the path
    to write: path itself, or the regular file a symbolic link at path points to (the target is
-   written, the link stays); else 0 with why (cap bytes) saying what path is.  A node is judged
+   written, the link stays); else 0 with why (cap bytes) saying what path is (-1: out of memory).  A node is judged
    by lstat: a missing path or a regular file passes; LT_DEST_STREAM also passes character
    devices and FIFOs, which a stream writes into and never replaces. */
 #if !defined(_WIN32)
@@ -10835,14 +10835,15 @@ static int lt__dest(const char *path, lt_dest_mode mode, char **target, char *wh
     n = strlen(use);
     *target = (char *)LT__MALLOC(n + 1);
     if (*target) memcpy(*target, use, n + 1);
-    else snprintf(why, cap, "out of memory");
+    else snprintf(why, cap, "\"%.300s\": out of memory", path);
     free(real);   /* realpath's memory comes from malloc, not LT__MALLOC */
-    return *target != NULL;
+    return *target ? 1 : -1;
 }
 
 LTRAIN_DEF lt_status lt_dest_check(lt_ctx *ctx, const char *path, lt_dest_mode mode) {
     char why[900], *target;
-    if (!lt__dest(path, mode, &target, why, sizeof why)) return lt_set_error(ctx, LT_ERR_ARG, "%s", why);
+    int d = lt__dest(path, mode, &target, why, sizeof why);
+    if (d <= 0) return lt_set_error(ctx, d < 0 ? LT_ERR_NOMEM : LT_ERR_ARG, "%s", why);
     LT__FREE(target);
     return LT_OK;
 }
@@ -10863,8 +10864,8 @@ LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path) {
                             "lt_st_add_meta on this writer failed", path);
     {   /* a device, FIFO, directory..: refused; a symbolic link: its target is written */
         char why[900];
-        if (!lt__dest(path, LT_DEST_REPLACE, &target, why, sizeof why))
-            return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_save: %s", why);
+        int d = lt__dest(path, LT_DEST_REPLACE, &target, why, sizeof why);
+        if (d <= 0) return lt_set_error(w->ctx, d < 0 ? LT_ERR_NOMEM : LT_ERR_ARG, "lt_st_save: %s", why);
         path = target;
     }
     memset(&h, 0, sizeof h);
@@ -11954,7 +11955,8 @@ LTRAIN_DEF lt_status lt_plot_save(lt_plot *p, const char *path) {
     if (p->status != LT_OK) return p->status;
     if (!path || !path[0]) return lt__plot_fail(p, LT_ERR_ARG, "lt_plot_save: no path given");
     /* a device, FIFO, directory..: refused; a symbolic link: its target is written (@@CKPT) */
-    if (!lt__dest(path, LT_DEST_REPLACE, &target, why, sizeof why)) return lt__plot_fail(p, LT_ERR_ARG, "lt_plot_save: %s", why);
+    if ((i = lt__dest(path, LT_DEST_REPLACE, &target, why, sizeof why)) <= 0)
+        return lt__plot_fail(p, i < 0 ? LT_ERR_NOMEM : LT_ERR_ARG, "lt_plot_save: %s", why);
     path = target;
     len = strlen(path);
     tmp = (char *)LT__MALLOC(len + 5);

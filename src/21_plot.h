@@ -558,7 +558,8 @@ LTRAIN_DEF lt_status lt_plot_save(lt_plot *p, const char *path) {
     if (p->status != LT_OK) return p->status;
     if (!path || !path[0]) return lt__plot_fail(p, LT_ERR_ARG, "lt_plot_save: no path given");
     /* a device, FIFO, directory..: refused; a symbolic link: its target is written (@@CKPT) */
-    if (!lt__dest(path, LT_DEST_REPLACE, &target, why, sizeof why)) return lt__plot_fail(p, LT_ERR_ARG, "lt_plot_save: %s", why);
+    if ((i = lt__dest(path, LT_DEST_REPLACE, &target, why, sizeof why)) <= 0)
+        return lt__plot_fail(p, i < 0 ? LT_ERR_NOMEM : LT_ERR_ARG, "lt_plot_save: %s", why);
     path = target;
     len = strlen(path);
     tmp = (char *)LT__MALLOC(len + 5);

@@ -616,7 +616,7 @@ static const char *run_field(const char *d, const char *key, char *v, size_t cap
     v[0] = 0;
     while (p && *p) {
         if (!strncmp(p, key, k) && p[k] == '=') {
-            size_t n = strcspn(p + k + 1, ";");
+            size_t n = strcmp(key, "data") ? strcspn(p + k + 1, ";") : strlen(p + k + 1);   /* the path: the rest */
             snprintf(v, cap, "%.*s", (int)(n < cap ? n : cap - 1), p + k + 1);
             return v;
         }
@@ -684,13 +684,14 @@ static int run_resume(run_t *r) {
 /* --log (appended to when resuming) and --plot, on rank 0. */
 static int outputs_open(run_t *r) {
     const args_t *a = &r->a;
+    const char *bad = NULL;
     char msg[1200];
     /* before any training: a path no save could write to (a device, a FIFO, a directory..) */
-    if ((a->save && lt_dest_check(r->ctx, a->save, LT_DEST_REPLACE) != LT_OK) ||
-        (a->plot && lt_dest_check(r->ctx, a->plot, LT_DEST_REPLACE) != LT_OK) ||
-        (a->log && lt_dest_check(r->ctx, a->log, LT_DEST_STREAM) != LT_OK)) {
-        snprintf(msg, sizeof msg, "%s: %s", a->save && lt_dest_check(NULL, a->save, LT_DEST_REPLACE) != LT_OK ? "--save"
-                 : a->plot && lt_dest_check(NULL, a->plot, LT_DEST_REPLACE) != LT_OK ? "--plot" : "--log", lt_error(r->ctx));
+    if (a->save && lt_dest_check(r->ctx, a->save, LT_DEST_REPLACE) != LT_OK) bad = "--save";
+    else if (a->plot && lt_dest_check(r->ctx, a->plot, LT_DEST_REPLACE) != LT_OK) bad = "--plot";
+    else if (a->log && lt_dest_check(r->ctx, a->log, LT_DEST_STREAM) != LT_OK) bad = "--log";
+    if (bad) {
+        snprintf(msg, sizeof msg, "%s: %s", bad, lt_error(r->ctx));
         return die(msg);
     }
     if (a->log && lt_dist_rank() == 0 && !(r->logf = fopen(a->log, r->st.step > 0 ? "a" : "w"))) {

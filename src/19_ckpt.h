@@ -923,14 +923,15 @@ static int lt__dest(const char *path, lt_dest_mode mode, char **target, char *wh
     }
 #else
     if (lstat(path, &s) == 0) {
-        if (S_ISLNK(s.st_mode)) {   /* follow it: the file it names is written, the link stays */
-            if (stat(path, &s) != 0 || !(real = realpath(path, NULL))) {
+        if (S_ISLNK(s.st_mode)) {   /* follow it: the file it names is written, the link stays (a stream
+                                       opens the link itself: /dev/stdout may name a pipe, which has no path) */
+            if (stat(path, &s) != 0 || (mode == LT_DEST_REPLACE && !(real = realpath(path, NULL)))) {
                 snprintf(why, cap, "\"%.300s\" is a symbolic link to a missing file (create the target, or give "
                          "the target's path)", path);
                 free(real);
                 return 0;
             }
-            use = real;
+            if (real) use = real;
         }
         if (!S_ISREG(s.st_mode) && !(mode == LT_DEST_STREAM && (S_ISCHR(s.st_mode) || S_ISFIFO(s.st_mode)))) {
             snprintf(why, cap, "\"%.300s\"%s%.300s%s is %s, not a regular file%s", path, real ? " (a symbolic link to \"" : "",

@@ -626,6 +626,19 @@ static void th__dest(void) {
         k = th__run(base, out, err);
         t_check(k == 0 && stat("/dev/null", &s1) == 0 && S_ISCHR(s1.st_mode) && s1.st_rdev == s0.st_rdev,
                 "harden.cli.dest.log_devnull", "exit %d", k);
+        if (th__node_is("/dev/stdout", 'l')) {   /* a link to /proc/self/fd/1, here a pipe: the log joins stdout */
+            char *o, cmd[4096];
+            th__small(base, sizeof base, "--log /dev/stdout");
+            snprintf(cmd, sizeof cmd, "ASAN_OPTIONS=exitcode=99 UBSAN_OPTIONS=exitcode=99 %s %s "
+                     "2> %s | cat > %s", th__bin(), base, err, out);
+            k = system(cmd);
+            k = k != -1 && WIFEXITED(k) ? WEXITSTATUS(k) : -1;
+            o = th__slurp(out, NULL);
+            t_check(k == 0 && o && strstr(o, "{\"step\": 2, \"loss\": ") && strstr(o, "done: 2 steps") &&
+                    th__node_is("/dev/stdout", 'l'),
+                    "harden.cli.dest.log_dev_stdout", "exit %d, stdout \"%.200s\"", k, o ? o : "");
+            free(o);
+        }
     }
 out:
     remove(fifo); remove(lfifo); rmdir(dir); remove(dang); remove(lfile); remove(file);
@@ -872,6 +885,21 @@ static void th__logs_and_flags(void) {
         th__refused("harden.cli.log.dev_full", args, "--log /dev/full: writing failed: No space left on device");
     } else {
         t_skip("harden.cli.log.dev_full", "no /dev/full");
+    }
+    {   /* a regular file that cannot grow (a full disk; here a file size limit, SIGXFSZ ignored) */
+        char cmd[8192];
+        snprintf(more, sizeof more, "--steps 20 --log %s", logp);
+        th__small(args, sizeof args, more);
+        remove(logp);
+        snprintf(cmd, sizeof cmd, "trap '' XFSZ; ulimit -f 1; ASAN_OPTIONS=exitcode=99 UBSAN_OPTIONS=exitcode=99 %s %s > %s "
+                 "2> %s", th__bin(), args, out, err);
+        rc = system(cmd);
+        rc = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+        e = th__slurp(err, NULL);
+        t_check(rc == 1 && e && strstr(e, "writing failed: File too large"), "harden.cli.log.file_limit",
+                "exit %d, stderr \"%s\"", rc, e ? e : "");
+        if (rc == 1 && e && getenv("LT_HARDEN_SHOW")) printf("info harden.cli.log.file_limit: %s", e);
+        free(e);
     }
     th__small(args, sizeof args, "--eval-batches 0");
     th__refused("harden.cli.log.eval_batches_zero", args, "--eval-batches: \"0\" is not a whole number from 1");

@@ -914,10 +914,25 @@ LTRAIN_DEF lt_st_writer *lt_st_writer_create(lt_ctx *ctx);
 LTRAIN_DEF lt_status lt_st_add(lt_st_writer *w, const char *name, const char *dtype, int ndim,
                                const int64_t *shape, const void *data);
 LTRAIN_DEF lt_status lt_st_add_meta(lt_st_writer *w, const char *key, const char *value); /* same key: replaced */
+/* in as valid UTF-8 text for metadata (a command line with a Latin-1 file name): each byte that is
+   not part of a valid UTF-8 character becomes the four characters \xNN; cut to cap-1 bytes at a
+   character boundary (never inside a character or an escape); out is NUL-terminated.  Returns
+   the bytes written. */
+LTRAIN_DEF size_t lt_utf8_escape(char *out, size_t cap, const char *in);
 /* Writes a temporary file beside path (path.tmpXXXXXXXX), fsyncs, renames it over path, then
    fsyncs the directory (POSIX): a crash or kill leaves at path the old file or the new one, never a
    broken one (a stray .tmp file at worst).  The header is padded with spaces to a multiple of 8. */
 LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path);
+/* Where writers may write (lt_st_save, lt_checkpoint_save, lt_plot_save check every path this way;
+   call it to check a path before a long run).  LT_DEST_REPLACE, a file written beside the path
+   and renamed over it: the path must be missing or a regular file; a symbolic link to a regular
+   file is followed (its target is replaced, the link stays).  LT_DEST_STREAM, a log written in
+   place: also a character device or FIFO (/dev/null, /dev/stdout, a named pipe: written into,
+   never replaced).  Refused, LT_ERR_ARG with a message naming the path and what it is: a
+   directory, a block device, a socket, a dangling symbolic link; and for LT_DEST_REPLACE a
+   character device or FIFO (renaming over one would replace the node). */
+typedef enum { LT_DEST_REPLACE, LT_DEST_STREAM } lt_dest_mode;
+LTRAIN_DEF lt_status lt_dest_check(lt_ctx *ctx, const char *path, lt_dest_mode mode);
 LTRAIN_DEF void lt_st_writer_destroy(lt_st_writer *w);
 
 /* ---- sequences: variable-length data, bucketed batches, length schedule, restarts ------------- */
@@ -1129,6 +1144,10 @@ typedef struct {
        backoff_factor, growth_interval, growth_tracker, skipped) and restored from it; loading a
        checkpoint that has none leaves the scaler as it is */
     struct lt_scaler *scaler;
+    /* how the run reads its data (free text, e.g. "batch=8;seq=64;..."), saved as metadata "run"
+       when not empty and filled from it by lt_checkpoint_load ("" when the file has none), so a
+       resumed run can check it reads the data the same way */
+    char run[1024];
 } lt_train_state;
 /* Weights + optimizer state (tensors "optim.<state>.<param>") + "train.state" + ctx RNG;
    note (may be NULL) is stored as metadata "note" (e.g. the command line). */
@@ -13419,6 +13438,28 @@ static int lt__utf8_valid(const char *s) {
     return 1;
 }
 
+LTRAIN_DEF size_t lt_utf8_escape(char *out, size_t cap, const char *in) {
+    size_t i = 0, n, o = 0;
+    if (!out || cap == 0) return 0;
+    n = in ? strlen(in) : 0;
+    while (i < n) {
+        int k = lt__utf8_len((const unsigned char *)in + i, n - i);
+        if (k) {
+            if (o + (size_t)k >= cap) break;
+            memcpy(out + o, in + i, (size_t)k);
+            o += (size_t)k;
+            i += (size_t)k;
+        } else {
+            if (o + 4 >= cap) break;
+            snprintf(out + o, 5, "\\x%02X", (unsigned char)in[i]);
+            o += 4;
+            i++;
+        }
+    }
+    out[o] = 0;
+    return o;
+}
+
 static lt_status lt__st_add(lt_st_writer *w, const char *name, const char *dtype, int ndim,
                             const int64_t *shape, const void *data) {
     lt__stw_tensor *x;
@@ -13546,19 +13587,95 @@ static int lt__st_write_data(FILE *f, const lt__stw_tensor *x) {
     return 1;
 }
 
+/* Where a writer may put its file (lt_dest_check).  Returns 1 with *target (LT__MALLOC'd) the path
+   to write: path itself, or the regular file a symbolic link at path points to (the target is
+   written, the link stays); else 0 with why (cap bytes) saying what path is (-1: out of memory).  A node is judged
+   by lstat: a missing path or a regular file passes; LT_DEST_STREAM also passes character
+   devices and FIFOs, which a stream writes into and never replaces. */
+#if !defined(_WIN32)
+#include <sys/stat.h>
+#ifndef __cplusplus
+extern int lstat(const char *, struct stat *);
+extern char *realpath(const char *, char *);
+#endif
+#endif
+static const char *lt__node_kind(unsigned mode) {
+    return S_ISDIR(mode) ? "a directory" : S_ISCHR(mode) ? "a character device"
+#if !defined(_WIN32)
+         : S_ISBLK(mode) ? "a block device" : S_ISFIFO(mode) ? "a FIFO (named pipe)"
+#endif
+         : "a socket or other special file";
+}
+static int lt__dest(const char *path, lt_dest_mode mode, char **target, char *why, size_t cap) {
+    struct stat s;
+    const char *use = path;
+    char *real = NULL;
+    size_t n;
+    *target = NULL;
+    if (!path || !path[0]) { snprintf(why, cap, "no path given"); return 0; }
+#if defined(_WIN32)
+    if (stat(path, &s) == 0 && !S_ISREG(s.st_mode) && !(mode == LT_DEST_STREAM && S_ISCHR(s.st_mode))) {
+        snprintf(why, cap, "\"%.300s\" is %s, not a regular file", path, lt__node_kind((unsigned)s.st_mode));
+        return 0;
+    }
+#else
+    if (lstat(path, &s) == 0) {
+        if (S_ISLNK(s.st_mode)) {   /* follow it: the file it names is written, the link stays (a stream
+                                       opens the link itself: /dev/stdout may name a pipe, which has no path) */
+            if (stat(path, &s) != 0 || (mode == LT_DEST_REPLACE && !(real = realpath(path, NULL)))) {
+                snprintf(why, cap, "\"%.300s\" is a symbolic link to a missing file (create the target, or give "
+                         "the target's path)", path);
+                free(real);
+                return 0;
+            }
+            if (real) use = real;
+        }
+        if (!S_ISREG(s.st_mode) && !(mode == LT_DEST_STREAM && (S_ISCHR(s.st_mode) || S_ISFIFO(s.st_mode)))) {
+            snprintf(why, cap, "\"%.300s\"%s%.300s%s is %s, not a regular file%s", path, real ? " (a symbolic link to \"" : "",
+                     real ? real : "", real ? "\")" : "", lt__node_kind((unsigned)s.st_mode),
+                     mode == LT_DEST_REPLACE && !S_ISDIR(s.st_mode) ? ": a save writes a new file and renames it over "
+                                               "the path, which would replace it; give a file's path" : "");
+            free(real);
+            return 0;
+        }
+    }
+#endif
+    n = strlen(use);
+    *target = (char *)LT__MALLOC(n + 1);
+    if (*target) memcpy(*target, use, n + 1);
+    else snprintf(why, cap, "\"%.300s\": out of memory", path);
+    free(real);   /* realpath's memory comes from malloc, not LT__MALLOC */
+    return *target ? 1 : -1;
+}
+
+LTRAIN_DEF lt_status lt_dest_check(lt_ctx *ctx, const char *path, lt_dest_mode mode) {
+    char why[900], *target;
+    int d = lt__dest(path, mode, &target, why, sizeof why);
+    if (d <= 0) return lt_set_error(ctx, d < 0 ? LT_ERR_NOMEM : LT_ERR_ARG, "%s", why);
+    LT__FREE(target);
+    return LT_OK;
+}
+
 LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path) {
     lt__sbuf h;
-    char num[96], *tmp = NULL;
+    char num[96], *tmp = NULL, *target = NULL;
     unsigned char len8[8];
     size_t off = 0, plen;
     FILE *f = NULL;
     int i, k, err = 0;
+    lt_status s;
     lt_rng r;
     if (!w) return LT_ERR_ARG;
     if (!path) return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_save: path is NULL");
     if (w->failed)
         return lt_set_error(w->ctx, LT_ERR_STATE, "lt_st_save: %s: not written because an earlier lt_st_add or "
                             "lt_st_add_meta on this writer failed", path);
+    {   /* a device, FIFO, directory..: refused; a symbolic link: its target is written */
+        char why[900];
+        int d = lt__dest(path, LT_DEST_REPLACE, &target, why, sizeof why);
+        if (d <= 0) return lt_set_error(w->ctx, d < 0 ? LT_ERR_NOMEM : LT_ERR_ARG, "lt_st_save: %s", why);
+        path = target;
+    }
     memset(&h, 0, sizeof h);
     /* {"__metadata__":{...},"name":{"dtype":"F32","shape":[..],"data_offsets":[b,e]},...} */
     lt__sb_str(&h, "{");
@@ -13590,14 +13707,31 @@ LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path) {
     }
     lt__sb_str(&h, "}");
     while (!h.oom && h.len % 8) lt__sb_str(&h, " "); /* the data then starts 8-byte aligned (oom: no progress) */
-    if (h.oom) { LT__FREE(h.p); return lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_save: %s: out of memory for the header", path); }
+    if (h.oom) {
+        s = lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_save: %s: out of memory for the header", path);
+        LT__FREE(h.p);
+        LT__FREE(target);
+        return s;
+    }
+    if (h.len > LT__ST_MAX_HEADER) {   /* lt_st_open would refuse the file */
+        s = lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_save: %s: the header would be %zu bytes, over the %u a reader "
+                         "accepts (too many tensors or too much metadata)", path, h.len, LT__ST_MAX_HEADER);
+        LT__FREE(h.p);
+        LT__FREE(target);
+        return s;
+    }
     for (k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)h.len >> (8 * k));
 
     /* a name no other writer is likely to pick at the same moment */
     lt_rng_seed(&r, (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)w << 20) ^ (uint64_t)clock());
     plen = strlen(path);
     tmp = (char *)LT__MALLOC(plen + 32);
-    if (!tmp) { LT__FREE(h.p); return lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_save: %s: out of memory", path); }
+    if (!tmp) {
+        s = lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_save: %s: out of memory", path);
+        LT__FREE(h.p);
+        LT__FREE(target);
+        return s;
+    }
     snprintf(tmp, plen + 32, "%s.tmp%08lx", path, (unsigned long)(lt_rng_u64(&r) & 0xFFFFFFFFu));
 
     f = fopen(tmp, "wb");
@@ -13623,19 +13757,24 @@ LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path) {
         err = errno;
         LT__FREE(h.p);
         LT__FREE(tmp);
-        return lt_set_error(w->ctx, LT_ERR_IO, "lt_st_save: \"%s\" written, but syncing its directory failed: %s",
-                            path, strerror(err));
+        s = lt_set_error(w->ctx, LT_ERR_IO, "lt_st_save: \"%s\" written, but syncing its directory failed: %s",
+                         path, strerror(err));
+        LT__FREE(target);
+        return s;
     }
 #endif
     LT__FREE(h.p);
     LT__FREE(tmp);
+    LT__FREE(target);
     return LT_OK;
 io:
     if (f) fclose(f);
     remove(tmp);
     LT__FREE(h.p);
     LT__FREE(tmp);
-    return lt_set_error(w->ctx, LT_ERR_IO, "lt_st_save: cannot write \"%s\": %s", path, err ? strerror(err) : "write failed");
+    s = lt_set_error(w->ctx, LT_ERR_IO, "lt_st_save: cannot write \"%s\": %s", path, err ? strerror(err) : "write failed");
+    LT__FREE(target);
+    return s;
 }
 
 
@@ -14093,7 +14232,42 @@ static int lt__st_find_hf(const lt_st *st, const char *name) {
     return lt_st_find(st, buf);
 }
 
-/* Copy every parameter of g from st; shapes must match exactly. */
+/* A model loads completely or not at all: a tensor of the file that is not one of g's parameters
+   is an error, except the training state a checkpoint adds (optim.*, train.state, amp.scaler) and
+   what Hugging Face's GPT-2 files hold beside the weights: the causal-mask buffers
+   h.N.attn.bias and h.N.attn.masked_bias of the model's layers, and lm_head.weight shaped like wte
+   (tied to it). */
+static lt_status lt__gpt_extra(lt_gpt *g, const lt_st *st, const char *path) {
+    int i, k, n = lt_st_count(st);
+    for (i = 0; i < n; i++) {
+        const char *nm = lt_st_name(st, i), *base = nm, *dot;
+        int64_t shape[8];
+        int known = 0;
+        long layer = -1;
+        if (strncmp(nm, "optim.", 6) == 0 || strcmp(nm, "train.state") == 0 || strcmp(nm, "amp.scaler") == 0) continue;
+        if (strncmp(base, "transformer.", 12) == 0) base += 12;
+        for (k = 0; k < g->n_list && !known; k++) known = strcmp(base, g->list[k]->name) == 0;
+        if (known) continue;
+        if (strncmp(base, "h.", 2) == 0 && base[2] >= '0' && base[2] <= '9') layer = strtol(base + 2, NULL, 10);
+        dot = layer >= 0 ? strchr(base + 2, '.') : NULL;
+        if (dot && layer < g->cfg.layers && (strcmp(dot, ".attn.bias") == 0 || strcmp(dot, ".attn.masked_bias") == 0))
+            continue;
+        if (strcmp(nm, "lm_head.weight") == 0 && lt_st_shape(st, i, shape) == 2 && shape[0] == g->cfg.vocab &&
+            shape[1] == g->cfg.channels)
+            continue;
+        if (layer >= g->cfg.layers)
+            return lt_set_error(g->ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\" belongs to layer %ld, but the model has %d "
+                                "layer%s (h.0 to h.%d): a layer in between is incomplete or the layer count is wrong", path,
+                                nm, layer, g->cfg.layers, g->cfg.layers == 1 ? "" : "s", g->cfg.layers - 1);
+        return lt_set_error(g->ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\" is not part of this GPT-2 model (L=%d C=%d "
+                            "V=%d): another architecture or a damaged file?", path, nm, g->cfg.layers, g->cfg.channels,
+                            g->cfg.vocab);
+    }
+    return LT_OK;
+}
+
+/* Copy every parameter of g from st; shapes must match exactly; every weight finite; no tensor
+   of the file left over (lt__gpt_extra). */
 static lt_status lt__gpt_read(lt_gpt *g, lt_st *st, const char *path) {
     lt_ctx *ctx = g->ctx;
     int k;
@@ -14101,6 +14275,7 @@ static lt_status lt__gpt_read(lt_gpt *g, lt_st *st, const char *path) {
         lt_tensor *t = g->list[k];
         int64_t shape[8];
         int i = lt__st_find_hf(st, t->name), nd, d, same;
+        int64_t e;
         char b1[64];
         if (i < 0)
             return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing (the model needs it, shape %s)", path,
@@ -14117,9 +14292,17 @@ static lt_status lt__gpt_read(lt_gpt *g, lt_st *st, const char *path) {
             return lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" is %s but the model needs %s", path, t->name, b2,
                                 lt_shape_str(t, b1, sizeof b1));
         }
-        lt_st_read_f32(st, i, t->data, t->n);
+        if (lt_st_read_f32(st, i, t->data, t->n) != LT_OK) break;
+        for (e = 0; e < t->n; e++)
+            if (!isfinite(t->data[e]))
+                return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" holds %s at element %lld: the checkpoint's "
+                                    "weights are not finite (saved from a diverged run?)", path, lt_st_name(st, i),
+                                    t->data[e] != t->data[e] ? "NaN" : "inf", (long long)e);
     }
-    if (!lt_failed(ctx) && g->cfg.arch == LT_ARCH_LLAMA) lt__llama_check_extra(g, st, path);
+    if (!lt_failed(ctx)) {
+        if (g->cfg.arch == LT_ARCH_LLAMA) lt__llama_check_extra(g, st, path);
+        else lt__gpt_extra(g, st, path);
+    }
     return ctx->status;
 }
 
@@ -14136,6 +14319,59 @@ LTRAIN_DEF lt_status lt_gpt_load_weights(lt_gpt *g, const char *path) {
     s = lt__gpt_read(g, st, path);
     lt_st_close(st);
     return s;
+}
+
+/* A positive integer metadata value (key), or 0 when the file has none; -1 + error if malformed. */
+static long lt__gpt_meta_int(lt_ctx *ctx, const lt_st *st, const char *path, const char *key) {
+    const char *m = lt_st_meta(st, key);
+    char *end;
+    long v;
+    if (!m) return 0;
+    v = strtol(m, &end, 10);
+    if (end == m || *end || v < 1 || v > INT_MAX) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: metadata %s is \"%.40s\": it must be a positive integer", path, key, m);
+        return -1;
+    }
+    return v;
+}
+
+/* The layer count: one past the highest h.N of the file's tensors, and every layer below it
+   complete (all 12 tensors; shapes are checked when they are read).  Metadata n_layer, n_embd,
+   n_ctx and vocab_size, where the file has them, must agree with the tensors. */
+static lt_status lt__gpt_load_layers(lt_ctx *ctx, const lt_st *st, const char *path, lt_gpt_config *cfg) {
+    static const char *const part[12] = {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
+        "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
+        "mlp.c_proj.weight", "mlp.c_proj.bias"};
+    static const char *const keys[4] = {"n_layer", "n_embd", "n_ctx", "vocab_size"};
+    long top = -1, m;
+    int i, k, got[4];
+    char name[64];
+    for (i = 0; i < lt_st_count(st); i++) {
+        const char *nm = lt_st_name(st, i);
+        if (strncmp(nm, "transformer.", 12) == 0) nm += 12;
+        if (strncmp(nm, "h.", 2) == 0 && nm[2] >= '0' && nm[2] <= '9') {
+            long l = strtol(nm + 2, NULL, 10);
+            if (l > top) top = l;
+        }
+    }
+    if (top >= 100000)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: a tensor of layer %ld: more than 100000 layers", path, top);
+    cfg->layers = (int)(top + 1);
+    got[0] = cfg->layers; got[1] = cfg->channels; got[2] = cfg->ctx; got[3] = cfg->vocab;
+    for (k = 0; k < 4; k++) {
+        if ((m = lt__gpt_meta_int(ctx, st, path, keys[k])) < 0) return ctx->status;
+        if (m > 0 && m != got[k])
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: metadata %s = %ld but the tensors say %d%s", path, keys[k], m,
+                                got[k], k == 0 ? " (tensors of a layer missing, or of an extra layer present?)" : "");
+    }
+    for (i = 0; i < cfg->layers; i++)
+        for (k = 0; k < 12; k++) {
+            snprintf(name, sizeof name, "h.%d.%s", i, part[k]);
+            if (lt__st_find_hf(st, name) < 0)
+                return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing: layer %d of %d is incomplete "
+                                    "(a model loads completely or not at all)", path, name, i, cfg->layers);
+        }
+    return LT_OK;
 }
 
 /* GPT-2's config from the shapes in a file: wte [V,C], wpe [ctx,C], layers = how many
@@ -14163,12 +14399,7 @@ static int lt__gpt2_config(lt_ctx *ctx, lt_st *st, const char *path, int n_head,
     cfg.vocab = (int)s1[0];
     cfg.channels = (int)s1[1];
     cfg.ctx = (int)s2[0];
-    for (l = 0; l < 100000; l++) {
-        char name[64];
-        snprintf(name, sizeof name, "h.%d.ln_1.weight", l);
-        if (lt__st_find_hf(st, name) < 0) break;
-    }
-    cfg.layers = l;
+    if (lt__gpt_load_layers(ctx, st, path, &cfg) != LT_OK) goto done;
     if (lt_st_shape(st, lt__st_find_hf(st, "h.0.mlp.c_fc.weight"), s2) == 2 && s2[1] > 0 && s2[1] <= INT_MAX)
         cfg.hidden = (int)s2[1];
     if (have_cfg && (lt__hf_real(ctx, hc, src, "layer_norm_epsilon", &cfg.norm_eps) < 0 ||
@@ -14322,6 +14553,7 @@ LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train
     lt_st_add_meta(w, "n_ctx", num[3]);
     lt_st_add_meta(w, "vocab_size", num[4]);
     if (note) lt_st_add_meta(w, "note", note);
+    if (st && st->run[0]) lt_st_add_meta(w, "run", st->run);
     if (st) {
         /* step, data epoch, data index, then the RNG's 4 words (bit patterns as int64) */
         state[0] = st->step; state[1] = st->data_epoch; state[2] = st->data_index;
@@ -14400,6 +14632,7 @@ static lt_status lt__ckpt_read_train_state(lt_ctx *ctx, lt_st *f, lt_train_state
     if (v[3] == 0 && v[4] == 0 && v[5] == 0 && v[6] == 0)
         return lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds an all-zero RNG state (not a valid xoshiro state)", path);
     st->step = v[0]; st->data_epoch = v[1]; st->data_index = v[2];
+    snprintf(st->run, sizeof st->run, "%s", lt_st_meta(f, "run") ? lt_st_meta(f, "run") : "");
     for (k = 0; k < 4; k++) memcpy(&ctx->rng.s[k], &v[3 + k], sizeof(int64_t));
     if (st->scaler && (i = lt_st_find(f, "amp.scaler")) >= 0) return lt__ckpt_read_scaler(ctx, f, i, st->scaler, path);
     return LT_OK;
@@ -14476,7 +14709,7 @@ done:
 /* ---- src/21_plot.h ---- */
 /* ==== @@PLOT  SVG line charts: panels, 1-2-5 ticks, legend; written atomically ================= */
 /* Holds: lt_plot: series in panels, 1-2-5 axis ticks, a legend, the SVG written atomically.
-   Calls: @@CORE. */
+   Calls: @@CORE, @@CKPT (lt__dest: which paths a file may be written to). */
 
 typedef struct {
     char *name;                  /* NULL: not in the legend */
@@ -15026,16 +15259,20 @@ static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
 }
 
 LTRAIN_DEF lt_status lt_plot_save(lt_plot *p, const char *path) {
-    char *tmp;
+    char *tmp, *target = NULL, why[900];
     size_t len;
     FILE *f;
     int i, bad;
     if (!p) return LT_ERR_ARG;
     if (p->status != LT_OK) return p->status;
     if (!path || !path[0]) return lt__plot_fail(p, LT_ERR_ARG, "lt_plot_save: no path given");
+    /* a device, FIFO, directory..: refused; a symbolic link: its target is written (@@CKPT) */
+    if ((i = lt__dest(path, LT_DEST_REPLACE, &target, why, sizeof why)) <= 0)
+        return lt__plot_fail(p, i < 0 ? LT_ERR_NOMEM : LT_ERR_ARG, "lt_plot_save: %s", why);
+    path = target;
     len = strlen(path);
     tmp = (char *)LT__MALLOC(len + 5);
-    if (!tmp) return lt__plot_fail(p, LT_ERR_NOMEM, "lt_plot_save: out of memory");
+    if (!tmp) { LT__FREE(target); return lt__plot_fail(p, LT_ERR_NOMEM, "lt_plot_save: out of memory"); }
     memcpy(tmp, path, len);
     memcpy(tmp + len, ".tmp", 5);
     f = fopen(tmp, "wb");
@@ -15044,6 +15281,7 @@ LTRAIN_DEF lt_status lt_plot_save(lt_plot *p, const char *path) {
         lt__plot_fail(p, LT_ERR_IO, "lt_plot_save: cannot create %s: %s (hint: does its directory exist?)", tmp,
                       strerror(e));
         LT__FREE(tmp);
+        LT__FREE(target);
         return p->status;
     }
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -15067,6 +15305,7 @@ LTRAIN_DEF lt_status lt_plot_save(lt_plot *p, const char *path) {
         }
     }
     LT__FREE(tmp);
+    LT__FREE(target);
     return p->status;
 }
 

@@ -10,6 +10,7 @@
 #include "ltrain.h"
 #include "flags.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ typedef struct {
     int eval_every, save_every, layers, heads, channels, ctx, vocab, batch, seq, accum, threads;
     int sample, top_k, eval_batches, shuffle, profile;
     int heads_set, ctx_set;   /* given on the command line (else: from the checkpoint / from --seq) */
+    int layers_set, channels_set, vocab_set;
     long steps, stop_after;
     double lr, min_lr, warmup_start, beta1, beta2, eps, weight_decay, clip_norm, clip_value, temperature, momentum;
     double skip_outliers;   /* --skip-outliers Z (0: off) */
@@ -206,6 +208,9 @@ static int parse(args_t *a, int argc, char **argv) {
         }
         if (!strcmp(f, "--heads")) a->heads_set = 1;
         if (!strcmp(f, "--ctx")) a->ctx_set = 1;
+        if (!strcmp(f, "--layers")) a->layers_set = 1;
+        if (!strcmp(f, "--channels")) a->channels_set = 1;
+        if (!strcmp(f, "--vocab")) a->vocab_set = 1;
         if (!strcmp(f, "--beta1") || !strcmp(f, "--beta2")) a->betas_set = 1;
         /* number flags: whole numbers in the field's range (>= 1 where 0 means nothing), finite reals
            (>= 0 where a negative value makes no sense; FINITE: any finite value) */
@@ -216,7 +221,7 @@ static int parse(args_t *a, int argc, char **argv) {
 #define REAL(name, field, lo) if (!strcmp(f, name)) { if (!flag_real("train_gpt", f, v, lo, &a->field)) return 0; i++; continue; }
 #define DBLFLAG(name, field) REAL(name, field, 0)
 #define FINITE(name, field) REAL(name, field, -HUGE_VAL)
-        INTFLAG("--eval-every", eval_every) INTFLAG("--eval-batches", eval_batches) INTFLAG("--save-every", save_every)
+        INTFLAG("--eval-every", eval_every) WHOLE("--eval-batches", eval_batches, 1, INT_MAX) INTFLAG("--save-every", save_every)
         INTFLAG("--layers", layers) INTFLAG("--heads", heads) INTFLAG("--channels", channels) INTFLAG("--ctx", ctx)
         INTFLAG("--vocab", vocab) WHOLE("--batch", batch, 1, INT_MAX) WHOLE("--seq", seq, 1, INT_MAX) WHOLE("--accum", accum, 1, INT_MAX)
         INTFLAG("--threads", threads) INTFLAG("--sample", sample) INTFLAG("--top-k", top_k)
@@ -242,6 +247,9 @@ static int parse(args_t *a, int argc, char **argv) {
     if (!(a->lr >= 0) || !(a->min_lr >= 0) || a->clip_norm < 0 || a->clip_value < 0 || a->temperature < 0)
         return fprintf(stderr, "train_gpt: --lr, --min-lr, --clip-norm, --clip-value, --temperature must be >= 0\n"), 0;
     if (!(a->skip_outliers >= 0)) return fprintf(stderr, "train_gpt: --skip-outliers must be >= 0\n"), 0;
+    if (a->resume && a->init)
+        return fprintf(stderr, "train_gpt: --resume continues a run (its weights, optimizer and data position); --init "
+                       "starts a new one from weights: give one of them\n"), 0;
     return 1;
 }
 
@@ -502,6 +510,9 @@ static int run_open(run_t *r, int argc, char **argv) {
     int i;
     defaults(a);
     if (!parse(a, argc, argv)) return 1;
+    if (a->eval_every > 0 && !a->val)   /* said, not refused: the rest of the run is what was asked */
+        fprintf(stderr, "train_gpt: note: --eval-every does nothing without --val (the file a validation loss is "
+                "measured on)\n");
     if (!lt_decay_parse(a->decay, &r->sched.decay)) return die("--decay must be cosine, linear, sqrt or constant");
     if (strcmp(a->optim, "adamw") && strcmp(a->optim, "sgd") && strcmp(a->optim, "lion") &&
         strcmp(a->optim, "ademamix") && strcmp(a->optim, "muon") && strcmp(a->optim, "soap"))
@@ -524,10 +535,14 @@ static int run_open(run_t *r, int argc, char **argv) {
     r->st.scaler = r->scaler.enabled ? &r->scaler : NULL;   /* saved with checkpoints and restored on --resume */
     r->sched.lr = a->lr; r->sched.min_lr = a->min_lr; r->sched.warmup = a->warmup; r->sched.total = a->steps;
     r->sched.warmup_start = a->warmup_start;
+    /* metadata must be UTF-8: bytes that are not (a Latin-1 file name) are written as \xNN, and the
+       cut at the note's size falls between characters */
     snprintf(r->note, sizeof r->note, "train_gpt");
     used = strlen(r->note);
-    for (i = 1; i < argc && used + 2 < sizeof r->note; i++)
-        used += (size_t)snprintf(r->note + used, sizeof r->note - used, " %s", argv[i]);
+    for (i = 1; i < argc && used + 2 < sizeof r->note; i++) {
+        r->note[used++] = ' ';
+        used += lt_utf8_escape(r->note + used, sizeof r->note - used, argv[i]);
+    }
     return 0;
 }
 
@@ -569,6 +584,19 @@ static int model_open(run_t *r) {
         r->g = lt_gpt_create(r->ctx, &cfg);
     }
     if (!r->g) return FAILED;
+    if (a->resume || a->init) {   /* the file decides the model's shape: a flag that says otherwise is an error */
+        const lt_gpt_config *c = lt_gpt_cfg(r->g);
+        const char *fl = a->layers_set && a->layers != c->layers ? "--layers" : a->channels_set && a->channels != c->channels
+                       ? "--channels" : a->vocab_set && a->vocab != c->vocab ? "--vocab" : a->ctx_set && a->ctx != c->ctx
+                       ? "--ctx" : NULL;
+        if (fl) {
+            snprintf(msg, sizeof msg, "%s: the checkpoint %s has %s %d, this command line says %d (the shape comes from "
+                     "the file: drop the flag)", a->resume ? "--resume" : "--init", a->resume ? a->resume : a->init, fl,
+                     fl[2] == 'l' ? c->layers : fl[3] == 'h' ? c->channels : fl[2] == 'v' ? c->vocab : c->ctx,
+                     fl[2] == 'l' ? a->layers : fl[3] == 'h' ? a->channels : fl[2] == 'v' ? a->vocab : a->ctx);
+            return die(msg);
+        }
+    }
     if (r->T > lt_gpt_cfg(r->g)->ctx) {
         snprintf(msg, sizeof msg, "--seq %d is longer than the model's context (%d)", r->T, lt_gpt_cfg(r->g)->ctx);
         return die(msg);
@@ -589,6 +617,13 @@ static int data_open(run_t *r) {
         return rc;
     }
     if (a->shuffle) lt_loader_shuffle(r->ld, a->seed);
+    if (a->eot >= 0 && !lt_loader_is_shard(r->ld))
+        return die("--eot splits token shards into documents; for a text file use --seqs lines or paragraphs");
+    if (a->eot >= V) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "--eot %d is not a token of the model's vocab (0..%d)", a->eot, V - 1);
+        return die(msg);
+    }
     if ((rc = seqs_open(&r->sq, a, r->ctx, r->ld)) != 0) return rc;
     if (r->sq.on && lt_dist_world() > 1) return die("--seqs, --eot and --len-schedule run on one process only");
     if (a->val && !(r->val = lt_loader_open_as(r->ctx, a->val, f, r->B, r->T, V))) return FAILED;
@@ -650,12 +685,84 @@ static int dist_open(run_t *r) {
     return (r->dist = lt_dist_create(r->ctx, &dc)) ? 0 : FAILED;
 }
 
+/* How this run reads its data, saved in checkpoints (lt_train_state's run): what a data position
+   means depends on all of it.  "key=value;" fields, the data's path last (as UTF-8 text).  rows:
+   the rows of one step's micro-batch over all processes (--batch x processes, the loader's unit). */
+static void run_describe(const run_t *r, char *buf, size_t cap) {
+    const args_t *a = &r->a;
+    int n = snprintf(buf, cap, "rows=%lld;batch=%d;world=%d;seq=%d;accum=%d;shuffle=%s;seqs=%s;eot=%d;batching=%s;"
+                     "batch_tokens=%ld;len_schedule=%s;tokens=%lld;", (long long)r->B * lt_dist_world(), r->B,
+                     lt_dist_world(), r->T, r->K, a->shuffle ? "on" : "off", a->seqs, a->eot, a->batching, a->batch_tokens,
+                     a->len_sched ? a->len_sched : "off", (long long)lt_loader_num_tokens(r->ld));
+    if (n > 0 && (size_t)n < cap && (a->shuffle || r->sq.sl))   /* the seed orders the data */
+        n += snprintf(buf + n, cap - (size_t)n, "seed=%llu;", a->seed);
+    if (n > 0 && (size_t)n + 6 < cap) {
+        memcpy(buf + n, "data=", 5);
+        lt_utf8_escape(buf + n + 5, cap - (size_t)n - 5, a->data);
+    }
+}
+
+/* The value of key in a run_describe string (copied into v), or "" if absent. */
+static const char *run_field(const char *d, const char *key, char *v, size_t cap) {
+    size_t k = strlen(key);
+    const char *p = d;
+    v[0] = 0;
+    while (p && *p) {
+        if (!strncmp(p, key, k) && p[k] == '=') {
+            size_t n = strcmp(key, "data") ? strcspn(p + k + 1, ";") : strlen(p + k + 1);   /* the path: the rest */
+            snprintf(v, cap, "%.*s", (int)(n < cap ? n : cap - 1), p + k + 1);
+            return v;
+        }
+        p = strncmp(p, "data=", 5) ? strchr(p, ';') : NULL;
+        if (p) p++;
+    }
+    return v;
+}
+
+/* --resume with flags that read the data otherwise than the saved run: the data position would
+   point elsewhere, so refuse, naming the saved and the given values.  A moved data file (another
+   path, the same number of tokens) continues with a note.  Checkpoints without a record: a note. */
+static int run_check_same(const run_t *r, const char *saved, const char *now) {
+    static const char *const keys[][2] = {
+        {"rows", "--batch x processes"}, {"seq", "--seq"}, {"accum", "--accum"}, {"shuffle", "--shuffle"},
+        {"seqs", "--seqs"}, {"eot", "--eot"}, {"batching", "--batching"}, {"batch_tokens", "--batch-tokens"},
+        {"len_schedule", "--len-schedule"}, {"tokens", "--data (tokens)"}, {"seed", "--seed (orders the data)"}};
+    char sv[700], nv[700], sb[32], sw[32], msg[1600];
+    int k;
+    if (!saved[0]) {
+        printf("note: %s does not record how its run read the data: --batch, --seq, --data.. are not checked\n",
+               r->a.resume);
+        return 0;
+    }
+    for (k = 0; k < (int)(sizeof keys / sizeof keys[0]); k++) {
+        run_field(saved, keys[k][0], sv, sizeof sv);
+        run_field(now, keys[k][0], nv, sizeof nv);
+        if (!strcmp(sv, nv)) continue;
+        if (k == 0)
+            snprintf(msg, sizeof msg, "--resume %s: saved with %s rows a step (--batch %s x %s processes), this run has %s "
+                     "(--batch %d x %d): the data position would point elsewhere; give the saved values, or start a new "
+                     "run (--init)", r->a.resume, sv, run_field(saved, "batch", sb, sizeof sb),
+                     run_field(saved, "world", sw, sizeof sw), nv, r->B, lt_dist_world());
+        else
+            snprintf(msg, sizeof msg, "--resume %s: saved with %s %s, this run has %s %s: the data position would point "
+                     "elsewhere; give the saved value, or start a new run (--init)", r->a.resume, keys[k][1],
+                     sv[0] ? sv : "(none)", keys[k][1], nv[0] ? nv : "(none)");
+        return die(msg);
+    }
+    if (strcmp(run_field(saved, "data", sv, sizeof sv), run_field(now, "data", nv, sizeof nv)))
+        printf("note: %s was trained on --data %s; continuing on %s (the same number of tokens)\n", r->a.resume, sv, nv);
+    return 0;
+}
+
 /* --resume: weights, optimizer state, loss scale, step and data position from the checkpoint. */
 static int run_resume(run_t *r) {
     const args_t *a = &r->a;
-    char msg[600];
-    if (!a->resume) return 0;
+    char msg[600], now[sizeof r->st.run];
+    run_describe(r, now, sizeof now);
+    if (!a->resume) { memcpy(r->st.run, now, sizeof now); return 0; }
     if (lt_dist_checkpoint_load(r->dist, r->g, r->opt, &r->st, a->resume) != LT_OK) return FAILED;
+    if (run_check_same(r, r->st.run, now) != 0) return 1;
+    memcpy(r->st.run, now, sizeof now);
     if ((r->sq.sl ? lt_seq_set_pos(r->sq.sl, r->st.data_epoch, r->st.data_index)
                   : lt_loader_set_pos(r->ld, r->st.data_epoch, r->st.data_index)) != LT_OK) return FAILED;
     if (r->st.step > a->steps) {
@@ -670,10 +777,25 @@ static int run_resume(run_t *r) {
 /* --log (appended to when resuming) and --plot, on rank 0. */
 static int outputs_open(run_t *r) {
     const args_t *a = &r->a;
-    char msg[600];
-    if (a->log && lt_dist_rank() == 0 && !(r->logf = fopen(a->log, r->st.step > 0 ? "a" : "w"))) {
-        snprintf(msg, sizeof msg, "cannot open --log %s", a->log);
+    const char *bad = NULL;
+    char msg[1200];
+    /* before any training: a path no save could write to (a device, a FIFO, a directory..) */
+    if (a->save && lt_dest_check(r->ctx, a->save, LT_DEST_REPLACE) != LT_OK) bad = "--save";
+    else if (a->plot && lt_dest_check(r->ctx, a->plot, LT_DEST_REPLACE) != LT_OK) bad = "--plot";
+    else if (a->log && lt_dest_check(r->ctx, a->log, LT_DEST_STREAM) != LT_OK) bad = "--log";
+    if (bad) {
+        snprintf(msg, sizeof msg, "%s: %s", bad, lt_error(r->ctx));
         return die(msg);
+    }
+    if (a->log && lt_dist_rank() == 0 && !(r->logf = fopen(a->log, r->st.step > 0 ? "a" : "w"))) {
+        snprintf(msg, sizeof msg, "cannot open --log %s: %s", a->log, strerror(errno));
+        return die(msg);
+    }
+    if (a->save) {   /* the metadata a save will write, checked now rather than after training */
+        lt_st_writer *w = lt_st_writer_create(r->ctx);
+        if (w) { lt_st_add_meta(w, "note", r->note); lt_st_add_meta(w, "run", r->st.run); }
+        lt_st_writer_destroy(w);
+        if (lt_failed(r->ctx)) return FAILED;
     }
     if (a->plot && lt_dist_rank() == 0 && !plot_open(&r->pl, a->plot, r->val != NULL))
         return die("--plot: out of memory");
@@ -810,10 +932,28 @@ static void log_step(run_t *r, const step_t *s) {
     }
 }
 
+/* --log: a failed write (a full disk) ends the run with the reason; 0 when all is well. */
+static int log_check(run_t *r) {
+    char msg[700];
+    if (!r->logf || (fflush(r->logf) == 0 && !ferror(r->logf))) return 0;
+    snprintf(msg, sizeof msg, "%s--log %s: writing failed: %s", r->tty ? "\n" : "", r->a.log, strerror(errno));
+    fclose(r->logf);
+    r->logf = NULL;
+    return die(msg);
+}
+
+/* A number for JSON: null where it is not finite (JSON has no NaN or infinity). */
+static const char *json_num(char *buf, size_t cap, double x) {
+    if (isfinite(x)) snprintf(buf, cap, "%.9g", x);
+    else snprintf(buf, cap, "null");
+    return buf;
+}
+
 /* --log: one JSON line per step (a skipped step's line says why). */
-static void log_json(run_t *r, const step_t *s) {
+static int log_json(run_t *r, const step_t *s) {
     FILE *f = r->logf;
-    if (!f) return;
+    char gn[32];
+    if (!f) return 0;
     if (s->skip)
         fprintf(f, "{\"step\": %ld, \"skipped\": 1, \"loss\": %.9g, \"grad_norm\": %.9g, \"z_loss\": %.3f, "
                 "\"z_norm\": %.3f}\n", s->step + 1, s->loss, s->norm, s->zl, s->zn);
@@ -822,15 +962,15 @@ static void log_json(run_t *r, const step_t *s) {
                 "\"loss_scale\": %.9g, \"skipped_steps\": %lld}\n", s->step + 1, s->loss, s->seed,
                 (long long)lt_scaler_skipped(&r->scaler));
     if (!s->skip && !s->inf_skip) {
-        fprintf(f, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %.9g, \"ms\": %.9g, "
+        fprintf(f, "{\"step\": %ld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %s, \"ms\": %.9g, "
                 "\"tokens_per_s\": %.9g, \"pad_frac\": %.6f, \"seq\": %d, \"world\": %d, \"allreduce_ms\": %.6g, "
                 "\"allreduce_wait_ms\": %.6g, \"precision\": \"%s\", \"loss_scale\": %.9g, \"skipped_steps\": %lld, "
-                "\"grad_zero_frac\": %.6g}\n", s->step + 1, s->loss, s->lr, s->norm, s->ms, s->tps, s->pad,
+                "\"grad_zero_frac\": %.6g}\n", s->step + 1, s->loss, s->lr, json_num(gn, sizeof gn, s->norm), s->ms, s->tps, s->pad,
                 r->sq.on ? r->sq.cur_T : r->T, lt_dist_world(), lt_dist_get_stats(r->dist).last_ms,
                 lt_dist_get_stats(r->dist).wait_ms, r->a.precision, s->seed, (long long)lt_scaler_skipped(&r->scaler),
                 s->zero_frac);
-        fflush(f);
     }
+    return log_check(r);
 }
 
 /* --plot: the step's loss and lr; the file is rewritten every 10 steps. */
@@ -842,15 +982,17 @@ static void plot_update(run_t *r, const step_t *s) {
 }
 
 /* --eval-every N: the validation loss every N steps. */
-static void maybe_eval(run_t *r, long step) {
+static int maybe_eval(run_t *r, long step) {
     const args_t *a = &r->a;
     double vl;
-    if (!r->val || a->eval_every <= 0 || (step + 1) % a->eval_every != 0) return;
+    char v[32];
+    if (!r->val || a->eval_every <= 0 || (step + 1) % a->eval_every != 0) return 0;
     vl = evaluate(r->ctx, r->g, r->val, a->eval_batches, r->B, r->T, r->in, r->tg);
     if (r->tty) printf("\n");
     printf("step %ld/%ld | val loss %.4f\n", step + 1, a->steps, vl);
     if (r->pl.p) lt_plot_append(r->pl.p, r->pl.val, (double)(step + 1), vl);
-    if (r->logf) fprintf(r->logf, "{\"step\": %ld, \"val_loss\": %.9g}\n", step + 1, vl);
+    if (r->logf) fprintf(r->logf, "{\"step\": %ld, \"val_loss\": %s}\n", step + 1, json_num(v, sizeof v, vl));
+    return log_check(r);
 }
 
 /* --save: a checkpoint every --save-every steps, at the last step and at --stop-after. */
@@ -890,7 +1032,11 @@ static int run_close(run_t *r, int rc) {
         fprintf(stderr, "train_gpt: %s\n", lt_error(r->ctx)[0] ? lt_error(r->ctx) : "failed");
         rc = 1;
     }
-    if (r->logf) fclose(r->logf);
+    if (r->logf && fclose(r->logf) != 0 && rc == 0) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "--log %s: writing failed: %s", r->a.log, strerror(errno));
+        rc = die(msg);
+    }
     if (r->pl.p && r->done > 0) plot_save(&r->pl);   /* the last steps, also when training stopped early */
     lt_plot_destroy(r->pl.p);
     free(r->in);
@@ -914,7 +1060,10 @@ static int train(int argc, char **argv, double *final_val) {
     memset(&r, 0, sizeof r);
     r.scaler = lt_scaler_defaults();
     r.pl.loss = r.pl.val = r.pl.lr = -1;
-    r.tty = isatty(1);
+    /* progress bars: rank 0 of one process, on a terminal; under an MPI launcher (whose output
+       may reach a terminal through a pseudo-terminal or a pipe) plain lines */
+    r.tty = isatty(1) && lt_dist_world() == 1 && !getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMI_SIZE") &&
+            !getenv("PMIX_RANK");
 
     /* ---- setup ---- */
     rc = run_open(&r, argc, argv);
@@ -939,10 +1088,9 @@ static int train(int argc, char **argv, double *final_val) {
         if ((rc = step_batch(&r, &s)) != 0 || (rc = step_update(&r, &s)) != 0) return run_close(&r, rc);
         step_count(&r, &s);
         log_step(&r, &s);
-        log_json(&r, &s);
+        if ((rc = log_json(&r, &s)) != 0) return run_close(&r, rc);
         plot_update(&r, &s);
-        maybe_eval(&r, step);
-        if ((rc = maybe_save(&r, step)) != 0) return run_close(&r, rc);
+        if ((rc = maybe_eval(&r, step)) != 0 || (rc = maybe_save(&r, step)) != 0) return run_close(&r, rc);
         if (r.a.stop_after > 0 && r.done == r.a.stop_after) break;
     }
     run_finish(&r, final_val);

@@ -769,10 +769,25 @@ LTRAIN_DEF lt_st_writer *lt_st_writer_create(lt_ctx *ctx);
 LTRAIN_DEF lt_status lt_st_add(lt_st_writer *w, const char *name, const char *dtype, int ndim,
                                const int64_t *shape, const void *data);
 LTRAIN_DEF lt_status lt_st_add_meta(lt_st_writer *w, const char *key, const char *value); /* same key: replaced */
+/* in as valid UTF-8 text for metadata (a command line with a Latin-1 file name): each byte that is
+   not part of a valid UTF-8 character becomes the four characters \xNN; cut to cap-1 bytes at a
+   character boundary (never inside a character or an escape); out is NUL-terminated.  Returns
+   the bytes written. */
+LTRAIN_DEF size_t lt_utf8_escape(char *out, size_t cap, const char *in);
 /* Writes a temporary file beside path (path.tmpXXXXXXXX), fsyncs, renames it over path, then
    fsyncs the directory (POSIX): a crash or kill leaves at path the old file or the new one, never a
    broken one (a stray .tmp file at worst).  The header is padded with spaces to a multiple of 8. */
 LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path);
+/* Where writers may write (lt_st_save, lt_checkpoint_save, lt_plot_save check every path this way;
+   call it to check a path before a long run).  LT_DEST_REPLACE, a file written beside the path
+   and renamed over it: the path must be missing or a regular file; a symbolic link to a regular
+   file is followed (its target is replaced, the link stays).  LT_DEST_STREAM, a log written in
+   place: also a character device or FIFO (/dev/null, /dev/stdout, a named pipe: written into,
+   never replaced).  Refused, LT_ERR_ARG with a message naming the path and what it is: a
+   directory, a block device, a socket, a dangling symbolic link; and for LT_DEST_REPLACE a
+   character device or FIFO (renaming over one would replace the node). */
+typedef enum { LT_DEST_REPLACE, LT_DEST_STREAM } lt_dest_mode;
+LTRAIN_DEF lt_status lt_dest_check(lt_ctx *ctx, const char *path, lt_dest_mode mode);
 LTRAIN_DEF void lt_st_writer_destroy(lt_st_writer *w);
 
 /* ---- sequences: variable-length data, bucketed batches, length schedule, restarts ------------- */
@@ -984,6 +999,10 @@ typedef struct {
        backoff_factor, growth_interval, growth_tracker, skipped) and restored from it; loading a
        checkpoint that has none leaves the scaler as it is */
     struct lt_scaler *scaler;
+    /* how the run reads its data (free text, e.g. "batch=8;seq=64;..."), saved as metadata "run"
+       when not empty and filled from it by lt_checkpoint_load ("" when the file has none), so a
+       resumed run can check it reads the data the same way */
+    char run[1024];
 } lt_train_state;
 /* Weights + optimizer state (tensors "optim.<state>.<param>") + "train.state" + ctx RNG;
    note (may be NULL) is stored as metadata "note" (e.g. the command line). */

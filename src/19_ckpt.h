@@ -743,6 +743,28 @@ static int lt__utf8_valid(const char *s) {
     return 1;
 }
 
+LTRAIN_DEF size_t lt_utf8_escape(char *out, size_t cap, const char *in) {
+    size_t i = 0, n, o = 0;
+    if (!out || cap == 0) return 0;
+    n = in ? strlen(in) : 0;
+    while (i < n) {
+        int k = lt__utf8_len((const unsigned char *)in + i, n - i);
+        if (k) {
+            if (o + (size_t)k >= cap) break;
+            memcpy(out + o, in + i, (size_t)k);
+            o += (size_t)k;
+            i += (size_t)k;
+        } else {
+            if (o + 4 >= cap) break;
+            snprintf(out + o, 5, "\\x%02X", (unsigned char)in[i]);
+            o += 4;
+            i++;
+        }
+    }
+    out[o] = 0;
+    return o;
+}
+
 static lt_status lt__st_add(lt_st_writer *w, const char *name, const char *dtype, int ndim,
                             const int64_t *shape, const void *data) {
     lt__stw_tensor *x;
@@ -870,19 +892,95 @@ static int lt__st_write_data(FILE *f, const lt__stw_tensor *x) {
     return 1;
 }
 
+/* Where a writer may put its file (lt_dest_check).  Returns 1 with *target (LT__MALLOC'd) the path
+   to write: path itself, or the regular file a symbolic link at path points to (the target is
+   written, the link stays); else 0 with why (cap bytes) saying what path is (-1: out of memory).  A node is judged
+   by lstat: a missing path or a regular file passes; LT_DEST_STREAM also passes character
+   devices and FIFOs, which a stream writes into and never replaces. */
+#if !defined(_WIN32)
+#include <sys/stat.h>
+#ifndef __cplusplus
+extern int lstat(const char *, struct stat *);
+extern char *realpath(const char *, char *);
+#endif
+#endif
+static const char *lt__node_kind(unsigned mode) {
+    return S_ISDIR(mode) ? "a directory" : S_ISCHR(mode) ? "a character device"
+#if !defined(_WIN32)
+         : S_ISBLK(mode) ? "a block device" : S_ISFIFO(mode) ? "a FIFO (named pipe)"
+#endif
+         : "a socket or other special file";
+}
+static int lt__dest(const char *path, lt_dest_mode mode, char **target, char *why, size_t cap) {
+    struct stat s;
+    const char *use = path;
+    char *real = NULL;
+    size_t n;
+    *target = NULL;
+    if (!path || !path[0]) { snprintf(why, cap, "no path given"); return 0; }
+#if defined(_WIN32)
+    if (stat(path, &s) == 0 && !S_ISREG(s.st_mode) && !(mode == LT_DEST_STREAM && S_ISCHR(s.st_mode))) {
+        snprintf(why, cap, "\"%.300s\" is %s, not a regular file", path, lt__node_kind((unsigned)s.st_mode));
+        return 0;
+    }
+#else
+    if (lstat(path, &s) == 0) {
+        if (S_ISLNK(s.st_mode)) {   /* follow it: the file it names is written, the link stays (a stream
+                                       opens the link itself: /dev/stdout may name a pipe, which has no path) */
+            if (stat(path, &s) != 0 || (mode == LT_DEST_REPLACE && !(real = realpath(path, NULL)))) {
+                snprintf(why, cap, "\"%.300s\" is a symbolic link to a missing file (create the target, or give "
+                         "the target's path)", path);
+                free(real);
+                return 0;
+            }
+            if (real) use = real;
+        }
+        if (!S_ISREG(s.st_mode) && !(mode == LT_DEST_STREAM && (S_ISCHR(s.st_mode) || S_ISFIFO(s.st_mode)))) {
+            snprintf(why, cap, "\"%.300s\"%s%.300s%s is %s, not a regular file%s", path, real ? " (a symbolic link to \"" : "",
+                     real ? real : "", real ? "\")" : "", lt__node_kind((unsigned)s.st_mode),
+                     mode == LT_DEST_REPLACE && !S_ISDIR(s.st_mode) ? ": a save writes a new file and renames it over "
+                                               "the path, which would replace it; give a file's path" : "");
+            free(real);
+            return 0;
+        }
+    }
+#endif
+    n = strlen(use);
+    *target = (char *)LT__MALLOC(n + 1);
+    if (*target) memcpy(*target, use, n + 1);
+    else snprintf(why, cap, "\"%.300s\": out of memory", path);
+    free(real);   /* realpath's memory comes from malloc, not LT__MALLOC */
+    return *target ? 1 : -1;
+}
+
+LTRAIN_DEF lt_status lt_dest_check(lt_ctx *ctx, const char *path, lt_dest_mode mode) {
+    char why[900], *target;
+    int d = lt__dest(path, mode, &target, why, sizeof why);
+    if (d <= 0) return lt_set_error(ctx, d < 0 ? LT_ERR_NOMEM : LT_ERR_ARG, "%s", why);
+    LT__FREE(target);
+    return LT_OK;
+}
+
 LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path) {
     lt__sbuf h;
-    char num[96], *tmp = NULL;
+    char num[96], *tmp = NULL, *target = NULL;
     unsigned char len8[8];
     size_t off = 0, plen;
     FILE *f = NULL;
     int i, k, err = 0;
+    lt_status s;
     lt_rng r;
     if (!w) return LT_ERR_ARG;
     if (!path) return lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_save: path is NULL");
     if (w->failed)
         return lt_set_error(w->ctx, LT_ERR_STATE, "lt_st_save: %s: not written because an earlier lt_st_add or "
                             "lt_st_add_meta on this writer failed", path);
+    {   /* a device, FIFO, directory..: refused; a symbolic link: its target is written */
+        char why[900];
+        int d = lt__dest(path, LT_DEST_REPLACE, &target, why, sizeof why);
+        if (d <= 0) return lt_set_error(w->ctx, d < 0 ? LT_ERR_NOMEM : LT_ERR_ARG, "lt_st_save: %s", why);
+        path = target;
+    }
     memset(&h, 0, sizeof h);
     /* {"__metadata__":{...},"name":{"dtype":"F32","shape":[..],"data_offsets":[b,e]},...} */
     lt__sb_str(&h, "{");
@@ -914,14 +1012,31 @@ LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path) {
     }
     lt__sb_str(&h, "}");
     while (!h.oom && h.len % 8) lt__sb_str(&h, " "); /* the data then starts 8-byte aligned (oom: no progress) */
-    if (h.oom) { LT__FREE(h.p); return lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_save: %s: out of memory for the header", path); }
+    if (h.oom) {
+        s = lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_save: %s: out of memory for the header", path);
+        LT__FREE(h.p);
+        LT__FREE(target);
+        return s;
+    }
+    if (h.len > LT__ST_MAX_HEADER) {   /* lt_st_open would refuse the file */
+        s = lt_set_error(w->ctx, LT_ERR_ARG, "lt_st_save: %s: the header would be %zu bytes, over the %u a reader "
+                         "accepts (too many tensors or too much metadata)", path, h.len, LT__ST_MAX_HEADER);
+        LT__FREE(h.p);
+        LT__FREE(target);
+        return s;
+    }
     for (k = 0; k < 8; k++) len8[k] = (unsigned char)((uint64_t)h.len >> (8 * k));
 
     /* a name no other writer is likely to pick at the same moment */
     lt_rng_seed(&r, (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)w << 20) ^ (uint64_t)clock());
     plen = strlen(path);
     tmp = (char *)LT__MALLOC(plen + 32);
-    if (!tmp) { LT__FREE(h.p); return lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_save: %s: out of memory", path); }
+    if (!tmp) {
+        s = lt_set_error(w->ctx, LT_ERR_NOMEM, "lt_st_save: %s: out of memory", path);
+        LT__FREE(h.p);
+        LT__FREE(target);
+        return s;
+    }
     snprintf(tmp, plen + 32, "%s.tmp%08lx", path, (unsigned long)(lt_rng_u64(&r) & 0xFFFFFFFFu));
 
     f = fopen(tmp, "wb");
@@ -947,19 +1062,24 @@ LTRAIN_DEF lt_status lt_st_save(lt_st_writer *w, const char *path) {
         err = errno;
         LT__FREE(h.p);
         LT__FREE(tmp);
-        return lt_set_error(w->ctx, LT_ERR_IO, "lt_st_save: \"%s\" written, but syncing its directory failed: %s",
-                            path, strerror(err));
+        s = lt_set_error(w->ctx, LT_ERR_IO, "lt_st_save: \"%s\" written, but syncing its directory failed: %s",
+                         path, strerror(err));
+        LT__FREE(target);
+        return s;
     }
 #endif
     LT__FREE(h.p);
     LT__FREE(tmp);
+    LT__FREE(target);
     return LT_OK;
 io:
     if (f) fclose(f);
     remove(tmp);
     LT__FREE(h.p);
     LT__FREE(tmp);
-    return lt_set_error(w->ctx, LT_ERR_IO, "lt_st_save: cannot write \"%s\": %s", path, err ? strerror(err) : "write failed");
+    s = lt_set_error(w->ctx, LT_ERR_IO, "lt_st_save: cannot write \"%s\": %s", path, err ? strerror(err) : "write failed");
+    LT__FREE(target);
+    return s;
 }
 
 

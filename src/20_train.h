@@ -304,7 +304,42 @@ static int lt__st_find_hf(const lt_st *st, const char *name) {
     return lt_st_find(st, buf);
 }
 
-/* Copy every parameter of g from st; shapes must match exactly. */
+/* A model loads completely or not at all: a tensor of the file that is not one of g's parameters
+   is an error, except the training state a checkpoint adds (optim.*, train.state, amp.scaler) and
+   what Hugging Face's GPT-2 files hold beside the weights: the causal-mask buffers
+   h.N.attn.bias and h.N.attn.masked_bias of the model's layers, and lm_head.weight shaped like wte
+   (tied to it). */
+static lt_status lt__gpt_extra(lt_gpt *g, const lt_st *st, const char *path) {
+    int i, k, n = lt_st_count(st);
+    for (i = 0; i < n; i++) {
+        const char *nm = lt_st_name(st, i), *base = nm, *dot;
+        int64_t shape[8];
+        int known = 0;
+        long layer = -1;
+        if (strncmp(nm, "optim.", 6) == 0 || strcmp(nm, "train.state") == 0 || strcmp(nm, "amp.scaler") == 0) continue;
+        if (strncmp(base, "transformer.", 12) == 0) base += 12;
+        for (k = 0; k < g->n_list && !known; k++) known = strcmp(base, g->list[k]->name) == 0;
+        if (known) continue;
+        if (strncmp(base, "h.", 2) == 0 && base[2] >= '0' && base[2] <= '9') layer = strtol(base + 2, NULL, 10);
+        dot = layer >= 0 ? strchr(base + 2, '.') : NULL;
+        if (dot && layer < g->cfg.layers && (strcmp(dot, ".attn.bias") == 0 || strcmp(dot, ".attn.masked_bias") == 0))
+            continue;
+        if (strcmp(nm, "lm_head.weight") == 0 && lt_st_shape(st, i, shape) == 2 && shape[0] == g->cfg.vocab &&
+            shape[1] == g->cfg.channels)
+            continue;
+        if (layer >= g->cfg.layers)
+            return lt_set_error(g->ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\" belongs to layer %ld, but the model has %d "
+                                "layer%s (h.0 to h.%d): a layer in between is incomplete or the layer count is wrong", path,
+                                nm, layer, g->cfg.layers, g->cfg.layers == 1 ? "" : "s", g->cfg.layers - 1);
+        return lt_set_error(g->ctx, LT_ERR_FORMAT, "%s: tensor \"%.100s\" is not part of this GPT-2 model (L=%d C=%d "
+                            "V=%d): another architecture or a damaged file?", path, nm, g->cfg.layers, g->cfg.channels,
+                            g->cfg.vocab);
+    }
+    return LT_OK;
+}
+
+/* Copy every parameter of g from st; shapes must match exactly; every weight finite; no tensor
+   of the file left over (lt__gpt_extra). */
 static lt_status lt__gpt_read(lt_gpt *g, lt_st *st, const char *path) {
     lt_ctx *ctx = g->ctx;
     int k;
@@ -312,6 +347,7 @@ static lt_status lt__gpt_read(lt_gpt *g, lt_st *st, const char *path) {
         lt_tensor *t = g->list[k];
         int64_t shape[8];
         int i = lt__st_find_hf(st, t->name), nd, d, same;
+        int64_t e;
         char b1[64];
         if (i < 0)
             return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing (the model needs it, shape %s)", path,
@@ -328,9 +364,17 @@ static lt_status lt__gpt_read(lt_gpt *g, lt_st *st, const char *path) {
             return lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" is %s but the model needs %s", path, t->name, b2,
                                 lt_shape_str(t, b1, sizeof b1));
         }
-        lt_st_read_f32(st, i, t->data, t->n);
+        if (lt_st_read_f32(st, i, t->data, t->n) != LT_OK) break;
+        for (e = 0; e < t->n; e++)
+            if (!isfinite(t->data[e]))
+                return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" holds %s at element %lld: the checkpoint's "
+                                    "weights are not finite (saved from a diverged run?)", path, lt_st_name(st, i),
+                                    t->data[e] != t->data[e] ? "NaN" : "inf", (long long)e);
     }
-    if (!lt_failed(ctx) && g->cfg.arch == LT_ARCH_LLAMA) lt__llama_check_extra(g, st, path);
+    if (!lt_failed(ctx)) {
+        if (g->cfg.arch == LT_ARCH_LLAMA) lt__llama_check_extra(g, st, path);
+        else lt__gpt_extra(g, st, path);
+    }
     return ctx->status;
 }
 
@@ -347,6 +391,59 @@ LTRAIN_DEF lt_status lt_gpt_load_weights(lt_gpt *g, const char *path) {
     s = lt__gpt_read(g, st, path);
     lt_st_close(st);
     return s;
+}
+
+/* A positive integer metadata value (key), or 0 when the file has none; -1 + error if malformed. */
+static long lt__gpt_meta_int(lt_ctx *ctx, const lt_st *st, const char *path, const char *key) {
+    const char *m = lt_st_meta(st, key);
+    char *end;
+    long v;
+    if (!m) return 0;
+    v = strtol(m, &end, 10);
+    if (end == m || *end || v < 1 || v > INT_MAX) {
+        lt_set_error(ctx, LT_ERR_FORMAT, "%s: metadata %s is \"%.40s\": it must be a positive integer", path, key, m);
+        return -1;
+    }
+    return v;
+}
+
+/* The layer count: one past the highest h.N of the file's tensors, and every layer below it
+   complete (all 12 tensors; shapes are checked when they are read).  Metadata n_layer, n_embd,
+   n_ctx and vocab_size, where the file has them, must agree with the tensors. */
+static lt_status lt__gpt_load_layers(lt_ctx *ctx, const lt_st *st, const char *path, lt_gpt_config *cfg) {
+    static const char *const part[12] = {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
+        "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
+        "mlp.c_proj.weight", "mlp.c_proj.bias"};
+    static const char *const keys[4] = {"n_layer", "n_embd", "n_ctx", "vocab_size"};
+    long top = -1, m;
+    int i, k, got[4];
+    char name[64];
+    for (i = 0; i < lt_st_count(st); i++) {
+        const char *nm = lt_st_name(st, i);
+        if (strncmp(nm, "transformer.", 12) == 0) nm += 12;
+        if (strncmp(nm, "h.", 2) == 0 && nm[2] >= '0' && nm[2] <= '9') {
+            long l = strtol(nm + 2, NULL, 10);
+            if (l > top) top = l;
+        }
+    }
+    if (top >= 100000)
+        return lt_set_error(ctx, LT_ERR_FORMAT, "%s: a tensor of layer %ld: more than 100000 layers", path, top);
+    cfg->layers = (int)(top + 1);
+    got[0] = cfg->layers; got[1] = cfg->channels; got[2] = cfg->ctx; got[3] = cfg->vocab;
+    for (k = 0; k < 4; k++) {
+        if ((m = lt__gpt_meta_int(ctx, st, path, keys[k])) < 0) return ctx->status;
+        if (m > 0 && m != got[k])
+            return lt_set_error(ctx, LT_ERR_FORMAT, "%s: metadata %s = %ld but the tensors say %d%s", path, keys[k], m,
+                                got[k], k == 0 ? " (tensors of a layer missing, or of an extra layer present?)" : "");
+    }
+    for (i = 0; i < cfg->layers; i++)
+        for (k = 0; k < 12; k++) {
+            snprintf(name, sizeof name, "h.%d.%s", i, part[k]);
+            if (lt__st_find_hf(st, name) < 0)
+                return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"%s\" is missing: layer %d of %d is incomplete "
+                                    "(a model loads completely or not at all)", path, name, i, cfg->layers);
+        }
+    return LT_OK;
 }
 
 /* GPT-2's config from the shapes in a file: wte [V,C], wpe [ctx,C], layers = how many
@@ -374,12 +471,7 @@ static int lt__gpt2_config(lt_ctx *ctx, lt_st *st, const char *path, int n_head,
     cfg.vocab = (int)s1[0];
     cfg.channels = (int)s1[1];
     cfg.ctx = (int)s2[0];
-    for (l = 0; l < 100000; l++) {
-        char name[64];
-        snprintf(name, sizeof name, "h.%d.ln_1.weight", l);
-        if (lt__st_find_hf(st, name) < 0) break;
-    }
-    cfg.layers = l;
+    if (lt__gpt_load_layers(ctx, st, path, &cfg) != LT_OK) goto done;
     if (lt_st_shape(st, lt__st_find_hf(st, "h.0.mlp.c_fc.weight"), s2) == 2 && s2[1] > 0 && s2[1] <= INT_MAX)
         cfg.hidden = (int)s2[1];
     if (have_cfg && (lt__hf_real(ctx, hc, src, "layer_norm_epsilon", &cfg.norm_eps) < 0 ||
@@ -533,6 +625,7 @@ LTRAIN_DEF lt_status lt_checkpoint_save(lt_gpt *g, lt_optim *opt, const lt_train
     lt_st_add_meta(w, "n_ctx", num[3]);
     lt_st_add_meta(w, "vocab_size", num[4]);
     if (note) lt_st_add_meta(w, "note", note);
+    if (st && st->run[0]) lt_st_add_meta(w, "run", st->run);
     if (st) {
         /* step, data epoch, data index, then the RNG's 4 words (bit patterns as int64) */
         state[0] = st->step; state[1] = st->data_epoch; state[2] = st->data_index;
@@ -611,6 +704,7 @@ static lt_status lt__ckpt_read_train_state(lt_ctx *ctx, lt_st *f, lt_train_state
     if (v[3] == 0 && v[4] == 0 && v[5] == 0 && v[6] == 0)
         return lt_set_error(ctx, LT_ERR_FORMAT, "%s: train.state holds an all-zero RNG state (not a valid xoshiro state)", path);
     st->step = v[0]; st->data_epoch = v[1]; st->data_index = v[2];
+    snprintf(st->run, sizeof st->run, "%s", lt_st_meta(f, "run") ? lt_st_meta(f, "run") : "");
     for (k = 0; k < 4; k++) memcpy(&ctx->rng.s[k], &v[3 + k], sizeof(int64_t));
     if (st->scaler && (i = lt_st_find(f, "amp.scaler")) >= 0) return lt__ckpt_read_scaler(ctx, f, i, st->scaler, path);
     return LT_OK;

@@ -1,6 +1,6 @@
 /* ==== @@PLOT  SVG line charts: panels, 1-2-5 ticks, legend; written atomically ================= */
 /* Holds: lt_plot: series in panels, 1-2-5 axis ticks, a legend, the SVG written atomically.
-   Calls: @@CORE. */
+   Calls: @@CORE, @@CKPT (lt__dest: which paths a file may be written to). */
 
 typedef struct {
     char *name;                  /* NULL: not in the legend */
@@ -550,16 +550,20 @@ static void lt__plot_draw_panel(lt_plot *p, FILE *f, int id, double oy) {
 }
 
 LTRAIN_DEF lt_status lt_plot_save(lt_plot *p, const char *path) {
-    char *tmp;
+    char *tmp, *target = NULL, why[900];
     size_t len;
     FILE *f;
     int i, bad;
     if (!p) return LT_ERR_ARG;
     if (p->status != LT_OK) return p->status;
     if (!path || !path[0]) return lt__plot_fail(p, LT_ERR_ARG, "lt_plot_save: no path given");
+    /* a device, FIFO, directory..: refused; a symbolic link: its target is written (@@CKPT) */
+    if ((i = lt__dest(path, LT_DEST_REPLACE, &target, why, sizeof why)) <= 0)
+        return lt__plot_fail(p, i < 0 ? LT_ERR_NOMEM : LT_ERR_ARG, "lt_plot_save: %s", why);
+    path = target;
     len = strlen(path);
     tmp = (char *)LT__MALLOC(len + 5);
-    if (!tmp) return lt__plot_fail(p, LT_ERR_NOMEM, "lt_plot_save: out of memory");
+    if (!tmp) { LT__FREE(target); return lt__plot_fail(p, LT_ERR_NOMEM, "lt_plot_save: out of memory"); }
     memcpy(tmp, path, len);
     memcpy(tmp + len, ".tmp", 5);
     f = fopen(tmp, "wb");
@@ -568,6 +572,7 @@ LTRAIN_DEF lt_status lt_plot_save(lt_plot *p, const char *path) {
         lt__plot_fail(p, LT_ERR_IO, "lt_plot_save: cannot create %s: %s (hint: does its directory exist?)", tmp,
                       strerror(e));
         LT__FREE(tmp);
+        LT__FREE(target);
         return p->status;
     }
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -591,6 +596,7 @@ LTRAIN_DEF lt_status lt_plot_save(lt_plot *p, const char *path) {
         }
     }
     LT__FREE(tmp);
+    LT__FREE(target);
     return p->status;
 }
 

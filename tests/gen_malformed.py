@@ -601,13 +601,13 @@ def main():
         i = find(t, "wte.weight")
         t[i][2] = [0, C]
         t[i][3] = b""
-    ckpt_edit("ckpt_vocab_zero.safetensors", zero_vocab, "vocab 0", readers=("resume", "init"), what="wte [0,4]")
+    ckpt_edit("ckpt_vocab_zero.safetensors", zero_vocab, "vocab_size = 16 but the tensors say 0", readers=("resume", "init"), what="wte [0,4]")
 
     def no_layers(t, m):
         for x in t:
             if ".h.0." in "." + x[0]:
                 x[0] = x[0].replace("h.0.", "h.1.")
-    ckpt_edit("ckpt_no_layer_0.safetensors", no_layers, "need >= 1 layer", readers=("resume", "init"),
+    ckpt_edit("ckpt_no_layer_0.safetensors", no_layers, "n_layer = 1 but the tensors say 2", readers=("resume", "init"),
               what="layer 1 without layer 0")
     full = ckpt()
     for k in (8, 200, len(full) // 2, len(full) - 1):

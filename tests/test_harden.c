@@ -604,6 +604,466 @@ static void th__data(void) {
         free(o);
         free(e);
         remove(fifo);
+/* ---- issue 26: destinations, complete checkpoints, metadata text, resume flags, logs ---------- */
+/* A train_gpt run that must be refused: exit 1, one line "train_gpt: ..." containing want. */
+static void th__refused(const char *name, const char *args, const char *want) {
+    char out[512], err[512], *e;
+    int rc, one_line;
+    th__path(out, sizeof out, "refuse.out");
+    th__path(err, sizeof err, "refuse.err");
+    rc = th__run(args, out, err);
+    e = th__slurp(err, NULL);
+    one_line = e && strncmp(e, "train_gpt: ", 11) == 0 && strchr(e, '\n') == e + strlen(e) - 1;
+    t_check(rc == 1 && one_line && strstr(e, want), name, "exit %d, stderr \"%s\" (want one line containing \"%s\")", rc,
+            e ? e : "", want);
+    if (rc == 1 && one_line && strstr(e, want) && getenv("LT_HARDEN_SHOW")) printf("info %s: %s", name, e);
+    free(e);
+}
+
+/* The flags of a small run on the corpus's valid shard (vocab 16, 400 tokens). */
+static void th__small(char *buf, size_t cap, const char *more) {
+    snprintf(buf, cap, "--data %s/shard_valid.bin --vocab 16 --layers 1 --heads 2 --channels 4 --ctx 8 --batch 1 "
+             "--seq 4 --steps 2 --threads 1 %s", th__dir(), more);
+}
+
+/* Is path (not followed) still a node of this kind: 'f' FIFO, 'l' symbolic link, 'c' character device. */
+static int th__node_is(const char *path, char kind) {
+    struct stat s;
+    if (lstat(path, &s) != 0) return 0;
+    return kind == 'f' ? S_ISFIFO(s.st_mode) : kind == 'l' ? S_ISLNK(s.st_mode) : kind == 'c' ? S_ISCHR(s.st_mode) : 0;
+}
+
+static void th__dest(void) {
+    char fifo[512], lfifo[512], dir[512], dang[512], file[512], lfile[512], args[2048], base[1024], name[200];
+    float a[4] = {1, 2, 3, 4}, b[4];
+    int64_t shape = 4;
+    lt_ctx *ctx;
+    lt_st_writer *w;
+    lt_st *st;
+    lt_plot *p;
+    struct stat s0, s1;
+    int k, devnull_ok;
+    static const char *const cases[][3] = {   /* path, node kind after, keyword */
+        {"fifo", "f", "is a FIFO"}, {"lfifo", "l", "a symbolic link to"}, {"/dev/null", "c", "is a character device"},
+        {"dir", "", "is a directory"}, {"dang", "l", "symbolic link to a missing file"}};
+    if (!t_want("harden.dest") && !t_want("harden.cli.dest")) return;
+    th__path(fifo, sizeof fifo, "dest_fifo");
+    th__path(lfifo, sizeof lfifo, "dest_link_fifo");
+    th__path(dir, sizeof dir, "dest_dir");
+    th__path(dang, sizeof dang, "dest_dangling");
+    th__path(file, sizeof file, "dest_file.safetensors");
+    th__path(lfile, sizeof lfile, "dest_link_file.safetensors");
+    remove(fifo); remove(lfifo); rmdir(dir); remove(dang); remove(file); remove(lfile);
+    if (!t_check(mkfifo(fifo, 0644) == 0 && symlink("harden_dest_fifo", lfifo) == 0 && mkdir(dir, 0755) == 0 &&
+                 symlink("harden_no_such_file", dang) == 0 && symlink("harden_dest_file.safetensors", lfile) == 0,
+                 "harden.dest.setup", "mkfifo/symlink/mkdir in %s failed", t_tmp_dir())) return;
+    devnull_ok = stat("/dev/null", &s0) == 0;
+    ctx = lt_ctx_create(1);
+    /* lt_st_save and lt_plot_save: each refused with the path and what it is; the node untouched */
+    for (k = 0; k < 5; k++) {
+        const char *path = !strcmp(cases[k][0], "fifo") ? fifo : !strcmp(cases[k][0], "lfifo") ? lfifo
+                         : !strcmp(cases[k][0], "dir") ? dir : !strcmp(cases[k][0], "dang") ? dang : cases[k][0];
+        lt_status s;
+        lt_clear_error(ctx);
+        w = lt_st_writer_create(ctx);
+        lt_st_add(w, "x", "F32", 1, &shape, a);
+        s = lt_st_save(w, path);
+        lt_st_writer_destroy(w);
+        snprintf(name, sizeof name, "harden.dest.lib.st_save[%s]", cases[k][0]);
+        t_check(s == LT_ERR_ARG && strstr(lt_error(ctx), path) && strstr(lt_error(ctx), cases[k][2]) &&
+                (!cases[k][1][0] || th__node_is(path, cases[k][1][0])), name, "status %d, \"%s\" (want \"%s\"; node kept)",
+                (int)s, lt_error(ctx), cases[k][2]);
+        if (getenv("LT_HARDEN_SHOW")) printf("info %s: %s\n", name, lt_error(ctx));
+        p = lt_plot_create("t", "x", "y");
+        lt_plot_series(p, "s", NULL, NULL, 0);
+        s = lt_plot_save(p, path);
+        snprintf(name, sizeof name, "harden.dest.lib.plot_save[%s]", cases[k][0]);
+        t_check(s == LT_ERR_ARG && strstr(lt_plot_error(p), cases[k][2]) &&
+                (!cases[k][1][0] || th__node_is(path, cases[k][1][0])), name, "status %d, \"%s\"", (int)s, lt_plot_error(p));
+        lt_plot_destroy(p);
+    }
+    t_check(devnull_ok && stat("/dev/null", &s1) == 0 && S_ISCHR(s1.st_mode) && s1.st_rdev == s0.st_rdev,
+            "harden.dest.lib.devnull_untouched", "/dev/null is no longer the same character device");
+    /* a symbolic link to a regular file: the target gets the new file, the link stays */
+    lt_clear_error(ctx);
+    for (k = 0; k < 2; k++) {
+        w = lt_st_writer_create(ctx);
+        lt_st_add(w, "x", "F32", 1, &shape, a);
+        lt_st_save(w, k ? lfile : file);
+        lt_st_writer_destroy(w);
+        a[0] = 7;
+    }
+    st = lt_st_open(ctx, file);
+    t_check(st && lt_st_read_f32(st, 0, b, 4) == LT_OK && b[0] == 7 && th__node_is(lfile, 'l'),
+            "harden.dest.lib.symlink_followed", "%s", lt_error(ctx));
+    lt_st_close(st);
+    /* lt_dest_check: a log (a stream) may go to a character device or a FIFO, not to a directory */
+    lt_clear_error(ctx);
+    t_check(lt_dest_check(ctx, "/dev/null", LT_DEST_STREAM) == LT_OK && lt_dest_check(ctx, fifo, LT_DEST_STREAM) == LT_OK &&
+            lt_dest_check(ctx, dir, LT_DEST_STREAM) == LT_ERR_ARG, "harden.dest.lib.stream", "%s", lt_error(ctx));
+    lt_ctx_destroy(ctx);
+
+    /* train_gpt: refused before training, the node untouched */
+    if (!th__exists(th__bin())) { t_skip("harden.cli.dest", "no train_gpt binary"); goto out; }
+    snprintf(args, sizeof args, "--save /dev/null"); th__small(base, sizeof base, args);
+    th__refused("harden.cli.dest.save_devnull", base, "--save: \"/dev/null\" is a character device");
+    snprintf(args, sizeof args, "--save %s", lfifo); th__small(base, sizeof base, args);
+    th__refused("harden.cli.dest.save_link_to_fifo", base, "a symbolic link to");
+    snprintf(args, sizeof args, "--plot %s", fifo); th__small(base, sizeof base, args);
+    th__refused("harden.cli.dest.plot_fifo", base, "is a FIFO");
+    snprintf(args, sizeof args, "--log %s", dir); th__small(base, sizeof base, args);
+    th__refused("harden.cli.dest.log_dir", base, "--log: ");
+    t_check(th__node_is(fifo, 'f') && th__node_is(lfifo, 'l') && stat("/dev/null", &s1) == 0 && S_ISCHR(s1.st_mode),
+            "harden.cli.dest.nodes_untouched", "a node was replaced");
+    {   /* a log may stream into /dev/null (written in place, never replaced) */
+        char out[512], err[512];
+        th__path(out, sizeof out, "dest.out");
+        th__path(err, sizeof err, "dest.err");
+        th__small(base, sizeof base, "--log /dev/null");
+        k = th__run(base, out, err);
+        t_check(k == 0 && stat("/dev/null", &s1) == 0 && S_ISCHR(s1.st_mode) && s1.st_rdev == s0.st_rdev,
+                "harden.cli.dest.log_devnull", "exit %d", k);
+        if (th__node_is("/dev/stdout", 'l')) {   /* a link to /proc/self/fd/1, here a pipe: the log joins stdout */
+            char *o, cmd[4096];
+            th__small(base, sizeof base, "--log /dev/stdout");
+            snprintf(cmd, sizeof cmd, "ASAN_OPTIONS=exitcode=99 UBSAN_OPTIONS=exitcode=99 %s %s "
+                     "2> %s | cat > %s", th__bin(), base, err, out);
+            k = system(cmd);
+            k = k != -1 && WIFEXITED(k) ? WEXITSTATUS(k) : -1;
+            o = th__slurp(out, NULL);
+            t_check(k == 0 && o && strstr(o, "{\"step\": 2, \"loss\": ") && strstr(o, "done: 2 steps") &&
+                    th__node_is("/dev/stdout", 'l'),
+                    "harden.cli.dest.log_dev_stdout", "exit %d, stdout \"%.200s\"", k, o ? o : "");
+            free(o);
+        }
+    }
+out:
+    remove(fifo); remove(lfifo); rmdir(dir); remove(dang); remove(lfile); remove(file);
+}
+
+/* A copy of checkpoint src at dst without the tensors whose names start with drop (NULL: none),
+   with tensor nan_in's first value NaN, an extra F32 [1] tensor named extra, and metadata key
+   mkey set to mval (NULL: kept; "": left out).  1 on success. */
+static int th__ck_edit(const char *src, const char *dst, const char *drop, const char *nan_in, const char *extra,
+                       const char *mkey, const char *mval) {
+    static const char *const keys[] = {"format", "n_layer", "n_head", "n_embd", "n_ctx", "vocab_size", "note", "run",
+                                       "optimizer"};
+    lt_ctx *ctx = lt_ctx_create(1);
+    lt_st *st = lt_st_open(ctx, src);
+    lt_st_writer *w = lt_st_writer_create(ctx);
+    float one = 1, *copy = NULL;
+    int64_t shape[8], n1 = 1;
+    int i, k, ok;
+    for (k = 0; st && k < (int)(sizeof keys / sizeof keys[0]); k++) {
+        const char *v = mkey && !strcmp(mkey, keys[k]) ? mval : lt_st_meta(st, keys[k]);
+        if (v && v[0]) lt_st_add_meta(w, keys[k], v);
+    }
+    for (i = 0; st && i < lt_st_count(st); i++) {
+        const char *nm = lt_st_name(st, i);
+        size_t bytes;
+        const void *d = lt_st_data(st, i, &bytes);
+        int nd = lt_st_shape(st, i, shape);
+        if (drop && !strncmp(nm, drop, strlen(drop))) continue;
+        if (nan_in && !strcmp(nm, nan_in) && bytes >= 4 && (copy = (float *)malloc(bytes)) != NULL) {
+            memcpy(copy, d, bytes);
+            copy[0] = NAN;
+            d = copy;
+        }
+        lt_st_add(w, nm, lt_st_dtype(st, i), nd, shape, d);
+    }
+    if (extra) lt_st_add(w, extra, "F32", 1, &n1, &one);
+    ok = st && lt_st_save(w, dst) == LT_OK;
+    if (!ok) printf("info th__ck_edit %s: %s\n", dst, lt_error(ctx));
+    free(copy);
+    lt_st_writer_destroy(w);
+    lt_st_close(st);
+    lt_ctx_destroy(ctx);
+    return ok;
+}
+
+/* A model loads completely or not at all (lt_gpt_load, lt_checkpoint_load, --init, --resume,
+   sample_gpt); non-finite weights are named at load. */
+static void th__complete(void) {
+    char ck2[512], ck3[512], bad[512], args[2048], more[1024], out[512], err[512], name[200], cmd[4096], *e;
+    lt_ctx *ctx;
+    lt_gpt *g;
+    int k, rc;
+    static const char *const lib[][5] = {   /* test, drop, nan tensor, extra tensor, metadata n_layer (NULL kept) */
+        {"no_ln_1", "h.1.ln_1.weight", NULL, NULL, NULL},
+        {"no_ln_1_no_meta", "h.1.ln_1.weight", NULL, NULL, ""},
+        {"layer_1_missing", "h.1.", NULL, NULL, NULL},
+        {"layer_1_missing_no_meta", "h.1.", NULL, NULL, ""},
+        {"n_layer_says_4", NULL, NULL, NULL, "4"},
+        {"extra_layer", NULL, NULL, "h.3.ln_1.weight", ""},
+        {"unexpected", NULL, NULL, "lm_head.bias", NULL},
+        {"nan_weight", NULL, "h.1.mlp.c_fc.weight", NULL, NULL},
+        {"hf_buffers", NULL, NULL, "h.2.attn.bias", NULL},
+    };
+    static const char *const want[] = {"\"h.1.ln_1.weight\" is missing", "\"h.1.ln_1.weight\" is missing",
+        "\"h.1.ln_1.weight\" is missing: layer 1 of 3", "\"h.1.ln_1.weight\" is missing: layer 1 of 3",
+        "metadata n_layer = 4 but the tensors say 3", "is missing: layer 3 of 4 is incomplete",
+        "\"lm_head.bias\" is not part of this GPT-2 model", "\"h.1.mlp.c_fc.weight\" holds NaN at element 0",
+        "OK"};
+    if (!t_want("harden.ckpt") && !t_want("harden.cli.ckpt")) return;
+    if (!th__exists(th__bin())) { t_skip("harden.ckpt", "no train_gpt binary"); return; }
+    th__path(ck3, sizeof ck3, "ck3.safetensors");
+    th__path(ck2, sizeof ck2, "ck2.safetensors");
+    th__path(bad, sizeof bad, "ck_bad.safetensors");
+    th__path(out, sizeof out, "ck.out");
+    th__path(err, sizeof err, "ck.err");
+    snprintf(more, sizeof more, "--layers 3 --save %s", ck3);
+    th__small(args, sizeof args, more);
+    if (!t_check(th__run(args, out, err) == 0, "harden.ckpt.setup", "train_gpt --save %s failed", ck3)) return;
+    for (k = 0; k < (int)(sizeof lib / sizeof lib[0]); k++) {
+        ctx = lt_ctx_create(1);   /* a load that fails after creating the model leaves its parameters */
+        snprintf(name, sizeof name, "harden.ckpt.lib.%s", lib[k][0]);
+        if (!t_check(th__ck_edit(ck3, bad, lib[k][1], lib[k][2], lib[k][3], lib[k][4] ? "n_layer" : NULL, lib[k][4]),
+                     name, "cannot write the edited checkpoint")) continue;
+        lt_clear_error(ctx);
+        g = lt_gpt_load(ctx, bad, 0);
+        if (!strcmp(want[k], "OK")) t_check(g && lt_gpt_cfg(g)->layers == 3, name, "%s", lt_error(ctx));
+        else t_check(!g && strstr(lt_error(ctx), want[k]), name, "loaded=%d, \"%s\" (want \"%s\")", g != NULL,
+                     lt_error(ctx), want[k]);
+        if (getenv("LT_HARDEN_SHOW")) printf("info %s: %s\n", name, lt_error(ctx));
+        lt_gpt_destroy(g);
+        lt_ctx_destroy(ctx);
+    }
+    ctx = lt_ctx_create(1);
+    {   /* a file with more layers than the model it is loaded into: refused, not half-loaded */
+        lt_gpt_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.vocab = 16; cfg.ctx = 8; cfg.layers = 2; cfg.heads = 2; cfg.channels = 4;
+        lt_clear_error(ctx);
+        g = lt_gpt_create(ctx, &cfg);
+        t_check(g && lt_checkpoint_load(g, NULL, NULL, ck3) != LT_OK && strstr(lt_error(ctx), "belongs to layer 2"),
+                "harden.ckpt.lib.into_smaller_model", "\"%s\"", lt_error(ctx));
+        lt_gpt_destroy(g);
+    }
+    lt_ctx_destroy(ctx);
+
+    /* the command lines: --init, --resume and sample_gpt refuse a checkpoint missing a layer */
+    th__ck_edit(ck3, bad, "h.1.", NULL, NULL, "n_layer", "");
+    snprintf(more, sizeof more, "--init %s", bad);
+    th__small(args, sizeof args, more);
+    th__refused("harden.cli.ckpt.init_missing_layer", args, "\"h.1.ln_1.weight\" is missing: layer 1 of 3");
+    snprintf(more, sizeof more, "--resume %s --steps 4", bad);
+    th__small(args, sizeof args, more);
+    th__refused("harden.cli.ckpt.resume_missing_layer", args, "\"h.1.ln_1.weight\" is missing: layer 1 of 3");
+    th__ck_edit(ck3, ck2, NULL, "wte.weight", NULL, NULL, NULL);
+    snprintf(more, sizeof more, "--init %s", ck2);
+    th__small(args, sizeof args, more);
+    th__refused("harden.cli.ckpt.init_nan", args, "\"wte.weight\" holds NaN");
+    if (!th__exists(th__sample_bin())) { t_skip("harden.cli.ckpt.sample", "no sample_gpt binary"); return; }
+    for (k = 0; k < 2; k++) {
+        snprintf(name, sizeof name, "harden.cli.ckpt.sample_%s", k ? "nan" : "missing_layer");
+        snprintf(cmd, sizeof cmd, "ASAN_OPTIONS=exitcode=99:detect_leaks=1 UBSAN_OPTIONS=exitcode=99 timeout 60 %s %s --n 20 "
+                 "> %s 2> %s", th__sample_bin(), k ? ck2 : bad, out, err);
+        rc = system(cmd);
+        rc = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+        e = th__slurp(err, NULL);
+        t_check(rc == 1 && e && !strncmp(e, "sample_gpt: ", 12) && strstr(e, k ? "\"wte.weight\" holds NaN" :
+                "\"h.1.ln_1.weight\" is missing"), name, "exit %d, stderr \"%s\"", rc, e ? e : "");
+        if (rc == 1 && e && getenv("LT_HARDEN_SHOW")) printf("info %s: %s", name, e);
+        free(e);
+    }
+}
+
+/* The command line in the metadata is UTF-8 whatever the bytes given: a Latin-1 file name, a cut
+   inside a character. */
+static void th__meta_text(void) {
+    char out[16], data[512], ck[512], args[4096], more[2048], lo[512], le[512], prompt[700];
+    const char *note;
+    lt_ctx *ctx;
+    lt_st *st;
+    int k, rc;
+    if (!t_want("harden.meta") && !t_want("harden.cli.meta")) return;
+    t_check(lt_utf8_escape(out, sizeof out, "a\xe9\xc3\xa9z") == 8 && !strcmp(out, "a\\xE9\xc3\xa9z"),
+            "harden.meta.escape", "\"%s\"", out);
+    t_check(lt_utf8_escape(out, 4, "ab\xc3\xa9") == 2 && !strcmp(out, "ab") && lt_utf8_escape(out, 6, "a\xff") == 5,
+            "harden.meta.escape_cut", "\"%s\"", out);
+    if (!th__exists(th__bin())) { t_skip("harden.cli.meta", "no train_gpt binary"); return; }
+    snprintf(data, sizeof data, "%s/harden_caf\xe9.bin", t_tmp_dir());   /* a Latin-1 name */
+    snprintf(args, sizeof args, "cp %s/shard_valid.bin '%s'", th__dir(), data);
+    if (!t_check(system(args) == 0, "harden.meta.setup", "cannot copy the shard to %s", data)) return;
+    th__path(ck, sizeof ck, "meta.safetensors");
+    th__path(lo, sizeof lo, "meta.out");
+    th__path(le, sizeof le, "meta.err");
+    for (k = 0; k < 2; k++) {   /* 1: a prompt of 300 two-byte characters, so the 512-byte note is cut inside one */
+        for (rc = 0; rc < 300; rc++) memcpy(prompt + 2 * rc, "\xc3\xa9", 2);
+        prompt[k ? 600 : 0] = 0;
+        remove(ck);
+        snprintf(more, sizeof more, "--data '%s' --vocab 16 --layers 1 --heads 2 --channels 4 --ctx 8 --batch 1 --seq 4 "
+                 "--steps 2 --threads 1 --save %s%s%s%s", data, ck, k ? " --prompt '" : "", k ? prompt : "", k ? "'" : "");
+        rc = th__run(more, lo, le);
+        ctx = lt_ctx_create(1);
+        st = rc == 0 ? lt_st_open(ctx, ck) : NULL;
+        note = st ? lt_st_meta(st, "note") : NULL;
+        t_check(note && (k ? strlen(note) < 512 && strlen(note) > 500 : strstr(note, "caf\\xE9.bin") != NULL),
+                k ? "harden.cli.meta.cut_inside_character" : "harden.cli.meta.latin1_path", "exit %d, note \"%.80s...\"",
+                rc, note ? note : lt_error(ctx));
+        lt_st_close(st);
+        lt_ctx_destroy(ctx);
+    }
+    remove(data);
+}
+
+/* --resume with flags that read the data otherwise: refused with the saved and the given values. */
+static void th__resume_flags(void) {
+    char ck[512], args[2048], more[1024], out[512], err[512], moved[512], *o;
+    int rc;
+    static const char *const bad[][3] = {
+        {"batch", "--batch 2", "saved with 1 rows a step (--batch 1 x 1 processes), this run has 2"},
+        {"seq", "--seq 2", "saved with --seq 4, this run has --seq 2"},
+        {"shuffle", "--shuffle", "saved with --shuffle off, this run has --shuffle on"},
+        {"accum", "--accum 2", "saved with --accum 1, this run has --accum 2"},
+        {"layers", "--layers 2", "has --layers 1, this command line says 2"},
+        {"vocab", "--vocab 32", "has --vocab 16, this command line says 32"},
+        {"channels", "--channels 8", "has --channels 4, this command line says 8"},
+    };
+    int k;
+    if (!t_want("harden.cli.resume_flags")) return;
+    if (!th__exists(th__bin())) { t_skip("harden.cli.resume_flags", "no train_gpt binary"); return; }
+    th__path(ck, sizeof ck, "rflags.safetensors");
+    th__path(out, sizeof out, "rflags.out");
+    th__path(err, sizeof err, "rflags.err");
+    snprintf(more, sizeof more, "--steps 6 --stop-after 2 --save %s", ck);
+    th__small(args, sizeof args, more);
+    if (!t_check(th__run(args, out, err) == 0, "harden.cli.resume_flags.setup", "the first run failed")) return;
+    for (k = 0; k < (int)(sizeof bad / sizeof bad[0]); k++) {
+        char name[100];
+        snprintf(name, sizeof name, "harden.cli.resume_flags.%s", bad[k][0]);
+        snprintf(more, sizeof more, "--steps 6 --resume %s %s", ck, bad[k][1]);
+        th__small(args, sizeof args, more);
+        th__refused(name, args, bad[k][2]);
+    }
+    /* other data (the shard's first 300 tokens): refused; the same data at another path: a note */
+    th__path(moved, sizeof moved, "rflags_other.bin");
+    {
+        size_t size;
+        unsigned char *sh;
+        FILE *f;
+        snprintf(args, sizeof args, "%s/shard_valid.bin", th__dir());
+        sh = (unsigned char *)th__slurp(args, &size);
+        f = sh && size >= 1024 + 600 ? fopen(moved, "wb") : NULL;
+        if (f) {
+            sh[8] = 300 & 255; sh[9] = 300 >> 8; sh[10] = sh[11] = 0;   /* header word 2: the token count */
+            fwrite(sh, 1, 1024 + 600, f);
+            fclose(f);
+        }
+        free(sh);
+    }
+    snprintf(args, sizeof args, "--data %s --layers 1 --heads 2 --channels 4 --ctx 8 --batch 1 --seq 4 --steps 6 "
+             "--threads 1 --resume %s", moved, ck);
+    th__refused("harden.cli.resume_flags.data", args, "saved with --data (tokens) 400, this run has --data (tokens) 300");
+    th__path(moved, sizeof moved, "rflags_moved.bin");
+    snprintf(args, sizeof args, "cp %s/shard_valid.bin %s", th__dir(), moved);
+    rc = system(args);
+    snprintf(args, sizeof args, "--data %s --layers 1 --heads 2 --channels 4 --ctx 8 --batch 1 --seq 4 --steps 6 "
+             "--threads 1 --resume %s", moved, ck);
+    rc = rc == 0 ? th__run(args, out, err) : -2;
+    o = th__slurp(out, NULL);
+    t_check(rc == 0 && o && strstr(o, "note: ") && strstr(o, "continuing on") && strstr(o, "resumed"),
+            "harden.cli.resume_flags.data_moved", "exit %d, stdout \"%.300s\"", rc, o ? o : "");
+    free(o);
+    remove(moved);
+}
+
+/* --log: a write error ends the run with a message; the JSON stays JSON; low-level flag mixes. */
+static void th__logs_and_flags(void) {
+    char args[4096], more[2048], out[512], err[512], logp[512], val[512], *e, *l;
+    int rc;
+    if (!t_want("harden.cli.log") && !t_want("harden.cli.low") && !t_want("harden.low")) return;
+    if (!th__exists(th__bin())) { t_skip("harden.log", "no train_gpt binary"); return; }
+    th__path(out, sizeof out, "log.out");
+    th__path(err, sizeof err, "log.err");
+    th__path(logp, sizeof logp, "log.jsonl");
+    if (th__exists("/dev/full")) {
+        th__small(args, sizeof args, "--log /dev/full");
+        th__refused("harden.cli.log.dev_full", args, "--log /dev/full: writing failed: No space left on device");
+    } else {
+        t_skip("harden.cli.log.dev_full", "no /dev/full");
+    }
+    {   /* a regular file that cannot grow (a full disk; here a file size limit, SIGXFSZ ignored) */
+        char cmd[8192];
+        snprintf(more, sizeof more, "--steps 20 --log %s", logp);
+        th__small(args, sizeof args, more);
+        remove(logp);
+        snprintf(cmd, sizeof cmd, "trap '' XFSZ; ulimit -f 1; ASAN_OPTIONS=exitcode=99 UBSAN_OPTIONS=exitcode=99 %s %s > %s "
+                 "2> %s", th__bin(), args, out, err);
+        rc = system(cmd);
+        rc = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+        e = th__slurp(err, NULL);
+        t_check(rc == 1 && e && strstr(e, "writing failed: File too large"), "harden.cli.log.file_limit",
+                "exit %d, stderr \"%s\"", rc, e ? e : "");
+        if (rc == 1 && e && getenv("LT_HARDEN_SHOW")) printf("info harden.cli.log.file_limit: %s", e);
+        free(e);
+    }
+    th__small(args, sizeof args, "--eval-batches 0");
+    th__refused("harden.cli.log.eval_batches_zero", args, "--eval-batches: \"0\" is not a whole number from 1");
+    snprintf(val, sizeof val, "%s/shard_valid.bin", th__dir());
+    snprintf(more, sizeof more, "--val %s --eval-every 1 --eval-batches 1 --steps 3 --log %s", val, logp);
+    th__small(args, sizeof args, more);
+    rc = th__run(args, out, err);
+    l = th__slurp(logp, NULL);
+    t_check(rc == 0 && l && strstr(l, "\"val_loss\": ") && !strstr(l, "nan") && !strstr(l, "inf"), "harden.cli.log.json_numbers",
+            "exit %d, log \"%.300s\"", rc, l ? l : "");
+    free(l);
+    /* low: --eot past the vocab or on text, --resume with --init, --init X --vocab N, --eval-every alone */
+    th__small(args, sizeof args, "--eot 16");
+    th__refused("harden.cli.low.eot_past_vocab", args, "--eot 16 is not a token of the model's vocab (0..15)");
+    th__refused("harden.cli.low.eot_on_text", "--data ltrain.h --steps 1 --eot 10",
+                "--eot splits token shards into documents; for a text file use --seqs");
+    th__refused("harden.cli.low.resume_and_init", "--resume a.safetensors --init b.safetensors", "give one of them");
+    snprintf(more, sizeof more, "--init %s/ckpt_valid.safetensors --vocab 32", th__dir());
+    th__small(args, sizeof args, more);
+    th__refused("harden.cli.low.init_vocab", args, "--init: the checkpoint");
+    th__small(args, sizeof args, "--eval-every 1");
+    rc = th__run(args, out, err);
+    e = th__slurp(err, NULL);
+    t_check(rc == 0 && e && strstr(e, "--eval-every does nothing without --val"), "harden.cli.low.eval_every_without_val",
+            "exit %d, stderr \"%s\"", rc, e ? e : "");
+    free(e);
+    {   /* the writer refuses a header its reader would refuse (over 100 MB), before writing */
+        lt_ctx *ctx = lt_ctx_create(1);
+        lt_st_writer *w = lt_st_writer_create(ctx);
+        char *big = (char *)malloc(100000001), path[512];
+        lt_status s = LT_OK;
+        th__path(path, sizeof path, "huge_header.safetensors");
+        remove(path);
+        if (big) {
+            memset(big, 'a', 100000000);
+            big[100000000] = 0;
+            lt_st_add_meta(w, "big", big);
+            s = lt_st_save(w, path);
+        }
+        t_check(big && s == LT_ERR_ARG && strstr(lt_error(ctx), "over the 100000000 a reader accepts") && !th__exists(path),
+                "harden.low.header_limit", "status %d, \"%s\"", (int)s, lt_error(ctx));
+        if (getenv("LT_HARDEN_SHOW")) printf("info harden.low.header_limit: %s\n", lt_error(ctx));
+        free(big);
+        lt_st_writer_destroy(w);
+        lt_ctx_destroy(ctx);
+    }
+}
+
+/* Progress bars only on a terminal of a single process: under an MPI launcher's variables, lines. */
+static void th__tty(void) {
+    char args[2048], out[512], cmd[4096], *o;
+    int k, rc;
+    if (!t_want("harden.cli.tty")) return;
+    if (!th__exists(th__bin()) || system("command -v script > /dev/null 2>&1") != 0) {
+        t_skip("harden.cli.tty", "no train_gpt binary or no script(1) for a terminal");
+        return;
+    }
+    th__path(out, sizeof out, "tty.out");
+    th__small(args, sizeof args, "");
+    for (k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "%s ASAN_OPTIONS=detect_leaks=0 script -qec '%s %s' /dev/null > %s 2>&1",
+                 k ? "OMPI_COMM_WORLD_SIZE=1" : "true;", th__bin(), args, out);
+        rc = system(cmd);
+        o = th__slurp(out, NULL);
+        t_check(rc == 0 && o && (k ? !strstr(o, "\r[") && strstr(o, "step 2/2 | loss") : strstr(o, "\r[") != NULL),
+                k ? "harden.cli.tty.mpi_lines" : "harden.cli.tty.terminal_bar", "exit %d, output \"%.300s\"", rc, o ? o : "");
+        free(o);
     }
 }
 
@@ -616,4 +1076,10 @@ static void test_harden_all(void) {
     th__train_guards();
     th__flags();
     th__data();
+    th__dest();
+    th__complete();
+    th__meta_text();
+    th__resume_flags();
+    th__logs_and_flags();
+    th__tty();
 }

@@ -38,7 +38,7 @@
      @@OPS      (continued) matmul, linear, conv1d                                  07_ops_matmul.h
                 @@OPS.matmul @@OPS.linear @@OPS.matmul16
      @@TAPE     autograd tape: backward, zero-grad, gradcheck                       08_tape.h
-                @@TAPE.backward @@TAPE.zero_grad @@TAPE.gradcheck
+                @@TAPE.recompute @@TAPE.backward @@TAPE.zero_grad @@TAPE.gradcheck
      @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay    09_compile.h
                 @@COMPILE.capture @@COMPILE.fusion @@COMPILE.plan @@COMPILE.replay
                 @@COMPILE.compile @@COMPILE.cache
@@ -366,6 +366,18 @@ LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx);
 LTRAIN_DEF void lt_set_profiling(lt_ctx *ctx, int on);   /* also clears the counters */
 LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f);
 
+/* Activation checkpointing (torch.utils.checkpoint by hand): the values made by the ops between
+   lt_recompute_begin and lt_recompute_end, all but `out`, are dropped when the segment ends and
+   made again in backward by running its forward kernels once more; dropout draws the same masks,
+   so gradients are the bits of the step without it.  Eager on the CPU the segment's values live
+   in a scratch arena that holds one segment at a time (lt_arena_peak counts it); a compiled plan
+   gives the values made again short lifetimes (lt_plan_bytes, lt_plan_saved_bytes shrink).
+   Segments do not nest; an op reading a dropped value, an op that writes over a value made
+   before its segment, a segment left open at lt_backward / lt_compile: errors naming the op.
+   Returns out (NULL on error).  On a device or without gradients a segment drops nothing. */
+LTRAIN_DEF lt_status lt_recompute_begin(lt_ctx *ctx);
+LTRAIN_DEF lt_tensor *lt_recompute_end(lt_ctx *ctx, lt_tensor *out);
+
 /* Gradient check: fn builds an output from the inputs; compares analytic gradients of
    sum(out * R) (R fixed random) with central differences of step eps for every input element.
    Inputs must be parameters (they carry gradients).  Returns the worst relative error
@@ -432,6 +444,9 @@ LTRAIN_DEF void lt_gpt_destroy(lt_gpt *gpt);                 /* the parameters s
 LTRAIN_DEF const lt_gpt_config *lt_gpt_cfg(const lt_gpt *gpt);
 LTRAIN_DEF lt_paramset lt_gpt_params(lt_gpt *gpt);
 LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *gpt);
+/* Activation checkpointing of the blocks (lt_recompute_begin): every = 0 off, 1 every block,
+   N every N-th block (blocks 0, N, 2N, ...).  Returns the context's status (every < 0: an error). */
+LTRAIN_DEF lt_status lt_gpt_set_recompute(lt_gpt *gpt, int every);
 /* ids [B,T] -> logits [B,T,V].  lengths: NULL, or B real lengths (padding keys masked). */
 LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *gpt, const int32_t *ids, int B, int T, const int32_t *lengths);
 /* Mean cross-entropy of the next-token prediction (targets [B,T], LT_IGNORE_INDEX skips). */
@@ -1270,6 +1285,18 @@ typedef struct lt__capture_hooks {
     void (*node)(lt_ctx *ctx, lt__node *nd);                      /* lt__run ran op nd */
 } lt__capture_hooks;
 
+/* A recompute segment (lt_recompute_begin .. lt_recompute_end, @@TAPE): the ops run inside it
+   are ctx->seg_nodes[first .. first+n-1]; the values they made (all but out's) are dropped at its
+   end and made again by running their forward kernels once more in backward (eager: into the
+   scratch arena, from the RNG state it began with). */
+typedef struct lt__seg {
+    int first, n;                /* its ops in ctx->seg_nodes */
+    int tape_first, tape_end;    /* its records on the tape: tape[tape_first .. tape_end-1] */
+    lt_rng rng;                  /* the RNG when it began: dropout draws the same masks again */
+    lt_tensor *out;              /* the value kept (NULL until it ends) */
+    size_t scratch_bytes;        /* values it made in the scratch arena (eager) */
+} lt__seg;
+
 struct lt_ctx {
     lt_status status;
     char msg[512];
@@ -1297,6 +1324,15 @@ struct lt_ctx {
     lt_device device;            /* lt_set_device: where ops run (LT_CPU unless LTRAIN_CUDA chose LT_CUDA) */
     const struct lt__device *dev;/* the device's table (NULL on LT_CPU): the device seam below */
     struct lt__cuda *cuda;       /* LT_CUDA: stream, cuBLAS, device arena, parameter mirror (@@CUDA) */
+    /* recompute segments (@@TAPE) */
+    lt__seg *segs;
+    int n_segs, cap_segs;
+    int seg_open;                /* a segment is open (the last of segs) */
+    lt__node **seg_nodes;        /* the ops run inside segments, in order */
+    float **seg_data;            /* ... their outputs' values while dropped (NULL in the tensor) */
+    int n_seg_nodes, cap_seg_nodes;
+    lt__arena scratch;           /* eager, on the CPU: the values made inside the open segment */
+    int to_scratch;              /* values go to the scratch arena (inside a segment, eager) */
 };
 
 /* ---- @@CORE.device  the device seam ------------------------------------------------------- */
@@ -1441,8 +1477,9 @@ LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return &ctx->rng; }
 #define LT__ALIGN 64
 #define LT__CHUNK_MIN ((size_t)16 << 20)
 
-static void *lt__arena_alloc(lt_ctx *ctx, size_t bytes) {
-    lt__arena *a = &ctx->arena;
+/* bytes from arena a of ctx (the arena, or the scratch arena of recompute segments); the peak
+   counts both together */
+static void *lt__arena_take(lt_ctx *ctx, lt__arena *a, size_t bytes) {
     lt__chunk *c;
     size_t need;
     if (!lt_add_size(bytes, LT__ALIGN - 1, &need)) goto oom;
@@ -1455,7 +1492,7 @@ static void *lt__arena_alloc(lt_ctx *ctx, size_t bytes) {
             c->used += need;
             a->head = c;
             a->used += need;
-            if (a->used > a->peak) a->peak = a->used;
+            if (ctx->arena.used + ctx->scratch.used > ctx->arena.peak) ctx->arena.peak = ctx->arena.used + ctx->scratch.used;
             return p;
         }
     }
@@ -1474,13 +1511,27 @@ static void *lt__arena_alloc(lt_ctx *ctx, size_t bytes) {
         else { lt__chunk *t = a->first; while (t->next) t = t->next; t->next = c; }
         a->head = c;
         a->used += need;
-        if (a->used > a->peak) a->peak = a->used;
+        if (ctx->arena.used + ctx->scratch.used > ctx->arena.peak) ctx->arena.peak = ctx->arena.used + ctx->scratch.used;
         return c->mem;
     }
 oom:
     lt_set_error(ctx, LT_ERR_NOMEM, "out of memory: the arena could not grow by %zu bytes "
                  "(hint: a smaller batch or sequence length needs less)", bytes);
     return NULL;
+}
+
+static void *lt__arena_alloc(lt_ctx *ctx, size_t bytes) { return lt__arena_take(ctx, &ctx->arena, bytes); }
+/* Values (tensor data, saved buffers) on the CPU: the scratch arena inside a recompute segment
+   (eager), the arena otherwise. */
+static void *lt__arena_values(lt_ctx *ctx, size_t bytes) {
+    return lt__arena_take(ctx, ctx->to_scratch ? &ctx->scratch : &ctx->arena, bytes);
+}
+/* Does p point into arena a's chunks? */
+static int lt__arena_owns(const lt__arena *a, const void *p) {
+    const lt__chunk *c;
+    for (c = a->first; c; c = c->next)
+        if ((const unsigned char *)p >= c->mem && (const unsigned char *)p < c->mem + c->cap) return 1;
+    return 0;
 }
 
 static void lt__arena_reset(lt__arena *a) {
@@ -1497,7 +1548,8 @@ static void lt__arena_free(lt__arena *a) {
     a->used = 0;
 }
 
-LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx) { return ctx->arena.used; }
+/* (the scratch arena of recompute segments included) */
+LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx) { return ctx->arena.used + ctx->scratch.used; }
 LTRAIN_DEF size_t lt_arena_peak(const lt_ctx *ctx) { return ctx->arena.peak; }
 
 /* -- @@CORE.context  context ---------------------------------------------------------------------- */
@@ -1535,6 +1587,9 @@ LTRAIN_DEF void lt_reset(lt_ctx *ctx) {
     ctx->tape_len = 0;
     ctx->tape_done = 0;
     ctx->grad_free = NULL;
+    lt__arena_reset(&ctx->scratch);
+    ctx->n_segs = ctx->n_seg_nodes = 0;
+    ctx->seg_open = ctx->to_scratch = 0;
 }
 
 /* -- devices: names, and the calls every build has (through the seam; LT_CPU: nothing to do) ------- */
@@ -1976,7 +2031,7 @@ static int lt__shape_ok(lt_ctx *ctx, const char *who, int ndim, const int64_t *s
    device arena.  Headers and tape records always live in the (host) arena. */
 static void *lt__values_alloc(lt_ctx *ctx, size_t bytes) {
     if (ctx->dev) return ctx->dev->alloc(ctx, bytes);
-    return lt__arena_alloc(ctx, bytes);
+    return lt__arena_values(ctx, bytes);
 }
 /* dst (n values of a tensor of ctx) = src, or zeros for NULL; src is host memory. */
 static void lt__values_set(lt_ctx *ctx, float *dst, const float *src, size_t n) {
@@ -2189,7 +2244,11 @@ LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx) {
     if (ctx->dev) ctx->dev->destroy(ctx);
     lt__params_free(ctx);
     lt__arena_free(&ctx->arena);
+    lt__arena_free(&ctx->scratch);
     LT__FREE(ctx->tape);
+    LT__FREE(ctx->segs);
+    LT__FREE(ctx->seg_nodes);
+    LT__FREE(ctx->seg_data);
     LT__FREE(ctx);
 }
 
@@ -2538,9 +2597,46 @@ static lt__node *lt__node_new(lt_ctx *ctx, const lt__opdef *op, int ndim, const 
 /* a device's kernels are asynchronous: a profile times them whole */
 #define LT__PROFILE_SYNC(ctx) do { if ((ctx)->dev) lt_device_synchronize(ctx); } while (0)
 
+/* Recompute segments (lt_recompute_begin, @@TAPE): refuse an op that reads a value a segment
+   dropped, or, inside one, an op with no recompute rule: one whose forward writes over a value
+   made before the segment (lt__add_over), which running it again in backward would read.  Inside
+   a segment the op is noted, to be run again.  0: refused (the error is set). */
+static int lt__seg_note(lt_ctx *ctx, lt__node *nd) {
+    int j;
+    for (j = 0; j < 3; j++) {
+        const lt_tensor *t = nd->in[j];
+        if (!t) continue;
+        if (!t->data)
+            return lt_set_error(ctx, LT_ERR_STATE, "op %s%s%s: input %d is a value that lt_recompute_end dropped: "
+                                "a segment keeps only its output (hint: make the value the segment's output, "
+                                "or compute it outside the segment)", nd->op->name, nd->scope ? " in " : "",
+                                nd->scope ? nd->scope : "", j), 0;
+        if (ctx->to_scratch && nd->out->data == t->data && !(nd->op->flags & LT__VIEW) &&
+            !lt__arena_owns(&ctx->scratch, t->data))
+            return lt_set_error(ctx, LT_ERR_STATE, "op %s%s%s has no recompute rule here: it writes its output over "
+                                "input %d, made before lt_recompute_begin, which running it again in backward "
+                                "would read", nd->op->name, nd->scope ? " in " : "", nd->scope ? nd->scope : "", j), 0;
+    }
+    if (!ctx->seg_open) return 1;
+    if (ctx->n_seg_nodes == ctx->cap_seg_nodes) {
+        int cap = ctx->cap_seg_nodes ? 2 * ctx->cap_seg_nodes : 256;
+        lt__node **a = (lt__node **)LT__REALLOC(ctx->seg_nodes, (size_t)cap * sizeof(lt__node *));
+        float **d = a ? (float **)LT__REALLOC(ctx->seg_data, (size_t)cap * sizeof(float *)) : NULL;
+        if (a) ctx->seg_nodes = a;
+        if (d) ctx->seg_data = d;
+        if (!a || !d) return lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory noting a segment's ops", nd->op->name), 0;
+        ctx->cap_seg_nodes = cap;
+    }
+    ctx->seg_data[ctx->n_seg_nodes] = NULL;
+    ctx->seg_nodes[ctx->n_seg_nodes++] = nd;
+    ctx->segs[ctx->n_segs - 1].n++;
+    return 1;
+}
+
 /* Run the forward kernel; keep the record on the tape if a gradient will flow through it. */
 static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
     if (!nd || lt_failed(ctx)) return NULL;
+    if ((ctx->n_segs || ctx->seg_open) && !lt__seg_note(ctx, nd)) return NULL;
     if (ctx->dry && !(nd->op->flags & LT__VIEW)) {
         /* lt_compile's recording pass: shapes only (a view's pointer is still set) */
     } else if (ctx->profiling) {
@@ -5683,8 +5779,141 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
 
 /* ---- src/08_tape.h ---- */
 /* ==== @@TAPE  autograd tape: backward, zero-grad, gradcheck ================================== */
-/* Holds: lt_backward (running the tape backwards), lt_zero_grad, lt_gradcheck.
+/* Holds: lt_backward (running the tape backwards), recompute segments (activation checkpointing),
+   lt_zero_grad, lt_gradcheck.
    Calls: @@CORE, @@TENSOR, @@OPS; the device through ctx->dev. */
+
+/* ---- @@TAPE.recompute  recompute segments: activation checkpointing -------------------------- */
+/* As torch.utils.checkpoint: the values made between lt_recompute_begin and lt_recompute_end,
+   all but the segment's output, are dropped when it ends and made again in backward by running
+   the segment's forward kernels once more, just before its first backward kernel.  Dropout draws
+   the same masks again (the segment keeps the RNG state it began with), and the kernels are the
+   same, so the gradients are the bits of a step without segments.
+   Where the memory goes (eager, on the CPU): inside a segment, values (outputs and saved buffers)
+   come from the scratch arena; tape records and tensor headers stay in the arena.  At the end
+   the output's values (and its op's saved buffers) are copied into the arena and the scratch
+   arena is rewound, so the next segment writes over the same bytes.  The dropped tensors keep
+   their addresses (ctx->seg_data) with data NULL, which any op reading one refuses (lt__seg_note).
+   In backward nothing else allocates from the scratch arena, so running the segment again into
+   those addresses needs no allocation: the scratch arena holds one segment at a time, forward
+   and backward.  In a compiled plan (@@COMPILE) the values made again get buffers of their own,
+   alive from then to their last backward reader, while the forward's die at their last forward
+   reader; the planned block shrinks accordingly.  On a device, or without gradients, segments
+   drop nothing. */
+static const char *lt__seg_where(const lt_ctx *ctx, const lt__seg *sg) {
+    return sg->n ? ctx->seg_nodes[sg->first]->op->name : "(no op yet)";
+}
+
+LTRAIN_DEF lt_status lt_recompute_begin(lt_ctx *ctx) {
+    lt__seg *sg;
+    if (!ctx) return LT_ERR_ARG;
+    if (lt_failed(ctx)) return ctx->status;
+    lt__begin(ctx);
+    if (ctx->seg_open) {
+        sg = &ctx->segs[ctx->n_segs - 1];
+        return lt_set_error(ctx, LT_ERR_STATE, "lt_recompute_begin: segment %d (from op %s%s%s) is still open: "
+                            "segments do not nest (hint: lt_recompute_end it first)", ctx->n_segs - 1,
+                            lt__seg_where(ctx, sg), sg->n && ctx->seg_nodes[sg->first]->scope ? " in " : "",
+                            sg->n && ctx->seg_nodes[sg->first]->scope ? ctx->seg_nodes[sg->first]->scope : "");
+    }
+    if (ctx->n_segs == ctx->cap_segs) {
+        int cap = ctx->cap_segs ? 2 * ctx->cap_segs : 16;
+        lt__seg *a = (lt__seg *)LT__REALLOC(ctx->segs, (size_t)cap * sizeof(lt__seg));
+        if (!a) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_recompute_begin: out of memory");
+        ctx->segs = a;
+        ctx->cap_segs = cap;
+    }
+    sg = &ctx->segs[ctx->n_segs++];
+    memset(sg, 0, sizeof *sg);
+    sg->first = ctx->n_seg_nodes;
+    sg->tape_first = ctx->tape_len;
+    sg->rng = ctx->rng;
+    ctx->seg_open = 1;
+    ctx->to_scratch = ctx->grad_enabled && !ctx->dev && !ctx->dry;
+    return LT_OK;
+}
+
+LTRAIN_DEF lt_tensor *lt_recompute_end(lt_ctx *ctx, lt_tensor *out) {
+    lt__seg *sg;
+    lt__node *on = NULL;
+    int i, j;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!ctx->seg_open) {
+        lt_set_error(ctx, LT_ERR_STATE, "lt_recompute_end: no segment is open (hint: lt_recompute_begin first; "
+                     "segments do not nest)");
+        return NULL;
+    }
+    sg = &ctx->segs[ctx->n_segs - 1];
+    ctx->seg_open = ctx->to_scratch = 0;
+    if (!out) { lt_set_error(ctx, LT_ERR_ARG, "lt_recompute_end: out is NULL"); return NULL; }
+    sg->out = out;
+    sg->tape_end = ctx->tape_len;
+    if (!ctx->grad_enabled || ctx->dev) {   /* nothing to drop: the segment is forgotten */
+        sg->n = 0;
+        sg->tape_end = sg->tape_first;
+        return out;
+    }
+    for (i = sg->first; i < sg->first + sg->n; i++)
+        if (ctx->seg_nodes[i]->out == out) on = ctx->seg_nodes[i];
+    /* the output's values and its op's saved buffers move to the arena: they are kept */
+    if (out->data && lt__arena_owns(&ctx->scratch, out->data)) {
+        float *d = (float *)lt__arena_alloc(ctx, (size_t)out->n * sizeof(float));
+        if (!d) return NULL;
+        memcpy(d, out->data, (size_t)out->n * sizeof(float));
+        out->data = d;
+    }
+    for (j = 0; on && j < 2; j++)
+        if (on->save[j] && lt__arena_owns(&ctx->scratch, on->save[j])) {
+            float *d = (float *)lt__arena_alloc(ctx, (size_t)on->n_save[j] * sizeof(float));
+            if (!d) return NULL;
+            memcpy(d, on->save[j], (size_t)on->n_save[j] * sizeof(float));
+            on->save[j] = d;
+        }
+    for (i = sg->first; i < sg->first + sg->n; i++) {
+        lt__node *nd = ctx->seg_nodes[i];
+        if (nd == on) continue;
+        ctx->seg_data[i] = nd->out->data;
+        nd->out->data = NULL;
+    }
+    sg->scratch_bytes = ctx->scratch.used;
+    lt__arena_reset(&ctx->scratch);
+    return out;
+}
+
+/* Segment s again (backward, eager): its values back at their addresses, made by its forward
+   kernels from the RNG state it began with (the output's op is not run: its values were kept). */
+static void lt__seg_again(lt_ctx *ctx, const lt__seg *sg) {
+    lt_rng keep = ctx->rng;
+    int i;
+    ctx->scratch.used = sg->scratch_bytes;
+    if (ctx->arena.used + ctx->scratch.used > ctx->arena.peak) ctx->arena.peak = ctx->arena.used + ctx->scratch.used;
+    ctx->rng = sg->rng;
+    for (i = sg->first; i < sg->first + sg->n && !lt_failed(ctx); i++) {
+        lt__node *nd = ctx->seg_nodes[i];
+        if (nd->out == sg->out) continue;
+        nd->out->data = ctx->seg_data[i];
+        if (ctx->profiling) {
+            double t0 = lt__now();
+            LT__FWD(ctx, nd)(nd);
+            lt__profile_add(ctx, nd, 0, lt__now() - t0);
+        } else {
+            LT__FWD(ctx, nd)(nd);
+        }
+    }
+    ctx->rng = keep;
+}
+/* ... and dropped again once its backward is done (the scratch arena serves the next one) */
+static void lt__seg_drop(lt_ctx *ctx, const lt__seg *sg) {
+    int i;
+    for (i = sg->first; i < sg->first + sg->n; i++)
+        if (ctx->seg_nodes[i]->out != sg->out) ctx->seg_nodes[i]->out->data = NULL;
+    ctx->scratch.used = 0;
+}
+/* the last segment before s (from s - 1 down) with records on the tape, or -1 */
+static int lt__seg_prev(const lt_ctx *ctx, int s) {
+    while (s >= 0 && ctx->segs[s].tape_end <= ctx->segs[s].tape_first) s--;
+    return s;
+}
 
 /* ---- @@TAPE.backward  backward --------------------------------------------------------------- */
 /* Reverse-mode differentiation: seed d(loss)/d(loss) = 1 (or `seed`: the gradient of seed·loss,
@@ -5695,7 +5924,7 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
 LTRAIN_DEF lt_status lt_backward(lt_ctx *ctx, lt_tensor *loss) { return lt_backward_scaled(ctx, loss, 1.0f); }
 
 LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed) {
-    int k;
+    int k, s, live = -1;
     char b1[64];
     if (!ctx) return LT_ERR_ARG;
     if (lt_failed(ctx)) return ctx->status;
@@ -5706,6 +5935,16 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
     if (ctx->tape_done)
         return lt_set_error(ctx, LT_ERR_STATE, "lt_backward: this tape was used by an earlier lt_backward; "
                             "run the forward pass again");
+    if (ctx->seg_open) {
+        const lt__seg *sg = &ctx->segs[ctx->n_segs - 1];
+        return lt_set_error(ctx, LT_ERR_STATE, "lt_backward: recompute segment %d (from op %s%s%s) was not closed "
+                            "(hint: lt_recompute_end)", ctx->n_segs - 1, lt__seg_where(ctx, sg),
+                            sg->n && ctx->seg_nodes[sg->first]->scope ? " in " : "",
+                            sg->n && ctx->seg_nodes[sg->first]->scope ? ctx->seg_nodes[sg->first]->scope : "");
+    }
+    if (!loss->data)
+        return lt_set_error(ctx, LT_ERR_STATE, "lt_backward: the loss is a value that lt_recompute_end dropped "
+                            "(hint: compute it outside the segment, or make it the segment's output)");
     if (ctx->dev && (loss->is_param || (loss->requires_grad && loss->node))) {
         if (ctx->dev->seed(ctx, loss, seed) != LT_OK) return ctx->status;   /* d(loss) += seed on the device */
         if (loss->is_param) { ctx->tape_done = 1; return LT_OK; }
@@ -5721,8 +5960,15 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
     if (!lt__grad(loss, ctx)) return ctx->status;
     loss->grad[0] += seed;
     }
+    s = lt__seg_prev(ctx, ctx->n_segs - 1);
     for (k = ctx->tape_len - 1; k >= 0 && !lt_failed(ctx); k--) {
         lt__node *nd = ctx->tape[k];
+        if (s >= 0 && k == ctx->segs[s].tape_end - 1) {   /* a segment's last record: make its values again */
+            if (live >= 0) lt__seg_drop(ctx, &ctx->segs[live]);
+            lt__seg_again(ctx, &ctx->segs[s]);
+            live = s;
+            s = lt__seg_prev(ctx, s - 1);
+        }
         if (!nd->out->grad) continue;
         if (ctx->profiling) {
             double t0 = lt__now();
@@ -5734,6 +5980,7 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
         }
         if (ctx->device == LT_CPU) lt__grad_release(ctx, nd->out);   /* read by no one from here on */
     }
+    if (live >= 0) lt__seg_drop(ctx, &ctx->segs[live]);
     ctx->tape_done = 1;
     return ctx->status;
 }
@@ -5881,6 +6128,8 @@ struct lt__capture {
     lt__cap_in *in;              /* tensors made by lt_tensor_new / lt_tensor_from */
     int n_in, cap_in;
     char *has_grad;              /* op k's output receives a gradient (so its backward runs) */
+    int *seg;                    /* op k ran inside recompute segment seg[k] (-1: none; NULL: no segments) */
+    char *rc;                    /* op k's forward runs again in backward (all of a segment's ops but its output's) */
 };
 
 /* ---- @@COMPILE.capture  capture -------------------------------------------------------------- */
@@ -5940,6 +6189,11 @@ struct lt_plan {
     size_t saved_bytes;          /* what the forward leaves for the backward (lt_plan_saved_bytes) */
     int *fuse_end;               /* op k starts a fused group ending at op fuse_end[k] (-1: none) */
     int n_groups, n_fused;       /* fused groups, and the ops in them */
+    int n_ev, *ev;               /* the backward phase in order: 2k = op k's backward, 2k+1 = op k's forward run again */
+    int n_rc;                    /* ops run again (recompute segments) */
+    float *(*rcp)[6];            /* op k run again: its data and saved values' homes in forward [0..2], again [3..5] */
+    int *seg_start, *op_seg;     /* the segment op k begins (-1), the segment op k is in (-1) */
+    lt_rng *seg_rng;             /* each segment's RNG as its forward began (dropout draws it again) */
     struct lt__cu_graph *graph;  /* on a device: the step recorded as its graph (LT_CUDA: a CUDA graph, @@CUDA) */
     const lt__device *graph_dev; /* ... and that device, which replays and frees it */
 };
@@ -6012,6 +6266,11 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
     LT__FREE(p->n_zero_at);
     LT__FREE(p->runs_bwd);
     LT__FREE(p->fuse_end);
+    LT__FREE(p->ev);
+    LT__FREE(p->rcp);
+    LT__FREE(p->seg_start);
+    LT__FREE(p->op_seg);
+    LT__FREE(p->seg_rng);
     LT__FREE(p->nodes);
     LT__FREE(p->outs);
     LT__FREE(p->ins);
@@ -6133,11 +6392,15 @@ typedef struct {
     char *inplace;               /* op k's gradient is written over its data (lt__plan_dx_over_x) */
     int *galias;                 /* op k's gradient is op galias[k]'s (lt__plan_dx_over_dy), or -1 */
     int64_t n_ids;               /* indices of all ops together */
+    char *rc;                    /* op k runs again in backward (c->rc, or none) */
+    int *tb, *tr, *top, t_end;   /* when op k's backward runs, when it runs again (-1); which op's backward runs at t */
+    int *rbuf;                   /* op k run again: its data buffer then (-1: none) */
+    int (*rsbuf)[2];             /* ... and its saved values' */
 } lt__planner;
 
-/* the timeline (top of @@COMPILE): forward of op k, backward of op k (N, the op count, in scope) */
+/* the timeline (top of @@COMPILE): forward of op k, backward of op k (lt__plan_timeline) */
 #define LT__TF(k) ((k) + 1)
-#define LT__TB(k) (2 * N + 1 - (k))
+#define LT__TB(k) (s->tb[k])
 
 /* Can the recording be planned?  The loss is a recorded output, no input was written after it
    was made, every op's input is a parameter, a recorded output or a recorded input.  Returns 0
@@ -6188,19 +6451,78 @@ static int lt__plan_arrays(lt__planner *s) {
     p->n_zero_at = (int *)LT__MALLOC((size_t)N * sizeof(int));
     if (p->zero_at) for (k = 0; k < N; k++) p->zero_at[k] = NULL;   /* (lt_plan_destroy frees them) */
     /* buffers: per op data (or -1 for a view / param alias), grad, two saves; per input data */
-    s->b = (lt__pbuf *)LT__MALLOC((size_t)(4 * N + n_in + 1) * sizeof(lt__pbuf));
+    s->b = (lt__pbuf *)LT__MALLOC((size_t)(7 * N + n_in + 1) * sizeof(lt__pbuf));   /* (+3 per op run again) */
     s->dbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
     s->gbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
     s->ibuf = (int *)LT__MALLOC((size_t)(n_in + 1) * sizeof(int));
     s->sbuf = (int(*)[2])LT__MALLOC((size_t)N * sizeof(int[2]));
     s->inplace = (char *)LT__MALLOC((size_t)N + 1);
     s->galias = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->rc = (char *)LT__MALLOC((size_t)N + 1);
+    s->tb = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->tr = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->top = (int *)LT__MALLOC(((size_t)3 * N + 4) * sizeof(int));
+    s->rbuf = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->rsbuf = (int(*)[2])LT__MALLOC(((size_t)N + 1) * sizeof(int[2]));
+    p->ev = (int *)LT__MALLOC(((size_t)2 * N + 1) * sizeof(int));
     if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->fuse_end || !p->zero_at || !p->n_zero_at ||
-        !s->b || !s->dbuf || !s->gbuf || !s->ibuf || !s->sbuf || !s->inplace || !s->galias) {
+        !s->b || !s->dbuf || !s->gbuf || !s->ibuf || !s->sbuf || !s->inplace || !s->galias || !s->rc || !s->tb ||
+        !s->tr || !s->top || !s->rbuf || !s->rsbuf || !p->ev) {
         lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
         return 0;
     }
-    for (k = 0; k < N; k++) { p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1; }
+    for (k = 0; k < N; k++) {
+        p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1;
+        s->rc[k] = s->c->rc ? s->c->rc[k] : 0;
+        s->rbuf[k] = s->rsbuf[k][0] = s->rsbuf[k][1] = -1;
+    }
+    return 1;
+}
+
+/* The backward phase's order (p->ev) and its times: after the seed at N+1, op k's backward for
+   k = N-1 .. 0, one step of time each, except that before the backward of a recompute segment's
+   last op its ops (but the output's) run forward again, each at a time of its own (s->tr).  A
+   segment none of whose ops runs its backward is not run again (its values die in forward).
+   With no segments op k's backward is at 2N+1-k.  0: out of memory, set. */
+static int lt__plan_timeline(lt__planner *s) {
+    lt_plan *p = s->p;
+    struct lt__capture *c = s->c;
+    int k, q, N = s->N, t = N + 2, n = 0;
+    for (k = 0; k < N; k++) s->tr[k] = -1;
+    for (k = 0; k < N; k++) {   /* a segment whose backward does not run keeps nothing to run again */
+        int any = 0, e = k;
+        if (!c->seg || c->seg[k] < 0) continue;
+        while (e + 1 < N && c->seg[e + 1] == c->seg[k]) e++;
+        for (q = k; q <= e; q++) any |= c->has_grad[q];
+        for (q = k; q <= e; q++) if (!any || q == p->loss) s->rc[q] = 0;
+        k = e;
+    }
+    for (k = 0; k < N; k++) p->n_rc += s->rc[k];
+    for (k = N - 1; k >= 0; k--) {
+        if (c->seg && c->seg[k] >= 0 && (k == N - 1 || c->seg[k + 1] != c->seg[k])) {   /* a segment's last op */
+            int f = k;
+            while (f > 0 && c->seg[f - 1] == c->seg[k]) f--;
+            for (q = f; q <= k; q++)
+                if (s->rc[q]) { s->tr[q] = t; s->top[t++] = -1; p->ev[n++] = 2 * q + 1; }
+        }
+        s->tb[k] = t;
+        s->top[t++] = k;
+        p->ev[n++] = 2 * k;
+    }
+    s->t_end = t;
+    p->n_ev = n;
+    if (!p->n_rc) return 1;
+    p->rcp = (float *(*)[6])LT__MALLOC((size_t)N * sizeof(float *[6]));
+    p->seg_start = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    p->op_seg = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    p->seg_rng = (lt_rng *)LT__MALLOC((size_t)N * sizeof(lt_rng));
+    if (!p->rcp || !p->seg_start || !p->op_seg || !p->seg_rng)
+        return lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N), 0;
+    for (k = 0; k < N; k++) {
+        p->op_seg[k] = c->seg[k];
+        p->seg_start[k] = c->seg[k] >= 0 && (k == 0 || c->seg[k - 1] != c->seg[k]) ? c->seg[k] : -1;
+        for (q = 0; q < 6; q++) p->rcp[k][q] = NULL;
+    }
     return 1;
 }
 
@@ -6244,10 +6566,16 @@ static void lt__plan_records(lt__planner *s) {
             int o = lt__find_out(c, t), q = o < 0 ? lt__find_in(c, t) : -1;
             dbuf[k] = o >= 0 ? dbuf[o] : q >= 0 ? ibuf[q] : -1;
             if (dbuf[k] >= 0) { if (LT__TF(k) > b[dbuf[k]].last) b[dbuf[k]].last = LT__TF(k); }
+            if (s->rc[k]) s->rbuf[k] = o >= 0 && s->rc[o] ? s->rbuf[o] : dbuf[k];   /* (a view again of the value again) */
         } else {
             b[nb].bytes = (size_t)p->outs[k].n * sizeof(float);
             b[nb].first = b[nb].last = LT__TF(k);
             dbuf[k] = nb++;
+            if (s->rc[k]) {   /* made again: a second buffer, from then on */
+                b[nb].bytes = b[nb - 1].bytes;
+                b[nb].first = b[nb].last = s->tr[k];
+                s->rbuf[k] = nb++;
+            }
         }
         gbuf[k] = -1;
         if (p->runs_bwd[k]) {
@@ -6261,33 +6589,42 @@ static void lt__plan_records(lt__planner *s) {
             if (!src->save[j]) continue;
             b[nb].bytes = (size_t)src->n_save[j] * sizeof(float);
             b[nb].first = LT__TF(k);
-            b[nb].last = p->runs_bwd[k] ? LT__TB(k) : LT__TF(k);
+            b[nb].last = p->runs_bwd[k] && !s->rc[k] ? LT__TB(k) : LT__TF(k);
             sbuf[k][j] = nb++;
+            if (s->rc[k]) {   /* saved again when the op runs again: backward reads that one */
+                b[nb].bytes = b[nb - 1].bytes;
+                b[nb].first = s->tr[k];
+                b[nb].last = p->runs_bwd[k] ? LT__TB(k) : s->tr[k];
+                s->rsbuf[k][j] = nb++;
+            }
         }
     }
     s->nb = nb;
 }
 
 /* Lifetimes from the uses: a value lives until its last reader (a backward kernel reads what its
-   row's LT__IN / LT__OUT say), a gradient from its first write. */
+   row's LT__IN / LT__OUT say), a gradient from its first write.  A value made again in backward
+   (s->rc) is read there from its second buffer, by its segment's ops run again and their backward;
+   its first buffer serves the forward only.  An op run again reads values from outside its
+   segment (the segment's input: the value kept) at that time too. */
+#define LT__LIVE(q, t) do { if ((q) >= 0 && (t) > b[q].last) b[q].last = (t); } while (0)
 static void lt__plan_lifetimes(lt__planner *s) {
     lt_plan *p = s->p;
     lt__pbuf *b = s->b;
     int k, j, N = s->N, *dbuf = s->dbuf, *gbuf = s->gbuf, *ibuf = s->ibuf;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
-        if ((nd->op->reads & LT__OUT) && p->runs_bwd[k] && dbuf[k] >= 0 && LT__TB(k) > b[dbuf[k]].last)
-            b[dbuf[k]].last = LT__TB(k);
+        if ((nd->op->reads & LT__OUT) && p->runs_bwd[k]) LT__LIVE(s->rc[k] ? s->rbuf[k] : dbuf[k], LT__TB(k));
         for (j = 0; j < 3; j++) {
             lt_tensor *t = nd->in[j];
-            int src_op, db;
+            int src_op, db, rb;
             if (!t || t->is_param) continue;
             src_op = t->node ? (int)(t->node - p->nodes) : -1;
             db = src_op >= 0 ? dbuf[src_op] : ibuf[t - p->ins];
-            if (db >= 0) {
-                int last = (p->runs_bwd[k] && (nd->op->reads & LT__IN)) ? LT__TB(k) : LT__TF(k);
-                if (last > b[db].last) b[db].last = last;
-            }
+            rb = src_op >= 0 && s->rc[src_op] ? s->rbuf[src_op] : db;   /* what backward finds in t */
+            LT__LIVE(db, LT__TF(k));
+            if (s->rc[k]) LT__LIVE(rb, s->tr[k]);
+            if (p->runs_bwd[k] && (nd->op->reads & LT__IN)) LT__LIVE(rb, LT__TB(k));
             /* the input's gradient is first written by the last consumer's backward (it runs first) */
             if (src_op >= 0 && gbuf[src_op] >= 0 && p->runs_bwd[k] && t->requires_grad &&
                 LT__TB(k) < b[gbuf[src_op]].first)
@@ -6342,7 +6679,7 @@ static void lt__plan_saved(lt__planner *s) {
     for (k = 0; k < N; k++)
         if (p->runs_bwd[k] && s->c->nodes[k]->ids) p->saved_bytes += (size_t)s->c->nodes[k]->n_ids * sizeof(int32_t);
     if (gbuf[p->loss] >= 0) b[gbuf[p->loss]].first = N + 1;   /* the seed */
-    if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = 2 * N + 2; /* read after the replay */
+    if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = s->t_end; /* read after the replay */
     for (k = 0; k < N; k++)
         if (gbuf[k] >= 0 && b[gbuf[k]].first == INT_MAX) b[gbuf[k]].first = b[gbuf[k]].last; /* never written */
 }
@@ -6360,7 +6697,8 @@ static void lt__plan_dx_over_x(lt__planner *s) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
         if (!(nd->op->flags & LT__DX_OVER_X) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
-            (p->nodes[o].op->flags & LT__VIEW) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
+            (p->nodes[o].op->flags & LT__VIEW) || s->rc[o] || s->rc[k] || b[gbuf[o]].first != LT__TB(k) ||
+            b[dbuf[o]].last != LT__TB(k))
             continue;
         b[dbuf[o]].last = b[gbuf[o]].last;
         p->naive_bytes += b[gbuf[o]].bytes;   /* (still counted in "all buffers": eager mode has it) */
@@ -6401,8 +6739,8 @@ static int lt__plan_zero_at(lt__planner *s) {
     for (k = 0; k < N; k++) {
         int at, *z;
         if (s->gbuf[k] < 0 || k == p->loss || s->inplace[k]) continue;
-        at = 2 * N + 1 - s->b[s->gbuf[k]].first;    /* the op whose backward writes it first */
-        if (at < 0 || at >= N) continue;
+        at = s->b[s->gbuf[k]].first;    /* the op whose backward writes it first */
+        if (at <= N + 1 || at >= s->t_end || (at = s->top[at]) < 0) continue;
         z = (int *)LT__REALLOC(p->zero_at[at], (size_t)(p->n_zero_at[at] + 1) * sizeof(int));
         if (!z) return lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory"), 0;
         z[p->n_zero_at[at]++] = k;
@@ -6441,6 +6779,14 @@ static int lt__plan_homes(lt__planner *s) {
             if (s->gbuf[k] >= 0) p->outs[k].grad = s->inplace[k] ? p->outs[k].data : (float *)(base + b[s->gbuf[k]].off);
             for (j = 0; j < 2; j++)
                 if (s->sbuf[k][j] >= 0) nd->save[j] = (float *)(base + b[s->sbuf[k][j]].off);
+            if (s->rc[k] && !(nd->op->flags & LT__VIEW)) {   /* (a view's kernel points it itself) */
+                p->rcp[k][0] = p->outs[k].data;
+                p->rcp[k][3] = (float *)(base + b[s->rbuf[k]].off);
+                for (j = 0; j < 2; j++) {
+                    p->rcp[k][1 + j] = nd->save[j];
+                    if (s->rsbuf[k][j] >= 0) p->rcp[k][4 + j] = (float *)(base + b[s->rsbuf[k][j]].off);
+                }
+            }
             if (nd->ids) {
                 memcpy(ids, nd->ids, (size_t)nd->n_ids * sizeof(int32_t));
                 nd->ids = ids;
@@ -6457,6 +6803,7 @@ done:
 }
 #undef LT__TF
 #undef LT__TB
+#undef LT__LIVE
 
 /* Build the plan from a recording and its gradient marks (lt__mark_grads), step by step: the
    buffers and their lifetimes, the write-overs the op table allows, the zeroing, the placement,
@@ -6470,7 +6817,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     s.N = p->n = c->n;
     p->n_in = c->n_in;
     if (!lt__plan_check(p, c, loss)) return 0;
-    if (lt__plan_arrays(&s)) {
+    if (lt__plan_arrays(&s) && lt__plan_timeline(&s)) {
         lt__plan_records(&s);
         lt__plan_lifetimes(&s);
         lt__plan_y_over_x(&s);
@@ -6484,6 +6831,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     }
     LT__FREE(s.b); LT__FREE(s.dbuf); LT__FREE(s.gbuf); LT__FREE(s.ibuf); LT__FREE(s.sbuf);
     LT__FREE(s.inplace); LT__FREE(s.galias);
+    LT__FREE(s.rc); LT__FREE(s.tb); LT__FREE(s.tr); LT__FREE(s.top); LT__FREE(s.rbuf); LT__FREE(s.rsbuf);
     return ok;
 }
 
@@ -6517,6 +6865,36 @@ static int lt__mark_grads(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *l
     return 1;
 }
 
+/* Which recorded op ran inside which recompute segment (c->seg), and which run again in backward
+   (c->rc): all of a segment's ops but the one that made its output (lt_recompute_end).  The
+   segments noted their ops in the order they ran, which is the recording's.  0: a segment left
+   open, a loss dropped, out of memory (the error set). */
+static int lt__capture_segs(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *loss) {
+    int s, i, k = 0;
+    if (ctx->seg_open)
+        return lt_set_error(ctx, LT_ERR_STATE, "lt_compile: the step function left a recompute segment open "
+                            "(hint: every lt_recompute_begin needs its lt_recompute_end)"), 0;
+    if (!loss->data)
+        return lt_set_error(ctx, LT_ERR_STATE, "lt_compile: the loss is a value that lt_recompute_end dropped "
+                            "(hint: compute the loss outside the segment, or make it the segment's output)"), 0;
+    if (!ctx->n_segs || !c->n) return 1;
+    c->seg = (int *)LT__MALLOC((size_t)c->n * sizeof(int));
+    c->rc = (char *)LT__MALLOC((size_t)c->n);
+    if (!c->seg || !c->rc) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"), 0;
+    for (k = 0; k < c->n; k++) { c->seg[k] = -1; c->rc[k] = 0; }
+    k = 0;
+    for (s = 0; s < ctx->n_segs; s++) {
+        const lt__seg *sg = &ctx->segs[s];
+        for (i = sg->first; i < sg->first + sg->n; i++) {
+            while (k < c->n && c->nodes[k] != ctx->seg_nodes[i]) k++;
+            if (k == c->n) return 1;
+            c->seg[k] = s;
+            c->rc[k] = ctx->seg_nodes[i]->out != sg->out;
+        }
+    }
+    return 1;
+}
+
 /* ---- @@COMPILE.replay  replay ---------------------------------------------------------------- */
 /* One replay: the inputs copied in again, every forward kernel, the seed, every backward kernel
    (each gradient buffer marked unset just before its first write).  `check`: lt_compile's validation
@@ -6529,15 +6907,24 @@ static void lt__plan_kernel(lt_ctx *ctx, lt__node *nd, int bwd, int prof) {
 }
 static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int check) {
     lt_ctx *ctx = p->ctx;
-    int k, j, N = p->n, prof = ctx->profiling && !check;   /* (lt_set_profiling: lt_compile's check uncounted) */
+    int i, k, j, N = p->n, prof = ctx->profiling && !check;   /* (lt_set_profiling: lt_compile's check uncounted) */
     for (k = 0; k < p->n_in; k++) {
         lt_tensor *t = &p->ins[k];
         if (p->in_src[k]) memcpy(t->data, p->in_src[k], (size_t)t->n * sizeof(float));
         else memset(t->data, 0, (size_t)t->n * sizeof(float));
     }
+    for (k = 0; k < N && p->rcp; k++)   /* ops run again in backward: their forward homes */
+        if (p->rcp[k][0]) {
+            p->outs[k].data = p->rcp[k][0];
+            p->nodes[k].save[0] = p->rcp[k][1];
+            p->nodes[k].save[1] = p->rcp[k][2];
+        }
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         if (nd->ids && nd->ids_src) memcpy(nd->ids, nd->ids_src, (size_t)nd->n_ids * sizeof(int32_t));
+        if (p->seg_start)   /* a segment begins here (or inside the group from here): its RNG */
+            for (j = k; j <= (!check && p->fuse_end[k] > k ? p->fuse_end[k] : k); j++)
+                if (p->seg_start[j] >= 0) p->seg_rng[p->seg_start[j]] = ctx->rng;
         if (!check && p->fuse_end[k] > k) {   /* the validation replay runs op by op */
             double t0 = prof ? lt__now() : 0.0;
             lt__run_fused(p, k, p->fuse_end[k]);
@@ -6558,8 +6945,21 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
     }
     if (loss_out) *loss_out = p->outs[p->loss].data[0];
     if (p->outs[p->loss].grad) p->outs[p->loss].grad[0] = seed;
-    for (k = N - 1; k >= 0; k--) {
-        lt__node *nd = &p->nodes[k];
+    for (i = 0; i < p->n_ev; i++) {
+        lt__node *nd = &p->nodes[k = p->ev[i] >> 1];
+        if (p->ev[i] & 1) {   /* op k of a recompute segment again, into its second homes, from its RNG */
+            lt_rng keep = ctx->rng;
+            if (p->rcp[k][0]) {
+                p->outs[k].data = p->rcp[k][3];
+                nd->save[0] = p->rcp[k][4];
+                nd->save[1] = p->rcp[k][5];
+            }
+            ctx->rng = p->seg_rng[p->op_seg[k]];
+            lt__plan_kernel(ctx, nd, 0, prof);
+            p->seg_rng[p->op_seg[k]] = ctx->rng;
+            ctx->rng = keep;
+            continue;
+        }
         if (!p->runs_bwd[k]) continue;
         for (j = 0; j < p->n_zero_at[k]; j++)   /* zeroed by lt__grad, or written whole (lt__grad_w) */
             p->outs[p->zero_at[k][j]].grad_unset = 1;
@@ -6629,7 +7029,8 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     if (!lt_failed(ctx) && !loss->is_param && !loss->requires_grad)
         lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the loss does not depend on any parameter "
                      "(hint: was it computed with gradients disabled?)");
-    if (!lt_failed(ctx) && lt__mark_grads(ctx, &cap, loss)) built = lt__plan_build(p, &cap, loss);
+    if (!lt_failed(ctx) && lt__capture_segs(ctx, &cap, loss) && lt__mark_grads(ctx, &cap, loss))
+        built = lt__plan_build(p, &cap, loss);
     if (!lt_failed(ctx) && !built) {
         /* what the plan cannot handle runs eagerly: slower, never wrong */
         char why[200];
@@ -6647,9 +7048,9 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
             if (!lt__all_finite(ctx->params[k]->grad, ctx->params[k]->n))
                 lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: the gradient of \"%s\" is not finite after the "
                              "validation step", ctx->params[k]->name);
-        snprintf(p->note, sizeof p->note, "compiled: %d ops (%d fused in %d groups), %d inputs, planned %.1f MB "
-                 "(all buffers %.1f MB)", p->n, p->n_fused, p->n_groups, p->n_in, (double)p->mem_bytes / 1048576.0,
-                 (double)p->naive_bytes / 1048576.0);
+        snprintf(p->note, sizeof p->note, "compiled: %d ops (%d fused in %d groups, %d run again), %d inputs, "
+                 "planned %.1f MB (all buffers %.1f MB)", p->n, p->n_fused, p->n_groups, p->n_rc, p->n_in,
+                 (double)p->mem_bytes / 1048576.0, (double)p->naive_bytes / 1048576.0);
     }
     off = 0;
     for (k = 0; k < ctx->n_params; k++) {
@@ -6662,6 +7063,8 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     LT__FREE(cap.nodes);
     LT__FREE(cap.in);
     LT__FREE(cap.has_grad);
+    LT__FREE(cap.seg);
+    LT__FREE(cap.rc);
     lt_reset(ctx);
     if (lt_failed(ctx)) { lt_plan_destroy(p); return NULL; }
     return p;
@@ -6778,6 +7181,7 @@ struct lt_gpt {
     int n_list;
     int32_t *pos;            /* 0, 1, ..., ctx-1: the position ids */
     char (*scopes)[24];      /* "h.3.attn", "h.3.mlp", ...: where ops run (for messages) */
+    int recompute;           /* lt_gpt_set_recompute: blocks l with l % recompute == 0 are checkpointed (0: none) */
 };
 
 /* ---- @@NN.gpt  the model: parameters, initialisation ----------------------------------------- */
@@ -6890,6 +7294,15 @@ LTRAIN_DEF lt_paramset lt_gpt_params(lt_gpt *g) {
     return s;
 }
 
+LTRAIN_DEF lt_status lt_gpt_set_recompute(lt_gpt *g, int every) {
+    if (!g) return LT_ERR_ARG;
+    if (every < 0)
+        return lt_set_error(g->ctx, LT_ERR_ARG, "lt_gpt_set_recompute: every is %d: 0 (off), 1 (every block) or "
+                            "N (every N-th block)", every);
+    g->recompute = every;
+    return lt_status_of(g->ctx);
+}
+
 LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *g) {
     int64_t n = 0;
     int i;
@@ -6926,6 +7339,8 @@ static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, con
     x = lt_dropout(ctx, x, p);
     for (l = 0; l < c->layers; l++) {
         const lt__gpt_block *b = &g->blocks[l];
+        int ckpt = g->recompute > 0 && l % g->recompute == 0;
+        if (ckpt) lt_recompute_begin(ctx);
         lt_scope(ctx, g->scopes[2 + 2 * l]);
         h = lt_layernorm(ctx, x, b->ln1_w, b->ln1_b, eps);
         h = lt_conv1d(ctx, h, b->attn_w, b->attn_b);                 /* (B,T,3C) = q | k | v */
@@ -6937,6 +7352,7 @@ static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, con
         h = lt_gelu(ctx, lt_conv1d(ctx, h, b->fc_w, b->fc_b));       /* (B,T,4C) */
         h = lt_dropout(ctx, lt_conv1d(ctx, h, b->fcproj_w, b->fcproj_b), p);
         x = lt__add_over(ctx, x, h, h);
+        if (ckpt) x = lt_recompute_end(ctx, x);
     }
     lt_scope(ctx, g->scopes[1]);
     x = lt_layernorm(ctx, x, g->lnf_w, g->lnf_b, eps);

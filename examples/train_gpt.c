@@ -21,6 +21,8 @@ typedef struct {
     const char *data, *val, *init, *resume, *save, *log, *decay, *optim, *prompt;
     const char *plot;   /* --plot PATH.svg */
     const char *compile;   /* --compile on|off: replay a captured step (lt_compile) */
+    const char *checkpoint;   /* --checkpoint off|every|N: blocks' activations made again in backward */
+    int recompute;            /* ... as lt_gpt_set_recompute's `every` (0 off) */
     const char *precision, *loss_scale;   /* --precision fp32|bf16|fp16, --loss-scale on|off (fp16) */
     const char *device, *tf32;            /* --device cpu|cuda (lt_set_device), --tf32 on|off */
     int eval_every, save_every, layers, heads, channels, ctx, vocab, batch, seq, accum, threads;
@@ -47,6 +49,7 @@ static void defaults(args_t *a) {
     a->decay = "cosine";
     a->optim = "adamw";
     a->compile = "off";
+    a->checkpoint = "off";
     a->precision = "fp32"; a->loss_scale = "on";
     a->device = "cpu"; a->tf32 = "off";
     a->prompt = "\n";
@@ -83,6 +86,8 @@ static void usage(void) {
            "  run:       --seed N (%llu) --threads N --save PATH --save-every N --resume PATH --log PATH\n"
            "             --profile (time every op, eager mode; a table at the end)\n"
            "             --compile on|off (off; on: capture the step once and replay it; LTRAIN_COMPILE=0 forces off)\n"
+           "             --checkpoint off|every|N (off): drop the activations of every block (or every N-th) after\n"
+           "             forward and make them again in backward (lt_gpt_set_recompute): less memory, one more forward\n"
            "             --plot PATH.svg (loss, val loss and lr against steps, rewritten every 10 steps)\n"
            "  parallel:  mpirun -np N build/train_gpt_mpi (make mpi): --batch is per rank, N*B rows a step\n"
            "             --allreduce f32|ordered|bf16 (f32) --bucket-mb N (16)\n"
@@ -112,6 +117,22 @@ static int die(const char *msg) {
     return 1;
 }
 
+/* --checkpoint off|every|N into a->recompute (0, 1, N); 0 with a message when it does not parse */
+static int checkpoint_parse(args_t *a) {
+    unsigned long long u;
+    if (!strcmp(a->checkpoint, "off")) a->recompute = 0;
+    else if (!strcmp(a->checkpoint, "every")) a->recompute = 1;
+    else if (*a->checkpoint >= '0' && *a->checkpoint <= '9') {
+        if (!flag_whole("train_gpt", "--checkpoint", a->checkpoint, 1, INT_MAX, &u)) return 0;
+        a->recompute = (int)u;
+    } else {
+        fprintf(stderr, "train_gpt: --checkpoint is \"%s\": it must be off, every, or N >= 1 (every N-th block)\n",
+                a->checkpoint);
+        return 0;
+    }
+    return 1;
+}
+
 static int parse(args_t *a, int argc, char **argv) {
     int i;
     for (i = 1; i < argc; i++) {
@@ -124,7 +145,7 @@ static int parse(args_t *a, int argc, char **argv) {
                        : !strcmp(f, "--prompt") ? &a->prompt : !strcmp(f, "--compile") ? &a->compile : !strcmp(f, "--plot") ? &a->plot
                        : !strcmp(f, "--allreduce") ? &a->allreduce : !strcmp(f, "--precision") ? &a->precision
                        : !strcmp(f, "--loss-scale") ? &a->loss_scale : !strcmp(f, "--device") ? &a->device
-                       : !strcmp(f, "--tf32") ? &a->tf32 : NULL;
+                       : !strcmp(f, "--tf32") ? &a->tf32 : !strcmp(f, "--checkpoint") ? &a->checkpoint : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
         if (!strcmp(f, "--shuffle")) { a->shuffle = 1; continue; }
         if (!strcmp(f, "--profile")) { a->profile = 1; continue; }
@@ -438,6 +459,7 @@ static int run_open(run_t *r, int argc, char **argv) {
         strcmp(a->optim, "ademamix") && strcmp(a->optim, "muon") && strcmp(a->optim, "soap"))
         return die("--optim must be adamw, sgd, lion, ademamix, muon or soap");
     if (strcmp(a->compile, "on") && strcmp(a->compile, "off")) return die("--compile must be on or off");
+    if (!checkpoint_parse(a)) return 1;
     if (strcmp(a->precision, "fp32") && strcmp(a->precision, "bf16") && strcmp(a->precision, "fp16"))
         return die("--precision must be fp32, bf16 or fp16");
     if (strcmp(a->loss_scale, "on") && strcmp(a->loss_scale, "off")) return die("--loss-scale must be on or off");
@@ -481,7 +503,7 @@ static int model_open(run_t *r) {
         if (r->T > cfg.ctx && !a->ctx_set) cfg.ctx = r->T; /* the default context grows to --seq */
         r->g = lt_gpt_create(r->ctx, &cfg);
     }
-    if (!r->g) return FAILED;
+    if (!r->g || lt_gpt_set_recompute(r->g, a->recompute) != LT_OK) return FAILED;
     if (r->T > lt_gpt_cfg(r->g)->ctx) {
         snprintf(msg, sizeof msg, "--seq %d is longer than the model's context (%d)", r->T, lt_gpt_cfg(r->g)->ctx);
         return die(msg);
@@ -606,9 +628,12 @@ static int run_start(run_t *r) {
         r->gs.g = r->g; r->gs.in = r->in; r->gs.tg = r->tg; r->gs.B = r->B; r->gs.T = r->T;
         if (!(r->plans = lt_plan_cache_create(r->ctx, 4))) return FAILED;
     }
-    printf("mode: %s | precision %s%s\n", r->plans ? "compiled (lt_compile: captured once, replayed)" : "eager",
+    printf("mode: %s | precision %s%s", r->plans ? "compiled (lt_compile: captured once, replayed)" : "eager",
            a->precision, r->scaler.enabled ? " (dynamic loss scale)"
                          : lt_get_precision(r->ctx) == LT_F16 ? " (no loss scale)" : "");
+    if (a->recompute == 1) printf(" | checkpoint every block");
+    if (a->recompute > 1) printf(" | checkpoint every %d-th block", a->recompute);
+    printf("\n");
     if (a->profile) lt_set_profiling(r->ctx, 1);
     return 0;
 }

@@ -227,6 +227,18 @@ LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx);
 LTRAIN_DEF void lt_set_profiling(lt_ctx *ctx, int on);   /* also clears the counters */
 LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f);
 
+/* Activation checkpointing (torch.utils.checkpoint by hand): the values made by the ops between
+   lt_recompute_begin and lt_recompute_end, all but `out`, are dropped when the segment ends and
+   made again in backward by running its forward kernels once more; dropout draws the same masks,
+   so gradients are the bits of the step without it.  Eager on the CPU the segment's values live
+   in a scratch arena that holds one segment at a time (lt_arena_peak counts it); a compiled plan
+   gives the values made again short lifetimes (lt_plan_bytes, lt_plan_saved_bytes shrink).
+   Segments do not nest; an op reading a dropped value, an op that writes over a value made
+   before its segment, a segment left open at lt_backward / lt_compile: errors naming the op.
+   Returns out (NULL on error).  On a device or without gradients a segment drops nothing. */
+LTRAIN_DEF lt_status lt_recompute_begin(lt_ctx *ctx);
+LTRAIN_DEF lt_tensor *lt_recompute_end(lt_ctx *ctx, lt_tensor *out);
+
 /* Gradient check: fn builds an output from the inputs; compares analytic gradients of
    sum(out * R) (R fixed random) with central differences of step eps for every input element.
    Inputs must be parameters (they carry gradients).  Returns the worst relative error
@@ -293,6 +305,9 @@ LTRAIN_DEF void lt_gpt_destroy(lt_gpt *gpt);                 /* the parameters s
 LTRAIN_DEF const lt_gpt_config *lt_gpt_cfg(const lt_gpt *gpt);
 LTRAIN_DEF lt_paramset lt_gpt_params(lt_gpt *gpt);
 LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *gpt);
+/* Activation checkpointing of the blocks (lt_recompute_begin): every = 0 off, 1 every block,
+   N every N-th block (blocks 0, N, 2N, ...).  Returns the context's status (every < 0: an error). */
+LTRAIN_DEF lt_status lt_gpt_set_recompute(lt_gpt *gpt, int every);
 /* ids [B,T] -> logits [B,T,V].  lengths: NULL, or B real lengths (padding keys masked). */
 LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *gpt, const int32_t *ids, int B, int T, const int32_t *lengths);
 /* Mean cross-entropy of the next-token prediction (targets [B,T], LT_IGNORE_INDEX skips). */

@@ -27,6 +27,8 @@ struct lt__capture {
     lt__cap_in *in;              /* tensors made by lt_tensor_new / lt_tensor_from */
     int n_in, cap_in;
     char *has_grad;              /* op k's output receives a gradient (so its backward runs) */
+    int *seg;                    /* op k ran inside recompute segment seg[k] (-1: none; NULL: no segments) */
+    char *rc;                    /* op k's forward runs again in backward (all of a segment's ops but its output's) */
 };
 
 /* ---- @@COMPILE.capture  capture -------------------------------------------------------------- */
@@ -86,6 +88,11 @@ struct lt_plan {
     size_t saved_bytes;          /* what the forward leaves for the backward (lt_plan_saved_bytes) */
     int *fuse_end;               /* op k starts a fused group ending at op fuse_end[k] (-1: none) */
     int n_groups, n_fused;       /* fused groups, and the ops in them */
+    int n_ev, *ev;               /* the backward phase in order: 2k = op k's backward, 2k+1 = op k's forward run again */
+    int n_rc;                    /* ops run again (recompute segments) */
+    float *(*rcp)[6];            /* op k run again: its data and saved values' homes in forward [0..2], again [3..5] */
+    int *seg_start, *op_seg;     /* the segment op k begins (-1), the segment op k is in (-1) */
+    lt_rng *seg_rng;             /* each segment's RNG as its forward began (dropout draws it again) */
     struct lt__cu_graph *graph;  /* on a device: the step recorded as its graph (LT_CUDA: a CUDA graph, @@CUDA) */
     const lt__device *graph_dev; /* ... and that device, which replays and frees it */
 };
@@ -158,6 +165,11 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
     LT__FREE(p->n_zero_at);
     LT__FREE(p->runs_bwd);
     LT__FREE(p->fuse_end);
+    LT__FREE(p->ev);
+    LT__FREE(p->rcp);
+    LT__FREE(p->seg_start);
+    LT__FREE(p->op_seg);
+    LT__FREE(p->seg_rng);
     LT__FREE(p->nodes);
     LT__FREE(p->outs);
     LT__FREE(p->ins);
@@ -279,11 +291,15 @@ typedef struct {
     char *inplace;               /* op k's gradient is written over its data (lt__plan_dx_over_x) */
     int *galias;                 /* op k's gradient is op galias[k]'s (lt__plan_dx_over_dy), or -1 */
     int64_t n_ids;               /* indices of all ops together */
+    char *rc;                    /* op k runs again in backward (c->rc, or none) */
+    int *tb, *tr, *top, t_end;   /* when op k's backward runs, when it runs again (-1); which op's backward runs at t */
+    int *rbuf;                   /* op k run again: its data buffer then (-1: none) */
+    int (*rsbuf)[2];             /* ... and its saved values' */
 } lt__planner;
 
-/* the timeline (top of @@COMPILE): forward of op k, backward of op k (N, the op count, in scope) */
+/* the timeline (top of @@COMPILE): forward of op k, backward of op k (lt__plan_timeline) */
 #define LT__TF(k) ((k) + 1)
-#define LT__TB(k) (2 * N + 1 - (k))
+#define LT__TB(k) (s->tb[k])
 
 /* Can the recording be planned?  The loss is a recorded output, no input was written after it
    was made, every op's input is a parameter, a recorded output or a recorded input.  Returns 0
@@ -334,19 +350,78 @@ static int lt__plan_arrays(lt__planner *s) {
     p->n_zero_at = (int *)LT__MALLOC((size_t)N * sizeof(int));
     if (p->zero_at) for (k = 0; k < N; k++) p->zero_at[k] = NULL;   /* (lt_plan_destroy frees them) */
     /* buffers: per op data (or -1 for a view / param alias), grad, two saves; per input data */
-    s->b = (lt__pbuf *)LT__MALLOC((size_t)(4 * N + n_in + 1) * sizeof(lt__pbuf));
+    s->b = (lt__pbuf *)LT__MALLOC((size_t)(7 * N + n_in + 1) * sizeof(lt__pbuf));   /* (+3 per op run again) */
     s->dbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
     s->gbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
     s->ibuf = (int *)LT__MALLOC((size_t)(n_in + 1) * sizeof(int));
     s->sbuf = (int(*)[2])LT__MALLOC((size_t)N * sizeof(int[2]));
     s->inplace = (char *)LT__MALLOC((size_t)N + 1);
     s->galias = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->rc = (char *)LT__MALLOC((size_t)N + 1);
+    s->tb = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->tr = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->top = (int *)LT__MALLOC(((size_t)3 * N + 4) * sizeof(int));
+    s->rbuf = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->rsbuf = (int(*)[2])LT__MALLOC(((size_t)N + 1) * sizeof(int[2]));
+    p->ev = (int *)LT__MALLOC(((size_t)2 * N + 1) * sizeof(int));
     if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->fuse_end || !p->zero_at || !p->n_zero_at ||
-        !s->b || !s->dbuf || !s->gbuf || !s->ibuf || !s->sbuf || !s->inplace || !s->galias) {
+        !s->b || !s->dbuf || !s->gbuf || !s->ibuf || !s->sbuf || !s->inplace || !s->galias || !s->rc || !s->tb ||
+        !s->tr || !s->top || !s->rbuf || !s->rsbuf || !p->ev) {
         lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
         return 0;
     }
-    for (k = 0; k < N; k++) { p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1; }
+    for (k = 0; k < N; k++) {
+        p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1;
+        s->rc[k] = s->c->rc ? s->c->rc[k] : 0;
+        s->rbuf[k] = s->rsbuf[k][0] = s->rsbuf[k][1] = -1;
+    }
+    return 1;
+}
+
+/* The backward phase's order (p->ev) and its times: after the seed at N+1, op k's backward for
+   k = N-1 .. 0, one step of time each, except that before the backward of a recompute segment's
+   last op its ops (but the output's) run forward again, each at a time of its own (s->tr).  A
+   segment none of whose ops runs its backward is not run again (its values die in forward).
+   With no segments op k's backward is at 2N+1-k.  0: out of memory, set. */
+static int lt__plan_timeline(lt__planner *s) {
+    lt_plan *p = s->p;
+    struct lt__capture *c = s->c;
+    int k, q, N = s->N, t = N + 2, n = 0;
+    for (k = 0; k < N; k++) s->tr[k] = -1;
+    for (k = 0; k < N; k++) {   /* a segment whose backward does not run keeps nothing to run again */
+        int any = 0, e = k;
+        if (!c->seg || c->seg[k] < 0) continue;
+        while (e + 1 < N && c->seg[e + 1] == c->seg[k]) e++;
+        for (q = k; q <= e; q++) any |= c->has_grad[q];
+        for (q = k; q <= e; q++) if (!any || q == p->loss) s->rc[q] = 0;
+        k = e;
+    }
+    for (k = 0; k < N; k++) p->n_rc += s->rc[k];
+    for (k = N - 1; k >= 0; k--) {
+        if (c->seg && c->seg[k] >= 0 && (k == N - 1 || c->seg[k + 1] != c->seg[k])) {   /* a segment's last op */
+            int f = k;
+            while (f > 0 && c->seg[f - 1] == c->seg[k]) f--;
+            for (q = f; q <= k; q++)
+                if (s->rc[q]) { s->tr[q] = t; s->top[t++] = -1; p->ev[n++] = 2 * q + 1; }
+        }
+        s->tb[k] = t;
+        s->top[t++] = k;
+        p->ev[n++] = 2 * k;
+    }
+    s->t_end = t;
+    p->n_ev = n;
+    if (!p->n_rc) return 1;
+    p->rcp = (float *(*)[6])LT__MALLOC((size_t)N * sizeof(float *[6]));
+    p->seg_start = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    p->op_seg = (int *)LT__MALLOC((size_t)N * sizeof(int));
+    p->seg_rng = (lt_rng *)LT__MALLOC((size_t)N * sizeof(lt_rng));
+    if (!p->rcp || !p->seg_start || !p->op_seg || !p->seg_rng)
+        return lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N), 0;
+    for (k = 0; k < N; k++) {
+        p->op_seg[k] = c->seg[k];
+        p->seg_start[k] = c->seg[k] >= 0 && (k == 0 || c->seg[k - 1] != c->seg[k]) ? c->seg[k] : -1;
+        for (q = 0; q < 6; q++) p->rcp[k][q] = NULL;
+    }
     return 1;
 }
 
@@ -390,10 +465,16 @@ static void lt__plan_records(lt__planner *s) {
             int o = lt__find_out(c, t), q = o < 0 ? lt__find_in(c, t) : -1;
             dbuf[k] = o >= 0 ? dbuf[o] : q >= 0 ? ibuf[q] : -1;
             if (dbuf[k] >= 0) { if (LT__TF(k) > b[dbuf[k]].last) b[dbuf[k]].last = LT__TF(k); }
+            if (s->rc[k]) s->rbuf[k] = o >= 0 && s->rc[o] ? s->rbuf[o] : dbuf[k];   /* (a view again of the value again) */
         } else {
             b[nb].bytes = (size_t)p->outs[k].n * sizeof(float);
             b[nb].first = b[nb].last = LT__TF(k);
             dbuf[k] = nb++;
+            if (s->rc[k]) {   /* made again: a second buffer, from then on */
+                b[nb].bytes = b[nb - 1].bytes;
+                b[nb].first = b[nb].last = s->tr[k];
+                s->rbuf[k] = nb++;
+            }
         }
         gbuf[k] = -1;
         if (p->runs_bwd[k]) {
@@ -407,33 +488,42 @@ static void lt__plan_records(lt__planner *s) {
             if (!src->save[j]) continue;
             b[nb].bytes = (size_t)src->n_save[j] * sizeof(float);
             b[nb].first = LT__TF(k);
-            b[nb].last = p->runs_bwd[k] ? LT__TB(k) : LT__TF(k);
+            b[nb].last = p->runs_bwd[k] && !s->rc[k] ? LT__TB(k) : LT__TF(k);
             sbuf[k][j] = nb++;
+            if (s->rc[k]) {   /* saved again when the op runs again: backward reads that one */
+                b[nb].bytes = b[nb - 1].bytes;
+                b[nb].first = s->tr[k];
+                b[nb].last = p->runs_bwd[k] ? LT__TB(k) : s->tr[k];
+                s->rsbuf[k][j] = nb++;
+            }
         }
     }
     s->nb = nb;
 }
 
 /* Lifetimes from the uses: a value lives until its last reader (a backward kernel reads what its
-   row's LT__IN / LT__OUT say), a gradient from its first write. */
+   row's LT__IN / LT__OUT say), a gradient from its first write.  A value made again in backward
+   (s->rc) is read there from its second buffer, by its segment's ops run again and their backward;
+   its first buffer serves the forward only.  An op run again reads values from outside its
+   segment (the segment's input: the value kept) at that time too. */
+#define LT__LIVE(q, t) do { if ((q) >= 0 && (t) > b[q].last) b[q].last = (t); } while (0)
 static void lt__plan_lifetimes(lt__planner *s) {
     lt_plan *p = s->p;
     lt__pbuf *b = s->b;
     int k, j, N = s->N, *dbuf = s->dbuf, *gbuf = s->gbuf, *ibuf = s->ibuf;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
-        if ((nd->op->reads & LT__OUT) && p->runs_bwd[k] && dbuf[k] >= 0 && LT__TB(k) > b[dbuf[k]].last)
-            b[dbuf[k]].last = LT__TB(k);
+        if ((nd->op->reads & LT__OUT) && p->runs_bwd[k]) LT__LIVE(s->rc[k] ? s->rbuf[k] : dbuf[k], LT__TB(k));
         for (j = 0; j < 3; j++) {
             lt_tensor *t = nd->in[j];
-            int src_op, db;
+            int src_op, db, rb;
             if (!t || t->is_param) continue;
             src_op = t->node ? (int)(t->node - p->nodes) : -1;
             db = src_op >= 0 ? dbuf[src_op] : ibuf[t - p->ins];
-            if (db >= 0) {
-                int last = (p->runs_bwd[k] && (nd->op->reads & LT__IN)) ? LT__TB(k) : LT__TF(k);
-                if (last > b[db].last) b[db].last = last;
-            }
+            rb = src_op >= 0 && s->rc[src_op] ? s->rbuf[src_op] : db;   /* what backward finds in t */
+            LT__LIVE(db, LT__TF(k));
+            if (s->rc[k]) LT__LIVE(rb, s->tr[k]);
+            if (p->runs_bwd[k] && (nd->op->reads & LT__IN)) LT__LIVE(rb, LT__TB(k));
             /* the input's gradient is first written by the last consumer's backward (it runs first) */
             if (src_op >= 0 && gbuf[src_op] >= 0 && p->runs_bwd[k] && t->requires_grad &&
                 LT__TB(k) < b[gbuf[src_op]].first)
@@ -488,7 +578,7 @@ static void lt__plan_saved(lt__planner *s) {
     for (k = 0; k < N; k++)
         if (p->runs_bwd[k] && s->c->nodes[k]->ids) p->saved_bytes += (size_t)s->c->nodes[k]->n_ids * sizeof(int32_t);
     if (gbuf[p->loss] >= 0) b[gbuf[p->loss]].first = N + 1;   /* the seed */
-    if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = 2 * N + 2; /* read after the replay */
+    if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = s->t_end; /* read after the replay */
     for (k = 0; k < N; k++)
         if (gbuf[k] >= 0 && b[gbuf[k]].first == INT_MAX) b[gbuf[k]].first = b[gbuf[k]].last; /* never written */
 }
@@ -506,7 +596,8 @@ static void lt__plan_dx_over_x(lt__planner *s) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
         if (!(nd->op->flags & LT__DX_OVER_X) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
-            (p->nodes[o].op->flags & LT__VIEW) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
+            (p->nodes[o].op->flags & LT__VIEW) || s->rc[o] || s->rc[k] || b[gbuf[o]].first != LT__TB(k) ||
+            b[dbuf[o]].last != LT__TB(k))
             continue;
         b[dbuf[o]].last = b[gbuf[o]].last;
         p->naive_bytes += b[gbuf[o]].bytes;   /* (still counted in "all buffers": eager mode has it) */
@@ -547,8 +638,8 @@ static int lt__plan_zero_at(lt__planner *s) {
     for (k = 0; k < N; k++) {
         int at, *z;
         if (s->gbuf[k] < 0 || k == p->loss || s->inplace[k]) continue;
-        at = 2 * N + 1 - s->b[s->gbuf[k]].first;    /* the op whose backward writes it first */
-        if (at < 0 || at >= N) continue;
+        at = s->b[s->gbuf[k]].first;    /* the op whose backward writes it first */
+        if (at <= N + 1 || at >= s->t_end || (at = s->top[at]) < 0) continue;
         z = (int *)LT__REALLOC(p->zero_at[at], (size_t)(p->n_zero_at[at] + 1) * sizeof(int));
         if (!z) return lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory"), 0;
         z[p->n_zero_at[at]++] = k;
@@ -587,6 +678,14 @@ static int lt__plan_homes(lt__planner *s) {
             if (s->gbuf[k] >= 0) p->outs[k].grad = s->inplace[k] ? p->outs[k].data : (float *)(base + b[s->gbuf[k]].off);
             for (j = 0; j < 2; j++)
                 if (s->sbuf[k][j] >= 0) nd->save[j] = (float *)(base + b[s->sbuf[k][j]].off);
+            if (s->rc[k] && !(nd->op->flags & LT__VIEW)) {   /* (a view's kernel points it itself) */
+                p->rcp[k][0] = p->outs[k].data;
+                p->rcp[k][3] = (float *)(base + b[s->rbuf[k]].off);
+                for (j = 0; j < 2; j++) {
+                    p->rcp[k][1 + j] = nd->save[j];
+                    if (s->rsbuf[k][j] >= 0) p->rcp[k][4 + j] = (float *)(base + b[s->rsbuf[k][j]].off);
+                }
+            }
             if (nd->ids) {
                 memcpy(ids, nd->ids, (size_t)nd->n_ids * sizeof(int32_t));
                 nd->ids = ids;
@@ -603,6 +702,7 @@ done:
 }
 #undef LT__TF
 #undef LT__TB
+#undef LT__LIVE
 
 /* Build the plan from a recording and its gradient marks (lt__mark_grads), step by step: the
    buffers and their lifetimes, the write-overs the op table allows, the zeroing, the placement,
@@ -616,7 +716,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     s.N = p->n = c->n;
     p->n_in = c->n_in;
     if (!lt__plan_check(p, c, loss)) return 0;
-    if (lt__plan_arrays(&s)) {
+    if (lt__plan_arrays(&s) && lt__plan_timeline(&s)) {
         lt__plan_records(&s);
         lt__plan_lifetimes(&s);
         lt__plan_y_over_x(&s);
@@ -630,6 +730,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     }
     LT__FREE(s.b); LT__FREE(s.dbuf); LT__FREE(s.gbuf); LT__FREE(s.ibuf); LT__FREE(s.sbuf);
     LT__FREE(s.inplace); LT__FREE(s.galias);
+    LT__FREE(s.rc); LT__FREE(s.tb); LT__FREE(s.tr); LT__FREE(s.top); LT__FREE(s.rbuf); LT__FREE(s.rsbuf);
     return ok;
 }
 
@@ -663,6 +764,36 @@ static int lt__mark_grads(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *l
     return 1;
 }
 
+/* Which recorded op ran inside which recompute segment (c->seg), and which run again in backward
+   (c->rc): all of a segment's ops but the one that made its output (lt_recompute_end).  The
+   segments noted their ops in the order they ran, which is the recording's.  0: a segment left
+   open, a loss dropped, out of memory (the error set). */
+static int lt__capture_segs(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *loss) {
+    int s, i, k = 0;
+    if (ctx->seg_open)
+        return lt_set_error(ctx, LT_ERR_STATE, "lt_compile: the step function left a recompute segment open "
+                            "(hint: every lt_recompute_begin needs its lt_recompute_end)"), 0;
+    if (!loss->data)
+        return lt_set_error(ctx, LT_ERR_STATE, "lt_compile: the loss is a value that lt_recompute_end dropped "
+                            "(hint: compute the loss outside the segment, or make it the segment's output)"), 0;
+    if (!ctx->n_segs || !c->n) return 1;
+    c->seg = (int *)LT__MALLOC((size_t)c->n * sizeof(int));
+    c->rc = (char *)LT__MALLOC((size_t)c->n);
+    if (!c->seg || !c->rc) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"), 0;
+    for (k = 0; k < c->n; k++) { c->seg[k] = -1; c->rc[k] = 0; }
+    k = 0;
+    for (s = 0; s < ctx->n_segs; s++) {
+        const lt__seg *sg = &ctx->segs[s];
+        for (i = sg->first; i < sg->first + sg->n; i++) {
+            while (k < c->n && c->nodes[k] != ctx->seg_nodes[i]) k++;
+            if (k == c->n) return 1;
+            c->seg[k] = s;
+            c->rc[k] = ctx->seg_nodes[i]->out != sg->out;
+        }
+    }
+    return 1;
+}
+
 /* ---- @@COMPILE.replay  replay ---------------------------------------------------------------- */
 /* One replay: the inputs copied in again, every forward kernel, the seed, every backward kernel
    (each gradient buffer marked unset just before its first write).  `check`: lt_compile's validation
@@ -675,15 +806,24 @@ static void lt__plan_kernel(lt_ctx *ctx, lt__node *nd, int bwd, int prof) {
 }
 static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int check) {
     lt_ctx *ctx = p->ctx;
-    int k, j, N = p->n, prof = ctx->profiling && !check;   /* (lt_set_profiling: lt_compile's check uncounted) */
+    int i, k, j, N = p->n, prof = ctx->profiling && !check;   /* (lt_set_profiling: lt_compile's check uncounted) */
     for (k = 0; k < p->n_in; k++) {
         lt_tensor *t = &p->ins[k];
         if (p->in_src[k]) memcpy(t->data, p->in_src[k], (size_t)t->n * sizeof(float));
         else memset(t->data, 0, (size_t)t->n * sizeof(float));
     }
+    for (k = 0; k < N && p->rcp; k++)   /* ops run again in backward: their forward homes */
+        if (p->rcp[k][0]) {
+            p->outs[k].data = p->rcp[k][0];
+            p->nodes[k].save[0] = p->rcp[k][1];
+            p->nodes[k].save[1] = p->rcp[k][2];
+        }
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         if (nd->ids && nd->ids_src) memcpy(nd->ids, nd->ids_src, (size_t)nd->n_ids * sizeof(int32_t));
+        if (p->seg_start)   /* a segment begins here (or inside the group from here): its RNG */
+            for (j = k; j <= (!check && p->fuse_end[k] > k ? p->fuse_end[k] : k); j++)
+                if (p->seg_start[j] >= 0) p->seg_rng[p->seg_start[j]] = ctx->rng;
         if (!check && p->fuse_end[k] > k) {   /* the validation replay runs op by op */
             double t0 = prof ? lt__now() : 0.0;
             lt__run_fused(p, k, p->fuse_end[k]);
@@ -704,8 +844,21 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
     }
     if (loss_out) *loss_out = p->outs[p->loss].data[0];
     if (p->outs[p->loss].grad) p->outs[p->loss].grad[0] = seed;
-    for (k = N - 1; k >= 0; k--) {
-        lt__node *nd = &p->nodes[k];
+    for (i = 0; i < p->n_ev; i++) {
+        lt__node *nd = &p->nodes[k = p->ev[i] >> 1];
+        if (p->ev[i] & 1) {   /* op k of a recompute segment again, into its second homes, from its RNG */
+            lt_rng keep = ctx->rng;
+            if (p->rcp[k][0]) {
+                p->outs[k].data = p->rcp[k][3];
+                nd->save[0] = p->rcp[k][4];
+                nd->save[1] = p->rcp[k][5];
+            }
+            ctx->rng = p->seg_rng[p->op_seg[k]];
+            lt__plan_kernel(ctx, nd, 0, prof);
+            p->seg_rng[p->op_seg[k]] = ctx->rng;
+            ctx->rng = keep;
+            continue;
+        }
         if (!p->runs_bwd[k]) continue;
         for (j = 0; j < p->n_zero_at[k]; j++)   /* zeroed by lt__grad, or written whole (lt__grad_w) */
             p->outs[p->zero_at[k][j]].grad_unset = 1;
@@ -775,7 +928,8 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     if (!lt_failed(ctx) && !loss->is_param && !loss->requires_grad)
         lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the loss does not depend on any parameter "
                      "(hint: was it computed with gradients disabled?)");
-    if (!lt_failed(ctx) && lt__mark_grads(ctx, &cap, loss)) built = lt__plan_build(p, &cap, loss);
+    if (!lt_failed(ctx) && lt__capture_segs(ctx, &cap, loss) && lt__mark_grads(ctx, &cap, loss))
+        built = lt__plan_build(p, &cap, loss);
     if (!lt_failed(ctx) && !built) {
         /* what the plan cannot handle runs eagerly: slower, never wrong */
         char why[200];
@@ -793,9 +947,9 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
             if (!lt__all_finite(ctx->params[k]->grad, ctx->params[k]->n))
                 lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: the gradient of \"%s\" is not finite after the "
                              "validation step", ctx->params[k]->name);
-        snprintf(p->note, sizeof p->note, "compiled: %d ops (%d fused in %d groups), %d inputs, planned %.1f MB "
-                 "(all buffers %.1f MB)", p->n, p->n_fused, p->n_groups, p->n_in, (double)p->mem_bytes / 1048576.0,
-                 (double)p->naive_bytes / 1048576.0);
+        snprintf(p->note, sizeof p->note, "compiled: %d ops (%d fused in %d groups, %d run again), %d inputs, "
+                 "planned %.1f MB (all buffers %.1f MB)", p->n, p->n_fused, p->n_groups, p->n_rc, p->n_in,
+                 (double)p->mem_bytes / 1048576.0, (double)p->naive_bytes / 1048576.0);
     }
     off = 0;
     for (k = 0; k < ctx->n_params; k++) {
@@ -808,6 +962,8 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     LT__FREE(cap.nodes);
     LT__FREE(cap.in);
     LT__FREE(cap.has_grad);
+    LT__FREE(cap.seg);
+    LT__FREE(cap.rc);
     lt_reset(ctx);
     if (lt_failed(ctx)) { lt_plan_destroy(p); return NULL; }
     return p;

@@ -21,6 +21,7 @@ struct lt_gpt {
     int n_list;
     int32_t *pos;            /* 0, 1, ..., ctx-1: the position ids */
     char (*scopes)[24];      /* "h.3.attn", "h.3.mlp", ...: where ops run (for messages) */
+    int recompute;           /* lt_gpt_set_recompute: blocks l with l % recompute == 0 are checkpointed (0: none) */
 };
 
 /* ---- @@NN.gpt  the model: parameters, initialisation ----------------------------------------- */
@@ -133,6 +134,15 @@ LTRAIN_DEF lt_paramset lt_gpt_params(lt_gpt *g) {
     return s;
 }
 
+LTRAIN_DEF lt_status lt_gpt_set_recompute(lt_gpt *g, int every) {
+    if (!g) return LT_ERR_ARG;
+    if (every < 0)
+        return lt_set_error(g->ctx, LT_ERR_ARG, "lt_gpt_set_recompute: every is %d: 0 (off), 1 (every block) or "
+                            "N (every N-th block)", every);
+    g->recompute = every;
+    return lt_status_of(g->ctx);
+}
+
 LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *g) {
     int64_t n = 0;
     int i;
@@ -169,6 +179,8 @@ static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, con
     x = lt_dropout(ctx, x, p);
     for (l = 0; l < c->layers; l++) {
         const lt__gpt_block *b = &g->blocks[l];
+        int ckpt = g->recompute > 0 && l % g->recompute == 0;
+        if (ckpt) lt_recompute_begin(ctx);
         lt_scope(ctx, g->scopes[2 + 2 * l]);
         h = lt_layernorm(ctx, x, b->ln1_w, b->ln1_b, eps);
         h = lt_conv1d(ctx, h, b->attn_w, b->attn_b);                 /* (B,T,3C) = q | k | v */
@@ -180,6 +192,7 @@ static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, con
         h = lt_gelu(ctx, lt_conv1d(ctx, h, b->fc_w, b->fc_b));       /* (B,T,4C) */
         h = lt_dropout(ctx, lt_conv1d(ctx, h, b->fcproj_w, b->fcproj_b), p);
         x = lt__add_over(ctx, x, h, h);
+        if (ckpt) x = lt_recompute_end(ctx, x);
     }
     lt_scope(ctx, g->scopes[1]);
     x = lt_layernorm(ctx, x, g->lnf_w, g->lnf_b, eps);

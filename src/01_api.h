@@ -267,6 +267,16 @@ LTRAIN_DEF const char *lt_plan_note(const lt_plan *p);
 LTRAIN_DEF size_t lt_plan_bytes(const lt_plan *p);        /* the planned block */
 LTRAIN_DEF size_t lt_plan_naive_bytes(const lt_plan *p);  /* all buffers, unshared */
 LTRAIN_DEF size_t lt_plan_saved_bytes(const lt_plan *p);  /* kept from forward for backward (+ids, fp32 logits) */
+/* A memory budget for the plans lt_compile makes from now on: the planned block (lt_plan_bytes)
+   at most this, reached by running ops again in backward (as lt_recompute_begin does by hand),
+   chosen cheapest recomputation per byte first: pointwise ops and norms before products.
+   "1.5G", "800M", "64K", "1000000" (bytes; K, M, G, T powers of 1024), "50%" (of the plan without
+   recomputation), or "off" / NULL.  A string that does not parse: LT_ERR_ARG naming it; a budget
+   below the least the step can be planned in: lt_compile fails naming that minimum. */
+LTRAIN_DEF lt_status lt_set_memory_budget(lt_ctx *ctx, const char *budget);
+LTRAIN_DEF size_t lt_plan_budget(const lt_plan *p);             /* the budget it was planned under (0: none) */
+LTRAIN_DEF size_t lt_plan_recomputed_bytes(const lt_plan *p);   /* values made again in backward */
+LTRAIN_DEF double lt_plan_recomputed_flops(const lt_plan *p);   /* ... the forward FLOPs that costs */
 LTRAIN_DEF void lt_plan_destroy(lt_plan *p);
 /* A few plans keyed by shape (bucketed batches, length schedules): get compiles on a miss and
    evicts the least recently used.  The cache owns its plans. */

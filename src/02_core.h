@@ -223,6 +223,8 @@ struct lt_ctx {
     int n_seg_nodes, cap_seg_nodes;
     lt__arena scratch;           /* eager, on the CPU: the values made inside the open segment */
     int to_scratch;              /* values go to the scratch arena (inside a segment, eager) */
+    size_t budget;               /* lt_set_memory_budget: the planned block's bytes at most (0: none) ... */
+    double budget_frac;          /* ... or this fraction of the plan without recomputation (0: none) */
 };
 
 /* ---- @@CORE.device  the device seam ------------------------------------------------------- */

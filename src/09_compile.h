@@ -89,10 +89,12 @@ struct lt_plan {
     int *fuse_end;               /* op k starts a fused group ending at op fuse_end[k] (-1: none) */
     int n_groups, n_fused;       /* fused groups, and the ops in them */
     int n_ev, *ev;               /* the backward phase in order: 2k = op k's backward, 2k+1 = op k's forward run again */
-    int n_rc;                    /* ops run again (recompute segments) */
+    int n_rc;                    /* ops run again (recompute segments, the memory budget) */
+    char *rc;                    /* op k runs again in backward */
     float *(*rcp)[6];            /* op k run again: its data and saved values' homes in forward [0..2], again [3..5] */
-    int *seg_start, *op_seg;     /* the segment op k begins (-1), the segment op k is in (-1) */
-    lt_rng *seg_rng;             /* each segment's RNG as its forward began (dropout draws it again) */
+    lt_rng *op_rng;              /* op k run again: the RNG as its forward began (dropout draws it again) */
+    size_t budget, rc_bytes;     /* the memory budget it was planned under (0: none); bytes made again */
+    double rc_flops;             /* the forward FLOPs run again */
     struct lt__cu_graph *graph;  /* on a device: the step recorded as its graph (LT_CUDA: a CUDA graph, @@CUDA) */
     const lt__device *graph_dev; /* ... and that device, which replays and frees it */
 };
@@ -167,9 +169,8 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
     LT__FREE(p->fuse_end);
     LT__FREE(p->ev);
     LT__FREE(p->rcp);
-    LT__FREE(p->seg_start);
-    LT__FREE(p->op_seg);
-    LT__FREE(p->seg_rng);
+    LT__FREE(p->rc);
+    LT__FREE(p->op_rng);
     LT__FREE(p->nodes);
     LT__FREE(p->outs);
     LT__FREE(p->ins);
@@ -364,65 +365,61 @@ static int lt__plan_arrays(lt__planner *s) {
     s->rbuf = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
     s->rsbuf = (int(*)[2])LT__MALLOC(((size_t)N + 1) * sizeof(int[2]));
     p->ev = (int *)LT__MALLOC(((size_t)2 * N + 1) * sizeof(int));
+    p->rc = (char *)LT__MALLOC((size_t)N + 1);
+    p->rcp = (float *(*)[6])LT__MALLOC(((size_t)N + 1) * sizeof(float *[6]));
+    p->op_rng = (lt_rng *)LT__MALLOC(((size_t)N + 1) * sizeof(lt_rng));
     if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->fuse_end || !p->zero_at || !p->n_zero_at ||
         !s->b || !s->dbuf || !s->gbuf || !s->ibuf || !s->sbuf || !s->inplace || !s->galias || !s->rc || !s->tb ||
-        !s->tr || !s->top || !s->rbuf || !s->rsbuf || !p->ev) {
+        !s->tr || !s->top || !s->rbuf || !s->rsbuf || !p->ev || !p->rc || !p->rcp || !p->op_rng) {
         lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
         return 0;
     }
-    for (k = 0; k < N; k++) {
-        p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1;
-        s->rc[k] = s->c->rc ? s->c->rc[k] : 0;
-        s->rbuf[k] = s->rsbuf[k][0] = s->rsbuf[k][1] = -1;
-    }
+    for (k = 0; k < N; k++) s->rc[k] = s->c->rc ? s->c->rc[k] : 0;
     return 1;
 }
 
+/* Op q runs again (s->rc) at the next time t, after the ops run again whose values it reads. */
+static void lt__plan_again(lt__planner *s, int q, int *t) {
+    const lt__node *nd = s->c->nodes[q];
+    int j, o;
+    if (s->tr[q] >= 0) return;
+    for (j = 0; j < 3; j++)
+        if (nd->in[j] && (o = lt__find_out(s->c, nd->in[j])) >= 0 && s->rc[o]) lt__plan_again(s, o, t);
+    s->tr[q] = *t;
+    s->top[(*t)++] = -1;
+    s->p->ev[s->p->n_ev++] = 2 * q + 1;
+    s->p->n_rc++;
+}
+
 /* The backward phase's order (p->ev) and its times: after the seed at N+1, op k's backward for
-   k = N-1 .. 0, one step of time each, except that before the backward of a recompute segment's
-   last op its ops (but the output's) run forward again, each at a time of its own (s->tr).  A
-   segment none of whose ops runs its backward is not run again (its values die in forward).
-   With no segments op k's backward is at 2N+1-k.  0: out of memory, set. */
-static int lt__plan_timeline(lt__planner *s) {
+   k = N-1 .. 0, one step of time each; an op to be run again (s->rc) runs just before the first
+   backward kernel that reads what it makes (its values, its saved buffers), each at a time of its
+   own (s->tr), after the ops run again that it reads.  An op run again that no backward kernel
+   needs is not run.  With none, op k's backward is at 2N+1-k. */
+static void lt__plan_timeline(lt__planner *s) {
     lt_plan *p = s->p;
     struct lt__capture *c = s->c;
-    int k, q, N = s->N, t = N + 2, n = 0;
+    int k, j, o, N = s->N, t = N + 2;
+    p->n_ev = p->n_rc = 0;
     for (k = 0; k < N; k++) s->tr[k] = -1;
-    for (k = 0; k < N; k++) {   /* a segment whose backward does not run keeps nothing to run again */
-        int any = 0, e = k;
-        if (!c->seg || c->seg[k] < 0) continue;
-        while (e + 1 < N && c->seg[e + 1] == c->seg[k]) e++;
-        for (q = k; q <= e; q++) any |= c->has_grad[q];
-        for (q = k; q <= e; q++) if (!any || q == p->loss) s->rc[q] = 0;
-        k = e;
-    }
-    for (k = 0; k < N; k++) p->n_rc += s->rc[k];
+    if (p->loss >= 0) s->rc[p->loss] = 0;
     for (k = N - 1; k >= 0; k--) {
-        if (c->seg && c->seg[k] >= 0 && (k == N - 1 || c->seg[k + 1] != c->seg[k])) {   /* a segment's last op */
-            int f = k;
-            while (f > 0 && c->seg[f - 1] == c->seg[k]) f--;
-            for (q = f; q <= k; q++)
-                if (s->rc[q]) { s->tr[q] = t; s->top[t++] = -1; p->ev[n++] = 2 * q + 1; }
+        const lt__node *nd = c->nodes[k];
+        if (c->has_grad[k]) {
+            if (s->rc[k] && ((nd->op->reads & LT__OUT) || nd->save[0] || nd->save[1])) lt__plan_again(s, k, &t);
+            /* a 16-bit product of gelu16's output reads gelu16's saved copy of its input (lt__opnd16_of) */
+            if ((nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && LT__AFF_X_GELU16(nd) == 1.0 &&
+                (o = lt__find_out(c, nd->in[0])) >= 0 && s->rc[o])
+                lt__plan_again(s, o, &t);
+            for (j = 0; j < 3 && (nd->op->reads & LT__IN); j++)
+                if (nd->in[j] && (o = lt__find_out(c, nd->in[j])) >= 0 && s->rc[o]) lt__plan_again(s, o, &t);
         }
         s->tb[k] = t;
         s->top[t++] = k;
-        p->ev[n++] = 2 * k;
+        p->ev[p->n_ev++] = 2 * k;
     }
+    for (k = 0; k < N; k++) if (s->tr[k] < 0) s->rc[k] = 0;   /* not needed again: planned as any other op */
     s->t_end = t;
-    p->n_ev = n;
-    if (!p->n_rc) return 1;
-    p->rcp = (float *(*)[6])LT__MALLOC((size_t)N * sizeof(float *[6]));
-    p->seg_start = (int *)LT__MALLOC((size_t)N * sizeof(int));
-    p->op_seg = (int *)LT__MALLOC((size_t)N * sizeof(int));
-    p->seg_rng = (lt_rng *)LT__MALLOC((size_t)N * sizeof(lt_rng));
-    if (!p->rcp || !p->seg_start || !p->op_seg || !p->seg_rng)
-        return lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N), 0;
-    for (k = 0; k < N; k++) {
-        p->op_seg[k] = c->seg[k];
-        p->seg_start[k] = c->seg[k] >= 0 && (k == 0 || c->seg[k - 1] != c->seg[k]) ? c->seg[k] : -1;
-        for (q = 0; q < 6; q++) p->rcp[k][q] = NULL;
-    }
-    return 1;
 }
 
 /* Copies of the records and tensors (inputs remapped to the copies), and a buffer for every
@@ -678,6 +675,8 @@ static int lt__plan_homes(lt__planner *s) {
             if (s->gbuf[k] >= 0) p->outs[k].grad = s->inplace[k] ? p->outs[k].data : (float *)(base + b[s->gbuf[k]].off);
             for (j = 0; j < 2; j++)
                 if (s->sbuf[k][j] >= 0) nd->save[j] = (float *)(base + b[s->sbuf[k][j]].off);
+            for (j = 0; j < 6; j++) p->rcp[k][j] = NULL;
+            p->rc[k] = s->rc[k];
             if (s->rc[k] && !(nd->op->flags & LT__VIEW)) {   /* (a view's kernel points it itself) */
                 p->rcp[k][0] = p->outs[k].data;
                 p->rcp[k][3] = (float *)(base + b[s->rbuf[k]].off);
@@ -704,28 +703,173 @@ done:
 #undef LT__TB
 #undef LT__LIVE
 
+/* A fused group (lt__plan_fuse) runs its ops tile by tile, the tiles spread over the threads, so
+   one op's writes meet another's reads in any order: every buffer an op of the group reads or
+   writes in forward lives across the whole group. */
+static void lt__plan_groups_live(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, q, j, e;
+    for (k = 0; k < s->N; k++) {
+        if ((e = p->fuse_end[k]) <= k) continue;
+        for (q = k; q <= e; q++) {
+            const lt__node *nd = &p->nodes[q];
+            int u[6];
+            u[0] = s->dbuf[q]; u[1] = s->sbuf[q][0]; u[2] = s->sbuf[q][1];
+            for (j = 0; j < 3; j++) {
+                const lt_tensor *t = nd->in[j];
+                u[3 + j] = !t || t->is_param ? -1 : t->node ? s->dbuf[t->node - p->nodes] : s->ibuf[t - p->ins];
+            }
+            for (j = 0; j < 6; j++) {
+                if (u[j] < 0 || !b[u[j]].bytes) continue;
+                if (b[u[j]].first > k + 1) b[u[j]].first = k + 1;   /* (forward times: op q at q + 1) */
+                if (b[u[j]].last < e + 1) b[u[j]].last = e + 1;
+            }
+        }
+        k = e;
+    }
+}
+
+/* One planning of the recording, with the ops s->rc marks run again: the order of the backward
+   phase, the buffers and their lifetimes, the write-overs the op table allows. */
+static void lt__plan_steps(lt__planner *s) {
+    int k;
+    for (k = 0; k < s->N; k++) {
+        s->p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1;
+        s->rbuf[k] = s->rsbuf[k][0] = s->rsbuf[k][1] = -1;
+    }
+    s->p->naive_bytes = s->p->saved_bytes = 0;
+    s->n_ids = 0;
+    lt__plan_timeline(s);
+    lt__plan_records(s);
+    lt__plan_lifetimes(s);
+    lt__plan_y_over_x(s);
+    lt__plan_saved(s);
+    lt__plan_dx_over_x(s);
+    lt__plan_dx_over_dy(s);
+    s->p->n_groups = s->p->n_fused = 0;
+    lt__plan_fuse(s->p);
+    lt__plan_groups_live(s);
+}
+/* ... and the size of its block as lt__plan_homes will place it (0: out of memory, set) */
+static size_t lt__plan_size(lt__planner *s) {
+    int *order = (int *)LT__MALLOC((size_t)(s->nb + 1) * sizeof(int));
+    size_t *s1 = (size_t *)LT__MALLOC((size_t)(s->nb + 1) * sizeof(size_t));
+    size_t *s2 = (size_t *)LT__MALLOC((size_t)(s->nb + 1) * sizeof(size_t)), total = 0;
+    if (!order || !s1 || !s2) lt_set_error(s->p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory");
+    else total = lt__place(s->b, s->nb, order, s1, s2);
+    LT__FREE(order); LT__FREE(s1); LT__FREE(s2);
+    return total;
+}
+
+/* The forward FLOPs of a record (the memory budget's cost of running it again): products
+   2·(output elements)·(inner size); attention 4·(output elements)·T; layernorm, gelu and softmax
+   a handful per element; the rest one per element. */
+static double lt__op_flops(const lt__node *nd) {
+    const lt__opdef *op = nd->op;
+    const lt_tensor *x = nd->in[0], *y = nd->out;
+    double e = (double)y->n;
+    if (op == LT__OP(matmul) || op == LT__OP(linear) || op == LT__OP(conv1d) || op == LT__OP(matmul16) ||
+        op == LT__OP(linear16) || op == LT__OP(conv1d16))
+        return 2.0 * e * (double)x->shape[x->ndim - 1];
+    if (op == LT__OP(attention) || op == LT__OP(attention16)) return 4.0 * e * (double)x->shape[x->ndim - 2];
+    if (op == LT__OP(linear_ce16)) return 2.0 * (double)x->n * (double)nd->in[1]->shape[0];
+    if (op == LT__OP(layernorm) || op == LT__OP(layernorm16)) return 8.0 * e;
+    if (op == LT__OP(gelu) || op == LT__OP(gelu_erf) || op == LT__OP(gelu16)) return 20.0 * e;
+    if (op == LT__OP(softmax) || op == LT__OP(log_softmax) || op == LT__OP(cross_entropy)) return 10.0 * (double)x->n;
+    return e;
+}
+
+/* The bytes op k's values and saved buffers keep from the forward for the backward (alive across
+   the seed at N+1) in the plan as it stands */
+static size_t lt__plan_kept(const lt__planner *s, int k) {
+    const lt__pbuf *b = s->b;
+    size_t n = 0;
+    int j, N = s->N, q[3];
+    q[0] = s->dbuf[k]; q[1] = s->sbuf[k][0]; q[2] = s->sbuf[k][1];
+    for (j = 0; j < 3; j++)
+        if (q[j] >= 0 && b[q[j]].first <= N && b[q[j]].last > N + 1) n += b[q[j]].bytes;
+    return n;
+}
+
+/* Under a memory budget (lt_set_memory_budget): which ops to run again in backward.  A candidate
+   is an op that keeps values for the backward; candidates go in order of FLOPs per byte kept,
+   cheapest first (pointwise ops and norms before products), and a short prefix whose plan fits
+   is taken (a binary search over prefixes, each planned whole: running an op again can keep its
+   inputs longer, so a longer prefix is not always smaller, but the prefix taken always fits).
+   Below the plan with every candidate run again: an error naming that minimum. */
+static int lt__plan_budget(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt_ctx *ctx = p->ctx;
+    int k, j, n = 0, lo = 0, hi, N = s->N, *cand;
+    double *cost;
+    size_t base = lt__plan_size(s), want, least;
+    char *hand = (char *)LT__MALLOC((size_t)N + 1);
+    want = ctx->budget ? ctx->budget : (size_t)(ctx->budget_frac * (double)base);
+    p->budget = want;
+    cand = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    cost = (double *)LT__MALLOC(((size_t)N + 1) * sizeof(double));
+    if (!hand || !cand || !cost) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
+    if (!base || base <= want) goto done;
+    memcpy(hand, s->rc, (size_t)N);
+    for (k = 0; k < N; k++) {
+        const lt__node *nd = s->c->nodes[k];
+        size_t kept = lt__plan_kept(s, k);
+        if (s->rc[k] || k == p->loss || (nd->op->flags & LT__VIEW) || !kept) continue;
+        cost[k] = lt__op_flops(nd) / (double)kept;
+        for (j = n; j > 0 && cost[cand[j - 1]] > cost[k]; j--) cand[j] = cand[j - 1];   /* (stable) */
+        cand[j] = k;
+        n++;
+    }
+    for (j = 0; j < n; j++) s->rc[cand[j]] = 1;
+    lt__plan_steps(s);
+    least = lt__plan_size(s);
+    if (least > want) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the memory budget of %.2f MB is below the least this step can "
+                     "be planned in: %.2f MB (with %d ops run again in backward; %.2f MB with none)",
+                     (double)want / 1048576.0, (double)least / 1048576.0, p->n_rc, (double)base / 1048576.0);
+        goto done;
+    }
+    hi = n;
+    while (hi - lo > 1 && !lt_failed(ctx)) {   /* plan(lo) does not fit, plan(hi) does */
+        int mid = (lo + hi) / 2;
+        memcpy(s->rc, hand, (size_t)N);
+        for (j = 0; j < mid; j++) s->rc[cand[j]] = 1;
+        lt__plan_steps(s);
+        if (lt__plan_size(s) <= want) hi = mid;
+        else lo = mid;
+    }
+    memcpy(s->rc, hand, (size_t)N);
+    for (j = 0; j < hi; j++) s->rc[cand[j]] = 1;
+    lt__plan_steps(s);
+done:
+    LT__FREE(hand); LT__FREE(cand); LT__FREE(cost);
+    return !lt_failed(ctx);
+}
+
 /* Build the plan from a recording and its gradient marks (lt__mark_grads), step by step: the
-   buffers and their lifetimes, the write-overs the op table allows, the zeroing, the placement,
-   the fused groups.  Returns 0 with p->note set when the recording cannot be planned. */
+   buffers and their lifetimes, the write-overs the op table allows (lt__plan_steps), the ops run
+   again under a memory budget, the zeroing, the placement, the fused groups.  Returns 0 with
+   p->note set when the recording cannot be planned (or with the error set). */
 static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     lt__planner s;
-    int ok = 0;
+    int k, j, ok = 0;
     memset(&s, 0, sizeof s);
     s.p = p;
     s.c = c;
     s.N = p->n = c->n;
     p->n_in = c->n_in;
     if (!lt__plan_check(p, c, loss)) return 0;
-    if (lt__plan_arrays(&s) && lt__plan_timeline(&s)) {
-        lt__plan_records(&s);
-        lt__plan_lifetimes(&s);
-        lt__plan_y_over_x(&s);
-        lt__plan_saved(&s);
-        lt__plan_dx_over_x(&s);
-        lt__plan_dx_over_dy(&s);
-        if (lt__plan_zero_at(&s) && lt__plan_homes(&s)) {
-            lt__plan_fuse(p);
-            ok = 1;
+    if (lt__plan_arrays(&s)) {
+        lt__plan_steps(&s);
+        if ((!p->ctx->budget && !(p->ctx->budget_frac > 0)) || lt__plan_budget(&s)) {
+            for (k = 0; k < s.N; k++)   /* what runs again: bytes, FLOPs */
+                if (s.rc[k] && !(c->nodes[k]->op->flags & LT__VIEW)) {
+                    p->rc_bytes += s.b[s.rbuf[k]].bytes;
+                    for (j = 0; j < 2; j++) if (s.rsbuf[k][j] >= 0) p->rc_bytes += s.b[s.rsbuf[k][j]].bytes;
+                    p->rc_flops += lt__op_flops(c->nodes[k]);
+                }
+            if (lt__plan_zero_at(&s) && lt__plan_homes(&s)) ok = 1;
         }
     }
     LT__FREE(s.b); LT__FREE(s.dbuf); LT__FREE(s.gbuf); LT__FREE(s.ibuf); LT__FREE(s.sbuf);
@@ -812,7 +956,7 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
         if (p->in_src[k]) memcpy(t->data, p->in_src[k], (size_t)t->n * sizeof(float));
         else memset(t->data, 0, (size_t)t->n * sizeof(float));
     }
-    for (k = 0; k < N && p->rcp; k++)   /* ops run again in backward: their forward homes */
+    for (k = 0; k < N && p->n_rc; k++)   /* ops run again in backward: their forward homes */
         if (p->rcp[k][0]) {
             p->outs[k].data = p->rcp[k][0];
             p->nodes[k].save[0] = p->rcp[k][1];
@@ -821,9 +965,9 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         if (nd->ids && nd->ids_src) memcpy(nd->ids, nd->ids_src, (size_t)nd->n_ids * sizeof(int32_t));
-        if (p->seg_start)   /* a segment begins here (or inside the group from here): its RNG */
+        if (p->n_rc)   /* ops to run again (here, or in the group from here): the RNG they start from */
             for (j = k; j <= (!check && p->fuse_end[k] > k ? p->fuse_end[k] : k); j++)
-                if (p->seg_start[j] >= 0) p->seg_rng[p->seg_start[j]] = ctx->rng;
+                if (p->rc[j]) p->op_rng[j] = ctx->rng;
         if (!check && p->fuse_end[k] > k) {   /* the validation replay runs op by op */
             double t0 = prof ? lt__now() : 0.0;
             lt__run_fused(p, k, p->fuse_end[k]);
@@ -853,9 +997,8 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
                 nd->save[0] = p->rcp[k][4];
                 nd->save[1] = p->rcp[k][5];
             }
-            ctx->rng = p->seg_rng[p->op_seg[k]];
+            ctx->rng = p->op_rng[k];
             lt__plan_kernel(ctx, nd, 0, prof);
-            p->seg_rng[p->op_seg[k]] = ctx->rng;
             ctx->rng = keep;
             continue;
         }
@@ -948,8 +1091,10 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
                 lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: the gradient of \"%s\" is not finite after the "
                              "validation step", ctx->params[k]->name);
         snprintf(p->note, sizeof p->note, "compiled: %d ops (%d fused in %d groups, %d run again), %d inputs, "
-                 "planned %.1f MB (all buffers %.1f MB)", p->n, p->n_fused, p->n_groups, p->n_rc, p->n_in,
-                 (double)p->mem_bytes / 1048576.0, (double)p->naive_bytes / 1048576.0);
+                 "planned %.1f MB (all buffers %.1f MB); kept for backward %.1f MB, made again %.1f MB, "
+                 "+%.3g GFLOP", p->n, p->n_fused, p->n_groups, p->n_rc, p->n_in, (double)p->mem_bytes / 1048576.0,
+                 (double)p->naive_bytes / 1048576.0, (double)p->saved_bytes / 1048576.0,
+                 (double)p->rc_bytes / 1048576.0, p->rc_flops * 1e-9);
     }
     off = 0;
     for (k = 0; k < ctx->n_params; k++) {
@@ -968,6 +1113,38 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     if (lt_failed(ctx)) { lt_plan_destroy(p); return NULL; }
     return p;
 }
+
+/* "1.5G", "800M", "64K", "1000000" (bytes; K, M, G, T are powers of 1024, a trailing B or iB
+   allowed), "50%", or "off" / "" / NULL */
+LTRAIN_DEF lt_status lt_set_memory_budget(lt_ctx *ctx, const char *budget) {
+    const char *units = "KMGT";
+    char *end;
+    double x;
+    if (!ctx) return LT_ERR_ARG;
+    ctx->budget = 0;
+    ctx->budget_frac = 0;
+    if (!budget || !*budget || !strcmp(budget, "off")) return ctx->status;
+    errno = 0;
+    x = strtod(budget, &end);
+    if (end != budget && errno == 0 && x > 0 && isfinite(x)) {
+        const char *u = *end ? strchr(units, *end) : NULL;
+        if (*end == '%' && !end[1] && x <= 100) { ctx->budget_frac = x / 100.0; return ctx->status; }
+        if (u) {
+            x *= pow(1024.0, (double)(u - units + 1));
+            end++;
+            if (*end == 'i') end++;
+            if (*end == 'B') end++;
+        } else if (*end == 'B') end++;
+        if (!*end && x >= 1 && x < 1.8e19) { ctx->budget = (size_t)x; return ctx->status; }
+    }
+    return lt_set_error(ctx, LT_ERR_ARG, "lt_set_memory_budget: \"%s\" is not a memory budget: give bytes with an "
+                        "optional K, M, G or T (1.5G, 800M), a percentage of the plan without recomputation "
+                        "(50%%, at most 100%%), or off", budget);
+}
+
+LTRAIN_DEF size_t lt_plan_budget(const lt_plan *p) { return p ? p->budget : 0; }
+LTRAIN_DEF size_t lt_plan_recomputed_bytes(const lt_plan *p) { return p ? p->rc_bytes : 0; }
+LTRAIN_DEF double lt_plan_recomputed_flops(const lt_plan *p) { return p ? p->rc_flops : 0.0; }
 
 LTRAIN_DEF lt_status lt_plan_run(lt_plan *p, float *loss_out) { return lt_plan_run_scaled(p, 1.0f, loss_out); }
 

@@ -15,6 +15,9 @@ static lt_tensor *tr_loss(lt_ctx *ctx, void *u) {
    (0: none), eager or compiled, in precision prec.  Returns a copy of the gradients (n floats)
    and the last loss; *mem is the arena's peak (eager) or the planned block (compiled), *saved the
    plan's saved bytes. */
+static const char *tr_budget;   /* lt_set_memory_budget for the next tr_grads (NULL: none) */
+static struct { size_t rc_bytes; double flops; int rc, rc_gemm; char err[512]; } tr_last;   /* its plan */
+
 static float *tr_grads(int L, int C, int T, int every, int compiled, lt_dtype prec, int steps, float *loss,
                        size_t *mem, size_t *saved, size_t *n) {
     lt_ctx *ctx = lt_ctx_create(7);
@@ -35,7 +38,19 @@ static float *tr_grads(int L, int C, int T, int every, int compiled, lt_dtype pr
     if (prec != LT_F32) lt_set_precision(ctx, prec);
     lt_gpt_set_recompute(s.g, every);
     *mem = *saved = 0;
+    memset(&tr_last, 0, sizeof tr_last);
+    lt_set_memory_budget(ctx, tr_budget);
     if (compiled) p = lt_compile(ctx, tr_loss, &s);
+    if (p) {
+        tr_last.rc_bytes = lt_plan_recomputed_bytes(p);
+        tr_last.flops = lt_plan_recomputed_flops(p);
+        for (k = 0; k < p->n && p->n_rc; k++) {
+            const lt__opdef *op = p->nodes[k].op;
+            tr_last.rc += p->rc[k];
+            tr_last.rc_gemm += p->rc[k] && (op == LT__OP(conv1d) || op == LT__OP(linear) || op == LT__OP(matmul) ||
+                                            op == LT__OP(conv1d16) || op == LT__OP(linear16) || op == LT__OP(attention));
+        }
+    }
     for (k = 0; k < steps && !lt_failed(ctx); k++) {
         if (p) lt_plan_run(p, loss);
         else {
@@ -51,7 +66,7 @@ static float *tr_grads(int L, int C, int T, int every, int compiled, lt_dtype pr
         g = (float *)malloc(*n * sizeof(float));
         memcpy(g, span, *n * sizeof(float));
     } else {
-        printf("info recompute: %s\n", lt_error(ctx));
+        snprintf(tr_last.err, sizeof tr_last.err, "%s", lt_error(ctx));
     }
     lt_plan_destroy(p);
     lt_gpt_destroy(s.g);
@@ -70,6 +85,68 @@ static void tr_same_bits(const char *name, int every, int compiled, lt_dtype pre
             g0 && g1 && n0 == n1 ? (memcmp(g0, g1, n0 * sizeof(float)) ? "differ" : "equal") : "missing");
     free(g0);
     free(g1);
+}
+
+/* Under memory budgets (compiled, fp32 and bf16, dropout on): the gradients of the step without
+   recomputation to the bit, the plan within the budget, cheap ops run again before products. */
+static void tr_budgets(void) {
+    const char *wants[2][3] = {{"75%", "50%", "45%"}, {"75%", "65%", "58%"}}, **want;   /* (bf16 plans are smaller) */
+    float l0 = 0, l1 = 0, *g0, *g1;
+    size_t m0, m1, s0, s1, n0 = 0, n1 = 0, d;
+    int i, pr;
+    for (pr = 0; pr < 2; pr++) {
+        lt_dtype prec = pr ? LT_BF16 : LT_F32;
+        want = wants[pr];
+        tr_budget = NULL;
+        g0 = tr_grads(4, 64, 64, 0, 0, prec, 2, &l0, &m0, &s0, &n0);
+        free(tr_grads(4, 64, 64, 0, 1, prec, 1, &l1, &m0, &s0, &d));   /* the plan without a budget */
+        for (i = 0; i < 3; i++) {
+            char name[96];
+            tr_budget = want[i];
+            g1 = tr_grads(4, 64, 64, 0, 1, prec, 2, &l1, &m1, &s1, &n1);
+            snprintf(name, sizeof name, "recompute.budget.%s.%s", pr ? "bf16" : "fp32", want[i]);
+            t_check(g0 && g1 && n0 == n1 && !memcmp(g0, g1, n0 * sizeof(float)) && !memcmp(&l0, &l1, sizeof l0),
+                    name, "loss %.9g vs %.9g, gradients %s %s", (double)l0, (double)l1,
+                    g0 && g1 && n0 == n1 ? (memcmp(g0, g1, n0 * sizeof(float)) ? "differ" : "equal") : "missing",
+                    tr_last.err);
+            snprintf(name, sizeof name, "recompute.budget.%s.%s.fits", pr ? "bf16" : "fp32", want[i]);
+            t_check(g1 && (double)m1 <= atof(want[i]) / 100.0 * (double)m0 && tr_last.rc > 0 && tr_last.flops > 0,
+                    name, "planned %zu of %zu (%s), %d ops run again", m1, m0, want[i], tr_last.rc);
+            printf("info recompute.budget %s %s: planned %.2f of %.2f MB, kept %.2f -> %.2f MB, made again %.2f MB "
+                   "by %d ops (%d products), +%.3g MFLOP\n", pr ? "bf16" : "fp32", want[i], (double)m1 / 1048576.0,
+                   (double)m0 / 1048576.0, (double)s0 / 1048576.0, (double)s1 / 1048576.0,
+                   (double)tr_last.rc_bytes / 1048576.0, tr_last.rc, tr_last.rc_gemm, tr_last.flops * 1e-6);
+            if (i == 0 && !pr)
+                t_check(tr_last.rc_gemm == 0, "recompute.budget.cheap_first", "75%%: %d of %d ops run again are products",
+                        tr_last.rc_gemm, tr_last.rc);
+            free(g1);
+        }
+        free(g0);
+    }
+    tr_budget = "4K";   /* below what any plan of the step needs */
+    g1 = tr_grads(4, 64, 64, 0, 1, LT_F32, 1, &l1, &m1, &s1, &n1);
+    t_check(!g1 && strstr(tr_last.err, "below the least this step can be planned in") && strstr(tr_last.err, " MB"),
+            "recompute.budget.too_small", "\"%s\"", tr_last.err);
+    free(g1);
+    tr_budget = NULL;
+    {
+        lt_ctx *ctx = lt_ctx_create(1);
+        const char *bad[5] = {"1.5Q", "-3M", "abc", "150%", "12 MB"}, *good[5] = {"1.5G", "800M", "64KiB", "1000000", "50%"};
+        size_t bytes[5] = {(size_t)1 << 29 | (size_t)1 << 30, (size_t)800 << 20, (size_t)64 << 10, 1000000, 0};
+        for (i = 0; i < 5; i++) {
+            lt_status st = lt_set_memory_budget(ctx, bad[i]);
+            char name[64];
+            snprintf(name, sizeof name, "recompute.budget.parse.bad.%d", i);
+            t_check(st == LT_ERR_ARG && strstr(lt_error(ctx), bad[i]) && strstr(lt_error(ctx), "not a memory budget"),
+                    name, "\"%s\": status %s, \"%s\"", bad[i], lt_status_name(st), lt_error(ctx));
+            lt_clear_error(ctx);
+            st = lt_set_memory_budget(ctx, good[i]);
+            snprintf(name, sizeof name, "recompute.budget.parse.good.%d", i);
+            t_check(st == LT_OK && ctx->budget == bytes[i] && (i < 4 || ctx->budget_frac == 0.5), name,
+                    "\"%s\": %zu bytes, %g", good[i], ctx->budget, ctx->budget_frac);
+        }
+        lt_ctx_destroy(ctx);
+    }
 }
 
 static lt_tensor *tr_open_step(lt_ctx *ctx, void *u) {   /* leaves its segment open */
@@ -143,6 +220,7 @@ static void test_recompute_all(void) {
         t_check(c1 * 2 < c0, "recompute.memory.compiled", "planned %zu with vs %zu without (want < 1/2)", c1, c0);
         t_check(s1 * 3 < s0, "recompute.memory.saved", "saved %zu with vs %zu without (want < 1/3)", s1, s0);
     }
+    tr_budgets();
     {   /* bad input: every error names what went wrong, and the op */
         lt_ctx *ctx = lt_ctx_create(1);
         int64_t sh[2] = {4, 8};

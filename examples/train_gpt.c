@@ -23,6 +23,7 @@ typedef struct {
     const char *compile;   /* --compile on|off: replay a captured step (lt_compile) */
     const char *checkpoint;   /* --checkpoint off|every|N: blocks' activations made again in backward */
     int recompute;            /* ... as lt_gpt_set_recompute's `every` (0 off) */
+    const char *budget;       /* --memory-budget 1.5G|800M|50%: lt_compile plans within it (lt_set_memory_budget) */
     const char *precision, *loss_scale;   /* --precision fp32|bf16|fp16, --loss-scale on|off (fp16) */
     const char *device, *tf32;            /* --device cpu|cuda (lt_set_device), --tf32 on|off */
     int eval_every, save_every, layers, heads, channels, ctx, vocab, batch, seq, accum, threads;
@@ -88,6 +89,8 @@ static void usage(void) {
            "             --compile on|off (off; on: capture the step once and replay it; LTRAIN_COMPILE=0 forces off)\n"
            "             --checkpoint off|every|N (off): drop the activations of every block (or every N-th) after\n"
            "             forward and make them again in backward (lt_gpt_set_recompute): less memory, one more forward\n"
+           "             --memory-budget 1.5G|800M|50%% (off; needs --compile on): the plan runs the cheapest ops again\n"
+           "             in backward until its activations fit (lt_set_memory_budget; %% of the plan without)\n"
            "             --plot PATH.svg (loss, val loss and lr against steps, rewritten every 10 steps)\n"
            "  parallel:  mpirun -np N build/train_gpt_mpi (make mpi): --batch is per rank, N*B rows a step\n"
            "             --allreduce f32|ordered|bf16 (f32) --bucket-mb N (16)\n"
@@ -145,7 +148,8 @@ static int parse(args_t *a, int argc, char **argv) {
                        : !strcmp(f, "--prompt") ? &a->prompt : !strcmp(f, "--compile") ? &a->compile : !strcmp(f, "--plot") ? &a->plot
                        : !strcmp(f, "--allreduce") ? &a->allreduce : !strcmp(f, "--precision") ? &a->precision
                        : !strcmp(f, "--loss-scale") ? &a->loss_scale : !strcmp(f, "--device") ? &a->device
-                       : !strcmp(f, "--tf32") ? &a->tf32 : !strcmp(f, "--checkpoint") ? &a->checkpoint : NULL;
+                       : !strcmp(f, "--tf32") ? &a->tf32 : !strcmp(f, "--checkpoint") ? &a->checkpoint
+                       : !strcmp(f, "--memory-budget") ? &a->budget : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
         if (!strcmp(f, "--shuffle")) { a->shuffle = 1; continue; }
         if (!strcmp(f, "--profile")) { a->profile = 1; continue; }
@@ -466,6 +470,8 @@ static int run_open(run_t *r, int argc, char **argv) {
     if (a->threads > 0) lt_set_threads(a->threads);
     r->B = a->batch; r->T = a->seq; r->K = a->accum;
     if (!(r->ctx = lt_ctx_create(a->seed))) return die("out of memory");
+    if (a->budget && strcmp(a->compile, "on")) return die("--memory-budget plans a compiled step: add --compile on");
+    if (a->budget && lt_set_memory_budget(r->ctx, a->budget) != LT_OK) return die(lt_error(r->ctx));
     if (!lt_device_parse(a->device, &dev)) return die("--device must be cpu or cuda");
     if (lt_set_device(r->ctx, dev) != LT_OK) {
         fprintf(stderr, "train_gpt: %s\n", lt_error(r->ctx));

@@ -793,25 +793,28 @@ static size_t lt__plan_kept(const lt__planner *s, int k) {
 }
 
 /* Under a memory budget (lt_set_memory_budget): which ops to run again in backward.  A candidate
-   is an op that keeps values for the backward; candidates go in order of FLOPs per byte kept,
-   cheapest first (pointwise ops and norms before products), and a short prefix whose plan fits
-   is taken (a binary search over prefixes, each planned whole: running an op again can keep its
-   inputs longer, so a longer prefix is not always smaller, but the prefix taken always fits).
-   Below the plan with every candidate run again: an error naming that minimum. */
+   is an op that keeps values for the backward; candidates are tried in order of FLOPs per byte
+   kept, cheapest first (pointwise ops and norms before products), each planned whole and kept
+   only if the block shrinks (running an op again can keep its inputs longer: a residual add's
+   recomputation needs the whole chain of adds before it), until the block fits; if it does not,
+   the rest are added one by one and the smallest plan on the way is kept (ops that pay only
+   together).  When every
+   candidate was tried and it does not: an error naming the least block found.  (One planning
+   per candidate tried: compiling under a tight budget takes longer.) */
 static int lt__plan_budget(lt__planner *s) {
     lt_plan *p = s->p;
     lt_ctx *ctx = p->ctx;
-    int k, j, n = 0, lo = 0, hi, N = s->N, *cand;
+    int k, j, n = 0, N = s->N, *cand;
     double *cost;
+    char *best;
     size_t base = lt__plan_size(s), want, least;
-    char *hand = (char *)LT__MALLOC((size_t)N + 1);
     want = ctx->budget ? ctx->budget : (size_t)(ctx->budget_frac * (double)base);
     p->budget = want;
     cand = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
     cost = (double *)LT__MALLOC(((size_t)N + 1) * sizeof(double));
-    if (!hand || !cand || !cost) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
+    best = (char *)LT__MALLOC((size_t)N + 1);
+    if (!cand || !cost || !best) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
     if (!base || base <= want) goto done;
-    memcpy(hand, s->rc, (size_t)N);
     for (k = 0; k < N; k++) {
         const lt__node *nd = s->c->nodes[k];
         size_t kept = lt__plan_kept(s, k);
@@ -821,29 +824,35 @@ static int lt__plan_budget(lt__planner *s) {
         cand[j] = k;
         n++;
     }
-    for (j = 0; j < n; j++) s->rc[cand[j]] = 1;
+    least = base;
+    for (j = 0; j < n && least > want && !lt_failed(ctx); j++) {   /* one at a time: kept where it helps */
+        size_t size;
+        s->rc[cand[j]] = 1;
+        lt__plan_steps(s);
+        size = lt__plan_size(s);
+        if (size < least) least = size;
+        else s->rc[cand[j]] = 0;
+    }
+    if (least > want && best) {   /* again, the rest together: ops that help only with others (a 16-bit
+                                     product and the op whose output it reads) */
+        memcpy(best, s->rc, (size_t)N);
+        for (j = 0; j < n && least > want && !lt_failed(ctx); j++) {
+            size_t size;
+            if (s->rc[cand[j]]) continue;
+            s->rc[cand[j]] = 1;
+            lt__plan_steps(s);
+            size = lt__plan_size(s);
+            if (size < least) { least = size; memcpy(best, s->rc, (size_t)N); }
+        }
+        memcpy(s->rc, best, (size_t)N);
+    }
     lt__plan_steps(s);
-    least = lt__plan_size(s);
-    if (least > want) {
+    if (!lt_failed(ctx) && least > want)
         lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the memory budget of %.2f MB is below the least this step can "
                      "be planned in: %.2f MB (with %d ops run again in backward; %.2f MB with none)",
                      (double)want / 1048576.0, (double)least / 1048576.0, p->n_rc, (double)base / 1048576.0);
-        goto done;
-    }
-    hi = n;
-    while (hi - lo > 1 && !lt_failed(ctx)) {   /* plan(lo) does not fit, plan(hi) does */
-        int mid = (lo + hi) / 2;
-        memcpy(s->rc, hand, (size_t)N);
-        for (j = 0; j < mid; j++) s->rc[cand[j]] = 1;
-        lt__plan_steps(s);
-        if (lt__plan_size(s) <= want) hi = mid;
-        else lo = mid;
-    }
-    memcpy(s->rc, hand, (size_t)N);
-    for (j = 0; j < hi; j++) s->rc[cand[j]] = 1;
-    lt__plan_steps(s);
 done:
-    LT__FREE(hand); LT__FREE(cand); LT__FREE(cost);
+    LT__FREE(cand); LT__FREE(cost); LT__FREE(best);
     return !lt_failed(ctx);
 }
 

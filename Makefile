@@ -164,6 +164,10 @@ fuzz-short:
 # Precision (bench/precision.c): ms per GPT training step (eager and compiled), the activation
 # memory a compiled plan needs and peak RSS, in fp32, bf16 and fp16 (lt_set_precision), for the
 # three configs of bench/precision.md, or MODEL=V,L,H,C,T,B.
+.PHONY: bench-memory
+bench-memory: build/train_gpt
+	sh bench/memory.sh
+
 .PHONY: bench-precision
 bench-precision: build/bench_precision
 	./build/bench_precision $(if $(MODEL),--model $(MODEL),--all)

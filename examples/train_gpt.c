@@ -23,6 +23,9 @@ typedef struct {
     const char *format;   /* --format auto|text|shard: how --data and --val are read (data_format) */
     const char *plot;   /* --plot PATH.svg */
     const char *compile;   /* --compile on|off: replay a captured step (lt_compile) */
+    const char *checkpoint;   /* --checkpoint off|every|N: blocks' activations made again in backward */
+    int recompute;            /* ... as lt_gpt_set_recompute's `every` (0 off) */
+    const char *budget;       /* --memory-budget 1.5G|800M|50%: lt_compile plans within it (lt_set_memory_budget) */
     const char *precision, *loss_scale;   /* --precision fp32|bf16|fp16, --loss-scale on|off (fp16) */
     const char *device, *tf32;            /* --device cpu|cuda (lt_set_device), --tf32 on|off */
     int eval_every, save_every, layers, heads, channels, ctx, vocab, batch, seq, accum, threads;
@@ -55,6 +58,7 @@ static void defaults(args_t *a) {
     a->decay = "cosine";
     a->optim = "adamw";
     a->compile = "off";
+    a->checkpoint = "off";
     a->precision = "fp32"; a->loss_scale = "on";
     a->device = "cpu"; a->tf32 = "off";
     a->prompt = "\n";
@@ -96,6 +100,10 @@ static void usage(void) {
            "  run:       --seed N (%llu) --threads N --save PATH --save-every N --resume PATH --log PATH\n"
            "             --profile (time every op, eager mode; a table at the end)\n"
            "             --compile on|off (off; on: capture the step once and replay it; LTRAIN_COMPILE=0 forces off)\n"
+           "             --checkpoint off|every|N (off): drop the activations of every block (or every N-th) after\n"
+           "             forward and make them again in backward (lt_gpt_set_recompute): less memory, one more forward\n"
+           "             --memory-budget 1.5G|800M|50%% (off; needs --compile on): the plan runs the cheapest ops again\n"
+           "             in backward until its activations fit (lt_set_memory_budget; %% of the plan without)\n"
            "             --plot PATH.svg (loss, val loss and lr against steps, rewritten every 10 steps)\n"
            "  parallel:  mpirun -np N build/train_gpt_mpi (make mpi): --batch is per rank, N*B rows a step\n"
            "             --allreduce f32|ordered|bf16 (f32) --bucket-mb N (16)\n"
@@ -177,6 +185,22 @@ static int arch_config(const args_t *a, const lt_gpt_config *loaded, lt_gpt_conf
     return 0;
 }
 
+/* --checkpoint off|every|N into a->recompute (0, 1, N); 0 with a message when it does not parse */
+static int checkpoint_parse(args_t *a) {
+    unsigned long long u;
+    if (!strcmp(a->checkpoint, "off")) a->recompute = 0;
+    else if (!strcmp(a->checkpoint, "every")) a->recompute = 1;
+    else if (*a->checkpoint >= '0' && *a->checkpoint <= '9') {
+        if (!flag_whole("train_gpt", "--checkpoint", a->checkpoint, 1, INT_MAX, &u)) return 0;
+        a->recompute = (int)u;
+    } else {
+        fprintf(stderr, "train_gpt: --checkpoint is \"%s\": it must be off, every, or N >= 1 (every N-th block)\n",
+                a->checkpoint);
+        return 0;
+    }
+    return 1;
+}
+
 static int parse(args_t *a, int argc, char **argv) {
     int i;
     for (i = 1; i < argc; i++) {
@@ -190,7 +214,8 @@ static int parse(args_t *a, int argc, char **argv) {
                        : !strcmp(f, "--allreduce") ? &a->allreduce : !strcmp(f, "--precision") ? &a->precision
                        : !strcmp(f, "--loss-scale") ? &a->loss_scale : !strcmp(f, "--device") ? &a->device
                        : !strcmp(f, "--tf32") ? &a->tf32 : !strcmp(f, "--format") ? &a->format
-                       : !strcmp(f, "--arch") ? &a->arch : NULL;
+                       : !strcmp(f, "--arch") ? &a->arch : !strcmp(f, "--checkpoint") ? &a->checkpoint
+                       : !strcmp(f, "--memory-budget") ? &a->budget : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
         if (!strcmp(f, "--shuffle")) { a->shuffle = 1; continue; }
         if (!strcmp(f, "--profile")) { a->profile = 1; continue; }
@@ -518,12 +543,15 @@ static int run_open(run_t *r, int argc, char **argv) {
         strcmp(a->optim, "ademamix") && strcmp(a->optim, "muon") && strcmp(a->optim, "soap"))
         return die("--optim must be adamw, sgd, lion, ademamix, muon or soap");
     if (strcmp(a->compile, "on") && strcmp(a->compile, "off")) return die("--compile must be on or off");
+    if (!checkpoint_parse(a)) return 1;
     if (strcmp(a->precision, "fp32") && strcmp(a->precision, "bf16") && strcmp(a->precision, "fp16"))
         return die("--precision must be fp32, bf16 or fp16");
     if (strcmp(a->loss_scale, "on") && strcmp(a->loss_scale, "off")) return die("--loss-scale must be on or off");
     if (a->threads > 0) lt_set_threads(a->threads);
     r->B = a->batch; r->T = a->seq; r->K = a->accum;
     if (!(r->ctx = lt_ctx_create(a->seed))) return die("out of memory");
+    if (a->budget && strcmp(a->compile, "on")) return die("--memory-budget plans a compiled step: add --compile on");
+    if (a->budget && lt_set_memory_budget(r->ctx, a->budget) != LT_OK) return die(lt_error(r->ctx));
     if (!lt_device_parse(a->device, &dev)) return die("--device must be cpu or cuda");
     if (lt_set_device(r->ctx, dev) != LT_OK) {
         fprintf(stderr, "train_gpt: %s\n", lt_error(r->ctx));
@@ -597,6 +625,7 @@ static int model_open(run_t *r) {
             return die(msg);
         }
     }
+    if (lt_gpt_set_recompute(r->g, a->recompute) != LT_OK) return FAILED;
     if (r->T > lt_gpt_cfg(r->g)->ctx) {
         snprintf(msg, sizeof msg, "--seq %d is longer than the model's context (%d)", r->T, lt_gpt_cfg(r->g)->ctx);
         return die(msg);
@@ -822,9 +851,12 @@ static int run_start(run_t *r) {
         r->gs.g = r->g; r->gs.in = r->in; r->gs.tg = r->tg; r->gs.B = r->B; r->gs.T = r->T;
         if (!(r->plans = lt_plan_cache_create(r->ctx, 4))) return FAILED;
     }
-    printf("mode: %s | precision %s%s\n", r->plans ? "compiled (lt_compile: captured once, replayed)" : "eager",
+    printf("mode: %s | precision %s%s", r->plans ? "compiled (lt_compile: captured once, replayed)" : "eager",
            a->precision, r->scaler.enabled ? " (dynamic loss scale)"
                          : lt_get_precision(r->ctx) == LT_F16 ? " (no loss scale)" : "");
+    if (a->recompute == 1) printf(" | checkpoint every block");
+    if (a->recompute > 1) printf(" | checkpoint every %d-th block", a->recompute);
+    printf("\n");
     if (a->profile) lt_set_profiling(r->ctx, 1);
     return 0;
 }

@@ -35,7 +35,7 @@
      @@OPS      (continued) matmul, linear, conv1d                                  07_ops_matmul.h
                 @@OPS.matmul @@OPS.linear @@OPS.matmul16
      @@TAPE     autograd tape: backward, zero-grad, gradcheck                       08_tape.h
-                @@TAPE.backward @@TAPE.zero_grad @@TAPE.gradcheck
+                @@TAPE.recompute @@TAPE.backward @@TAPE.zero_grad @@TAPE.gradcheck
      @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay    09_compile.h
                 @@COMPILE.capture @@COMPILE.fusion @@COMPILE.plan @@COMPILE.replay
                 @@COMPILE.compile @@COMPILE.cache

@@ -246,6 +246,18 @@ LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx);
 LTRAIN_DEF void lt_set_profiling(lt_ctx *ctx, int on);   /* also clears the counters */
 LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f);
 
+/* Activation checkpointing (torch.utils.checkpoint by hand): the values made by the ops between
+   lt_recompute_begin and lt_recompute_end, all but `out`, are dropped when the segment ends and
+   made again in backward by running its forward kernels once more; dropout draws the same masks,
+   so gradients are the bits of the step without it.  Eager on the CPU the segment's values live
+   in a scratch arena that holds one segment at a time (lt_arena_peak counts it); a compiled plan
+   gives the values made again short lifetimes (lt_plan_bytes, lt_plan_saved_bytes shrink).
+   Segments do not nest; an op reading a dropped value, an op that writes over a value made
+   before its segment, a segment left open at lt_backward / lt_compile: errors naming the op.
+   Returns out (NULL on error).  On a device or without gradients a segment drops nothing. */
+LTRAIN_DEF lt_status lt_recompute_begin(lt_ctx *ctx);
+LTRAIN_DEF lt_tensor *lt_recompute_end(lt_ctx *ctx, lt_tensor *out);
+
 /* Gradient check: fn builds an output from the inputs; compares analytic gradients of
    sum(out * R) (R fixed random) with central differences of step eps for every input element.
    Inputs must be parameters (they carry gradients).  Returns the worst relative error
@@ -274,6 +286,16 @@ LTRAIN_DEF const char *lt_plan_note(const lt_plan *p);
 LTRAIN_DEF size_t lt_plan_bytes(const lt_plan *p);        /* the planned block */
 LTRAIN_DEF size_t lt_plan_naive_bytes(const lt_plan *p);  /* all buffers, unshared */
 LTRAIN_DEF size_t lt_plan_saved_bytes(const lt_plan *p);  /* kept from forward for backward (+ids, fp32 logits) */
+/* A memory budget for the plans lt_compile makes from now on: the planned block (lt_plan_bytes)
+   at most this, reached by running ops again in backward (as lt_recompute_begin does by hand),
+   chosen cheapest recomputation per byte first: pointwise ops and norms before products.
+   "1.5G", "800M", "64K", "1000000" (bytes; K, M, G, T powers of 1024), "50%" (of the plan without
+   recomputation), or "off" / NULL.  A string that does not parse: LT_ERR_ARG naming it; a budget
+   below the least the step can be planned in: lt_compile fails naming that minimum. */
+LTRAIN_DEF lt_status lt_set_memory_budget(lt_ctx *ctx, const char *budget);
+LTRAIN_DEF size_t lt_plan_budget(const lt_plan *p);             /* the budget it was planned under (0: none) */
+LTRAIN_DEF size_t lt_plan_recomputed_bytes(const lt_plan *p);   /* values made again in backward */
+LTRAIN_DEF double lt_plan_recomputed_flops(const lt_plan *p);   /* ... the forward FLOPs that costs */
 LTRAIN_DEF void lt_plan_destroy(lt_plan *p);
 /* A few plans keyed by shape (bucketed batches, length schedules): get compiles on a miss and
    evicts the least recently used.  The cache owns its plans. */
@@ -338,6 +360,9 @@ LTRAIN_DEF void lt_gpt_destroy(lt_gpt *gpt);                 /* the parameters s
 LTRAIN_DEF const lt_gpt_config *lt_gpt_cfg(const lt_gpt *gpt);
 LTRAIN_DEF lt_paramset lt_gpt_params(lt_gpt *gpt);
 LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *gpt);
+/* Activation checkpointing of the blocks (lt_recompute_begin): every = 0 off, 1 every block,
+   N every N-th block (blocks 0, N, 2N, ...).  Returns the context's status (every < 0: an error). */
+LTRAIN_DEF lt_status lt_gpt_set_recompute(lt_gpt *gpt, int every);
 /* ids [B,T] -> logits [B,T,V].  lengths: NULL, or B real lengths (padding keys masked). */
 LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *gpt, const int32_t *ids, int B, int T, const int32_t *lengths);
 /* Mean cross-entropy of the next-token prediction (targets [B,T], LT_IGNORE_INDEX skips). */

@@ -175,6 +175,18 @@ typedef struct lt__capture_hooks {
     void (*node)(lt_ctx *ctx, lt__node *nd);                      /* lt__run ran op nd */
 } lt__capture_hooks;
 
+/* A recompute segment (lt_recompute_begin .. lt_recompute_end, @@TAPE): the ops run inside it
+   are ctx->seg_nodes[first .. first+n-1]; the values they made (all but out's) are dropped at its
+   end and made again by running their forward kernels once more in backward (eager: into the
+   scratch arena, from the RNG state it began with). */
+typedef struct lt__seg {
+    int first, n;                /* its ops in ctx->seg_nodes */
+    int tape_first, tape_end;    /* its records on the tape: tape[tape_first .. tape_end-1] */
+    lt_rng rng;                  /* the RNG when it began: dropout draws the same masks again */
+    lt_tensor *out;              /* the value kept (NULL until it ends) */
+    size_t scratch_bytes;        /* values it made in the scratch arena (eager) */
+} lt__seg;
+
 struct lt_ctx {
     lt_status status;
     char msg[512];
@@ -203,6 +215,17 @@ struct lt_ctx {
     lt_device device;            /* lt_set_device: where ops run (LT_CPU unless LTRAIN_CUDA chose LT_CUDA) */
     const struct lt__device *dev;/* the device's table (NULL on LT_CPU): the device seam below */
     struct lt__cuda *cuda;       /* LT_CUDA: stream, cuBLAS, device arena, parameter mirror (@@CUDA) */
+    /* recompute segments (@@TAPE) */
+    lt__seg *segs;
+    int n_segs, cap_segs;
+    int seg_open;                /* a segment is open (the last of segs) */
+    lt__node **seg_nodes;        /* the ops run inside segments, in order */
+    float **seg_data;            /* ... their outputs' values while dropped (NULL in the tensor) */
+    int n_seg_nodes, cap_seg_nodes;
+    lt__arena scratch;           /* eager, on the CPU: the values made inside the open segment */
+    int to_scratch;              /* values go to the scratch arena (inside a segment, eager) */
+    size_t budget;               /* lt_set_memory_budget: the planned block's bytes at most (0: none) ... */
+    double budget_frac;          /* ... or this fraction of the plan without recomputation (0: none) */
 };
 
 /* ---- @@CORE.device  the device seam ------------------------------------------------------- */
@@ -397,8 +420,9 @@ LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return ctx ? &ctx->rng : NULL; }
 #define LT__ALIGN 64
 #define LT__CHUNK_MIN ((size_t)16 << 20)
 
-static void *lt__arena_alloc(lt_ctx *ctx, size_t bytes) {
-    lt__arena *a = &ctx->arena;
+/* bytes from arena a of ctx (the arena, or the scratch arena of recompute segments); the peak
+   counts both together */
+static void *lt__arena_take(lt_ctx *ctx, lt__arena *a, size_t bytes) {
     lt__chunk *c;
     size_t need;
     if (!lt_add_size(bytes, LT__ALIGN - 1, &need)) goto oom;
@@ -411,7 +435,7 @@ static void *lt__arena_alloc(lt_ctx *ctx, size_t bytes) {
             c->used += need;
             a->head = c;
             a->used += need;
-            if (a->used > a->peak) a->peak = a->used;
+            if (ctx->arena.used + ctx->scratch.used > ctx->arena.peak) ctx->arena.peak = ctx->arena.used + ctx->scratch.used;
             return p;
         }
     }
@@ -430,13 +454,27 @@ static void *lt__arena_alloc(lt_ctx *ctx, size_t bytes) {
         else { lt__chunk *t = a->first; while (t->next) t = t->next; t->next = c; }
         a->head = c;
         a->used += need;
-        if (a->used > a->peak) a->peak = a->used;
+        if (ctx->arena.used + ctx->scratch.used > ctx->arena.peak) ctx->arena.peak = ctx->arena.used + ctx->scratch.used;
         return c->mem;
     }
 oom:
     lt_set_error(ctx, LT_ERR_NOMEM, "out of memory: the arena could not grow by %zu bytes "
                  "(hint: a smaller batch or sequence length needs less)", bytes);
     return NULL;
+}
+
+static void *lt__arena_alloc(lt_ctx *ctx, size_t bytes) { return lt__arena_take(ctx, &ctx->arena, bytes); }
+/* Values (tensor data, saved buffers) on the CPU: the scratch arena inside a recompute segment
+   (eager), the arena otherwise. */
+static void *lt__arena_values(lt_ctx *ctx, size_t bytes) {
+    return lt__arena_take(ctx, ctx->to_scratch ? &ctx->scratch : &ctx->arena, bytes);
+}
+/* Does p point into arena a's chunks? */
+static int lt__arena_owns(const lt__arena *a, const void *p) {
+    const lt__chunk *c;
+    for (c = a->first; c; c = c->next)
+        if ((const unsigned char *)p >= c->mem && (const unsigned char *)p < c->mem + c->cap) return 1;
+    return 0;
 }
 
 static void lt__arena_reset(lt__arena *a) {
@@ -453,7 +491,8 @@ static void lt__arena_free(lt__arena *a) {
     a->used = 0;
 }
 
-LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx) { return ctx ? ctx->arena.used : 0; }
+/* (the scratch arena of recompute segments included) */
+LTRAIN_DEF size_t lt_arena_used(const lt_ctx *ctx) { return ctx ? ctx->arena.used + ctx->scratch.used : 0; }
 LTRAIN_DEF size_t lt_arena_peak(const lt_ctx *ctx) { return ctx ? ctx->arena.peak : 0; }
 
 /* -- @@CORE.context  context ---------------------------------------------------------------------- */
@@ -497,6 +536,9 @@ LTRAIN_DEF void lt_reset(lt_ctx *ctx) {
     ctx->tape_len = 0;
     ctx->tape_done = 0;
     ctx->grad_free = NULL;
+    lt__arena_reset(&ctx->scratch);
+    ctx->n_segs = ctx->n_seg_nodes = 0;
+    ctx->seg_open = ctx->to_scratch = 0;
 }
 
 /* -- devices: names, and the calls every build has (through the seam; LT_CPU: nothing to do) ------- */

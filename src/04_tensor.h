@@ -68,7 +68,7 @@ static int lt__shape_ok(lt_ctx *ctx, const char *who, int ndim, const int64_t *s
    device arena.  Headers and tape records always live in the (host) arena. */
 static void *lt__values_alloc(lt_ctx *ctx, size_t bytes) {
     if (ctx->dev) return ctx->dev->alloc(ctx, bytes);
-    return lt__arena_alloc(ctx, bytes);
+    return lt__arena_values(ctx, bytes);
 }
 /* dst (n values of a tensor of ctx) = src, or zeros for NULL; src is host memory. */
 static void lt__values_set(lt_ctx *ctx, float *dst, const float *src, size_t n) {
@@ -325,7 +325,11 @@ LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx) {
     if (ctx->dev) ctx->dev->destroy(ctx);
     lt__params_free(ctx);
     lt__arena_free(&ctx->arena);
+    lt__arena_free(&ctx->scratch);
     LT__FREE(ctx->tape);
+    LT__FREE(ctx->segs);
+    LT__FREE(ctx->seg_nodes);
+    LT__FREE(ctx->seg_data);
     LT__FREE(ctx);
 }
 

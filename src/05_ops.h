@@ -347,9 +347,46 @@ static lt__node *lt__node_new(lt_ctx *ctx, const lt__opdef *op, int ndim, const 
 /* a device's kernels are asynchronous: a profile times them whole */
 #define LT__PROFILE_SYNC(ctx) do { if ((ctx)->dev) lt_device_synchronize(ctx); } while (0)
 
+/* Recompute segments (lt_recompute_begin, @@TAPE): refuse an op that reads a value a segment
+   dropped, or, inside one, an op with no recompute rule: one whose forward writes over a value
+   made before the segment (lt__add_over), which running it again in backward would read.  Inside
+   a segment the op is noted, to be run again.  0: refused (the error is set). */
+static int lt__seg_note(lt_ctx *ctx, lt__node *nd) {
+    int j;
+    for (j = 0; j < 3; j++) {
+        const lt_tensor *t = nd->in[j];
+        if (!t) continue;
+        if (!t->data)
+            return lt_set_error(ctx, LT_ERR_STATE, "op %s%s%s: input %d is a value that lt_recompute_end dropped: "
+                                "a segment keeps only its output (hint: make the value the segment's output, "
+                                "or compute it outside the segment)", nd->op->name, nd->scope ? " in " : "",
+                                nd->scope ? nd->scope : "", j), 0;
+        if (ctx->to_scratch && nd->out->data == t->data && !(nd->op->flags & LT__VIEW) &&
+            !lt__arena_owns(&ctx->scratch, t->data))
+            return lt_set_error(ctx, LT_ERR_STATE, "op %s%s%s has no recompute rule here: it writes its output over "
+                                "input %d, made before lt_recompute_begin, which running it again in backward "
+                                "would read", nd->op->name, nd->scope ? " in " : "", nd->scope ? nd->scope : "", j), 0;
+    }
+    if (!ctx->seg_open) return 1;
+    if (ctx->n_seg_nodes == ctx->cap_seg_nodes) {
+        int cap = ctx->cap_seg_nodes ? 2 * ctx->cap_seg_nodes : 256;
+        lt__node **a = (lt__node **)LT__REALLOC(ctx->seg_nodes, (size_t)cap * sizeof(lt__node *));
+        float **d = a ? (float **)LT__REALLOC(ctx->seg_data, (size_t)cap * sizeof(float *)) : NULL;
+        if (a) ctx->seg_nodes = a;
+        if (d) ctx->seg_data = d;
+        if (!a || !d) return lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory noting a segment's ops", nd->op->name), 0;
+        ctx->cap_seg_nodes = cap;
+    }
+    ctx->seg_data[ctx->n_seg_nodes] = NULL;
+    ctx->seg_nodes[ctx->n_seg_nodes++] = nd;
+    ctx->segs[ctx->n_segs - 1].n++;
+    return 1;
+}
+
 /* Run the forward kernel; keep the record on the tape if a gradient will flow through it. */
 static lt_tensor *lt__run(lt_ctx *ctx, lt__node *nd) {
     if (!nd || lt_failed(ctx)) return NULL;
+    if ((ctx->n_segs || ctx->seg_open) && !lt__seg_note(ctx, nd)) return NULL;
     if (ctx->dry && !(nd->op->flags & LT__VIEW)) {
         /* lt_compile's recording pass: shapes only (a view's pointer is still set) */
     } else if (ctx->profiling) {

@@ -1,6 +1,139 @@
 /* ==== @@TAPE  autograd tape: backward, zero-grad, gradcheck ================================== */
-/* Holds: lt_backward (running the tape backwards), lt_zero_grad, lt_gradcheck.
+/* Holds: lt_backward (running the tape backwards), recompute segments (activation checkpointing),
+   lt_zero_grad, lt_gradcheck.
    Calls: @@CORE, @@TENSOR, @@OPS; the device through ctx->dev. */
+
+/* ---- @@TAPE.recompute  recompute segments: activation checkpointing -------------------------- */
+/* As torch.utils.checkpoint: the values made between lt_recompute_begin and lt_recompute_end,
+   all but the segment's output, are dropped when it ends and made again in backward by running
+   the segment's forward kernels once more, just before its first backward kernel.  Dropout draws
+   the same masks again (the segment keeps the RNG state it began with), and the kernels are the
+   same, so the gradients are the bits of a step without segments.
+   Where the memory goes (eager, on the CPU): inside a segment, values (outputs and saved buffers)
+   come from the scratch arena; tape records and tensor headers stay in the arena.  At the end
+   the output's values (and its op's saved buffers) are copied into the arena and the scratch
+   arena is rewound, so the next segment writes over the same bytes.  The dropped tensors keep
+   their addresses (ctx->seg_data) with data NULL, which any op reading one refuses (lt__seg_note).
+   In backward nothing else allocates from the scratch arena, so running the segment again into
+   those addresses needs no allocation: the scratch arena holds one segment at a time, forward
+   and backward.  In a compiled plan (@@COMPILE) the values made again get buffers of their own,
+   alive from then to their last backward reader, while the forward's die at their last forward
+   reader; the planned block shrinks accordingly.  On a device, or without gradients, segments
+   drop nothing. */
+static const char *lt__seg_where(const lt_ctx *ctx, const lt__seg *sg) {
+    return sg->n ? ctx->seg_nodes[sg->first]->op->name : "(no op yet)";
+}
+
+LTRAIN_DEF lt_status lt_recompute_begin(lt_ctx *ctx) {
+    lt__seg *sg;
+    if (!ctx) return LT_ERR_ARG;
+    if (lt_failed(ctx)) return ctx->status;
+    lt__begin(ctx);
+    if (ctx->seg_open) {
+        sg = &ctx->segs[ctx->n_segs - 1];
+        return lt_set_error(ctx, LT_ERR_STATE, "lt_recompute_begin: segment %d (from op %s%s%s) is still open: "
+                            "segments do not nest (hint: lt_recompute_end it first)", ctx->n_segs - 1,
+                            lt__seg_where(ctx, sg), sg->n && ctx->seg_nodes[sg->first]->scope ? " in " : "",
+                            sg->n && ctx->seg_nodes[sg->first]->scope ? ctx->seg_nodes[sg->first]->scope : "");
+    }
+    if (ctx->n_segs == ctx->cap_segs) {
+        int cap = ctx->cap_segs ? 2 * ctx->cap_segs : 16;
+        lt__seg *a = (lt__seg *)LT__REALLOC(ctx->segs, (size_t)cap * sizeof(lt__seg));
+        if (!a) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_recompute_begin: out of memory");
+        ctx->segs = a;
+        ctx->cap_segs = cap;
+    }
+    sg = &ctx->segs[ctx->n_segs++];
+    memset(sg, 0, sizeof *sg);
+    sg->first = ctx->n_seg_nodes;
+    sg->tape_first = ctx->tape_len;
+    sg->rng = ctx->rng;
+    ctx->seg_open = 1;
+    ctx->to_scratch = ctx->grad_enabled && !ctx->dev && !ctx->dry;
+    return LT_OK;
+}
+
+LTRAIN_DEF lt_tensor *lt_recompute_end(lt_ctx *ctx, lt_tensor *out) {
+    lt__seg *sg;
+    lt__node *on = NULL;
+    int i, j;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!ctx->seg_open) {
+        lt_set_error(ctx, LT_ERR_STATE, "lt_recompute_end: no segment is open (hint: lt_recompute_begin first; "
+                     "segments do not nest)");
+        return NULL;
+    }
+    sg = &ctx->segs[ctx->n_segs - 1];
+    ctx->seg_open = ctx->to_scratch = 0;
+    if (!out) { lt_set_error(ctx, LT_ERR_ARG, "lt_recompute_end: out is NULL"); return NULL; }
+    sg->out = out;
+    sg->tape_end = ctx->tape_len;
+    if (!ctx->grad_enabled || ctx->dev) {   /* nothing to drop: the segment is forgotten */
+        sg->n = 0;
+        sg->tape_end = sg->tape_first;
+        return out;
+    }
+    for (i = sg->first; i < sg->first + sg->n; i++)
+        if (ctx->seg_nodes[i]->out == out) on = ctx->seg_nodes[i];
+    /* the output's values and its op's saved buffers move to the arena: they are kept */
+    if (out->data && lt__arena_owns(&ctx->scratch, out->data)) {
+        float *d = (float *)lt__arena_alloc(ctx, (size_t)out->n * sizeof(float));
+        if (!d) return NULL;
+        memcpy(d, out->data, (size_t)out->n * sizeof(float));
+        out->data = d;
+    }
+    for (j = 0; on && j < 2; j++)
+        if (on->save[j] && lt__arena_owns(&ctx->scratch, on->save[j])) {
+            float *d = (float *)lt__arena_alloc(ctx, (size_t)on->n_save[j] * sizeof(float));
+            if (!d) return NULL;
+            memcpy(d, on->save[j], (size_t)on->n_save[j] * sizeof(float));
+            on->save[j] = d;
+        }
+    for (i = sg->first; i < sg->first + sg->n; i++) {
+        lt__node *nd = ctx->seg_nodes[i];
+        if (nd == on) continue;
+        ctx->seg_data[i] = nd->out->data;
+        nd->out->data = NULL;
+    }
+    sg->scratch_bytes = ctx->scratch.used;
+    lt__arena_reset(&ctx->scratch);
+    return out;
+}
+
+/* Segment s again (backward, eager): its values back at their addresses, made by its forward
+   kernels from the RNG state it began with (the output's op is not run: its values were kept). */
+static void lt__seg_again(lt_ctx *ctx, const lt__seg *sg) {
+    lt_rng keep = ctx->rng;
+    int i;
+    ctx->scratch.used = sg->scratch_bytes;
+    if (ctx->arena.used + ctx->scratch.used > ctx->arena.peak) ctx->arena.peak = ctx->arena.used + ctx->scratch.used;
+    ctx->rng = sg->rng;
+    for (i = sg->first; i < sg->first + sg->n && !lt_failed(ctx); i++) {
+        lt__node *nd = ctx->seg_nodes[i];
+        if (nd->out == sg->out) continue;
+        nd->out->data = ctx->seg_data[i];
+        if (ctx->profiling) {
+            double t0 = lt__now();
+            LT__FWD(ctx, nd)(nd);
+            lt__profile_add(ctx, nd, 0, lt__now() - t0);
+        } else {
+            LT__FWD(ctx, nd)(nd);
+        }
+    }
+    ctx->rng = keep;
+}
+/* ... and dropped again once its backward is done (the scratch arena serves the next one) */
+static void lt__seg_drop(lt_ctx *ctx, const lt__seg *sg) {
+    int i;
+    for (i = sg->first; i < sg->first + sg->n; i++)
+        if (ctx->seg_nodes[i]->out != sg->out) ctx->seg_nodes[i]->out->data = NULL;
+    ctx->scratch.used = 0;
+}
+/* the last segment before s (from s - 1 down) with records on the tape, or -1 */
+static int lt__seg_prev(const lt_ctx *ctx, int s) {
+    while (s >= 0 && ctx->segs[s].tape_end <= ctx->segs[s].tape_first) s--;
+    return s;
+}
 
 /* ---- @@TAPE.backward  backward --------------------------------------------------------------- */
 /* Reverse-mode differentiation: seed d(loss)/d(loss) = 1 (or `seed`: the gradient of seed·loss,
@@ -11,7 +144,7 @@
 LTRAIN_DEF lt_status lt_backward(lt_ctx *ctx, lt_tensor *loss) { return lt_backward_scaled(ctx, loss, 1.0f); }
 
 LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed) {
-    int k;
+    int k, s, live = -1;
     char b1[64];
     if (!ctx) return LT_ERR_ARG;
     if (lt_failed(ctx)) return ctx->status;
@@ -23,6 +156,16 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
     if (ctx->tape_done)
         return lt_set_error(ctx, LT_ERR_STATE, "lt_backward: this tape was used by an earlier lt_backward; "
                             "run the forward pass again");
+    if (ctx->seg_open) {
+        const lt__seg *sg = &ctx->segs[ctx->n_segs - 1];
+        return lt_set_error(ctx, LT_ERR_STATE, "lt_backward: recompute segment %d (from op %s%s%s) was not closed "
+                            "(hint: lt_recompute_end)", ctx->n_segs - 1, lt__seg_where(ctx, sg),
+                            sg->n && ctx->seg_nodes[sg->first]->scope ? " in " : "",
+                            sg->n && ctx->seg_nodes[sg->first]->scope ? ctx->seg_nodes[sg->first]->scope : "");
+    }
+    if (!loss->data)
+        return lt_set_error(ctx, LT_ERR_STATE, "lt_backward: the loss is a value that lt_recompute_end dropped "
+                            "(hint: compute it outside the segment, or make it the segment's output)");
     if (ctx->dev && (loss->is_param || (loss->requires_grad && loss->node))) {
         if (ctx->dev->seed(ctx, loss, seed) != LT_OK) return ctx->status;   /* d(loss) += seed on the device */
         if (loss->is_param) { ctx->tape_done = 1; return LT_OK; }
@@ -38,8 +181,15 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
     if (!lt__grad(loss, ctx)) return ctx->status;
     loss->grad[0] += seed;
     }
+    s = lt__seg_prev(ctx, ctx->n_segs - 1);
     for (k = ctx->tape_len - 1; k >= 0 && !lt_failed(ctx); k--) {
         lt__node *nd = ctx->tape[k];
+        if (s >= 0 && k == ctx->segs[s].tape_end - 1) {   /* a segment's last record: make its values again */
+            if (live >= 0) lt__seg_drop(ctx, &ctx->segs[live]);
+            lt__seg_again(ctx, &ctx->segs[s]);
+            live = s;
+            s = lt__seg_prev(ctx, s - 1);
+        }
         if (!nd->out->grad) continue;
         if (ctx->profiling) {
             double t0 = lt__now();
@@ -51,6 +201,7 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
         }
         if (ctx->device == LT_CPU) lt__grad_release(ctx, nd->out);   /* read by no one from here on */
     }
+    if (live >= 0) lt__seg_drop(ctx, &ctx->segs[live]);
     ctx->tape_done = 1;
     return ctx->status;
 }

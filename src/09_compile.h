@@ -27,6 +27,8 @@ struct lt__capture {
     lt__cap_in *in;              /* tensors made by lt_tensor_new / lt_tensor_from */
     int n_in, cap_in;
     char *has_grad;              /* op k's output receives a gradient (so its backward runs) */
+    int *seg;                    /* op k ran inside recompute segment seg[k] (-1: none; NULL: no segments) */
+    char *rc;                    /* op k's forward runs again in backward (all of a segment's ops but its output's) */
 };
 
 /* ---- @@COMPILE.capture  capture -------------------------------------------------------------- */
@@ -86,6 +88,13 @@ struct lt_plan {
     size_t saved_bytes;          /* what the forward leaves for the backward (lt_plan_saved_bytes) */
     int *fuse_end;               /* op k starts a fused group ending at op fuse_end[k] (-1: none) */
     int n_groups, n_fused;       /* fused groups, and the ops in them */
+    int n_ev, *ev;               /* the backward phase in order: 2k = op k's backward, 2k+1 = op k's forward run again */
+    int n_rc;                    /* ops run again (recompute segments, the memory budget) */
+    char *rc;                    /* op k runs again in backward */
+    float *(*rcp)[6];            /* op k run again: its data and saved values' homes in forward [0..2], again [3..5] */
+    lt_rng *op_rng;              /* op k run again: the RNG as its forward began (dropout draws it again) */
+    size_t budget, rc_bytes;     /* the memory budget it was planned under (0: none); bytes made again */
+    double rc_flops;             /* the forward FLOPs run again */
     struct lt__cu_graph *graph;  /* on a device: the step recorded as its graph (LT_CUDA: a CUDA graph, @@CUDA) */
     const lt__device *graph_dev; /* ... and that device, which replays and frees it */
 };
@@ -158,6 +167,10 @@ LTRAIN_DEF void lt_plan_destroy(lt_plan *p) {
     LT__FREE(p->n_zero_at);
     LT__FREE(p->runs_bwd);
     LT__FREE(p->fuse_end);
+    LT__FREE(p->ev);
+    LT__FREE(p->rcp);
+    LT__FREE(p->rc);
+    LT__FREE(p->op_rng);
     LT__FREE(p->nodes);
     LT__FREE(p->outs);
     LT__FREE(p->ins);
@@ -279,11 +292,15 @@ typedef struct {
     char *inplace;               /* op k's gradient is written over its data (lt__plan_dx_over_x) */
     int *galias;                 /* op k's gradient is op galias[k]'s (lt__plan_dx_over_dy), or -1 */
     int64_t n_ids;               /* indices of all ops together */
+    char *rc;                    /* op k runs again in backward (c->rc, or none) */
+    int *tb, *tr, *top, t_end;   /* when op k's backward runs, when it runs again (-1); which op's backward runs at t */
+    int *rbuf;                   /* op k run again: its data buffer then (-1: none) */
+    int (*rsbuf)[2];             /* ... and its saved values' */
 } lt__planner;
 
-/* the timeline (top of @@COMPILE): forward of op k, backward of op k (N, the op count, in scope) */
+/* the timeline (top of @@COMPILE): forward of op k, backward of op k (lt__plan_timeline) */
 #define LT__TF(k) ((k) + 1)
-#define LT__TB(k) (2 * N + 1 - (k))
+#define LT__TB(k) (s->tb[k])
 
 /* Can the recording be planned?  The loss is a recorded output, no input was written after it
    was made, every op's input is a parameter, a recorded output or a recorded input.  Returns 0
@@ -334,20 +351,75 @@ static int lt__plan_arrays(lt__planner *s) {
     p->n_zero_at = (int *)LT__MALLOC((size_t)N * sizeof(int));
     if (p->zero_at) for (k = 0; k < N; k++) p->zero_at[k] = NULL;   /* (lt_plan_destroy frees them) */
     /* buffers: per op data (or -1 for a view / param alias), grad, two saves; per input data */
-    s->b = (lt__pbuf *)LT__MALLOC((size_t)(4 * N + n_in + 1) * sizeof(lt__pbuf));
+    s->b = (lt__pbuf *)LT__MALLOC((size_t)(7 * N + n_in + 1) * sizeof(lt__pbuf));   /* (+3 per op run again) */
     s->dbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
     s->gbuf = (int *)LT__MALLOC((size_t)N * sizeof(int));
     s->ibuf = (int *)LT__MALLOC((size_t)(n_in + 1) * sizeof(int));
     s->sbuf = (int(*)[2])LT__MALLOC((size_t)N * sizeof(int[2]));
     s->inplace = (char *)LT__MALLOC((size_t)N + 1);
     s->galias = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->rc = (char *)LT__MALLOC((size_t)N + 1);
+    s->tb = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->tr = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->top = (int *)LT__MALLOC(((size_t)3 * N + 4) * sizeof(int));
+    s->rbuf = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->rsbuf = (int(*)[2])LT__MALLOC(((size_t)N + 1) * sizeof(int[2]));
+    p->ev = (int *)LT__MALLOC(((size_t)2 * N + 1) * sizeof(int));
+    p->rc = (char *)LT__MALLOC((size_t)N + 1);
+    p->rcp = (float *(*)[6])LT__MALLOC(((size_t)N + 1) * sizeof(float *[6]));
+    p->op_rng = (lt_rng *)LT__MALLOC(((size_t)N + 1) * sizeof(lt_rng));
     if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->fuse_end || !p->zero_at || !p->n_zero_at ||
-        !s->b || !s->dbuf || !s->gbuf || !s->ibuf || !s->sbuf || !s->inplace || !s->galias) {
+        !s->b || !s->dbuf || !s->gbuf || !s->ibuf || !s->sbuf || !s->inplace || !s->galias || !s->rc || !s->tb ||
+        !s->tr || !s->top || !s->rbuf || !s->rsbuf || !p->ev || !p->rc || !p->rcp || !p->op_rng) {
         lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
         return 0;
     }
-    for (k = 0; k < N; k++) { p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1; }
+    for (k = 0; k < N; k++) s->rc[k] = s->c->rc ? s->c->rc[k] : 0;
     return 1;
+}
+
+/* Op q runs again (s->rc) at the next time t, after the ops run again whose values it reads. */
+static void lt__plan_again(lt__planner *s, int q, int *t) {
+    const lt__node *nd = s->c->nodes[q];
+    int j, o;
+    if (s->tr[q] >= 0) return;
+    for (j = 0; j < 3; j++)
+        if (nd->in[j] && (o = lt__find_out(s->c, nd->in[j])) >= 0 && s->rc[o]) lt__plan_again(s, o, t);
+    s->tr[q] = *t;
+    s->top[(*t)++] = -1;
+    s->p->ev[s->p->n_ev++] = 2 * q + 1;
+    s->p->n_rc++;
+}
+
+/* The backward phase's order (p->ev) and its times: after the seed at N+1, op k's backward for
+   k = N-1 .. 0, one step of time each; an op to be run again (s->rc) runs just before the first
+   backward kernel that reads what it makes (its values, its saved buffers), each at a time of its
+   own (s->tr), after the ops run again that it reads.  An op run again that no backward kernel
+   needs is not run.  With none, op k's backward is at 2N+1-k. */
+static void lt__plan_timeline(lt__planner *s) {
+    lt_plan *p = s->p;
+    struct lt__capture *c = s->c;
+    int k, j, o, N = s->N, t = N + 2;
+    p->n_ev = p->n_rc = 0;
+    for (k = 0; k < N; k++) s->tr[k] = -1;
+    if (p->loss >= 0) s->rc[p->loss] = 0;
+    for (k = N - 1; k >= 0; k--) {
+        const lt__node *nd = c->nodes[k];
+        if (c->has_grad[k]) {
+            if (s->rc[k] && ((nd->op->reads & LT__OUT) || nd->save[0] || nd->save[1])) lt__plan_again(s, k, &t);
+            /* a 16-bit product of gelu16's output reads gelu16's saved copy of its input (lt__opnd16_of) */
+            if ((nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && LT__AFF_X_GELU16(nd) == 1.0 &&
+                (o = lt__find_out(c, nd->in[0])) >= 0 && s->rc[o])
+                lt__plan_again(s, o, &t);
+            for (j = 0; j < 3 && (nd->op->reads & LT__IN); j++)
+                if (nd->in[j] && (o = lt__find_out(c, nd->in[j])) >= 0 && s->rc[o]) lt__plan_again(s, o, &t);
+        }
+        s->tb[k] = t;
+        s->top[t++] = k;
+        p->ev[p->n_ev++] = 2 * k;
+    }
+    for (k = 0; k < N; k++) if (s->tr[k] < 0) s->rc[k] = 0;   /* not needed again: planned as any other op */
+    s->t_end = t;
 }
 
 /* Copies of the records and tensors (inputs remapped to the copies), and a buffer for every
@@ -390,10 +462,16 @@ static void lt__plan_records(lt__planner *s) {
             int o = lt__find_out(c, t), q = o < 0 ? lt__find_in(c, t) : -1;
             dbuf[k] = o >= 0 ? dbuf[o] : q >= 0 ? ibuf[q] : -1;
             if (dbuf[k] >= 0) { if (LT__TF(k) > b[dbuf[k]].last) b[dbuf[k]].last = LT__TF(k); }
+            if (s->rc[k]) s->rbuf[k] = o >= 0 && s->rc[o] ? s->rbuf[o] : dbuf[k];   /* (a view again of the value again) */
         } else {
             b[nb].bytes = (size_t)p->outs[k].n * sizeof(float);
             b[nb].first = b[nb].last = LT__TF(k);
             dbuf[k] = nb++;
+            if (s->rc[k]) {   /* made again: a second buffer, from then on */
+                b[nb].bytes = b[nb - 1].bytes;
+                b[nb].first = b[nb].last = s->tr[k];
+                s->rbuf[k] = nb++;
+            }
         }
         gbuf[k] = -1;
         if (p->runs_bwd[k]) {
@@ -407,33 +485,42 @@ static void lt__plan_records(lt__planner *s) {
             if (!src->save[j]) continue;
             b[nb].bytes = (size_t)src->n_save[j] * sizeof(float);
             b[nb].first = LT__TF(k);
-            b[nb].last = p->runs_bwd[k] ? LT__TB(k) : LT__TF(k);
+            b[nb].last = p->runs_bwd[k] && !s->rc[k] ? LT__TB(k) : LT__TF(k);
             sbuf[k][j] = nb++;
+            if (s->rc[k]) {   /* saved again when the op runs again: backward reads that one */
+                b[nb].bytes = b[nb - 1].bytes;
+                b[nb].first = s->tr[k];
+                b[nb].last = p->runs_bwd[k] ? LT__TB(k) : s->tr[k];
+                s->rsbuf[k][j] = nb++;
+            }
         }
     }
     s->nb = nb;
 }
 
 /* Lifetimes from the uses: a value lives until its last reader (a backward kernel reads what its
-   row's LT__IN / LT__OUT say), a gradient from its first write. */
+   row's LT__IN / LT__OUT say), a gradient from its first write.  A value made again in backward
+   (s->rc) is read there from its second buffer, by its segment's ops run again and their backward;
+   its first buffer serves the forward only.  An op run again reads values from outside its
+   segment (the segment's input: the value kept) at that time too. */
+#define LT__LIVE(q, t) do { if ((q) >= 0 && (t) > b[q].last) b[q].last = (t); } while (0)
 static void lt__plan_lifetimes(lt__planner *s) {
     lt_plan *p = s->p;
     lt__pbuf *b = s->b;
     int k, j, N = s->N, *dbuf = s->dbuf, *gbuf = s->gbuf, *ibuf = s->ibuf;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
-        if ((nd->op->reads & LT__OUT) && p->runs_bwd[k] && dbuf[k] >= 0 && LT__TB(k) > b[dbuf[k]].last)
-            b[dbuf[k]].last = LT__TB(k);
+        if ((nd->op->reads & LT__OUT) && p->runs_bwd[k]) LT__LIVE(s->rc[k] ? s->rbuf[k] : dbuf[k], LT__TB(k));
         for (j = 0; j < 3; j++) {
             lt_tensor *t = nd->in[j];
-            int src_op, db;
+            int src_op, db, rb;
             if (!t || t->is_param) continue;
             src_op = t->node ? (int)(t->node - p->nodes) : -1;
             db = src_op >= 0 ? dbuf[src_op] : ibuf[t - p->ins];
-            if (db >= 0) {
-                int last = (p->runs_bwd[k] && (nd->op->reads & LT__IN)) ? LT__TB(k) : LT__TF(k);
-                if (last > b[db].last) b[db].last = last;
-            }
+            rb = src_op >= 0 && s->rc[src_op] ? s->rbuf[src_op] : db;   /* what backward finds in t */
+            LT__LIVE(db, LT__TF(k));
+            if (s->rc[k]) LT__LIVE(rb, s->tr[k]);
+            if (p->runs_bwd[k] && (nd->op->reads & LT__IN)) LT__LIVE(rb, LT__TB(k));
             /* the input's gradient is first written by the last consumer's backward (it runs first) */
             if (src_op >= 0 && gbuf[src_op] >= 0 && p->runs_bwd[k] && t->requires_grad &&
                 LT__TB(k) < b[gbuf[src_op]].first)
@@ -488,7 +575,7 @@ static void lt__plan_saved(lt__planner *s) {
     for (k = 0; k < N; k++)
         if (p->runs_bwd[k] && s->c->nodes[k]->ids) p->saved_bytes += (size_t)s->c->nodes[k]->n_ids * sizeof(int32_t);
     if (gbuf[p->loss] >= 0) b[gbuf[p->loss]].first = N + 1;   /* the seed */
-    if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = 2 * N + 2; /* read after the replay */
+    if (dbuf[p->loss] >= 0) b[dbuf[p->loss]].last = s->t_end; /* read after the replay */
     for (k = 0; k < N; k++)
         if (gbuf[k] >= 0 && b[gbuf[k]].first == INT_MAX) b[gbuf[k]].first = b[gbuf[k]].last; /* never written */
 }
@@ -506,7 +593,8 @@ static void lt__plan_dx_over_x(lt__planner *s) {
         lt__node *nd = &p->nodes[k];
         int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
         if (!(nd->op->flags & LT__DX_OVER_X) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
-            (p->nodes[o].op->flags & LT__VIEW) || b[gbuf[o]].first != LT__TB(k) || b[dbuf[o]].last != LT__TB(k))
+            (p->nodes[o].op->flags & LT__VIEW) || s->rc[o] || s->rc[k] || b[gbuf[o]].first != LT__TB(k) ||
+            b[dbuf[o]].last != LT__TB(k))
             continue;
         b[dbuf[o]].last = b[gbuf[o]].last;
         p->naive_bytes += b[gbuf[o]].bytes;   /* (still counted in "all buffers": eager mode has it) */
@@ -547,8 +635,8 @@ static int lt__plan_zero_at(lt__planner *s) {
     for (k = 0; k < N; k++) {
         int at, *z;
         if (s->gbuf[k] < 0 || k == p->loss || s->inplace[k]) continue;
-        at = 2 * N + 1 - s->b[s->gbuf[k]].first;    /* the op whose backward writes it first */
-        if (at < 0 || at >= N) continue;
+        at = s->b[s->gbuf[k]].first;    /* the op whose backward writes it first */
+        if (at <= N + 1 || at >= s->t_end || (at = s->top[at]) < 0) continue;
         z = (int *)LT__REALLOC(p->zero_at[at], (size_t)(p->n_zero_at[at] + 1) * sizeof(int));
         if (!z) return lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory"), 0;
         z[p->n_zero_at[at]++] = k;
@@ -587,6 +675,16 @@ static int lt__plan_homes(lt__planner *s) {
             if (s->gbuf[k] >= 0) p->outs[k].grad = s->inplace[k] ? p->outs[k].data : (float *)(base + b[s->gbuf[k]].off);
             for (j = 0; j < 2; j++)
                 if (s->sbuf[k][j] >= 0) nd->save[j] = (float *)(base + b[s->sbuf[k][j]].off);
+            for (j = 0; j < 6; j++) p->rcp[k][j] = NULL;
+            p->rc[k] = s->rc[k];
+            if (s->rc[k] && !(nd->op->flags & LT__VIEW)) {   /* (a view's kernel points it itself) */
+                p->rcp[k][0] = p->outs[k].data;
+                p->rcp[k][3] = (float *)(base + b[s->rbuf[k]].off);
+                for (j = 0; j < 2; j++) {
+                    p->rcp[k][1 + j] = nd->save[j];
+                    if (s->rsbuf[k][j] >= 0) p->rcp[k][4 + j] = (float *)(base + b[s->rsbuf[k][j]].off);
+                }
+            }
             if (nd->ids) {
                 memcpy(ids, nd->ids, (size_t)nd->n_ids * sizeof(int32_t));
                 nd->ids = ids;
@@ -603,13 +701,168 @@ done:
 }
 #undef LT__TF
 #undef LT__TB
+#undef LT__LIVE
+
+/* A fused group (lt__plan_fuse) runs its ops tile by tile, the tiles spread over the threads, so
+   one op's writes meet another's reads in any order: every buffer an op of the group reads or
+   writes in forward lives across the whole group. */
+static void lt__plan_groups_live(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, q, j, e;
+    for (k = 0; k < s->N; k++) {
+        if ((e = p->fuse_end[k]) <= k) continue;
+        for (q = k; q <= e; q++) {
+            const lt__node *nd = &p->nodes[q];
+            int u[6];
+            u[0] = s->dbuf[q]; u[1] = s->sbuf[q][0]; u[2] = s->sbuf[q][1];
+            for (j = 0; j < 3; j++) {
+                const lt_tensor *t = nd->in[j];
+                u[3 + j] = !t || t->is_param ? -1 : t->node ? s->dbuf[t->node - p->nodes] : s->ibuf[t - p->ins];
+            }
+            for (j = 0; j < 6; j++) {
+                if (u[j] < 0 || !b[u[j]].bytes) continue;
+                if (b[u[j]].first > k + 1) b[u[j]].first = k + 1;   /* (forward times: op q at q + 1) */
+                if (b[u[j]].last < e + 1) b[u[j]].last = e + 1;
+            }
+        }
+        k = e;
+    }
+}
+
+/* One planning of the recording, with the ops s->rc marks run again: the order of the backward
+   phase, the buffers and their lifetimes, the write-overs the op table allows. */
+static void lt__plan_steps(lt__planner *s) {
+    int k;
+    for (k = 0; k < s->N; k++) {
+        s->p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1;
+        s->rbuf[k] = s->rsbuf[k][0] = s->rsbuf[k][1] = -1;
+    }
+    s->p->naive_bytes = s->p->saved_bytes = 0;
+    s->n_ids = 0;
+    lt__plan_timeline(s);
+    lt__plan_records(s);
+    lt__plan_lifetimes(s);
+    lt__plan_y_over_x(s);
+    lt__plan_saved(s);
+    lt__plan_dx_over_x(s);
+    lt__plan_dx_over_dy(s);
+    s->p->n_groups = s->p->n_fused = 0;
+    lt__plan_fuse(s->p);
+    lt__plan_groups_live(s);
+}
+/* ... and the size of its block as lt__plan_homes will place it (0: out of memory, set) */
+static size_t lt__plan_size(lt__planner *s) {
+    int *order = (int *)LT__MALLOC((size_t)(s->nb + 1) * sizeof(int));
+    size_t *s1 = (size_t *)LT__MALLOC((size_t)(s->nb + 1) * sizeof(size_t));
+    size_t *s2 = (size_t *)LT__MALLOC((size_t)(s->nb + 1) * sizeof(size_t)), total = 0;
+    if (!order || !s1 || !s2) lt_set_error(s->p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory");
+    else total = lt__place(s->b, s->nb, order, s1, s2);
+    LT__FREE(order); LT__FREE(s1); LT__FREE(s2);
+    return total;
+}
+
+/* The forward FLOPs of a record (the memory budget's cost of running it again): products
+   2·(output elements)·(inner size); attention 4·(output elements)·T; layernorm, gelu and softmax
+   a handful per element; the rest one per element. */
+static double lt__op_flops(const lt__node *nd) {
+    const lt__opdef *op = nd->op;
+    const lt_tensor *x = nd->in[0], *y = nd->out;
+    double e = (double)y->n;
+    if (op == LT__OP(matmul) || op == LT__OP(linear) || op == LT__OP(conv1d) || op == LT__OP(matmul16) ||
+        op == LT__OP(linear16) || op == LT__OP(conv1d16))
+        return 2.0 * e * (double)x->shape[x->ndim - 1];
+    if (op == LT__OP(attention) || op == LT__OP(attention16)) return 4.0 * e * (double)x->shape[x->ndim - 2];
+    if (op == LT__OP(linear_ce16)) return 2.0 * (double)x->n * (double)nd->in[1]->shape[0];
+    if (op == LT__OP(layernorm) || op == LT__OP(layernorm16)) return 8.0 * e;
+    if (op == LT__OP(gelu) || op == LT__OP(gelu_erf) || op == LT__OP(gelu16)) return 20.0 * e;
+    if (op == LT__OP(softmax) || op == LT__OP(log_softmax) || op == LT__OP(cross_entropy)) return 10.0 * (double)x->n;
+    return e;
+}
+
+/* The bytes op k's values and saved buffers keep from the forward for the backward (alive across
+   the seed at N+1) in the plan as it stands */
+static size_t lt__plan_kept(const lt__planner *s, int k) {
+    const lt__pbuf *b = s->b;
+    size_t n = 0;
+    int j, N = s->N, q[3];
+    q[0] = s->dbuf[k]; q[1] = s->sbuf[k][0]; q[2] = s->sbuf[k][1];
+    for (j = 0; j < 3; j++)
+        if (q[j] >= 0 && b[q[j]].first <= N && b[q[j]].last > N + 1) n += b[q[j]].bytes;
+    return n;
+}
+
+/* Under a memory budget (lt_set_memory_budget): which ops to run again in backward.  A candidate
+   is an op that keeps values for the backward; candidates are tried in order of FLOPs per byte
+   kept, cheapest first (pointwise ops and norms before products), each planned whole and kept
+   only if the block shrinks (running an op again can keep its inputs longer: a residual add's
+   recomputation needs the whole chain of adds before it), until the block fits; if it does not,
+   the rest are added one by one and the smallest plan on the way is kept (ops that pay only
+   together).  When every
+   candidate was tried and it does not: an error naming the least block found.  (One planning
+   per candidate tried: compiling under a tight budget takes longer.) */
+static int lt__plan_budget(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt_ctx *ctx = p->ctx;
+    int k, j, n = 0, N = s->N, *cand;
+    double *cost;
+    char *best;
+    size_t base = lt__plan_size(s), want, least;
+    want = ctx->budget ? ctx->budget : (size_t)(ctx->budget_frac * (double)base);
+    p->budget = want;
+    cand = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    cost = (double *)LT__MALLOC(((size_t)N + 1) * sizeof(double));
+    best = (char *)LT__MALLOC((size_t)N + 1);
+    if (!cand || !cost || !best) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
+    if (!base || base <= want) goto done;
+    for (k = 0; k < N; k++) {
+        const lt__node *nd = s->c->nodes[k];
+        size_t kept = lt__plan_kept(s, k);
+        if (s->rc[k] || k == p->loss || (nd->op->flags & LT__VIEW) || !kept) continue;
+        cost[k] = lt__op_flops(nd) / (double)kept;
+        for (j = n; j > 0 && cost[cand[j - 1]] > cost[k]; j--) cand[j] = cand[j - 1];   /* (stable) */
+        cand[j] = k;
+        n++;
+    }
+    least = base;
+    for (j = 0; j < n && least > want && !lt_failed(ctx); j++) {   /* one at a time: kept where it helps */
+        size_t size;
+        s->rc[cand[j]] = 1;
+        lt__plan_steps(s);
+        size = lt__plan_size(s);
+        if (size < least) least = size;
+        else s->rc[cand[j]] = 0;
+    }
+    if (least > want && best) {   /* again, the rest together: ops that help only with others (a 16-bit
+                                     product and the op whose output it reads) */
+        memcpy(best, s->rc, (size_t)N);
+        for (j = 0; j < n && least > want && !lt_failed(ctx); j++) {
+            size_t size;
+            if (s->rc[cand[j]]) continue;
+            s->rc[cand[j]] = 1;
+            lt__plan_steps(s);
+            size = lt__plan_size(s);
+            if (size < least) { least = size; memcpy(best, s->rc, (size_t)N); }
+        }
+        memcpy(s->rc, best, (size_t)N);
+    }
+    lt__plan_steps(s);
+    if (!lt_failed(ctx) && least > want)
+        lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the memory budget of %.2f MB is below the least this step can "
+                     "be planned in: %.2f MB (with %d ops run again in backward; %.2f MB with none)",
+                     (double)want / 1048576.0, (double)least / 1048576.0, p->n_rc, (double)base / 1048576.0);
+done:
+    LT__FREE(cand); LT__FREE(cost); LT__FREE(best);
+    return !lt_failed(ctx);
+}
 
 /* Build the plan from a recording and its gradient marks (lt__mark_grads), step by step: the
-   buffers and their lifetimes, the write-overs the op table allows, the zeroing, the placement,
-   the fused groups.  Returns 0 with p->note set when the recording cannot be planned. */
+   buffers and their lifetimes, the write-overs the op table allows (lt__plan_steps), the ops run
+   again under a memory budget, the zeroing, the placement, the fused groups.  Returns 0 with
+   p->note set when the recording cannot be planned (or with the error set). */
 static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     lt__planner s;
-    int ok = 0;
+    int k, j, ok = 0;
     memset(&s, 0, sizeof s);
     s.p = p;
     s.c = c;
@@ -617,19 +870,20 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
     p->n_in = c->n_in;
     if (!lt__plan_check(p, c, loss)) return 0;
     if (lt__plan_arrays(&s)) {
-        lt__plan_records(&s);
-        lt__plan_lifetimes(&s);
-        lt__plan_y_over_x(&s);
-        lt__plan_saved(&s);
-        lt__plan_dx_over_x(&s);
-        lt__plan_dx_over_dy(&s);
-        if (lt__plan_zero_at(&s) && lt__plan_homes(&s)) {
-            lt__plan_fuse(p);
-            ok = 1;
+        lt__plan_steps(&s);
+        if ((!p->ctx->budget && !(p->ctx->budget_frac > 0)) || lt__plan_budget(&s)) {
+            for (k = 0; k < s.N; k++)   /* what runs again: bytes, FLOPs */
+                if (s.rc[k] && !(c->nodes[k]->op->flags & LT__VIEW)) {
+                    p->rc_bytes += s.b[s.rbuf[k]].bytes;
+                    for (j = 0; j < 2; j++) if (s.rsbuf[k][j] >= 0) p->rc_bytes += s.b[s.rsbuf[k][j]].bytes;
+                    p->rc_flops += lt__op_flops(c->nodes[k]);
+                }
+            if (lt__plan_zero_at(&s) && lt__plan_homes(&s)) ok = 1;
         }
     }
     LT__FREE(s.b); LT__FREE(s.dbuf); LT__FREE(s.gbuf); LT__FREE(s.ibuf); LT__FREE(s.sbuf);
     LT__FREE(s.inplace); LT__FREE(s.galias);
+    LT__FREE(s.rc); LT__FREE(s.tb); LT__FREE(s.tr); LT__FREE(s.top); LT__FREE(s.rbuf); LT__FREE(s.rsbuf);
     return ok;
 }
 
@@ -663,6 +917,36 @@ static int lt__mark_grads(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *l
     return 1;
 }
 
+/* Which recorded op ran inside which recompute segment (c->seg), and which run again in backward
+   (c->rc): all of a segment's ops but the one that made its output (lt_recompute_end).  The
+   segments noted their ops in the order they ran, which is the recording's.  0: a segment left
+   open, a loss dropped, out of memory (the error set). */
+static int lt__capture_segs(lt_ctx *ctx, struct lt__capture *c, const lt_tensor *loss) {
+    int s, i, k = 0;
+    if (ctx->seg_open)
+        return lt_set_error(ctx, LT_ERR_STATE, "lt_compile: the step function left a recompute segment open "
+                            "(hint: every lt_recompute_begin needs its lt_recompute_end)"), 0;
+    if (!loss->data)
+        return lt_set_error(ctx, LT_ERR_STATE, "lt_compile: the loss is a value that lt_recompute_end dropped "
+                            "(hint: compute the loss outside the segment, or make it the segment's output)"), 0;
+    if (!ctx->n_segs || !c->n) return 1;
+    c->seg = (int *)LT__MALLOC((size_t)c->n * sizeof(int));
+    c->rc = (char *)LT__MALLOC((size_t)c->n);
+    if (!c->seg || !c->rc) return lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"), 0;
+    for (k = 0; k < c->n; k++) { c->seg[k] = -1; c->rc[k] = 0; }
+    k = 0;
+    for (s = 0; s < ctx->n_segs; s++) {
+        const lt__seg *sg = &ctx->segs[s];
+        for (i = sg->first; i < sg->first + sg->n; i++) {
+            while (k < c->n && c->nodes[k] != ctx->seg_nodes[i]) k++;
+            if (k == c->n) return 1;
+            c->seg[k] = s;
+            c->rc[k] = ctx->seg_nodes[i]->out != sg->out;
+        }
+    }
+    return 1;
+}
+
 /* ---- @@COMPILE.replay  replay ---------------------------------------------------------------- */
 /* One replay: the inputs copied in again, every forward kernel, the seed, every backward kernel
    (each gradient buffer marked unset just before its first write).  `check`: lt_compile's validation
@@ -675,15 +959,24 @@ static void lt__plan_kernel(lt_ctx *ctx, lt__node *nd, int bwd, int prof) {
 }
 static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int check) {
     lt_ctx *ctx = p->ctx;
-    int k, j, N = p->n, prof = ctx->profiling && !check;   /* (lt_set_profiling: lt_compile's check uncounted) */
+    int i, k, j, N = p->n, prof = ctx->profiling && !check;   /* (lt_set_profiling: lt_compile's check uncounted) */
     for (k = 0; k < p->n_in; k++) {
         lt_tensor *t = &p->ins[k];
         if (p->in_src[k]) memcpy(t->data, p->in_src[k], (size_t)t->n * sizeof(float));
         else memset(t->data, 0, (size_t)t->n * sizeof(float));
     }
+    for (k = 0; k < N && p->n_rc; k++)   /* ops run again in backward: their forward homes */
+        if (p->rcp[k][0]) {
+            p->outs[k].data = p->rcp[k][0];
+            p->nodes[k].save[0] = p->rcp[k][1];
+            p->nodes[k].save[1] = p->rcp[k][2];
+        }
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         if (nd->ids && nd->ids_src) memcpy(nd->ids, nd->ids_src, (size_t)nd->n_ids * sizeof(int32_t));
+        if (p->n_rc)   /* ops to run again (here, or in the group from here): the RNG they start from */
+            for (j = k; j <= (!check && p->fuse_end[k] > k ? p->fuse_end[k] : k); j++)
+                if (p->rc[j]) p->op_rng[j] = ctx->rng;
         if (!check && p->fuse_end[k] > k) {   /* the validation replay runs op by op */
             double t0 = prof ? lt__now() : 0.0;
             lt__run_fused(p, k, p->fuse_end[k]);
@@ -704,8 +997,20 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
     }
     if (loss_out) *loss_out = p->outs[p->loss].data[0];
     if (p->outs[p->loss].grad) p->outs[p->loss].grad[0] = seed;
-    for (k = N - 1; k >= 0; k--) {
-        lt__node *nd = &p->nodes[k];
+    for (i = 0; i < p->n_ev; i++) {
+        lt__node *nd = &p->nodes[k = p->ev[i] >> 1];
+        if (p->ev[i] & 1) {   /* op k of a recompute segment again, into its second homes, from its RNG */
+            lt_rng keep = ctx->rng;
+            if (p->rcp[k][0]) {
+                p->outs[k].data = p->rcp[k][3];
+                nd->save[0] = p->rcp[k][4];
+                nd->save[1] = p->rcp[k][5];
+            }
+            ctx->rng = p->op_rng[k];
+            lt__plan_kernel(ctx, nd, 0, prof);
+            ctx->rng = keep;
+            continue;
+        }
         if (!p->runs_bwd[k]) continue;
         for (j = 0; j < p->n_zero_at[k]; j++)   /* zeroed by lt__grad, or written whole (lt__grad_w) */
             p->outs[p->zero_at[k][j]].grad_unset = 1;
@@ -775,7 +1080,8 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     if (!lt_failed(ctx) && !loss->is_param && !loss->requires_grad)
         lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the loss does not depend on any parameter "
                      "(hint: was it computed with gradients disabled?)");
-    if (!lt_failed(ctx) && lt__mark_grads(ctx, &cap, loss)) built = lt__plan_build(p, &cap, loss);
+    if (!lt_failed(ctx) && lt__capture_segs(ctx, &cap, loss) && lt__mark_grads(ctx, &cap, loss))
+        built = lt__plan_build(p, &cap, loss);
     if (!lt_failed(ctx) && !built) {
         /* what the plan cannot handle runs eagerly: slower, never wrong */
         char why[200];
@@ -793,9 +1099,11 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
             if (!lt__all_finite(ctx->params[k]->grad, ctx->params[k]->n))
                 lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: the gradient of \"%s\" is not finite after the "
                              "validation step", ctx->params[k]->name);
-        snprintf(p->note, sizeof p->note, "compiled: %d ops (%d fused in %d groups), %d inputs, planned %.1f MB "
-                 "(all buffers %.1f MB)", p->n, p->n_fused, p->n_groups, p->n_in, (double)p->mem_bytes / 1048576.0,
-                 (double)p->naive_bytes / 1048576.0);
+        snprintf(p->note, sizeof p->note, "compiled: %d ops (%d fused in %d groups, %d run again), %d inputs, "
+                 "planned %.1f MB (all buffers %.1f MB); kept for backward %.1f MB, made again %.1f MB, "
+                 "+%.3g GFLOP", p->n, p->n_fused, p->n_groups, p->n_rc, p->n_in, (double)p->mem_bytes / 1048576.0,
+                 (double)p->naive_bytes / 1048576.0, (double)p->saved_bytes / 1048576.0,
+                 (double)p->rc_bytes / 1048576.0, p->rc_flops * 1e-9);
     }
     off = 0;
     for (k = 0; k < ctx->n_params; k++) {
@@ -808,10 +1116,44 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     LT__FREE(cap.nodes);
     LT__FREE(cap.in);
     LT__FREE(cap.has_grad);
+    LT__FREE(cap.seg);
+    LT__FREE(cap.rc);
     lt_reset(ctx);
     if (lt_failed(ctx)) { lt_plan_destroy(p); return NULL; }
     return p;
 }
+
+/* "1.5G", "800M", "64K", "1000000" (bytes; K, M, G, T are powers of 1024, a trailing B or iB
+   allowed), "50%", or "off" / "" / NULL */
+LTRAIN_DEF lt_status lt_set_memory_budget(lt_ctx *ctx, const char *budget) {
+    const char *units = "KMGT";
+    char *end;
+    double x;
+    if (!ctx) return LT_ERR_ARG;
+    ctx->budget = 0;
+    ctx->budget_frac = 0;
+    if (!budget || !*budget || !strcmp(budget, "off")) return ctx->status;
+    errno = 0;
+    x = strtod(budget, &end);
+    if (end != budget && errno == 0 && x > 0 && isfinite(x)) {
+        const char *u = *end ? strchr(units, *end) : NULL;
+        if (*end == '%' && !end[1] && x <= 100) { ctx->budget_frac = x / 100.0; return ctx->status; }
+        if (u) {
+            x *= pow(1024.0, (double)(u - units + 1));
+            end++;
+            if (*end == 'i') end++;
+            if (*end == 'B') end++;
+        } else if (*end == 'B') end++;
+        if (!*end && x >= 1 && x < 1.8e19) { ctx->budget = (size_t)x; return ctx->status; }
+    }
+    return lt_set_error(ctx, LT_ERR_ARG, "lt_set_memory_budget: \"%s\" is not a memory budget: give bytes with an "
+                        "optional K, M, G or T (1.5G, 800M), a percentage of the plan without recomputation "
+                        "(50%%, at most 100%%), or off", budget);
+}
+
+LTRAIN_DEF size_t lt_plan_budget(const lt_plan *p) { return p ? p->budget : 0; }
+LTRAIN_DEF size_t lt_plan_recomputed_bytes(const lt_plan *p) { return p ? p->rc_bytes : 0; }
+LTRAIN_DEF double lt_plan_recomputed_flops(const lt_plan *p) { return p ? p->rc_flops : 0.0; }
 
 LTRAIN_DEF lt_status lt_plan_run(lt_plan *p, float *loss_out) { return lt_plan_run_scaled(p, 1.0f, loss_out); }
 

@@ -33,6 +33,7 @@ struct lt_gpt {
     int n_list;
     int32_t *pos;            /* 0, 1, ..., ctx-1: the position ids */
     char (*scopes)[24];      /* "h.3.attn", "h.3.mlp", ...: where ops run (for messages) */
+    int recompute;           /* lt_gpt_set_recompute: blocks l with l % recompute == 0 are checkpointed (0: none) */
 };
 
 /* ---- @@NN.gpt  the model: parameters, initialisation ----------------------------------------- */
@@ -254,6 +255,15 @@ LTRAIN_DEF lt_paramset lt_gpt_params(lt_gpt *g) {
     return s;
 }
 
+LTRAIN_DEF lt_status lt_gpt_set_recompute(lt_gpt *g, int every) {
+    if (!g) return LT_ERR_ARG;
+    if (every < 0)
+        return lt_set_error(g->ctx, LT_ERR_ARG, "lt_gpt_set_recompute: every is %d: 0 (off), 1 (every block) or "
+                            "N (every N-th block)", every);
+    g->recompute = every;
+    return lt_status_of(g->ctx);
+}
+
 LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *g) {
     int64_t n = 0;
     int i;
@@ -344,8 +354,12 @@ static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, con
         x = lt_reshape(ctx, x, 3, shape);
     }
     x = lt_dropout(ctx, x, c->dropout);
-    for (l = 0; l < c->layers; l++)
+    for (l = 0; l < c->layers; l++) {
+        int ckpt = g->recompute > 0 && l % g->recompute == 0;   /* this block's values recomputed in backward */
+        if (ckpt) lt_recompute_begin(ctx);
         x = llama ? lt__llama_block(g, l, x, lengths) : lt__gpt2_block(g, l, x, lengths);
+        if (ckpt) x = lt_recompute_end(ctx, x);
+    }
     lt_scope(ctx, g->scopes[1]);
     x = llama ? lt_rmsnorm(ctx, x, g->lnf_w, c->norm_eps) : lt_layernorm(ctx, x, g->lnf_w, g->lnf_b, c->norm_eps);
     return x;

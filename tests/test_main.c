@@ -16,6 +16,7 @@
 #include "test_data.c"   /* loaders, shards, safetensors, malformed files */
 #include "test_gpt.c"    /* GPT-2 against PyTorch, training, accumulation, resume */
 #include "test_compile.c" /* compiled plans against eager steps, shape cache, fallback */
+#include "test_recompute.c" /* activation checkpointing: gradients to the bit, memory, errors */
 #include "test_seq.c"    /* variable-length sequences, buckets, length schedule, restarts */
 #include "test_tok.c"    /* tokenizers: pre-tokenizer, BPE encode/decode against tiktoken and HF */
 #include "test_amp.c"    /* fp16/bf16 conversions against PyTorch, SIMD kernels, loss scaler */
@@ -41,6 +42,7 @@ int main(int argc, char **argv) {
     test_data_all();
     test_gpt_all();
     test_compile_all();
+    test_recompute_all();
     test_seq_all();
     test_tok_all();
     test_amp_all();

@@ -1,0 +1,268 @@
+/* test_recompute.c - activation checkpointing (lt_recompute_begin / lt_recompute_end): gradients
+   to the bit against steps without it, eager and compiled, fp32 and bf16, dropout on; the memory
+   it saves; its errors. */
+
+typedef struct { lt_gpt *g; int32_t *in, *tg; int B, T; } tr_step;
+
+static lt_tensor *tr_loss(lt_ctx *ctx, void *u) {
+    tr_step *s = (tr_step *)u;
+    (void)ctx;
+    return lt_gpt_loss(s->g, s->in, s->tg, s->B, s->T);
+}
+
+/* A GPT (V 64, ctx T, L layers, 2 heads, C channels, dropout 0.1) trained for `steps` forward +
+   backward passes (gradients accumulate, the RNG runs on) with blocks checkpointed every `every`
+   (0: none), eager or compiled, in precision prec.  Returns a copy of the gradients (n floats)
+   and the last loss; *mem is the arena's peak (eager) or the planned block (compiled), *saved the
+   plan's saved bytes. */
+static const char *tr_budget;   /* lt_set_memory_budget for the next tr_grads (NULL: none) */
+static struct { size_t rc_bytes; double flops; int rc, rc_gemm; char err[512]; } tr_last;   /* its plan */
+
+static float *tr_grads(int L, int C, int T, int every, int compiled, lt_dtype prec, int steps, float *loss,
+                       size_t *mem, size_t *saved, size_t *n) {
+    lt_ctx *ctx = lt_ctx_create(7);
+    lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.1f};
+    tr_step s;
+    lt_plan *p = NULL;
+    int32_t in[4 * 64], tg[4 * 64];
+    lt_rng r;
+    float *g = NULL, *span;
+    int i, k;
+    cfg.layers = L; cfg.channels = C; cfg.ctx = T;
+    s.g = lt_gpt_create(ctx, &cfg); s.B = 4; s.T = T; s.in = in; s.tg = tg;
+    lt_rng_seed(&r, 1);
+    for (i = 0; i < s.B * s.T; i++) {
+        in[i] = (int32_t)(lt_rng_u64(&r) % 64u);
+        tg[i] = i % 11 == 5 ? LT_IGNORE_INDEX : (int32_t)(lt_rng_u64(&r) % 64u);
+    }
+    if (prec != LT_F32) lt_set_precision(ctx, prec);
+    lt_gpt_set_recompute(s.g, every);
+    *mem = *saved = 0;
+    memset(&tr_last, 0, sizeof tr_last);
+    lt_set_memory_budget(ctx, tr_budget);
+    if (compiled) p = lt_compile(ctx, tr_loss, &s);
+    if (p) {
+        tr_last.rc_bytes = lt_plan_recomputed_bytes(p);
+        tr_last.flops = lt_plan_recomputed_flops(p);
+        for (k = 0; k < p->n && p->n_rc; k++) {
+            const lt__opdef *op = p->nodes[k].op;
+            tr_last.rc += p->rc[k];
+            tr_last.rc_gemm += p->rc[k] && (op == LT__OP(conv1d) || op == LT__OP(linear) || op == LT__OP(matmul) ||
+                                            op == LT__OP(conv1d16) || op == LT__OP(linear16) || op == LT__OP(attention));
+        }
+    }
+    for (k = 0; k < steps && !lt_failed(ctx); k++) {
+        if (p) lt_plan_run(p, loss);
+        else {
+            lt_tensor *l = tr_loss(ctx, &s);
+            *loss = lt_item(l);
+            lt_backward(ctx, l);
+        }
+    }
+    if (p) { *mem = lt_plan_bytes(p); *saved = lt_plan_saved_bytes(p); }
+    else *mem = lt_arena_peak(ctx);
+    span = lt_params_grad_span(ctx, n);
+    if (!lt_failed(ctx) && span) {
+        g = (float *)malloc(*n * sizeof(float));
+        memcpy(g, span, *n * sizeof(float));
+    } else {
+        snprintf(tr_last.err, sizeof tr_last.err, "%s", lt_error(ctx));
+    }
+    lt_plan_destroy(p);
+    lt_gpt_destroy(s.g);
+    lt_ctx_destroy(ctx);
+    return g;
+}
+
+/* The gradients and loss of checkpointing `every` equal those without, to the bit. */
+static void tr_same_bits(const char *name, int every, int compiled, lt_dtype prec) {
+    float l0 = 0, l1 = 0, *g0, *g1;
+    size_t m0, m1, s0, s1, n0 = 0, n1 = 0;
+    g0 = tr_grads(3, 32, 16, 0, 0, prec, 2, &l0, &m0, &s0, &n0);   /* eager, no segments: the reference */
+    g1 = tr_grads(3, 32, 16, every, compiled, prec, 2, &l1, &m1, &s1, &n1);
+    t_check(g0 && g1 && n0 == n1 && !memcmp(g0, g1, n0 * sizeof(float)) && !memcmp(&l0, &l1, sizeof l0), name,
+            "loss %.9g vs %.9g, gradients %s", (double)l0, (double)l1,
+            g0 && g1 && n0 == n1 ? (memcmp(g0, g1, n0 * sizeof(float)) ? "differ" : "equal") : "missing");
+    free(g0);
+    free(g1);
+}
+
+/* Under memory budgets (compiled, fp32 and bf16, dropout on): the gradients of the step without
+   recomputation to the bit, the plan within the budget, cheap ops run again before products. */
+static void tr_budgets(void) {
+    const char *wants[2][3] = {{"75%", "50%", "45%"}, {"75%", "65%", "58%"}}, **want;   /* (bf16 plans are smaller) */
+    float l0 = 0, l1 = 0, *g0, *g1;
+    size_t m0, m1, s0, s1, n0 = 0, n1 = 0, d;
+    int i, pr;
+    for (pr = 0; pr < 2; pr++) {
+        lt_dtype prec = pr ? LT_BF16 : LT_F32;
+        want = wants[pr];
+        tr_budget = NULL;
+        g0 = tr_grads(4, 64, 64, 0, 0, prec, 2, &l0, &m0, &s0, &n0);
+        free(tr_grads(4, 64, 64, 0, 1, prec, 1, &l1, &m0, &s0, &d));   /* the plan without a budget */
+        for (i = 0; i < 3; i++) {
+            char name[96];
+            tr_budget = want[i];
+            g1 = tr_grads(4, 64, 64, 0, 1, prec, 2, &l1, &m1, &s1, &n1);
+            snprintf(name, sizeof name, "recompute.budget.%s.%s", pr ? "bf16" : "fp32", want[i]);
+            t_check(g0 && g1 && n0 == n1 && !memcmp(g0, g1, n0 * sizeof(float)) && !memcmp(&l0, &l1, sizeof l0),
+                    name, "loss %.9g vs %.9g, gradients %s %s", (double)l0, (double)l1,
+                    g0 && g1 && n0 == n1 ? (memcmp(g0, g1, n0 * sizeof(float)) ? "differ" : "equal") : "missing",
+                    tr_last.err);
+            snprintf(name, sizeof name, "recompute.budget.%s.%s.fits", pr ? "bf16" : "fp32", want[i]);
+            t_check(g1 && (double)m1 <= atof(want[i]) / 100.0 * (double)m0 && tr_last.rc > 0 && tr_last.flops > 0,
+                    name, "planned %zu of %zu (%s), %d ops run again", m1, m0, want[i], tr_last.rc);
+            printf("info recompute.budget %s %s: planned %.2f of %.2f MB, kept %.2f -> %.2f MB, made again %.2f MB "
+                   "by %d ops (%d products), +%.3g MFLOP\n", pr ? "bf16" : "fp32", want[i], (double)m1 / 1048576.0,
+                   (double)m0 / 1048576.0, (double)s0 / 1048576.0, (double)s1 / 1048576.0,
+                   (double)tr_last.rc_bytes / 1048576.0, tr_last.rc, tr_last.rc_gemm, tr_last.flops * 1e-6);
+            if (i == 0 && !pr)
+                t_check(tr_last.rc_gemm == 0, "recompute.budget.cheap_first", "75%%: %d of %d ops run again are products",
+                        tr_last.rc_gemm, tr_last.rc);
+            free(g1);
+        }
+        free(g0);
+    }
+    tr_budget = "4K";   /* below what any plan of the step needs */
+    g1 = tr_grads(4, 64, 64, 0, 1, LT_F32, 1, &l1, &m1, &s1, &n1);
+    t_check(!g1 && strstr(tr_last.err, "below the least this step can be planned in") && strstr(tr_last.err, " MB"),
+            "recompute.budget.too_small", "\"%s\"", tr_last.err);
+    free(g1);
+    tr_budget = NULL;
+    {
+        lt_ctx *ctx = lt_ctx_create(1);
+        const char *bad[5] = {"1.5Q", "-3M", "abc", "150%", "12 MB"}, *good[5] = {"1.5G", "800M", "64KiB", "1000000", "50%"};
+        size_t bytes[5] = {(size_t)1 << 29 | (size_t)1 << 30, (size_t)800 << 20, (size_t)64 << 10, 1000000, 0};
+        for (i = 0; i < 5; i++) {
+            lt_status st = lt_set_memory_budget(ctx, bad[i]);
+            char name[64];
+            snprintf(name, sizeof name, "recompute.budget.parse.bad.%d", i);
+            t_check(st == LT_ERR_ARG && strstr(lt_error(ctx), bad[i]) && strstr(lt_error(ctx), "not a memory budget"),
+                    name, "\"%s\": status %s, \"%s\"", bad[i], lt_status_name(st), lt_error(ctx));
+            lt_clear_error(ctx);
+            st = lt_set_memory_budget(ctx, good[i]);
+            snprintf(name, sizeof name, "recompute.budget.parse.good.%d", i);
+            t_check(st == LT_OK && ctx->budget == bytes[i] && (i < 4 || ctx->budget_frac == 0.5), name,
+                    "\"%s\": %zu bytes, %g", good[i], ctx->budget, ctx->budget_frac);
+        }
+        lt_ctx_destroy(ctx);
+    }
+}
+
+static lt_tensor *tr_open_step(lt_ctx *ctx, void *u) {   /* leaves its segment open */
+    lt_tensor *w = (lt_tensor *)u;
+    lt_recompute_begin(ctx);
+    return lt_sum(ctx, lt_gelu(ctx, w));
+}
+
+/* the error's status is LT_ERR_STATE and its message holds want and op */
+static void tr_error(lt_ctx *ctx, const char *name, const char *want, const char *op) {
+    t_check(lt_status_of(ctx) == LT_ERR_STATE && strstr(lt_error(ctx), want) && (!op || strstr(lt_error(ctx), op)),
+            name, "status %s, message \"%s\"", lt_status_name(lt_status_of(ctx)), lt_error(ctx));
+    lt_clear_error(ctx);
+    lt_reset(ctx);
+}
+
+/* build/train_gpt --checkpoint MODE (--compile on|off): the last step's line from "loss" on (loss,
+   lr, gradient norm; not the time).  0 when the binary is missing or its output lacks it. */
+static int tr_cli_run(const char *mode, const char *compile, char *out, size_t cap) {
+    char cmd[512], line[512];
+    FILE *f = fopen("build/train_gpt", "rb"), *pp;
+    if (!f) return 0;
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "build/train_gpt --layers 3 --heads 2 --channels 32 --ctx 32 --seq 32 --batch 4 "
+             "--steps 3 --threads 1 --checkpoint %s --compile %s 2>&1", mode, compile);
+    pp = popen(cmd, "r");
+    if (!pp) return 0;
+    out[0] = 0;
+    while (fgets(line, sizeof line, pp)) {
+        const char *nm = strstr(line, "| norm ");
+        if (!strncmp(line, "step 3/3 | loss ", 16) && nm) snprintf(out, cap, "%.*s", (int)(strcspn(nm + 7, " ") + 7 + (size_t)(nm - line)), line);
+    }
+    return pclose(pp) == 0 && out[0];
+}
+
+static void test_recompute_all(void) {
+    if (!t_want("recompute")) return;
+    {   /* train_gpt --checkpoint every|2: the losses and gradient norms of --checkpoint off */
+        char off[256], every[256], two[256], cev[256];
+        if (!tr_cli_run("off", "off", off, sizeof off)) {
+            t_skip("recompute.cli", "no build/train_gpt (make build/train_gpt)");
+        } else {
+            int ok = tr_cli_run("every", "off", every, sizeof every) && tr_cli_run("2", "off", two, sizeof two) &&
+                     tr_cli_run("every", "on", cev, sizeof cev);
+            t_check(ok && !strcmp(off, every) && !strcmp(off, two), "recompute.cli.eager",
+                    "off \"%s\", every \"%s\", 2 \"%s\"", off, every, two);
+            printf("info recompute.cli: %s\n", off);
+            t_check(ok && !strcmp(off, cev), "recompute.cli.compiled", "off \"%s\", every compiled \"%s\"", off, cev);
+        }
+    }
+    tr_same_bits("recompute.eager.fp32.every", 1, 0, LT_F32);
+    tr_same_bits("recompute.eager.fp32.every2", 2, 0, LT_F32);
+    tr_same_bits("recompute.eager.bf16.every", 1, 0, LT_BF16);
+    tr_same_bits("recompute.eager.fp16.every", 1, 0, LT_F16);
+    tr_same_bits("recompute.compiled.fp32.every", 1, 1, LT_F32);
+    tr_same_bits("recompute.compiled.fp32.every2", 2, 1, LT_F32);
+    tr_same_bits("recompute.compiled.bf16.every", 1, 1, LT_BF16);
+    {   /* memory at 8 layers (C 64, T 64, B 4): eager's arena peak and the planned block */
+        float l;
+        size_t e0, e1, c0, c1, s0, s1, d, n;
+        float *g;
+        free(tr_grads(8, 64, 64, 0, 0, LT_F32, 1, &l, &e0, &d, &n));
+        free(tr_grads(8, 64, 64, 1, 0, LT_F32, 1, &l, &e1, &d, &n));
+        free(tr_grads(8, 64, 64, 0, 1, LT_F32, 1, &l, &c0, &s0, &n));
+        g = tr_grads(8, 64, 64, 1, 1, LT_F32, 1, &l, &c1, &s1, &n);
+        free(g);
+        printf("info recompute.memory: eager arena peak %.2f -> %.2f MB, planned %.2f -> %.2f MB, "
+               "saved for backward %.2f -> %.2f MB\n", (double)e0 / 1048576.0, (double)e1 / 1048576.0,
+               (double)c0 / 1048576.0, (double)c1 / 1048576.0, (double)s0 / 1048576.0, (double)s1 / 1048576.0);
+        t_check(e1 * 2 < e0, "recompute.memory.eager", "arena peak %zu with vs %zu without (want < 1/2)", e1, e0);
+        t_check(c1 * 2 < c0, "recompute.memory.compiled", "planned %zu with vs %zu without (want < 1/2)", c1, c0);
+        t_check(s1 * 3 < s0, "recompute.memory.saved", "saved %zu with vs %zu without (want < 1/3)", s1, s0);
+    }
+    tr_budgets();
+    {   /* bad input: every error names what went wrong, and the op */
+        lt_ctx *ctx = lt_ctx_create(1);
+        int64_t sh[2] = {4, 8};
+        lt_tensor *w = lt_param(ctx, "w", 2, sh), *x, *a, *b, *loss;
+        lt_plan *p;
+        lt_params_pack(ctx);
+        lt_init_normal(ctx, w, 0, 1);
+        lt_recompute_begin(ctx);
+        lt_gelu(ctx, w);
+        lt_recompute_begin(ctx);
+        tr_error(ctx, "recompute.error.nested", "do not nest", "gelu");
+        t_check(lt_recompute_end(ctx, w) == NULL, "recompute.error.end_unopened", "returned a tensor");
+        tr_error(ctx, "recompute.error.end_unopened.msg", "no segment is open", NULL);
+        lt_recompute_begin(ctx);
+        loss = lt_sum(ctx, lt_tanh(ctx, w));
+        lt_backward(ctx, loss);
+        tr_error(ctx, "recompute.error.not_closed", "was not closed", "tanh");
+        lt_recompute_begin(ctx);
+        a = lt_gelu(ctx, w);
+        b = lt_recompute_end(ctx, lt_tanh(ctx, a));
+        lt_add(ctx, a, b);   /* a was dropped */
+        tr_error(ctx, "recompute.error.dropped", "dropped", "op add");
+        x = lt_gelu(ctx, w);
+        lt_recompute_begin(ctx);
+        a = lt_tanh(ctx, w);
+        lt__add_over(ctx, a, x, x);   /* written over x, made before the segment */
+        tr_error(ctx, "recompute.error.no_rule", "no recompute rule", "op add");
+        p = lt_compile(ctx, tr_open_step, w);
+        t_check(p == NULL, "recompute.error.compile_open", "a plan was made");
+        tr_error(ctx, "recompute.error.compile_open.msg", "left a recompute segment open", NULL);
+        {   /* and after the errors, a segment works: d/dw sum(tanh(gelu(w))) as without one */
+            float g0[32], g1[32];
+            lt_zero_grad(ctx);
+            lt_backward(ctx, lt_sum(ctx, lt_tanh(ctx, lt_gelu(ctx, w))));
+            memcpy(g0, w->grad, sizeof g0);
+            lt_zero_grad(ctx);
+            lt_recompute_begin(ctx);
+            a = lt_recompute_end(ctx, lt_tanh(ctx, lt_gelu(ctx, w)));
+            lt_backward(ctx, lt_sum(ctx, a));
+            memcpy(g1, w->grad, sizeof g1);
+            t_check(!lt_failed(ctx) && !memcmp(g0, g1, sizeof g0), "recompute.small", "%s", lt_error(ctx));
+        }
+        lt_ctx_destroy(ctx);
+    }
+}

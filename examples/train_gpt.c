@@ -170,8 +170,8 @@ static int arch_config(const args_t *a, const lt_gpt_config *loaded, lt_gpt_conf
     want[0] = a->layers; want[1] = a->heads; want[2] = a->channels; want[3] = a->vocab; want[4] = llama;
     want[5] = a->kv_heads; want[6] = a->hidden; want[7] = (long)a->rope_theta; want[8] = 1; want[9] = 1; want[10] = 1;
     want[11] = 1;
-    for (k = 0; k < 12; k++)
-        if ((set & (1u << k)) && have[k] != want[k]) {
+    for (k = 1; k < 12; k++)   /* --layers, --channels, --vocab: model_open's message */
+        if (k != 2 && k != 3 && (set & (1u << k)) && have[k] != want[k]) {
             const char *path = a->resume ? a->resume : a->init;
             if (k == 4)
                 return fprintf(stderr, "train_gpt: --arch %s but %s is a %s model\n", a->arch, path,

@@ -604,6 +604,9 @@ static void th__data(void) {
         free(o);
         free(e);
         remove(fifo);
+    }
+}
+
 /* ---- issue 26: destinations, complete checkpoints, metadata text, resume flags, logs ---------- */
 /* A train_gpt run that must be refused: exit 1, one line "train_gpt: ..." containing want. */
 static void th__refused(const char *name, const char *args, const char *want) {
@@ -635,6 +638,8 @@ static int th__node_is(const char *path, char kind) {
 
 static void th__dest(void) {
     char fifo[512], lfifo[512], dir[512], dang[512], file[512], lfile[512], args[2048], base[1024], name[200];
+    char devn[512], want[700];   /* a private character device like /dev/null (c 1 3): a regression
+                                    replaces this node, never the system's /dev/null */
     float a[4] = {1, 2, 3, 4}, b[4];
     int64_t shape = 4;
     lt_ctx *ctx;
@@ -642,7 +647,7 @@ static void th__dest(void) {
     lt_st *st;
     lt_plot *p;
     struct stat s0, s1;
-    int k, devnull_ok;
+    int k, devnull_ok, have_dev;
     static const char *const cases[][3] = {   /* path, node kind after, keyword */
         {"fifo", "f", "is a FIFO"}, {"lfifo", "l", "a symbolic link to"}, {"/dev/null", "c", "is a character device"},
         {"dir", "", "is a directory"}, {"dang", "l", "symbolic link to a missing file"}};
@@ -653,7 +658,10 @@ static void th__dest(void) {
     th__path(dang, sizeof dang, "dest_dangling");
     th__path(file, sizeof file, "dest_file.safetensors");
     th__path(lfile, sizeof lfile, "dest_link_file.safetensors");
-    remove(fifo); remove(lfifo); rmdir(dir); remove(dang); remove(file); remove(lfile);
+    th__path(devn, sizeof devn, "dest_null");
+    remove(fifo); remove(lfifo); rmdir(dir); remove(dang); remove(file); remove(lfile); remove(devn);
+    snprintf(args, sizeof args, "mknod %s c 1 3 2> /dev/null", devn);
+    have_dev = system(args) == 0 && th__node_is(devn, 'c');   /* needs root; else that case skips */
     if (!t_check(mkfifo(fifo, 0644) == 0 && symlink("harden_dest_fifo", lfifo) == 0 && mkdir(dir, 0755) == 0 &&
                  symlink("harden_no_such_file", dang) == 0 && symlink("harden_dest_file.safetensors", lfile) == 0,
                  "harden.dest.setup", "mkfifo/symlink/mkdir in %s failed", t_tmp_dir())) return;
@@ -662,8 +670,9 @@ static void th__dest(void) {
     /* lt_st_save and lt_plot_save: each refused with the path and what it is; the node untouched */
     for (k = 0; k < 5; k++) {
         const char *path = !strcmp(cases[k][0], "fifo") ? fifo : !strcmp(cases[k][0], "lfifo") ? lfifo
-                         : !strcmp(cases[k][0], "dir") ? dir : !strcmp(cases[k][0], "dang") ? dang : cases[k][0];
+                         : !strcmp(cases[k][0], "dir") ? dir : !strcmp(cases[k][0], "dang") ? dang : devn;
         lt_status s;
+        if (path == devn && !have_dev) { t_skip("harden.dest.lib.device", "mknod failed (not root)"); continue; }
         lt_clear_error(ctx);
         w = lt_st_writer_create(ctx);
         lt_st_add(w, "x", "F32", 1, &shape, a);
@@ -705,15 +714,19 @@ static void th__dest(void) {
 
     /* train_gpt: refused before training, the node untouched */
     if (!th__exists(th__bin())) { t_skip("harden.cli.dest", "no train_gpt binary"); goto out; }
-    snprintf(args, sizeof args, "--save /dev/null"); th__small(base, sizeof base, args);
-    th__refused("harden.cli.dest.save_devnull", base, "--save: \"/dev/null\" is a character device");
+    if (have_dev) {
+        snprintf(args, sizeof args, "--save %s", devn); th__small(base, sizeof base, args);
+        snprintf(want, sizeof want, "--save: \"%s\" is a character device", devn);
+        th__refused("harden.cli.dest.save_devnull", base, want);
+    }
     snprintf(args, sizeof args, "--save %s", lfifo); th__small(base, sizeof base, args);
     th__refused("harden.cli.dest.save_link_to_fifo", base, "a symbolic link to");
     snprintf(args, sizeof args, "--plot %s", fifo); th__small(base, sizeof base, args);
     th__refused("harden.cli.dest.plot_fifo", base, "is a FIFO");
     snprintf(args, sizeof args, "--log %s", dir); th__small(base, sizeof base, args);
     th__refused("harden.cli.dest.log_dir", base, "--log: ");
-    t_check(th__node_is(fifo, 'f') && th__node_is(lfifo, 'l') && stat("/dev/null", &s1) == 0 && S_ISCHR(s1.st_mode),
+    t_check(th__node_is(fifo, 'f') && th__node_is(lfifo, 'l') && (!have_dev || th__node_is(devn, 'c')) &&
+            stat("/dev/null", &s1) == 0 && S_ISCHR(s1.st_mode),
             "harden.cli.dest.nodes_untouched", "a node was replaced");
     {   /* a log may stream into /dev/null (written in place, never replaced) */
         char out[512], err[512];
@@ -738,7 +751,7 @@ static void th__dest(void) {
         }
     }
 out:
-    remove(fifo); remove(lfifo); rmdir(dir); remove(dang); remove(lfile); remove(file);
+    remove(fifo); remove(lfifo); rmdir(dir); remove(dang); remove(lfile); remove(file); remove(devn);
 }
 
 /* A copy of checkpoint src at dst without the tensors whose names start with drop (NULL: none),

@@ -21,14 +21,14 @@ static struct { size_t rc_bytes; double flops; int rc, rc_gemm; char err[512]; }
 static float *tr_grads(int L, int C, int T, int every, int compiled, lt_dtype prec, int steps, float *loss,
                        size_t *mem, size_t *saved, size_t *n) {
     lt_ctx *ctx = lt_ctx_create(7);
-    lt_gpt_config cfg = {64, 16, 2, 2, 32, 0.1f};
+    lt_gpt_config cfg = lt_gpt2_config(64, 16, 2, 2, 32);
     tr_step s;
     lt_plan *p = NULL;
     int32_t in[4 * 64], tg[4 * 64];
     lt_rng r;
     float *g = NULL, *span;
     int i, k;
-    cfg.layers = L; cfg.channels = C; cfg.ctx = T;
+    cfg.layers = L; cfg.channels = C; cfg.ctx = T; cfg.dropout = 0.1f;
     s.g = lt_gpt_create(ctx, &cfg); s.B = 4; s.T = T; s.in = in; s.tg = tg;
     lt_rng_seed(&r, 1);
     for (i = 0; i < s.B * s.T; i++) {

@@ -23,6 +23,7 @@
 #include "test_dist.c"   /* data parallel without MPI: the single-process case (MPI: test_mpi.c) */
 #include "test_precision.c" /* 16-bit matmuls (lt_set_precision) against torch autocast, compiled plans */
 #include "test_device.c" /* the device API on the host (CUDA kernels: tests/test_cuda.c) */
+#include "test_tok_train.c" /* BPE training against HF tokenizers' BpeTrainer, saved files loaded back */
 
 int main(int argc, char **argv) {
     if (argc > 1) t_only = argv[1];
@@ -44,6 +45,7 @@ int main(int argc, char **argv) {
     test_dist_all();
     test_precision_all();
     test_device_all();
+    test_tok_train_all();
     printf("%d passed, %d failed, %d skipped\n", t_passed, t_failed, t_skipped);
     return t_failed ? 1 : 0;
 }

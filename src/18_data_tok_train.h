@@ -6,9 +6,9 @@
    The algorithm is Hugging Face tokenizers' BpeTrainer (models/bpe/trainer.rs), byte-level:
      1. the text is split into pre-tokens by the same GPT-2 pre-tokenizer the encoder uses (the
         whole text as one sequence); equal pre-tokens are counted once with their count (words);
-     2. ids: the special tokens first (0..S-1), then the 256 bytes in GPT-2's byte-to-character
-        order (bytes 33..126, 161..172, 174..255, then the rest ascending; this is HF's alphabet
-        sorted by code point, and encoder.json's first 256 entries);
+     2. ids: the special tokens first (0..S-1), then the 256 bytes in the order of the characters
+        standing for them (HF sorts its alphabet by code point): bytes 33..126, 161..172,
+        174..255, then the rest ascending, as in GPT-2's encoder.json;
      3. every adjacent pair of ids in every word is counted (times the word's count), and a
         max-heap holds (count, pair) with the words where the pair occurs;
      4. repeat until the vocabulary has vocab_size tokens: pop the top entry; if its count is
@@ -82,13 +82,12 @@ static uint64_t lt__bt_mix(uint64_t x) { /* a 64-bit finalizer: pair keys to wel
     return x;
 }
 
-/* GPT-2's byte order (module comment, step 2): rank[byte] in 0..255. */
+/* The bytes' order among the first ids (module comment, step 2): HF sorts its alphabet, the
+   characters standing for the bytes (lt_tok_byte_char), by code point.  rank[byte] in 0..255. */
 static void lt__bt_byte_ranks(int rank[256]) {
-    int b, r = 0;
+    int b, c;
     for (b = 0; b < 256; b++)
-        if ((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174) rank[b] = r++;
-    for (b = 0; b < 256; b++)
-        if (!((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174)) rank[b] = r++;
+        for (rank[b] = 0, c = 0; c < 256; c++) rank[b] += lt_tok_byte_char(c) < lt_tok_byte_char(b);
 }
 
 /* Index of pair (a, b), created with count 0 when create is set and it is new; -1 when absent
@@ -509,15 +508,12 @@ LTRAIN_DEF const unsigned char *lt_bpe_token(const lt_bpe *v, int id, size_t *le
 }
 
 /* ---- @@TOK.save  the learned vocabulary as tokenizer.json, or encoder.json + vocab.bpe -------- */
-/* Bytes as GPT-2's byte-level text (byte b -> one character: b itself when printable, else
-   U+0100 + its rank among the others); in a JSON string ('"' and '\' escaped) when json is set. */
+/* Bytes as GPT-2's byte-level text (each byte one character, lt_tok_byte_char); in a JSON
+   string ('"' and '\' escaped) when json is set. */
 static void lt__bt_put_bytes(FILE *f, const unsigned char *s, size_t n, int json) {
-    int rank[256];
     size_t i;
-    lt__bt_byte_ranks(rank);
     for (i = 0; i < n; i++) {
-        unsigned c = s[i];
-        if (rank[c] >= 188) c = 256u + (unsigned)(rank[c] - 188); /* 188 printable bytes come first */
+        uint32_t c = lt_tok_byte_char(s[i]);   /* below U+0800: one or two UTF-8 bytes */
         if (json && (c == '"' || c == '\\')) fputc('\\', f);
         if (c < 0x80) fputc((int)c, f);
         else { fputc((int)(0xc0 | (c >> 6)), f); fputc((int)(0x80 | (c & 0x3f)), f); }

@@ -10184,6 +10184,19 @@ static size_t lt__tok_char(const unsigned char *s, size_t n, int *cls) {
     return k;
 }
 
+static size_t lt__tok_put_utf8(unsigned char *o, uint32_t cp) {
+    if (cp < 0x80) { o[0] = (unsigned char)cp; return 1; }
+    if (cp < 0x800) { o[0] = (unsigned char)(0xc0 | (cp >> 6)); o[1] = (unsigned char)(0x80 | (cp & 0x3f)); return 2; }
+    if (cp < 0x10000) {
+        o[0] = (unsigned char)(0xe0 | (cp >> 12)); o[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+        o[2] = (unsigned char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    o[0] = (unsigned char)(0xf0 | (cp >> 18)); o[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
+    o[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f)); o[3] = (unsigned char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
 /* GPT-2's bytes_to_unicode: the 188 printable bytes stand for themselves, the other 68 (0x00-0x20,
    0x7f-0xa0, 0xad) in order for U+0100 + their index among them. */
 LTRAIN_DEF uint32_t lt_tok_byte_char(int b) {
@@ -10298,52 +10311,1114 @@ LTRAIN_DEF size_t lt_pretok_next(lt_pretok p, const char *text, size_t n) {
     return 0;
 }
 
+
 /* ---- @@TOK.json  a JSON reader for vocabulary files ------------------------------------------- */
-/* ---- @@TOK.load  loading GPT-2's files and tokenizer.json --------------------------------------- */
-struct lt_tokenizer { lt_ctx *ctx; };
-LTRAIN_DEF lt_tokenizer *lt_tok_load_gpt2(lt_ctx *ctx, const char *encoder_json, const char *vocab_bpe) {
-    (void)encoder_json; (void)vocab_bpe;
-    lt_set_error(ctx, LT_ERR_STATE, "lt_tok_load_gpt2: not built yet");
-    return NULL;
+/* A cursor over one JSON text, reading values where the loader expects them (no tree: a vocabulary
+   of 10^5 tokens needs no more than its own bytes).  Strings are checked UTF-8 and unescaped
+   (\uXXXX with surrogate pairs) into str; numbers the loaders use must be integers. */
+typedef struct {
+    lt_ctx *ctx;
+    const char *fn, *label;       /* the API function and the source, for messages */
+    const unsigned char *s;
+    size_t n, i;
+    char *str;                    /* the last string read, NUL-terminated (may hold NULs: slen) */
+    size_t slen, scap;
+} lt__tj;
+
+static int lt__tj_fail(lt__tj *j, const char *fmt, ...) {
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    lt_set_error(j->ctx, LT_ERR_FORMAT, "%s: %s: %s (at byte %zu)", j->fn, j->label, msg, j->i);
+    return 0;
 }
+
+static void lt__tj_ws(lt__tj *j) {
+    while (j->i < j->n && (j->s[j->i] == ' ' || j->s[j->i] == '\t' || j->s[j->i] == '\n' || j->s[j->i] == '\r')) j->i++;
+}
+/* The next non-blank byte (not consumed), or -1 at the end. */
+static int lt__tj_peek(lt__tj *j) {
+    lt__tj_ws(j);
+    return j->i < j->n ? j->s[j->i] : -1;
+}
+static int lt__tj_expect(lt__tj *j, char c, const char *what) {
+    if (lt__tj_peek(j) != (unsigned char)c)
+        return lt__tj_fail(j, j->i < j->n ? "expected %s, found '%c'" : "expected %s, found the end of the text", what,
+                           j->i < j->n ? j->s[j->i] : ' ');
+    j->i++;
+    return 1;
+}
+
+static int lt__tj_put(lt__tj *j, const unsigned char *b, size_t k) {
+    if (j->slen + k + 1 > j->scap) {
+        size_t cap = j->scap ? j->scap * 2 : 256;
+        char *p;
+        while (cap < j->slen + k + 1) cap *= 2;
+        p = (char *)LT__REALLOC(j->str, cap);
+        if (!p) { lt_set_error(j->ctx, LT_ERR_NOMEM, "%s: %s: out of memory reading a string", j->fn, j->label); return 0; }
+        j->str = p;
+        j->scap = cap;
+    }
+    memcpy(j->str + j->slen, b, k);
+    j->slen += k;
+    j->str[j->slen] = 0;
+    return 1;
+}
+
+static int lt__tj_hex4(lt__tj *j, uint32_t *v) {
+    int k;
+    *v = 0;
+    if (j->n - j->i < 4) return lt__tj_fail(j, "a \\u escape cut short");
+    for (k = 0; k < 4; k++) {
+        int c = j->s[j->i++], d = c >= '0' && c <= '9' ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1;
+        if (d < 0) return lt__tj_fail(j, "'%c' in a \\u escape", c);
+        *v = *v * 16 + (uint32_t)d;
+    }
+    return 1;
+}
+
+/* A string at the cursor into j->str / j->slen. */
+static int lt__tj_string(lt__tj *j) {
+    unsigned char u[4];
+    if (lt__tj_peek(j) != '"') return lt__tj_expect(j, '"', "a string");
+    j->i++;
+    j->slen = 0;
+    u[0] = 0;
+    if (!lt__tj_put(j, u, 0)) return 0;   /* str is a valid empty string from here on */
+    for (;;) {
+        size_t st = j->i;
+        uint32_t cp;
+        while (j->i < j->n && j->s[j->i] >= 0x20 && j->s[j->i] < 0x80 && j->s[j->i] != '"' && j->s[j->i] != '\\') j->i++;
+        if (j->i > st && !lt__tj_put(j, j->s + st, j->i - st)) return 0;
+        if (j->i >= j->n) return lt__tj_fail(j, "a string without its closing quote");
+        if (j->s[j->i] == '"') { j->i++; return 1; }
+        if (j->s[j->i] < 0x20) return lt__tj_fail(j, "control character 0x%02x inside a string", j->s[j->i]);
+        if (j->s[j->i] >= 0x80) {
+            size_t k = lt__tok_utf8(j->s + j->i, j->n - j->i, &cp);
+            if (cp == LT__TOK_BAD) return lt__tj_fail(j, "invalid UTF-8 (byte 0x%02x) inside a string", j->s[j->i]);
+            if (!lt__tj_put(j, j->s + j->i, k)) return 0;
+            j->i += k;
+            continue;
+        }
+        if (++j->i >= j->n) return lt__tj_fail(j, "a string without its closing quote");
+        switch (j->s[j->i++]) {
+        case '"': cp = '"'; break;
+        case '\\': cp = '\\'; break;
+        case '/': cp = '/'; break;
+        case 'b': cp = 8; break;
+        case 'f': cp = 12; break;
+        case 'n': cp = 10; break;
+        case 'r': cp = 13; break;
+        case 't': cp = 9; break;
+        case 'u':
+            if (!lt__tj_hex4(j, &cp)) return 0;
+            if (cp >= 0xdc00 && cp <= 0xdfff) return lt__tj_fail(j, "a lone low surrogate \\u%04x", (unsigned)cp);
+            if (cp >= 0xd800 && cp <= 0xdbff) {
+                uint32_t lo;
+                if (j->n - j->i < 2 || j->s[j->i] != '\\' || j->s[j->i + 1] != 'u')
+                    return lt__tj_fail(j, "a high surrogate \\u%04x without its low half", (unsigned)cp);
+                j->i += 2;
+                if (!lt__tj_hex4(j, &lo)) return 0;
+                if (lo < 0xdc00 || lo > 0xdfff)
+                    return lt__tj_fail(j, "a high surrogate \\u%04x followed by \\u%04x", (unsigned)cp, (unsigned)lo);
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+            }
+            break;
+        default: j->i--; return lt__tj_fail(j, "unknown escape '\\%c'", j->s[j->i]);
+        }
+        if (!lt__tj_put(j, u, lt__tok_put_utf8(u, cp))) return 0;
+    }
+}
+
+/* An integer at the cursor; values past +-2^62 read as +-2^62 (the callers refuse them). */
+static int lt__tj_int(lt__tj *j, int64_t *v) {
+    int neg = 0, c = lt__tj_peek(j);
+    int64_t x = 0, lim = (int64_t)1 << 62;
+    if (c == '-') { neg = 1; j->i++; }
+    if (j->i >= j->n || j->s[j->i] < '0' || j->s[j->i] > '9') return lt__tj_fail(j, "expected an integer");
+    while (j->i < j->n && j->s[j->i] >= '0' && j->s[j->i] <= '9') {
+        x = x >= lim / 10 ? lim : x * 10 + (j->s[j->i] - '0');
+        j->i++;
+    }
+    if (j->i < j->n && (j->s[j->i] == '.' || j->s[j->i] == 'e' || j->s[j->i] == 'E'))
+        return lt__tj_fail(j, "expected an integer, found a fraction or an exponent");
+    *v = neg ? -x : x;
+    return 1;
+}
+
+/* true / false at the cursor. */
+static int lt__tj_bool(lt__tj *j, int *b) {
+    lt__tj_ws(j);
+    if (j->n - j->i >= 4 && !memcmp(j->s + j->i, "true", 4)) { j->i += 4; *b = 1; return 1; }
+    if (j->n - j->i >= 5 && !memcmp(j->s + j->i, "false", 5)) { j->i += 5; *b = 0; return 1; }
+    return lt__tj_fail(j, "expected true or false");
+}
+static int lt__tj_is_null(lt__tj *j) {
+    lt__tj_ws(j);
+    return j->n - j->i >= 4 && !memcmp(j->s + j->i, "null", 4);
+}
+
+/* Passes over any value (containers nested at most 64 deep). */
+static int lt__tj_skip(lt__tj *j, int depth) {
+    int c = lt__tj_peek(j), k = 0;
+    if (depth > 64) return lt__tj_fail(j, "values nested deeper than 64");
+    if (c == '"') return lt__tj_string(j);
+    if (c == '{' || c == '[') {
+        int close = c == '{' ? '}' : ']';
+        j->i++;
+        if (lt__tj_peek(j) == close) { j->i++; return 1; }
+        for (;; k++) {
+            if (c == '{' && (!lt__tj_string(j) || !lt__tj_expect(j, ':', "':'"))) return 0;
+            if (!lt__tj_skip(j, depth + 1)) return 0;
+            c = lt__tj_peek(j);
+            if (c == close) { j->i++; return 1; }
+            if (!lt__tj_expect(j, ',', close == '}' ? "',' or '}'" : "',' or ']'")) return 0;
+            c = close == '}' ? '{' : '[';
+        }
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        size_t st = j->i;
+        while (j->i < j->n && strchr("0123456789+-.eE", j->s[j->i]) && j->s[j->i]) j->i++;
+        if (j->i == st + (c == '-')) return lt__tj_fail(j, "a number without digits");
+        return 1;
+    }
+    if (c == 't' || c == 'f') { int b; return lt__tj_bool(j, &b); }
+    if (lt__tj_is_null(j)) { j->i += 4; return 1; }
+    return lt__tj_fail(j, c < 0 ? "expected a value, found the end of the text" : "expected a value, found '%c'", c);
+}
+
+/* Inside an object (after its '{'): reads the next key into str and its ':'; 1, or 0 at the '}'
+   (consumed) or on an error (lt_failed then).  *k counts the members read. */
+static int lt__tj_member(lt__tj *j, int64_t *k) {
+    int c = lt__tj_peek(j);
+    if (*k == 0 && c == '}') { j->i++; return 0; }
+    if (*k > 0) {
+        if (c == '}') { j->i++; return 0; }
+        if (!lt__tj_expect(j, ',', "',' or '}'")) return 0;
+    }
+    (*k)++;
+    return lt__tj_string(j) && lt__tj_expect(j, ':', "':'");
+}
+/* Inside an array (after its '['): 1 when a value follows (not read), 0 at the ']' or an error. */
+static int lt__tj_item(lt__tj *j, int64_t *k) {
+    int c = lt__tj_peek(j);
+    if (*k == 0 && c == ']') { j->i++; return 0; }
+    if (*k > 0) {
+        if (c == ']') { j->i++; return 0; }
+        if (!lt__tj_expect(j, ',', "',' or ']'")) return 0;
+    }
+    (*k)++;
+    if (lt__tj_peek(j) < 0) return lt__tj_fail(j, "expected a value, found the end of the text");
+    return 1;
+}
+
+/* The members named in names[0..n) of the object at the cursor: at[k] = the offset of member k's
+   value, 0 when absent.  Other members are passed over; a name given twice is an error. */
+static int lt__tj_fields(lt__tj *j, const char *what, const char *const *names, int n, size_t *at) {
+    int64_t k = 0;
+    int f;
+    for (f = 0; f < n; f++) at[f] = 0;
+    if (!lt__tj_expect(j, '{', what)) return 0;
+    while (lt__tj_member(j, &k)) {
+        for (f = 0; f < n; f++)
+            if (!strcmp(j->str, names[f])) {
+                if (at[f]) return lt__tj_fail(j, "\"%s\" given twice", names[f]);
+                lt__tj_ws(j);
+                at[f] = j->i;
+            }
+        if (!lt__tj_skip(j, 1)) return 0;
+    }
+    return !lt_failed(j->ctx);
+}
+
+/* ---- @@TOK.load  loading GPT-2's files and tokenizer.json --------------------------------------- */
+#define LT__TOK_CKEY 24      /* pre-tokens up to this many bytes are cached ... */
+#define LT__TOK_CIDS 6       /* ... when they encode to at most this many ids */
+#define LT__TOK_CSLOTS 8192  /* direct-mapped cache entries */
+#define LT__TOK_NO_KEY UINT64_MAX
+
+typedef struct { uint64_t key; int32_t rank, id; } lt__tok_mslot;            /* key: a << 32 | b */
+typedef struct { uint64_t hash; uint8_t len, nids; unsigned char key[LT__TOK_CKEY]; int32_t ids[LT__TOK_CIDS]; } lt__tok_centry;
+
+struct lt_tokenizer {
+    lt_ctx *ctx;
+    lt_pretok pat;
+    int direct;                 /* a pre-token that is a token encodes to it without merging (ignore_merges) */
+    int32_t nvocab;             /* ids 0 .. nvocab-1 (some may have no token) */
+    int32_t ntokens;            /* ids that have a token */
+    uint32_t *off, *len;        /* token id: bytes[off[id] ..][len[id]]; len 0: no token */
+    unsigned char *special;     /* per id: 1 for special (added) tokens */
+    char *bytes;
+    size_t nbytes, capbytes;
+    int32_t byte_id[256];       /* the token of each single byte */
+    int32_t *vslot;             /* vocabulary hash (token bytes -> id), -1 empty */
+    size_t vmask;
+    lt__tok_mslot *mslot;       /* merge hash ((a, b) -> rank, merged id) */
+    size_t mmask;
+    int32_t nmerges;
+    int32_t *spec;              /* special ids, longest text first */
+    int nspec;
+    unsigned char sfirst[256];  /* 1 for the first bytes of special tokens */
+    lt__tok_centry *cache;      /* made at the first encode */
+    /* scratch of one pre-token's BPE: symbols, pair ranks / links, heap */
+    int32_t *sym, *aux1, *aux2, *heap;
+    size_t scap;
+    /* during loading: (id, off, len) of each token read, and the merge-pair concatenation */
+    int32_t *ent;
+    size_t nent, capent;
+    unsigned char *pair;
+    size_t cappair;
+};
+
+static uint64_t lt__tok_mix(uint64_t h) {
+    h ^= h >> 33; h *= 0xff51afd7ed558ccdull; h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ull; h ^= h >> 33;
+    return h;
+}
+static uint64_t lt__tok_hash(const unsigned char *s, size_t n) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    while (n >= 8) { memcpy(&w, s, 8); h = (h ^ w) * 0xff51afd7ed558ccdull; h ^= h >> 29; s += 8; n -= 8; }
+    if (n) { w = 0; memcpy(&w, s, n); h = (h ^ w) * 0xc4ceb9fe1a85ec53ull; }
+    return lt__tok_mix(h);
+}
+
+LTRAIN_DEF int32_t lt_tok_lookup(const lt_tokenizer *tk, const char *bytes, size_t len) {
+    size_t i;
+    if (!tk || !tk->vslot || (!bytes && len)) return -1;
+    for (i = lt__tok_hash((const unsigned char *)bytes, len) & tk->vmask;; i = (i + 1) & tk->vmask) {
+        int32_t id = tk->vslot[i];
+        if (id < 0) return -1;
+        if (tk->len[id] == len && !memcmp(tk->bytes + tk->off[id], bytes, len)) return id;
+    }
+}
+
+/* The rank of the pair (a, b) and *id the token it merges to; -1 when they do not merge. */
+static int32_t lt__tok_rank(const lt_tokenizer *tk, int32_t a, int32_t b, int32_t *id) {
+    uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+    size_t i;
+    for (i = lt__tok_mix(key) & tk->mmask;; i = (i + 1) & tk->mmask) {
+        const lt__tok_mslot *e = &tk->mslot[i];
+        if (e->key == key) { *id = e->id; return e->rank; }
+        if (e->key == LT__TOK_NO_KEY) return -1;
+    }
+}
+
+LTRAIN_DEF void lt_tok_free(lt_tokenizer *tk) {
+    if (!tk) return;
+    LT__FREE(tk->off); LT__FREE(tk->len); LT__FREE(tk->special); LT__FREE(tk->bytes);
+    LT__FREE(tk->vslot); LT__FREE(tk->mslot); LT__FREE(tk->spec); LT__FREE(tk->cache);
+    LT__FREE(tk->sym); LT__FREE(tk->aux1); LT__FREE(tk->aux2); LT__FREE(tk->heap);
+    LT__FREE(tk->ent); LT__FREE(tk->pair);
+    LT__FREE(tk);
+}
+
+static lt_tokenizer *lt__tok_new(lt_ctx *ctx) {
+    lt_tokenizer *tk = (lt_tokenizer *)LT__MALLOC(sizeof *tk);
+    if (!tk) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_tok: out of memory for a tokenizer"); return NULL; }
+    memset(tk, 0, sizeof *tk);
+    tk->ctx = ctx;
+    tk->pat = LT_PRETOK_GPT2;
+    return tk;
+}
+
+/* Grows *p (elements of size sz, capacity *cap) to hold at least need; 0 when out of memory. */
+static int lt__tok_grow(void **p, size_t *cap, size_t need, size_t sz) {
+    size_t c = *cap ? *cap : 64, bytes;
+    void *q;
+    if (need <= *cap) return 1;
+    while (c < need) { if (c > SIZE_MAX / 2) return 0; c *= 2; }
+    if (!lt_mul_size(c, sz, &bytes) || !(q = LT__REALLOC(*p, bytes))) return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+/* Appends a token read from a file: its raw bytes and id (checked later, in lt__tok_index). */
+static int lt__tok_add(lt_tokenizer *tk, const char *fn, const char *label, const unsigned char *b, size_t n, int64_t id,
+                       const char *shown, int special) {
+    if (n == 0) { lt_set_error(tk->ctx, LT_ERR_FORMAT, "%s: %s: token %lld is the empty string", fn, label, (long long)id); return 0; }
+    if (id < 0 || id > INT32_MAX - 1) {
+        lt_set_error(tk->ctx, LT_ERR_FORMAT, "%s: %s: token \"%.60s\" has id %lld: ids must be in [0, 2^31-1)", fn, label,
+                     shown, (long long)id);
+        return 0;
+    }
+    if (n > UINT32_MAX / 2 || tk->nbytes + n > UINT32_MAX / 2) {
+        lt_set_error(tk->ctx, LT_ERR_FORMAT, "%s: %s: the tokens hold more than 2^31 bytes", fn, label);
+        return 0;
+    }
+    if (!lt__tok_grow((void **)&tk->bytes, &tk->capbytes, tk->nbytes + n, 1) ||
+        !lt__tok_grow((void **)&tk->ent, &tk->capent, 4 * (tk->nent + 1), sizeof(int32_t))) {
+        lt_set_error(tk->ctx, LT_ERR_NOMEM, "%s: %s: out of memory for the vocabulary", fn, label);
+        return 0;
+    }
+    memcpy(tk->bytes + tk->nbytes, b, n);
+    tk->ent[4 * tk->nent] = (int32_t)id;
+    tk->ent[4 * tk->nent + 1] = (int32_t)tk->nbytes;
+    tk->ent[4 * tk->nent + 2] = (int32_t)n;
+    tk->ent[4 * tk->nent + 3] = special;
+    tk->nent++;
+    tk->nbytes += n;
+    return 1;
+}
+
+/* Shows bytes in a message: printable ASCII as is, other bytes as \xNN (about 60 bytes at most). */
+static const char *lt__tok_show_raw(const unsigned char *b, size_t n, char *buf, size_t cap) {
+    size_t i, o = 0;
+    for (i = 0; i < n && o + 5 < cap && o < 60; i++) {
+        if (b[i] >= 0x20 && b[i] < 0x7f && b[i] != '"' && b[i] != '\\') buf[o++] = (char)b[i];
+        else o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", b[i]);
+    }
+    buf[o] = 0;
+    return buf;
+}
+static const char *lt__tok_show(const lt_tokenizer *tk, int32_t id, char *buf, size_t cap) {
+    return lt__tok_show_raw((const unsigned char *)tk->bytes + tk->off[id], tk->len[id], buf, cap);
+}
+
+/* Marks token id as special (split out of the text by LT_TOK_SPECIAL). */
+static int lt__tok_mark_special(lt_tokenizer *tk, int32_t id) {
+    int32_t *p;
+    int k;
+    if (tk->special[id]) return 1;
+    p = (int32_t *)LT__REALLOC(tk->spec, (size_t)(tk->nspec + 1) * sizeof(int32_t));
+    if (!p) { lt_set_error(tk->ctx, LT_ERR_NOMEM, "lt_tok: out of memory for special tokens"); return 0; }
+    tk->spec = p;
+    for (k = tk->nspec; k > 0 && tk->len[p[k - 1]] < tk->len[id]; k--) p[k] = p[k - 1];   /* longest first */
+    p[k] = id;
+    tk->nspec++;
+    tk->special[id] = 1;
+    tk->sfirst[(unsigned char)tk->bytes[tk->off[id]]] = 1;
+    return 1;
+}
+
+/* Enters token entry e (its id is free) into the id arrays and the vocabulary hash. */
+static int lt__tok_enter(lt_tokenizer *tk, const char *fn, const char *label, size_t e) {
+    int32_t id = tk->ent[4 * e], other;
+    size_t i;
+    char sa[80], sb[80];
+    const unsigned char *b = (const unsigned char *)tk->bytes + tk->ent[4 * e + 1];
+    size_t n = (size_t)tk->ent[4 * e + 2];
+    if (tk->len[id]) {
+        if (tk->len[id] == n && !memcmp(tk->bytes + tk->off[id], b, n)) return 1;   /* an added token also in the vocabulary */
+        lt_set_error(tk->ctx, LT_ERR_FORMAT, "%s: %s: duplicate id %d: tokens \"%s\" and \"%s\"", fn, label, id,
+                     lt__tok_show(tk, id, sa, sizeof sa), lt__tok_show_raw(b, n, sb, sizeof sb));
+        return 0;
+    }
+    if ((other = lt_tok_lookup(tk, (const char *)b, n)) >= 0) {
+        lt_set_error(tk->ctx, LT_ERR_FORMAT, "%s: %s: token \"%s\" appears twice (ids %d and %d)", fn, label,
+                     lt__tok_show_raw(b, n, sa, sizeof sa), other, id);
+        return 0;
+    }
+    tk->off[id] = (uint32_t)tk->ent[4 * e + 1];
+    tk->len[id] = (uint32_t)n;
+    for (i = lt__tok_hash(b, n) & tk->vmask; tk->vslot[i] >= 0; i = (i + 1) & tk->vmask) {}
+    tk->vslot[i] = id;
+    tk->ntokens++;
+    return 1;
+}
+
+/* From the tokens read: the id-indexed arrays, the vocabulary hash, the byte tokens, the special
+   tokens.  Ids must be unique and below 2 * tokens + 256 (vocabularies are numbered densely from
+   0; the bound keeps a number in a file from sizing memory). */
+static int lt__tok_index(lt_tokenizer *tk, const char *fn, const char *label) {
+    size_t e, vcap = 16, i;
+    int64_t maxid = -1, bound = 2 * (int64_t)tk->nent + 256;
+    for (e = 0; e < tk->nent; e++) if (tk->ent[4 * e] > maxid) maxid = tk->ent[4 * e];
+    if (maxid >= bound) {
+        lt_set_error(tk->ctx, LT_ERR_FORMAT, "%s: %s: a token has id %lld, but there are only %zu tokens (ids must be "
+                     "below 2 * tokens + 256 = %lld)", fn, label, (long long)maxid, tk->nent, (long long)bound);
+        return 0;
+    }
+    tk->nvocab = (int32_t)(maxid + 1);
+    while (vcap < 2 * tk->nent) vcap *= 2;
+    tk->off = (uint32_t *)LT__MALLOC((size_t)(tk->nvocab + 1) * sizeof(uint32_t));
+    tk->len = (uint32_t *)LT__MALLOC((size_t)(tk->nvocab + 1) * sizeof(uint32_t));
+    tk->special = (unsigned char *)LT__MALLOC((size_t)tk->nvocab + 1);
+    tk->vslot = (int32_t *)LT__MALLOC(vcap * sizeof(int32_t));
+    if (!tk->off || !tk->len || !tk->special || !tk->vslot) {
+        lt_set_error(tk->ctx, LT_ERR_NOMEM, "%s: %s: out of memory for %d tokens", fn, label, tk->nvocab);
+        return 0;
+    }
+    memset(tk->len, 0, (size_t)(tk->nvocab + 1) * sizeof(uint32_t));
+    memset(tk->off, 0, (size_t)(tk->nvocab + 1) * sizeof(uint32_t));
+    memset(tk->special, 0, (size_t)tk->nvocab + 1);
+    memset(tk->vslot, 0xff, vcap * sizeof(int32_t));
+    tk->vmask = vcap - 1;
+    for (e = 0; e < tk->nent; e++)
+        if (!lt__tok_enter(tk, fn, label, e)) return 0;
+    for (e = 0; e < tk->nent; e++)
+        if (tk->ent[4 * e + 3] && !lt__tok_mark_special(tk, tk->ent[4 * e])) return 0;
+    for (i = 0; i < 256; i++) {
+        char c = (char)i;
+        if ((tk->byte_id[i] = lt_tok_lookup(tk, &c, 1)) < 0) {
+            lt_set_error(tk->ctx, LT_ERR_FORMAT, "%s: %s: no token for byte 0x%02x (U+%04X in vocabulary files): a "
+                         "byte-level vocabulary needs all 256", fn, label, (unsigned)i, (unsigned)lt_tok_byte_char((int)i));
+            return 0;
+        }
+    }
+    LT__FREE(tk->ent);
+    tk->ent = NULL;
+    tk->nent = tk->capent = 0;
+    return 1;
+}
+
+/* Adds the next merge (rank = merges so far) of the tokens a = m[0..na) and b = m[na..na+nb):
+   both must be tokens, and so must their concatenation m[0..na+nb).  where: the line or item. */
+static int lt__tok_add_merge(lt_tokenizer *tk, const char *fn, const char *label, const char *where,
+                             const unsigned char *m, size_t na, size_t nb) {
+    int32_t ia = lt_tok_lookup(tk, (const char *)m, na), ib = lt_tok_lookup(tk, (const char *)m + na, nb), im, r, old;
+    uint64_t key;
+    size_t i;
+    char sa[80], sb[80];
+    if (ia < 0 || ib < 0) {
+        lt_set_error(tk->ctx, LT_ERR_FORMAT, "%s: %s: %s: the merge names \"%s\", which is not a token", fn, label, where,
+                     ia < 0 ? lt__tok_show_raw(m, na, sa, sizeof sa) : lt__tok_show_raw(m + na, nb, sa, sizeof sa));
+        return 0;
+    }
+    if ((im = lt_tok_lookup(tk, (const char *)m, na + nb)) < 0) {
+        lt_set_error(tk->ctx, LT_ERR_FORMAT, "%s: %s: %s: merging \"%s\" and \"%s\" makes no token of the vocabulary", fn,
+                     label, where, lt__tok_show(tk, ia, sa, sizeof sa), lt__tok_show(tk, ib, sb, sizeof sb));
+        return 0;
+    }
+    if ((size_t)(tk->nmerges + 1) * 2 > tk->mmask + 1) {   /* keep the table at most half full */
+        size_t cap = tk->mslot ? (tk->mmask + 1) * 2 : 1024, k;
+        lt__tok_mslot *t = (lt__tok_mslot *)LT__MALLOC(cap * sizeof *t), *o = tk->mslot;
+        if (!t) { lt_set_error(tk->ctx, LT_ERR_NOMEM, "%s: %s: out of memory for %d merges", fn, label, tk->nmerges); return 0; }
+        for (k = 0; k < cap; k++) t[k].key = LT__TOK_NO_KEY;
+        for (k = 0; o && k <= tk->mmask; k++) {
+            if (o[k].key == LT__TOK_NO_KEY) continue;
+            for (i = lt__tok_mix(o[k].key) & (cap - 1); t[i].key != LT__TOK_NO_KEY; i = (i + 1) & (cap - 1)) {}
+            t[i] = o[k];
+        }
+        LT__FREE(o);
+        tk->mslot = t;
+        tk->mmask = cap - 1;
+    }
+    if ((r = lt__tok_rank(tk, ia, ib, &old)) >= 0) {
+        lt_set_error(tk->ctx, LT_ERR_FORMAT, "%s: %s: %s: the merge \"%s\" + \"%s\" repeats merge %d", fn, label, where,
+                     lt__tok_show(tk, ia, sa, sizeof sa), lt__tok_show(tk, ib, sb, sizeof sb), r);
+        return 0;
+    }
+    key = (uint64_t)(uint32_t)ia << 32 | (uint32_t)ib;
+    for (i = lt__tok_mix(key) & tk->mmask; tk->mslot[i].key != LT__TOK_NO_KEY; i = (i + 1) & tk->mmask) {}
+    tk->mslot[i].key = key;
+    tk->mslot[i].rank = tk->nmerges++;
+    tk->mslot[i].id = im;
+    return 1;
+}
+
+/* A byte-level string s[0..n) (UTF-8) to raw bytes in out (room for n); its length, or SIZE_MAX
+   with *bad the first character outside the alphabet. */
+static size_t lt__tok_unbyte(const unsigned char *s, size_t n, unsigned char *out, uint32_t *bad) {
+    size_t i = 0, o = 0;
+    while (i < n) {
+        uint32_t cp;
+        int b;
+        i += lt__tok_utf8(s + i, n - i, &cp);
+        if ((b = lt_tok_char_byte(cp)) < 0) { *bad = cp; return SIZE_MAX; }
+        out[o++] = (unsigned char)b;
+    }
+    return o;
+}
+/* The string just read (j->str) unbyted into tk->pair[at..]; its length, or SIZE_MAX on an error. */
+static size_t lt__tok_unbyte_str(lt__tj *j, lt_tokenizer *tk, const char *s, size_t n, size_t at, const char *what) {
+    uint32_t bad = 0;
+    size_t k;
+    if (!lt__tok_grow((void **)&tk->pair, &tk->cappair, at + n + 1, 1)) {
+        lt_set_error(j->ctx, LT_ERR_NOMEM, "%s: %s: out of memory", j->fn, j->label);
+        return SIZE_MAX;
+    }
+    if ((k = lt__tok_unbyte((const unsigned char *)s, n, tk->pair + at, &bad)) == SIZE_MAX)
+        lt__tj_fail(j, "%s \"%.60s\" holds the character U+%04X, which is not in the byte-level alphabet", what, s,
+                    (unsigned)bad);
+    return k;
+}
+
+/* A vocabulary object {"token": id, ...} at the cursor (entered later by lt__tok_index). */
+static int lt__tok_read_vocab(lt__tj *j, lt_tokenizer *tk) {
+    int64_t k = 0, id;
+    if (!lt__tj_expect(j, '{', "'{' (the vocabulary: an object of token: id)")) return 0;
+    while (lt__tj_member(j, &k)) {
+        size_t n = lt__tok_unbyte_str(j, tk, j->str, j->slen, 0, "token");
+        int c = lt__tj_peek(j);
+        if (n == SIZE_MAX) return 0;
+        if (c != '-' && (c < '0' || c > '9')) return lt__tj_fail(j, "token \"%.60s\": its id must be an integer", j->str);
+        if (!lt__tj_int(j, &id) || !lt__tok_add(tk, j->fn, j->label, tk->pair, n, id, j->str, 0)) return 0;
+    }
+    if (lt_failed(j->ctx)) return 0;
+    if (k == 0) return lt__tj_fail(j, "the vocabulary is empty");
+    return 1;
+}
+
+/* vocab.bpe: one merge per line, two byte-level tokens separated by one space, in rank order;
+   "#version" lines and blank lines are passed over. */
+static int lt__tok_read_bpe(lt_tokenizer *tk, const char *fn, const char *label, const unsigned char *s, size_t n) {
+    size_t i = 0, line = 0;
+    char where[64], shown[80];
+    while (i < n) {
+        size_t st = i, e, sp, na, nb;
+        uint32_t bad = 0;
+        line++;
+        while (i < n && s[i] != '\n') i++;
+        e = i;
+        if (i < n) i++;
+        if (e > st && s[e - 1] == '\r') e--;
+        if (e == st || (e - st >= 8 && !memcmp(s + st, "#version", 8))) continue;
+        for (sp = st; sp < e && s[sp] != ' '; sp++) {}
+        if (sp == st || sp + 1 >= e || memchr(s + sp + 1, ' ', e - sp - 1)) {
+            lt_set_error(tk->ctx, LT_ERR_FORMAT, "%s: %s: line %zu: \"%s\" is not two tokens separated by one space", fn,
+                         label, line, lt__tok_show_raw(s + st, e - st, shown, sizeof shown));
+            return 0;
+        }
+        if (!lt__tok_grow((void **)&tk->pair, &tk->cappair, e - st, 1)) {
+            lt_set_error(tk->ctx, LT_ERR_NOMEM, "%s: %s: out of memory", fn, label);
+            return 0;
+        }
+        na = lt__tok_unbyte(s + st, sp - st, tk->pair, &bad);
+        nb = na == SIZE_MAX ? na : lt__tok_unbyte(s + sp + 1, e - sp - 1, tk->pair + na, &bad);
+        if (nb == SIZE_MAX) {
+            if (bad == LT__TOK_BAD)
+                lt_set_error(tk->ctx, LT_ERR_FORMAT, "%s: %s: line %zu: invalid UTF-8", fn, label, line);
+            else
+                lt_set_error(tk->ctx, LT_ERR_FORMAT, "%s: %s: line %zu: \"%s\" holds the character U+%04X, which is not in "
+                             "the byte-level alphabet", fn, label, line, lt__tok_show_raw(s + st, e - st, shown, sizeof shown),
+                             (unsigned)bad);
+            return 0;
+        }
+        snprintf(where, sizeof where, "line %zu", line);
+        if (!lt__tok_add_merge(tk, fn, label, where, tk->pair, na, nb)) return 0;
+    }
+    return 1;
+}
+
+/* Loading done: scratch of loading freed, the token bytes trimmed to size. */
+static lt_tokenizer *lt__tok_done(lt_tokenizer *tk) {
+    char *b;
+    LT__FREE(tk->pair);
+    tk->pair = NULL;
+    tk->cappair = 0;
+    if (tk->nbytes && (b = (char *)LT__REALLOC(tk->bytes, tk->nbytes)) != NULL) { tk->bytes = b; tk->capbytes = tk->nbytes; }
+    if (!tk->mslot) {   /* no merges: an empty table still answers lookups */
+        tk->mslot = (lt__tok_mslot *)LT__MALLOC(2 * sizeof *tk->mslot);
+        if (!tk->mslot) { lt_set_error(tk->ctx, LT_ERR_NOMEM, "lt_tok: out of memory"); lt_tok_free(tk); return NULL; }
+        tk->mslot[0].key = tk->mslot[1].key = LT__TOK_NO_KEY;
+        tk->mmask = 1;
+    }
+    return tk;
+}
+
+static lt_tokenizer *lt__tok_gpt2(lt_ctx *ctx, const char *fn, const void *enc, size_t enc_size, const char *enc_label,
+                                  const void *bpe, size_t bpe_size, const char *bpe_label) {
+    lt_tokenizer *tk;
+    lt__tj j;
+    int32_t eot;
+    int ok;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if ((!enc && enc_size) || (!bpe && bpe_size)) { lt_set_error(ctx, LT_ERR_ARG, "%s: a NULL buffer", fn); return NULL; }
+    if (!(tk = lt__tok_new(ctx))) return NULL;
+    memset(&j, 0, sizeof j);
+    j.ctx = ctx; j.fn = fn; j.label = enc_label; j.s = (const unsigned char *)enc; j.n = enc_size;
+    ok = lt__tok_read_vocab(&j, tk);
+    if (ok && lt__tj_peek(&j) >= 0) ok = lt__tj_fail(&j, "more text after the vocabulary object");
+    LT__FREE(j.str);
+    if (!ok || !lt__tok_index(tk, fn, enc_label) ||
+        !lt__tok_read_bpe(tk, fn, bpe_label, (const unsigned char *)bpe, bpe_size)) {
+        lt_tok_free(tk);
+        return NULL;
+    }
+    if ((eot = lt_tok_lookup(tk, "<|endoftext|>", 13)) >= 0 && !lt__tok_mark_special(tk, eot)) { lt_tok_free(tk); return NULL; }
+    tk->pat = LT_PRETOK_GPT2;
+    return lt__tok_done(tk);
+}
+
 LTRAIN_DEF lt_tokenizer *lt_tok_parse_gpt2(lt_ctx *ctx, const void *encoder_json, size_t enc_size,
                                            const void *vocab_bpe, size_t bpe_size, const char *label) {
-    (void)encoder_json; (void)vocab_bpe; (void)enc_size; (void)bpe_size; (void)label;
-    lt_set_error(ctx, LT_ERR_STATE, "lt_tok_parse_gpt2: not built yet");
-    return NULL;
+    char a[300], b[300];
+    snprintf(a, sizeof a, "%s (encoder.json)", label ? label : "memory");
+    snprintf(b, sizeof b, "%s (vocab.bpe)", label ? label : "memory");
+    return lt__tok_gpt2(ctx, "lt_tok_parse_gpt2", encoder_json, enc_size, a, vocab_bpe, bpe_size, b);
 }
-LTRAIN_DEF lt_tokenizer *lt_tok_load_json(lt_ctx *ctx, const char *tokenizer_json) {
-    (void)tokenizer_json;
-    lt_set_error(ctx, LT_ERR_STATE, "lt_tok_load_json: not built yet");
-    return NULL;
+
+LTRAIN_DEF lt_tokenizer *lt_tok_load_gpt2(lt_ctx *ctx, const char *encoder_json, const char *vocab_bpe) {
+    void *e = NULL, *b = NULL;
+    size_t ne = 0, nb = 0;
+    lt_tokenizer *tk = NULL;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!encoder_json || !vocab_bpe) { lt_set_error(ctx, LT_ERR_ARG, "lt_tok_load_gpt2: a NULL path"); return NULL; }
+    if (lt_read_file(ctx, encoder_json, &e, &ne) == LT_OK && lt_read_file(ctx, vocab_bpe, &b, &nb) == LT_OK)
+        tk = lt__tok_gpt2(ctx, "lt_tok_load_gpt2", e, ne, encoder_json, b, nb, vocab_bpe);
+    lt_free(e);
+    lt_free(b);
+    return tk;
 }
+
+/* The pre-tokenizer regexes of tokenizer.json files this library implements (as JSON unescapes them). */
+static const struct { const char *re; lt_pretok p; } lt__tok_known_re[] = {
+    {"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", LT_PRETOK_GPT2},
+    {"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+     "\\s+(?!\\S)|\\s+", LT_PRETOK_CL100K},
+    {"'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*|\\s*[\\r\\n]|"
+     "\\s+(?!\\S)|\\s+", LT_PRETOK_CL100K},
+    {"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+     "\\s+(?!\\S)|\\s+", LT_PRETOK_QWEN2},
+};
+
+/* The string member at offset `at` (0: absent -> def) into buf; 0 on an error. */
+static int lt__tj_str_at(lt__tj *j, size_t at, const char *def, char *buf, size_t cap, const char *what) {
+    if (!at) { snprintf(buf, cap, "%s", def); return 1; }
+    j->i = at;
+    if (lt__tj_peek(j) != '"') return lt__tj_fail(j, "%s must be a string", what);
+    if (!lt__tj_string(j)) return 0;
+    snprintf(buf, cap, "%s", j->str);
+    return 1;
+}
+/* The bool member at `at` (0: absent -> def). */
+static int lt__tj_bool_at(lt__tj *j, size_t at, int def, int *b, const char *what) {
+    *b = def;
+    if (!at) return 1;
+    j->i = at;
+    if (lt__tj_peek(j) != 't' && lt__tj_peek(j) != 'f') return lt__tj_fail(j, "%s must be true or false", what);
+    return lt__tj_bool(j, b);
+}
+
+/* model.merges: "a b" strings or ["a", "b"] pairs, in rank order. */
+static int lt__tok_json_merges(lt__tj *j, lt_tokenizer *tk) {
+    int64_t k = 0;
+    char where[64];
+    if (!lt__tj_expect(j, '[', "'[' (model.merges)")) return 0;
+    while (lt__tj_item(j, &k)) {
+        size_t na, nb, sp;
+        snprintf(where, sizeof where, "merge %lld", (long long)(k - 1));
+        if (lt__tj_peek(j) == '"') {
+            if (!lt__tj_string(j)) return 0;
+            for (sp = 0; sp < j->slen && j->str[sp] != ' '; sp++) {}
+            if (sp == 0 || sp + 1 >= j->slen || memchr(j->str + sp + 1, ' ', j->slen - sp - 1))
+                return lt__tj_fail(j, "%s \"%.60s\" is not two tokens separated by one space", where, j->str);
+            na = lt__tok_unbyte_str(j, tk, j->str, sp, 0, "merge token");
+            nb = na == SIZE_MAX ? na : lt__tok_unbyte_str(j, tk, j->str + sp + 1, j->slen - sp - 1, na, "merge token");
+        } else {
+            int64_t q = 0;
+            na = nb = SIZE_MAX;
+            if (!lt__tj_expect(j, '[', "a merge: \"a b\" or [\"a\", \"b\"]")) return 0;
+            if (!lt__tj_item(j, &q) || lt__tj_peek(j) != '"' || !lt__tj_string(j) ||
+                (na = lt__tok_unbyte_str(j, tk, j->str, j->slen, 0, "merge token")) == SIZE_MAX)
+                return lt_failed(j->ctx) ? 0 : lt__tj_fail(j, "%s: expected two strings", where);
+            if (!lt__tj_item(j, &q) || lt__tj_peek(j) != '"' || !lt__tj_string(j) ||
+                (nb = lt__tok_unbyte_str(j, tk, j->str, j->slen, na, "merge token")) == SIZE_MAX)
+                return lt_failed(j->ctx) ? 0 : lt__tj_fail(j, "%s: expected two strings", where);
+            if (lt__tj_item(j, &q)) return lt__tj_fail(j, "%s: more than two strings", where);
+        }
+        if (na == SIZE_MAX || nb == SIZE_MAX || lt_failed(j->ctx)) return 0;
+        if (na == 0 || nb == 0) return lt__tj_fail(j, "%s names the empty token", where);
+        if (!lt__tok_add_merge(tk, j->fn, j->label, where, tk->pair, na, nb)) return 0;
+    }
+    return !lt_failed(j->ctx);
+}
+
+/* added_tokens: [{"id": N, "content": "text", ...}, ...]: the special tokens (raw text, not the
+   byte-level alphabet).  lstrip / rstrip / single_word / normalized are not applied. */
+static int lt__tok_json_added(lt__tj *j, lt_tokenizer *tk) {
+    static const char *const names[2] = {"id", "content"};
+    int64_t k = 0, id;
+    size_t at[2], end;
+    if (!lt__tj_expect(j, '[', "'[' (added_tokens)")) return 0;
+    while (lt__tj_item(j, &k)) {
+        if (!lt__tj_fields(j, "'{' (an added token)", names, 2, at)) return 0;
+        end = j->i;
+        if (!at[0] || !at[1]) return lt__tj_fail(j, "added token %lld has no %s", (long long)(k - 1), at[0] ? "content" : "id");
+        j->i = at[0];
+        if (!lt__tj_int(j, &id)) return 0;
+        j->i = at[1];
+        if (lt__tj_peek(j) != '"') return lt__tj_fail(j, "added token %lld: content must be a string", (long long)(k - 1));
+        if (!lt__tj_string(j) || !lt__tok_add(tk, j->fn, j->label, (const unsigned char *)j->str, j->slen, id, j->str, 1))
+            return 0;
+        j->i = end;
+    }
+    return !lt_failed(j->ctx);
+}
+
+/* pre_tokenizer: ByteLevel (use_regex: GPT-2's pattern), or a Sequence of a Split on a known
+   pattern followed by a ByteLevel without regex.  *state: 1 after a Split, 2 after the ByteLevel. */
+static int lt__tok_json_pretok(lt__tj *j, lt_tokenizer *tk, size_t at, int depth, int *state) {
+    static const char *const names[7] = {"type", "pretokenizers", "pattern", "behavior", "invert", "add_prefix_space",
+                                         "use_regex"};
+    size_t f[7], pf[2];
+    char type[64], buf[64];
+    int b, use_regex;
+    size_t r;
+    j->i = at;
+    if (lt__tj_is_null(j)) return lt__tj_fail(j, "pre_tokenizer is null: a byte-level BPE needs ByteLevel");
+    if (!lt__tj_fields(j, "'{' (pre_tokenizer)", names, 7, f) || !lt__tj_str_at(j, f[0], "", type, sizeof type, "pre_tokenizer.type"))
+        return 0;
+    if (!strcmp(type, "Sequence") && depth == 0) {
+        int64_t k = 0;
+        if (!f[1]) return lt__tj_fail(j, "a Sequence pre_tokenizer without pretokenizers");
+        j->i = f[1];
+        if (!lt__tj_expect(j, '[', "'[' (pretokenizers)")) return 0;
+        while (lt__tj_item(j, &k)) {
+            size_t item = j->i;
+            if (!lt__tj_skip(j, 1)) return 0;
+            r = j->i;
+            if (!lt__tok_json_pretok(j, tk, item, 1, state)) return 0;
+            j->i = r;
+        }
+        return !lt_failed(j->ctx);
+    }
+    if (!strcmp(type, "ByteLevel")) {
+        if (*state == 2) return lt__tj_fail(j, "two ByteLevel pre-tokenizers");
+        if (!lt__tj_bool_at(j, f[5], 1, &b, "add_prefix_space") || !lt__tj_bool_at(j, f[6], 1, &use_regex, "use_regex")) return 0;
+        if (b) return lt__tj_fail(j, "ByteLevel with add_prefix_space true is not supported");
+        if (use_regex == (*state == 1))
+            return lt__tj_fail(j, use_regex ? "ByteLevel with use_regex true after a Split is not supported"
+                                            : "ByteLevel without use_regex and without a Split before it cuts nothing");
+        if (use_regex) tk->pat = LT_PRETOK_GPT2;
+        *state = 2;
+        return 1;
+    }
+    if (!strcmp(type, "Split") && *state == 0) {
+        static const char *const pn[2] = {"Regex", "String"};
+        if (!lt__tj_str_at(j, f[3], "Isolated", buf, sizeof buf, "Split.behavior") || !lt__tj_bool_at(j, f[4], 0, &b, "Split.invert"))
+            return 0;
+        if (strcmp(buf, "Isolated") || b) return lt__tj_fail(j, "a Split with behavior %s%s is not supported", buf, b ? ", invert" : "");
+        if (!f[2]) return lt__tj_fail(j, "a Split without a pattern");
+        j->i = f[2];
+        if (!lt__tj_fields(j, "'{' (Split.pattern)", pn, 2, pf)) return 0;
+        if (!pf[0]) return lt__tj_fail(j, "a Split on a String pattern is not supported (only the regexes of lt_pretok)");
+        j->i = pf[0];
+        if (lt__tj_peek(j) != '"' || !lt__tj_string(j)) return lt_failed(j->ctx) ? 0 : lt__tj_fail(j, "Split.pattern.Regex must be a string");
+        for (r = 0; r < sizeof lt__tok_known_re / sizeof lt__tok_known_re[0]; r++)
+            if (!strcmp(j->str, lt__tok_known_re[r].re)) break;
+        if (r == sizeof lt__tok_known_re / sizeof lt__tok_known_re[0])
+            return lt__tj_fail(j, "the Split regex \"%.200s\" is not one of the patterns of lt_pretok", j->str);
+        tk->pat = lt__tok_known_re[r].p;
+        *state = 1;
+        return 1;
+    }
+    return lt__tj_fail(j, "pre_tokenizer %s%s is not supported (ByteLevel, or a Split then a ByteLevel)", type,
+                       depth ? " inside a Sequence" : "");
+}
+
+/* model: a BPE with vocab and merges; the options that change encoding must be off. */
+static int lt__tok_json_model(lt__tj *j, lt_tokenizer *tk, size_t at, size_t added) {
+    static const char *const names[8] = {"type", "vocab", "merges", "ignore_merges", "byte_fallback",
+                                         "continuing_subword_prefix", "end_of_word_suffix", "dropout"};
+    size_t f[8];
+    char type[64], buf[64];
+    int b, k;
+    j->i = at;
+    if (!lt__tj_fields(j, "'{' (model)", names, 8, f) || !lt__tj_str_at(j, f[0], "BPE", type, sizeof type, "model.type")) return 0;
+    if (strcmp(type, "BPE")) return lt__tj_fail(j, "model.type is \"%s\": only BPE models are supported", type);
+    if (!f[1]) return lt__tj_fail(j, "model has no vocab");
+    if (!lt__tj_bool_at(j, f[3], 0, &tk->direct, "model.ignore_merges") || !lt__tj_bool_at(j, f[4], 0, &b, "model.byte_fallback"))
+        return 0;
+    if (b) return lt__tj_fail(j, "model.byte_fallback true is not supported (a byte-level BPE needs none)");
+    for (k = 5; k < 8; k++) {
+        j->i = f[k];
+        if (!f[k] || lt__tj_is_null(j)) continue;
+        if (k == 7 || !lt__tj_str_at(j, f[k], "", buf, sizeof buf, names[k]) || buf[0])
+            return lt_failed(j->ctx) ? 0 : lt__tj_fail(j, "model.%s is set: not supported", names[k]);
+    }
+    j->i = f[1];
+    if (!lt__tok_read_vocab(j, tk)) return 0;
+    j->i = added;
+    if (added && !lt__tj_is_null(j) && !lt__tok_json_added(j, tk)) return 0;
+    if (!lt__tok_index(tk, j->fn, j->label)) return 0;
+    j->i = f[2];
+    return !f[2] || lt__tok_json_merges(j, tk);
+}
+
 LTRAIN_DEF lt_tokenizer *lt_tok_parse_json(lt_ctx *ctx, const void *buf, size_t size, const char *label) {
-    (void)buf; (void)size; (void)label;
-    lt_set_error(ctx, LT_ERR_STATE, "lt_tok_parse_json: not built yet");
-    return NULL;
+    static const char *const names[4] = {"model", "added_tokens", "pre_tokenizer", "normalizer"};
+    size_t f[4];
+    char type[64];
+    lt_tokenizer *tk;
+    lt__tj j;
+    int ok, state = 0;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!buf && size) { lt_set_error(ctx, LT_ERR_ARG, "lt_tok_parse_json: a NULL buffer"); return NULL; }
+    if (!(tk = lt__tok_new(ctx))) return NULL;
+    memset(&j, 0, sizeof j);
+    j.ctx = ctx; j.fn = "lt_tok_load_json"; j.label = label ? label : "memory"; j.s = (const unsigned char *)buf; j.n = size;
+    ok = lt__tj_fields(&j, "'{' (a tokenizer.json object)", names, 4, f);
+    if (ok && lt__tj_peek(&j) >= 0) ok = lt__tj_fail(&j, "more text after the tokenizer object");
+    if (ok && !f[0]) ok = lt__tj_fail(&j, "no model");
+    if (ok && f[3]) {
+        j.i = f[3];
+        if (!lt__tj_is_null(&j)) {
+            static const char *const tn[1] = {"type"};
+            size_t t;
+            if (lt__tj_fields(&j, "'{' (normalizer)", tn, 1, &t) && lt__tj_str_at(&j, t, "?", type, sizeof type, "normalizer.type"))
+                lt__tj_fail(&j, "normalizer %s is not supported (only null)", type);
+            ok = 0;
+        }
+    }
+    ok = ok && lt__tok_json_model(&j, tk, f[0], f[1]);
+    if (ok && !f[2]) ok = lt__tj_fail(&j, "no pre_tokenizer: a byte-level BPE needs ByteLevel");
+    ok = ok && lt__tok_json_pretok(&j, tk, f[2], 0, &state);
+    if (ok && state != 2) ok = lt__tj_fail(&j, "a Split without the ByteLevel after it");
+    LT__FREE(j.str);
+    if (!ok) { lt_tok_free(tk); return NULL; }
+    return lt__tok_done(tk);
 }
-LTRAIN_DEF void lt_tok_free(lt_tokenizer *tk) { LT__FREE(tk); }
-LTRAIN_DEF int32_t lt_tok_vocab_size(const lt_tokenizer *tk) { (void)tk; return 0; }
-LTRAIN_DEF int32_t lt_tok_special(const lt_tokenizer *tk, const char *s) { (void)tk; (void)s; return -1; }
-LTRAIN_DEF const char *lt_tok_token(const lt_tokenizer *tk, int32_t id, size_t *len) { (void)tk; (void)id; if (len) *len = 0; return NULL; }
-LTRAIN_DEF int32_t lt_tok_lookup(const lt_tokenizer *tk, const char *bytes, size_t len) { (void)tk; (void)bytes; (void)len; return -1; }
-LTRAIN_DEF int32_t lt_tok_merge(const lt_tokenizer *tk, int32_t a, int32_t b, int32_t *rank) { (void)tk; (void)a; (void)b; if (rank) *rank = -1; return -1; }
-LTRAIN_DEF int32_t lt_tok_num_merges(const lt_tokenizer *tk) { (void)tk; return 0; }
-LTRAIN_DEF lt_pretok lt_tok_pattern(const lt_tokenizer *tk) { (void)tk; return LT_PRETOK_GPT2; }
-LTRAIN_DEF size_t lt_tok_memory(const lt_tokenizer *tk) { (void)tk; return 0; }
+
+LTRAIN_DEF lt_tokenizer *lt_tok_load_json(lt_ctx *ctx, const char *tokenizer_json) {
+    void *b = NULL;
+    size_t n = 0;
+    lt_tokenizer *tk = NULL;
+    if (!ctx || lt_failed(ctx)) return NULL;
+    if (!tokenizer_json) { lt_set_error(ctx, LT_ERR_ARG, "lt_tok_load_json: a NULL path"); return NULL; }
+    if (lt_read_file(ctx, tokenizer_json, &b, &n) == LT_OK) tk = lt_tok_parse_json(ctx, b, n, tokenizer_json);
+    lt_free(b);
+    return tk;
+}
+
+LTRAIN_DEF int32_t lt_tok_vocab_size(const lt_tokenizer *tk) { return tk ? tk->nvocab : 0; }
+LTRAIN_DEF int32_t lt_tok_num_merges(const lt_tokenizer *tk) { return tk ? tk->nmerges : 0; }
+LTRAIN_DEF lt_pretok lt_tok_pattern(const lt_tokenizer *tk) { return tk ? tk->pat : LT_PRETOK_GPT2; }
+LTRAIN_DEF const char *lt_tok_token(const lt_tokenizer *tk, int32_t id, size_t *len) {
+    if (len) *len = 0;
+    if (!tk || id < 0 || id >= tk->nvocab || !tk->len[id]) return NULL;
+    if (len) *len = tk->len[id];
+    return tk->bytes + tk->off[id];
+}
+LTRAIN_DEF int32_t lt_tok_special(const lt_tokenizer *tk, const char *s) {
+    int k;
+    size_t n = s ? strlen(s) : 0;
+    for (k = 0; tk && s && k < tk->nspec; k++)
+        if (tk->len[tk->spec[k]] == n && !memcmp(tk->bytes + tk->off[tk->spec[k]], s, n)) return tk->spec[k];
+    return -1;
+}
+LTRAIN_DEF int32_t lt_tok_merge(const lt_tokenizer *tk, int32_t a, int32_t b, int32_t *rank) {
+    int32_t id = -1, r = -1;
+    if (tk && a >= 0 && b >= 0) r = lt__tok_rank(tk, a, b, &id);
+    if (rank) *rank = r;
+    return r >= 0 ? id : -1;
+}
+LTRAIN_DEF size_t lt_tok_memory(const lt_tokenizer *tk) {
+    if (!tk) return 0;
+    return sizeof *tk + tk->capbytes + (size_t)(tk->nvocab + 1) * (2 * sizeof(uint32_t) + 1) +
+           (tk->vmask + 1) * sizeof(int32_t) + (tk->mmask + 1) * sizeof(lt__tok_mslot) + (size_t)tk->nspec * sizeof(int32_t) +
+           (tk->cache ? LT__TOK_CSLOTS * sizeof(lt__tok_centry) : 0) + tk->scap * 9 * sizeof(int32_t);
+}
 
 /* ---- @@TOK.encode  BPE encoding ---------------------------------------------------------------- */
-LTRAIN_DEF int64_t lt_tok_encode(lt_tokenizer *tk, const char *text, size_t n, int flags, int32_t *out, int64_t cap) {
-    (void)text; (void)n; (void)flags; (void)out; (void)cap;
-    if (tk) lt_set_error(tk->ctx, LT_ERR_STATE, "lt_tok_encode: not built yet");
+#define LT__TOK_SMALL 48   /* pre-tokens up to this many bytes merge by scanning; longer ones by a heap */
+
+/* BPE of the n >= 2 tokens in sym: merges in place, returns the new count.  rk[i] holds the rank of
+   the pair (sym[i], sym[i+1]) and to[i] its merged token; each step merges the lowest rank (the
+   leftmost of equals), as tiktoken's byte_pair_merge and HF's BPE word merging.  O(n^2). */
+static int64_t lt__tok_bpe_scan(const lt_tokenizer *tk, int32_t *sym, int32_t *rk, int32_t *to, int64_t n) {
+    int64_t i, best;
+    for (i = 0; i + 1 < n; i++) rk[i] = lt__tok_rank(tk, sym[i], sym[i + 1], &to[i]);
+    for (;;) {
+        best = -1;
+        for (i = 0; i + 1 < n; i++)
+            if (rk[i] >= 0 && (best < 0 || rk[i] < rk[best])) best = i;
+        if (best < 0) return n;
+        sym[best] = to[best];
+        memmove(sym + best + 1, sym + best + 2, (size_t)(n - best - 2) * sizeof *sym);
+        if (n - best - 3 > 0) {
+            memmove(rk + best + 1, rk + best + 2, (size_t)(n - best - 3) * sizeof *rk);
+            memmove(to + best + 1, to + best + 2, (size_t)(n - best - 3) * sizeof *to);
+        }
+        n--;
+        if (best > 0) rk[best - 1] = lt__tok_rank(tk, sym[best - 1], sym[best], &to[best - 1]);
+        if (best + 1 < n) rk[best] = lt__tok_rank(tk, sym[best], sym[best + 1], &to[best]);
+    }
+}
+
+/* A min-heap of (rank, position) pairs, stored as two int32 each. */
+static int lt__tok_hless(const int32_t *h, int64_t a, int64_t b) {
+    return h[2 * a] < h[2 * b] || (h[2 * a] == h[2 * b] && h[2 * a + 1] < h[2 * b + 1]);
+}
+static void lt__tok_hswap(int32_t *h, int64_t a, int64_t b) {
+    int32_t r = h[2 * a], p = h[2 * a + 1];
+    h[2 * a] = h[2 * b]; h[2 * a + 1] = h[2 * b + 1]; h[2 * b] = r; h[2 * b + 1] = p;
+}
+static void lt__tok_hpush(int32_t *h, int64_t *nh, int32_t rank, int32_t pos) {
+    int64_t i = (*nh)++;
+    h[2 * i] = rank; h[2 * i + 1] = pos;
+    while (i > 0 && lt__tok_hless(h, i, (i - 1) / 2)) { lt__tok_hswap(h, i, (i - 1) / 2); i = (i - 1) / 2; }
+}
+static void lt__tok_hpop(int32_t *h, int64_t *nh) {
+    int64_t i = 0, n = --(*nh);
+    h[0] = h[2 * n]; h[1] = h[2 * n + 1];
+    for (;;) {
+        int64_t l = 2 * i + 1, m = i;
+        if (l < n && lt__tok_hless(h, l, m)) m = l;
+        if (l + 1 < n && lt__tok_hless(h, l + 1, m)) m = l + 1;
+        if (m == i) return;
+        lt__tok_hswap(h, i, m);
+        i = m;
+    }
+}
+
+/* The same merges as lt__tok_bpe_scan in O(n log n): symbols in a linked list (nx, pv), candidate
+   pairs in a heap keyed (rank, position of the left symbol); a popped pair whose symbols changed
+   since it was pushed no longer has that rank and is dropped.  heap: room for 3n entries. */
+static int64_t lt__tok_bpe_heap(const lt_tokenizer *tk, int32_t *sym, int32_t *nx, int32_t *pv, int32_t *heap, int64_t n) {
+    int64_t nh = 0, i, o;
+    int32_t id, r;
+    for (i = 0; i < n; i++) { nx[i] = i + 1 < n ? (int32_t)(i + 1) : -1; pv[i] = (int32_t)(i - 1); }
+    for (i = 0; i + 1 < n; i++)
+        if ((r = lt__tok_rank(tk, sym[i], sym[i + 1], &id)) >= 0) lt__tok_hpush(heap, &nh, r, (int32_t)i);
+    while (nh > 0) {
+        int32_t rank = heap[0], p = heap[1], q = nx[p];
+        lt__tok_hpop(heap, &nh);
+        if (sym[p] < 0 || q < 0 || lt__tok_rank(tk, sym[p], sym[q], &id) != rank) continue;
+        sym[p] = id;
+        sym[q] = -1;
+        nx[p] = nx[q];
+        if (nx[q] >= 0) pv[nx[q]] = p;
+        if (pv[p] >= 0 && (r = lt__tok_rank(tk, sym[pv[p]], sym[p], &id)) >= 0) lt__tok_hpush(heap, &nh, r, pv[p]);
+        if (nx[p] >= 0 && (r = lt__tok_rank(tk, sym[p], sym[nx[p]], &id)) >= 0) lt__tok_hpush(heap, &nh, r, p);
+    }
+    for (i = 0, o = 0; i < n; i++) if (sym[i] >= 0) sym[o++] = sym[i];
+    return o;
+}
+
+/* Scratch for a pre-token of n bytes. */
+static int lt__tok_scratch(lt_tokenizer *tk, size_t n) {
+    size_t cap = tk->scap ? tk->scap : 256;
+    int32_t *a, *b, *c, *h;
+    if (n <= tk->scap) return 1;
+    while (cap < n) {
+        if (cap > (size_t)INT32_MAX / 8) {
+            lt_set_error(tk->ctx, LT_ERR_ARG, "lt_tok_encode: a pre-token of %zu bytes is too long (at most 2^28)", n);
+            return 0;
+        }
+        cap *= 2;
+    }
+    a = (int32_t *)LT__REALLOC(tk->sym, cap * sizeof(int32_t));
+    if (a) tk->sym = a;
+    b = (int32_t *)LT__REALLOC(tk->aux1, cap * sizeof(int32_t));
+    if (b) tk->aux1 = b;
+    c = (int32_t *)LT__REALLOC(tk->aux2, cap * sizeof(int32_t));
+    if (c) tk->aux2 = c;
+    h = (int32_t *)LT__REALLOC(tk->heap, cap * 6 * sizeof(int32_t));
+    if (h) tk->heap = h;
+    if (!a || !b || !c || !h) {
+        lt_set_error(tk->ctx, LT_ERR_NOMEM, "lt_tok_encode: out of memory for a pre-token of %zu bytes", n);
+        return 0;
+    }
+    tk->scap = cap;
+    return 1;
+}
+
+/* The ids of one pre-token s[0..n) into sym (tk->sym when it returns > 0 and *ids not set);
+   returns their count, or -1 on an error. */
+static int64_t lt__tok_piece(lt_tokenizer *tk, const unsigned char *s, size_t n, const int32_t **ids) {
+    lt__tok_centry *e = NULL;
+    uint64_t h = 0;
+    int64_t m, i;
+    int32_t id;
+    if (n == 1) { *ids = &tk->byte_id[s[0]]; return 1; }
+    if (tk->cache && n <= LT__TOK_CKEY) {
+        h = lt__tok_hash(s, n);
+        e = &tk->cache[h & (LT__TOK_CSLOTS - 1)];
+        if (e->hash == h && e->len == n && !memcmp(e->key, s, n)) { *ids = e->ids; return e->nids; }
+    }
+    if (!lt__tok_scratch(tk, n)) return -1;
+    if (tk->direct && (id = lt_tok_lookup(tk, (const char *)s, n)) >= 0 && !tk->special[id]) {
+        tk->sym[0] = id;
+        m = 1;
+    } else {
+        for (i = 0; i < (int64_t)n; i++) tk->sym[i] = tk->byte_id[s[i]];
+        m = n <= LT__TOK_SMALL ? lt__tok_bpe_scan(tk, tk->sym, tk->aux1, tk->aux2, (int64_t)n)
+                               : lt__tok_bpe_heap(tk, tk->sym, tk->aux1, tk->aux2, tk->heap, (int64_t)n);
+    }
+    if (e && m <= LT__TOK_CIDS) {
+        e->hash = h;
+        e->len = (uint8_t)n;
+        e->nids = (uint8_t)m;
+        memcpy(e->key, s, n);
+        memcpy(e->ids, tk->sym, (size_t)m * sizeof(int32_t));
+    }
+    *ids = tk->sym;
+    return m;
+}
+
+/* Encodes s[0..n) (no special tokens in it) from out[*count]; 0 on an error. */
+static int lt__tok_stretch(lt_tokenizer *tk, const unsigned char *s, size_t n, int32_t *out, int64_t cap, int64_t *count) {
+    size_t i = 0, k;
+    while (i < n) {
+        const int32_t *ids = NULL;
+        int64_t m, c;
+        switch (tk->pat) {
+        case LT_PRETOK_CL100K: k = lt__pretok_cl100k(s + i, n - i, 3); break;
+        case LT_PRETOK_QWEN2: k = lt__pretok_cl100k(s + i, n - i, 1); break;
+        default: k = lt__pretok_gpt2(s + i, n - i); break;
+        }
+        if ((m = lt__tok_piece(tk, s + i, k, &ids)) < 0) return 0;
+        for (c = 0; c < m; c++, (*count)++)
+            if (*count < cap) out[*count] = ids[c];
+        i += k;
+    }
+    return 1;
+}
+
+/* The special token at s[0..n) (the longest one), or -1. */
+static int32_t lt__tok_special_at(const lt_tokenizer *tk, const unsigned char *s, size_t n) {
+    int k;
+    if (!tk->sfirst[s[0]]) return -1;
+    for (k = 0; k < tk->nspec; k++) {
+        int32_t id = tk->spec[k];
+        if (tk->len[id] <= n && !memcmp(tk->bytes + tk->off[id], s, tk->len[id])) return id;
+    }
     return -1;
+}
+
+LTRAIN_DEF int64_t lt_tok_encode(lt_tokenizer *tk, const char *text, size_t n, int flags, int32_t *out, int64_t cap) {
+    const unsigned char *s = (const unsigned char *)text;
+    int64_t count = 0;
+    size_t i, start = 0;
+    if (!tk) return -1;
+    if ((!text && n) || cap < 0 || (!out && cap)) {
+        lt_set_error(tk->ctx, LT_ERR_ARG, "lt_tok_encode: text %s with n %zu, out %s with cap %lld", text ? "set" : "NULL", n,
+                     out ? "set" : "NULL", (long long)cap);
+        return -1;
+    }
+    if (!tk->cache && (tk->cache = (lt__tok_centry *)LT__MALLOC(LT__TOK_CSLOTS * sizeof(lt__tok_centry))) != NULL)
+        memset(tk->cache, 0, LT__TOK_CSLOTS * sizeof(lt__tok_centry));   /* len 0 never matches: n >= 2 */
+    if ((flags & LT_TOK_SPECIAL) && tk->nspec) {
+        for (i = 0; i < n; i++) {
+            int32_t id = lt__tok_special_at(tk, s + i, n - i);
+            if (id < 0) continue;
+            if (!lt__tok_stretch(tk, s + start, i - start, out, cap, &count)) return -1;
+            if (count < cap) out[count] = id;
+            count++;
+            i += tk->len[id] - 1;
+            start = i + 1;
+        }
+    }
+    if (!lt__tok_stretch(tk, s + start, n - start, out, cap, &count)) return -1;
+    return count;
 }
 
 /* ---- @@TOK.decode  decoding -------------------------------------------------------------------- */
 LTRAIN_DEF int64_t lt_tok_decode(const lt_tokenizer *tk, const int32_t *ids, int64_t n, char *out, size_t cap) {
-    (void)ids; (void)n; (void)out; (void)cap;
-    if (tk) lt_set_error(tk->ctx, LT_ERR_STATE, "lt_tok_decode: not built yet");
-    return -1;
+    int64_t i;
+    size_t size = 0;
+    if (!tk) return -1;
+    if ((!ids && n) || n < 0 || (!out && cap)) {
+        lt_set_error(tk->ctx, LT_ERR_ARG, "lt_tok_decode: ids %s with n %lld, out %s with cap %zu", ids ? "set" : "NULL",
+                     (long long)n, out ? "set" : "NULL", cap);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        int32_t id = ids[i];
+        size_t k;
+        if (id < 0 || id >= tk->nvocab || !tk->len[id]) {
+            lt_set_error(tk->ctx, LT_ERR_ARG, "lt_tok_decode: id %d at position %lld %s (vocab size %d)", id, (long long)i,
+                         id < 0 || id >= tk->nvocab ? "is out of range" : "has no token", tk->nvocab);
+            return -1;
+        }
+        k = tk->len[id];
+        if (size < cap) memcpy(out + size, tk->bytes + tk->off[id], cap - size < k ? cap - size : k);
+        size += k;
+    }
+    return (int64_t)size;
 }
 /* ---- src/18_data_tok_train.h ---- */
 /* ==== @@TOK  (continued) training a byte-level BPE vocabulary ================================= */

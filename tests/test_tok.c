@@ -54,7 +54,310 @@ static void tt__byte_alphabet(void) {
     t_check(ok, "tok.byte_alphabet", "byte <-> character map is not GPT-2's bytes_to_unicode");
 }
 
+/* The whole file, NUL-terminated (malloc'd), or NULL. */
+static char *tt__slurp(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+    if (size) *size = 0;
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+        !(buf = (char *)malloc((size_t)n + 1)) || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        free(buf);
+        return NULL;
+    }
+    fclose(f);
+    buf[n] = 0;
+    if (size) *size = (size_t)n;
+    return buf;
+}
+static int tt__exists(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+/* ---- references: tests/ref/tok_cases.bin (tests/ref/gen_tok.py) -------------------------------- */
+typedef struct {
+    int n;                  /* texts */
+    char **text;
+    size_t *len;
+    int32_t **ids[6];       /* [tokenizer * 2 + flags][text] */
+    int64_t *nids[6];
+} tt__cases;
+
+static uint32_t tt__u32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+static void tt__cases_free(tt__cases *c) {
+    int i, k;
+    for (i = 0; i < c->n; i++) {
+        free(c->text[i]);
+        for (k = 0; k < 6; k++) free(c->ids[k][i]);
+    }
+    free(c->text); free(c->len);
+    for (k = 0; k < 6; k++) { free(c->ids[k]); free(c->nids[k]); }
+    memset(c, 0, sizeof *c);
+}
+
+static int tt__cases_load(tt__cases *c) {
+    size_t size, at = 12;
+    unsigned char *b = (unsigned char *)tt__slurp("tests/ref/tok_cases.bin", &size);
+    int i, k;
+    memset(c, 0, sizeof *c);
+    if (!b || size < 12 || memcmp(b, "LTTOKREF", 8)) { free(b); return 0; }
+    c->n = (int)tt__u32(b + 8);
+    c->text = (char **)calloc((size_t)c->n, sizeof(char *));
+    c->len = (size_t *)calloc((size_t)c->n, sizeof(size_t));
+    for (k = 0; k < 6; k++) {
+        c->ids[k] = (int32_t **)calloc((size_t)c->n, sizeof(int32_t *));
+        c->nids[k] = (int64_t *)calloc((size_t)c->n, sizeof(int64_t));
+    }
+    for (i = 0; i < c->n; i++) {
+        uint32_t n, j;
+        if (at + 4 > size || (n = tt__u32(b + at)) > size - at - 4) goto bad;
+        c->len[i] = n;
+        c->text[i] = (char *)malloc(n + 1);
+        memcpy(c->text[i], b + at + 4, n);
+        c->text[i][n] = 0;
+        at += 4 + n;
+        for (k = 0; k < 6; k++) {
+            if (at + 4 > size || (n = tt__u32(b + at)) > (size - at - 4) / 2) goto bad;
+            c->nids[k][i] = n;
+            c->ids[k][i] = (int32_t *)malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+            for (j = 0; j < n; j++) c->ids[k][i][j] = b[at + 4 + 2 * j] | b[at + 5 + 2 * j] << 8;
+            at += 4 + 2 * (size_t)n;
+        }
+    }
+    free(b);
+    return at == size;
+bad:
+    free(b);
+    tt__cases_free(c);
+    return 0;
+}
+
+static lt_tokenizer *tt__gpt2(lt_ctx *ctx) {
+    char e[512], v[512];
+    snprintf(e, sizeof e, "%s/gpt2-bpe/encoder.json", t_shared_dir());
+    snprintf(v, sizeof v, "%s/gpt2-bpe/vocab.bpe", t_shared_dir());
+    if (!tt__exists(e) || !tt__exists(v)) return NULL;
+    return lt_tok_load_gpt2(ctx, e, v);
+}
+
+/* Every text of the corpus, without and with LT_TOK_SPECIAL, encodes to the reference ids and
+   decodes back to itself. */
+static void tt__corpus(const char *name, lt_tokenizer *tk, int which, const tt__cases *c) {
+    int i, f, bad = 0, badrt = 0, first = -1, firstf = 0;
+    int64_t total = 0;
+    int32_t *ids = NULL;
+    char *back = NULL, nm[96];
+    for (f = 0; f < 2; f++) {
+        snprintf(nm, sizeof nm, "%s%s", name, f ? ".special" : "");
+        if (!t_want(nm)) continue;
+        for (i = 0; i < c->n; i++) {
+            const int32_t *ref = c->ids[2 * which + f][i];
+            int64_t nref = c->nids[2 * which + f][i], m, k;
+            ids = (int32_t *)realloc(ids, (c->len[i] + 1) * sizeof(int32_t));
+            back = (char *)realloc(back, c->len[i] + 1);
+            m = lt_tok_encode(tk, c->text[i], c->len[i], f ? LT_TOK_SPECIAL : 0, ids, (int64_t)c->len[i]);
+            if (m != nref || memcmp(ids, ref, (size_t)(m > 0 ? m : 0) * sizeof(int32_t))) {
+                if (first < 0) { first = i; firstf = f; }
+                bad++;
+            }
+            k = m >= 0 ? lt_tok_decode(tk, ids, m, back, c->len[i]) : -1;
+            if (k != (int64_t)c->len[i] || memcmp(back, c->text[i], c->len[i])) badrt++;
+            total += m;
+        }
+        if (!t_check(bad == 0 && badrt == 0, nm, "%d of %d texts encode differently (first: text %d, flags %d, %lld ids, "
+                     "want %lld: %s), %d do not decode back", bad, c->n, first, firstf,
+                     first >= 0 ? (long long)lt_tok_encode(tk, c->text[first], c->len[first], firstf, NULL, 0) : 0LL,
+                     first >= 0 ? (long long)c->nids[2 * which + firstf][first] : 0LL, lt_error(tk->ctx), badrt))
+            if (first >= 0) {
+                int64_t m = lt_tok_encode(tk, c->text[first], c->len[first], firstf, ids, (int64_t)c->len[first]), k;
+                printf("     text \"%.200s\"\n     got ", c->text[first]);
+                for (k = 0; k < m && k < 40; k++) printf("%d ", ids[k]);
+                printf("\n     ref ");
+                for (k = 0; k < c->nids[2 * which + firstf][first] && k < 40; k++) printf("%d ", c->ids[2 * which + firstf][first][k]);
+                printf("\n");
+            }
+        bad = badrt = 0;
+        first = -1;
+    }
+    free(ids);
+    free(back);
+}
+
+static uint64_t tt__fnv(const int32_t *ids, int64_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    int64_t i;
+    int k;
+    for (i = 0; i < n; i++)
+        for (k = 0; k < 4; k++) h = (h ^ (((uint32_t)ids[i] >> (8 * k)) & 0xff)) * 0x100000001b3ull;
+    return h;
+}
+
+/* Whole files of ../shared/data against tests/ref/tok_hashes.txt (count and FNV-1a of the ids). */
+static void tt__hashes(lt_tokenizer **tks) {
+    char *text = tt__slurp("tests/ref/tok_hashes.txt", NULL), *line, *next;
+    for (line = text; line && *line; line = next) {
+        int which, flags;
+        char file[128], name[200], path[600];
+        long long count;
+        unsigned long long hash;
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        if (line[0] == '#' || sscanf(line, "%d %d %127s %lld %llx", &which, &flags, file, &count, &hash) != 5) continue;
+        snprintf(name, sizeof name, "tok.file.%s.%s%s", which == 0 ? "gpt2" : which == 1 ? "llama3" : "qwen2", file,
+                 flags ? ".special" : "");
+        if (!t_want(name)) continue;
+        snprintf(path, sizeof path, "%s/%s", t_shared_dir(), file);
+        if (!tks[which] || !tt__exists(path)) { t_skip(name, "no ../shared/data (LT_SHARED_DIR) with GPT-2's files and the text"); continue; }
+        {
+            size_t n;
+            char *buf = tt__slurp(path, &n), *back = (char *)malloc(n + 1);
+            int32_t *ids = (int32_t *)malloc((n + 1) * sizeof(int32_t));
+            int64_t m = lt_tok_encode(tks[which], buf, n, flags, ids, (int64_t)n);
+            int64_t k = m >= 0 ? lt_tok_decode(tks[which], ids, m, back, n) : -1;
+            uint64_t h = m >= 0 ? tt__fnv(ids, m) : 0;
+            t_check(m == count && h == hash && k == (int64_t)n && !memcmp(back, buf, n), name,
+                    "%lld ids, hash 0x%016llx (want %lld, 0x%016llx); decodes back: %d", (long long)m,
+                    (unsigned long long)h, count, hash, k == (int64_t)n && !memcmp(back, buf, n));
+            free(buf); free(back); free(ids);
+        }
+    }
+    free(text);
+}
+
+/* The two BPE merge loops (scan for short pre-tokens, heap for long ones) agree on random byte
+   strings and on runs that merge a lot. */
+static void tt__bpe_paths(lt_tokenizer *tk, const char *name) {
+    lt_rng r;
+    int t, bad = 0;
+    int32_t a[600], b[600], x[600], y[600], h[3600];
+    if (!t_want(name)) return;
+    lt_rng_seed(&r, 7);
+    for (t = 0; t < 400; t++) {
+        int64_t n = 2 + (int64_t)(lt_rng_u64(&r) % 500), i, na, nb;
+        int mode = t % 4;
+        for (i = 0; i < n; i++) {
+            int c = mode == 0 ? (int)(lt_rng_u64(&r) % 256) : mode == 1 ? 'a' + (int)(lt_rng_u64(&r) % 26)
+                  : mode == 2 ? "the quick brown fox "[i % 20] : (i % 7 == 0 ? ' ' : 'e');
+            a[i] = b[i] = tk->byte_id[c];
+        }
+        na = lt__tok_bpe_scan(tk, a, x, y, n);
+        nb = lt__tok_bpe_heap(tk, b, x, y, h, n);
+        if (na != nb || memcmp(a, b, (size_t)na * sizeof(int32_t))) bad++;
+    }
+    t_check(bad == 0, name, "%d of 400 byte strings merge differently by scanning and by the heap", bad);
+}
+
+/* decode(encode(x)) == x for random byte strings (valid UTF-8 or not) and random code points. */
+static void tt__roundtrip(lt_tokenizer *tk, const char *name) {
+    lt_rng r;
+    int t, bad = 0, k;
+    char text[2048], back[2048];
+    int32_t ids[2048];
+    if (!t_want(name)) return;
+    lt_rng_seed(&r, 11);
+    for (t = 0; t < 600; t++) {
+        size_t n = 0, lim = 1 + (size_t)(lt_rng_u64(&r) % 1500);
+        int64_t m, d;
+        while (n < lim) {
+            if (t % 3 == 0) text[n++] = (char)(lt_rng_u64(&r) % 256);
+            else {
+                unsigned char u[4];
+                uint32_t cp = t % 3 == 1 ? (uint32_t)(lt_rng_u64(&r) % 0x110000) : (uint32_t)(lt_rng_u64(&r) % 0x3100);
+                if (cp >= 0xd800 && cp <= 0xdfff) cp = ' ';
+                for (k = 0; k < (int)lt__tok_put_utf8(u, cp) && n < sizeof text; k++) text[n++] = (char)u[k];
+            }
+        }
+        m = lt_tok_encode(tk, text, n, t % 2 ? LT_TOK_SPECIAL : 0, ids, (int64_t)n);
+        d = m >= 0 ? lt_tok_decode(tk, ids, m, back, sizeof back) : -1;
+        if (d != (int64_t)n || memcmp(back, text, n)) bad++;
+    }
+    t_check(bad == 0, name, "%d of 600 random texts do not decode back to themselves (%s)", bad, lt_error(tk->ctx));
+}
+
+/* Counting without out, a short out, special tokens, NULLs, ids out of range. */
+static void tt__api(lt_tokenizer *tk, const char *name) {
+    const char *text = "Hello world<|endoftext|> again";
+    int32_t ids[64], few[2] = {-7, -7}, eot = lt_tok_special(tk, "<|endoftext|>");
+    int64_t n = lt_tok_encode(tk, text, strlen(text), LT_TOK_SPECIAL, ids, 64), c0, c2;
+    char out[64];
+    int ok = n == 4 && eot == 50256 && ids[2] == eot && lt_tok_special(tk, "Hello") == -1;
+    if (!t_want(name)) return;
+    c0 = lt_tok_encode(tk, text, strlen(text), LT_TOK_SPECIAL, NULL, 0);
+    c2 = lt_tok_encode(tk, text, strlen(text), LT_TOK_SPECIAL, few, 2);
+    ok &= c0 == n && c2 == n && few[0] == ids[0] && few[1] == ids[1];
+    ok &= lt_tok_encode(tk, text, strlen(text), 0, NULL, 0) == 10;   /* "<", "|", "end", "of", "text", "|", ">" as text */
+    ok &= lt_tok_decode(tk, ids, n, NULL, 0) == (int64_t)strlen(text) && lt_tok_decode(tk, ids, n, out, 3) == (int64_t)strlen(text) &&
+          !memcmp(out, "Hel", 3);
+    ok &= lt_tok_encode(tk, "", 0, 0, NULL, 0) == 0 && !lt_failed(tk->ctx);
+    ids[1] = 50257;
+    ok &= lt_tok_decode(tk, ids, n, out, sizeof out) == -1 && strstr(lt_error(tk->ctx), "id 50257 at position 1") != NULL;
+    lt_clear_error(tk->ctx);
+    ids[1] = -1;
+    ok &= lt_tok_decode(tk, ids, n, out, sizeof out) == -1 && strstr(lt_error(tk->ctx), "out of range") != NULL;
+    lt_clear_error(tk->ctx);
+    ok &= lt_tok_encode(tk, NULL, 5, 0, ids, 5) == -1 && lt_failed(tk->ctx);
+    lt_clear_error(tk->ctx);
+    ok &= lt_tok_encode(tk, text, 3, 0, ids, -1) == -1 && lt_failed(tk->ctx);
+    lt_clear_error(tk->ctx);
+    ok &= lt_tok_merge(tk, 220, 83, NULL) == 256 && lt_tok_lookup(tk, " the", 4) == 262 && lt_tok_num_merges(tk) == 50000 &&
+          lt_tok_vocab_size(tk) == 50257 && lt_tok_pattern(tk) == LT_PRETOK_GPT2;
+    t_check(ok, name, "encode/decode counting, short buffers, specials or errors misbehave (n %lld, %s)", (long long)n,
+            lt_error(tk->ctx));
+}
+
+/* The loaded GPT-2 vocabulary holds at most 10 MB (its tables, the cache and scratch included). */
+static void tt__memory(lt_tokenizer *tk, const char *name) {
+    size_t m = lt_tok_memory(tk);
+    if (!t_want(name)) return;
+    printf("info %s: GPT-2 tokenizer holds %.2f MB after encoding\n", name, (double)m / 1e6);
+    t_check(m <= 10u * 1000 * 1000, name, "%zu bytes (at most 10 MB)", m);
+}
+
 static void test_tok_all(void) {
+    lt_ctx *ctx = lt_ctx_create(1);
+    lt_tokenizer *tks[3];
+    tt__cases c;
+    int k, have = tt__cases_load(&c);
     tt__pretok_cases();
     tt__byte_alphabet();
+    t_check(have, "tok.ref", "cannot read tests/ref/tok_cases.bin (/work/venv/bin/python tests/ref/gen_tok.py)");
+    tks[0] = tt__gpt2(ctx);
+    if (!tks[0] && lt_failed(ctx)) t_check(0, "tok.gpt2.load", "%s", lt_error(ctx));
+    lt_clear_error(ctx);
+    tks[1] = lt_tok_load_json(ctx, "tests/ref/tok_llama3.json");
+    t_check(tks[1] != NULL, "tok.llama3.load", "%s", lt_error(ctx));
+    lt_clear_error(ctx);
+    tks[2] = lt_tok_load_json(ctx, "tests/ref/tok_qwen2.json");
+    t_check(tks[2] != NULL, "tok.qwen2.load", "%s", lt_error(ctx));
+    lt_clear_error(ctx);
+    if (have) {
+        if (tks[0]) tt__corpus("tok.gpt2.corpus", tks[0], 0, &c);
+        else t_skip("tok.gpt2.corpus", "no GPT-2 encoder.json / vocab.bpe in ../shared/data (LT_SHARED_DIR)");
+        if (tks[1]) tt__corpus("tok.llama3.corpus", tks[1], 1, &c);
+        if (tks[2]) tt__corpus("tok.qwen2.corpus", tks[2], 2, &c);
+    }
+    tt__hashes(tks);
+    for (k = 0; k < 3; k++) {
+        static const char *const nm[3] = {"gpt2", "llama3", "qwen2"};
+        char name[64];
+        if (!tks[k]) continue;
+        snprintf(name, sizeof name, "tok.%s.bpe_paths", nm[k]);
+        tt__bpe_paths(tks[k], name);
+        snprintf(name, sizeof name, "tok.%s.roundtrip", nm[k]);
+        tt__roundtrip(tks[k], name);
+    }
+    if (tks[0]) {
+        tt__api(tks[0], "tok.gpt2.api");
+        tt__memory(tks[0], "tok.gpt2.memory");
+    } else {
+        t_skip("tok.gpt2.api", "no GPT-2 files in ../shared/data");
+    }
+    for (k = 0; k < 3; k++) lt_tok_free(tks[k]);
+    if (have) tt__cases_free(&c);
+    lt_ctx_destroy(ctx);
 }

@@ -4,7 +4,7 @@
    tests/ref/gen_bpe.py), the tie rule and overlapping pairs by hand, stopping early, bad options,
    and the saved files loaded back by @@TOK's loaders.  #included by test_main.c. */
 
-static char *tt__slurp(const char *path, size_t *n) {
+static char *ttr__slurp(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
     char *s;
     long m;
@@ -20,7 +20,7 @@ static char *tt__slurp(const char *path, size_t *n) {
     return s;
 }
 
-static uint64_t tt__fnv(const char *s, size_t n) {
+static uint64_t ttr__fnv(const char *s, size_t n) {
     uint64_t h = 0xcbf29ce484222325ull;
     size_t i;
     for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
@@ -29,7 +29,7 @@ static uint64_t tt__fnv(const char *s, size_t n) {
 
 /* Trains on text, saves GPT-2's pair under build/tmp and returns vocab.bpe's merge lines (after
    the "#version" line; malloc'd) and their count. */
-static char *tt__train_merges(const char *text, size_t n, int vocab, size_t *len, int *nmerges) {
+static char *ttr__train_merges(const char *text, size_t n, int vocab, size_t *len, int *nmerges) {
     char enc[256], bpe[256], *all, *body = NULL;
     size_t m;
     lt_ctx *ctx = lt_ctx_create(1);
@@ -41,7 +41,7 @@ static char *tt__train_merges(const char *text, size_t n, int vocab, size_t *len
     snprintf(enc, sizeof enc, "%s/tt_encoder.json", t_tmp_dir());
     snprintf(bpe, sizeof bpe, "%s/tt_vocab.bpe", t_tmp_dir());
     v = lt_bpe_train(ctx, text, n, &o);
-    if (v && lt_bpe_save_gpt2(ctx, v, enc, bpe) == LT_OK && (all = tt__slurp(bpe, &m)) != NULL) {
+    if (v && lt_bpe_save_gpt2(ctx, v, enc, bpe) == LT_OK && (all = ttr__slurp(bpe, &m)) != NULL) {
         const char *nl = strchr(all, '\n');
         size_t skip = nl ? (size_t)(nl - all) + 1 : m;
         body = (char *)malloc(m - skip + 1);
@@ -56,9 +56,9 @@ static char *tt__train_merges(const char *text, size_t n, int vocab, size_t *len
 }
 
 /* The reference hash line "NAME VOCAB N_MERGES HASH" for name and vocab; 0 when absent. */
-static int tt__hash_ref(const char *name, int vocab, int *nmerges, uint64_t *hash) {
+static int ttr__hash_ref(const char *name, int vocab, int *nmerges, uint64_t *hash) {
     size_t n;
-    char *s = tt__slurp("tests/ref/bpe_hashes.txt", &n), *line, *save = NULL;
+    char *s = ttr__slurp("tests/ref/bpe_hashes.txt", &n), *line, *save = NULL;
     int found = 0;
     if (!s) return 0;
     for (line = strtok_r(s, "\n", &save); line && !found; line = strtok_r(NULL, "\n", &save)) {
@@ -75,16 +75,16 @@ static int tt__hash_ref(const char *name, int vocab, int *nmerges, uint64_t *has
     return found;
 }
 
-static void tt__hf_small(void) {
+static void ttr__hf_small(void) {
     size_t n, nref, got;
-    char *text = tt__slurp("tests/ref/bpe_text.txt", &n), *ref = tt__slurp("tests/ref/bpe_merges.txt", &nref), *me;
+    char *text = ttr__slurp("tests/ref/bpe_text.txt", &n), *ref = ttr__slurp("tests/ref/bpe_merges.txt", &nref), *me;
     int nm = -1, vocabs[2] = {300, 1024}, i;
     if (!text || !ref) {
         t_check(0, "tok.train.hf_small", "tests/ref/bpe_text.txt or bpe_merges.txt missing (run from the repository root)");
         free(text); free(ref);
         return;
     }
-    me = tt__train_merges(text, n, 1024, &got, &nm);
+    me = ttr__train_merges(text, n, 1024, &got, &nm);
     if (me && got == nref && memcmp(me, ref, got) == 0) t_check(1, "tok.train.hf_small", "");
     else {
         size_t k = 0, line = 1;
@@ -97,9 +97,9 @@ static void tt__hf_small(void) {
         uint64_t want_h, h;
         char nmname[64];
         snprintf(nmname, sizeof nmname, "tok.train.hf_small_hash/%d", vocabs[i]);
-        me = tt__train_merges(text, n, vocabs[i], &got, &nm);
-        h = me ? tt__fnv(me, got) : 0;
-        if (!tt__hash_ref("small", vocabs[i], &want_m, &want_h)) t_check(0, nmname, "no line in tests/ref/bpe_hashes.txt");
+        me = ttr__train_merges(text, n, vocabs[i], &got, &nm);
+        h = me ? ttr__fnv(me, got) : 0;
+        if (!ttr__hash_ref("small", vocabs[i], &want_m, &want_h)) t_check(0, nmname, "no line in tests/ref/bpe_hashes.txt");
         else t_check(nm == want_m && h == want_h, nmname, "%d merges hash %016llx, HF: %d merges hash %016llx", nm,
                      (unsigned long long)h, want_m, (unsigned long long)want_h);
         free(me);
@@ -108,16 +108,16 @@ static void tt__hf_small(void) {
     free(ref);
 }
 
-static void tt__hf_shakespeare(void) {
+static void ttr__hf_shakespeare(void) {
     char path[512], *text, *me;
     size_t n, got;
     int nm = -1, want_m;
     uint64_t want_h, h;
     snprintf(path, sizeof path, "%s/tinyshakespeare.txt", t_shared_dir());
-    if (!(text = tt__slurp(path, &n))) { t_skip("tok.train.hf_shakespeare", "no tinyshakespeare.txt in ../shared/data (LT_SHARED_DIR)"); return; }
-    me = tt__train_merges(text, n, 4096, &got, &nm);
-    h = me ? tt__fnv(me, got) : 0;
-    if (!tt__hash_ref("tinyshakespeare", 4096, &want_m, &want_h)) t_check(0, "tok.train.hf_shakespeare", "no line in tests/ref/bpe_hashes.txt");
+    if (!(text = ttr__slurp(path, &n))) { t_skip("tok.train.hf_shakespeare", "no tinyshakespeare.txt in ../shared/data (LT_SHARED_DIR)"); return; }
+    me = ttr__train_merges(text, n, 4096, &got, &nm);
+    h = me ? ttr__fnv(me, got) : 0;
+    if (!ttr__hash_ref("tinyshakespeare", 4096, &want_m, &want_h)) t_check(0, "tok.train.hf_shakespeare", "no line in tests/ref/bpe_hashes.txt");
     else t_check(nm == want_m && h == want_h, "tok.train.hf_shakespeare", "vocab 4096: %d merges hash %016llx, HF: %d "
                  "merges hash %016llx", nm, (unsigned long long)h, want_m, (unsigned long long)want_h);
     free(me);
@@ -125,7 +125,7 @@ static void tt__hf_shakespeare(void) {
 }
 
 /* Merge i's two halves and result as text "left+right=result" (bytes; printable in these tests). */
-static void tt__merge_str(const lt_bpe *v, int i, char *out, size_t cap) {
+static void ttr__merge_str(const lt_bpe *v, int i, char *out, size_t cap) {
     int l, r, c = lt_bpe_merge(v, i, &l, &r);
     size_t nl, nr, nc;
     const unsigned char *a = lt_bpe_token(v, l, &nl), *b = lt_bpe_token(v, r, &nr), *m = lt_bpe_token(v, c, &nc);
@@ -136,7 +136,7 @@ static void tt__merge_str(const lt_bpe *v, int i, char *out, size_t cap) {
 /* Hand-checked cases: overlapping pairs merge left to right ("aaaa": (a,a) occurs 3 times, makes
    "aa aa", then one (aa,aa)); ties go to the smaller pair, and the space byte's id sorts after
    the letters' (GPT-2 order), so "ab cd" merges a+b, then c+d, then " "+cd. */
-static void tt__by_hand(void) {
+static void ttr__by_hand(void) {
     struct { const char *text, *want; int vocab; } c[] = {
         {"aaaa", "a+a=aa|aa+aa=aaaa|", 300},
         {"ab cd", "a+b=ab|c+d=cd| +cd= cd|", 300},
@@ -152,7 +152,7 @@ static void tt__by_hand(void) {
         o.vocab_size = c[k].vocab;
         v = lt_bpe_train(ctx, c[k].text, strlen(c[k].text), &o);
         for (i = 0; v && i < lt_bpe_n_merges(v); i++) {
-            tt__merge_str(v, i, one, sizeof one);
+            ttr__merge_str(v, i, one, sizeof one);
             strncat(got, one, sizeof got - strlen(got) - 2);
             strcat(got, "|");
         }
@@ -165,7 +165,7 @@ static void tt__by_hand(void) {
 }
 
 /* The first ids: specials, then bytes in GPT-2's order ('!' first, ' ' at 188+32). */
-static void tt__ids(void) {
+static void ttr__ids(void) {
     lt_ctx *ctx = lt_ctx_create(1);
     static const char *const sp[2] = {"<|endoftext|>", "<|pad|>"};
     lt_bpe_opts o = lt_bpe_defaults();
@@ -189,7 +189,7 @@ static void tt__ids(void) {
 }
 
 /* min_frequency stops at the first pair that occurs fewer times. */
-static void tt__min_frequency(void) {
+static void ttr__min_frequency(void) {
     lt_ctx *ctx = lt_ctx_create(1);
     lt_bpe_opts o = lt_bpe_defaults();
     lt_bpe *v;
@@ -202,7 +202,7 @@ static void tt__min_frequency(void) {
     lt_ctx_destroy(ctx);
 }
 
-static void tt__bad_args(void) {
+static void ttr__bad_args(void) {
     static const char *const dup[2] = {"<s>", "<s>"}, *const empty[1] = {""};
     struct { int vocab, nsp; const char *const *sp; const char *text; size_t n; const char *want; } c[] = {
         {256, 1, NULL, "x", 1, "vocab_size is 256"},
@@ -228,11 +228,72 @@ static void tt__bad_args(void) {
     }
 }
 
+/* The saved files load back with @@TOK's loaders: the same tokens and merges (rank = learned
+   order), the special token, decode(encode(text)) == text, and the JSON and GPT-2 pair encode the
+   text to the same ids, fewer than its bytes. */
+static void ttr__load_back(void) {
+    char js[256], enc[256], bpe[256];
+    size_t n, k0, k1;
+    char *text = ttr__slurp("tests/ref/bpe_text.txt", &n), *back = NULL;
+    lt_ctx *ctx = lt_ctx_create(1);
+    lt_bpe_opts o = lt_bpe_defaults();
+    lt_bpe *v;
+    lt_tokenizer *a = NULL, *b = NULL;
+    int32_t *ia = NULL, *ib = NULL;
+    int64_t na = -1, nb = -2, nback = -1;
+    int i, bad_tok = -1, bad_merge = -1;
+    o.vocab_size = 700;
+    snprintf(js, sizeof js, "%s/ttr_tokenizer.json", t_tmp_dir());
+    snprintf(enc, sizeof enc, "%s/ttr_encoder.json", t_tmp_dir());
+    snprintf(bpe, sizeof bpe, "%s/ttr_vocab.bpe", t_tmp_dir());
+    v = text ? lt_bpe_train(ctx, text, n, &o) : NULL;
+    if (v && lt_bpe_save_json(ctx, v, js) == LT_OK && lt_bpe_save_gpt2(ctx, v, enc, bpe) == LT_OK) {
+        a = lt_tok_load_json(ctx, js);
+        b = lt_tok_load_gpt2(ctx, enc, bpe);
+    }
+    if (a && b) {
+        for (i = 0; i < lt_bpe_vocab_size(v) && bad_tok < 0; i++) {
+            const unsigned char *x = lt_bpe_token(v, i, &k0);
+            const char *y = lt_tok_token(a, i, &k1);
+            if (!y || k0 != k1 || memcmp(x, y, k0) != 0) bad_tok = i;
+        }
+        for (i = 0; i < lt_bpe_n_merges(v) && bad_merge < 0; i++) {
+            int l, r, c = lt_bpe_merge(v, i, &l, &r);
+            int32_t rank = -1;
+            if (lt_tok_merge(a, l, r, &rank) != c || rank != i) bad_merge = i;
+        }
+        ia = (int32_t *)malloc((n + 1) * sizeof *ia);
+        ib = (int32_t *)malloc((n + 1) * sizeof *ib);
+        back = (char *)malloc(n + 1);
+        if (ia && ib && back) {
+            na = lt_tok_encode(a, text, n, 0, ia, (int64_t)n);
+            nb = lt_tok_encode(b, text, n, 0, ib, (int64_t)n);
+            nback = lt_tok_decode(a, ia, na, back, n);
+        }
+    }
+    if (lt_failed(ctx)) printf("     %s\n", lt_error(ctx));
+    t_check(a && b && lt_tok_vocab_size(a) == lt_bpe_vocab_size(v) && lt_tok_vocab_size(b) == lt_bpe_vocab_size(v) &&
+            bad_tok < 0 && bad_merge < 0 && lt_tok_num_merges(a) == lt_bpe_n_merges(v) &&
+            lt_tok_special(a, "<|endoftext|>") == 0 && lt_tok_special(b, "<|endoftext|>") == 0,
+            "tok.train.load_back.vocab", "vocab %d/%d/%d, first bad token %d, first bad merge %d", lt_bpe_vocab_size(v),
+            lt_tok_vocab_size(a), lt_tok_vocab_size(b), bad_tok, bad_merge);
+    t_check(na > 0 && na == nb && na < (int64_t)n && memcmp(ia, ib, (size_t)na * sizeof *ia) == 0 &&
+            nback == (int64_t)n && memcmp(back, text, n) == 0, "tok.train.load_back.encode",
+            "%lld ids (json) vs %lld (gpt2 pair) for %zu bytes; decoded %lld bytes", (long long)na, (long long)nb, n,
+            (long long)nback);
+    free(ia); free(ib); free(back); free(text);
+    lt_tok_free(a);
+    lt_tok_free(b);
+    lt_bpe_free(v);
+    lt_ctx_destroy(ctx);
+}
+
 static void test_tok_train_all(void) {
-    if (t_want("tok.train.hf_small")) tt__hf_small();
-    if (t_want("tok.train.hf_shakespeare")) tt__hf_shakespeare();
-    if (t_want("tok.train.by_hand")) tt__by_hand();
-    if (t_want("tok.train.ids")) tt__ids();
-    if (t_want("tok.train.min_frequency")) tt__min_frequency();
-    if (t_want("tok.train.bad_args")) tt__bad_args();
+    if (t_want("tok.train.hf_small")) ttr__hf_small();
+    if (t_want("tok.train.hf_shakespeare")) ttr__hf_shakespeare();
+    if (t_want("tok.train.by_hand")) ttr__by_hand();
+    if (t_want("tok.train.ids")) ttr__ids();
+    if (t_want("tok.train.min_frequency")) ttr__min_frequency();
+    if (t_want("tok.train.bad_args")) ttr__bad_args();
+    if (t_want("tok.train.load_back")) ttr__load_back();
 }

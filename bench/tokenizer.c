@@ -6,11 +6,13 @@
    DIR holds encoder.json + vocab.bpe; the text is TEXT repeated R times (default 1).  Prints one
    line of key=value pairs:
      load_ms     loading the vocabulary;  vocab_bytes  lt_tok_memory of the loaded tokenizer;
-     rss_load_kb the process's peak RSS growth across the load (getrusage);
+     rss_load_kb the process's peak RSS growth across that first load (getrusage), before the
+                 text is read;
      tokens      ids from one thread (the count the script checks against tiktoken's);
      t1_s        one thread encoding the whole text, a freshly loaded tokenizer;
-     tn_s        N threads (default: all), the text cut into 8N chunks at "\n" before a letter (a
-                 cut that never splits a GPT-2 pre-token), one freshly loaded tokenizer per thread,
+     tn_s        N threads (default: all), the text cut into 8N chunks after a "\n" that follows a
+                 non-space and precedes a letter (such a cut never changes GPT-2's pre-tokens: a
+                 run of newlines at a chunk's end would merge), one freshly loaded tokenizer per thread,
                  chunks handed out dynamically; tn_tokens  their total (equal to tokens). */
 #define _POSIX_C_SOURCE 200809L
 #define LTRAIN_IMPLEMENTATION
@@ -61,7 +63,14 @@ int main(int argc, char **argv) {
     snprintf(enc, sizeof enc, "%s/encoder.json", argv[1]);
     snprintf(bpe, sizeof bpe, "%s/vocab.bpe", argv[1]);
     ctx = lt_ctx_create(1);
-    if (!ctx || lt_read_file(ctx, argv[2], &raw, &n0) != LT_OK) { fprintf(stderr, "%s\n", lt_error(ctx)); return 1; }
+    rss0 = peak_kb();   /* the vocabulary first, while the process's peak is still small */
+    t = now_s();
+    tk = ctx ? lt_tok_load_gpt2(ctx, enc, bpe) : NULL;
+    load_ms = (now_s() - t) * 1e3;
+    if (!tk) { fprintf(stderr, "%s\n", ctx ? lt_error(ctx) : "out of memory"); return 1; }
+    printf("load_ms=%.1f vocab_bytes=%zu rss_load_kb=%ld ", load_ms, lt_tok_memory(tk), peak_kb() - rss0);
+    lt_tok_free(tk);
+    if (lt_read_file(ctx, argv[2], &raw, &n0) != LT_OK) { fprintf(stderr, "%s\n", lt_error(ctx)); return 1; }
     n = n0 * (size_t)repeat;
     text = (char *)malloc(n + 1);
     ids = (int32_t *)malloc((n + 1) * sizeof *ids);
@@ -71,12 +80,7 @@ int main(int argc, char **argv) {
     for (i = 0; i < repeat; i++) memcpy(text + (size_t)i * n0, raw, n0);
     lt_free(raw);
 
-    rss0 = peak_kb();
-    t = now_s();
-    tk = lt_tok_load_gpt2(ctx, enc, bpe);
-    load_ms = (now_s() - t) * 1e3;
-    if (!tk) { fprintf(stderr, "%s\n", lt_error(ctx)); return 1; }
-    printf("load_ms=%.1f vocab_bytes=%zu rss_load_kb=%ld ", load_ms, lt_tok_memory(tk), peak_kb() - rss0);
+    if (!(tk = lt_tok_load_gpt2(ctx, enc, bpe))) { fprintf(stderr, "%s\n", lt_error(ctx)); return 1; }
 
     t = now_s();
     tokens = lt_tok_encode(tk, text, n, 0, ids, (int64_t)n);
@@ -84,12 +88,13 @@ int main(int argc, char **argv) {
     lt_tok_free(tk);
     if (tokens < 0) { fprintf(stderr, "%s\n", lt_error(ctx)); return 1; }
 
-    /* the chunks: ends near k*n/nchunks, moved forward to just after a "\n" that precedes a letter */
+    /* the chunks: ends near k*n/nchunks, moved forward to a cut as in the top comment */
     cut[0] = 0;
     for (nc = 1, i = 1; i < nchunks; i++) {
         size_t p = n / (size_t)nchunks * (size_t)i;
         if (p < cut[nc - 1]) p = cut[nc - 1];
-        while (p < n && !(text[p - 1] == '\n' && isalpha((unsigned char)text[p]))) p++;
+        while (p < n && !(p >= 2 && text[p - 1] == '\n' && !isspace((unsigned char)text[p - 2]) &&
+                          isalpha((unsigned char)text[p]))) p++;
         if (p < n && p > cut[nc - 1]) cut[nc++] = p;
     }
     cut[nc] = n;

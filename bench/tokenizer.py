@@ -10,8 +10,8 @@ from a freshly loaded tokenizer (HF and ltrain.h keep a cache of encoded words; 
 and encodes ordinary text (special-token strings stay text):
   1 thread   ltrain.h lt_tok_encode on the whole text; tiktoken encode_ordinary; HF encode (one
              sequence)
-  N threads  the text cut into 8N chunks at "\\n" before a letter (never inside a GPT-2
-             pre-token); ltrain.h: OpenMP, one tokenizer per thread; tiktoken
+  N threads  the text cut into 8N chunks after a "\\n" between a non-space and a letter (where
+             GPT-2's pre-tokens do not change); ltrain.h: OpenMP, one tokenizer per thread; tiktoken
              encode_ordinary_batch(num_threads=N); HF encode_batch (rayon, N threads)
 HF's single-thread row runs in a child process with RAYON_NUM_THREADS=1 (HF reads it once, at
 its first parallel call), the N-thread row in this process.  Token counts are checked equal.
@@ -54,11 +54,13 @@ def loadavg():
 
 
 def chunks(text, n):
-    """Cut points near k*len/n moved forward to just after a "\\n" followed by a letter."""
+    """Cut points near k*len/n moved forward to just after a "\\n" that follows a non-space and
+    precedes a letter (as bench/tokenizer.c cuts)."""
     cuts = [0]
     for k in range(1, n):
         p = max(len(text) * k // n, cuts[-1])
-        while p < len(text) and not (text[p - 1] == "\n" and text[p].isalpha() and text[p].isascii()):
+        while p < len(text) and not (p >= 2 and text[p - 1] == "\n" and not text[p - 2].isspace()
+                                     and text[p].isalpha() and text[p].isascii()):
             p += 1
         if cuts[-1] < p < len(text):
             cuts.append(p)

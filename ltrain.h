@@ -1023,6 +1023,9 @@ typedef struct {
     int64_t min_frequency;      /* stop when the most frequent pair occurs fewer times; default 0 */
     int n_special;              /* default 1: "<|endoftext|>" */
     const char *const *special; /* their texts, ids 0..n_special-1 */
+    lt_pretok pattern;          /* the pre-tokenizer: LT_PRETOK_GPT2 (default; 0 means it too),
+                                   LT_PRETOK_CL100K (Llama-3) or LT_PRETOK_QWEN2; tokenizer.json
+                                   records it, GPT-2's pair of files only holds GPT-2's */
 } lt_bpe_opts;
 typedef struct lt_bpe lt_bpe;
 LTRAIN_DEF lt_bpe_opts lt_bpe_defaults(void);
@@ -11427,8 +11430,9 @@ LTRAIN_DEF int64_t lt_tok_decode(const lt_tokenizer *tk, const int32_t *ids, int
    Calls: @@CORE, @@DATA (lt_free), @@TOK (the GPT-2 pre-tokenizer).
 
    The algorithm is Hugging Face tokenizers' BpeTrainer (models/bpe/trainer.rs), byte-level:
-     1. the text is split into pre-tokens by the same GPT-2 pre-tokenizer the encoder uses (the
-        whole text as one sequence); equal pre-tokens are counted once with their count (words);
+     1. the text is split into pre-tokens by the pattern the encoder will use (lt_pretok_next:
+        GPT-2's by default, or Llama-3's or Qwen2's), the whole text as one sequence; equal
+        pre-tokens are counted once with their count (words);
      2. ids: the special tokens first (0..S-1), then the 256 bytes in the order of the characters
         standing for them (HF sorts its alphabet by code point): bytes 33..126, 161..172,
         174..255, then the rest ascending, as in GPT-2's encoder.json;
@@ -11456,6 +11460,7 @@ typedef struct { int32_t *v; int32_t n, cap; } lt__bt_list;                  /* 
 
 struct lt_bpe {
     int n_special, n_vocab, n_merges, cap_vocab, cap_merges;
+    lt_pretok pattern;          /* the pre-tokenizer it was trained with */
     unsigned char *bytes;       /* every token's bytes, one after another */
     size_t n_bytes, cap_bytes;
     size_t *off;                /* token id's bytes: bytes[off[id] .. off[id+1]) */
@@ -11467,6 +11472,7 @@ struct lt_bpe {
 typedef struct {
     lt_ctx *ctx;
     int oom;
+    lt_pretok pattern;
     const unsigned char *text;
     /* words: the distinct pre-tokens; the bytes of word w are text[wtext[w] .. +wbytes[w]) */
     size_t *wtext; uint32_t *wbytes; int64_t *wcount; int32_t nwords, capwords;
@@ -11826,11 +11832,11 @@ LTRAIN_DEF void lt_bpe_free(lt_bpe *v) {
     LT__FREE(v);
 }
 
-/* Step 1: the text's pre-tokens (GPT-2's pattern, the whole text as one sequence), counted. */
+/* Step 1: the text's pre-tokens (the whole text as one sequence), counted. */
 static void lt__bt_split(lt__bt *t, size_t n) {
     size_t i, k;
     for (i = 0; i < n && !t->oom; i += k) {
-        k = lt_pretok_next(LT_PRETOK_GPT2, (const char *)t->text + i, n - i);
+        k = lt_pretok_next(t->pattern, (const char *)t->text + i, n - i);
         if (k == 0) break;
         lt__bt_add_word(t, i, k);
     }
@@ -11869,6 +11875,7 @@ LTRAIN_DEF lt_bpe_opts lt_bpe_defaults(void) {
     o.min_frequency = 0;
     o.n_special = 1;
     o.special = eot;
+    o.pattern = LT_PRETOK_GPT2;
     return o;
 }
 
@@ -11878,6 +11885,12 @@ LTRAIN_DEF lt_bpe *lt_bpe_train(lt_ctx *ctx, const void *text, size_t n, const l
     lt_bpe *v;
     int i, j;
     if (!text && n) { lt_set_error(ctx, LT_ERR_ARG, "lt_bpe_train: text is NULL but n is %zu", n); return NULL; }
+    if (o.pattern == 0) o.pattern = LT_PRETOK_GPT2;
+    if (o.pattern != LT_PRETOK_GPT2 && o.pattern != LT_PRETOK_CL100K && o.pattern != LT_PRETOK_QWEN2) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_bpe_train: pattern is %d (LT_PRETOK_GPT2, LT_PRETOK_CL100K or "
+                     "LT_PRETOK_QWEN2)", (int)o.pattern);
+        return NULL;
+    }
     if (o.n_special < 0 || o.n_special > 4096 || (o.n_special && !o.special)) {
         lt_set_error(ctx, LT_ERR_ARG, "lt_bpe_train: n_special is %d (0..4096, with special[] set)", o.n_special);
         return NULL;
@@ -11899,8 +11912,10 @@ LTRAIN_DEF lt_bpe *lt_bpe_train(lt_ctx *ctx, const void *text, size_t n, const l
         return NULL;
     }
     if (!(v = lt__bpe_new(ctx, &o))) return NULL;
+    v->pattern = o.pattern;
     memset(&t, 0, sizeof t);
     t.ctx = ctx;
+    t.pattern = o.pattern;
     t.text = (const unsigned char *)text;
     lt__bt_split(&t, n);
     if (!t.oom) lt__bt_init(&t, v);
@@ -11966,8 +11981,25 @@ static lt_status lt__bt_close(lt_ctx *ctx, FILE *f, const char *path) {
     return LT_OK;
 }
 
+/* The pre_tokenizer field: GPT-2's is HF's ByteLevel with use_regex; the others a Split on the
+   pattern's regex (as @@TOK's loader knows it), then a ByteLevel without regex. */
+static void lt__bt_put_pretok(FILE *f, lt_pretok p) {
+    size_t r;
+    if (p == LT_PRETOK_GPT2) {
+        fprintf(f, "  \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"trim_offsets\": true, "
+                   "\"use_regex\": true},\n");
+        return;
+    }
+    for (r = 0; r + 1 < sizeof lt__tok_known_re / sizeof lt__tok_known_re[0] && lt__tok_known_re[r].p != p; r++) {}
+    fprintf(f, "  \"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [\n    {\"type\": \"Split\", "
+               "\"pattern\": {\"Regex\": \"");
+    lt__bt_put_text(f, (const unsigned char *)lt__tok_known_re[r].re, strlen(lt__tok_known_re[r].re));
+    fprintf(f, "\"}, \"behavior\": \"Isolated\", \"invert\": false},\n    {\"type\": \"ByteLevel\", "
+               "\"add_prefix_space\": false, \"trim_offsets\": true, \"use_regex\": false}]},\n");
+}
+
 /* Hugging Face's tokenizer.json for a byte-level BPE model, the fields as BpeTrainer's tokenizer
-   saves them (GPT-2 pre-tokenizer without a prefix space, byte-level decoder). */
+   saves them (the pre-tokenizer without a prefix space, byte-level decoder). */
 LTRAIN_DEF lt_status lt_bpe_save_json(lt_ctx *ctx, const lt_bpe *v, const char *path) {
     FILE *f;
     int i;
@@ -11981,8 +12013,8 @@ LTRAIN_DEF lt_status lt_bpe_save_json(lt_ctx *ctx, const lt_bpe *v, const char *
                    "\"special\": true}");
     }
     fprintf(f, "%s],\n  \"normalizer\": null,\n", v->n_special ? "\n  " : "");
-    fprintf(f, "  \"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"trim_offsets\": true, "
-               "\"use_regex\": true},\n  \"post_processor\": null,\n");
+    lt__bt_put_pretok(f, v->pattern);
+    fprintf(f, "  \"post_processor\": null,\n");
     fprintf(f, "  \"decoder\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true, \"trim_offsets\": true, "
                "\"use_regex\": true},\n");
     fprintf(f, "  \"model\": {\n    \"type\": \"BPE\", \"dropout\": null, \"unk_token\": null, "
@@ -12013,6 +12045,10 @@ LTRAIN_DEF lt_status lt_bpe_save_gpt2(lt_ctx *ctx, const lt_bpe *v, const char *
     lt_status s;
     if (!v || !encoder_json || !vocab_bpe)
         return lt_set_error(ctx, LT_ERR_ARG, "lt_bpe_save_gpt2: vocabulary and paths must not be NULL");
+    if (v->pattern != LT_PRETOK_GPT2)
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_bpe_save_gpt2: %s: the vocabulary was trained with another "
+                            "pre-tokenizer than GPT-2's, which encoder.json + vocab.bpe cannot record "
+                            "(hint: lt_bpe_save_json)", vocab_bpe);
     if (!(f = fopen(encoder_json, "wb")))
         return lt_set_error(ctx, LT_ERR_IO, "%s: cannot create: %s", encoder_json, strerror(errno));
     fputc('{', f);

@@ -6,7 +6,8 @@
        build/tokenize --in TEXT --out SHARD.bin --train-vocab N --save-tokenizer FILE.json
    --train-vocab N learns a byte-level BPE vocabulary of N tokens from the text itself (as Hugging
    Face's BpeTrainer; "<|endoftext|>" is id 0), saves it as a tokenizer.json (--save-tokenizer;
-   --save-gpt2 DIR also writes DIR/encoder.json and DIR/vocab.bpe), then tokenizes with it.
+   --save-gpt2 DIR also writes DIR/encoder.json and DIR/vocab.bpe; --pattern llama3|qwen2 learns on
+   Llama-3's or Qwen2's pre-tokens instead of GPT-2's), then tokenizes with it.
    --eot puts the end-of-text token before the text (as llm.c's shards start each document).
    `build/tokenize --help` lists the flags. */
 #define _POSIX_C_SOURCE 200809L
@@ -21,7 +22,7 @@
 #include <time.h>
 
 typedef struct {
-    const char *in, *out, *tokenizer, *dir, *save, *save_gpt2;
+    const char *in, *out, *tokenizer, *dir, *save, *save_gpt2, *pattern;
     int train_vocab, eot, quiet;
 } args_t;
 
@@ -31,7 +32,8 @@ static void usage(void) {
            "                              ../shared/data/gpt2-bpe) or a Hugging Face tokenizer.json\n"
            "  --train-vocab N             learn a byte-level BPE vocabulary of N tokens (>= 257) from --in\n"
            "  --save-tokenizer FILE.json  where --train-vocab saves it (needed with --train-vocab)\n"
-           "  --save-gpt2 DIR             also save it as DIR/encoder.json + DIR/vocab.bpe\n"
+           "  --pattern gpt2|llama3|qwen2 the pre-tokenizer --train-vocab learns with (gpt2)\n"
+           "  --save-gpt2 DIR             also save it as DIR/encoder.json + DIR/vocab.bpe (gpt2 pattern only)\n"
            "  --eot                       put the end-of-text token (<|endoftext|>) before the text\n"
            "  --quiet                     print nothing but errors\n");
 }
@@ -50,7 +52,8 @@ static int parse(args_t *a, int argc, char **argv) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         const char **s = !strcmp(f, "--in") ? &a->in : !strcmp(f, "--out") ? &a->out
                        : !strcmp(f, "--tokenizer") ? &a->tokenizer : !strcmp(f, "--tokenizer-dir") ? &a->dir
-                       : !strcmp(f, "--save-tokenizer") ? &a->save : !strcmp(f, "--save-gpt2") ? &a->save_gpt2 : NULL;
+                       : !strcmp(f, "--save-tokenizer") ? &a->save : !strcmp(f, "--save-gpt2") ? &a->save_gpt2
+                       : !strcmp(f, "--pattern") ? &a->pattern : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
         if (!strcmp(f, "--eot")) { a->eot = 1; continue; }
         if (!strcmp(f, "--quiet")) { a->quiet = 1; continue; }
@@ -68,6 +71,9 @@ static int parse(args_t *a, int argc, char **argv) {
     if (!a->in || !a->out) return fprintf(stderr, "tokenize: --in and --out are needed (see --help)\n"), 0;
     if (!a->tokenizer == !a->train_vocab)
         return fprintf(stderr, "tokenize: give one of --tokenizer and --train-vocab (see --help)\n"), 0;
+    if (a->pattern && (!a->train_vocab || (strcmp(a->pattern, "gpt2") && strcmp(a->pattern, "llama3") &&
+                                           strcmp(a->pattern, "qwen2"))))
+        return fprintf(stderr, "tokenize: --pattern is gpt2, llama3 or qwen2, with --train-vocab\n"), 0;
     if (a->train_vocab && !a->save)
         return fprintf(stderr, "tokenize: --train-vocab needs --save-tokenizer FILE.json (to decode and train with)\n"), 0;
     return 1;
@@ -80,6 +86,8 @@ static lt_tokenizer *train_vocab(lt_ctx *ctx, const args_t *a, const char *text,
     double t0 = now_s();
     char enc[600], bpe[600];
     o.vocab_size = a->train_vocab;
+    if (a->pattern) o.pattern = !strcmp(a->pattern, "llama3") ? LT_PRETOK_CL100K
+                              : !strcmp(a->pattern, "qwen2") ? LT_PRETOK_QWEN2 : LT_PRETOK_GPT2;
     if (!(v = lt_bpe_train(ctx, text, n, &o))) { fprintf(stderr, "tokenize: %s\n", lt_error(ctx)); return NULL; }
     if (!a->quiet)
         printf("trained %d tokens (%d merges) on %zu bytes in %.2f s\n", lt_bpe_vocab_size(v), lt_bpe_n_merges(v), n,

@@ -880,6 +880,9 @@ typedef struct {
     int64_t min_frequency;      /* stop when the most frequent pair occurs fewer times; default 0 */
     int n_special;              /* default 1: "<|endoftext|>" */
     const char *const *special; /* their texts, ids 0..n_special-1 */
+    lt_pretok pattern;          /* the pre-tokenizer: LT_PRETOK_GPT2 (default; 0 means it too),
+                                   LT_PRETOK_CL100K (Llama-3) or LT_PRETOK_QWEN2; tokenizer.json
+                                   records it, GPT-2's pair of files only holds GPT-2's */
 } lt_bpe_opts;
 typedef struct lt_bpe lt_bpe;
 LTRAIN_DEF lt_bpe_opts lt_bpe_defaults(void);

@@ -27,9 +27,36 @@ static uint64_t ttr__fnv(const char *s, size_t n) {
     return h;
 }
 
-/* Trains on text, saves GPT-2's pair under build/tmp and returns vocab.bpe's merge lines (after
-   the "#version" line; malloc'd) and their count. */
-static char *ttr__train_merges(const char *text, size_t n, int vocab, size_t *len, int *nmerges) {
+/* The merges as vocab.bpe's lines "left right\n" in byte-level characters (malloc'd). */
+static char *ttr__merge_lines(const lt_bpe *v, size_t *len) {
+    size_t cap = 64, k, m;
+    char *s = (char *)malloc(cap);
+    int i, side;
+    *len = 0;
+    for (i = 0; s && i < lt_bpe_n_merges(v); i++)
+        for (side = 0; side < 2; side++) {
+            int lr[2];
+            const unsigned char *t;
+            lt_bpe_merge(v, i, &lr[0], &lr[1]);
+            t = lt_bpe_token(v, lr[side], &m);
+            if (*len + 2 * m + 2 > cap) {
+                char *q = (char *)realloc(s, cap = 2 * (cap + m));
+                if (!q) { free(s); return NULL; }
+                s = q;
+            }
+            for (k = 0; k < m; k++) {
+                uint32_t c = lt_tok_byte_char(t[k]);
+                if (c < 0x80) s[(*len)++] = (char)c;
+                else { s[(*len)++] = (char)(0xc0 | (c >> 6)); s[(*len)++] = (char)(0x80 | (c & 0x3f)); }
+            }
+            s[(*len)++] = side ? '\n' : ' ';
+        }
+    return s;
+}
+
+/* Trains on text and returns the merges' lines and their count: for GPT-2's pattern vocab.bpe's
+   lines after the "#version" line, from the pair saved under build/tmp; else ttr__merge_lines. */
+static char *ttr__train_merges(const char *text, size_t n, int vocab, lt_pretok pattern, size_t *len, int *nmerges) {
     char enc[256], bpe[256], *all, *body = NULL;
     size_t m;
     lt_ctx *ctx = lt_ctx_create(1);
@@ -38,10 +65,14 @@ static char *ttr__train_merges(const char *text, size_t n, int vocab, size_t *le
     *len = 0;
     *nmerges = -1;
     o.vocab_size = vocab;
+    o.pattern = pattern;
     snprintf(enc, sizeof enc, "%s/tt_encoder.json", t_tmp_dir());
     snprintf(bpe, sizeof bpe, "%s/tt_vocab.bpe", t_tmp_dir());
     v = lt_bpe_train(ctx, text, n, &o);
-    if (v && lt_bpe_save_gpt2(ctx, v, enc, bpe) == LT_OK && (all = ttr__slurp(bpe, &m)) != NULL) {
+    if (v && pattern != LT_PRETOK_GPT2) {
+        body = ttr__merge_lines(v, len);
+        *nmerges = lt_bpe_n_merges(v);
+    } else if (v && lt_bpe_save_gpt2(ctx, v, enc, bpe) == LT_OK && (all = ttr__slurp(bpe, &m)) != NULL) {
         const char *nl = strchr(all, '\n');
         size_t skip = nl ? (size_t)(nl - all) + 1 : m;
         body = (char *)malloc(m - skip + 1);
@@ -84,7 +115,7 @@ static void ttr__hf_small(void) {
         free(text); free(ref);
         return;
     }
-    me = ttr__train_merges(text, n, 1024, &got, &nm);
+    me = ttr__train_merges(text, n, 1024, LT_PRETOK_GPT2, &got, &nm);
     if (me && got == nref && memcmp(me, ref, got) == 0) t_check(1, "tok.train.hf_small", "");
     else {
         size_t k = 0, line = 1;
@@ -92,14 +123,27 @@ static void ttr__hf_small(void) {
         t_check(0, "tok.train.hf_small", "vocab 1024: %d merges; merges.txt differs from HF's at line %zu", nm, line);
     }
     free(me);
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < 2; i++) {   /* GPT-2's pre-tokenizer at two sizes */
         int want_m;
         uint64_t want_h, h;
         char nmname[64];
         snprintf(nmname, sizeof nmname, "tok.train.hf_small_hash/%d", vocabs[i]);
-        me = ttr__train_merges(text, n, vocabs[i], &got, &nm);
+        me = ttr__train_merges(text, n, vocabs[i], LT_PRETOK_GPT2, &got, &nm);
         h = me ? ttr__fnv(me, got) : 0;
         if (!ttr__hash_ref("small", vocabs[i], &want_m, &want_h)) t_check(0, nmname, "no line in tests/ref/bpe_hashes.txt");
+        else t_check(nm == want_m && h == want_h, nmname, "%d merges hash %016llx, HF: %d merges hash %016llx", nm,
+                     (unsigned long long)h, want_m, (unsigned long long)want_h);
+        free(me);
+    }
+    for (i = 0; i < 2; i++) {   /* Llama-3's and Qwen2's pre-tokenizers */
+        int want_m;
+        uint64_t want_h, h;
+        const char *pname = i ? "small_qwen2" : "small_llama3";
+        char nmname[64];
+        snprintf(nmname, sizeof nmname, "tok.train.hf_%s", pname);
+        me = ttr__train_merges(text, n, 1024, i ? LT_PRETOK_QWEN2 : LT_PRETOK_CL100K, &got, &nm);
+        h = me ? ttr__fnv(me, got) : 0;
+        if (!ttr__hash_ref(pname, 1024, &want_m, &want_h)) t_check(0, nmname, "no line in tests/ref/bpe_hashes.txt");
         else t_check(nm == want_m && h == want_h, nmname, "%d merges hash %016llx, HF: %d merges hash %016llx", nm,
                      (unsigned long long)h, want_m, (unsigned long long)want_h);
         free(me);
@@ -115,7 +159,7 @@ static void ttr__hf_shakespeare(void) {
     uint64_t want_h, h;
     snprintf(path, sizeof path, "%s/tinyshakespeare.txt", t_shared_dir());
     if (!(text = ttr__slurp(path, &n))) { t_skip("tok.train.hf_shakespeare", "no tinyshakespeare.txt in ../shared/data (LT_SHARED_DIR)"); return; }
-    me = ttr__train_merges(text, n, 4096, &got, &nm);
+    me = ttr__train_merges(text, n, 4096, LT_PRETOK_GPT2, &got, &nm);
     h = me ? ttr__fnv(me, got) : 0;
     if (!ttr__hash_ref("tinyshakespeare", 4096, &want_m, &want_h)) t_check(0, "tok.train.hf_shakespeare", "no line in tests/ref/bpe_hashes.txt");
     else t_check(nm == want_m && h == want_h, "tok.train.hf_shakespeare", "vocab 4096: %d merges hash %016llx, HF: %d "
@@ -211,6 +255,7 @@ static void ttr__bad_args(void) {
         {300, 1, empty, "x", 1, "special[0] is NULL or empty"},
         {300, -1, NULL, "x", 1, "n_special is -1"},
         {300, 0, NULL, NULL, 5, "text is NULL but n is 5"},
+        {300, 0, NULL, "x", 1, "pattern is 99"},
     };
     int k;
     for (k = 0; k < (int)(sizeof c / sizeof c[0]); k++) {
@@ -220,6 +265,7 @@ static void ttr__bad_args(void) {
         char name[64];
         o.vocab_size = c[k].vocab;
         if (c[k].sp || c[k].nsp <= 0) { o.n_special = c[k].nsp; o.special = c[k].sp; }
+        if (strstr(c[k].want, "pattern")) o.pattern = (lt_pretok)99;
         v = lt_bpe_train(ctx, c[k].text, c[k].n, &o);
         snprintf(name, sizeof name, "tok.train.bad_args/%d", k);
         t_check(!v && strstr(lt_error(ctx), c[k].want) != NULL, name, "got \"%s\", want \"%s\"", lt_error(ctx), c[k].want);

@@ -52,6 +52,8 @@ refuse bad_json "tk_missing.json" build/tokenize --in $TEXT --out "$T/e.bin" --t
 refuse small_vocab "--train-vocab" build/tokenize --in $TEXT --out "$T/e.bin" --train-vocab 100 --save-tokenizer "$T/x.json"
 refuse no_save "--save-tokenizer" build/tokenize --in $TEXT --out "$T/e.bin" --train-vocab 300
 refuse seqs_lines "--tokenizer reads the text as one stream" build/train_gpt --data $TEXT --tokenizer "$T/tk.json" --seqs lines --steps 1
+check llama3_pattern sh -c "build/tokenize --in $TEXT --out $T/l3.bin --train-vocab 500 --pattern llama3 --save-tokenizer $T/l3.json --quiet && build/tokenize --in $TEXT --out $T/l3b.bin --tokenizer $T/l3.json --quiet && cmp $T/l3.bin $T/l3b.bin && grep -q Split $T/l3.json"
+refuse llama3_no_gpt2_pair "another pre-tokenizer" build/tokenize --in $TEXT --out "$T/e.bin" --train-vocab 300 --pattern llama3 --save-tokenizer "$T/y.json" --save-gpt2 "$T/g"
 check lesson build/lesson_sequences ltrain.h --tokenizer "$T/tk.json" --steps 20 --budget 256 --plot "$T/lesson.svg"
 grep -q "tokens of --tokenizer" "$T/lesson.out" && ok lesson_tokens || fail lesson_tokens "no token lengths line"
 

@@ -13,7 +13,10 @@ Writes
                                  byte-level characters, as in merges.txt / vocab.bpe)
     tests/ref/bpe_hashes.txt     "NAME VOCAB N_MERGES FNV1A64" for the small text and for
                                  ../shared/data/tinyshakespeare.txt at vocab 4096 (when present):
-                                 the FNV-1a 64 hash of the merges file's lines "left right\\n".
+                                 the FNV-1a 64 hash of the merges file's lines "left right\\n";
+                                 small_llama3 / small_qwen2: the small text pre-tokenized as
+                                 Llama-3 / Qwen2 do (a Split on their regex, then ByteLevel
+                                 without regex; lt_bpe_opts.pattern LT_PRETOK_CL100K / QWEN2).
 """
 import os
 import sys
@@ -52,9 +55,19 @@ def small_text():
     return text
 
 
-def train(text, vocab):
+LLAMA3_RE = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"""
+             r"""\s*[\r\n]+|\s+(?!\S)|\s+""")
+QWEN2_RE = LLAMA3_RE.replace(r"\p{N}{1,3}", r"\p{N}")
+
+
+def train(text, vocab, regex=None):
     tk = Tokenizer(models.BPE())
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    if regex:
+        from tokenizers import Regex
+        tk.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(regex), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tk.decoder = decoders.ByteLevel()
     tr = trainers.BpeTrainer(vocab_size=vocab, min_frequency=0, show_progress=False,
                              special_tokens=["<|endoftext|>"],
@@ -89,6 +102,9 @@ def main():
             tk.save(os.path.join(HERE, "..", "..", "build", "tmp", "bpe_hf_small.json")) if os.path.isdir(
                 os.path.join(HERE, "..", "..", "build", "tmp")) else None
         rows.append("small %d %d %016x" % (vocab, len(m), fnv(m)))
+    for name, regex in (("small_llama3", LLAMA3_RE), ("small_qwen2", QWEN2_RE)):
+        m = merges_of(train(text, 1024, regex))
+        rows.append("%s 1024 %d %016x" % (name, len(m), fnv(m)))
     shakes = os.path.join(SHARED, "tinyshakespeare.txt")
     if os.path.exists(shakes):
         t = open(shakes, "rb").read().decode("utf-8")

@@ -6,8 +6,8 @@
    DIR holds encoder.json + vocab.bpe; the text is TEXT repeated R times (default 1).  Prints one
    line of key=value pairs:
      load_ms     loading the vocabulary;  vocab_bytes  lt_tok_memory of the loaded tokenizer;
-     rss_load_kb the process's peak RSS growth across that first load (getrusage), before the
-                 text is read;
+     rss_load_kb the resident set's growth across that first load (the tokenizer still loaded,
+                 the files read and freed), before the text is read;
      tokens      ids from one thread (the count the script checks against tiktoken's);
      t1_s        one thread encoding the whole text, a freshly loaded tokenizer;
      tn_s        N threads (default: all), the text cut into 8N chunks after a "\n" that follows a
@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -32,8 +33,17 @@ static double now_s(void) {
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
-static long peak_kb(void) {
+/* The resident set now, in KiB (Linux /proc/self/statm; else the peak from getrusage, which a
+   process started by fork inherits from its parent, so it can hide a growth). */
+static long rss_kb(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size, res = -1;
     struct rusage u;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &size, &res) != 2) res = -1;
+        fclose(f);
+    }
+    if (res >= 0) return res * (sysconf(_SC_PAGESIZE) / 1024);
     return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_maxrss : 0;
 }
 
@@ -63,12 +73,12 @@ int main(int argc, char **argv) {
     snprintf(enc, sizeof enc, "%s/encoder.json", argv[1]);
     snprintf(bpe, sizeof bpe, "%s/vocab.bpe", argv[1]);
     ctx = lt_ctx_create(1);
-    rss0 = peak_kb();   /* the vocabulary first, while the process's peak is still small */
+    rss0 = rss_kb();   /* the vocabulary first, before the text is in memory */
     t = now_s();
     tk = ctx ? lt_tok_load_gpt2(ctx, enc, bpe) : NULL;
     load_ms = (now_s() - t) * 1e3;
     if (!tk) { fprintf(stderr, "%s\n", ctx ? lt_error(ctx) : "out of memory"); return 1; }
-    printf("load_ms=%.1f vocab_bytes=%zu rss_load_kb=%ld ", load_ms, lt_tok_memory(tk), peak_kb() - rss0);
+    printf("load_ms=%.1f vocab_bytes=%zu rss_load_kb=%ld ", load_ms, lt_tok_memory(tk), rss_kb() - rss0);
     lt_tok_free(tk);
     if (lt_read_file(ctx, argv[2], &raw, &n0) != LT_OK) { fprintf(stderr, "%s\n", lt_error(ctx)); return 1; }
     n = n0 * (size_t)repeat;

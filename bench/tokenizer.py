@@ -15,9 +15,11 @@ and encodes ordinary text (special-token strings stay text):
              encode_ordinary_batch(num_threads=N); HF encode_batch (rayon, N threads)
 HF's single-thread row runs in a child process with RAYON_NUM_THREADS=1 (HF reads it once, at
 its first parallel call), the N-thread row in this process.  Token counts are checked equal.
-Also written: the CPU (lscpu model name, SIMD flags), the load average before and after, and the
+Also written: the CPU (lscpu model name, SIMD flags), the load average before and after, the
 memory of the loaded GPT-2 vocabulary (lt_tok_memory, and the RSS growth of loading it in C and
-in Python)."""
+in Python), and the time to train a 4096-token vocabulary on tinyshakespeare (build/tokenize
+--train-vocab, as printed, against HF's BpeTrainer with the same settings; one run each, 1 thread
+for HF via RAYON_NUM_THREADS=1 in a child process)."""
 import argparse
 import json
 import os
@@ -147,6 +149,13 @@ def main():
             print("text x%d round %d: %s" % (repeat, r + 1, " ".join("%s %.2f" % (k, v[-1]) for k, v in res.items())),
                   flush=True)
         rows[repeat] = (mb, res, counts)
+    tr_c = float(subprocess.run([os.path.join(ROOT, "build", "tokenize"), "--in", path, "--out", os.devnull,
+                                 "--train-vocab", "4096", "--save-tokenizer", os.path.join(ROOT, "build", "tmp", "bench_tok.json")],
+                                capture_output=True, text=True, check=True).stdout.split(" in ")[1].split(" s")[0])
+    code = ("import sys,time;sys.path.insert(0,sys.argv[2]);from gen_bpe import train\n"
+            "t=open(sys.argv[1],encoding='utf-8').read();s=time.perf_counter();train(t,4096);print(time.perf_counter()-s)\n")
+    tr_hf = float(subprocess.run([sys.executable, "-c", code, path, os.path.join(ROOT, "tests", "ref")], capture_output=True,
+                                 text=True, check=True, env=dict(os.environ, RAYON_NUM_THREADS="1")).stdout)
     load1 = loadavg()
 
     L = ["# Tokenizer speed: GPT-2 encoding, ltrain.h vs tiktoken vs Hugging Face tokenizers", "",
@@ -169,10 +178,12 @@ def main():
                 "" if repeat == 1 else " x%d" % repeat, mb, th, cell("lt"), cell("tt"), cell("hf"),
                 "%d%s" % (counts["tt1"], "" if same else " DIFFER: " + json.dumps(counts))))
     L += ["", "Memory of the loaded GPT-2 vocabulary (50,257 tokens, 50,000 merges):", "",
-          "- ltrain.h: lt_tok_memory %.2f MB; peak RSS growth across lt_tok_load_gpt2 %.2f MB (loading %.0f ms)" % (
+          "- ltrain.h: lt_tok_memory %.2f MB; resident set growth across lt_tok_load_gpt2 %.2f MB (loading %.0f ms)" % (
               int(cinfo.get("vocab_bytes", 0)) / 1e6, int(cinfo.get("rss_load_kb", 0)) / 1024.0, float(cinfo.get("load_ms", 0))),
           "- Python, peak RSS growth: tiktoken Encoding from the two files %.1f MB, HF BPE.from_file %.1f MB (for scale; what"
-          " the RSS counts differs between allocators)" % (rss_tt / 1024.0, rss_hf / 1024.0), ""]
+          " the RSS counts differs between allocators)" % (rss_tt / 1024.0, rss_hf / 1024.0), "",
+          "Training a 4096-token byte-level BPE vocabulary on tinyshakespeare (the same merges): "
+          "ltrain.h lt_bpe_train %.2f s (1 thread), HF BpeTrainer %.2f s (RAYON_NUM_THREADS=1)." % (tr_c, tr_hf), ""]
     open(a.out, "w").write("\n".join(L))
     print("\n".join(L))
 

@@ -147,11 +147,134 @@ def shard(tokens, magic=20240520, version=1, count=None, extra=b""):
     return hdr + struct.pack("<%dH" % len(tokens), *tokens) + extra
 
 
+# -- tokenizers (src/18_data_tok.h) ----------------------------------------------------------------
+def byte_char(b):
+    """GPT-2's bytes_to_unicode for one byte."""
+    if 0x21 <= b <= 0x7e or 0xa1 <= b <= 0xac or b >= 0xae:
+        return chr(b)
+    if b <= 0x20:
+        return chr(256 + b)
+    if b <= 0xa0:
+        return chr(256 + 33 + b - 0x7f)
+    return chr(256 + 67)
+
+
+def tok_files():
+    """A small byte-level vocabulary (256 byte tokens + Ġt, he, Ġthe) as GPT-2 files and as a
+    tokenizer.json, and ways of breaking each.  Readers: tok_enc (the file as encoder.json, with
+    tok_valid_vocab.bpe), tok_bpe (the file as vocab.bpe, with tok_valid_encoder.json), tok_json."""
+    vocab = {byte_char(b): b for b in range(256)}
+    vocab.update({"\u0120t": 256, "he": 257, "\u0120the": 258})
+    enc = json.dumps(vocab, ensure_ascii=False).encode("utf-8")
+    bpe = "#version: 0.2\n\u0120 t\nh e\n\u0120t he\n".encode("utf-8")
+    bl = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    l3 = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}|"
+                                                " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+         "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+
+    def tj(model=None, added=None, pre=bl, norm=None, merges=None, drop=()):
+        m = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+             "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+             "vocab": vocab, "merges": merges if merges is not None else ["\u0120 t", ["h", "e"], "\u0120t he"]}
+        m.update(model or {})
+        for k in drop:
+            m.pop(k)
+        d = {"version": "1.0", "truncation": None, "padding": None,
+             "added_tokens": added if added is not None else [
+                 {"id": 259, "content": "<|endoftext|>", "single_word": False, "lstrip": False, "rstrip": False,
+                  "normalized": False, "special": True}],
+             "normalizer": norm, "pre_tokenizer": pre, "post_processor": None, "decoder": {"type": "ByteLevel"},
+             "model": m}
+        return json.dumps(d, ensure_ascii=False).encode("utf-8")
+
+    write("tok_valid_encoder.json", enc, "tok_enc", "OK", "valid: 256 byte tokens + 3 merged ones")
+    write("tok_valid_vocab.bpe", bpe, "tok_bpe", "OK", "valid: 3 merges")
+    write("tok_valid_tokenizer.json", tj(), "tok_json", "OK", "valid: ByteLevel, <|endoftext|> added")
+    write("tok_valid_llama3.json", tj(model={"ignore_merges": True}, pre=l3), "tok_json", "OK",
+          "valid: Split on the Llama-3 regex + ByteLevel, ignore_merges")
+    for k in (0, 1, 100, len(enc) // 2, len(enc) - 1):
+        write("tok_enc_trunc_%d.json" % k, enc[:k], "tok_enc", "lt_tok", "encoder.json cut to %d bytes" % k)
+    e = enc[:-1]
+    for name, tail, kw, what in (
+            ("id_string", b', "zz": "7"}', "must be an integer", "an id given as a string"),
+            ("id_float", b', "zz": 7.5}', "fraction", "an id 7.5"),
+            ("id_null", b', "zz": null}', "must be an integer", "an id null"),
+            ("id_array", b', "zz": [7]}', "must be an integer", "an id [7]"),
+            ("id_negative", b', "zz": -1}', "ids must be in", "an id -1"),
+            ("id_huge", b', "zz": 1180591620717411303424}', "ids must be in", "an id 2^70"),
+            ("id_far", b', "zz": 1000000}', "ids must be below", "an id 10^6 for 260 tokens"),
+            ("id_dup", b', "zz": 65}', "duplicate id 65", "two tokens with id 65"),
+            ("token_dup", b', "he": 300}', "appears twice", "the key \"he\" twice"),
+            ("alphabet", ', "\u20ac": 259}'.encode("utf-8"), "U+20AC", "a token with a character outside the alphabet"),
+            ("utf8", b', "\xff": 259}', "invalid UTF-8", "a raw 0xff byte in a key"),
+            ("surrogate", b', "\\udc00": 259}', "lone low surrogate", "a lone \\udc00 escape"),
+            ("escape", b', "\\q": 259}', "unknown escape", "an escape \\q"),
+            ("control", b', "a\tb": 259}', "control character", "a raw tab inside a key"),
+            ("garbage", b'} x', "more text after", "text after the object"),
+            ("deep", b', "zz": ' + b"[" * 200 + b"]" * 200 + b"}", "must be an integer", "an id nested 200 deep")):
+        write("tok_enc_%s.json" % name, e + tail, "tok_enc", kw, what)
+    write("tok_enc_array.json", b"[" + enc + b"]", "tok_enc", "expected '{'", "the vocabulary inside an array")
+    write("tok_enc_empty_object.json", b"{}", "tok_enc", "the vocabulary is empty", "{}")
+    nox = dict(vocab)
+    nox.pop("x")
+    write("tok_enc_no_byte.json", json.dumps(nox, ensure_ascii=False).encode("utf-8"), "tok_enc", "no token for byte 0x78",
+          "byte 'x' has no token")
+    for name, text, kw, what in (
+            ("one_token", "\u0120 t\nhe\n", "not two tokens", "a line with one token"),
+            ("two_spaces", "\u0120 t\nh  e\n", "not two tokens", "two spaces"),
+            ("unknown", "zz e\n", "not a token", "a merge naming an unknown token"),
+            ("no_result", "t h\n", "makes no token", "t + h is no token"),
+            ("repeat", "h e\n\u0120 t\nh e\n", "repeats merge 0", "a merge given twice"),
+            ("alphabet", "h \u20ac\n", "U+20AC", "a character outside the alphabet")):
+        write("tok_bpe_%s.bpe" % name, text.encode("utf-8"), "tok_bpe", kw, what)
+    write("tok_bpe_utf8.bpe", b"h \xe2\x82\n", "tok_bpe", "invalid UTF-8", "a UTF-8 sequence cut short")
+    write("tok_bpe_trunc_mid_char.bpe", bpe[:-6], "tok_bpe", "line 4", "vocab.bpe cut inside the last line's first character")
+    j = tj()
+    for k in (0, 10, len(j) // 2, len(j) - 1):
+        write("tok_json_trunc_%d.json" % k, j[:k], "tok_json", "lt_tok", "tokenizer.json cut to %d bytes" % k)
+    for name, data, kw, what in (
+            ("wordpiece", tj(model={"type": "WordPiece"}), "only BPE", "model.type WordPiece"),
+            ("no_vocab", tj(drop=("vocab",)), "has no vocab", "no model.vocab"),
+            ("vocab_array", tj(model={"vocab": [["a", 1]]}), "expected '{'", "model.vocab as an array"),
+            ("byte_fallback", tj(model={"byte_fallback": True}), "byte_fallback", "byte_fallback true"),
+            ("dropout", tj(model={"dropout": 0.1}), "dropout", "dropout 0.1"),
+            ("prefix", tj(model={"continuing_subword_prefix": "##"}), "continuing_subword_prefix", "a subword prefix"),
+            ("merge_unknown", tj(merges=["h zz"]), "not a token", "a merge naming an unknown token"),
+            ("merge_no_result", tj(merges=[["t", "h"]]), "makes no token", "t + h is no token"),
+            ("merge_number", tj(merges=[5]), "expected a merge", "a merge given as a number"),
+            ("merge_three", tj(merges=[["h", "e", "x"]]), "more than two strings", "a merge of three strings"),
+            ("merge_repeat", tj(merges=["h e", ["h", "e"]]), "repeats merge 0", "a merge given twice"),
+            ("added_dup_id", tj(added=[{"id": 5, "content": "<s>", "special": True}]), "duplicate id 5",
+             "an added token on a vocabulary id"),
+            ("added_huge_id", tj(added=[{"id": 2 ** 40, "content": "<s>", "special": True}]), "ids must be in",
+             "an added token with id 2^40"),
+            ("added_no_content", tj(added=[{"id": 259}]), "has no content", "an added token without content"),
+            ("normalizer", tj(norm={"type": "NFC"}), "normalizer NFC", "an NFC normalizer"),
+            ("pre_whitespace", tj(pre={"type": "Whitespace"}), "Whitespace is not supported", "a Whitespace pre-tokenizer"),
+            ("pre_regex", tj(pre={"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": "\\w+"}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "use_regex": False}]}), "not one of the patterns", "a Split on another regex"),
+            ("pre_prefix", tj(pre=dict(bl, add_prefix_space=True)), "add_prefix_space", "add_prefix_space true"),
+            ("pre_split_alone", tj(pre=l3["pretokenizers"][0]), "without the ByteLevel", "a Split without ByteLevel"),
+            ("pre_missing", tj(pre=None), "pre_tokenizer is null", "pre_tokenizer null")):
+        write("tok_json_%s.json" % name, data, "tok_json", kw, what)
+    seed("tok", "json.bin", b"\x00" + tj(pre=l3))
+    seed("tok", "gpt2.bin", b"\x01" + enc + b"\x00" + bpe)
+    seed("tok", "text.bin", b"\x02The cat's 123 \xe4\xb8\xad<|endoftext|> \n\n  \xff it'S  x")
+
+
+def seed(d, name, data):
+    with open(os.path.join(SEEDS, d, name), "wb") as f:
+        f.write(data)
+
+
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     os.makedirs(OUT)
-    for d in ("st", "shard", "ckpt"):
+    for d in ("st", "shard", "ckpt", "tok"):
         p = os.path.join(SEEDS, d)
         if os.path.isdir(p):
             shutil.rmtree(p)
@@ -503,6 +626,8 @@ def main():
     seed("shard", "small.bin", shard(toks[:40]))
     seed("shard", "empty.bin", shard([]))
     seed("ckpt", "valid.safetensors", full)
+
+    tok_files()
 
     rows.sort(key=lambda r: (r[0], r[1]))
     with open(os.path.join(OUT, "MANIFEST.tsv"), "w") as f:

@@ -169,7 +169,8 @@ static void th__corpus(void) {
         }
         rows++;
         snprintf(path, sizeof path, "%s/%s", th__dir(), f[0]);
-        if (!strcmp(f[1], "st") || !strcmp(f[1], "shard") || !strcmp(f[1], "ckpt")) th__corp_lib(&c, f[0], f[1], f[2], path);
+        if (!strncmp(f[1], "tok_", 4)) c.n_lib += tt__corp_row(th__dir(), f[0], f[1], f[2]);   /* test_tok.c */
+        else if (!strcmp(f[1], "st") || !strcmp(f[1], "shard") || !strcmp(f[1], "ckpt")) th__corp_lib(&c, f[0], f[1], f[2], path);
         else th__corp_cli(&c, f[0], f[1], f[2], path);
     }
     free(text);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/fuzz/run.sh SECONDS - the libFuzzer pass: builds build/fuzz/fuzz_{st,shard,ckpt} (make) and
+# tests/fuzz/run.sh SECONDS - the libFuzzer pass: builds build/fuzz/fuzz_{st,shard,ckpt,tok} (make) and
 # runs each for SECONDS (make fuzz: 60, make fuzz-short: 10), starting from tests/fuzz/seeds and
 # the malformed corpus; new inputs go to build/fuzz/corpus_*, a crash to build/fuzz/crash_*.
 # Where clang cannot link libFuzzer it says so and, instead of fuzzing, replays the seeds and the
@@ -9,7 +9,7 @@ set -u
 cd "$(dirname "$0")/../.."
 secs=${1:-10}
 CC_FUZZ=${FUZZ_CC:-clang}
-targets="st shard ckpt"
+targets="st shard ckpt tok"
 mkdir -p build/fuzz
 
 probe=build/fuzz/probe.c
@@ -29,7 +29,7 @@ fail=0
 for t in $targets; do
     mkdir -p build/fuzz/corpus_$t
     log=build/fuzz/$t.log
-    case $t in st) max=4096 ;; shard) max=4096 ;; *) max=12000 ;; esac
+    case $t in st) max=4096 ;; shard) max=4096 ;; tok) max=8192 ;; *) max=12000 ;; esac
     ./build/fuzz/fuzz_$t -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=$max \
         -dict=tests/fuzz/st.dict -print_final_stats=1 -artifact_prefix=build/fuzz/crash_${t}_ \
         build/fuzz/corpus_$t tests/fuzz/seeds/$t tests/malformed > "$log" 2>&1

@@ -17,8 +17,9 @@ needs ../shared/data (GPT-2's encoder.json + vocab.bpe, tinyshakespeare.txt) and
                                 hash (FNV-1a 64 over the ids as little-endian int32)
 
 GPT-2 (tokenizer 0): tiktoken's Encoding built from the two files (tiktoken.load's
-data_gym_to_mergeable_bpe_ranks, its gpt2 pattern, special <|endoftext|> = 50256) and HF's
-GPT2TokenizerFast on the same files must agree on every case; the committed ids are theirs.
+data_gym_to_mergeable_bpe_ranks, its gpt2 pattern, special <|endoftext|> = 50256) and HF
+tokenizers' BPE on the same files built as GPT2TokenizerFast builds it (ByteLevel pre-tokenizer,
+<|endoftext|> added) must agree on every case; the committed ids are theirs.
 tok_llama3 / tok_qwen2: HF's Tokenizer on the file, and a tiktoken Encoding on the same vocabulary
 (ranks = ids, the file's regex) must agree.  Special tokens: flags 1 uses tiktoken's
 allowed_special="all" and HF's encode (which always splits added tokens); flags 0 uses tiktoken's
@@ -169,7 +170,7 @@ def corpus():
     add(" \n" * 200)
     # contractions in every case, and near misses
     for c in ["s", "t", "re", "ve", "m", "ll", "d"]:
-        for v in {c, c.upper(), c.capitalize(), c[:-1] + c[-1].upper()}:
+        for v in sorted({c, c.upper(), c.capitalize(), c[:-1] + c[-1].upper()}):
             add("it'" + v + " IT'" + v + " '" + v + "x '" + v + "\n'" + v + "'" + v)
     add("'ſ 'ſt 'K 'İ 'ß ’s ‘ll'' s' ''s '''re'' 'x 'S'T")
     add("don't won't I'm you're they've we'll he'd DON'T WON'T I'M YOU'RE THEY'VE WE'LL HE'D")

@@ -23,7 +23,7 @@ STEPS   ?= 1500
 MPICC   ?= mpicc
 all: $(EXAMPLES) build/test_all
 
-build/%: examples/%.c ltrain.h examples/lesson.h examples/flags.h | build
+build/%: examples/%.c ltrain.h examples/lesson.h examples/flags.h examples/tokenizer.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
 build/test_all: $(TESTSRC) ltrain.h | build
@@ -48,7 +48,8 @@ build/layout: tests/layout.c | build
 # The README's test command: the suite, the compile matrix, the suite under sanitizers, the
 # hardening checks, the MPI tests and every command of README.md.
 # (tests/run_all.sh runs each stage and ends with the totals: "N passed, N failed, N skipped")
-test: build/test_all build/test_san build/train_gpt build/train_gpt_san build/sample_gpt build/test_oom build/layout
+test: build/test_all build/test_san build/train_gpt build/train_gpt_san build/sample_gpt build/test_oom build/layout \
+      build/tokenize build/lesson_sequences
 	MAKE="$(MAKE)" sh tests/run_all.sh
 # the lessons too: tests/test_lessons.c runs them with flags they must refuse
 test: $(patsubst examples/%.c,build/%,$(wildcard examples/lesson_*.c))
@@ -195,3 +196,14 @@ build/train_gpt_cuda: examples/train_gpt.c ltrain.h | build
 
 build/test_cuda: tests/test_cuda.c tests/lt_test.h ltrain.h | build
 	$(NVCC) -x cu $(NVCCFLAGS) -DLTRAIN_CUDA -I. -Itests $< -o $@ -lcublas -lgomp -lm
+
+# Tokenizer speed (bench/tokenizer.py + bench/tokenizer.c): GPT-2 encoding MB/s of ltrain.h,
+# tiktoken and HF tokenizers, 1 thread and all, alternating rounds -> bench/tokenizer.md.
+# Needs ../shared/data (tinyshakespeare.txt, gpt2-bpe/) and Python with tiktoken and tokenizers.
+PYTHON  ?= python3
+.PHONY: bench-tokenizer
+bench-tokenizer: build/bench_tokenizer
+	$(PYTHON) bench/tokenizer.py
+
+build/bench_tokenizer: bench/tokenizer.c ltrain.h | build
+	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)

@@ -21,14 +21,20 @@
 
    Losses and padding go to build/lesson_sequences.svg.
 
+   With --tokenizer gpt2|FILE.json the lengths are counted in tokens instead of bytes: each line
+   (or paragraph) is encoded on its own, behind an end-of-text token, and the pieces are cut where
+   that token starts one (LT_SEQ_EOT); the model's vocabulary is the tokenizer's.  A small
+   vocabulary trained on the text keeps the model small: build/tokenize --train-vocab 1024 ...
+
        build/lesson_sequences [text file (ltrain.h)] [--split lines|paragraphs] [--budget N] [--steps N]
-                              [--threads N] [--plot PATH.svg]
+                              [--threads N] [--plot PATH.svg] [--tokenizer gpt2|FILE.json] [--tokenizer-dir DIR]
 
    Read @@DATA (sequences, lt_seq_*) and @@TRAIN (lt_len_*) in ltrain.h. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
 #include "lesson.h"
+#include "tokenizer.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -45,9 +51,38 @@ static double now_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+static int vocab = 256;   /* the tokenizer's with --tokenizer */
 static lt_gpt *make_gpt(lt_ctx *ctx) {
     lt_gpt_config cfg = lt_gpt2_config(256, TMAX, 2, 4, 64);    /* V, ctx, layers, heads, channels */
+    cfg.vocab = vocab;
     return lt_gpt_create(ctx, &cfg);
+}
+
+/* --tokenizer: the pieces (lines, or paragraphs: runs of non-blank lines) encoded one by one, each
+   behind the end-of-text id eot; malloc'd, *m ids (NULL after printing why). */
+static int32_t *tok_pieces(lt_tokenizer *tk, lt_ctx *ctx, const char *s, size_t n, lt_seq_split split, int32_t eot,
+                           int64_t *m) {
+    int32_t *ids = (int32_t *)malloc((2 * n + 1) * sizeof(int32_t));   /* each byte at most one id, one eot per line */
+    size_t i = 0, j;
+    int64_t k;
+    *m = 0;
+    if (!ids) { fprintf(stderr, "lesson_sequences: out of memory\n"); return NULL; }
+    while (i < n) {
+        for (j = i; j < n && s[j] != '\n'; j++) {}
+        j += j < n;                                            /* the line with its newline */
+        if (split == LT_SEQ_PARAGRAPHS && j - i > 1)           /* a paragraph runs to a blank line */
+            while (j < n && s[j] != '\n') { while (j < n && s[j] != '\n') j++; j += j < n; }
+        if (j - i == 1 && s[i] == '\n') { i = j; continue; }  /* a blank line is no piece (as in bytes) */
+        ids[(*m)++] = eot;
+        if ((k = lt_tok_encode(tk, s + i, j - i, 0, ids + *m, (int64_t)(j - i))) < 0) {
+            fprintf(stderr, "lesson_sequences: %s\n", lt_error(ctx));
+            free(ids);
+            return NULL;
+        }
+        *m += k;
+        i = j;
+    }
+    return ids;
 }
 
 typedef struct {
@@ -60,7 +95,7 @@ typedef struct {
 
 /* Part 1: one epoch's padding, then `steps` AdamW steps.  0 on a library error (printed). */
 static int run_batching(const char *text, size_t n, lt_seq_split split, lt_batching how, int64_t budget, int steps,
-                        batch_result *r) {
+                        const int32_t *pieces, int64_t npieces, int32_t eot, batch_result *r) {
     lt_ctx *ctx = lt_ctx_create(1234);
     lt_gpt *g = make_gpt(ctx);
     lt_optim *opt = lt_adamw_create(ctx, lt_gpt_params(g), lt_adamw_defaults());
@@ -73,7 +108,8 @@ static int run_batching(const char *text, size_t n, lt_seq_split split, lt_batch
 
     memset(&b, 0, sizeof b);
     sc.split = split; sc.max_len = TMAX; sc.batching = how; sc.batch_tokens = budget; sc.seed = 7;
-    sl = lt_seq_from_text(ctx, text, n, &sc);
+    if (pieces) { sc.split = LT_SEQ_EOT; sc.eot = eot; }   /* --tokenizer: tok_pieces' stream */
+    sl = pieces ? lt_seq_from_tokens(ctx, pieces, npieces, &sc) : lt_seq_from_text(ctx, text, n, &sc);
     r->batches = sl ? lt_seq_batches(sl, 0) : 0;
     for (k = 0; k < r->batches && lt_seq_next(sl, 0, &b) == LT_OK; k++) {
         real += b.real;
@@ -181,6 +217,10 @@ static double mean_last(const double *x, int n, int k) {
 
 int main(int argc, char **argv) {
     const char *data = "ltrain.h", *plot = "build/lesson_sequences.svg", *split_name = "lines";
+    const char *tokspec = NULL, *tokdir = NULL;
+    lt_tokenizer *tk = NULL;
+    int32_t *pieces = NULL, eot = -1;
+    int64_t npieces = 0, ntok = 0;
     int steps = 150, threads = 1, i, r, rc = 0, cap;
     int64_t budget = 1024, ntrain, nval;
     batch_result br[2];
@@ -194,11 +234,13 @@ int main(int argc, char **argv) {
     double *x = NULL;
     lt_plot *p;
     const lesson_flag flags[] = {{"--split", 's', &split_name}, {"--budget", 'L', &budget}, {"--steps", 'i', &steps},
-                                 {"--threads", 'i', &threads}, {"--plot", 's', &plot}};
+                                 {"--threads", 'i', &threads}, {"--plot", 's', &plot},
+                                 {"--tokenizer", 's', &tokspec}, {"--tokenizer-dir", 's', &tokdir}};
 
-    if ((rc = lesson_args("lesson_sequences", argc, argv, &data, flags, 5)) == LESSON_HELP) {
+    if ((rc = lesson_args("lesson_sequences", argc, argv, &data, flags, 7)) == LESSON_HELP) {
         printf("usage: lesson_sequences [text file (%s)] [--split lines|paragraphs (%s)] [--budget N (%lld)]\n"
-               "                        [--steps N (%d)] [--threads N (%d)] [--plot PATH.svg (%s)]\n", data,
+               "                        [--steps N (%d)] [--threads N (%d)] [--plot PATH.svg (%s)]\n"
+               "                        [--tokenizer gpt2|FILE.json (off: bytes)] [--tokenizer-dir DIR]\n", data,
                split_name, (long long)budget, steps, threads, plot);
         return 0;
     }
@@ -219,18 +261,36 @@ int main(int argc, char **argv) {
         lt_ctx_destroy(ctx);
         return 1;
     }
+    if (tokspec) {   /* lengths in tokens: the pieces for part 1, the whole text for part 2 */
+        if (!(tk = tok_open(ctx, "lesson_sequences", tokspec, tokdir)) ||
+            (eot = lt_tok_special(tk, "<|endoftext|>")) < 0 ||
+            !(pieces = tok_pieces(tk, ctx, (const char *)buf, size, split, eot, &npieces)) ||
+            !(tok = tok_encode_all(tk, ctx, "lesson_sequences", (const char *)buf, size, &ntok))) {
+            if (tk && eot < 0) fprintf(stderr, "lesson_sequences: --tokenizer %s has no <|endoftext|>\n", tokspec);
+            lt_tok_free(tk);
+            lt_ctx_destroy(ctx);
+            lt_free(buf);
+            free(pieces);
+            return 1;
+        }
+        vocab = (int)lt_tok_vocab_size(tk);
+        lt_tok_free(tk);
+    }
     lt_ctx_destroy(ctx);
-    nval = (int64_t)size / 10;
-    ntrain = (int64_t)size - nval;
+    nval = (tokspec ? ntok : (int64_t)size) / 10;
+    ntrain = (tokspec ? ntok : (int64_t)size) - nval;
     if (nval < (int64_t)SB * TMAX + 1) {
-        fprintf(stderr, "lesson_sequences: %s is too short (%zu bytes; need %d)\n", data, size, 10 * (SB * TMAX + 1));
+        fprintf(stderr, "lesson_sequences: %s is too short (%lld %s; need %d)\n", data, (long long)(ntrain + nval),
+                tokspec ? "tokens" : "bytes", 10 * (SB * TMAX + 1));
         lt_free(buf);
+        free(tok);
+        free(pieces);
         return 1;
     }
     cap = 4 * steps;   /* the scheduled run may take more, cheaper, steps in the same time */
     memset(br, 0, sizeof br);
     memset(lr, 0, sizeof lr);
-    tok = (int32_t *)malloc(size * sizeof(int32_t));
+    if (!tokspec) tok = (int32_t *)malloc(size * sizeof(int32_t));
     x = (double *)malloc((size_t)cap * sizeof(double));
     for (r = 0; r < 2; r++) {
         br[r].loss = (double *)malloc((size_t)steps * sizeof(double));
@@ -243,13 +303,16 @@ int main(int argc, char **argv) {
         rc = 1;
         goto out;
     }
-    for (j = 0; j < size; j++) tok[j] = ((unsigned char *)buf)[j];
+    for (j = 0; j < size && !tokspec; j++) tok[j] = ((unsigned char *)buf)[j];
 
     printf("part 1: the %s of %s as sequences (at most %d tokens), batches of <= %lld token slots,\n"
-           "        AdamW on a 2-layer GPT (C=64) for %d batches\n\n", split_name, data, TMAX, (long long)budget, steps);
+           "        AdamW on a 2-layer GPT (C=64) for %d batches\n", split_name, data, TMAX, (long long)budget, steps);
+    if (tokspec) printf("        tokens of --tokenizer %s (vocab %d); each %s behind <|endoftext|>\n", tokspec, vocab,
+                        split == LT_SEQ_LINES ? "line" : "paragraph");
+    printf("\n");
     for (r = 0; r < 2 && rc == 0; r++)
         if (!run_batching((const char *)buf, size, split, r ? LT_BATCH_BUCKET : LT_BATCH_RANDOM, budget, steps,
-                          &br[r]))
+                          pieces, npieces, eot, &br[r]))
             rc = 1;
     if (rc) goto out;
     printf("%-10s  %8s  %10s  %9s  %8s  %13s  %10s\n", "batching", "batches", "rows/batch", "padded T", "padding",
@@ -285,6 +348,7 @@ int main(int argc, char **argv) {
 out:
     lt_free(buf);
     free(tok);
+    free(pieces);
     free(x);
     for (r = 0; r < 2; r++) {
         free(br[r].loss);

@@ -9,6 +9,7 @@
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
 #include "flags.h"
+#include "tokenizer.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -49,6 +50,8 @@ typedef struct {
     int kv_heads, hidden, qk_norm, no_bias, untied;
     double rope_theta;
     unsigned model_set;      /* which model flags were given (bit i: model_flags[i]) */
+    const char *tokenizer, *tokenizer_dir;   /* --tokenizer gpt2|FILE.json: --data/--val are text, encoded */
+    lt_tokenizer *tok;                       /* loaded by tok_data (sample() decodes with it) */
 } args_t;
 
 static void defaults(args_t *a) {
@@ -111,7 +114,10 @@ static void usage(void) {
            "             --batching bucket|random (bucket) --batch-tokens N (B*T; per micro-batch)\n"
            "             --len-schedule T0:T1:STEPS[:linear|step|sqrt] (T grows to --seq; off)\n"
            "             --restarts R (off) --restart-steps K (50): R seeds for K steps, best val loss goes on\n"
-           "  sampling:  --sample N (0) --temperature X (%g) --top-k K (0) --prompt TEXT\n",
+           "  sampling:  --sample N (0) --temperature X (%g) --top-k K (0) --prompt TEXT\n"
+           "  tokens:    --tokenizer gpt2|FILE.json (off: bytes): encode --data and --val as they load (vocab: the\n"
+           "             tokenizer's); --tokenizer-dir DIR (gpt2: DIR/encoder.json + DIR/vocab.bpe;\n"
+           "             default $LT_SHARED_DIR/gpt2-bpe or ../shared/data/gpt2-bpe)\n",
            d.data, d.eval_every, d.eval_batches, d.layers, d.heads, d.channels, d.ctx, d.batch, d.seq, d.accum,
            d.steps, d.lr, d.min_lr, d.warmup, d.warmup_start, d.decay, d.optim, d.beta1, d.beta2, d.eps,
            d.weight_decay, d.momentum, d.clip_norm, d.seed, d.temperature);
@@ -215,7 +221,8 @@ static int parse(args_t *a, int argc, char **argv) {
                        : !strcmp(f, "--loss-scale") ? &a->loss_scale : !strcmp(f, "--device") ? &a->device
                        : !strcmp(f, "--tf32") ? &a->tf32 : !strcmp(f, "--format") ? &a->format
                        : !strcmp(f, "--arch") ? &a->arch : !strcmp(f, "--checkpoint") ? &a->checkpoint
-                       : !strcmp(f, "--memory-budget") ? &a->budget : NULL;
+                       : !strcmp(f, "--memory-budget") ? &a->budget : !strcmp(f, "--tokenizer") ? &a->tokenizer
+                       : !strcmp(f, "--tokenizer-dir") ? &a->tokenizer_dir : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
         if (!strcmp(f, "--shuffle")) { a->shuffle = 1; continue; }
         if (!strcmp(f, "--profile")) { a->profile = 1; continue; }
@@ -295,11 +302,13 @@ static void sample(lt_gpt *g, const args_t *a, lt_rng *rng, const char *title) {
     int np = (int)strlen(a->prompt), n, k, V = lt_gpt_cfg(g)->vocab;
     int32_t *buf = (int32_t *)malloc(((size_t)np + (size_t)a->sample + 1) * sizeof(int32_t));
     if (!buf) return;
-    if (np == 0 || V < 256) { buf[0] = 0; np = 1; }
-    else for (k = 0; k < np; k++) buf[k] = (unsigned char)a->prompt[k];
+    if (a->tok && np > 0) np = (int)lt_tok_encode(a->tok, a->prompt, (size_t)np, 0, buf, np);
+    if (np <= 0 || V < 256) { buf[0] = 0; np = 1; }
+    else if (!a->tok) for (k = 0; k < np; k++) buf[k] = (unsigned char)a->prompt[k];
     n = lt_gpt_generate(g, buf, np, a->sample, (float)a->temperature, a->top_k, rng, buf);
     printf("---- %s ----\n", title);
-    for (k = 0; k < n; k++) {
+    if (a->tok) tok_print(a->tok, buf, n, stdout);
+    for (k = 0; k < n && !a->tok; k++) {
         if (V <= 256) putchar((buf[k] >= 32 && buf[k] < 127) || buf[k] == 10 ? buf[k] : 63);
         else printf("%d ", buf[k]);
     }
@@ -516,6 +525,8 @@ typedef struct {
     double later_ms;        /* the steps after the first (which also plans / allocates) */
     double t_start;
     char note[512];         /* the command line, saved in checkpoints */
+    int32_t *ids, *val_ids; /* --tokenizer: --data and --val encoded (until the loaders copy them) */
+    int64_t n_ids, n_val_ids;
 } run_t;
 
 /* One step's figures, from step_batch and step_update to the logs. */
@@ -590,6 +601,38 @@ static int open_data(run_t *r, int vocab) {
     return r->ld ? 0 : FAILED;
 }
 
+/* --tokenizer: load it, encode --data and --val (text), make the new model's vocab the
+   tokenizer's, and add the tokenizer's identity to the checkpoints' note (sample_gpt checks it). */
+static int tok_data(run_t *r) {
+    args_t *a = &r->a;
+    char id[96];
+    void *text;
+    size_t n, used = strlen(r->note);
+    int k;
+    if (!a->tokenizer) return 0;
+    if (strcmp(a->seqs, "stream") || a->eot >= 0 || a->len_sched)
+        return die("--tokenizer reads the text as one stream: --seqs lines|paragraphs, --eot and --len-schedule "
+                   "need a text or a shard file without it (build/tokenize makes a shard)");
+    if (!(a->tok = tok_open(r->ctx, "train_gpt", a->tokenizer, a->tokenizer_dir))) return 1;
+    for (k = 0; k < 2; k++) {
+        const char *path = k ? a->val : a->data;
+        int32_t *ids;
+        int64_t m;
+        if (!path) continue;
+        if (lt_read_file(r->ctx, path, &text, &n) != LT_OK) return FAILED;
+        ids = tok_encode_all(a->tok, r->ctx, "train_gpt", (const char *)text, n, &m);
+        lt_free(text);
+        if (!ids) return 1;
+        *(k ? &r->val_ids : &r->ids) = ids;
+        *(k ? &r->n_val_ids : &r->n_ids) = m;
+    }
+    if (a->vocab == 0) a->vocab = (int)lt_tok_vocab_size(a->tok);
+    tok_identity(a->tok, id, sizeof id);
+    if (used + strlen(id) + 13 > sizeof r->note) used = sizeof r->note - strlen(id) - 13; /* the line fits */
+    snprintf(r->note + used, sizeof r->note - used, "\ntokenizer: %s", id);
+    return 0;
+}
+
 /* The model: loaded from --resume or --init, else a new one of the flags' shape. */
 static int model_open(run_t *r) {
     const args_t *a = &r->a;
@@ -640,7 +683,14 @@ static int data_open(run_t *r) {
     int V = lt_gpt_cfg(r->g)->vocab, rc;
     lt_data_format f;
     if (data_format(a, &f)) return 1;
-    if (r->ld) {
+    if (a->tok && lt_tok_vocab_size(a->tok) > V) {
+        fprintf(stderr, "train_gpt: --tokenizer has %ld tokens but the model's vocab is %d\n",
+                (long)lt_tok_vocab_size(a->tok), V);
+        return 1;
+    }
+    if (a->tok) {   /* the text encoded by tok_data */
+        if (!(r->ld = lt_loader_from_tokens(r->ctx, r->ids, r->n_ids, r->B * lt_dist_world(), r->T))) return FAILED;
+    } else if (r->ld) {
         if (lt_loader_check_vocab(r->ld, V) != LT_OK) return FAILED;
     } else if ((rc = open_data(r, V)) != 0) {
         return rc;
@@ -655,7 +705,9 @@ static int data_open(run_t *r) {
     }
     if ((rc = seqs_open(&r->sq, a, r->ctx, r->ld)) != 0) return rc;
     if (r->sq.on && lt_dist_world() > 1) return die("--seqs, --eot and --len-schedule run on one process only");
-    if (a->val && !(r->val = lt_loader_open_as(r->ctx, a->val, f, r->B, r->T, V))) return FAILED;
+    if (a->val && !(r->val = a->tok ? lt_loader_from_tokens(r->ctx, r->val_ids, r->n_val_ids, r->B, r->T)
+                                    : lt_loader_open_as(r->ctx, a->val, f, r->B, r->T, V)))
+        return FAILED;
     r->in = (int32_t *)malloc((size_t)r->B * (size_t)r->T * sizeof(int32_t));
     r->tg = (int32_t *)malloc((size_t)r->B * (size_t)r->T * sizeof(int32_t));
     if (!r->in || !r->tg) return die("out of memory");
@@ -1079,6 +1131,9 @@ static int run_close(run_t *r, int rc) {
     lt_loader_destroy(r->ld);
     lt_loader_destroy(r->val);
     seqs_close(&r->sq);
+    lt_tok_free(r->a.tok);
+    free(r->ids);
+    free(r->val_ids);
     lt_gpt_destroy(r->g);
     lt_ctx_destroy(r->ctx);
     return rc;
@@ -1099,6 +1154,7 @@ static int train(int argc, char **argv, double *final_val) {
 
     /* ---- setup ---- */
     rc = run_open(&r, argc, argv);
+    if (!rc) rc = tok_data(&r);
     if (!rc) rc = model_open(&r);
     if (!rc) rc = data_open(&r);
     if (!rc) rc = optim_open(&r);

@@ -1000,6 +1000,36 @@ LTRAIN_DEF size_t lt_pretok_next(lt_pretok p, const char *text, size_t n);
 LTRAIN_DEF uint32_t lt_tok_byte_char(int byte);
 LTRAIN_DEF int lt_tok_char_byte(uint32_t cp);
 
+/* ---- training a byte-level BPE vocabulary (@@TOK.train) ------------------------------------- */
+/* Learns merges from text as Hugging Face tokenizers' BpeTrainer does (byte-level, GPT-2's
+   pre-tokenizer, ties to the smallest pair): ids 0..n_special-1 are the special tokens, the
+   next 256 the bytes in GPT-2's order, then one token per merge.  Save it as tokenizer.json
+   (lt_tok_load_json, tokenizers.Tokenizer.from_file) or GPT-2's encoder.json + vocab.bpe. */
+typedef struct {
+    int vocab_size;             /* tokens in all (special + 256 bytes + merges); default 4096 */
+    int64_t min_frequency;      /* stop when the most frequent pair occurs fewer times; default 0 */
+    int n_special;              /* default 1: "<|endoftext|>" */
+    const char *const *special; /* their texts, ids 0..n_special-1 */
+    lt_pretok pattern;          /* the pre-tokenizer: LT_PRETOK_GPT2 (default; 0 means it too),
+                                   LT_PRETOK_CL100K (Llama-3) or LT_PRETOK_QWEN2; tokenizer.json
+                                   records it, GPT-2's pair of files only holds GPT-2's */
+} lt_bpe_opts;
+typedef struct lt_bpe lt_bpe;
+LTRAIN_DEF lt_bpe_opts lt_bpe_defaults(void);
+/* NULL (error on ctx) for bad options or out of memory.  Training stops early, with fewer tokens,
+   when no pair is left.  opts NULL means lt_bpe_defaults(). */
+LTRAIN_DEF lt_bpe *lt_bpe_train(lt_ctx *ctx, const void *text, size_t n, const lt_bpe_opts *opts);
+LTRAIN_DEF void lt_bpe_free(lt_bpe *v);
+LTRAIN_DEF int lt_bpe_vocab_size(const lt_bpe *v);
+LTRAIN_DEF int lt_bpe_n_special(const lt_bpe *v);
+LTRAIN_DEF int lt_bpe_n_merges(const lt_bpe *v);
+/* Merge i (in the order learned): sets left and right, returns the id they make (-1: no such merge). */
+LTRAIN_DEF int lt_bpe_merge(const lt_bpe *v, int i, int *left, int *right);
+/* Token id's bytes (*len of them; not NUL-terminated); NULL when id is out of range. */
+LTRAIN_DEF const unsigned char *lt_bpe_token(const lt_bpe *v, int id, size_t *len);
+LTRAIN_DEF lt_status lt_bpe_save_json(lt_ctx *ctx, const lt_bpe *v, const char *path);
+LTRAIN_DEF lt_status lt_bpe_save_gpt2(lt_ctx *ctx, const lt_bpe *v, const char *encoder_json, const char *vocab_bpe);
+
 /* ---- GPT checkpoints and training state ------------------------------------------------------ */
 /* Weights as safetensors with Hugging Face GPT-2 names (F32), metadata n_layer, n_head, n_embd,
    n_ctx, vocab_size.  Written to a temporary file, fsynced and renamed. */

@@ -28,6 +28,7 @@
 #include "test_null.c"   /* every public function with NULL for its context or object */
 #include "test_lessons.c" /* the lessons refuse flags that are not numbers in range */
 #include "test_llama.c"  /* Llama-style models: config, transformers interop, checkpoints, train_gpt --arch llama */
+#include "test_tok_train.c" /* BPE training against HF tokenizers' BpeTrainer, saved files loaded back */
 
 int main(int argc, char **argv) {
     if (argc > 1) t_only = argv[1];
@@ -54,6 +55,7 @@ int main(int argc, char **argv) {
     test_null_all();
     test_lessons_all();
     test_llama_all();
+    test_tok_train_all();
     printf("%d passed, %d failed, %d skipped\n", t_passed, t_failed, t_skipped);
     return t_failed ? 1 : 0;
 }

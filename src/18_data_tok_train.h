@@ -458,6 +458,7 @@ LTRAIN_DEF lt_bpe *lt_bpe_train(lt_ctx *ctx, const void *text, size_t n, const l
     lt__bt t;
     lt_bpe *v;
     int i, j;
+    if (!ctx || lt_failed(ctx)) return NULL;
     if (!text && n) { lt_set_error(ctx, LT_ERR_ARG, "lt_bpe_train: text is NULL but n is %zu", n); return NULL; }
     if (o.pattern == 0) o.pattern = LT_PRETOK_GPT2;
     if (o.pattern != LT_PRETOK_GPT2 && o.pattern != LT_PRETOK_CL100K && o.pattern != LT_PRETOK_QWEN2) {

@@ -37,6 +37,8 @@ static void test_null_calls(void) {
     lt_device dev = LT_CPU;
     lt_decay dec;
     lt_scaler_state sst;
+    int32_t rk = 5;
+    int ri = 5;
     /* @@API: context, errors, threads */
     TN_VOID(lt_ctx_create, lt_ctx_destroy(lt_ctx_create(0)));
     TN_VOID(lt_ctx_destroy, lt_ctx_destroy(NULL));
@@ -112,6 +114,11 @@ static void test_null_calls(void) {
     TN(lt_dropout, lt_dropout(NULL, NULL, 0.5f) == NULL);
     TN(lt_transpose, lt_transpose(NULL, NULL, 0, 1) == NULL);
     TN(lt_attention, lt_attention(NULL, NULL, 1, NULL) == NULL);
+    TN(lt_rmsnorm, lt_rmsnorm(NULL, NULL, NULL, 1e-5f) == NULL);
+    TN(lt_rope, lt_rope(NULL, NULL, 1, 10000, 0) == NULL);
+    TN(lt_silu, lt_silu(NULL, NULL) == NULL);
+    TN(lt_swiglu, lt_swiglu(NULL, NULL, NULL) == NULL);
+    TN(lt_attention_gqa, lt_attention_gqa(NULL, NULL, NULL, NULL, 1, 1, NULL) == NULL);
     TN(lt_cross_entropy, lt_cross_entropy(NULL, NULL, NULL) == NULL);
     TN(lt_cross_entropy_sum, lt_cross_entropy_sum(NULL, NULL, NULL, 1) == NULL);
     TN(lt_mse_loss, lt_mse_loss(NULL, NULL, NULL) == NULL);
@@ -125,6 +132,8 @@ static void test_null_calls(void) {
     TN_VOID(lt_set_profiling, lt_set_profiling(NULL, 1));
     TN_VOID(lt_profile_print, lt_profile_print(NULL, NULL));
     TN(lt_gradcheck, !(lt_gradcheck(NULL, NULL, NULL, 1, NULL, 1e-3) < 1e300));
+    TN(lt_recompute_begin, lt_recompute_begin(NULL) != LT_OK);
+    TN(lt_recompute_end, lt_recompute_end(NULL, NULL) == NULL);
     /* compiled steps */
     TN(lt_compile, lt_compile(NULL, tn_step, NULL) == NULL);
     TN(lt_plan_run, lt_plan_run(NULL, NULL) != LT_OK);
@@ -134,6 +143,10 @@ static void test_null_calls(void) {
     TN(lt_plan_bytes, lt_plan_bytes(NULL) == 0);
     TN(lt_plan_naive_bytes, lt_plan_naive_bytes(NULL) == 0);
     TN(lt_plan_saved_bytes, lt_plan_saved_bytes(NULL) == 0);
+    TN(lt_set_memory_budget, lt_set_memory_budget(NULL, "1G") != LT_OK && lt_set_memory_budget(NULL, NULL) != LT_OK);
+    TN(lt_plan_budget, lt_plan_budget(NULL) == 0);
+    TN(lt_plan_recomputed_bytes, lt_plan_recomputed_bytes(NULL) == 0);
+    TN(lt_plan_recomputed_flops, lt_plan_recomputed_flops(NULL) == 0);
     TN_VOID(lt_plan_destroy, lt_plan_destroy(NULL));
     TN(lt_plan_cache_create, lt_plan_cache_create(NULL, 4) == NULL);
     TN(lt_plan_cache_get, lt_plan_cache_get(NULL, 1, tn_step, NULL) == NULL);
@@ -144,11 +157,14 @@ static void test_null_calls(void) {
     TN(lt_kernel_name, lt_kernel_name() != NULL);
     TN(lt_kernel_name_for, lt_kernel_name_for((lt_dtype)-1) != NULL);
     /* the GPT */
+    TN_VOID(lt_gpt2_config, lt_gpt2_config(0, 0, 0, 0, 0));
+    TN_VOID(lt_llama_config, lt_llama_config(0, 0, 0, 0, 0, 0, 0));
     TN(lt_gpt_create, lt_gpt_create(NULL, NULL) == NULL);
     TN_VOID(lt_gpt_destroy, lt_gpt_destroy(NULL));
     TN(lt_gpt_cfg, lt_gpt_cfg(NULL) == NULL);
     TN(lt_gpt_params, lt_gpt_params(NULL).n == 0);
     TN(lt_gpt_num_params, lt_gpt_num_params(NULL) == 0);
+    TN(lt_gpt_set_recompute, lt_gpt_set_recompute(NULL, 1) != LT_OK);
     TN(lt_gpt_forward, lt_gpt_forward(NULL, NULL, 1, 1, NULL) == NULL);
     TN(lt_gpt_loss, lt_gpt_loss(NULL, NULL, NULL, 1, 1) == NULL);
     TN(lt_gpt_generate, lt_gpt_generate(NULL, NULL, 0, 1, 1, 0, NULL, NULL) <= 0);
@@ -222,13 +238,17 @@ static void test_null_calls(void) {
     TN_VOID(lt_round_to_precision, lt_round_to_precision(LT_BF16, NULL, NULL, 0));
     /* data */
     TN(lt_loader_open, lt_loader_open(NULL, NULL, 1, 1, 0) == NULL);
+    TN(lt_loader_open_as, lt_loader_open_as(NULL, NULL, LT_DATA_AUTO, 1, 1, 0) == NULL);
     TN(lt_loader_from_tokens, lt_loader_from_tokens(NULL, NULL, 0, 1, 1) == NULL);
     TN_VOID(lt_loader_destroy, lt_loader_destroy(NULL));
     TN(lt_loader_next, lt_loader_next(NULL, NULL, NULL) != LT_OK);
     TN_VOID(lt_loader_shuffle, lt_loader_shuffle(NULL, 1));
     TN(lt_loader_num_tokens, lt_loader_num_tokens(NULL) == 0);
+    TN(lt_loader_read, lt_loader_read(NULL, 0, 1, NULL) != LT_OK && lt_loader_read(NULL, 0, 0, NULL) != LT_OK);
     TN(lt_loader_tokens, lt_loader_tokens(NULL) == NULL);
     TN(lt_loader_is_shard, lt_loader_is_shard(NULL) == 0);
+    TN(lt_loader_token_bytes, lt_loader_token_bytes(NULL) == 0);
+    TN(lt_loader_check_vocab, lt_loader_check_vocab(NULL, 1) != LT_OK);
     TN(lt_loader_get_pos, (lt_loader_get_pos(NULL, &e, &ix), lt_loader_get_pos(NULL, NULL, NULL), e == 0 && ix == 0));
     TN(lt_loader_set_pos, lt_loader_set_pos(NULL, 0, 0) != LT_OK);
     TN(lt_shard_parse, lt_shard_parse(NULL, NULL, 0, NULL, 0, NULL, NULL) != LT_OK);
@@ -249,11 +269,15 @@ static void test_null_calls(void) {
     TN(lt_st_writer_create, lt_st_writer_create(NULL) == NULL);
     TN(lt_st_add, lt_st_add(NULL, NULL, NULL, 1, NULL, NULL) != LT_OK);
     TN(lt_st_add_meta, lt_st_add_meta(NULL, NULL, NULL) != LT_OK);
+    TN(lt_utf8_escape, lt_utf8_escape(NULL, 8, "x") == 0 && lt_utf8_escape(err, sizeof err, NULL) == 0 && err[0] == 0);
     TN(lt_st_save, lt_st_save(NULL, NULL) != LT_OK);
+    TN(lt_dest_check, lt_dest_check(NULL, NULL, LT_DEST_REPLACE) != LT_OK && lt_dest_check(NULL, NULL, LT_DEST_STREAM) != LT_OK);
     TN_VOID(lt_st_writer_destroy, lt_st_writer_destroy(NULL));
     /* variable-length sequences */
     TN_VOID(lt_seq_defaults, lt_seq_defaults());
     TN(lt_seq_open, lt_seq_open(NULL, NULL, NULL, 0) == NULL);
+    TN(lt_seq_open_as, lt_seq_open_as(NULL, NULL, LT_DATA_AUTO, NULL, 0) == NULL);
+    TN(lt_seq_from_loader, lt_seq_from_loader(NULL, NULL, NULL) == NULL);
     TN(lt_seq_from_text, lt_seq_from_text(NULL, NULL, 0, NULL) == NULL);
     TN(lt_seq_from_tokens, lt_seq_from_tokens(NULL, NULL, 0, NULL) == NULL);
     TN_VOID(lt_seq_destroy, lt_seq_destroy(NULL));
@@ -271,6 +295,35 @@ static void test_null_calls(void) {
     TN(lt_len_parse, lt_len_parse(NULL, &ls, err, sizeof err) == 0 && lt_len_parse("64", NULL, NULL, 0) == 0);
     TN(lt_restarts, lt_restarts(1, 1, NULL, NULL, NULL, NULL) < 0);
     TN_VOID(lt_restarts_print, lt_restarts_print(NULL, 1, NULL, NULL, 0));
+    /* tokenizers */
+    TN(lt_tok_load_gpt2, lt_tok_load_gpt2(NULL, NULL, NULL) == NULL);
+    TN(lt_tok_parse_gpt2, lt_tok_parse_gpt2(NULL, NULL, 0, NULL, 0, NULL) == NULL);
+    TN(lt_tok_load_json, lt_tok_load_json(NULL, NULL) == NULL);
+    TN(lt_tok_parse_json, lt_tok_parse_json(NULL, NULL, 0, NULL) == NULL);
+    TN_VOID(lt_tok_free, lt_tok_free(NULL));
+    TN(lt_tok_encode, lt_tok_encode(NULL, NULL, 0, 0, NULL, 0) < 0 && lt_tok_encode(NULL, "ab", 2, LT_TOK_SPECIAL, NULL, 4) < 0);
+    TN(lt_tok_decode, lt_tok_decode(NULL, NULL, 0, NULL, 0) < 0 && lt_tok_decode(NULL, NULL, 2, NULL, 4) < 0);
+    TN(lt_tok_vocab_size, lt_tok_vocab_size(NULL) == 0);
+    TN(lt_tok_special, lt_tok_special(NULL, NULL) == -1 && lt_tok_special(NULL, "x") == -1);
+    TN(lt_tok_token, (sz = 7, lt_tok_token(NULL, 0, &sz) == NULL && sz == 0 && lt_tok_token(NULL, 0, NULL) == NULL));
+    TN(lt_tok_lookup, lt_tok_lookup(NULL, NULL, 0) == -1 && lt_tok_lookup(NULL, NULL, 3) == -1);
+    TN(lt_tok_merge, lt_tok_merge(NULL, 0, 1, NULL) == -1 && lt_tok_merge(NULL, 0, 1, &rk) == -1);
+    TN(lt_tok_num_merges, lt_tok_num_merges(NULL) == 0);
+    TN_VOID(lt_tok_pattern, lt_tok_pattern(NULL));
+    TN(lt_tok_memory, lt_tok_memory(NULL) == 0);
+    TN(lt_pretok_next, lt_pretok_next(LT_PRETOK_GPT2, NULL, 4) == 0 && lt_pretok_next((lt_pretok)0, "ab", 2) == 0);
+    TN_VOID(lt_tok_byte_char, lt_tok_byte_char(-1));
+    TN(lt_tok_char_byte, lt_tok_char_byte(0xffffffffu) == -1);
+    TN_VOID(lt_bpe_defaults, lt_bpe_defaults());
+    TN(lt_bpe_train, lt_bpe_train(NULL, NULL, 0, NULL) == NULL && lt_bpe_train(NULL, NULL, 4, NULL) == NULL);
+    TN_VOID(lt_bpe_free, lt_bpe_free(NULL));
+    TN(lt_bpe_vocab_size, lt_bpe_vocab_size(NULL) == 0);
+    TN(lt_bpe_n_special, lt_bpe_n_special(NULL) == 0);
+    TN(lt_bpe_n_merges, lt_bpe_n_merges(NULL) == 0);
+    TN(lt_bpe_merge, lt_bpe_merge(NULL, 0, NULL, NULL) == -1 && lt_bpe_merge(NULL, 0, &ri, &ri) == -1);
+    TN(lt_bpe_token, lt_bpe_token(NULL, 0, &sz) == NULL && lt_bpe_token(NULL, 0, NULL) == NULL);
+    TN(lt_bpe_save_json, lt_bpe_save_json(NULL, NULL, NULL) != LT_OK);
+    TN(lt_bpe_save_gpt2, lt_bpe_save_gpt2(NULL, NULL, NULL, NULL) != LT_OK);
     /* checkpoints */
     TN(lt_gpt_save, lt_gpt_save(NULL, NULL) != LT_OK);
     TN(lt_gpt_load, lt_gpt_load(NULL, NULL, 1) == NULL);
@@ -338,12 +391,20 @@ static void test_null_live(void) {
     TNL(lt_layernorm, lt_layernorm(ctx, NULL, NULL, NULL, 1e-5f) == NULL && lt_failed(ctx));
     TNL(lt_embedding, lt_embedding(ctx, NULL, NULL, 1, 1) == NULL && lt_failed(ctx));
     TNL(lt_attention, lt_attention(ctx, NULL, 1, NULL) == NULL && lt_failed(ctx));
+    TNL(lt_rmsnorm, lt_rmsnorm(ctx, NULL, NULL, 1e-5f) == NULL && lt_failed(ctx));
+    TNL(lt_rope, lt_rope(ctx, NULL, 1, 10000, 0) == NULL && lt_failed(ctx));
+    TNL(lt_silu, lt_silu(ctx, NULL) == NULL && lt_failed(ctx));
+    TNL(lt_swiglu, lt_swiglu(ctx, NULL, NULL) == NULL && lt_failed(ctx));
+    TNL(lt_attention_gqa, lt_attention_gqa(ctx, NULL, NULL, NULL, 1, 1, NULL) == NULL && lt_failed(ctx));
     TNL(lt_cross_entropy, lt_cross_entropy(ctx, NULL, NULL) == NULL && lt_failed(ctx));
     TNL(lt_mse_loss, lt_mse_loss(ctx, NULL, NULL) == NULL && lt_failed(ctx));
     TNL(lt_backward, lt_backward(ctx, NULL) != LT_OK);
+    TNL(lt_recompute_end, lt_recompute_end(ctx, NULL) == NULL && lt_failed(ctx));
+    TNL(lt_recompute_begin, lt_recompute_begin(ctx) == LT_OK && lt_recompute_end(ctx, NULL) == NULL && lt_failed(ctx));
     TNL(lt_profile_print, (lt_profile_print(ctx, NULL), 1));
     TNL(lt_gradcheck, isnan(lt_gradcheck(ctx, NULL, NULL, 1, NULL, 1e-3)) && lt_failed(ctx));
     TNL(lt_compile, lt_compile(ctx, NULL, NULL) == NULL);
+    TNL(lt_set_memory_budget, lt_set_memory_budget(ctx, NULL) == LT_OK && !lt_failed(ctx));
     TNL(lt_gpt_create, lt_gpt_create(ctx, NULL) == NULL && lt_failed(ctx));
     TNL(lt_adamw_create, (lt_optim_destroy(lt_adamw_create(ctx, none, lt_adamw_defaults())), 1));
     TNL(lt_muon_create, (lt_optim_destroy(lt_muon_create(ctx, none, lt_muon_defaults())), 1));
@@ -352,15 +413,26 @@ static void test_null_live(void) {
     TNL(lt_scaler_unscale, lt_scaler_unscale(ctx, NULL, none) != LT_OK);
     TNL(lt_scaler_set_state, lt_scaler_set_state(ctx, NULL, NULL) != LT_OK);
     TNL(lt_loader_open, lt_loader_open(ctx, NULL, 1, 1, 0) == NULL && lt_failed(ctx));
+    TNL(lt_loader_open_as, lt_loader_open_as(ctx, NULL, LT_DATA_AUTO, 1, 1, 0) == NULL && lt_failed(ctx));
     TNL(lt_loader_from_tokens, lt_loader_from_tokens(ctx, NULL, 8, 1, 1) == NULL && lt_failed(ctx));
     TNL(lt_shard_parse, lt_shard_parse(ctx, NULL, 0, NULL, 0, &tok, &n) != LT_OK && lt_shard_parse(ctx, NULL, 0, NULL, 0, NULL, NULL) != LT_OK);
     TNL(lt_read_file, lt_read_file(ctx, NULL, &buf, &sz) != LT_OK && lt_read_file(ctx, "x", NULL, NULL) != LT_OK);
     TNL(lt_st_open, lt_st_open(ctx, NULL) == NULL && lt_failed(ctx));
     TNL(lt_st_parse, lt_st_parse(ctx, NULL, 0, NULL) == NULL && lt_failed(ctx));
+    TNL(lt_dest_check, lt_dest_check(ctx, NULL, LT_DEST_REPLACE) != LT_OK && lt_failed(ctx));
     TNL(lt_seq_open, lt_seq_open(ctx, NULL, NULL, 0) == NULL && lt_failed(ctx));
+    TNL(lt_seq_open_as, lt_seq_open_as(ctx, NULL, LT_DATA_AUTO, NULL, 0) == NULL && lt_failed(ctx));
+    TNL(lt_seq_from_loader, lt_seq_from_loader(ctx, NULL, NULL) == NULL && lt_failed(ctx));
     TNL(lt_seq_from_text, lt_seq_from_text(ctx, NULL, 0, NULL) == NULL && lt_failed(ctx));
     TNL(lt_seq_from_tokens, lt_seq_from_tokens(ctx, NULL, 0, NULL) == NULL && lt_failed(ctx));
     TNL(lt_batch_from_rows, lt_batch_from_rows(ctx, NULL, NULL, NULL, NULL, 1, 1, 0) != LT_OK);
+    TNL(lt_tok_load_gpt2, lt_tok_load_gpt2(ctx, NULL, NULL) == NULL && lt_failed(ctx));
+    TNL(lt_tok_parse_gpt2, lt_tok_parse_gpt2(ctx, NULL, 0, NULL, 0, NULL) == NULL && lt_failed(ctx));
+    TNL(lt_tok_load_json, lt_tok_load_json(ctx, NULL) == NULL && lt_failed(ctx));
+    TNL(lt_tok_parse_json, lt_tok_parse_json(ctx, NULL, 0, NULL) == NULL && lt_failed(ctx));
+    TNL(lt_bpe_train, lt_bpe_train(ctx, NULL, 4, NULL) == NULL && lt_failed(ctx));
+    TNL(lt_bpe_save_json, lt_bpe_save_json(ctx, NULL, NULL) != LT_OK && lt_failed(ctx));
+    TNL(lt_bpe_save_gpt2, lt_bpe_save_gpt2(ctx, NULL, NULL, NULL) != LT_OK && lt_failed(ctx));
     TNL(lt_gpt_load, lt_gpt_load(ctx, NULL, 1) == NULL && lt_failed(ctx));
     TNL(lt_dist_create, (lt_dist_destroy(lt_dist_create(ctx, NULL)), 1));
     TNL(lt_plan_cache_create, (lt_plan_cache_destroy(lt_plan_cache_create(ctx, 0)), 1));

@@ -121,7 +121,7 @@ static long long lt__src_read(lt__src *s, void *dst, size_t n) {
    read (a size the system reports is only a hint): at most limit bytes. */
 static lt_status lt__src_slurp(lt_ctx *ctx, lt__src *s, uint64_t limit, void **buf, size_t *size) {
     unsigned char *p, *q;
-    size_t cap = (size_t)1 << 16, len = 0;
+    size_t cap = (size_t)1 << 12, len = 0;   /* unknown size: 4 KiB, doubled as bytes arrive */
     *buf = NULL;
     *size = 0;
     if (s->regular && s->size > limit)

@@ -149,7 +149,6 @@ static lt_tokenizer *tt__gpt2(lt_ctx *ctx) {
    decodes back to itself. */
 static void tt__corpus(const char *name, lt_tokenizer *tk, int which, const tt__cases *c) {
     int i, f, bad = 0, badrt = 0, first = -1, firstf = 0;
-    int64_t total = 0;
     int32_t *ids = NULL;
     char *back = NULL, nm[96];
     for (f = 0; f < 2; f++) {
@@ -167,7 +166,6 @@ static void tt__corpus(const char *name, lt_tokenizer *tk, int which, const tt__
             }
             k = m >= 0 ? lt_tok_decode(tk, ids, m, back, c->len[i]) : -1;
             if (k != (int64_t)c->len[i] || memcmp(back, c->text[i], c->len[i])) badrt++;
-            total += m;
         }
         if (!t_check(bad == 0 && badrt == 0, nm, "%d of %d texts encode differently (first: text %d, flags %d, %lld ids, "
                      "want %lld: %s), %d do not decode back", bad, c->n, first, firstf,

@@ -13,14 +13,24 @@
 #include "tokenizer.h"
 
 #include <limits.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The tokenizer the checkpoint was trained with ("vocab V hash H" from its note) into buf; 0 if none. */
 static int checkpoint_tokenizer(lt_ctx *ctx, const char *path, char *buf, size_t cap) {
-    lt_st *st = lt_st_open(ctx, path);
-    const char *note = st ? lt_st_meta(st, "note") : NULL, *t = note ? strstr(note, "\ntokenizer: ") : NULL;
-    size_t k = 0;
+    char file[4200];
+    struct stat sb;
+    size_t n = strlen(path), k = 0;
+    lt_st *st;
+    const char *note, *t;
+    if (n > 0 && n + 20 < sizeof file && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {   /* a model directory */
+        snprintf(file, sizeof file, "%s%smodel.safetensors", path, path[n - 1] == '/' ? "" : "/");
+        path = file;
+    }
+    st = lt_st_open(ctx, path);
+    note = st ? lt_st_meta(st, "note") : NULL;
+    t = note ? strstr(note, "\ntokenizer: ") : NULL;
     if (t) for (t += 12; t[k] && t[k] != '\n' && k + 1 < cap; k++) buf[k] = t[k];
     buf[k] = 0;
     lt_st_close(st);

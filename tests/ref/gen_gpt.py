@@ -35,12 +35,13 @@ NAME.lo = float32(x - hi).
 """
 import math
 import os
-import struct
 import warnings
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+import refio
 
 warnings.filterwarnings("ignore")
 torch.set_num_threads(1)   # one summation order: the file is the same on every run and machine
@@ -50,22 +51,9 @@ rng = np.random.default_rng(20240520)
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpt.bin")
 L, C, H, T, V = 2, 64, 4, 16, 256
 D = C // H
-records = []
-
-
-def put(name, arr):
-    a = np.ascontiguousarray(np.asarray(arr, dtype=np.float32))
-    if a.ndim == 0:
-        a = a.reshape(1)
-    records.append((name, a))
-
-
-def put_f64(name, values):
-    x = np.asarray(values, dtype=np.float64)
-    hi = x.astype(np.float32)
-    lo = (x - hi.astype(np.float64)).astype(np.float32)
-    put(name + ".hi", hi)
-    put(name + ".lo", lo)
+REC = refio.Records()
+put = REC.put
+put_f64 = REC.put_f64
 
 
 # ---- parameters, in Hugging Face order and layout ------------------------------------------------
@@ -205,10 +193,5 @@ put_f64("train.norm", norms)
 for name, _ in SHAPES:
     put("final." + name, P[name].detach().numpy())
 
-with open(OUT, "wb") as f:
-    for name, a in records:
-        nb = name.encode()
-        f.write(struct.pack("<I", len(nb)) + nb + struct.pack("<I", a.ndim))
-        f.write(struct.pack("<%dq" % a.ndim, *a.shape))
-        f.write(a.astype("<f4").tobytes())
-print(f"wrote {OUT}: {len(records)} arrays, {os.path.getsize(OUT)} bytes")
+REC.write(OUT)
+print(f"wrote {OUT}: {len(REC)} arrays, {os.path.getsize(OUT)} bytes")

@@ -25,41 +25,21 @@ Where this deviates from the authors' code, on purpose:
 """
 import math
 import os
-import struct
 import warnings
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+import refio
+
 warnings.filterwarnings("ignore")
 torch.manual_seed(0)
 rng = np.random.default_rng(4242)
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "optim2.bin")
-records = []
-
-
-def put(name, arr):
-    a = np.ascontiguousarray(np.asarray(arr, dtype=np.float32))
-    if a.ndim == 0:
-        a = a.reshape(1)
-    records.append((name, a))
-
-
-def read_bin(path):
-    out = {}
-    with open(path, "rb") as f:
-        data = f.read()
-    o = 0
-    while o < len(data):
-        (n,) = struct.unpack_from("<I", data, o); o += 4
-        name = data[o:o + n].decode(); o += n
-        (nd,) = struct.unpack_from("<I", data, o); o += 4
-        shape = struct.unpack_from("<%dq" % nd, data, o); o += 8 * nd
-        cnt = int(np.prod(shape)) if nd else 1
-        out[name] = np.frombuffer(data, dtype="<f4", count=cnt, offset=o).reshape(shape); o += 4 * cnt
-    return out
+REC = refio.Records()
+put = REC.put
 
 
 def f32(x):
@@ -388,7 +368,7 @@ m_run("soap", lambda ps: (SOAP(m_groups(ps, 0.01), lr=1, betas=(0.95, 0.95), sha
                                precondition_frequency=3, max_precond_dim=8), None), f32(3e-3), [])
 
 # ==== case gpt: 10 steps on gen_gpt.py's model, float64 =============================================
-G = read_bin(os.path.join(HERE, "gpt.bin"))
+G = refio.read_file(os.path.join(HERE, "gpt.bin"))
 L, C, H, T, V = 2, 64, 4, 16, 256
 D = C // H
 NAMES = [k[2:] for k in G if k.startswith("w.")]
@@ -483,10 +463,5 @@ gpt_run("muon", gpt_muon, f32(0.02), aux=(f32(1e-3), f32(0.02)))
 gpt_run("soap", lambda P: (SOAP(marked(P, 0.01), lr=1, betas=(0.95, 0.95), shampoo_beta=0.95, eps=1e-8,
                                 precondition_frequency=3, max_precond_dim=16), None), f32(1e-3))
 
-with open(OUT, "wb") as f:
-    for name, a in records:
-        nb = name.encode()
-        f.write(struct.pack("<I", len(nb)) + nb + struct.pack("<I", a.ndim))
-        f.write(struct.pack("<%dq" % a.ndim, *a.shape))
-        f.write(a.astype("<f4").tobytes())
-print(f"wrote {OUT}: {len(records)} arrays, {os.path.getsize(OUT)} bytes")
+REC.write(OUT)
+print(f"wrote {OUT}: {len(REC)} arrays, {os.path.getsize(OUT)} bytes")

@@ -46,6 +46,38 @@ static T_UNUSED int t_close(const char *name, const float *got, const float *ref
                    at >= 0 ? got[at] : 0.0, at >= 0 ? ref[at] : 0.0, worst_abs, atol, rtol);
 }
 
+/* ---- files ------------------------------------------------------------------------------------------- */
+/* Whether path opens for reading. */
+static T_UNUSED int t_exists(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    fclose(f);
+    return 1;
+}
+/* The whole file, NUL-terminated (malloc'd), its length in *size (when size is not NULL); NULL when
+   it cannot be read.  Read in growing pieces, so files whose size stat does not know work too. */
+static T_UNUSED char *t_slurp(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t cap = 0, len = 0, got;
+    if (size) *size = 0;
+    if (!f) return NULL;
+    do {
+        if (cap - len < 4096) {
+            char *p = (char *)realloc(buf, cap * 2 + 4096);
+            if (!p) { free(buf); fclose(f); return NULL; }
+            buf = p;
+            cap = cap * 2 + 4096;
+        }
+        got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+    } while (got > 0);
+    fclose(f);
+    buf[len] = 0;
+    if (size) *size = len;
+    return buf;
+}
+
 /* ---- reference files (tests/ref/NAME.bin, written by tests/ref/gen_NAME.py) ----------------------------
    A file is a sequence of records: u32 name length, name bytes, u32 ndim, i64 shape[ndim],
    f32 data[prod(shape)], all little-endian.  Integers (ids, targets) are stored as exact floats. */

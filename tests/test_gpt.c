@@ -537,12 +537,7 @@ done:
 /* ---- build/train_gpt: resume to the bit, error exits ----------------------------------------- */
 static const char *tg__bin = "build/train_gpt";
 
-static int tg__have_bin(void) {
-    FILE *f = fopen(tg__bin, "rb");
-    if (!f) return 0;
-    fclose(f);
-    return 1;
-}
+static int tg__have_bin(void) { return t_exists(tg__bin); }
 
 /* Runs train_gpt with args, stdout to /dev/null, stderr to err_path; returns the exit status. */
 static int tg__run(const char *args, const char *err_path) {
@@ -554,26 +549,10 @@ static int tg__run(const char *args, const char *err_path) {
     return WEXITSTATUS(s);
 }
 
-/* The text of a whole file (malloc'd, NUL-terminated), or NULL. */
-static char *tg__slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = (char *)malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
-    if (buf) buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
 /* From a --log JSONL file: per step line, the text of the "loss", "lr" and "grad_norm" values,
    joined; returns how many step lines were read (lines without "loss" are skipped). */
 static int tg__log_fields(const char *path, char out[][160], int cap) {
-    char *text = tg__slurp(path), *line, *next;
+    char *text = t_slurp(path, NULL), *line, *next;
     int n = 0;
     if (!text) return -1;
     for (line = text; line && *line && n < cap; line = next) {
@@ -601,7 +580,7 @@ static int tg__log_fields(const char *path, char out[][160], int cap) {
 
 /* One line on stderr, starting "train_gpt: ". */
 static int tg__one_line(const char *err_path, char *msg, size_t cap) {
-    char *e = tg__slurp(err_path);
+    char *e = t_slurp(err_path, NULL);
     int ok;
     if (!e) { snprintf(msg, cap, "(no stderr file)"); return 0; }
     snprintf(msg, cap, "%s", e);
@@ -641,10 +620,22 @@ static void tg__resume_case(const char *tag, const char *data, const char *extra
                      tag, la[19]);
 }
 
+/* The training text of the train_gpt runs at path (~1.5 KB: 20 steps of 2x2x16 tokens wrap around
+   it a few times); 0 when it cannot be written. */
+static int tg__write_text(const char *path) {
+    FILE *f = fopen(path, "wb");
+    int i;
+    if (!f) return 0;
+    for (i = 0; i < 30; i++)
+        fprintf(f, "line %d: the quick brown fox %s over the lazy dog.\n", i * 7 % 13, i % 3 ? "jumps" : "leaps");
+    fclose(f);
+    return 1;
+}
+
 static void tg__train_gpt(void) {
     char data[512], bad[512], ck[512], err[512], args[2048], msg[1024];
     FILE *f;
-    int i, rc;
+    int rc;
     if (!tg__have_bin()) {
         t_skip("gpt.train_gpt", "build/train_gpt is missing (make build/train_gpt)");
         return;
@@ -652,12 +643,7 @@ static void tg__train_gpt(void) {
     tg__path(data, sizeof data, "gpt_train.txt");
     tg__path(bad, sizeof bad, "gpt_bad_ckpt.safetensors");
     tg__path(err, sizeof err, "gpt.train_gpt.err");
-    f = fopen(data, "wb");
-    if (!f) { t_check(0, "gpt.train_gpt.data", "cannot write %s", data); return; }
-    /* ~1.5 KB of text: 20 steps of 2x2x16 tokens wrap around it a few times */
-    for (i = 0; i < 30; i++)
-        fprintf(f, "line %d: the quick brown fox %s over the lazy dog.\n", i * 7 % 13, i % 3 ? "jumps" : "leaps");
-    fclose(f);
+    if (!tg__write_text(data)) { t_check(0, "gpt.train_gpt.data", "cannot write %s", data); return; }
     tg__resume_case("plain", data, "");
     tg__resume_case("shuffle", data, "--shuffle --weight-decay 0.05 --clip-norm 0.5");
     /* every optimizer's state goes into the checkpoint (SOAP's factor matrices flat) */

@@ -402,7 +402,7 @@ static void ts__shakespeare(void) {
     lt_ctx_destroy(ctx);
 }
 
-/* ---- build/train_gpt ------------------------------------------------------------------------- */
+/* ---- build/train_gpt (run by test_gpt.c's tg__run) ------------------------------------------ */
 static char ts__made[16][512];
 static int ts__nmade;
 /* a file under the tmp dir, named with the process id, removed by ts__cleanup */
@@ -413,14 +413,6 @@ static char *ts__path(char *buf, size_t cap, const char *name) {
 }
 static void ts__cleanup(void) {
     while (ts__nmade > 0) remove(ts__made[--ts__nmade]);
-}
-/* train_gpt with args, stdout dropped, stderr to err; the exit status (-1: did not exit) */
-static int ts__run_bin(const char *args, const char *err) {
-    char cmd[4096];
-    int s;
-    snprintf(cmd, sizeof cmd, "build/train_gpt %s > /dev/null 2> %s", args, err);
-    s = system(cmd);
-    return s == -1 || !WIFEXITED(s) ? -1 : WEXITSTATUS(s);
 }
 /* The first line of a file (for error messages). */
 static void ts__first_line(const char *path, char *buf, int cap) {
@@ -457,11 +449,11 @@ static void ts__train_gpt_case(const char *tag, const char *data, const char *ex
     snprintf(common, sizeof common, "--data %s --layers 1 --heads 2 --channels 16 --ctx 16 --batch 2 --seq 16 "
              "--accum 2 --steps 20 --warmup 3 --lr 3e-3 --seed 7 %s", data, extra);
     snprintf(args, sizeof args, "%s --log %s", common, logA);
-    rc1 = ts__run_bin(args, err);
+    rc1 = tg__run(args, err);
     snprintf(args, sizeof args, "%s --stop-after 10 --save %s --log %s", common, ck, logB);
-    rc2 = ts__run_bin(args, err);
+    rc2 = tg__run(args, err);
     snprintf(args, sizeof args, "%s --resume %s --log %s", common, ck, logB);
-    rc3 = ts__run_bin(args, err);
+    rc3 = tg__run(args, err);
     snprintf(nm, sizeof nm, "seq.train_gpt.%s.resume_bitwise", tag);
     if (rc1 || rc2 || rc3) {
         char e[300];
@@ -480,8 +472,7 @@ static void ts__train_gpt(void) {
     char data[512];
     FILE *f;
     int i;
-    if (!(f = fopen("build/train_gpt", "rb"))) { t_skip("seq.train_gpt", "build/train_gpt is missing (make build/train_gpt)"); return; }
-    fclose(f);
+    if (!tg__have_bin()) { t_skip("seq.train_gpt", "build/train_gpt is missing (make build/train_gpt)"); return; }
     ts__path(data, sizeof data, "train.txt");
     if (!(f = fopen(data, "wb"))) { t_check(0, "seq.train_gpt", "cannot write %s", data); return; }
     for (i = 0; i < 60; i++)

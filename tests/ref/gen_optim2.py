@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 
 import refio
+from gpt_torch import gpt_forward
 
 warnings.filterwarnings("ignore")
 torch.manual_seed(0)
@@ -370,33 +371,9 @@ m_run("soap", lambda ps: (SOAP(m_groups(ps, 0.01), lr=1, betas=(0.95, 0.95), sha
 # ==== case gpt: 10 steps on gen_gpt.py's model, float64 =============================================
 G = refio.read_file(os.path.join(HERE, "gpt.bin"))
 L, C, H, T, V = 2, 64, 4, 16, 256
-D = C // H
 NAMES = [k[2:] for k in G if k.startswith("w.")]
 GPT_KEEP = ["wpe.weight", "h.0.ln_1.weight", "h.0.attn.c_attn.bias", "h.1.attn.c_attn.weight",
             "h.0.attn.c_proj.weight", "h.1.mlp.c_fc.bias", "h.1.mlp.c_proj.weight", "h.1.ln_2.bias", "ln_f.weight"]
-
-
-def gpt_forward(P, ids):
-    B, Tn = ids.shape
-    x = P["wte.weight"][ids] + P["wpe.weight"][:Tn]
-    causal = torch.tril(torch.ones(Tn, Tn, dtype=torch.bool))
-    for i in range(L):
-        p = f"h.{i}."
-        h = F.layer_norm(x, (C,), P[p + "ln_1.weight"], P[p + "ln_1.bias"], 1e-5)
-        qkv = h @ P[p + "attn.c_attn.weight"] + P[p + "attn.c_attn.bias"]
-        q, k, v = qkv.split(C, dim=-1)
-        q = q.view(B, Tn, H, D).transpose(1, 2)
-        k = k.view(B, Tn, H, D).transpose(1, 2)
-        v = v.view(B, Tn, H, D).transpose(1, 2)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(D))
-        att = att.masked_fill(~causal, float("-inf")).softmax(dim=-1)
-        y = (att @ v).transpose(1, 2).reshape(B, Tn, C)
-        x = x + (y @ P[p + "attn.c_proj.weight"] + P[p + "attn.c_proj.bias"])
-        h = F.layer_norm(x, (C,), P[p + "ln_2.weight"], P[p + "ln_2.bias"], 1e-5)
-        h = F.gelu(h @ P[p + "mlp.c_fc.weight"] + P[p + "mlp.c_fc.bias"], approximate="tanh")
-        x = x + (h @ P[p + "mlp.c_proj.weight"] + P[p + "mlp.c_proj.bias"])
-    x = F.layer_norm(x, (C,), P["ln_f.weight"], P["ln_f.bias"], 1e-5)
-    return x @ P["wte.weight"].t()
 
 
 ids_all = G["train.ids"].astype(np.int64)
@@ -422,7 +399,7 @@ def gpt_run(tag, make, lr0, aux=None, keep=True):
                 g["lr"] = aux[0] * (lr / aux[1])
         for p in P.values():
             p.grad = None
-        logits = gpt_forward(P, torch.tensor(ids_all[k]))
+        logits = gpt_forward(P, torch.tensor(ids_all[k]), L, C, H)
         loss = F.cross_entropy(logits.reshape(-1, V), torch.tensor(tgt_all[k]).reshape(-1))
         loss.backward()
         losses.append(loss.item())

@@ -589,26 +589,35 @@ static int tg__one_line(const char *err_path, char *msg, size_t cap) {
     return ok;
 }
 
+/* train_gpt's resume protocol with the flags common: 20 steps straight (log logA), then 10 steps
+   saved to ck and 10 more resumed from it (both logged to logB); the three exit statuses in rc.
+   test_seq.c runs it too. */
+static void tg__straight_and_resumed(const char *common, const char *ck, const char *logA, const char *logB,
+                                     const char *err, int rc[3]) {
+    char args[3072];
+    remove(logA); remove(logB); remove(ck);
+    snprintf(args, sizeof args, "%s --log %s", common, logA);
+    rc[0] = tg__run(args, err);
+    snprintf(args, sizeof args, "%s --stop-after 10 --save %s --log %s", common, ck, logB);
+    rc[1] = tg__run(args, err);
+    snprintf(args, sizeof args, "%s --resume %s --log %s", common, ck, logB);
+    rc[2] = tg__run(args, err);
+}
+
 static void tg__resume_case(const char *tag, const char *data, const char *extra) {
-    char common[1024], args[3072], logA[512], logB[512], ck[512], err[512], nm[128];
+    char common[1024], logA[512], logB[512], ck[512], err[512], nm[128];
     static char la[40][160], lb[40][160];
-    int na, nb, i, same, rc1, rc2, rc3;
+    int na, nb, i, same, rc[3];
     snprintf(nm, sizeof nm, "gpt.train_gpt.%s.log_a.jsonl", tag); tg__path(logA, sizeof logA, nm);
     snprintf(nm, sizeof nm, "gpt.train_gpt.%s.log_b.jsonl", tag); tg__path(logB, sizeof logB, nm);
     snprintf(nm, sizeof nm, "gpt.train_gpt.%s.ckpt.safetensors", tag); tg__path(ck, sizeof ck, nm);
     tg__path(err, sizeof err, "gpt.train_gpt.err");
-    remove(logA); remove(logB); remove(ck);
     snprintf(common, sizeof common,
              "--data %s --layers 2 --heads 2 --channels 32 --ctx 32 --batch 2 --seq 16 --accum 2 --steps 20 "
              "--warmup 3 --warmup-start 0.1 --lr 3e-3 --min-lr 3e-4 --seed 7 %s", data, extra);
-    snprintf(args, sizeof args, "%s --log %s", common, logA);
-    rc1 = tg__run(args, err);
-    snprintf(args, sizeof args, "%s --stop-after 10 --save %s --log %s", common, ck, logB);
-    rc2 = tg__run(args, err);
-    snprintf(args, sizeof args, "%s --resume %s --log %s", common, ck, logB);
-    rc3 = tg__run(args, err);
+    tg__straight_and_resumed(common, ck, logA, logB, err, rc);
     snprintf(nm, sizeof nm, "gpt.train_gpt.%s.runs", tag);
-    if (!t_check(rc1 == 0 && rc2 == 0 && rc3 == 0, nm, "exit statuses %d %d %d", rc1, rc2, rc3)) return;
+    if (!t_check(rc[0] == 0 && rc[1] == 0 && rc[2] == 0, nm, "exit statuses %d %d %d", rc[0], rc[1], rc[2])) return;
     na = tg__log_fields(logA, la, 40);
     nb = tg__log_fields(logB, lb, 40);
     same = na == 20 && nb == 20;

@@ -2,7 +2,7 @@
    against PyTorch and transformers, gradient checks, thread counts, errors.
    References: tests/ref/llama_ops.bin, written by tests/ref/gen_llama_ops.py (the case layout of
    tests/ref/ops.bin; its header names each kind's inputs and args).  Uses test_ops.c's helpers
-   (tops_ref_case, tolerance, tops_close), included before this file. */
+   (tops_ref_case, tops_inputs, tops_collect, tolerances), included before this file. */
 
 /* One call: kind (rmsnorm, qknorm, rope, silu, swiglu, gqa), inputs, args, lengths. */
 typedef struct {
@@ -129,16 +129,9 @@ static void test_llama_ops_gradcheck(void) {
         c.alias = g->alias;
         for (k = 0; k < 3; k++) c.args[k] = g->args[k];
         if (g->ids[0] >= 0) c.ids = g->ids;
-        for (k = 0; k < g->n_in; k++) {
-            char pn[16];
-            snprintf(pn, sizeof pn, "x%d", k);
-            in[k] = lt_param(ctx, pn, (int)g->shape[k][0], &g->shape[k][1]);
-            lt_init_normal(ctx, in[k], 0.0, 1.0);
-        }
+        tops_inputs(ctx, g->n_in, &g->shape[0][0], 4, 1.0, in);
         worst = lt_gradcheck(ctx, tllama_gc_fn, in, g->n_in, &c, TOPS_GC_EPS);
-        t_check(worst <= TOPS_GC_TOL, name, "worst error %.3g (tol %g at eps %g): %s", worst, TOPS_GC_TOL, TOPS_GC_EPS,
-                lt_error(ctx));
-        if (getenv("LT_TEST_VERBOSE")) printf("info %s: %.3g\n", name, worst);
+        tops_gc_verdict(name, worst, ctx);
         lt_ctx_destroy(ctx);
     }
 }
@@ -197,35 +190,21 @@ static float *tllama_threads_run(const tllama_case *g, int threads, int64_t *n_o
     lt_ctx *ctx = lt_ctx_create(11);
     lt_tensor *in[3], *y;
     tllama_call c;
-    float *res;
-    int64_t n = 0, off = 0;
+    float *res = NULL;
     int k;
     lt_set_threads(threads);
     memset(&c, 0, sizeof c);
     c.kind = g->kind;
     for (k = 0; k < 3; k++) c.args[k] = g->args[k];
     if (g->ids[0] >= 0) c.ids = g->ids;
-    for (k = 0; k < g->n_in; k++) {
-        char pn[16];
-        snprintf(pn, sizeof pn, "x%d", k);
-        in[k] = c.x[k] = lt_param(ctx, pn, (int)g->shape[k][0], &g->shape[k][1]);
-        lt_init_normal(ctx, in[k], 0.0, 1.0);
-    }
+    tops_inputs(ctx, g->n_in, &g->shape[0][0], 4, 1.0, in);
+    for (k = 0; k < g->n_in; k++) c.x[k] = in[k];
     y = tllama_apply(ctx, &c);
-    if (!y || lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, y, y))) != LT_OK) { lt_ctx_destroy(ctx); return NULL; }
-    n = y->n;
-    for (k = 0; k < g->n_in; k++) n += in[k]->n;
-    res = (float *)malloc((size_t)n * sizeof(float));
-    memcpy(res, y->data, (size_t)y->n * sizeof(float));
-    off = y->n;
-    for (k = 0; k < g->n_in; k++) {
-        memcpy(res + off, in[k]->grad, (size_t)in[k]->n * sizeof(float));
-        off += in[k]->n;
-    }
-    *n_out = n;
+    if (y && lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, y, y))) == LT_OK) res = tops_collect(y, in, g->n_in, n_out);
     lt_ctx_destroy(ctx);
     return res;
 }
+
 static void test_llama_ops_threads(void) {
     static const tllama_case cases[] = {
         {"rmsnorm.threads.300x130", "rmsnorm", 2, {{2, 300, 130}, {1, 130}}, {1e-6}, {-1}, 0},

@@ -217,6 +217,39 @@ static lt_tensor *tops_gc_fn(lt_ctx *ctx, lt_tensor **inputs, void *user) {
     return tops_apply(ctx, &c);
 }
 
+/* Parameters x0..x(n-1) into in[], shaped by rows (row k at rows + k*stride: ndim, dims), their
+   values drawn from normal(0, sd); test_llama_ops.c's checks use it too. */
+static void tops_inputs(lt_ctx *ctx, int n, const int64_t *rows, int stride, double sd, lt_tensor **in) {
+    int k;
+    for (k = 0; k < n; k++) {
+        const int64_t *row = rows + (size_t)k * (size_t)stride;
+        char pn[16];
+        snprintf(pn, sizeof pn, "x%d", k);
+        in[k] = lt_param(ctx, pn, (int)row[0], row + 1);
+        lt_init_normal(ctx, in[k], 0.0, sd);
+    }
+}
+/* The test name passes when lt_gradcheck's worst error is within TOPS_GC_TOL (LT_TEST_VERBOSE=1
+   prints it). */
+static void tops_gc_verdict(const char *name, double worst, lt_ctx *ctx) {
+    t_check(worst <= TOPS_GC_TOL, name, "worst error %.3g (tol %g at eps %g): %s", worst, TOPS_GC_TOL, TOPS_GC_EPS,
+            lt_error(ctx));
+    if (getenv("LT_TEST_VERBOSE")) printf("info %s: %.3g\n", name, worst);
+}
+/* out's values, then each input's gradient, in one malloc'd array of *n floats (the thread checks). */
+static float *tops_collect(const lt_tensor *out, lt_tensor *const *in, int n_in, int64_t *n) {
+    float *res, *p;
+    int k;
+    *n = out->n;
+    for (k = 0; k < n_in; k++) *n += in[k]->n;
+    p = res = (float *)malloc((size_t)*n * sizeof(float));
+    if (!res) return NULL;
+    memcpy(p, out->data, (size_t)out->n * sizeof(float));
+    p += out->n;
+    for (k = 0; k < n_in; k++) { memcpy(p, in[k]->grad, (size_t)in[k]->n * sizeof(float)); p += in[k]->n; }
+    return res;
+}
+
 typedef struct {
     const char *name;            /* test name */
     const char *op;
@@ -288,21 +321,16 @@ static void test_ops_gradcheck(void) {
         c.alias = g->alias;
         c.args[0] = g->args[0]; c.args[1] = g->args[1];
         if (g->has_ids) { c.ids = g->ids; c.n0 = g->n0; c.n1 = g->n1; }
+        tops_inputs(ctx, g->n_in, &g->shape[0][0], 5, 1.0, in);
         for (k = 0; k < g->n_in; k++) {
-            char pn[16];
             int64_t j;
-            snprintf(pn, sizeof pn, "x%d", k);
-            in[k] = lt_param(ctx, pn, (int)g->shape[k][0], &g->shape[k][1]);
-            lt_init_normal(ctx, in[k], 0.0, 1.0);
             /* keep relu's inputs away from its kink, where a difference of step eps straddles it */
             if (in[k] && !strcmp(g->op, "relu"))
                 for (j = 0; j < in[k]->n; j++)
                     if (fabsf(in[k]->data[j]) < 0.1f) in[k]->data[j] = 0.5f;
         }
         worst = lt_gradcheck(ctx, tops_gc_fn, in, g->n_in, &c, TOPS_GC_EPS);
-        t_check(worst <= TOPS_GC_TOL, name, "worst error %.3g (tol %g at eps %g): %s", worst, TOPS_GC_TOL,
-                TOPS_GC_EPS, lt_error(ctx));
-        if (getenv("LT_TEST_VERBOSE")) printf("info %s: %.3g\n", name, worst);
+        tops_gc_verdict(name, worst, ctx);
         if (!(worst <= worst_all)) { worst_all = worst; worst_name = g->name; }
         lt_ctx_destroy(ctx);
     }
@@ -608,24 +636,12 @@ static float *tops_threads_run(const tops_gc_case *g, const int32_t *ids, int th
     c.op = tops_index(g->op);
     c.args[0] = g->args[0]; c.args[1] = g->args[1];
     c.ids = ids; c.n0 = 1; c.n1 = g->n1;
-    for (k = 0; k < g->n_in; k++) {
-        char pn[16];
-        snprintf(pn, sizeof pn, "x%d", k);
-        c.x[k] = in[k] = lt_param(ctx, pn, (int)g->shape[k][0], &g->shape[k][1]);
-        lt_init_normal(ctx, in[k], 0.0, 2.0);
-    }
+    tops_inputs(ctx, g->n_in, &g->shape[0][0], 5, 2.0, in);
+    for (k = 0; k < g->n_in; k++) c.x[k] = in[k];
     out = tops_apply(ctx, &c);
     R = out ? lt_tensor_new(ctx, out->ndim, out->shape) : NULL;
     lt_init_uniform(ctx, R, -1.0, 1.0);
-    if (out && lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, out, R))) == LT_OK) {
-        float *p;
-        *n = out->n;
-        for (k = 0; k < g->n_in; k++) *n += in[k]->n;
-        p = res = (float *)malloc((size_t)*n * sizeof(float));
-        memcpy(p, out->data, (size_t)out->n * sizeof(float));
-        p += out->n;
-        for (k = 0; k < g->n_in; k++) { memcpy(p, in[k]->grad, (size_t)in[k]->n * sizeof(float)); p += in[k]->n; }
-    }
+    if (out && lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, out, R))) == LT_OK) res = tops_collect(out, in, g->n_in, n);
     lt_ctx_destroy(ctx);
     return res;
 }

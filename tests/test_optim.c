@@ -36,21 +36,24 @@ static int to__close64(const char *name, const double *got, const double *ref, i
 #define TO_NP 3
 static const char *const to__names[TO_NP] = {"w", "b", "e"};
 
-static lt_ctx *to__params(t_ref *r, lt_tensor **p) {
+/* A fresh context with the np tensors PREFIX.init.NAMES[i] as parameters p[i] (test_optim2.c's too);
+   NULL when one is missing. */
+static lt_ctx *to__load(t_ref *r, const char *prefix, const char *const *names, int np, lt_tensor **p) {
     lt_ctx *ctx = lt_ctx_create(1);
     int i;
-    for (i = 0; i < TO_NP; i++) {
+    for (i = 0; i < np; i++) {
         char nm[64];
         t_arr *a;
-        snprintf(nm, sizeof nm, "opt.init.%s", to__names[i]);
-        a = t_ref_get(r, nm);
-        if (!a) { lt_ctx_destroy(ctx); return NULL; }
-        p[i] = lt_param(ctx, to__names[i], a->ndim, a->shape);
-        if (!p[i]) { lt_ctx_destroy(ctx); return NULL; }
+        snprintf(nm, sizeof nm, "%s.init.%s", prefix, names[i]);
+        if (!(a = t_ref_get(r, nm)) || !(p[i] = lt_param(ctx, names[i], a->ndim, a->shape))) {
+            lt_ctx_destroy(ctx);
+            return NULL;
+        }
         memcpy(p[i]->data, a->data, (size_t)a->n * sizeof(float));
     }
     return ctx;
 }
+static lt_ctx *to__params(t_ref *r, lt_tensor **p) { return to__load(r, "opt", to__names, TO_NP, p); }
 
 /* Replays stored steps [from, to) on the np parameters p (test_optim2.c's too): step k's gradient of
    p[i] is row k of PREFIX.grad.NAMES[i], its lr is lr0 * LR_NAME[k], and where PREFIX.hasgrad[k][i]

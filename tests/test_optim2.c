@@ -9,21 +9,7 @@
 static const char *const to2__names[TO2_NP] = {"w", "b", "e", "u", "wte"};
 
 /* The m.* tensors as parameters of a fresh context. */
-static lt_ctx *to2__params(t_ref *r, lt_tensor **p) {
-    lt_ctx *ctx = lt_ctx_create(1);
-    int i;
-    for (i = 0; i < TO2_NP; i++) {
-        char nm[64];
-        t_arr *a;
-        snprintf(nm, sizeof nm, "m.init.%s", to2__names[i]);
-        if (!(a = t_ref_get(r, nm)) || !(p[i] = lt_param(ctx, to2__names[i], a->ndim, a->shape))) {
-            lt_ctx_destroy(ctx);
-            return NULL;
-        }
-        memcpy(p[i]->data, a->data, (size_t)a->n * sizeof(float));
-    }
-    return ctx;
-}
+static lt_ctx *to2__params(t_ref *r, lt_tensor **p) { return to__load(r, "m", to2__names, TO2_NP, p); }
 
 /* Steps [from, to) of the stored gradients, with lr = lr0 * factor[k] and the .grad None holes
    (test_optim.c's to__replay). */

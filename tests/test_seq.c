@@ -402,7 +402,7 @@ static void ts__shakespeare(void) {
     lt_ctx_destroy(ctx);
 }
 
-/* ---- build/train_gpt (run by test_gpt.c's tg__run) ------------------------------------------ */
+/* ---- build/train_gpt (test_gpt.c's tg__straight_and_resumed runs it) ------------------------ */
 static char ts__made[16][512];
 static int ts__nmade;
 /* a file under the tmp dir, named with the process id, removed by ts__cleanup */
@@ -438,27 +438,21 @@ static int ts__log(const char *path, char out[][200], int cap) {
 /* build/train_gpt with sequences and a length schedule: 20 steps straight equal 10 + save +
    resume 10, to the bit (the position is (epoch, batch) and the length comes from the step). */
 static void ts__train_gpt_case(const char *tag, const char *data, const char *extra) {
-    char common[1024], args[3072], logA[512], logB[512], ck[512], err[512], nm[128];
+    char common[1024], logA[512], logB[512], ck[512], err[512], nm[128];
     static char la[40][200], lb[40][200];
-    int na, nb, i, same, rc1, rc2, rc3;
+    int na, nb, i, same, rc[3];
     snprintf(nm, sizeof nm, "%s.a.jsonl", tag); ts__path(logA, sizeof logA, nm);
     snprintf(nm, sizeof nm, "%s.b.jsonl", tag); ts__path(logB, sizeof logB, nm);
     snprintf(nm, sizeof nm, "%s.ckpt", tag); ts__path(ck, sizeof ck, nm);
     ts__path(err, sizeof err, "err.txt");
-    remove(logA); remove(logB); remove(ck);
     snprintf(common, sizeof common, "--data %s --layers 1 --heads 2 --channels 16 --ctx 16 --batch 2 --seq 16 "
              "--accum 2 --steps 20 --warmup 3 --lr 3e-3 --seed 7 %s", data, extra);
-    snprintf(args, sizeof args, "%s --log %s", common, logA);
-    rc1 = tg__run(args, err);
-    snprintf(args, sizeof args, "%s --stop-after 10 --save %s --log %s", common, ck, logB);
-    rc2 = tg__run(args, err);
-    snprintf(args, sizeof args, "%s --resume %s --log %s", common, ck, logB);
-    rc3 = tg__run(args, err);
+    tg__straight_and_resumed(common, ck, logA, logB, err, rc);
     snprintf(nm, sizeof nm, "seq.train_gpt.%s.resume_bitwise", tag);
-    if (rc1 || rc2 || rc3) {
+    if (rc[0] || rc[1] || rc[2]) {
         char e[300];
         ts__first_line(err, e, sizeof e);
-        t_check(0, nm, "exit statuses %d %d %d: %s", rc1, rc2, rc3, e);
+        t_check(0, nm, "exit statuses %d %d %d: %s", rc[0], rc[1], rc[2], e);
         return;
     }
     na = ts__log(logA, la, 40);

@@ -26,6 +26,19 @@ static void tc_small_step(lt_ctx *ctx, tc_step *s, int32_t *in, int32_t *tg) {
     tc_batch(&r, s, 64);
 }
 
+/* Every parameter's values, one after another, in one malloc'd array (test_precision.c's too). */
+static float *tc_weights(lt_ctx *ctx) {
+    lt_paramset ps = lt_ctx_params(ctx);
+    size_t off = 0;
+    float *w = (float *)malloc(lt_params_count(ctx) * sizeof(float));
+    int k;
+    for (k = 0; w && k < ps.n; k++) {
+        memcpy(w + off, ps.p[k]->data, (size_t)ps.p[k]->n * sizeof(float));
+        off += (size_t)ps.p[k]->n;
+    }
+    return w;
+}
+
 /* Train `steps` AdamW steps, eager or compiled (alternating two sequence lengths when
    two_shapes); write the losses and return a checksum-free copy of the final weights. */
 static float *tc_train(int compiled, int two_shapes, float dropout, int steps, float *losses, lt_plan_cache **keep) {
@@ -61,14 +74,8 @@ static float *tc_train(int compiled, int two_shapes, float dropout, int steps, f
         lt_optim_step(opt, 3e-3);
         losses[k] = loss;
     }
-    if (!lt_failed(ctx)) {
-        size_t n = lt_params_count(ctx), off = 0;
-        lt_paramset ps = lt_ctx_params(ctx);
-        w = (float *)malloc(n * sizeof(float));
-        for (k = 0; k < ps.n; k++) { memcpy(w + off, ps.p[k]->data, (size_t)ps.p[k]->n * sizeof(float)); off += (size_t)ps.p[k]->n; }
-    } else {
-        printf("     tc_train: %s\n", lt_error(ctx));
-    }
+    if (!lt_failed(ctx)) w = tc_weights(ctx);
+    else printf("     tc_train: %s\n", lt_error(ctx));
     if (keep && cache) printf("     plans cached: %d\n", lt_plan_cache_size(cache));
     lt_plan_cache_destroy(cache);
     lt_optim_destroy(opt);

@@ -537,12 +537,7 @@ done:
 /* ---- build/train_gpt: resume to the bit, error exits ----------------------------------------- */
 static const char *tg__bin = "build/train_gpt";
 
-static int tg__have_bin(void) {
-    FILE *f = fopen(tg__bin, "rb");
-    if (!f) return 0;
-    fclose(f);
-    return 1;
-}
+static int tg__have_bin(void) { return t_exists(tg__bin); }
 
 /* Runs train_gpt with args, stdout to /dev/null, stderr to err_path; returns the exit status. */
 static int tg__run(const char *args, const char *err_path) {
@@ -554,26 +549,10 @@ static int tg__run(const char *args, const char *err_path) {
     return WEXITSTATUS(s);
 }
 
-/* The text of a whole file (malloc'd, NUL-terminated), or NULL. */
-static char *tg__slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = (char *)malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
-    if (buf) buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
 /* From a --log JSONL file: per step line, the text of the "loss", "lr" and "grad_norm" values,
    joined; returns how many step lines were read (lines without "loss" are skipped). */
 static int tg__log_fields(const char *path, char out[][160], int cap) {
-    char *text = tg__slurp(path), *line, *next;
+    char *text = t_slurp(path, NULL), *line, *next;
     int n = 0;
     if (!text) return -1;
     for (line = text; line && *line && n < cap; line = next) {
@@ -601,7 +580,7 @@ static int tg__log_fields(const char *path, char out[][160], int cap) {
 
 /* One line on stderr, starting "train_gpt: ". */
 static int tg__one_line(const char *err_path, char *msg, size_t cap) {
-    char *e = tg__slurp(err_path);
+    char *e = t_slurp(err_path, NULL);
     int ok;
     if (!e) { snprintf(msg, cap, "(no stderr file)"); return 0; }
     snprintf(msg, cap, "%s", e);
@@ -610,26 +589,35 @@ static int tg__one_line(const char *err_path, char *msg, size_t cap) {
     return ok;
 }
 
+/* train_gpt's resume protocol with the flags common: 20 steps straight (log logA), then 10 steps
+   saved to ck and 10 more resumed from it (both logged to logB); the three exit statuses in rc.
+   test_seq.c runs it too. */
+static void tg__straight_and_resumed(const char *common, const char *ck, const char *logA, const char *logB,
+                                     const char *err, int rc[3]) {
+    char args[3072];
+    remove(logA); remove(logB); remove(ck);
+    snprintf(args, sizeof args, "%s --log %s", common, logA);
+    rc[0] = tg__run(args, err);
+    snprintf(args, sizeof args, "%s --stop-after 10 --save %s --log %s", common, ck, logB);
+    rc[1] = tg__run(args, err);
+    snprintf(args, sizeof args, "%s --resume %s --log %s", common, ck, logB);
+    rc[2] = tg__run(args, err);
+}
+
 static void tg__resume_case(const char *tag, const char *data, const char *extra) {
-    char common[1024], args[3072], logA[512], logB[512], ck[512], err[512], nm[128];
+    char common[1024], logA[512], logB[512], ck[512], err[512], nm[128];
     static char la[40][160], lb[40][160];
-    int na, nb, i, same, rc1, rc2, rc3;
+    int na, nb, i, same, rc[3];
     snprintf(nm, sizeof nm, "gpt.train_gpt.%s.log_a.jsonl", tag); tg__path(logA, sizeof logA, nm);
     snprintf(nm, sizeof nm, "gpt.train_gpt.%s.log_b.jsonl", tag); tg__path(logB, sizeof logB, nm);
     snprintf(nm, sizeof nm, "gpt.train_gpt.%s.ckpt.safetensors", tag); tg__path(ck, sizeof ck, nm);
     tg__path(err, sizeof err, "gpt.train_gpt.err");
-    remove(logA); remove(logB); remove(ck);
     snprintf(common, sizeof common,
              "--data %s --layers 2 --heads 2 --channels 32 --ctx 32 --batch 2 --seq 16 --accum 2 --steps 20 "
              "--warmup 3 --warmup-start 0.1 --lr 3e-3 --min-lr 3e-4 --seed 7 %s", data, extra);
-    snprintf(args, sizeof args, "%s --log %s", common, logA);
-    rc1 = tg__run(args, err);
-    snprintf(args, sizeof args, "%s --stop-after 10 --save %s --log %s", common, ck, logB);
-    rc2 = tg__run(args, err);
-    snprintf(args, sizeof args, "%s --resume %s --log %s", common, ck, logB);
-    rc3 = tg__run(args, err);
+    tg__straight_and_resumed(common, ck, logA, logB, err, rc);
     snprintf(nm, sizeof nm, "gpt.train_gpt.%s.runs", tag);
-    if (!t_check(rc1 == 0 && rc2 == 0 && rc3 == 0, nm, "exit statuses %d %d %d", rc1, rc2, rc3)) return;
+    if (!t_check(rc[0] == 0 && rc[1] == 0 && rc[2] == 0, nm, "exit statuses %d %d %d", rc[0], rc[1], rc[2])) return;
     na = tg__log_fields(logA, la, 40);
     nb = tg__log_fields(logB, lb, 40);
     same = na == 20 && nb == 20;
@@ -641,10 +629,22 @@ static void tg__resume_case(const char *tag, const char *data, const char *extra
                      tag, la[19]);
 }
 
+/* The training text of the train_gpt runs at path (~1.5 KB: 20 steps of 2x2x16 tokens wrap around
+   it a few times); 0 when it cannot be written. */
+static int tg__write_text(const char *path) {
+    FILE *f = fopen(path, "wb");
+    int i;
+    if (!f) return 0;
+    for (i = 0; i < 30; i++)
+        fprintf(f, "line %d: the quick brown fox %s over the lazy dog.\n", i * 7 % 13, i % 3 ? "jumps" : "leaps");
+    fclose(f);
+    return 1;
+}
+
 static void tg__train_gpt(void) {
     char data[512], bad[512], ck[512], err[512], args[2048], msg[1024];
     FILE *f;
-    int i, rc;
+    int rc;
     if (!tg__have_bin()) {
         t_skip("gpt.train_gpt", "build/train_gpt is missing (make build/train_gpt)");
         return;
@@ -652,12 +652,7 @@ static void tg__train_gpt(void) {
     tg__path(data, sizeof data, "gpt_train.txt");
     tg__path(bad, sizeof bad, "gpt_bad_ckpt.safetensors");
     tg__path(err, sizeof err, "gpt.train_gpt.err");
-    f = fopen(data, "wb");
-    if (!f) { t_check(0, "gpt.train_gpt.data", "cannot write %s", data); return; }
-    /* ~1.5 KB of text: 20 steps of 2x2x16 tokens wrap around it a few times */
-    for (i = 0; i < 30; i++)
-        fprintf(f, "line %d: the quick brown fox %s over the lazy dog.\n", i * 7 % 13, i % 3 ? "jumps" : "leaps");
-    fclose(f);
+    if (!tg__write_text(data)) { t_check(0, "gpt.train_gpt.data", "cannot write %s", data); return; }
     tg__resume_case("plain", data, "");
     tg__resume_case("shuffle", data, "--shuffle --weight-decay 0.05 --clip-norm 0.5");
     /* every optimizer's state goes into the checkpoint (SOAP's factor matrices flat) */

@@ -14,36 +14,6 @@
 static const char *th__bin(void) { const char *b = getenv("LT_TRAIN_GPT"); return b ? b : "build/train_gpt"; }
 static const char *th__dir(void) { const char *d = getenv("LT_MALFORMED_DIR"); return d ? d : "tests/malformed"; }
 
-static int th__exists(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    fclose(f);
-    return 1;
-}
-
-/* The whole file, NUL-terminated (malloc'd), or NULL. */
-static char *th__slurp(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, len = 0, got;
-    if (size) *size = 0;
-    if (!f) return NULL;
-    do {
-        if (cap - len < 4096) {
-            char *p = (char *)realloc(buf, cap * 2 + 4096);
-            if (!p) { free(buf); fclose(f); return NULL; }
-            buf = p;
-            cap = cap * 2 + 4096;
-        }
-        got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-    } while (got > 0);
-    fclose(f);
-    buf[len] = 0;
-    if (size) *size = len;
-    return buf;
-}
-
 static void th__path(char *buf, size_t cap, const char *file) { snprintf(buf, cap, "%s/harden_%s", t_tmp_dir(), file); }
 
 /* Runs train_gpt with args (stdout and stderr to files); the exit status, or -1 when it did not
@@ -88,7 +58,7 @@ static void th__corp_lib(th__corp *c, const char *file, const char *reader, cons
     lt_clear_error(c->ctx);
     if (!strcmp(reader, "st") || !strcmp(reader, "shard")) {
         size_t size;
-        char *buf = th__slurp(path, &size);
+        char *buf = t_slurp(path, &size);
         if (!buf) { t_check(0, name, "cannot read %s", path); return; }
         if (reader[1] == 't') {
             lt_st *st = lt_st_parse(c->ctx, buf, size, file);
@@ -122,7 +92,7 @@ static void th__corp_cli(th__corp *c, const char *file, const char *reader, cons
     int rc, ok_want = strcmp(want, "OK") == 0, one_line;
     snprintf(name, sizeof name, "harden.cli.%s.%s", reader, file);
     if (!t_want(name)) return;
-    if (!th__exists(th__bin())) { t_skip(name, "no train_gpt binary (make build/train_gpt)"); return; }
+    if (!t_exists(th__bin())) { t_skip(name, "no train_gpt binary (make build/train_gpt)"); return; }
     snprintf(shard, sizeof shard, "%s/shard_valid.bin", th__dir());
     th__path(out, sizeof out, "cli.out");
     th__path(err, sizeof err, "cli.err");
@@ -134,7 +104,7 @@ static void th__corp_cli(th__corp *c, const char *file, const char *reader, cons
         snprintf(args, sizeof args, "--data %s --vocab 16 --layers 1 --heads 2 --channels 4 --ctx 8 --batch 1 --seq 4 "
                  "--steps 1 --threads 1", path);
     rc = th__run(args, out, err);
-    e = th__slurp(err, NULL);
+    e = t_slurp(err, NULL);
     c->n_cli++;
     if (ok_want) {
         t_check(rc == 0, name, "exit %d: %s", rc, e ? e : "");
@@ -153,7 +123,7 @@ static void th__corpus(void) {
     int rows = 0;
     memset(&c, 0, sizeof c);
     snprintf(mpath, sizeof mpath, "%s/MANIFEST.tsv", th__dir());
-    text = th__slurp(mpath, NULL);
+    text = t_slurp(mpath, NULL);
     if (!t_check(text != NULL, "harden.corpus.manifest", "cannot read %s (python3 tests/gen_malformed.py)", mpath)) return;
     for (line = text; line && *line; line = next) {
         char *f[4], path[600];
@@ -198,7 +168,7 @@ static void th__strip_timing(char *line) {
 
 /* Two --log files agree line by line (timing aside); *lines gets the count; at: first difference. */
 static int th__same_logs(const char *a, const char *b, int *lines, char *at, size_t cap) {
-    char *ta = th__slurp(a, NULL), *tb = th__slurp(b, NULL), *la, *lb, *na, *nb;
+    char *ta = t_slurp(a, NULL), *tb = t_slurp(b, NULL), *la, *lb, *na, *nb;
     int same = ta && tb, n = 0;
     *lines = 0;
     at[0] = 0;
@@ -273,7 +243,7 @@ static void th__resume(void) {
     FILE *f;
     int i;
     if (!t_want("harden.resume")) return;
-    if (!th__exists(th__bin())) { t_skip("harden.resume", "no train_gpt binary"); return; }
+    if (!t_exists(th__bin())) { t_skip("harden.resume", "no train_gpt binary"); return; }
     /* 81 bytes = 5 windows of B*T = 16, +1: each epoch ends exactly on a window */
     th__path(text, sizeof text, "resume81.txt");
     f = fopen(text, "wb");
@@ -378,7 +348,7 @@ static void th__train_guards(void) {
     FILE *f;
     int i, rc;
     if (!t_want("harden.train")) return;
-    if (!th__exists(th__bin())) { t_skip("harden.train", "no train_gpt binary"); return; }
+    if (!t_exists(th__bin())) { t_skip("harden.train", "no train_gpt binary"); return; }
     th__path(out, sizeof out, "train.out");
     th__path(err, sizeof err, "train.err");
     th__path(logp, sizeof logp, "train.jsonl");
@@ -394,7 +364,7 @@ static void th__train_guards(void) {
     snprintf(args, sizeof args, "--data %s --layers 1 --heads 2 --channels 16 --ctx 16 --batch 2 --seq 8 --threads 1 "
              "--steps 30 --lr 1e30 --clip-norm 0 --warmup 0", data);
     rc = th__run(args, out, err);
-    e = th__slurp(err, NULL);
+    e = t_slurp(err, NULL);
     t_check(rc == 1 && e && strstr(e, "step ") && (strstr(e, "loss") || strstr(e, "gradient")), "harden.train.diverge",
             "exit %d, stderr \"%s\" (want the step and the loss or gradient named)", rc, e ? e : "");
     free(e);
@@ -403,8 +373,8 @@ static void th__train_guards(void) {
     snprintf(args, sizeof args, "--data %s --layers 1 --heads 2 --channels 16 --ctx 16 --batch 2 --seq 8 --threads 1 "
              "--steps 64 --lr 1e-2 --warmup 0 --decay constant --skip-outliers 4 --log %s", data, logp);
     rc = th__run(args, out, err);
-    e = th__slurp(out, NULL);
-    log = th__slurp(logp, NULL);
+    e = t_slurp(out, NULL);
+    log = t_slurp(logp, NULL);
     t_check(rc == 0 && e && strstr(e, "step 61/64 | skipped") && log && strstr(log, "\"step\": 61, \"skipped\": 1"),
             "harden.train.skip_outliers", "exit %d; want step 61 (the noise) skipped in stdout and the log:\n%s", rc,
             e ? e : "");
@@ -417,7 +387,7 @@ static void th__train_guards(void) {
 static const char *th__sample_bin(void) { const char *b = getenv("LT_SAMPLE_GPT"); return b ? b : "build/sample_gpt"; }
 
 static double th__loss_of(const char *path) {
-    char *o = th__slurp(path, NULL), *l = o ? strstr(o, "| loss ") : NULL;
+    char *o = t_slurp(path, NULL), *l = o ? strstr(o, "| loss ") : NULL;
     double x = l ? atof(l + 7) : -1;
     free(o);
     return x;
@@ -451,7 +421,7 @@ static void th__flags(void) {
     double l0, l1;
     int i, rc, one_line;
     if (!t_want("harden.cli.flags")) return;
-    if (!th__exists(th__bin())) { t_skip("harden.cli.flags", "no train_gpt binary (make build/train_gpt)"); return; }
+    if (!t_exists(th__bin())) { t_skip("harden.cli.flags", "no train_gpt binary (make build/train_gpt)"); return; }
     snprintf(base, sizeof base, "--data %s/shard_valid.bin --vocab 16 --layers 1 --heads 2 --channels 4 --ctx 8 --batch 1 "
              "--seq 4 --steps 1 --threads 1", th__dir());
     th__path(out, sizeof out, "flags.out");
@@ -460,7 +430,7 @@ static void th__flags(void) {
         snprintf(name, sizeof name, "harden.cli.flags.refuse[%s]", bad[i][0]);
         snprintf(args, sizeof args, "%s %s", base, bad[i][0]);
         rc = th__run(args, out, err);
-        e = th__slurp(err, NULL);
+        e = t_slurp(err, NULL);
         one_line = e && strncmp(e, "train_gpt: ", 11) == 0 && strchr(e, '\n') == e + strlen(e) - 1;
         t_check(rc == 1 && one_line && strstr(e, bad[i][1]), name, "exit %d, stderr \"%s\" (want one line containing \"%s\")",
                 rc, e ? e : "", bad[i][1]);
@@ -470,7 +440,7 @@ static void th__flags(void) {
         snprintf(name, sizeof name, "harden.cli.flags.accept[%s]", good[i]);
         snprintf(args, sizeof args, "%s %s", base, good[i]);
         rc = th__run(args, out, err);
-        e = th__slurp(err, NULL);
+        e = t_slurp(err, NULL);
         t_check(rc == 0, name, "exit %d: %s", rc, e ? e : "");
         free(e);
     }
@@ -485,7 +455,7 @@ static void th__flags(void) {
             l0, l1);
 
     /* sample_gpt: --n is checked (atoi read "abc" as 0 and 99999999999 as a huge count that hung) */
-    if (!th__exists(th__sample_bin())) { t_skip("harden.cli.flags.sample", "no sample_gpt binary (make build/sample_gpt)"); return; }
+    if (!t_exists(th__sample_bin())) { t_skip("harden.cli.flags.sample", "no sample_gpt binary (make build/sample_gpt)"); return; }
     {
         static const char *sbad[][2] = {
             {"--n abc", "--n: \"abc\" is not a whole number"},
@@ -499,7 +469,7 @@ static void th__flags(void) {
                      "%s %s/ckpt_valid.safetensors %s > %s 2> %s", th__sample_bin(), th__dir(), sbad[i][0], out, err);
             rc = system(cmd);
             rc = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-            e = th__slurp(err, NULL);
+            e = t_slurp(err, NULL);
             one_line = e && strncmp(e, "sample_gpt: ", 12) == 0 && strchr(e, '\n') == e + strlen(e) - 1;
             t_check(rc == 1 && one_line && strstr(e, sbad[i][1]), name,
                     "exit %d, stderr \"%s\" (want one line containing \"%s\")", rc, e ? e : "", sbad[i][1]);
@@ -582,7 +552,7 @@ static void th__data(void) {
     remove(fifo);
     for (i = 0; i < (int)(sizeof c / sizeof c[0]); i++) {
         if (!t_want(c[i].name)) continue;
-        if (!th__exists(th__bin())) { t_skip(c[i].name, "no train_gpt binary (make build/train_gpt)"); continue; }
+        if (!t_exists(th__bin())) { t_skip(c[i].name, "no train_gpt binary (make build/train_gpt)"); continue; }
         if (strstr(c[i].name, "fifo")) {
             snprintf(pre, sizeof pre, "mkfifo %s", fifo);
             if (system(pre) != 0) { t_skip(c[i].name, "no mkfifo"); continue; }
@@ -593,8 +563,8 @@ static void th__data(void) {
         th__subst(args, sizeof args, args, names, paths);
         th__subst(want, sizeof want, c[i].want, names, paths);
         rc = th__run_sh(pre, args, out, err);
-        o = th__slurp(out, NULL);
-        e = th__slurp(err, NULL);
+        o = t_slurp(out, NULL);
+        e = t_slurp(err, NULL);
         if (c[i].rc == 0)
             t_check(rc == 0 && o && strstr(o, want), c[i].name, "exit %d, stdout lacks \"%s\": %s", rc, want, e ? e : "");
         else
@@ -615,7 +585,7 @@ static void th__refused(const char *name, const char *args, const char *want) {
     th__path(out, sizeof out, "refuse.out");
     th__path(err, sizeof err, "refuse.err");
     rc = th__run(args, out, err);
-    e = th__slurp(err, NULL);
+    e = t_slurp(err, NULL);
     one_line = e && strncmp(e, "train_gpt: ", 11) == 0 && strchr(e, '\n') == e + strlen(e) - 1;
     t_check(rc == 1 && one_line && strstr(e, want), name, "exit %d, stderr \"%s\" (want one line containing \"%s\")", rc,
             e ? e : "", want);
@@ -713,7 +683,7 @@ static void th__dest(void) {
     lt_ctx_destroy(ctx);
 
     /* train_gpt: refused before training, the node untouched */
-    if (!th__exists(th__bin())) { t_skip("harden.cli.dest", "no train_gpt binary"); goto out; }
+    if (!t_exists(th__bin())) { t_skip("harden.cli.dest", "no train_gpt binary"); goto out; }
     if (have_dev) {
         snprintf(args, sizeof args, "--save %s", devn); th__small(base, sizeof base, args);
         snprintf(want, sizeof want, "--save: \"%s\" is a character device", devn);
@@ -743,7 +713,7 @@ static void th__dest(void) {
                      "2> %s | cat > %s", th__bin(), base, err, out);
             k = system(cmd);
             k = k != -1 && WIFEXITED(k) ? WEXITSTATUS(k) : -1;
-            o = th__slurp(out, NULL);
+            o = t_slurp(out, NULL);
             t_check(k == 0 && o && strstr(o, "{\"step\": 2, \"loss\": ") && strstr(o, "done: 2 steps") &&
                     th__node_is("/dev/stdout", 'l'),
                     "harden.cli.dest.log_dev_stdout", "exit %d, stdout \"%.200s\"", k, o ? o : "");
@@ -818,7 +788,7 @@ static void th__complete(void) {
         "\"lm_head.bias\" is not part of this GPT-2 model", "\"h.1.mlp.c_fc.weight\" holds NaN at element 0",
         "OK"};
     if (!t_want("harden.ckpt") && !t_want("harden.cli.ckpt")) return;
-    if (!th__exists(th__bin())) { t_skip("harden.ckpt", "no train_gpt binary"); return; }
+    if (!t_exists(th__bin())) { t_skip("harden.ckpt", "no train_gpt binary"); return; }
     th__path(ck3, sizeof ck3, "ck3.safetensors");
     th__path(ck2, sizeof ck2, "ck2.safetensors");
     th__path(bad, sizeof bad, "ck_bad.safetensors");
@@ -866,14 +836,14 @@ static void th__complete(void) {
     snprintf(more, sizeof more, "--init %s", ck2);
     th__small(args, sizeof args, more);
     th__refused("harden.cli.ckpt.init_nan", args, "\"wte.weight\" holds NaN");
-    if (!th__exists(th__sample_bin())) { t_skip("harden.cli.ckpt.sample", "no sample_gpt binary"); return; }
+    if (!t_exists(th__sample_bin())) { t_skip("harden.cli.ckpt.sample", "no sample_gpt binary"); return; }
     for (k = 0; k < 2; k++) {
         snprintf(name, sizeof name, "harden.cli.ckpt.sample_%s", k ? "nan" : "missing_layer");
         snprintf(cmd, sizeof cmd, "ASAN_OPTIONS=exitcode=99:detect_leaks=1 UBSAN_OPTIONS=exitcode=99 timeout 60 %s %s --n 20 "
                  "> %s 2> %s", th__sample_bin(), k ? ck2 : bad, out, err);
         rc = system(cmd);
         rc = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-        e = th__slurp(err, NULL);
+        e = t_slurp(err, NULL);
         t_check(rc == 1 && e && !strncmp(e, "sample_gpt: ", 12) && strstr(e, k ? "\"wte.weight\" holds NaN" :
                 "\"h.1.ln_1.weight\" is missing"), name, "exit %d, stderr \"%s\"", rc, e ? e : "");
         if (rc == 1 && e && getenv("LT_HARDEN_SHOW")) printf("info %s: %s", name, e);
@@ -894,7 +864,7 @@ static void th__meta_text(void) {
             "harden.meta.escape", "\"%s\"", out);
     t_check(lt_utf8_escape(out, 4, "ab\xc3\xa9") == 2 && !strcmp(out, "ab") && lt_utf8_escape(out, 6, "a\xff") == 5,
             "harden.meta.escape_cut", "\"%s\"", out);
-    if (!th__exists(th__bin())) { t_skip("harden.cli.meta", "no train_gpt binary"); return; }
+    if (!t_exists(th__bin())) { t_skip("harden.cli.meta", "no train_gpt binary"); return; }
     snprintf(data, sizeof data, "%s/harden_caf\xe9.bin", t_tmp_dir());   /* a Latin-1 name */
     snprintf(args, sizeof args, "cp %s/shard_valid.bin '%s'", th__dir(), data);
     if (!t_check(system(args) == 0, "harden.meta.setup", "cannot copy the shard to %s", data)) return;
@@ -935,7 +905,7 @@ static void th__resume_flags(void) {
     };
     int k;
     if (!t_want("harden.cli.resume_flags")) return;
-    if (!th__exists(th__bin())) { t_skip("harden.cli.resume_flags", "no train_gpt binary"); return; }
+    if (!t_exists(th__bin())) { t_skip("harden.cli.resume_flags", "no train_gpt binary"); return; }
     th__path(ck, sizeof ck, "rflags.safetensors");
     th__path(out, sizeof out, "rflags.out");
     th__path(err, sizeof err, "rflags.err");
@@ -956,7 +926,7 @@ static void th__resume_flags(void) {
         unsigned char *sh;
         FILE *f;
         snprintf(args, sizeof args, "%s/shard_valid.bin", th__dir());
-        sh = (unsigned char *)th__slurp(args, &size);
+        sh = (unsigned char *)t_slurp(args, &size);
         f = sh && size >= 1024 + 600 ? fopen(moved, "wb") : NULL;
         if (f) {
             sh[8] = 300 & 255; sh[9] = 300 >> 8; sh[10] = sh[11] = 0;   /* header word 2: the token count */
@@ -974,7 +944,7 @@ static void th__resume_flags(void) {
     snprintf(args, sizeof args, "--data %s --layers 1 --heads 2 --channels 4 --ctx 8 --batch 1 --seq 4 --steps 6 "
              "--threads 1 --resume %s", moved, ck);
     rc = rc == 0 ? th__run(args, out, err) : -2;
-    o = th__slurp(out, NULL);
+    o = t_slurp(out, NULL);
     t_check(rc == 0 && o && strstr(o, "note: ") && strstr(o, "continuing on") && strstr(o, "resumed"),
             "harden.cli.resume_flags.data_moved", "exit %d, stdout \"%.300s\"", rc, o ? o : "");
     free(o);
@@ -986,11 +956,11 @@ static void th__logs_and_flags(void) {
     char args[4096], more[2048], out[512], err[512], logp[512], val[512], *e, *l;
     int rc;
     if (!t_want("harden.cli.log") && !t_want("harden.cli.low") && !t_want("harden.low")) return;
-    if (!th__exists(th__bin())) { t_skip("harden.log", "no train_gpt binary"); return; }
+    if (!t_exists(th__bin())) { t_skip("harden.log", "no train_gpt binary"); return; }
     th__path(out, sizeof out, "log.out");
     th__path(err, sizeof err, "log.err");
     th__path(logp, sizeof logp, "log.jsonl");
-    if (th__exists("/dev/full")) {
+    if (t_exists("/dev/full")) {
         th__small(args, sizeof args, "--log /dev/full");
         th__refused("harden.cli.log.dev_full", args, "--log /dev/full: writing failed: No space left on device");
     } else {
@@ -1005,7 +975,7 @@ static void th__logs_and_flags(void) {
                  "2> %s", th__bin(), args, out, err);
         rc = system(cmd);
         rc = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-        e = th__slurp(err, NULL);
+        e = t_slurp(err, NULL);
         t_check(rc == 1 && e && strstr(e, "writing failed: File too large"), "harden.cli.log.file_limit",
                 "exit %d, stderr \"%s\"", rc, e ? e : "");
         if (rc == 1 && e && getenv("LT_HARDEN_SHOW")) printf("info harden.cli.log.file_limit: %s", e);
@@ -1017,7 +987,7 @@ static void th__logs_and_flags(void) {
     snprintf(more, sizeof more, "--val %s --eval-every 1 --eval-batches 1 --steps 3 --log %s", val, logp);
     th__small(args, sizeof args, more);
     rc = th__run(args, out, err);
-    l = th__slurp(logp, NULL);
+    l = t_slurp(logp, NULL);
     t_check(rc == 0 && l && strstr(l, "\"val_loss\": ") && !strstr(l, "nan") && !strstr(l, "inf"), "harden.cli.log.json_numbers",
             "exit %d, log \"%.300s\"", rc, l ? l : "");
     free(l);
@@ -1032,7 +1002,7 @@ static void th__logs_and_flags(void) {
     th__refused("harden.cli.low.init_vocab", args, "--init: the checkpoint");
     th__small(args, sizeof args, "--eval-every 1");
     rc = th__run(args, out, err);
-    e = th__slurp(err, NULL);
+    e = t_slurp(err, NULL);
     t_check(rc == 0 && e && strstr(e, "--eval-every does nothing without --val"), "harden.cli.low.eval_every_without_val",
             "exit %d, stderr \"%s\"", rc, e ? e : "");
     free(e);
@@ -1049,7 +1019,7 @@ static void th__logs_and_flags(void) {
             lt_st_add_meta(w, "big", big);
             s = lt_st_save(w, path);
         }
-        t_check(big && s == LT_ERR_ARG && strstr(lt_error(ctx), "over the 100000000 a reader accepts") && !th__exists(path),
+        t_check(big && s == LT_ERR_ARG && strstr(lt_error(ctx), "over the 100000000 a reader accepts") && !t_exists(path),
                 "harden.low.header_limit", "status %d, \"%s\"", (int)s, lt_error(ctx));
         if (getenv("LT_HARDEN_SHOW")) printf("info harden.low.header_limit: %s\n", lt_error(ctx));
         free(big);
@@ -1063,7 +1033,7 @@ static void th__tty(void) {
     char args[2048], out[512], cmd[4096], *o;
     int k, rc;
     if (!t_want("harden.cli.tty")) return;
-    if (!th__exists(th__bin()) || system("command -v script > /dev/null 2>&1") != 0) {
+    if (!t_exists(th__bin()) || system("command -v script > /dev/null 2>&1") != 0) {
         t_skip("harden.cli.tty", "no train_gpt binary or no script(1) for a terminal");
         return;
     }
@@ -1073,7 +1043,7 @@ static void th__tty(void) {
         snprintf(cmd, sizeof cmd, "%s ASAN_OPTIONS=detect_leaks=0 script -qec '%s %s' /dev/null > %s 2>&1",
                  k ? "OMPI_COMM_WORLD_SIZE=1" : "true;", th__bin(), args, out);
         rc = system(cmd);
-        o = th__slurp(out, NULL);
+        o = t_slurp(out, NULL);
         t_check(rc == 0 && o && (k ? !strstr(o, "\r[") && strstr(o, "step 2/2 | loss") : strstr(o, "\r[") != NULL),
                 k ? "harden.cli.tty.mpi_lines" : "harden.cli.tty.terminal_bar", "exit %d, output \"%.300s\"", rc, o ? o : "");
         free(o);

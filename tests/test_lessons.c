@@ -46,7 +46,7 @@ static void test_lessons_all(void) {
     if (!t_want("lessons/")) return;
     for (k = 0; k < (int)(sizeof tl_lessons / sizeof tl_lessons[0]); k++) {
         snprintf(name, sizeof name, "build/%s", tl_lessons[k]);
-        if (!th__exists(name)) {
+        if (!t_exists(name)) {
             snprintf(name, sizeof name, "lessons/flags/%s", tl_lessons[k]);
             t_skip(name, "not built (make test builds the lessons)");
             continue;

@@ -138,7 +138,7 @@ static void tl__save_load(void) {
         t_check(h && tl__same_params(g, h) && memcmp(lt_gpt_cfg(g), lt_gpt_cfg(h), sizeof c) == 0, nm, "%s",
                 h ? "parameters or config differ" : lt_error(ctx2));
         snprintf(cfgp, sizeof cfgp, "%sconfig.json", dir);
-        json = tg__slurp(cfgp);
+        json = t_slurp(cfgp, NULL);
         snprintf(nm, sizeof nm, "llama.save_load.variant%d.config_json", v);
         t_check(json && strstr(json, var[v][1] ? "\"Qwen3ForCausalLM\"" : "\"LlamaForCausalLM\"") &&
                     strstr(json, var[v][2] ? "\"tie_word_embeddings\": false" : "\"tie_word_embeddings\": true"),
@@ -201,7 +201,7 @@ static void tl__bad_case(const char *name, const char *config_edit_from, const c
     if (add) lt_st_add(w, add, "F32", 1, &four, extra);
     snprintf(p, sizeof p, "%smodel.safetensors", dir);
     lt_st_save(w, p);
-    json = tg__slurp("tests/ref/llama_hf/config.json");
+    json = t_slurp("tests/ref/llama_hf/config.json", NULL);
     if (json && config_edit_from && (at = strstr(json, config_edit_from)) != NULL) {
         size_t a = strlen(config_edit_from), b = strlen(config_edit_to);
         char *nj = (char *)malloc(strlen(json) + b + 1);
@@ -314,7 +314,7 @@ static void tl__gpt2_dir(void) {
     tl__path(dir, sizeof dir, "gpt2dir/");
     lt_gpt_save(g, dir);
     snprintf(p, sizeof p, "%sconfig.json", dir);
-    json = tg__slurp(p);
+    json = t_slurp(p, NULL);
     t_check(json && strstr(json, "\"GPT2LMHeadModel\"") && strstr(json, "\"n_head\": 4"), "llama.gpt2_dir.config_json",
             "%s", json ? json : "missing");
     free(json);
@@ -366,10 +366,7 @@ static void tl__cli(void) {
     FILE *f;
     if (!tg__have_bin()) { t_skip("llama.cli", "build/train_gpt is missing (make build/train_gpt)"); return; }
     tl__path(data, sizeof data, "train.txt");
-    if (!(f = fopen(data, "wb"))) { t_check(0, "llama.cli.data", "cannot write %s", data); return; }
-    for (rc = 0; rc < 30; rc++)   /* ~1.5 KB: 20 steps of 2x2x16 tokens wrap around it a few times */
-        fprintf(f, "line %d: the quick brown fox %s over the lazy dog.\n", rc * 7 % 13, rc % 3 ? "jumps" : "leaps");
-    fclose(f);
+    if (!tg__write_text(data)) { t_check(0, "llama.cli.data", "cannot write %s", data); return; }
     tg__resume_case("llama_gqa", data, "--arch llama --kv-heads 1");
     tg__resume_case("llama_qk_untied_bias", data, "--arch llama --qk-norm --untied --bias --rope-theta 500");
     tg__resume_case("llama_muon_clip", data, "--arch llama --optim muon --clip-norm 0.5 --decay linear");

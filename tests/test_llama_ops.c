@@ -2,7 +2,7 @@
    against PyTorch and transformers, gradient checks, thread counts, errors.
    References: tests/ref/llama_ops.bin, written by tests/ref/gen_llama_ops.py (the case layout of
    tests/ref/ops.bin; its header names each kind's inputs and args).  Uses test_ops.c's helpers
-   (tolerance, tops_close), included before this file. */
+   (tops_ref_case, tops_inputs, tops_collect, tolerances), included before this file. */
 
 /* One call: kind (rmsnorm, qknorm, rope, silu, swiglu, gqa), inputs, args, lengths. */
 typedef struct {
@@ -35,100 +35,38 @@ static const char *tllama_op(const char *kind) {
 }
 
 /* ---- against PyTorch / transformers ------------------------------------------------------------------- */
-static void tllama_run_case(t_ref *ref, const char *id, tops_stat *st) {
-    char key[160], name[200], kind[32], label[128];
-    const char *slash = strchr(id, '/');
-    t_arr *xa[3], *ga[3], *ids, *args, *outa, *Ra;
+/* A llama_ops.bin case (test_ops.c's tops_ref_case runs it): user is the kind. */
+static lt_tensor *tllama_case_apply(lt_ctx *ctx, lt_tensor *const x[3], const int32_t *ids, const t_case *tc,
+                                    const void *user) {
     tllama_call c;
-    lt_ctx *ctx;
-    lt_tensor *out, *loss;
-    int32_t *ibuf = NULL;
     int k;
-    size_t kl = slash ? (size_t)(slash - id) : strlen(id);
-    if (kl >= sizeof kind) kl = sizeof kind - 1;
-    memcpy(kind, id, kl); kind[kl] = 0;
-    snprintf(label, sizeof label, "%s", slash ? slash + 1 : "");
-    for (k = 0; label[k]; k++) if (label[k] == '/') label[k] = '.';
-    snprintf(name, sizeof name, "ops.%s.torch.%s", tllama_op(kind), label);
-    if (!t_want(name)) return;
     memset(&c, 0, sizeof c);
-    c.kind = kind;
-#define TLL_GET(field) (snprintf(key, sizeof key, "%s.%s", id, field), t_ref_get(ref, key))
-    for (k = 0; k < 3; k++) {
-        char f[3] = {'x', (char)('0' + k), 0};
-        xa[k] = TLL_GET(f);
-        f[0] = 'g';
-        ga[k] = TLL_GET(f);
-    }
-    ids = TLL_GET("ids"); args = TLL_GET("args"); outa = TLL_GET("out"); Ra = TLL_GET("R");
-#undef TLL_GET
-    if (!outa || !Ra || !xa[0]) { t_check(0, name, "llama_ops.bin lacks out, R or x0"); return; }
-    ctx = lt_ctx_create(1);
-    for (k = 0; k < 3; k++) {
-        if (!xa[k]) continue;
-        snprintf(key, sizeof key, "x%d", k);
-        c.x[k] = lt_param(ctx, key, xa[k]->ndim, xa[k]->shape);
-        if (c.x[k]) memcpy(c.x[k]->data, xa[k]->data, (size_t)xa[k]->n * sizeof(float));
-    }
-    if (ids) {
-        int64_t i;
-        ibuf = (int32_t *)malloc((size_t)ids->n * sizeof(int32_t));
-        for (i = 0; i < ids->n; i++) ibuf[i] = (int32_t)ids->data[i];
-        c.ids = ibuf;
-    }
-    for (k = 0; args && k < args->n && k < 3; k++) c.args[k] = args->data[k];
-    out = tllama_apply(ctx, &c);
-    snprintf(name, sizeof name, "ops.%s.torch.%s:shape", tllama_op(kind), label);
-    if (!out || lt_failed(ctx)) { t_check(0, name, "the op failed: %s", lt_error(ctx)); goto done; }
-    if (!t_check(tops_same_shape(out, outa), name, "output shape %s, torch's has %lld elements",
-                 lt_shape_str(out, key, sizeof key), (long long)outa->n))
-        goto done;
-    snprintf(name, sizeof name, "ops.%s.torch.%s:out", tllama_op(kind), label);
-    tops_close(name, out->data, outa->data, outa->n, st);
-    loss = lt_sum(ctx, lt_mul(ctx, out, lt_tensor_from(ctx, Ra->data, Ra->ndim, Ra->shape)));
-    snprintf(name, sizeof name, "ops.%s.torch.%s:backward", tllama_op(kind), label);
-    if (!t_check(lt_backward(ctx, loss) == LT_OK, name, "%s", lt_error(ctx))) goto done;
-    for (k = 0; k < 3; k++) {
-        if (!xa[k]) continue;
-        snprintf(name, sizeof name, "ops.%s.torch.%s:grad%d", tllama_op(kind), label, k);
-        if (!ga[k] || ga[k]->n != c.x[k]->n) { t_check(0, name, "llama_ops.bin lacks g%d", k); continue; }
-        tops_close(name, c.x[k]->grad, ga[k]->data, ga[k]->n, st);
-    }
-    st->cases++;
-done:
-    free(ibuf);
-    lt_ctx_destroy(ctx);
+    c.kind = (const char *)user;
+    for (k = 0; k < 3; k++) c.x[k] = x[k];
+    c.ids = ids;
+    for (k = 0; tc->args && k < tc->args->n && k < 3; k++) c.args[k] = tc->args->data[k];
+    return tllama_apply(ctx, &c);
 }
 
 static void test_llama_ops_torch(void) {
     static const char *const kinds[] = {"rmsnorm", "qknorm", "rope", "silu", "swiglu", "gqa"};
     t_ref ref;
-    char path[512];
     tops_stat st[6];
     int i, k;
-    FILE *f;
-    snprintf(path, sizeof path, "%s/llama_ops.bin", t_ref_dir());
-    if (!(f = fopen(path, "rb"))) {
-        t_skip("ops.llama.torch", "tests/ref/llama_ops.bin is missing (make it: python3 tests/ref/gen_llama_ops.py)");
-        return;
-    }
-    fclose(f);
-    if (!t_ref_load(&ref, path) || ref.n == 0) {
-        t_ref_free(&ref);
-        t_check(0, "ops.llama.torch", "%s is malformed (regenerate it: python3 tests/ref/gen_llama_ops.py)", path);
-        return;
-    }
+    if (!t_ref_open(&ref, "llama_ops", "ops.llama.torch")) return;
     memset(st, 0, sizeof st);
     for (i = 0; i < ref.n; i++) {
-        char id[128];
-        size_t n = strlen(ref.a[i].name);
-        if (n < 4 || n - 4 >= sizeof id || strcmp(ref.a[i].name + n - 4, ".out") != 0) continue;
-        memcpy(id, ref.a[i].name, n - 4);
-        id[n - 4] = 0;
+        char id[128], name[200], label[128];
+        int j;
+        if (!t_case_id(&ref.a[i], id, sizeof id)) continue;
         for (k = 0; k < 6; k++)
             if (!strncmp(id, kinds[k], strlen(kinds[k])) && id[strlen(kinds[k])] == '/') break;
         if (k == 6) { t_check(0, "ops.llama.torch", "unknown kind in case %s", id); continue; }
-        tllama_run_case(&ref, id, &st[k]);
+        snprintf(label, sizeof label, "%s", id + strlen(kinds[k]) + 1);
+        for (j = 0; label[j]; j++) if (label[j] == '/') label[j] = '.';
+        snprintf(name, sizeof name, "ops.%s.torch.%s", tllama_op(kinds[k]), label);
+        if (!t_want(name)) continue;
+        tops_ref_case(&ref, id, "llama_ops.bin", name, tllama_case_apply, kinds[k], &st[k]);
     }
     for (k = 0; k < 6; k++)
         if (st[k].cases)
@@ -191,16 +129,9 @@ static void test_llama_ops_gradcheck(void) {
         c.alias = g->alias;
         for (k = 0; k < 3; k++) c.args[k] = g->args[k];
         if (g->ids[0] >= 0) c.ids = g->ids;
-        for (k = 0; k < g->n_in; k++) {
-            char pn[16];
-            snprintf(pn, sizeof pn, "x%d", k);
-            in[k] = lt_param(ctx, pn, (int)g->shape[k][0], &g->shape[k][1]);
-            lt_init_normal(ctx, in[k], 0.0, 1.0);
-        }
+        tops_inputs(ctx, g->n_in, &g->shape[0][0], 4, 1.0, in);
         worst = lt_gradcheck(ctx, tllama_gc_fn, in, g->n_in, &c, TOPS_GC_EPS);
-        t_check(worst <= TOPS_GC_TOL, name, "worst error %.3g (tol %g at eps %g): %s", worst, TOPS_GC_TOL, TOPS_GC_EPS,
-                lt_error(ctx));
-        if (getenv("LT_TEST_VERBOSE")) printf("info %s: %.3g\n", name, worst);
+        tops_gc_verdict(name, worst, ctx);
         lt_ctx_destroy(ctx);
     }
 }
@@ -259,35 +190,21 @@ static float *tllama_threads_run(const tllama_case *g, int threads, int64_t *n_o
     lt_ctx *ctx = lt_ctx_create(11);
     lt_tensor *in[3], *y;
     tllama_call c;
-    float *res;
-    int64_t n = 0, off = 0;
+    float *res = NULL;
     int k;
     lt_set_threads(threads);
     memset(&c, 0, sizeof c);
     c.kind = g->kind;
     for (k = 0; k < 3; k++) c.args[k] = g->args[k];
     if (g->ids[0] >= 0) c.ids = g->ids;
-    for (k = 0; k < g->n_in; k++) {
-        char pn[16];
-        snprintf(pn, sizeof pn, "x%d", k);
-        in[k] = c.x[k] = lt_param(ctx, pn, (int)g->shape[k][0], &g->shape[k][1]);
-        lt_init_normal(ctx, in[k], 0.0, 1.0);
-    }
+    tops_inputs(ctx, g->n_in, &g->shape[0][0], 4, 1.0, in);
+    for (k = 0; k < g->n_in; k++) c.x[k] = in[k];
     y = tllama_apply(ctx, &c);
-    if (!y || lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, y, y))) != LT_OK) { lt_ctx_destroy(ctx); return NULL; }
-    n = y->n;
-    for (k = 0; k < g->n_in; k++) n += in[k]->n;
-    res = (float *)malloc((size_t)n * sizeof(float));
-    memcpy(res, y->data, (size_t)y->n * sizeof(float));
-    off = y->n;
-    for (k = 0; k < g->n_in; k++) {
-        memcpy(res + off, in[k]->grad, (size_t)in[k]->n * sizeof(float));
-        off += in[k]->n;
-    }
-    *n_out = n;
+    if (y && lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, y, y))) == LT_OK) res = tops_collect(y, in, g->n_in, n_out);
     lt_ctx_destroy(ctx);
     return res;
 }
+
 static void test_llama_ops_threads(void) {
     static const tllama_case cases[] = {
         {"rmsnorm.threads.300x130", "rmsnorm", 2, {{2, 300, 130}, {1, 130}}, {1e-6}, {-1}, 0},

@@ -98,98 +98,96 @@ static int tops_same_shape(const lt_tensor *t, const t_arr *a) {
 }
 
 
-static void tops_run_case(t_ref *ref, const char *id, tops_stat *stats) {
-    char key[160], name[200];
-    const char *kind_end = strchr(id, '/');
-    char kind[64];
-    t_arr *xa[3], *ga[3], *ids, *args, *outa, *Ra;
-    tops_call c;
+/* What a reference case calls: the op on x (NULL where the case has no such input), with the
+   case's ids as int32 (NULL: none) and its records (ids' shape, args). */
+typedef lt_tensor *(*tops_case_fn)(lt_ctx *ctx, lt_tensor *const x[3], const int32_t *ids, const t_case *c,
+                                   const void *user);
+
+/* Case id of file (ops.bin, llama_ops.bin) as the tests NAME:shape, NAME:out, NAME:backward and
+   NAME:gradK: its inputs become parameters x0..x2, fn applies the op, the output is compared, then
+   each input's gradient of sum(out * R); st gathers the worst errors. */
+static void tops_ref_case(t_ref *ref, const char *id, const char *file, const char *name, tops_case_fn fn,
+                          const void *user, tops_stat *st) {
+    char key[160], test[200];
+    t_case tc;
     lt_ctx *ctx;
-    lt_tensor *out, *loss;
+    lt_tensor *x[3] = {NULL, NULL, NULL}, *out, *loss;
     int32_t *ibuf = NULL;
     int k;
-    size_t kl = kind_end ? (size_t)(kind_end - id) : strlen(id);
-    if (kl >= sizeof kind) kl = sizeof kind - 1;
-    memcpy(kind, id, kl); kind[kl] = 0;
-    snprintf(name, sizeof name, "ops/%s", id);
-    if (!t_want(name)) return;
-    memset(&c, 0, sizeof c);
-    c.op = tops_index(kind);
-    if (c.op < 0) { t_check(0, name, "unknown op kind \"%s\" in ops.bin", kind); return; }
-#define TOPS_GET(field) (snprintf(key, sizeof key, "%s.%s", id, field), t_ref_get(ref, key))
-    for (k = 0; k < 3; k++) {
-        char f[4] = {'x', (char)('0' + k), 0, 0};
-        xa[k] = TOPS_GET(f);
-        f[0] = 'g';
-        ga[k] = TOPS_GET(f);
-    }
-    ids = TOPS_GET("ids"); args = TOPS_GET("args"); outa = TOPS_GET("out"); Ra = TOPS_GET("R");
-#undef TOPS_GET
-    if (!outa || !Ra || !xa[0]) { t_check(0, name, "ops.bin lacks out, R or x0"); return; }
+    if (!t_case_get(ref, id, &tc)) { t_check(0, name, "%s lacks out, R or x0", file); return; }
     ctx = lt_ctx_create(1);
     for (k = 0; k < 3; k++) {
-        if (!xa[k]) continue;
+        if (!tc.x[k]) continue;
         snprintf(key, sizeof key, "x%d", k);
-        c.x[k] = lt_param(ctx, key, xa[k]->ndim, xa[k]->shape);
-        if (c.x[k]) memcpy(c.x[k]->data, xa[k]->data, (size_t)xa[k]->n * sizeof(float));
+        x[k] = lt_param(ctx, key, tc.x[k]->ndim, tc.x[k]->shape);
+        if (x[k]) memcpy(x[k]->data, tc.x[k]->data, (size_t)tc.x[k]->n * sizeof(float));
     }
-    if (ids) {
+    if (tc.ids) {
         int64_t i;
-        ibuf = (int32_t *)malloc((size_t)ids->n * sizeof(int32_t));
-        for (i = 0; i < ids->n; i++) ibuf[i] = (int32_t)ids->data[i];
-        c.ids = ibuf;
-        c.n0 = ids->ndim == 2 ? ids->shape[0] : 1;
-        c.n1 = ids->ndim == 2 ? ids->shape[1] : ids->n;
+        ibuf = (int32_t *)malloc((size_t)tc.ids->n * sizeof(int32_t));
+        for (i = 0; i < tc.ids->n; i++) ibuf[i] = (int32_t)tc.ids->data[i];
     }
-    for (k = 0; args && k < args->n && k < 2; k++) c.args[k] = args->data[k];
-    out = tops_apply(ctx, &c);
-    snprintf(name, sizeof name, "ops/%s:shape", id);
-    if (!out || lt_failed(ctx)) { t_check(0, name, "the op failed: %s", lt_error(ctx)); goto done; }
-    if (!t_check(tops_same_shape(out, outa), name, "output shape %s, torch's has %lld elements",
-                 lt_shape_str(out, key, sizeof key), (long long)outa->n))
+    out = fn(ctx, x, ibuf, &tc, user);
+    snprintf(test, sizeof test, "%s:shape", name);
+    if (!out || lt_failed(ctx)) { t_check(0, test, "the op failed: %s", lt_error(ctx)); goto done; }
+    if (!t_check(tops_same_shape(out, tc.out), test, "output shape %s, torch's has %lld elements",
+                 lt_shape_str(out, key, sizeof key), (long long)tc.out->n))
         goto done;
-    snprintf(name, sizeof name, "ops/%s:out", id);
-    tops_close(name, out->data, outa->data, outa->n, &stats[c.op]);
-    loss = lt_sum(ctx, lt_mul(ctx, out, lt_tensor_from(ctx, Ra->data, Ra->ndim, Ra->shape)));
-    snprintf(name, sizeof name, "ops/%s:backward", id);
-    if (!t_check(lt_backward(ctx, loss) == LT_OK, name, "%s", lt_error(ctx))) goto done;
+    snprintf(test, sizeof test, "%s:out", name);
+    tops_close(test, out->data, tc.out->data, tc.out->n, st);
+    loss = lt_sum(ctx, lt_mul(ctx, out, lt_tensor_from(ctx, tc.R->data, tc.R->ndim, tc.R->shape)));
+    snprintf(test, sizeof test, "%s:backward", name);
+    if (!t_check(lt_backward(ctx, loss) == LT_OK, test, "%s", lt_error(ctx))) goto done;
     for (k = 0; k < 3; k++) {
-        if (!xa[k]) continue;
-        snprintf(name, sizeof name, "ops/%s:grad%d", id, k);
-        if (!ga[k] || ga[k]->n != c.x[k]->n) { t_check(0, name, "ops.bin lacks g%d", k); continue; }
-        tops_close(name, c.x[k]->grad, ga[k]->data, ga[k]->n, &stats[c.op]);
+        if (!tc.x[k]) continue;
+        snprintf(test, sizeof test, "%s:grad%d", name, k);
+        if (!tc.g[k] || tc.g[k]->n != x[k]->n) { t_check(0, test, "%s lacks g%d", file, k); continue; }
+        tops_close(test, x[k]->grad, tc.g[k]->data, tc.g[k]->n, st);
     }
-    stats[c.op].cases++;
+    st->cases++;
 done:
     free(ibuf);
     lt_ctx_destroy(ctx);
 }
 
+/* An ops.bin case: user is the op's index. */
+static lt_tensor *tops_case_apply(lt_ctx *ctx, lt_tensor *const x[3], const int32_t *ids, const t_case *tc,
+                                  const void *user) {
+    tops_call c;
+    int k;
+    memset(&c, 0, sizeof c);
+    c.op = *(const int *)user;
+    for (k = 0; k < 3; k++) c.x[k] = x[k];
+    if (tc->ids) {
+        c.ids = ids;
+        c.n0 = tc->ids->ndim == 2 ? tc->ids->shape[0] : 1;
+        c.n1 = tc->ids->ndim == 2 ? tc->ids->shape[1] : tc->ids->n;
+    }
+    for (k = 0; tc->args && k < tc->args->n && k < 2; k++) c.args[k] = tc->args->data[k];
+    return tops_apply(ctx, &c);
+}
+
 static void test_ops_torch(void) {
     t_ref ref;
-    char path[512];
     tops_stat stats[TOPS_NOPS];
     int i, k;
-    FILE *f;
-    snprintf(path, sizeof path, "%s/ops.bin", t_ref_dir());
-    if (!(f = fopen(path, "rb"))) {
-        t_skip("ops/torch", "tests/ref/ops.bin is missing (make it: python3 tests/ref/gen_ops.py)");
-        return;
-    }
-    fclose(f);
-    if (!t_ref_load(&ref, path) || ref.n == 0) {
-        t_ref_free(&ref);
-        t_check(0, "ops/torch", "%s is malformed (regenerate it: python3 tests/ref/gen_ops.py)", path);
-        return;
-    }
+    if (!t_ref_open(&ref, "ops", "ops/torch")) return;
     memset(stats, 0, sizeof stats);
     for (i = 0; i < ref.n; i++) {
-        char id[128];
-        size_t n = strlen(ref.a[i].name);
-        if (n < 4 || strcmp(ref.a[i].name + n - 4, ".out") != 0) continue;
-        memcpy(id, ref.a[i].name, n - 4);
-        id[n - 4] = 0;
-        tops_run_case(&ref, id, stats);
+        char id[128], kind[64], name[200];
+        const char *kind_end;
+        size_t kl;
+        int op;
+        if (!t_case_id(&ref.a[i], id, sizeof id)) continue;
+        snprintf(name, sizeof name, "ops/%s", id);
+        if (!t_want(name)) continue;
+        kind_end = strchr(id, '/');
+        kl = kind_end ? (size_t)(kind_end - id) : strlen(id);
+        if (kl >= sizeof kind) kl = sizeof kind - 1;
+        memcpy(kind, id, kl); kind[kl] = 0;
+        op = tops_index(kind);
+        if (op < 0) { t_check(0, name, "unknown op kind \"%s\" in ops.bin", kind); continue; }
+        tops_ref_case(&ref, id, "ops.bin", name, tops_case_apply, &op, &stats[op]);
     }
     for (k = 0; k < TOPS_NOPS; k++)
         if (stats[k].cases)
@@ -217,6 +215,39 @@ static lt_tensor *tops_gc_fn(lt_ctx *ctx, lt_tensor **inputs, void *user) {
     for (; k < 3; k++) c.x[k] = NULL;
     if (c.alias) c.x[1] = c.x[0];
     return tops_apply(ctx, &c);
+}
+
+/* Parameters x0..x(n-1) into in[], shaped by rows (row k at rows + k*stride: ndim, dims), their
+   values drawn from normal(0, sd); test_llama_ops.c's checks use it too. */
+static void tops_inputs(lt_ctx *ctx, int n, const int64_t *rows, int stride, double sd, lt_tensor **in) {
+    int k;
+    for (k = 0; k < n; k++) {
+        const int64_t *row = rows + (size_t)k * (size_t)stride;
+        char pn[16];
+        snprintf(pn, sizeof pn, "x%d", k);
+        in[k] = lt_param(ctx, pn, (int)row[0], row + 1);
+        lt_init_normal(ctx, in[k], 0.0, sd);
+    }
+}
+/* The test name passes when lt_gradcheck's worst error is within TOPS_GC_TOL (LT_TEST_VERBOSE=1
+   prints it). */
+static void tops_gc_verdict(const char *name, double worst, lt_ctx *ctx) {
+    t_check(worst <= TOPS_GC_TOL, name, "worst error %.3g (tol %g at eps %g): %s", worst, TOPS_GC_TOL, TOPS_GC_EPS,
+            lt_error(ctx));
+    if (getenv("LT_TEST_VERBOSE")) printf("info %s: %.3g\n", name, worst);
+}
+/* out's values, then each input's gradient, in one malloc'd array of *n floats (the thread checks). */
+static float *tops_collect(const lt_tensor *out, lt_tensor *const *in, int n_in, int64_t *n) {
+    float *res, *p;
+    int k;
+    *n = out->n;
+    for (k = 0; k < n_in; k++) *n += in[k]->n;
+    p = res = (float *)malloc((size_t)*n * sizeof(float));
+    if (!res) return NULL;
+    memcpy(p, out->data, (size_t)out->n * sizeof(float));
+    p += out->n;
+    for (k = 0; k < n_in; k++) { memcpy(p, in[k]->grad, (size_t)in[k]->n * sizeof(float)); p += in[k]->n; }
+    return res;
 }
 
 typedef struct {
@@ -290,21 +321,16 @@ static void test_ops_gradcheck(void) {
         c.alias = g->alias;
         c.args[0] = g->args[0]; c.args[1] = g->args[1];
         if (g->has_ids) { c.ids = g->ids; c.n0 = g->n0; c.n1 = g->n1; }
+        tops_inputs(ctx, g->n_in, &g->shape[0][0], 5, 1.0, in);
         for (k = 0; k < g->n_in; k++) {
-            char pn[16];
             int64_t j;
-            snprintf(pn, sizeof pn, "x%d", k);
-            in[k] = lt_param(ctx, pn, (int)g->shape[k][0], &g->shape[k][1]);
-            lt_init_normal(ctx, in[k], 0.0, 1.0);
             /* keep relu's inputs away from its kink, where a difference of step eps straddles it */
             if (in[k] && !strcmp(g->op, "relu"))
                 for (j = 0; j < in[k]->n; j++)
                     if (fabsf(in[k]->data[j]) < 0.1f) in[k]->data[j] = 0.5f;
         }
         worst = lt_gradcheck(ctx, tops_gc_fn, in, g->n_in, &c, TOPS_GC_EPS);
-        t_check(worst <= TOPS_GC_TOL, name, "worst error %.3g (tol %g at eps %g): %s", worst, TOPS_GC_TOL,
-                TOPS_GC_EPS, lt_error(ctx));
-        if (getenv("LT_TEST_VERBOSE")) printf("info %s: %.3g\n", name, worst);
+        tops_gc_verdict(name, worst, ctx);
         if (!(worst <= worst_all)) { worst_all = worst; worst_name = g->name; }
         lt_ctx_destroy(ctx);
     }
@@ -610,24 +636,12 @@ static float *tops_threads_run(const tops_gc_case *g, const int32_t *ids, int th
     c.op = tops_index(g->op);
     c.args[0] = g->args[0]; c.args[1] = g->args[1];
     c.ids = ids; c.n0 = 1; c.n1 = g->n1;
-    for (k = 0; k < g->n_in; k++) {
-        char pn[16];
-        snprintf(pn, sizeof pn, "x%d", k);
-        c.x[k] = in[k] = lt_param(ctx, pn, (int)g->shape[k][0], &g->shape[k][1]);
-        lt_init_normal(ctx, in[k], 0.0, 2.0);
-    }
+    tops_inputs(ctx, g->n_in, &g->shape[0][0], 5, 2.0, in);
+    for (k = 0; k < g->n_in; k++) c.x[k] = in[k];
     out = tops_apply(ctx, &c);
     R = out ? lt_tensor_new(ctx, out->ndim, out->shape) : NULL;
     lt_init_uniform(ctx, R, -1.0, 1.0);
-    if (out && lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, out, R))) == LT_OK) {
-        float *p;
-        *n = out->n;
-        for (k = 0; k < g->n_in; k++) *n += in[k]->n;
-        p = res = (float *)malloc((size_t)*n * sizeof(float));
-        memcpy(p, out->data, (size_t)out->n * sizeof(float));
-        p += out->n;
-        for (k = 0; k < g->n_in; k++) { memcpy(p, in[k]->grad, (size_t)in[k]->n * sizeof(float)); p += in[k]->n; }
-    }
+    if (out && lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, out, R))) == LT_OK) res = tops_collect(out, in, g->n_in, n);
     lt_ctx_destroy(ctx);
     return res;
 }

@@ -36,41 +36,54 @@ static int to__close64(const char *name, const double *got, const double *ref, i
 #define TO_NP 3
 static const char *const to__names[TO_NP] = {"w", "b", "e"};
 
-static lt_ctx *to__params(t_ref *r, lt_tensor **p) {
+/* A fresh context with the np tensors PREFIX.init.NAMES[i] as parameters p[i] (test_optim2.c's too);
+   NULL when one is missing. */
+static lt_ctx *to__load(t_ref *r, const char *prefix, const char *const *names, int np, lt_tensor **p) {
     lt_ctx *ctx = lt_ctx_create(1);
     int i;
-    for (i = 0; i < TO_NP; i++) {
+    for (i = 0; i < np; i++) {
         char nm[64];
         t_arr *a;
-        snprintf(nm, sizeof nm, "opt.init.%s", to__names[i]);
-        a = t_ref_get(r, nm);
-        if (!a) { lt_ctx_destroy(ctx); return NULL; }
-        p[i] = lt_param(ctx, to__names[i], a->ndim, a->shape);
-        if (!p[i]) { lt_ctx_destroy(ctx); return NULL; }
+        snprintf(nm, sizeof nm, "%s.init.%s", prefix, names[i]);
+        if (!(a = t_ref_get(r, nm)) || !(p[i] = lt_param(ctx, names[i], a->ndim, a->shape))) {
+            lt_ctx_destroy(ctx);
+            return NULL;
+        }
         memcpy(p[i]->data, a->data, (size_t)a->n * sizeof(float));
     }
     return ctx;
 }
+static lt_ctx *to__params(t_ref *r, lt_tensor **p) { return to__load(r, "opt", to__names, TO_NP, p); }
 
-/* Runs gen_optim.py's steps [from, to): per-step gradients, lr, and "no gradient" holes. */
-static void to__run(t_ref *r, lt_optim *opt, lt_tensor **p, int from, int to) {
-    t_arr *mask = t_ref_get(r, "opt.hasgrad"), *lr = t_ref_get(r, "opt.lr");
+/* Replays stored steps [from, to) on the np parameters p (test_optim2.c's too): step k's gradient of
+   p[i] is row k of PREFIX.grad.NAMES[i], its lr is lr0 * LR_NAME[k], and where PREFIX.hasgrad[k][i]
+   is 0 the parameter has no gradient that step (torch: p.grad = None). */
+static void to__replay(t_ref *r, const char *prefix, const char *const *names, int np, const char *lr_name, double lr0,
+                       lt_optim *opt, lt_tensor **p, int from, int to) {
+    char nm[64];
+    t_arr *mask, *lr;
     int k, i;
-    if (!mask || !lr) return;
+    snprintf(nm, sizeof nm, "%s.hasgrad", prefix);
+    mask = t_ref_get(r, nm);
+    lr = t_ref_get(r, lr_name);
+    if (!mask || !lr || np > 8) return;
     for (k = from; k < to; k++) {
-        float *keep[TO_NP];
-        for (i = 0; i < TO_NP; i++) {
-            char nm[64];
+        float *keep[8];
+        for (i = 0; i < np; i++) {
             t_arr *g;
-            snprintf(nm, sizeof nm, "opt.grad.%s", to__names[i]);
+            snprintf(nm, sizeof nm, "%s.grad.%s", prefix, names[i]);
             g = t_ref_get(r, nm);
             memcpy(p[i]->grad, g->data + (int64_t)k * p[i]->n, (size_t)p[i]->n * sizeof(float));
             keep[i] = p[i]->grad;
-            if (mask->data[k * TO_NP + i] == 0) p[i]->grad = NULL; /* torch: p.grad = None */
+            if (mask->data[k * np + i] == 0) p[i]->grad = NULL;
         }
-        lt_optim_step(opt, (double)lr->data[k]);
-        for (i = 0; i < TO_NP; i++) p[i]->grad = keep[i];
+        lt_optim_step(opt, lr0 * (double)lr->data[k]);
+        for (i = 0; i < np; i++) p[i]->grad = keep[i];
     }
+}
+/* gen_optim.py's steps [from, to), at its stored lr. */
+static void to__run(t_ref *r, lt_optim *opt, lt_tensor **p, int from, int to) {
+    to__replay(r, "opt", to__names, TO_NP, "opt.lr", 1.0, opt, p, from, to);
 }
 
 /* Compares each parameter (and its state buffers) with prefix.NAME[.state_name]. */

@@ -9,40 +9,12 @@
 static const char *const to2__names[TO2_NP] = {"w", "b", "e", "u", "wte"};
 
 /* The m.* tensors as parameters of a fresh context. */
-static lt_ctx *to2__params(t_ref *r, lt_tensor **p) {
-    lt_ctx *ctx = lt_ctx_create(1);
-    int i;
-    for (i = 0; i < TO2_NP; i++) {
-        char nm[64];
-        t_arr *a;
-        snprintf(nm, sizeof nm, "m.init.%s", to2__names[i]);
-        if (!(a = t_ref_get(r, nm)) || !(p[i] = lt_param(ctx, to2__names[i], a->ndim, a->shape))) {
-            lt_ctx_destroy(ctx);
-            return NULL;
-        }
-        memcpy(p[i]->data, a->data, (size_t)a->n * sizeof(float));
-    }
-    return ctx;
-}
+static lt_ctx *to2__params(t_ref *r, lt_tensor **p) { return to__load(r, "m", to2__names, TO2_NP, p); }
 
-/* Steps [from, to) of the stored gradients, with lr = lr0 * factor[k] and the .grad None holes. */
+/* Steps [from, to) of the stored gradients, with lr = lr0 * factor[k] and the .grad None holes
+   (test_optim.c's to__replay). */
 static void to2__run(t_ref *r, lt_optim *opt, lt_tensor **p, double lr0, int from, int to) {
-    t_arr *mask = t_ref_get(r, "m.hasgrad"), *lrf = t_ref_get(r, "m.lrf");
-    int k, i;
-    for (k = from; k < to; k++) {
-        float *keep[TO2_NP];
-        for (i = 0; i < TO2_NP; i++) {
-            char nm[64];
-            t_arr *g;
-            snprintf(nm, sizeof nm, "m.grad.%s", to2__names[i]);
-            g = t_ref_get(r, nm);
-            memcpy(p[i]->grad, g->data + (int64_t)k * p[i]->n, (size_t)p[i]->n * sizeof(float));
-            keep[i] = p[i]->grad;
-            if (mask->data[k * TO2_NP + i] == 0) p[i]->grad = NULL;
-        }
-        lt_optim_step(opt, lr0 * (double)lrf->data[k]);
-        for (i = 0; i < TO2_NP; i++) p[i]->grad = keep[i];
-    }
+    to__replay(r, "m", to2__names, TO2_NP, "m.lrf", lr0, opt, p, from, to);
 }
 
 /* Worst |got - ref| / (atol + rtol|ref|) and worst |got - ref| / |ref|, accumulated. */

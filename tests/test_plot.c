@@ -93,21 +93,6 @@ static int tp_xml_ok(const char *s, char *why, size_t cap) {
 }
 
 /* ---- helpers --------------------------------------------------------------------------------- */
-static char *tp_read(const char *path) {
-    FILE *f = fopen(path, "rb");
-    char *b;
-    long n;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = (char *)malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); b = NULL; }
-    if (b) b[n] = 0;
-    fclose(f);
-    return b;
-}
-
 /* Every number in the drawing is finite and on (or near) the canvas: no nan, no inf, nothing
    a division by zero would have produced.  Returns the count of numbers outside [-360, 10000]. */
 static int tp_wild_numbers(const char *svg) {
@@ -147,7 +132,7 @@ static char *tp_save_check(lt_plot *p, const char *file, const char *name) {
     snprintf(label, sizeof label, "%s_no_tmp_left", name);
     t_check(left == NULL, label, "%s was left behind", tmp);
     if (left) fclose(left);
-    svg = tp_read(path);
+    svg = t_slurp(path, NULL);
     snprintf(label, sizeof label, "%s_well_formed", name);
     if (!t_check(svg && tp_xml_ok(svg, why, sizeof why), label, "%s: %s", path, svg ? why : "unreadable")) {
         free(svg);

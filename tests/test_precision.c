@@ -651,14 +651,8 @@ static float *tp_train(lt_dtype prec, int compiled, int steps, float *losses, si
         lt_optim_step(opt, 3e-3);
         losses[k] = loss;
     }
-    if (!lt_failed(ctx)) {
-        lt_paramset ps = lt_ctx_params(ctx);
-        size_t off = 0;
-        w = (float *)malloc(lt_params_count(ctx) * sizeof(float));
-        for (k = 0; k < ps.n; k++) { memcpy(w + off, ps.p[k]->data, (size_t)ps.p[k]->n * 4); off += (size_t)ps.p[k]->n; }
-    } else {
-        printf("     tp_train: %s\n", lt_error(ctx));
-    }
+    if (!lt_failed(ctx)) w = tc_weights(ctx);
+    else printf("     tp_train: %s\n", lt_error(ctx));
     lt_plan_destroy(plan);
     lt_optim_destroy(opt);
     lt_gpt_destroy(s.g);

@@ -402,7 +402,7 @@ static void ts__shakespeare(void) {
     lt_ctx_destroy(ctx);
 }
 
-/* ---- build/train_gpt ------------------------------------------------------------------------- */
+/* ---- build/train_gpt (test_gpt.c's tg__straight_and_resumed runs it) ------------------------ */
 static char ts__made[16][512];
 static int ts__nmade;
 /* a file under the tmp dir, named with the process id, removed by ts__cleanup */
@@ -413,14 +413,6 @@ static char *ts__path(char *buf, size_t cap, const char *name) {
 }
 static void ts__cleanup(void) {
     while (ts__nmade > 0) remove(ts__made[--ts__nmade]);
-}
-/* train_gpt with args, stdout dropped, stderr to err; the exit status (-1: did not exit) */
-static int ts__run_bin(const char *args, const char *err) {
-    char cmd[4096];
-    int s;
-    snprintf(cmd, sizeof cmd, "build/train_gpt %s > /dev/null 2> %s", args, err);
-    s = system(cmd);
-    return s == -1 || !WIFEXITED(s) ? -1 : WEXITSTATUS(s);
 }
 /* The first line of a file (for error messages). */
 static void ts__first_line(const char *path, char *buf, int cap) {
@@ -446,27 +438,21 @@ static int ts__log(const char *path, char out[][200], int cap) {
 /* build/train_gpt with sequences and a length schedule: 20 steps straight equal 10 + save +
    resume 10, to the bit (the position is (epoch, batch) and the length comes from the step). */
 static void ts__train_gpt_case(const char *tag, const char *data, const char *extra) {
-    char common[1024], args[3072], logA[512], logB[512], ck[512], err[512], nm[128];
+    char common[1024], logA[512], logB[512], ck[512], err[512], nm[128];
     static char la[40][200], lb[40][200];
-    int na, nb, i, same, rc1, rc2, rc3;
+    int na, nb, i, same, rc[3];
     snprintf(nm, sizeof nm, "%s.a.jsonl", tag); ts__path(logA, sizeof logA, nm);
     snprintf(nm, sizeof nm, "%s.b.jsonl", tag); ts__path(logB, sizeof logB, nm);
     snprintf(nm, sizeof nm, "%s.ckpt", tag); ts__path(ck, sizeof ck, nm);
     ts__path(err, sizeof err, "err.txt");
-    remove(logA); remove(logB); remove(ck);
     snprintf(common, sizeof common, "--data %s --layers 1 --heads 2 --channels 16 --ctx 16 --batch 2 --seq 16 "
              "--accum 2 --steps 20 --warmup 3 --lr 3e-3 --seed 7 %s", data, extra);
-    snprintf(args, sizeof args, "%s --log %s", common, logA);
-    rc1 = ts__run_bin(args, err);
-    snprintf(args, sizeof args, "%s --stop-after 10 --save %s --log %s", common, ck, logB);
-    rc2 = ts__run_bin(args, err);
-    snprintf(args, sizeof args, "%s --resume %s --log %s", common, ck, logB);
-    rc3 = ts__run_bin(args, err);
+    tg__straight_and_resumed(common, ck, logA, logB, err, rc);
     snprintf(nm, sizeof nm, "seq.train_gpt.%s.resume_bitwise", tag);
-    if (rc1 || rc2 || rc3) {
+    if (rc[0] || rc[1] || rc[2]) {
         char e[300];
         ts__first_line(err, e, sizeof e);
-        t_check(0, nm, "exit statuses %d %d %d: %s", rc1, rc2, rc3, e);
+        t_check(0, nm, "exit statuses %d %d %d: %s", rc[0], rc[1], rc[2], e);
         return;
     }
     na = ts__log(logA, la, 40);
@@ -480,8 +466,7 @@ static void ts__train_gpt(void) {
     char data[512];
     FILE *f;
     int i;
-    if (!(f = fopen("build/train_gpt", "rb"))) { t_skip("seq.train_gpt", "build/train_gpt is missing (make build/train_gpt)"); return; }
-    fclose(f);
+    if (!tg__have_bin()) { t_skip("seq.train_gpt", "build/train_gpt is missing (make build/train_gpt)"); return; }
     ts__path(data, sizeof data, "train.txt");
     if (!(f = fopen(data, "wb"))) { t_check(0, "seq.train_gpt", "cannot write %s", data); return; }
     for (i = 0; i < 60; i++)

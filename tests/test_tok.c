@@ -54,30 +54,6 @@ static void tt__byte_alphabet(void) {
     t_check(ok, "tok.byte_alphabet", "byte <-> character map is not GPT-2's bytes_to_unicode");
 }
 
-/* The whole file, NUL-terminated (malloc'd), or NULL. */
-static char *tt__slurp(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n;
-    if (size) *size = 0;
-    if (!f) return NULL;
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
-        !(buf = (char *)malloc((size_t)n + 1)) || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        free(buf);
-        return NULL;
-    }
-    fclose(f);
-    buf[n] = 0;
-    if (size) *size = (size_t)n;
-    return buf;
-}
-static int tt__exists(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (f) fclose(f);
-    return f != NULL;
-}
-
 /* ---- references: tests/ref/tok_cases.bin (tests/ref/gen_tok.py) -------------------------------- */
 typedef struct {
     int n;                  /* texts */
@@ -102,7 +78,7 @@ static void tt__cases_free(tt__cases *c) {
 
 static int tt__cases_load(tt__cases *c) {
     size_t size, at = 12;
-    unsigned char *b = (unsigned char *)tt__slurp("tests/ref/tok_cases.bin", &size);
+    unsigned char *b = (unsigned char *)t_slurp("tests/ref/tok_cases.bin", &size);
     int i, k;
     memset(c, 0, sizeof *c);
     if (!b || size < 12 || memcmp(b, "LTTOKREF", 8)) { free(b); return 0; }
@@ -141,7 +117,7 @@ static lt_tokenizer *tt__gpt2(lt_ctx *ctx) {
     char e[512], v[512];
     snprintf(e, sizeof e, "%s/gpt2-bpe/encoder.json", t_shared_dir());
     snprintf(v, sizeof v, "%s/gpt2-bpe/vocab.bpe", t_shared_dir());
-    if (!tt__exists(e) || !tt__exists(v)) return NULL;
+    if (!t_exists(e) || !t_exists(v)) return NULL;
     return lt_tok_load_gpt2(ctx, e, v);
 }
 
@@ -197,7 +173,7 @@ static uint64_t tt__fnv(const int32_t *ids, int64_t n) {
 
 /* Whole files of ../shared/data against tests/ref/tok_hashes.txt (count and FNV-1a of the ids). */
 static void tt__hashes(lt_tokenizer **tks) {
-    char *text = tt__slurp("tests/ref/tok_hashes.txt", NULL), *line, *next;
+    char *text = t_slurp("tests/ref/tok_hashes.txt", NULL), *line, *next;
     for (line = text; line && *line; line = next) {
         int which, flags;
         char file[128], name[200], path[600];
@@ -210,10 +186,10 @@ static void tt__hashes(lt_tokenizer **tks) {
                  flags ? ".special" : "");
         if (!t_want(name)) continue;
         snprintf(path, sizeof path, "%s/%s", t_shared_dir(), file);
-        if (!tks[which] || !tt__exists(path)) { t_skip(name, "no ../shared/data (LT_SHARED_DIR) with GPT-2's files and the text"); continue; }
+        if (!tks[which] || !t_exists(path)) { t_skip(name, "no ../shared/data (LT_SHARED_DIR) with GPT-2's files and the text"); continue; }
         {
             size_t n;
-            char *buf = tt__slurp(path, &n), *back = (char *)malloc(n + 1);
+            char *buf = t_slurp(path, &n), *back = (char *)malloc(n + 1);
             int32_t *ids = (int32_t *)malloc((n + 1) * sizeof(int32_t));
             int64_t m = lt_tok_encode(tks[which], buf, n, flags, ids, (int64_t)n);
             int64_t k = m >= 0 ? lt_tok_decode(tks[which], ids, m, back, n) : -1;
@@ -486,8 +462,8 @@ static int tt__corp_row(const char *dir, const char *file, const char *reader, c
     if (!t_want(name)) return 0;
     snprintf(path, sizeof path, "%s/%s", dir, file);
     snprintf(other, sizeof other, "%s/%s", dir, !strcmp(reader, "tok_enc") ? "tok_valid_vocab.bpe" : "tok_valid_encoder.json");
-    buf = tt__slurp(path, &n);
-    if (strcmp(reader, "tok_json")) ob = tt__slurp(other, &no);
+    buf = t_slurp(path, &n);
+    if (strcmp(reader, "tok_json")) ob = t_slurp(other, &no);
     if (!buf || (strcmp(reader, "tok_json") && !ob)) { t_check(0, name, "cannot read %s or %s", path, other); free(buf); free(ob); return 1; }
     ctx = lt_ctx_create(1);
     if (!strcmp(reader, "tok_json")) tk = lt_tok_parse_json(ctx, buf, n, file);

@@ -4,22 +4,6 @@
    tests/ref/gen_bpe.py), the tie rule and overlapping pairs by hand, stopping early, bad options,
    and the saved files loaded back by @@TOK's loaders.  #included by test_main.c. */
 
-static char *ttr__slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    char *s;
-    long m;
-    *n = 0;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    m = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    s = (char *)malloc((size_t)(m < 0 ? 0 : m) + 1);
-    if (s && m >= 0 && fread(s, 1, (size_t)m, f) == (size_t)m) { s[m] = 0; *n = (size_t)m; }
-    else { free(s); s = NULL; }
-    fclose(f);
-    return s;
-}
-
 static uint64_t ttr__fnv(const char *s, size_t n) {
     uint64_t h = 0xcbf29ce484222325ull;
     size_t i;
@@ -72,7 +56,7 @@ static char *ttr__train_merges(const char *text, size_t n, int vocab, lt_pretok 
     if (v && pattern != LT_PRETOK_GPT2) {
         body = ttr__merge_lines(v, len);
         *nmerges = lt_bpe_n_merges(v);
-    } else if (v && lt_bpe_save_gpt2(ctx, v, enc, bpe) == LT_OK && (all = ttr__slurp(bpe, &m)) != NULL) {
+    } else if (v && lt_bpe_save_gpt2(ctx, v, enc, bpe) == LT_OK && (all = t_slurp(bpe, &m)) != NULL) {
         const char *nl = strchr(all, '\n');
         size_t skip = nl ? (size_t)(nl - all) + 1 : m;
         body = (char *)malloc(m - skip + 1);
@@ -89,7 +73,7 @@ static char *ttr__train_merges(const char *text, size_t n, int vocab, lt_pretok 
 /* The reference hash line "NAME VOCAB N_MERGES HASH" for name and vocab; 0 when absent. */
 static int ttr__hash_ref(const char *name, int vocab, int *nmerges, uint64_t *hash) {
     size_t n;
-    char *s = ttr__slurp("tests/ref/bpe_hashes.txt", &n), *line, *save = NULL;
+    char *s = t_slurp("tests/ref/bpe_hashes.txt", &n), *line, *save = NULL;
     int found = 0;
     if (!s) return 0;
     for (line = strtok_r(s, "\n", &save); line && !found; line = strtok_r(NULL, "\n", &save)) {
@@ -108,7 +92,7 @@ static int ttr__hash_ref(const char *name, int vocab, int *nmerges, uint64_t *ha
 
 static void ttr__hf_small(void) {
     size_t n, nref, got;
-    char *text = ttr__slurp("tests/ref/bpe_text.txt", &n), *ref = ttr__slurp("tests/ref/bpe_merges.txt", &nref), *me;
+    char *text = t_slurp("tests/ref/bpe_text.txt", &n), *ref = t_slurp("tests/ref/bpe_merges.txt", &nref), *me;
     int nm = -1, vocabs[2] = {300, 1024}, i;
     if (!text || !ref) {
         t_check(0, "tok.train.hf_small", "tests/ref/bpe_text.txt or bpe_merges.txt missing (run from the repository root)");
@@ -158,7 +142,7 @@ static void ttr__hf_shakespeare(void) {
     int nm = -1, want_m;
     uint64_t want_h, h;
     snprintf(path, sizeof path, "%s/tinyshakespeare.txt", t_shared_dir());
-    if (!(text = ttr__slurp(path, &n))) { t_skip("tok.train.hf_shakespeare", "no tinyshakespeare.txt in ../shared/data (LT_SHARED_DIR)"); return; }
+    if (!(text = t_slurp(path, &n))) { t_skip("tok.train.hf_shakespeare", "no tinyshakespeare.txt in ../shared/data (LT_SHARED_DIR)"); return; }
     me = ttr__train_merges(text, n, 4096, LT_PRETOK_GPT2, &got, &nm);
     h = me ? ttr__fnv(me, got) : 0;
     if (!ttr__hash_ref("tinyshakespeare", 4096, &want_m, &want_h)) t_check(0, "tok.train.hf_shakespeare", "no line in tests/ref/bpe_hashes.txt");
@@ -280,7 +264,7 @@ static void ttr__bad_args(void) {
 static void ttr__load_back(void) {
     char js[256], enc[256], bpe[256];
     size_t n, k0, k1;
-    char *text = ttr__slurp("tests/ref/bpe_text.txt", &n), *back = NULL;
+    char *text = t_slurp("tests/ref/bpe_text.txt", &n), *back = NULL;
     lt_ctx *ctx = lt_ctx_create(1);
     lt_bpe_opts o = lt_bpe_defaults();
     lt_bpe *v;

@@ -24,6 +24,8 @@ import struct
 import numpy as np
 import torch
 
+import refio
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "amp.bin")
 rng = np.random.default_rng(2024)
 
@@ -110,13 +112,8 @@ assert hf[np.where(inputs == 0x33000000)[0][0]] == 0x0000           # 2^-25 ties
 assert hf[np.where(inputs == 0x33000001)[0][0]] == 0x0001
 
 
-def record(name, words):
-    a = np.ascontiguousarray(words, dtype=np.uint32)
-    nb = name.encode()
-    return struct.pack("<I", len(nb)) + nb + struct.pack("<I", 1) + struct.pack("<q", a.size) + a.astype("<u4").tobytes()
-
-
-with open(OUT, "wb") as f:
-    f.write(record("in", inputs))
-    f.write(record("out", out))
+rec = refio.Records()
+rec.put_words("in", inputs)
+rec.put_words("out", out)
+rec.write(OUT)
 print("wrote %s: %d inputs (%d special)" % (OUT, inputs.size, special.size))

@@ -35,12 +35,14 @@ NAME.lo = float32(x - hi).
 """
 import math
 import os
-import struct
 import warnings
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+import refio
+from gpt_torch import gpt_forward
 
 warnings.filterwarnings("ignore")
 torch.set_num_threads(1)   # one summation order: the file is the same on every run and machine
@@ -49,23 +51,9 @@ rng = np.random.default_rng(20240520)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpt.bin")
 L, C, H, T, V = 2, 64, 4, 16, 256
-D = C // H
-records = []
-
-
-def put(name, arr):
-    a = np.ascontiguousarray(np.asarray(arr, dtype=np.float32))
-    if a.ndim == 0:
-        a = a.reshape(1)
-    records.append((name, a))
-
-
-def put_f64(name, values):
-    x = np.asarray(values, dtype=np.float64)
-    hi = x.astype(np.float32)
-    lo = (x - hi.astype(np.float64)).astype(np.float32)
-    put(name + ".hi", hi)
-    put(name + ".lo", lo)
+REC = refio.Records()
+put = REC.put
+put_f64 = REC.put_f64
 
 
 # ---- parameters, in Hugging Face order and layout ------------------------------------------------
@@ -98,29 +86,6 @@ def make_params(dtype):
 
 
 # ---- the model ----------------------------------------------------------------------------------
-def gpt_forward(P, ids):
-    B, Tn = ids.shape
-    x = P["wte.weight"][ids] + P["wpe.weight"][:Tn]
-    causal = torch.tril(torch.ones(Tn, Tn, dtype=torch.bool))
-    for i in range(L):
-        p = f"h.{i}."
-        h = F.layer_norm(x, (C,), P[p + "ln_1.weight"], P[p + "ln_1.bias"], 1e-5)
-        qkv = h @ P[p + "attn.c_attn.weight"] + P[p + "attn.c_attn.bias"]           # (B,T,3C)
-        q, k, v = qkv.split(C, dim=-1)
-        q = q.view(B, Tn, H, D).transpose(1, 2)                                        # (B,H,T,D)
-        k = k.view(B, Tn, H, D).transpose(1, 2)
-        v = v.view(B, Tn, H, D).transpose(1, 2)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(D))
-        att = att.masked_fill(~causal, float("-inf")).softmax(dim=-1)
-        y = (att @ v).transpose(1, 2).reshape(B, Tn, C)
-        x = x + (y @ P[p + "attn.c_proj.weight"] + P[p + "attn.c_proj.bias"])
-        h = F.layer_norm(x, (C,), P[p + "ln_2.weight"], P[p + "ln_2.bias"], 1e-5)
-        h = F.gelu(h @ P[p + "mlp.c_fc.weight"] + P[p + "mlp.c_fc.bias"], approximate="tanh")
-        x = x + (h @ P[p + "mlp.c_proj.weight"] + P[p + "mlp.c_proj.bias"])
-    x = F.layer_norm(x, (C,), P["ln_f.weight"], P["ln_f.bias"], 1e-5)
-    return x @ P["wte.weight"].t()
-
-
 def gpt_loss(logits, targets):
     return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1), ignore_index=-1)
 
@@ -134,7 +99,7 @@ for tag, B, n_ignore in [("a", 2, 0), ("b", 3, 5)]:
         flat = targets.reshape(-1)
         flat[rng.choice(B * T, n_ignore, replace=False)] = -1
     P = make_params(torch.float32)
-    logits = gpt_forward(P, torch.tensor(ids))
+    logits = gpt_forward(P, torch.tensor(ids), L, C, H)
     loss = gpt_loss(logits, torch.tensor(targets))
     loss.backward()
     put(f"{tag}.ids", ids)
@@ -190,7 +155,7 @@ for k in range(STEPS):
     for g in opt.param_groups:
         g["lr"] = lrs[k]
     opt.zero_grad(set_to_none=False)
-    loss = gpt_loss(gpt_forward(P, torch.tensor(train_ids[k])), torch.tensor(train_targets[k]))
+    loss = gpt_loss(gpt_forward(P, torch.tensor(train_ids[k]), L, C, H), torch.tensor(train_targets[k]))
     loss.backward()
     norm = torch.nn.utils.clip_grad_norm_(list(P.values()), 1.0)
     opt.step()
@@ -205,10 +170,5 @@ put_f64("train.norm", norms)
 for name, _ in SHAPES:
     put("final." + name, P[name].detach().numpy())
 
-with open(OUT, "wb") as f:
-    for name, a in records:
-        nb = name.encode()
-        f.write(struct.pack("<I", len(nb)) + nb + struct.pack("<I", a.ndim))
-        f.write(struct.pack("<%dq" % a.ndim, *a.shape))
-        f.write(a.astype("<f4").tobytes())
-print(f"wrote {OUT}: {len(records)} arrays, {os.path.getsize(OUT)} bytes")
+REC.write(OUT)
+print(f"wrote {OUT}: {len(REC)} arrays, {os.path.getsize(OUT)} bytes")

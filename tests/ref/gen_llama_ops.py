@@ -2,8 +2,8 @@
 transformers (RMSNorm, rotary embeddings, SiLU, SwiGLU, grouped-query attention).
 
 Run from the repository root:   python3 tests/ref/gen_llama_ops.py   (torch 2.x, transformers)
-Writes tests/ref/llama_ops.bin in the record format of tests/lt_test.h and the case layout of
-tests/ref/gen_ops.py: a case KIND/LABEL/sSEED holds x0 x1 x2 (inputs), ids (attention lengths),
+Writes tests/ref/llama_ops.bin with tests/ref/refio.py (the record format of tests/lt_test.h, the op-case
+layout of tests/ref/gen_ops.py): a case KIND/LABEL/sSEED holds x0 x1 x2 (inputs), ids (attention lengths),
 args (scalars, per kind below), out, R (random, out's shape) and g0 g1 g2 = d sum(out·R) / d x_k.
     rmsnorm   x0 = x, x1 = w (absent: no weight); args = [eps]
     qknorm    x0 = x [B,T,H·D], x1 = w [D]; args = [eps, H]: RMSNorm over each head's D channels
@@ -19,7 +19,6 @@ computes in float32) to float32 rounding, and SDPA with enable_gqa=True equals r
 """
 import math
 import os
-import struct
 import warnings
 
 import numpy as np
@@ -29,46 +28,17 @@ from transformers import LlamaConfig
 from transformers.models.llama.modeling_llama import (LlamaRMSNorm, LlamaRotaryEmbedding, apply_rotary_pos_emb,
                                                       repeat_kv)
 
+import refio
+
 warnings.filterwarnings("ignore")
 torch.manual_seed(0)
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "llama_ops.bin")
-records = []
-names = set()
-
-
-def put(name, arr):
-    assert name not in names, name
-    assert len(name) < 120, name
-    names.add(name)
-    a = np.ascontiguousarray(np.asarray(arr, dtype=np.float32))
-    if a.ndim == 0:
-        a = a.reshape(1)
-    records.append((name, a))
+REC = refio.Records()
 
 
 def case(kind, label, seed, fn, xs, ids=None, args=None):
     """fn(list of float64 tensors) -> output; xs: float32 arrays (None = absent input)."""
-    cid = "%s/%s/s%d" % (kind, label, seed)
-    rng = np.random.default_rng(20011 + seed * 31 + len(records))
-    ts = [None if x is None else torch.tensor(x.astype(np.float64), requires_grad=True) for x in xs]
-    out = fn(ts)
-    R = rng.uniform(-1, 1, size=tuple(out.shape)).astype(np.float32)
-    (out * torch.tensor(R.astype(np.float64))).sum().backward()
-    o = out.detach().numpy()
-    assert np.all(np.isfinite(o)), cid
-    for k, x in enumerate(xs):
-        if x is None:
-            continue
-        put("%s.x%d" % (cid, k), x)
-        g = ts[k].grad.numpy()
-        assert np.all(np.isfinite(g)), cid
-        put("%s.g%d" % (cid, k), g)
-    if ids is not None:
-        put(cid + ".ids", np.asarray(ids, dtype=np.float32))
-    if args is not None:
-        put(cid + ".args", np.asarray(args, dtype=np.float32))
-    put(cid + ".R", R)
-    put(cid + ".out", o)
+    refio.op_case(REC, kind, label, seed, fn, xs, ids, args, rng_base=20011)
 
 
 def randn(rng, *shape, scale=1.0):
@@ -187,11 +157,5 @@ for i, (B, T, H, Hk, D, lengths) in enumerate([(1, 1, 1, 1, 1, None), (2, 5, 4, 
              [randn(rng, B, T, H * D), randn(rng, B, T, Hk * D), randn(rng, B, T, Hk * D)], ids=lengths,
              args=[H, Hk])
 
-with open(OUT, "wb") as f:
-    for name, a in records:
-        nb = name.encode()
-        f.write(struct.pack("<I", len(nb)) + nb + struct.pack("<I", a.ndim))
-        f.write(struct.pack("<%dq" % a.ndim, *a.shape))
-        f.write(a.astype("<f4").tobytes())
-ncase = sum(1 for n, _ in records if n.endswith(".out"))
-print("wrote %s: %d cases, %d records, %d bytes" % (OUT, ncase, len(records), os.path.getsize(OUT)))
+REC.write(OUT)
+print("wrote %s: %d cases, %d records, %d bytes" % (OUT, REC.cases(), len(REC), os.path.getsize(OUT)))

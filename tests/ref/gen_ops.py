@@ -1,8 +1,8 @@
 """Reference data for tests/test_ops.c: every op of ltrain.h against PyTorch.
 
 Run from the repository root with PyTorch 1.13:   python3 tests/ref/gen_ops.py
-Writes tests/ref/ops.bin in the record format of tests/lt_test.h (u32 name length, name,
-u32 ndim, i64 shape[ndim], f32 data).
+Writes tests/ref/ops.bin with tests/ref/refio.py (the record format of tests/lt_test.h: u32 name
+length, name, u32 ndim, i64 shape[ndim], f32 data).
 
 A case is named KIND/SHAPES/sSEED, e.g. "matmul_tb/65x130x67/s0"; KIND starts with the op's name
 (lt_KIND, longest match).  Its records are CASE.NAME with NAME one of
@@ -21,29 +21,20 @@ all that the tests measure.
 """
 import math
 import os
-import struct
 import warnings
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+import refio
+
 warnings.filterwarnings("ignore")
 torch.manual_seed(0)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops.bin")
-records = []
-names = set()
+REC = refio.Records()
 LT_TRANS_A, LT_TRANS_B = 1, 2
-
-
-def put(name, arr):
-    assert name not in names, name
-    names.add(name)
-    a = np.ascontiguousarray(np.asarray(arr, dtype=np.float32))
-    if a.ndim == 0:
-        a = a.reshape(1)
-    records.append((name, a))
 
 
 def shp(*shapes):
@@ -52,29 +43,7 @@ def shp(*shapes):
 
 def case(kind, label, seed, fn, xs, ids=None, args=None, keep_inf=False):
     """fn(list of float64 tensors) -> output; xs: float32 arrays (None = absent input)."""
-    cid = "%s/%s/s%d" % (kind, label, seed)
-    rng = np.random.default_rng(10007 + seed * 31 + len(records))
-    ts = [None if x is None else torch.tensor(x.astype(np.float64), requires_grad=True) for x in xs]
-    out = fn(ts)
-    R = rng.uniform(-1, 1, size=tuple(out.shape)).astype(np.float32)
-    loss = (out * torch.tensor(R.astype(np.float64))).sum()
-    loss.backward()
-    o = out.detach().numpy()
-    if not keep_inf:
-        assert np.all(np.isfinite(o)), cid
-    for k, x in enumerate(xs):
-        if x is None:
-            continue
-        put("%s.x%d" % (cid, k), x)
-        g = ts[k].grad.numpy()
-        assert np.all(np.isfinite(g)), cid
-        put("%s.g%d" % (cid, k), g)
-    if ids is not None:
-        put(cid + ".ids", np.asarray(ids, dtype=np.float32))
-    if args is not None:
-        put(cid + ".args", np.asarray(args, dtype=np.float32))
-    put(cid + ".R", R)
-    put(cid + ".out", o.reshape(out.shape) if out.dim() > 0 else o.reshape(1))
+    refio.op_case(REC, kind, label, seed, fn, xs, ids, args, rng_base=10007, keep_inf=keep_inf)
 
 
 def randn(rng, *shape, scale=1.0):
@@ -308,11 +277,5 @@ for i, (B, T, C, H, lengths) in enumerate([(1, 63, 32, 1, None), (1, 65, 32, 2, 
          lambda t, H=H, lengths=lengths: attention(t[0], H, lengths), [randn(rng, B, T, 3 * C)],
          ids=lengths, args=[H])
 
-with open(OUT, "wb") as f:
-    for name, a in records:
-        nb = name.encode()
-        f.write(struct.pack("<I", len(nb)) + nb + struct.pack("<I", a.ndim))
-        f.write(struct.pack("<%dq" % a.ndim, *a.shape))
-        f.write(a.astype("<f4").tobytes())
-ncase = sum(1 for n, _ in records if n.endswith(".out"))
-print("wrote %s: %d cases, %d records, %d bytes" % (OUT, ncase, len(records), os.path.getsize(OUT)))
+REC.write(OUT)
+print("wrote %s: %d cases, %d records, %d bytes" % (OUT, REC.cases(), len(REC), os.path.getsize(OUT)))

@@ -13,33 +13,21 @@ float32 value, so both sides start from identical numbers.
 """
 import math
 import os
-import struct
 import warnings
 
 import numpy as np
 import torch
+
+import refio
 
 warnings.filterwarnings("ignore")
 torch.manual_seed(0)
 rng = np.random.default_rng(1234)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "optim.bin")
-records = []
-
-
-def put(name, arr):
-    a = np.ascontiguousarray(np.asarray(arr, dtype=np.float32))
-    if a.ndim == 0:
-        a = a.reshape(1)
-    records.append((name, a))
-
-
-def put_f64(name, values):
-    x = np.asarray(values, dtype=np.float64)
-    hi = x.astype(np.float32)
-    lo = (x - hi.astype(np.float64)).astype(np.float32)
-    put(name + ".hi", hi)
-    put(name + ".lo", lo)
+REC = refio.Records()
+put = REC.put
+put_f64 = REC.put_f64
 
 
 def f32(x):
@@ -202,10 +190,5 @@ torch.nn.utils.clip_grad_value_(ps, 0.3)
 for p, (n, _) in zip(ps, CLIP):
     put(f"clip.value.{n}", p.grad.numpy())
 
-with open(OUT, "wb") as f:
-    for name, a in records:
-        nb = name.encode()
-        f.write(struct.pack("<I", len(nb)) + nb + struct.pack("<I", a.ndim))
-        f.write(struct.pack("<%dq" % a.ndim, *a.shape))
-        f.write(a.astype("<f4").tobytes())
-print(f"wrote {OUT}: {len(records)} arrays, {os.path.getsize(OUT)} bytes")
+REC.write(OUT)
+print(f"wrote {OUT}: {len(REC)} arrays, {os.path.getsize(OUT)} bytes")

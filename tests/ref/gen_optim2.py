@@ -25,41 +25,22 @@ Where this deviates from the authors' code, on purpose:
 """
 import math
 import os
-import struct
 import warnings
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+import refio
+from gpt_torch import gpt_forward
+
 warnings.filterwarnings("ignore")
 torch.manual_seed(0)
 rng = np.random.default_rng(4242)
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "optim2.bin")
-records = []
-
-
-def put(name, arr):
-    a = np.ascontiguousarray(np.asarray(arr, dtype=np.float32))
-    if a.ndim == 0:
-        a = a.reshape(1)
-    records.append((name, a))
-
-
-def read_bin(path):
-    out = {}
-    with open(path, "rb") as f:
-        data = f.read()
-    o = 0
-    while o < len(data):
-        (n,) = struct.unpack_from("<I", data, o); o += 4
-        name = data[o:o + n].decode(); o += n
-        (nd,) = struct.unpack_from("<I", data, o); o += 4
-        shape = struct.unpack_from("<%dq" % nd, data, o); o += 8 * nd
-        cnt = int(np.prod(shape)) if nd else 1
-        out[name] = np.frombuffer(data, dtype="<f4", count=cnt, offset=o).reshape(shape); o += 4 * cnt
-    return out
+REC = refio.Records()
+put = REC.put
 
 
 def f32(x):
@@ -388,35 +369,11 @@ m_run("soap", lambda ps: (SOAP(m_groups(ps, 0.01), lr=1, betas=(0.95, 0.95), sha
                                precondition_frequency=3, max_precond_dim=8), None), f32(3e-3), [])
 
 # ==== case gpt: 10 steps on gen_gpt.py's model, float64 =============================================
-G = read_bin(os.path.join(HERE, "gpt.bin"))
+G = refio.read_file(os.path.join(HERE, "gpt.bin"))
 L, C, H, T, V = 2, 64, 4, 16, 256
-D = C // H
 NAMES = [k[2:] for k in G if k.startswith("w.")]
 GPT_KEEP = ["wpe.weight", "h.0.ln_1.weight", "h.0.attn.c_attn.bias", "h.1.attn.c_attn.weight",
             "h.0.attn.c_proj.weight", "h.1.mlp.c_fc.bias", "h.1.mlp.c_proj.weight", "h.1.ln_2.bias", "ln_f.weight"]
-
-
-def gpt_forward(P, ids):
-    B, Tn = ids.shape
-    x = P["wte.weight"][ids] + P["wpe.weight"][:Tn]
-    causal = torch.tril(torch.ones(Tn, Tn, dtype=torch.bool))
-    for i in range(L):
-        p = f"h.{i}."
-        h = F.layer_norm(x, (C,), P[p + "ln_1.weight"], P[p + "ln_1.bias"], 1e-5)
-        qkv = h @ P[p + "attn.c_attn.weight"] + P[p + "attn.c_attn.bias"]
-        q, k, v = qkv.split(C, dim=-1)
-        q = q.view(B, Tn, H, D).transpose(1, 2)
-        k = k.view(B, Tn, H, D).transpose(1, 2)
-        v = v.view(B, Tn, H, D).transpose(1, 2)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(D))
-        att = att.masked_fill(~causal, float("-inf")).softmax(dim=-1)
-        y = (att @ v).transpose(1, 2).reshape(B, Tn, C)
-        x = x + (y @ P[p + "attn.c_proj.weight"] + P[p + "attn.c_proj.bias"])
-        h = F.layer_norm(x, (C,), P[p + "ln_2.weight"], P[p + "ln_2.bias"], 1e-5)
-        h = F.gelu(h @ P[p + "mlp.c_fc.weight"] + P[p + "mlp.c_fc.bias"], approximate="tanh")
-        x = x + (h @ P[p + "mlp.c_proj.weight"] + P[p + "mlp.c_proj.bias"])
-    x = F.layer_norm(x, (C,), P["ln_f.weight"], P["ln_f.bias"], 1e-5)
-    return x @ P["wte.weight"].t()
 
 
 ids_all = G["train.ids"].astype(np.int64)
@@ -442,7 +399,7 @@ def gpt_run(tag, make, lr0, aux=None, keep=True):
                 g["lr"] = aux[0] * (lr / aux[1])
         for p in P.values():
             p.grad = None
-        logits = gpt_forward(P, torch.tensor(ids_all[k]))
+        logits = gpt_forward(P, torch.tensor(ids_all[k]), L, C, H)
         loss = F.cross_entropy(logits.reshape(-1, V), torch.tensor(tgt_all[k]).reshape(-1))
         loss.backward()
         losses.append(loss.item())
@@ -483,10 +440,5 @@ gpt_run("muon", gpt_muon, f32(0.02), aux=(f32(1e-3), f32(0.02)))
 gpt_run("soap", lambda P: (SOAP(marked(P, 0.01), lr=1, betas=(0.95, 0.95), shampoo_beta=0.95, eps=1e-8,
                                 precondition_frequency=3, max_precond_dim=16), None), f32(1e-3))
 
-with open(OUT, "wb") as f:
-    for name, a in records:
-        nb = name.encode()
-        f.write(struct.pack("<I", len(nb)) + nb + struct.pack("<I", a.ndim))
-        f.write(struct.pack("<%dq" % a.ndim, *a.shape))
-        f.write(a.astype("<f4").tobytes())
-print(f"wrote {OUT}: {len(records)} arrays, {os.path.getsize(OUT)} bytes")
+REC.write(OUT)
+print(f"wrote {OUT}: {len(REC)} arrays, {os.path.getsize(OUT)} bytes")

@@ -20,20 +20,17 @@ the operands rounded to fp16, as CUDA's autocast computes: round16(round16(x) ·
 round16(b)), and in backward round16(round16(g) · ...) for each gradient.
 """
 import os
-import struct
 
 import numpy as np
 import torch
 
+import refio
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "precision.bin")
-records = []
+REC = refio.Records()
+put = REC.put
 LT_TRANS_A, LT_TRANS_B = 1, 2
 rng = np.random.default_rng(1613)
-
-
-def put(name, arr):
-    a = np.ascontiguousarray(np.asarray(arr, dtype=np.float32))
-    records.append((name, a.reshape(1) if a.ndim == 0 else a))
 
 
 def rnd(*shape):
@@ -109,10 +106,5 @@ bf16_case("matmul_ta/3x16x24.3x16x20", "matmul", [rnd(3, 16, 24), rnd(3, 16, 20)
 bf16_case("matmul_shared/2x24x32.32x20", "matmul", [rnd(2, 24, 32), rnd(32, 20)])
 fp16_linear_case("fp16_linear/48x40->36", rnd(48, 40), rnd(36, 40) * 0.2, rnd(36))
 
-with open(OUT, "wb") as f:
-    for name, a in records:
-        nb = name.encode()
-        f.write(struct.pack("<I", len(nb)) + nb + struct.pack("<I", a.ndim))
-        f.write(struct.pack("<%dq" % a.ndim, *a.shape))
-        f.write(a.astype("<f4").tobytes())
-print("wrote %s: %d records, %d bytes" % (OUT, len(records), os.path.getsize(OUT)))
+REC.write(OUT)
+print("wrote %s: %d records, %d bytes" % (OUT, len(REC), os.path.getsize(OUT)))

@@ -16,6 +16,8 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
+import refio
+
 REF = "tests/ref/st_ref.safetensors"
 BIN = "tests/ref/st_ref.bin"
 
@@ -38,22 +40,11 @@ def reference_tensors():
     return t
 
 
-def write_ref_bin(path, tensors):
-    with open(path, "wb") as f:
-        for name, x in tensors.items():
-            v = x.to(torch.float32).contiguous()
-            nb = name.encode()
-            f.write(struct.pack("<I", len(nb)) + nb + struct.pack("<I", v.dim()))
-            for d in v.shape:
-                f.write(struct.pack("<q", d))
-            f.write(struct.pack("<%df" % v.numel(), *v.flatten().tolist()))
-
-
 def generate():
     t = reference_tensors()
     save_file(t, REF, metadata={"format": "pt", "source": "tests/ref/gen_st.py"})
     back = load_file(REF)  # the values exactly as Python reads them
-    write_ref_bin(BIN, {k: back[k] for k in t})
+    refio.write_file(BIN, [(k, back[k].to(torch.float32).numpy()) for k in t])
     print("wrote", REF, "and", BIN)
 
 

@@ -148,14 +148,53 @@ static void model_flag_seen(args_t *a, const char *f) {
         if (!strcmp(f, model_flags[k])) a->model_set |= 1u << k;
 }
 
+/* A loaded model (--init, --resume) against the model flags given: the file decides the model,
+   so a flag that says otherwise is an error, named with both values.  llama: the architecture the
+   flags mean (--arch, else the file's).  0, or 1 after a message. */
+static int loaded_matches(const args_t *a, const lt_gpt_config *c, int llama) {
+    /* model_flags[k] for k < 12; 12: --ctx.  The order of the checks: the architecture's knobs,
+       then the shape (--layers, --channels, --vocab, --ctx) */
+    static const int order[] = {1, 4, 5, 6, 7, 8, 9, 10, 11, 0, 2, 3, 12};
+    const char *path = a->resume ? a->resume : a->init;
+    long have[13], want[13];
+    int j, k, set;
+    char msg[600];
+    have[0] = c->layers; have[1] = c->heads; have[2] = c->channels; have[3] = c->vocab; have[4] = c->arch;
+    have[5] = c->kv_heads; have[6] = c->hidden; have[7] = (long)c->rope_theta; have[8] = c->qk_norm;
+    have[9] = c->no_bias == 1 || (c->arch == LT_ARCH_LLAMA && c->no_bias == 0); have[10] = !have[9]; have[11] = c->untied;
+    have[12] = c->ctx;
+    want[0] = a->layers; want[1] = a->heads; want[2] = a->channels; want[3] = a->vocab; want[4] = llama;
+    want[5] = a->kv_heads; want[6] = a->hidden; want[7] = (long)a->rope_theta; want[8] = 1; want[9] = 1; want[10] = 1;
+    want[11] = 1; want[12] = a->ctx;
+    for (j = 0; j < (int)(sizeof order / sizeof order[0]); j++) {
+        k = order[j];
+        set = k == 0 ? a->layers_set : k == 2 ? a->channels_set : k == 3 ? a->vocab_set : k == 12 ? a->ctx_set
+            : (int)((a->model_set >> k) & 1u);
+        if (!set || have[k] == want[k]) continue;
+        if (k == 4)
+            return fprintf(stderr, "train_gpt: --arch %s but %s is a %s model\n", a->arch, path,
+                           have[4] ? "llama" : "gpt2"), 1;
+        if (k >= 8 && k <= 11)
+            return fprintf(stderr, "train_gpt: %s given but %s has %s\n", model_flags[k], path,
+                           k == 8 ? "no qk-norm" : k == 9 ? "biases" : k == 10 ? "no biases" : "a tied head"), 1;
+        if (k == 0 || k == 2 || k == 3 || k == 12) {
+            snprintf(msg, sizeof msg, "%s: the checkpoint %s has %s %ld, this command line says %ld (the shape comes from "
+                     "the file: drop the flag)", a->resume ? "--resume" : "--init", path, k == 12 ? "--ctx" : model_flags[k],
+                     have[k], want[k]);
+            return die(msg);
+        }
+        return fprintf(stderr, "train_gpt: %s %ld but %s has %ld\n", model_flags[k], want[k], path, have[k]), 1;
+    }
+    return 0;
+}
+
 /* The architecture flags: with loaded == NULL, fill cfg's arch fields for a new model; else check
-   that every model flag given agrees with the loaded model's config.  0, or 1 after a message. */
+   that every model flag given agrees with the loaded model's config (loaded_matches).  0, or 1
+   after a message. */
 static int arch_config(const args_t *a, const lt_gpt_config *loaded, lt_gpt_config *cfg) {
-    const lt_gpt_config *c = loaded;
     unsigned set = a->model_set;   /* a loaded model without --arch keeps its own */
     int llama = loaded && !(set & (1u << 4)) ? loaded->arch == LT_ARCH_LLAMA : !strcmp(a->arch, "llama");
-    int bias = a->no_bias ? a->no_bias : llama ? 1 : 0, k;
-    long have[12], want[12];
+    int bias = a->no_bias ? a->no_bias : llama ? 1 : 0;
     if (strcmp(a->arch, "llama") && strcmp(a->arch, "gpt2"))
         return fprintf(stderr, "train_gpt: --arch is \"%s\": it must be gpt2 or llama\n", a->arch), 1;
     if ((set & (1u << 5)) && (a->kv_heads < 1 || a->heads % a->kv_heads != 0))
@@ -163,31 +202,11 @@ static int arch_config(const args_t *a, const lt_gpt_config *loaded, lt_gpt_conf
     if (!llama && (a->kv_heads || a->qk_norm || a->untied || a->no_bias == 1 || (set & (1u << 7))))
         return fprintf(stderr, "train_gpt: --kv-heads, --rope-theta, --qk-norm, --untied and --no-bias need --arch llama "
                        "(GPT-2 has full attention, learned positions, a tied head and biases)\n"), 1;
-    if (!loaded) {
-        cfg->arch = llama ? LT_ARCH_LLAMA : LT_ARCH_GPT2;
-        cfg->kv_heads = a->kv_heads; cfg->hidden = a->hidden; cfg->qk_norm = a->qk_norm; cfg->untied = a->untied;
-        cfg->rope_theta = llama ? (float)a->rope_theta : 0.0f;
-        cfg->no_bias = llama ? bias : 0;
-        return 0;
-    }
-    have[0] = c->layers; have[1] = c->heads; have[2] = c->channels; have[3] = c->vocab; have[4] = c->arch;
-    have[5] = c->kv_heads; have[6] = c->hidden; have[7] = (long)c->rope_theta; have[8] = c->qk_norm;
-    have[9] = c->no_bias == 1 || (c->arch == LT_ARCH_LLAMA && c->no_bias == 0); have[10] = !have[9]; have[11] = c->untied;
-    want[0] = a->layers; want[1] = a->heads; want[2] = a->channels; want[3] = a->vocab; want[4] = llama;
-    want[5] = a->kv_heads; want[6] = a->hidden; want[7] = (long)a->rope_theta; want[8] = 1; want[9] = 1; want[10] = 1;
-    want[11] = 1;
-    for (k = 1; k < 12; k++)   /* --layers, --channels, --vocab: model_open's message */
-        if (k != 2 && k != 3 && (set & (1u << k)) && have[k] != want[k]) {
-            const char *path = a->resume ? a->resume : a->init;
-            if (k == 4)
-                return fprintf(stderr, "train_gpt: --arch %s but %s is a %s model\n", a->arch, path,
-                               have[4] ? "llama" : "gpt2"), 1;
-            if (k >= 8)
-                return fprintf(stderr, "train_gpt: %s given but %s has %s\n", model_flags[k], path,
-                               k == 8 ? "no qk-norm" : k == 9 ? "biases" : k == 10 ? "no biases" : "a tied head"), 1;
-            return fprintf(stderr, "train_gpt: %s %ld but %s has %ld\n", model_flags[k], want[k],
-                           a->resume ? a->resume : a->init, have[k]), 1;
-        }
+    if (loaded) return loaded_matches(a, loaded, llama);
+    cfg->arch = llama ? LT_ARCH_LLAMA : LT_ARCH_GPT2;
+    cfg->kv_heads = a->kv_heads; cfg->hidden = a->hidden; cfg->qk_norm = a->qk_norm; cfg->untied = a->untied;
+    cfg->rope_theta = llama ? (float)a->rope_theta : 0.0f;
+    cfg->no_bias = llama ? bias : 0;
     return 0;
 }
 
@@ -637,7 +656,7 @@ static int tok_data(run_t *r) {
 static int model_open(run_t *r) {
     const args_t *a = &r->a;
     char msg[600];
-    if (a->resume || a->init) {
+    if (a->resume || a->init) {   /* the file decides the model: a flag that says otherwise is an error */
         r->g = lt_gpt_load(r->ctx, a->resume ? a->resume : a->init, a->heads_set ? a->heads : 0);
         if (r->g && arch_config(a, lt_gpt_cfg(r->g), NULL)) return 1;
     } else {
@@ -655,19 +674,6 @@ static int model_open(run_t *r) {
         r->g = lt_gpt_create(r->ctx, &cfg);
     }
     if (!r->g) return FAILED;
-    if (a->resume || a->init) {   /* the file decides the model's shape: a flag that says otherwise is an error */
-        const lt_gpt_config *c = lt_gpt_cfg(r->g);
-        const char *fl = a->layers_set && a->layers != c->layers ? "--layers" : a->channels_set && a->channels != c->channels
-                       ? "--channels" : a->vocab_set && a->vocab != c->vocab ? "--vocab" : a->ctx_set && a->ctx != c->ctx
-                       ? "--ctx" : NULL;
-        if (fl) {
-            snprintf(msg, sizeof msg, "%s: the checkpoint %s has %s %d, this command line says %d (the shape comes from "
-                     "the file: drop the flag)", a->resume ? "--resume" : "--init", a->resume ? a->resume : a->init, fl,
-                     fl[2] == 'l' ? c->layers : fl[3] == 'h' ? c->channels : fl[2] == 'v' ? c->vocab : c->ctx,
-                     fl[2] == 'l' ? a->layers : fl[3] == 'h' ? a->channels : fl[2] == 'v' ? a->vocab : a->ctx);
-            return die(msg);
-        }
-    }
     if (lt_gpt_set_recompute(r->g, a->recompute) != LT_OK) return FAILED;
     if (r->T > lt_gpt_cfg(r->g)->ctx) {
         snprintf(msg, sizeof msg, "--seq %d is longer than the model's context (%d)", r->T, lt_gpt_cfg(r->g)->ctx);

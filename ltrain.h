@@ -932,6 +932,7 @@ LTRAIN_DEF const void *lt_st_data(const lt_st *st, int i, size_t *bytes);
 /* Tensor i converted to float32 (from F32, F16, BF16, F64) into out; n must equal its size. */
 LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n);
 LTRAIN_DEF const char *lt_st_meta(const lt_st *st, const char *key); /* __metadata__ value or NULL */
+LTRAIN_DEF const char *lt_st_meta_key(const lt_st *st, int i);     /* i-th __metadata__ key (file order); NULL past the last */
 
 typedef struct lt_st_writer lt_st_writer;
 LTRAIN_DEF lt_st_writer *lt_st_writer_create(lt_ctx *ctx);
@@ -14627,6 +14628,9 @@ LTRAIN_DEF const char *lt_st_meta(const lt_st *st, const char *key) {
     if (!st || !key) return NULL;
     for (i = 0; i < st->n_meta; i++) if (strcmp(st->meta[2 * i], key) == 0) return st->meta[2 * i + 1];
     return NULL;
+}
+LTRAIN_DEF const char *lt_st_meta_key(const lt_st *st, int i) {
+    return st && i >= 0 && i < st->n_meta ? st->meta[2 * i] : NULL;
 }
 
 /* IEEE binary16 -> binary32, exact: sign, 5-bit exponent (bias 15), 10-bit mantissa. */

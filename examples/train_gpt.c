@@ -2,7 +2,9 @@
 
    train_gpt: train a GPT-2 on a text file (bytes, vocab 256) or llm.c token shards, with AdamW,
    warm-up + decay, clipping and gradient accumulation; save and resume safetensors checkpoints;
-   sample text.  `build/train_gpt --help` lists the flags and their defaults.
+   sample text.  `build/train_gpt --help` lists the flags and their defaults.  Without training:
+   --inspect PATH prints a checkpoint's config, tensors and metadata; --convert IN OUT saves it again
+   (a Hugging Face model directory or one file).
 
    One optimizer step:  zero_grad → K × (forward, loss/K, backward) → clip → AdamW(lr(step)). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, isatty */
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct {
@@ -52,6 +55,7 @@ typedef struct {
     unsigned model_set;      /* which model flags were given (bit i: model_flags[i]) */
     const char *tokenizer, *tokenizer_dir;   /* --tokenizer gpt2|FILE.json: --data/--val are text, encoded */
     lt_tokenizer *tok;                       /* loaded by tok_data (sample() decodes with it) */
+    const char *inspect, *convert_in, *convert_out;   /* --inspect PATH, --convert IN OUT (see tools) */
 } args_t;
 
 static void defaults(args_t *a) {
@@ -117,7 +121,14 @@ static void usage(void) {
            "  sampling:  --sample N (0) --temperature X (%g) --top-k K (0) --prompt TEXT\n"
            "  tokens:    --tokenizer gpt2|FILE.json (off: bytes): encode --data and --val as they load (vocab: the\n"
            "             tokenizer's); --tokenizer-dir DIR (gpt2: DIR/encoder.json + DIR/vocab.bpe;\n"
-           "             default $LT_SHARED_DIR/gpt2-bpe or ../shared/data/gpt2-bpe)\n",
+           "             default $LT_SHARED_DIR/gpt2-bpe or ../shared/data/gpt2-bpe)\n"
+           "  tools:     (no training; PATH, IN: a .safetensors file or a Hugging Face model directory; --heads N\n"
+           "             where neither the file nor a config.json says; other model flags must agree with the file)\n"
+           "             --inspect PATH: the model's config, a table of the file's tensors (name, dtype, shape,\n"
+           "             parameters), the total, the metadata keys\n"
+           "             --convert IN OUT: load IN completely and save its weights (float32, metadata note kept,\n"
+           "             optimizer state left out) to OUT, atomically: OUT ending in / is a Hugging Face model\n"
+           "             directory (model.safetensors + config.json; made if missing), anything else one .safetensors file\n",
            d.data, d.eval_every, d.eval_batches, d.layers, d.heads, d.channels, d.ctx, d.batch, d.seq, d.accum,
            d.steps, d.lr, d.min_lr, d.warmup, d.warmup_start, d.decay, d.optim, d.beta1, d.beta2, d.eps,
            d.weight_decay, d.momentum, d.clip_norm, d.seed, d.temperature);
@@ -148,14 +159,54 @@ static void model_flag_seen(args_t *a, const char *f) {
         if (!strcmp(f, model_flags[k])) a->model_set |= 1u << k;
 }
 
+/* A loaded model (--init, --resume, --convert, --inspect) against the model flags given: the file
+   decides the model, so a flag that says otherwise is an error, named with both values.  llama:
+   the architecture the flags mean (--arch, else the file's).  0, or 1 after a message. */
+static int loaded_matches(const args_t *a, const lt_gpt_config *c, int llama) {
+    /* model_flags[k] for k < 12; 12: --ctx.  The order of the checks: the architecture's knobs,
+       then the shape (--layers, --channels, --vocab, --ctx) */
+    static const int order[] = {1, 4, 5, 6, 7, 8, 9, 10, 11, 0, 2, 3, 12};
+    const char *path = a->resume ? a->resume : a->init ? a->init : a->convert_in ? a->convert_in : a->inspect;
+    const char *flag = a->resume ? "--resume" : a->init ? "--init" : a->convert_in ? "--convert" : "--inspect";
+    long have[13], want[13];
+    int j, k, set;
+    char msg[600];
+    have[0] = c->layers; have[1] = c->heads; have[2] = c->channels; have[3] = c->vocab; have[4] = c->arch;
+    have[5] = c->kv_heads; have[6] = c->hidden; have[7] = (long)c->rope_theta; have[8] = c->qk_norm;
+    have[9] = c->no_bias == 1 || (c->arch == LT_ARCH_LLAMA && c->no_bias == 0); have[10] = !have[9]; have[11] = c->untied;
+    have[12] = c->ctx;
+    want[0] = a->layers; want[1] = a->heads; want[2] = a->channels; want[3] = a->vocab; want[4] = llama;
+    want[5] = a->kv_heads; want[6] = a->hidden; want[7] = (long)a->rope_theta; want[8] = 1; want[9] = 1; want[10] = 1;
+    want[11] = 1; want[12] = a->ctx;
+    for (j = 0; j < (int)(sizeof order / sizeof order[0]); j++) {
+        k = order[j];
+        set = k == 0 ? a->layers_set : k == 2 ? a->channels_set : k == 3 ? a->vocab_set : k == 12 ? a->ctx_set
+            : (int)((a->model_set >> k) & 1u);
+        if (!set || have[k] == want[k]) continue;
+        if (k == 4)
+            return fprintf(stderr, "train_gpt: --arch %s but %s is a %s model\n", a->arch, path,
+                           have[4] ? "llama" : "gpt2"), 1;
+        if (k >= 8 && k <= 11)
+            return fprintf(stderr, "train_gpt: %s given but %s has %s\n", model_flags[k], path,
+                           k == 8 ? "no qk-norm" : k == 9 ? "biases" : k == 10 ? "no biases" : "a tied head"), 1;
+        if (k == 0 || k == 2 || k == 3 || k == 12) {
+            snprintf(msg, sizeof msg, "%s: the checkpoint %s has %s %ld, this command line says %ld (the shape comes from "
+                     "the file: drop the flag)", flag, path, k == 12 ? "--ctx" : model_flags[k],
+                     have[k], want[k]);
+            return die(msg);
+        }
+        return fprintf(stderr, "train_gpt: %s %ld but %s has %ld\n", model_flags[k], want[k], path, have[k]), 1;
+    }
+    return 0;
+}
+
 /* The architecture flags: with loaded == NULL, fill cfg's arch fields for a new model; else check
-   that every model flag given agrees with the loaded model's config.  0, or 1 after a message. */
+   that every model flag given agrees with the loaded model's config (loaded_matches).  0, or 1
+   after a message. */
 static int arch_config(const args_t *a, const lt_gpt_config *loaded, lt_gpt_config *cfg) {
-    const lt_gpt_config *c = loaded;
     unsigned set = a->model_set;   /* a loaded model without --arch keeps its own */
     int llama = loaded && !(set & (1u << 4)) ? loaded->arch == LT_ARCH_LLAMA : !strcmp(a->arch, "llama");
-    int bias = a->no_bias ? a->no_bias : llama ? 1 : 0, k;
-    long have[12], want[12];
+    int bias = a->no_bias ? a->no_bias : llama ? 1 : 0;
     if (strcmp(a->arch, "llama") && strcmp(a->arch, "gpt2"))
         return fprintf(stderr, "train_gpt: --arch is \"%s\": it must be gpt2 or llama\n", a->arch), 1;
     if ((set & (1u << 5)) && (a->kv_heads < 1 || a->heads % a->kv_heads != 0))
@@ -163,31 +214,11 @@ static int arch_config(const args_t *a, const lt_gpt_config *loaded, lt_gpt_conf
     if (!llama && (a->kv_heads || a->qk_norm || a->untied || a->no_bias == 1 || (set & (1u << 7))))
         return fprintf(stderr, "train_gpt: --kv-heads, --rope-theta, --qk-norm, --untied and --no-bias need --arch llama "
                        "(GPT-2 has full attention, learned positions, a tied head and biases)\n"), 1;
-    if (!loaded) {
-        cfg->arch = llama ? LT_ARCH_LLAMA : LT_ARCH_GPT2;
-        cfg->kv_heads = a->kv_heads; cfg->hidden = a->hidden; cfg->qk_norm = a->qk_norm; cfg->untied = a->untied;
-        cfg->rope_theta = llama ? (float)a->rope_theta : 0.0f;
-        cfg->no_bias = llama ? bias : 0;
-        return 0;
-    }
-    have[0] = c->layers; have[1] = c->heads; have[2] = c->channels; have[3] = c->vocab; have[4] = c->arch;
-    have[5] = c->kv_heads; have[6] = c->hidden; have[7] = (long)c->rope_theta; have[8] = c->qk_norm;
-    have[9] = c->no_bias == 1 || (c->arch == LT_ARCH_LLAMA && c->no_bias == 0); have[10] = !have[9]; have[11] = c->untied;
-    want[0] = a->layers; want[1] = a->heads; want[2] = a->channels; want[3] = a->vocab; want[4] = llama;
-    want[5] = a->kv_heads; want[6] = a->hidden; want[7] = (long)a->rope_theta; want[8] = 1; want[9] = 1; want[10] = 1;
-    want[11] = 1;
-    for (k = 1; k < 12; k++)   /* --layers, --channels, --vocab: model_open's message */
-        if (k != 2 && k != 3 && (set & (1u << k)) && have[k] != want[k]) {
-            const char *path = a->resume ? a->resume : a->init;
-            if (k == 4)
-                return fprintf(stderr, "train_gpt: --arch %s but %s is a %s model\n", a->arch, path,
-                               have[4] ? "llama" : "gpt2"), 1;
-            if (k >= 8)
-                return fprintf(stderr, "train_gpt: %s given but %s has %s\n", model_flags[k], path,
-                               k == 8 ? "no qk-norm" : k == 9 ? "biases" : k == 10 ? "no biases" : "a tied head"), 1;
-            return fprintf(stderr, "train_gpt: %s %ld but %s has %ld\n", model_flags[k], want[k],
-                           a->resume ? a->resume : a->init, have[k]), 1;
-        }
+    if (loaded) return loaded_matches(a, loaded, llama);
+    cfg->arch = llama ? LT_ARCH_LLAMA : LT_ARCH_GPT2;
+    cfg->kv_heads = a->kv_heads; cfg->hidden = a->hidden; cfg->qk_norm = a->qk_norm; cfg->untied = a->untied;
+    cfg->rope_theta = llama ? (float)a->rope_theta : 0.0f;
+    cfg->no_bias = llama ? bias : 0;
     return 0;
 }
 
@@ -222,13 +253,18 @@ static int parse(args_t *a, int argc, char **argv) {
                        : !strcmp(f, "--tf32") ? &a->tf32 : !strcmp(f, "--format") ? &a->format
                        : !strcmp(f, "--arch") ? &a->arch : !strcmp(f, "--checkpoint") ? &a->checkpoint
                        : !strcmp(f, "--memory-budget") ? &a->budget : !strcmp(f, "--tokenizer") ? &a->tokenizer
-                       : !strcmp(f, "--tokenizer-dir") ? &a->tokenizer_dir : NULL;
+                       : !strcmp(f, "--tokenizer-dir") ? &a->tokenizer_dir : !strcmp(f, "--inspect") ? &a->inspect : NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
         if (!strcmp(f, "--shuffle")) { a->shuffle = 1; continue; }
         if (!strcmp(f, "--profile")) { a->profile = 1; continue; }
         model_flag_seen(a, f);
         if (!strcmp(f, "--qk-norm") || !strcmp(f, "--untied")) { *(f[2] == 'q' ? &a->qk_norm : &a->untied) = 1; continue; }
         if (!strcmp(f, "--no-bias") || !strcmp(f, "--bias")) { a->no_bias = f[2] == 'n' ? 1 : -1; continue; }
+        if (!strcmp(f, "--convert")) {
+            if (!v || i + 2 >= argc) { fprintf(stderr, "train_gpt: --convert needs two values: IN OUT\n"); return 0; }
+            a->convert_in = v; a->convert_out = argv[i + 2];
+            i += 2; continue;
+        }
         if (!strcmp(f, "--seqs") || !strcmp(f, "--batching") || !strcmp(f, "--len-schedule")) {
             if (!v) { fprintf(stderr, "train_gpt: %s needs a value\n", f); return 0; }
             *(f[2] == 's' ? &a->seqs : f[2] == 'b' ? &a->batching : &a->len_sched) = v;
@@ -282,6 +318,9 @@ static int parse(args_t *a, int argc, char **argv) {
     if (a->resume && a->init)
         return fprintf(stderr, "train_gpt: --resume continues a run (its weights, optimizer and data position); --init "
                        "starts a new one from weights: give one of them\n"), 0;
+    if ((a->inspect || a->convert_in) && !!a->inspect + !!a->convert_in + !!a->init + !!a->resume > 1)
+        return fprintf(stderr, "train_gpt: --inspect, --convert, --init and --resume each read a model: give one of "
+                       "them\n"), 0;
     return 1;
 }
 
@@ -637,7 +676,7 @@ static int tok_data(run_t *r) {
 static int model_open(run_t *r) {
     const args_t *a = &r->a;
     char msg[600];
-    if (a->resume || a->init) {
+    if (a->resume || a->init) {   /* the file decides the model: a flag that says otherwise is an error */
         r->g = lt_gpt_load(r->ctx, a->resume ? a->resume : a->init, a->heads_set ? a->heads : 0);
         if (r->g && arch_config(a, lt_gpt_cfg(r->g), NULL)) return 1;
     } else {
@@ -655,19 +694,6 @@ static int model_open(run_t *r) {
         r->g = lt_gpt_create(r->ctx, &cfg);
     }
     if (!r->g) return FAILED;
-    if (a->resume || a->init) {   /* the file decides the model's shape: a flag that says otherwise is an error */
-        const lt_gpt_config *c = lt_gpt_cfg(r->g);
-        const char *fl = a->layers_set && a->layers != c->layers ? "--layers" : a->channels_set && a->channels != c->channels
-                       ? "--channels" : a->vocab_set && a->vocab != c->vocab ? "--vocab" : a->ctx_set && a->ctx != c->ctx
-                       ? "--ctx" : NULL;
-        if (fl) {
-            snprintf(msg, sizeof msg, "%s: the checkpoint %s has %s %d, this command line says %d (the shape comes from "
-                     "the file: drop the flag)", a->resume ? "--resume" : "--init", a->resume ? a->resume : a->init, fl,
-                     fl[2] == 'l' ? c->layers : fl[3] == 'h' ? c->channels : fl[2] == 'v' ? c->vocab : c->ctx,
-                     fl[2] == 'l' ? a->layers : fl[3] == 'h' ? a->channels : fl[2] == 'v' ? a->vocab : a->ctx);
-            return die(msg);
-        }
-    }
     if (lt_gpt_set_recompute(r->g, a->recompute) != LT_OK) return FAILED;
     if (r->T > lt_gpt_cfg(r->g)->ctx) {
         snprintf(msg, sizeof msg, "--seq %d is longer than the model's context (%d)", r->T, lt_gpt_cfg(r->g)->ctx);
@@ -1261,6 +1287,134 @@ static int restarts(int argc, char **argv, const args_t *a) {
     return rc;
 }
 
+/* ---- tools: --inspect PATH, --convert IN OUT (no training) --------------------------------------
+   Both load the model completely with lt_gpt_load (so whatever would refuse it for --init refuses
+   it here, with the same message) and read the file itself with lt_st_open for what the model does
+   not keep: dtypes, tensors it ignores, metadata. */
+
+/* The safetensors file of a model path: path itself, or path/model.safetensors (in buf) for a
+   directory. */
+static const char *model_file(const char *path, char *buf, size_t cap) {
+    struct stat sb;
+    size_t n = strlen(path);
+    if (n > 0 && n + 20 < cap && (path[n - 1] == '/' || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)))) {
+        snprintf(buf, cap, "%s%smodel.safetensors", path, path[n - 1] == '/' ? "" : "/");
+        return buf;
+    }
+    return path;
+}
+
+/* The model of path and its file (*file: path or buf, room for 4200), or 1 after a message;
+   model flags given must agree with it. */
+static int tool_open(lt_ctx *ctx, const args_t *a, const char *path, lt_gpt **g, lt_st **st, char *buf,
+                     const char **file) {
+    *st = NULL;
+    *file = model_file(path, buf, 4200);
+    if (!(*g = lt_gpt_load(ctx, path, a->heads_set ? a->heads : 0))) return die(lt_error(ctx));
+    if (arch_config(a, lt_gpt_cfg(*g), NULL)) return 1;
+    if (!(*st = lt_st_open(ctx, *file))) return die(lt_error(ctx));
+    return 0;
+}
+
+/* --inspect: the config as the flags name it, the tensor table, the total, the metadata keys. */
+static int inspect(lt_ctx *ctx, const args_t *a) {
+    lt_gpt *g;
+    lt_st *st;
+    const lt_gpt_config *c;
+    int64_t shape[8], n, total = 0;
+    char buf[160], fbuf[4200];
+    const char *key, *val, *file;
+    int i, d, nd, llama, w = 4;
+    if (tool_open(ctx, a, a->inspect, &g, &st, fbuf, &file)) { lt_gpt_destroy(g); return 1; }
+    c = lt_gpt_cfg(g);
+    llama = c->arch == LT_ARCH_LLAMA;
+    printf("model: %s%s%s%s\nconfig:\n", a->inspect, file != a->inspect ? " (" : "", file != a->inspect ? file : "",
+           file != a->inspect ? ")" : "");
+    printf("  arch:       %s (%s)\n", llama ? "llama" : "gpt2",
+           !llama ? "GPT2LMHeadModel" : c->qk_norm ? "Qwen3ForCausalLM" : "LlamaForCausalLM");
+    printf("  layers:     %d\n  heads:      %d\n  kv-heads:   %d\n  channels:   %d\n  hidden:     %d\n", c->layers,
+           c->heads, llama ? c->kv_heads : c->heads, c->channels, c->hidden);
+    printf("  vocab:      %d\n  ctx:        %d\n", c->vocab, c->ctx);
+    if (llama) printf("  rope-theta: %g\n", (double)c->rope_theta);
+    else printf("  rope-theta: none (learned positions, wpe)\n");
+    printf("  norm-eps:   %g (%s)\n", (double)c->norm_eps, llama ? "RMSNorm" : "LayerNorm");
+    printf("  tie:        %s\n", c->untied ? "no (lm_head.weight)" : "yes (the head is the embedding)");
+    printf("  bias:       %s\n", c->no_bias == -1 || (!llama && c->no_bias == 0) ? "yes" : "no");
+    printf("  qk-norm:    %s\n", c->qk_norm ? "yes" : "no");
+    for (i = 0; i < lt_st_count(st); i++) if ((int)strlen(lt_st_name(st, i)) > w) w = (int)strlen(lt_st_name(st, i));
+    printf("tensors:\n  %-*s  %-5s %-16s %s\n", w, "name", "dtype", "shape", "parameters");
+    for (i = 0; i < lt_st_count(st); i++) {
+        size_t used = 0;
+        nd = lt_st_shape(st, i, shape);
+        n = 1;
+        buf[used++] = '[';
+        for (d = 0; d < nd; d++) {
+            n *= shape[d];
+            used += (size_t)snprintf(buf + used, sizeof buf - used, d ? ", %lld" : "%lld", (long long)shape[d]);
+        }
+        snprintf(buf + used, sizeof buf - used, "]");
+        total += n;
+        printf("  %-*s  %-5s %-16s %lld\n", w, lt_st_name(st, i), lt_st_dtype(st, i), buf, (long long)n);
+    }
+    printf("total: %d tensors, %lld parameters (the model: %lld)\nmetadata:", lt_st_count(st), (long long)total,
+           (long long)lt_gpt_num_params(g));
+    for (i = 0; (key = lt_st_meta_key(st, i)) != NULL; i++) {
+        val = lt_st_meta(st, key);   /* a short one-line value in full, else its size */
+        if (strlen(val) <= 60 && !strchr(val, '\n')) printf("\n  %s: %s", key, val);
+        else printf("\n  %s: (%zu bytes)", key, strlen(val));
+    }
+    printf("%s\n", i ? "" : " none");
+    lt_st_close(st);
+    lt_gpt_destroy(g);
+    return 0;
+}
+
+/* --convert: OUT checked before anything is read (a directory without the final /, a device:
+   refused; a directory path: the two files it gets), IN loaded completely, its weights saved with
+   its note (sample_gpt reads the tokenizer's record there). */
+static int convert(lt_ctx *ctx, const args_t *a) {
+    lt_gpt *g;
+    lt_st *st;
+    char msg[1200], file[4200];
+    const char *out = a->convert_out, *bad = out, *in_file;
+    size_t n = strlen(out);
+    struct stat sb;
+    int rc, k;
+    if (n > 0 && out[n - 1] == '/' && n + 20 < sizeof file && stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        for (k = 0; k < 2 && bad == out; k++) {   /* a Hugging Face directory: written into, as save_pretrained */
+            snprintf(file, sizeof file, "%s%s", out, k ? "config.json" : "model.safetensors");
+            if (lt_dest_check(ctx, file, LT_DEST_REPLACE) != LT_OK) bad = file;
+        }
+        if (bad == out) bad = NULL;
+    } else if (lt_dest_check(ctx, out, LT_DEST_REPLACE) == LT_OK) {
+        bad = NULL;
+    }
+    if (bad) {
+        snprintf(msg, sizeof msg, "--convert: %s%s", lt_error(ctx), bad == out && strstr(lt_error(ctx), "is a directory")
+                 ? " (OUT is a file, or a Hugging Face model directory: a path ending in /)" : "");
+        return die(msg);
+    }
+    rc = tool_open(ctx, a, a->convert_in, &g, &st, file, &in_file);
+    if (!rc && lt_checkpoint_save(g, NULL, NULL, lt_st_meta(st, "note"), out) != LT_OK) rc = die(lt_error(ctx));
+    if (!rc)
+        printf("converted %s (%s, %lld parameters) to %s%s\n", a->convert_in,
+               lt_gpt_cfg(g)->arch == LT_ARCH_LLAMA ? "llama" : "gpt2", (long long)lt_gpt_num_params(g), out,
+               n && out[n - 1] == '/' ? " (model.safetensors and config.json)" : "");
+    lt_st_close(st);
+    lt_gpt_destroy(g);
+    return rc;
+}
+
+static int tools(const args_t *a) {
+    lt_ctx *ctx = lt_ctx_create(a->seed);
+    int rc;
+    if (!ctx) return die("out of memory");
+    if (a->threads > 0) lt_set_threads(a->threads);
+    rc = a->inspect ? inspect(ctx, a) : convert(ctx, a);
+    lt_ctx_destroy(ctx);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     args_t a;
     int rc;
@@ -1269,7 +1423,8 @@ int main(int argc, char **argv) {
     if (lt_dist_init(&argc, &argv) != LT_OK) return die("MPI initialisation failed");
     if (lt_dist_rank() > 0 && !freopen("/dev/null", "w", stdout)) return die("cannot silence stdout");
     defaults(&a);
-    rc = !parse(&a, argc, argv) ? 1 : a.restarts > 0 ? restarts(argc, argv, &a) : train(argc, argv, NULL);
+    rc = !parse(&a, argc, argv) ? 1 : a.inspect || a.convert_in ? tools(&a) : a.restarts > 0 ? restarts(argc, argv, &a)
+                                                                                       : train(argc, argv, NULL);
     if (rc != 0) lt_dist_abort(rc);   /* a rank that failed alone must not leave the others waiting */
     lt_dist_finalize();
     return rc;

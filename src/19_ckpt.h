@@ -635,6 +635,9 @@ LTRAIN_DEF const char *lt_st_meta(const lt_st *st, const char *key) {
     for (i = 0; i < st->n_meta; i++) if (strcmp(st->meta[2 * i], key) == 0) return st->meta[2 * i + 1];
     return NULL;
 }
+LTRAIN_DEF const char *lt_st_meta_key(const lt_st *st, int i) {
+    return st && i >= 0 && i < st->n_meta ? st->meta[2 * i] : NULL;
+}
 
 /* IEEE binary16 -> binary32, exact: sign, 5-bit exponent (bias 15), 10-bit mantissa. */
 static float lt__half_to_float(uint16_t h) {

@@ -1050,6 +1050,240 @@ static void th__tty(void) {
     }
 }
 
+/* ---- train_gpt --inspect and --convert --------------------------------------------------------- */
+/* The value after "key:" on the line of out that starts with "  key:" (spaces trimmed) into v. */
+static const char *th__cv_field(const char *out, const char *key, char *v, size_t cap) {
+    char pat[64];
+    const char *p;
+    size_t n = 0;
+    v[0] = 0;
+    snprintf(pat, sizeof pat, "\n  %s:", key);
+    if (!out || !(p = strstr(out, pat))) return v;
+    for (p += strlen(pat); *p == ' '; p++) {}
+    while (p[n] && p[n] != '\n' && n + 1 < cap) { v[n] = p[n]; n++; }
+    v[n] = 0;
+    return v;
+}
+
+/* The row of tensor name in out's table, its runs of spaces made one ("NAME F32 [48, 32] 1536"). */
+static const char *th__cv_row(const char *out, const char *name, char *v, size_t cap) {
+    char pat[200];
+    const char *p;
+    size_t n = 0;
+    v[0] = 0;
+    snprintf(pat, sizeof pat, "\n  %s ", name);
+    if (!out || !(p = strstr(out, pat))) return v;
+    for (p += 3; *p && *p != '\n' && n + 1 < cap; p++)
+        if (*p != ' ' || (n > 0 && v[n - 1] != ' ')) v[n++] = *p;
+    v[n] = 0;
+    return v;
+}
+
+/* The same tensors (names, dtypes, shapes, bytes) in two files: how many, or -1 when they differ
+   (what differs in why). */
+static int th__cv_same(const char *a, const char *b, char *why, size_t cap) {
+    lt_ctx *ctx = lt_ctx_create(1);
+    lt_st *x = lt_st_open(ctx, a), *y = x ? lt_st_open(ctx, b) : NULL;
+    int i, j, nd, n = -1;
+    int64_t s1[8], s2[8];
+    size_t b1, b2;
+    snprintf(why, cap, "%s", lt_error(ctx));
+    if (x && y && lt_st_count(x) != lt_st_count(y))
+        snprintf(why, cap, "%d tensors in %s, %d in %s", lt_st_count(x), a, lt_st_count(y), b);
+    else if (x && y)
+        for (n = i = 0; i < lt_st_count(x); i++, n++) {
+            const void *d1 = lt_st_data(x, i, &b1), *d2;
+            j = lt_st_find(y, lt_st_name(x, i));
+            d2 = lt_st_data(y, j, &b2);
+            nd = lt_st_shape(x, i, s1);
+            if (j < 0 || strcmp(lt_st_dtype(x, i), lt_st_dtype(y, j)) || nd != lt_st_shape(y, j, s2) ||
+                memcmp(s1, s2, (size_t)nd * sizeof s1[0]) || b1 != b2 || memcmp(d1, d2, b1)) {
+                snprintf(why, cap, "tensor \"%s\" differs (or is missing in %s)", lt_st_name(x, i), b);
+                n = -1;
+                break;
+            }
+        }
+    lt_st_close(x);
+    lt_st_close(y);
+    lt_ctx_destroy(ctx);
+    return n;
+}
+
+/* --inspect prints the config, the tensor table, the total and the metadata keys; --convert to a
+   Hugging Face directory and back to a file keeps every tensor to the bit (GPT-2, Llama, and a
+   directory transformers wrote); bad input is one line naming the path, exit 1, nothing written. */
+static void th__convert(void) {
+    static const char *const kinds[2] = {"gpt2", "llama"};
+    static const char *const want[2][13][2] = {
+        {{"arch", "gpt2 (GPT2LMHeadModel)"}, {"layers", "2"}, {"heads", "4"}, {"kv-heads", "4"}, {"channels", "32"},
+         {"hidden", "128"}, {"vocab", "40"}, {"ctx", "16"}, {"rope-theta", "none (learned positions, wpe)"},
+         {"norm-eps", "1e-05 (LayerNorm)"}, {"tie", "yes (the head is the embedding)"}, {"bias", "yes"}, {"qk-norm", "no"}},
+        {{"arch", "llama (LlamaForCausalLM)"}, {"layers", "2"}, {"heads", "4"}, {"kv-heads", "2"}, {"channels", "32"},
+         {"hidden", "48"}, {"vocab", "40"}, {"ctx", "16"}, {"rope-theta", "500000"}, {"norm-eps", "1e-06 (RMSNorm)"},
+         {"tie", "no (lm_head.weight)"}, {"bias", "yes"}, {"qk-norm", "no"}}};
+    char src[512], dir[512], back[512], file[600], args[2048], out[512], err[512], name[200], v[700], why[700], tot[200];
+    char row[300], *o, *e;
+    lt_ctx *ctx;
+    lt_gpt *g;
+    long long params[2] = {0, 0};
+    int k, i, rc, n, count[2] = {0, 0};
+    if (!t_want("harden.cli.convert") && !t_want("harden.cli.inspect")) return;
+    if (!th__exists(th__bin())) { t_skip("harden.cli.convert", "no train_gpt binary"); return; }
+    th__path(out, sizeof out, "cv.out");
+    th__path(err, sizeof err, "cv.err");
+    for (k = 0; k < 2; k++) {   /* the two tiny checkpoints, saved by the library */
+        lt_gpt_config c = k ? lt_llama_config(40, 16, 2, 4, 2, 32, 48) : lt_gpt2_config(40, 16, 2, 4, 32);
+        if (k) { c.untied = 1; c.no_bias = -1; c.rope_theta = 500000; c.norm_eps = 1e-6f; }
+        snprintf(name, sizeof name, "cv_%s.safetensors", kinds[k]);
+        th__path(src, sizeof src, name);
+        ctx = lt_ctx_create(7);
+        g = lt_gpt_create(ctx, &c);
+        rc = g && lt_gpt_save(g, src) == LT_OK;
+        params[k] = g ? (long long)lt_gpt_num_params(g) : 0;
+        count[k] = g ? lt_gpt_params(g).n : 0;
+        snprintf(name, sizeof name, "harden.cli.convert.setup.%s", kinds[k]);
+        if (!t_check(rc, name, "%s: %s", src, lt_error(ctx))) { lt_ctx_destroy(ctx); return; }
+        lt_gpt_destroy(g);
+        lt_ctx_destroy(ctx);
+    }
+    for (k = 0; k < 2; k++) {
+        snprintf(name, sizeof name, "cv_%s.safetensors", kinds[k]);
+        th__path(src, sizeof src, name);
+        /* --inspect: every config field, a row of the table, the total, the metadata */
+        snprintf(args, sizeof args, "--inspect %s", src);
+        rc = th__run(args, out, err);
+        o = th__slurp(out, NULL);
+        for (i = 0; i < 13; i++) {
+            snprintf(name, sizeof name, "harden.cli.inspect.%s.%s", kinds[k], want[k][i][0]);
+            t_check(rc == 0 && !strcmp(th__cv_field(o, want[k][i][0], v, sizeof v), want[k][i][1]), name,
+                    "exit %d, \"%s\" is \"%s\" (want \"%s\")", rc, want[k][i][0], v, want[k][i][1]);
+        }
+        snprintf(tot, sizeof tot, "\ntotal: %d tensors, %lld parameters (the model: %lld)\n", count[k], params[k],
+                 params[k]);
+        snprintf(name, sizeof name, "harden.cli.inspect.%s.table", kinds[k]);
+        th__cv_row(o, k ? "model.layers.1.mlp.up_proj.weight" : "h.1.mlp.c_fc.weight", row, sizeof row);
+        t_check(rc == 0 && o && !strcmp(row, k ? "model.layers.1.mlp.up_proj.weight F32 [48, 32] 1536"
+                                           : "h.1.mlp.c_fc.weight F32 [32, 128] 4096") && strstr(o, tot) &&
+                    !strcmp(th__cv_field(o, "ltrain_format", v, sizeof v), k ? "ltrain-llama" : "ltrain-gpt2") &&
+                    !strcmp(th__cv_field(o, "format", v, sizeof v), "pt") && strstr(o, "\n  ltrain_config: ("),
+                name, "exit %d, row \"%s\", stdout \"%.3000s\" (want \"%s\")", rc, row, o ? o : "", tot);
+        free(o);
+        /* --convert: file -> new directory -> file, every tensor the same */
+        snprintf(name, sizeof name, "cv_%s_dir/", kinds[k]);
+        th__path(dir, sizeof dir, name);
+        snprintf(name, sizeof name, "cv_%s_back.safetensors", kinds[k]);
+        th__path(back, sizeof back, name);
+        snprintf(file, sizeof file, "%smodel.safetensors", dir);
+        remove(file); remove(back);
+        snprintf(file, sizeof file, "%sconfig.json", dir);
+        remove(file);
+        rmdir(dir);
+        snprintf(file, sizeof file, "%smodel.safetensors", dir);
+        snprintf(args, sizeof args, "--convert %s %s", src, dir);
+        rc = th__run(args, out, err);
+        snprintf(args, sizeof args, "--convert %s %s", dir, back);
+        rc = rc == 0 ? th__run(args, out, err) : rc;
+        n = rc == 0 ? th__cv_same(src, file, why, sizeof why) : -1;
+        if (n > 0) n = th__cv_same(src, back, why, sizeof why);
+        snprintf(name, sizeof name, "harden.cli.convert.%s.round_trip", kinds[k]);
+        e = th__slurp(err, NULL);
+        snprintf(file, sizeof file, "%sconfig.json", dir);
+        t_check(rc == 0 && n == count[k] && th__exists(file), name, "exit %d, %d tensors the same (%s), config.json %s, "
+                "stderr \"%s\"", rc, n, why, th__exists(file) ? "written" : "missing", e ? e : "");
+        free(e);
+    }
+    /* a directory transformers wrote (save_pretrained): its tensors to the bit in our file */
+    th__path(back, sizeof back, "cv_hf_back.safetensors");
+    remove(back);
+    snprintf(args, sizeof args, "--convert tests/ref/llama_hf %s", back);
+    rc = th__run(args, out, err);
+    n = rc == 0 ? th__cv_same("tests/ref/llama_hf/model.safetensors", back, why, sizeof why) : -1;
+    t_check(rc == 0 && n == 35, "harden.cli.convert.hf_dir", "exit %d, %d tensors the same (%s)", rc, n, why);
+
+    /* bad input: one line naming the path, exit 1, nothing written */
+    {
+        char garbage[512], empty[512], fifo[512], devn[512], dst[512], tmpl[600];
+        struct stat sb;
+        int have_dev;
+        static const char *const corpus = "ckpt_no_layer_0.safetensors";
+        FILE *f;
+        th__path(garbage, sizeof garbage, "cv_garbage.safetensors");
+        th__path(empty, sizeof empty, "cv_empty_dir");
+        th__path(fifo, sizeof fifo, "cv_fifo");
+        th__path(devn, sizeof devn, "cv_null");
+        th__path(dst, sizeof dst, "cv_dst.safetensors");
+        th__path(src, sizeof src, "cv_llama.safetensors");
+        remove(dst); remove(fifo); remove(devn); rmdir(empty);
+        if ((f = fopen(garbage, "wb")) != NULL) { fputs("this is not a safetensors file\n", f); fclose(f); }
+        mkdir(empty, 0755);
+        snprintf(args, sizeof args, "mknod %s c 1 3 2> /dev/null", devn);
+        have_dev = system(args) == 0 && th__node_is(devn, 'c');   /* needs root; else that case skips */
+        if (mkfifo(fifo, 0644) != 0) t_check(0, "harden.cli.convert.setup_fifo", "mkfifo %s failed", fifo);
+        snprintf(args, sizeof args, "--convert %s/no_such.safetensors %s", t_tmp_dir(), dst);
+        snprintf(v, sizeof v, "%s/no_such.safetensors: cannot open", t_tmp_dir());
+        th__refused("harden.cli.convert.missing", args, v);
+        snprintf(args, sizeof args, "--convert %s %s", garbage, dst);
+        th__refused("harden.cli.convert.garbage", args, garbage);
+        snprintf(args, sizeof args, "--convert %s/%s %s", th__dir(), corpus, dst);
+        th__refused("harden.cli.convert.malformed", args, corpus);
+        snprintf(args, sizeof args, "--convert %s %s", empty, dst);
+        th__refused("harden.cli.convert.dir_without_model", args, "model.safetensors: cannot open");
+        snprintf(args, sizeof args, "--inspect %s", garbage);
+        th__refused("harden.cli.inspect.garbage", args, garbage);
+        snprintf(args, sizeof args, "--inspect %s/no_such.safetensors", t_tmp_dir());
+        th__refused("harden.cli.inspect.missing", args, "no_such.safetensors: cannot open");
+        snprintf(args, sizeof args, "--inspect %s --arch gpt2", src);
+        snprintf(v, sizeof v, "--arch gpt2 but %s is a llama model", src);
+        th__refused("harden.cli.inspect.flag_vs_file", args, v);
+        snprintf(args, sizeof args, "--convert %s %s/", garbage, dst);   /* a new directory: not made */
+        th__refused("harden.cli.convert.garbage_to_dir", args, garbage);
+        t_check(stat(dst, &sb) != 0, "harden.cli.convert.bad_in_nothing_written", "%s exists", dst);
+        snprintf(args, sizeof args, "--convert %s %s", src, empty);
+        snprintf(v, sizeof v, "--convert: \"%s\" is a directory", empty);
+        th__refused("harden.cli.convert.out_dir", args, v);
+        snprintf(file, sizeof file, "%s/model.safetensors", empty);
+        t_check(!th__exists(file), "harden.cli.convert.out_dir_untouched", "%s was written into", empty);
+        mkdir(file, 0755);   /* a directory path (ending in /) is written into: its model.safetensors is checked */
+        snprintf(args, sizeof args, "--convert %s %s/", src, empty);
+        snprintf(v, sizeof v, "--convert: \"%s\" is a directory", file);
+        th__refused("harden.cli.convert.out_dir_model_is_dir", args, v);
+        rmdir(file);
+        snprintf(args, sizeof args, "--convert %s %s/", src, empty);
+        rc = th__run(args, out, err) == 0 ? th__cv_same(src, file, why, sizeof why) : -1;
+        t_check(rc == count[1], "harden.cli.convert.into_existing_dir", "%d tensors the same (%s)", rc, why);
+        remove(file);
+        snprintf(file, sizeof file, "%s/config.json", empty);
+        remove(file);
+        rmdir(empty);
+        snprintf(args, sizeof args, "--convert %s %s", src, fifo);
+        snprintf(v, sizeof v, "--convert: \"%s\" is a FIFO", fifo);
+        th__refused("harden.cli.convert.out_fifo", args, v);
+        if (have_dev) {
+            snprintf(args, sizeof args, "--convert %s %s", src, devn);
+            snprintf(v, sizeof v, "--convert: \"%s\" is a character device", devn);
+            th__refused("harden.cli.convert.out_device", args, v);
+        } else {
+            t_skip("harden.cli.convert.out_device", "mknod failed (not root)");
+        }
+        t_check(th__node_is(fifo, 'f') && (!have_dev || th__node_is(devn, 'c')), "harden.cli.convert.nodes_untouched",
+                "a node was replaced");
+        snprintf(tmpl, sizeof tmpl, "ls %s | grep -q 'cv_.*tmp'", t_tmp_dir());
+        t_check(system(tmpl) != 0, "harden.cli.convert.no_temporary_files", "a cv_*tmp* file is left in %s", t_tmp_dir());
+        remove(fifo); remove(devn); remove(garbage);
+    }
+    for (k = 0; k < 2; k++) {   /* what the round trips wrote */
+        static const char *const files[] = {".safetensors", "_back.safetensors", "_dir/model.safetensors", "_dir/config.json",
+                                            "_dir"};
+        for (i = 0; i < 5; i++) {
+            snprintf(name, sizeof name, "cv_%s%s", kinds[k], files[i]);
+            th__path(file, sizeof file, name);
+            if (i < 4) remove(file); else rmdir(file);
+        }
+    }
+    th__path(back, sizeof back, "cv_hf_back.safetensors");
+    remove(back);
+}
+
 static void test_harden_all(void) {
     if (t_only && !strstr("harden", t_only) && strncmp(t_only, "harden", 6) != 0) return;
     th__corpus();
@@ -1065,4 +1299,5 @@ static void test_harden_all(void) {
     th__resume_flags();
     th__logs_and_flags();
     th__tty();
+    th__convert();
 }

@@ -266,6 +266,7 @@ static void test_null_calls(void) {
     TN(lt_st_data, lt_st_data(NULL, 0, &sz) == NULL && lt_st_data(NULL, 0, NULL) == NULL);
     TN(lt_st_read_f32, lt_st_read_f32(NULL, 0, NULL, 0) != LT_OK);
     TN(lt_st_meta, lt_st_meta(NULL, NULL) == NULL);
+    TN(lt_st_meta_key, lt_st_meta_key(NULL, 0) == NULL);
     TN(lt_st_writer_create, lt_st_writer_create(NULL) == NULL);
     TN(lt_st_add, lt_st_add(NULL, NULL, NULL, 1, NULL, NULL) != LT_OK);
     TN(lt_st_add_meta, lt_st_add_meta(NULL, NULL, NULL) != LT_OK);

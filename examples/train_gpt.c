@@ -881,13 +881,31 @@ static int run_resume(run_t *r) {
     return 0;
 }
 
+/* Where a model save (--save, --convert's OUT) would write: NULL when it can, else the path that
+   is refused (out, or one of its two files in buf), lt_error saying why.  A path ending in / that
+   names an existing directory is a Hugging Face model directory, written into as save_pretrained
+   does: its model.safetensors and config.json are checked; any other path as one file. */
+static const char *model_dest_check(lt_ctx *ctx, const char *out, char *buf, size_t cap) {
+    size_t n = strlen(out);
+    struct stat sb;
+    int k;
+    if (n > 0 && out[n - 1] == '/' && n + 20 < cap && stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        for (k = 0; k < 2; k++) {
+            snprintf(buf, cap, "%s%s", out, k ? "config.json" : "model.safetensors");
+            if (lt_dest_check(ctx, buf, LT_DEST_REPLACE) != LT_OK) return buf;
+        }
+        return NULL;
+    }
+    return lt_dest_check(ctx, out, LT_DEST_REPLACE) == LT_OK ? NULL : out;
+}
+
 /* --log (appended to when resuming) and --plot, on rank 0. */
 static int outputs_open(run_t *r) {
     const args_t *a = &r->a;
     const char *bad = NULL;
-    char msg[1200];
+    char msg[1200], file[4200];
     /* before any training: a path no save could write to (a device, a FIFO, a directory..) */
-    if (a->save && lt_dest_check(r->ctx, a->save, LT_DEST_REPLACE) != LT_OK) bad = "--save";
+    if (a->save && model_dest_check(r->ctx, a->save, file, sizeof file)) bad = "--save";
     else if (a->plot && lt_dest_check(r->ctx, a->plot, LT_DEST_REPLACE) != LT_OK) bad = "--plot";
     else if (a->log && lt_dest_check(r->ctx, a->log, LT_DEST_STREAM) != LT_OK) bad = "--log";
     if (bad) {
@@ -1376,20 +1394,10 @@ static int convert(lt_ctx *ctx, const args_t *a) {
     lt_gpt *g;
     lt_st *st;
     char msg[1200], file[4200];
-    const char *out = a->convert_out, *bad = out, *in_file;
+    const char *out = a->convert_out, *bad, *in_file;
     size_t n = strlen(out);
-    struct stat sb;
-    int rc, k;
-    if (n > 0 && out[n - 1] == '/' && n + 20 < sizeof file && stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        for (k = 0; k < 2 && bad == out; k++) {   /* a Hugging Face directory: written into, as save_pretrained */
-            snprintf(file, sizeof file, "%s%s", out, k ? "config.json" : "model.safetensors");
-            if (lt_dest_check(ctx, file, LT_DEST_REPLACE) != LT_OK) bad = file;
-        }
-        if (bad == out) bad = NULL;
-    } else if (lt_dest_check(ctx, out, LT_DEST_REPLACE) == LT_OK) {
-        bad = NULL;
-    }
-    if (bad) {
+    int rc;
+    if ((bad = model_dest_check(ctx, out, file, sizeof file))) {
         snprintf(msg, sizeof msg, "--convert: %s%s", lt_error(ctx), bad == out && strstr(lt_error(ctx), "is a directory")
                  ? " (OUT is a file, or a Hugging Face model directory: a path ending in /)" : "");
         return die(msg);

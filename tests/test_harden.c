@@ -695,6 +695,26 @@ static void th__dest(void) {
     th__refused("harden.cli.dest.plot_fifo", base, "is a FIFO");
     snprintf(args, sizeof args, "--log %s", dir); th__small(base, sizeof base, args);
     th__refused("harden.cli.dest.log_dir", base, "--log: ");
+    snprintf(args, sizeof args, "--save %s", dir); th__small(base, sizeof base, args);
+    th__refused("harden.cli.dest.save_dir", base, "is a directory");
+    {   /* an existing directory named with its final /: a Hugging Face model directory, saved into
+           again (as save_pretrained); its model.safetensors a directory: refused naming that */
+        char out[512], err[512], sub[600];
+        th__path(out, sizeof out, "dest.out");
+        th__path(err, sizeof err, "dest.err");
+        snprintf(args, sizeof args, "--save %s/", dir); th__small(base, sizeof base, args);
+        k = th__run(base, out, err);
+        k = k == 0 ? th__run(base, out, err) : k;
+        snprintf(sub, sizeof sub, "%s/model.safetensors", dir);
+        t_check(k == 0 && t_exists(sub), "harden.cli.dest.save_hf_dir_twice", "exit %d", k);
+        snprintf(sub, sizeof sub, "%s/config.json", dir);
+        remove(sub);
+        snprintf(sub, sizeof sub, "%s/model.safetensors", dir);
+        remove(sub);
+        mkdir(sub, 0700);
+        th__refused("harden.cli.dest.save_hf_dir_model_is_dir", base, "model.safetensors\" is a directory");
+        rmdir(sub);
+    }
     t_check(th__node_is(fifo, 'f') && th__node_is(lfifo, 'l') && (!have_dev || th__node_is(devn, 'c')) &&
             stat("/dev/null", &s1) == 0 && S_ISCHR(s1.st_mode),
             "harden.cli.dest.nodes_untouched", "a node was replaced");
@@ -1128,7 +1148,7 @@ static void th__convert(void) {
     long long params[2] = {0, 0};
     int k, i, rc, n, count[2] = {0, 0};
     if (!t_want("harden.cli.convert") && !t_want("harden.cli.inspect")) return;
-    if (!th__exists(th__bin())) { t_skip("harden.cli.convert", "no train_gpt binary"); return; }
+    if (!t_exists(th__bin())) { t_skip("harden.cli.convert", "no train_gpt binary"); return; }
     th__path(out, sizeof out, "cv.out");
     th__path(err, sizeof err, "cv.err");
     for (k = 0; k < 2; k++) {   /* the two tiny checkpoints, saved by the library */
@@ -1152,7 +1172,7 @@ static void th__convert(void) {
         /* --inspect: every config field, a row of the table, the total, the metadata */
         snprintf(args, sizeof args, "--inspect %s", src);
         rc = th__run(args, out, err);
-        o = th__slurp(out, NULL);
+        o = t_slurp(out, NULL);
         for (i = 0; i < 13; i++) {
             snprintf(name, sizeof name, "harden.cli.inspect.%s.%s", kinds[k], want[k][i][0]);
             t_check(rc == 0 && !strcmp(th__cv_field(o, want[k][i][0], v, sizeof v), want[k][i][1]), name,
@@ -1186,10 +1206,10 @@ static void th__convert(void) {
         n = rc == 0 ? th__cv_same(src, file, why, sizeof why) : -1;
         if (n > 0) n = th__cv_same(src, back, why, sizeof why);
         snprintf(name, sizeof name, "harden.cli.convert.%s.round_trip", kinds[k]);
-        e = th__slurp(err, NULL);
+        e = t_slurp(err, NULL);
         snprintf(file, sizeof file, "%sconfig.json", dir);
-        t_check(rc == 0 && n == count[k] && th__exists(file), name, "exit %d, %d tensors the same (%s), config.json %s, "
-                "stderr \"%s\"", rc, n, why, th__exists(file) ? "written" : "missing", e ? e : "");
+        t_check(rc == 0 && n == count[k] && t_exists(file), name, "exit %d, %d tensors the same (%s), config.json %s, "
+                "stderr \"%s\"", rc, n, why, t_exists(file) ? "written" : "missing", e ? e : "");
         free(e);
     }
     /* a directory transformers wrote (save_pretrained): its tensors to the bit in our file */
@@ -1242,7 +1262,7 @@ static void th__convert(void) {
         snprintf(v, sizeof v, "--convert: \"%s\" is a directory", empty);
         th__refused("harden.cli.convert.out_dir", args, v);
         snprintf(file, sizeof file, "%s/model.safetensors", empty);
-        t_check(!th__exists(file), "harden.cli.convert.out_dir_untouched", "%s was written into", empty);
+        t_check(!t_exists(file), "harden.cli.convert.out_dir_untouched", "%s was written into", empty);
         mkdir(file, 0755);   /* a directory path (ending in /) is written into: its model.safetensors is checked */
         snprintf(args, sizeof args, "--convert %s %s/", src, empty);
         snprintf(v, sizeof v, "--convert: \"%s\" is a directory", file);

@@ -22,7 +22,7 @@
                 tokenizers, checkpoints, plots, dist
      -- implementation (under LTRAIN_IMPLEMENTATION) --
      @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes      02_core.h
-                @@CORE.cpu @@CORE.arena @@CORE.device @@CORE.errors @@CORE.threads @@CORE.rng @@CORE.context
+                @@CORE.cpu @@CORE.arena @@CORE.device @@CORE.errors @@CORE.utf8 @@CORE.threads @@CORE.rng @@CORE.context
      @@HALF     16-bit numbers: fp16/bf16 conversions (scalar and SIMD)             03_half.h
                 @@HALF.scalar @@HALF.arrays @@HALF.precision
      @@TENSOR   tensors: shapes, parameters (one packed block), views               04_tensor.h
@@ -1660,6 +1660,48 @@ static char *lt__strdup(const char *s) {
     return p;
 }
 
+/* ---- @@CORE.utf8  UTF-8: the one validator ----------------------------------------------------
+   UTF-8 as RFC 3629 defines it: a scalar value U+0000..U+10FFFF in its shortest form.
+     U+0000..U+007F      0xxxxxxx
+     U+0080..U+07FF      110xxxxx 10xxxxxx                    lead C2..DF (C0, C1: overlong)
+     U+0800..U+FFFF      1110xxxx 10xxxxxx 10xxxxxx           after E0 the second byte is A0..BF
+                                                              (lower: overlong); after ED 80..9F
+                                                              (higher: the surrogates D800..DFFF)
+     U+10000..U+10FFFF   11110xxx 10xxxxxx 10xxxxxx 10xxxxxx  after F0 90..BF (lower: overlong);
+                                                              after F4 80..8F (higher: past U+10FFFF)
+   Leads F5..FF and stray continuation bytes (80..BF) start nothing. */
+
+/* The valid sequence at s[0..n) (n >= 1): its length (1..4) with its code point in *cp (when cp is
+   not NULL), or 0 when s does not start one (a bad lead, a bad or missing continuation byte). */
+static int lt__utf8_next(const unsigned char *s, size_t n, uint32_t *cp) {
+    unsigned c = s[0], lo = 0x80, hi = 0xBF;
+    uint32_t v;
+    int len, k;
+    if (c < 0x80) { if (cp) *cp = c; return 1; }
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; v = c & 0x1F; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; v = c & 0x0F; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; v = c & 0x07; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
+    else return 0;
+    if (n < (size_t)len || s[1] < lo || s[1] > hi) return 0;
+    for (k = 1; k < len; k++) {
+        if (s[k] < 0x80 || s[k] > 0xBF) return 0;
+        v = (v << 6) | (s[k] & 0x3F);
+    }
+    if (cp) *cp = v;
+    return len;
+}
+
+/* The offset of the first byte of s[0..n) that starts no valid sequence, or n when all of it is UTF-8. */
+static size_t lt__utf8_bad_at(const unsigned char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        int k = lt__utf8_next(s + i, n - i, NULL);
+        if (!k) return i;
+        i += (size_t)k;
+    }
+    return n;
+}
+
 /* -- @@CORE.threads  threads: the one global setting ------------------------------------------ */
 #ifdef _OPENMP
 static int lt__threads_chosen;   /* lt_set_threads was called: the count is the caller's from then on */
@@ -2437,29 +2479,10 @@ static int lt__in_block(const lt_ctx *ctx, const float *p) {
 
 /* A parameter's name goes into checkpoints as a safetensors key (a JSON string): it must be
    UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), not "__metadata__" (the
-   header's reserved key), and at most LT__NAME_MAX bytes.  Returns the offset of the first byte
-   that is not UTF-8, or -1 when the name is UTF-8. */
+   header's reserved key), and at most LT__NAME_MAX bytes. */
 #define LT__NAME_MAX 1024
-static long lt__utf8_bad_at(const char *name) {
-    const unsigned char *s = (const unsigned char *)name;
-    size_t i = 0;
-    while (s[i]) {
-        unsigned c = s[i], lo = 0x80, hi = 0xBF;
-        int len, k;
-        if (c < 0x80) { i++; continue; }
-        if (c >= 0xC2 && c <= 0xDF) len = 2;
-        else if (c >= 0xE0 && c <= 0xEF) { len = 3; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
-        else if (c >= 0xF0 && c <= 0xF4) { len = 4; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
-        else return (long)i;
-        if (s[i + 1] < lo || s[i + 1] > hi) return (long)i;    /* (a NUL ends the check here too) */
-        for (k = 2; k < len; k++) if (s[i + k] < 0x80 || s[i + k] > 0xBF) return (long)i;
-        i += (size_t)len;
-    }
-    return -1;
-}
 static int lt__param_name_ok(lt_ctx *ctx, const char *name) {
-    size_t len;
-    long bad;
+    size_t len, bad;
     if (!name || !*name) return lt_set_error(ctx, LT_ERR_ARG, "lt_param: a parameter needs a name"), 0;
     len = strlen(name);
     if (len > LT__NAME_MAX)
@@ -2468,8 +2491,8 @@ static int lt__param_name_ok(lt_ctx *ctx, const char *name) {
     if (strcmp(name, "__metadata__") == 0)
         return lt_set_error(ctx, LT_ERR_ARG, "lt_param: \"__metadata__\" is reserved (a checkpoint's header keeps "
                             "its metadata under that key): choose another name"), 0;
-    if ((bad = lt__utf8_bad_at(name)) >= 0)
-        return lt_set_error(ctx, LT_ERR_ARG, "lt_param: the name is not UTF-8: byte %ld is 0x%02X (checkpoints "
+    if ((bad = lt__utf8_bad_at((const unsigned char *)name, len)) < len)
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_param: the name is not UTF-8: byte %zu is 0x%02X (checkpoints "
                             "store names as JSON strings; hint: convert it from Latin-1 or use ASCII)", bad,
                             (unsigned)(unsigned char)name[bad]), 0;
     if (lt_find_param(ctx, name))
@@ -12067,23 +12090,8 @@ static int lt__tok_class(uint32_t c) {
    complete, shortest-form sequence of a scalar value (a stray continuation byte, an overlong form,
    a surrogate, past U+10FFFF, a sequence cut short) is a character of one byte, LT__TOK_BAD. */
 static size_t lt__tok_utf8(const unsigned char *s, size_t n, uint32_t *cp) {
-    unsigned c = s[0];
-    uint32_t v;
-    if (c < 0x80) { *cp = c; return 1; }
-    if (c >= 0xc2 && c <= 0xdf) {
-        if (n >= 2 && (s[1] & 0xc0) == 0x80) { *cp = ((uint32_t)(c & 0x1f) << 6) | (s[1] & 0x3f); return 2; }
-    } else if (c >= 0xe0 && c <= 0xef) {
-        if (n >= 3 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80) {
-            v = ((uint32_t)(c & 0x0f) << 12) | ((uint32_t)(s[1] & 0x3f) << 6) | (s[2] & 0x3f);
-            if (v >= 0x800 && (v < 0xd800 || v > 0xdfff)) { *cp = v; return 3; }
-        }
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        if (n >= 4 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80) {
-            v = ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(s[1] & 0x3f) << 12) | ((uint32_t)(s[2] & 0x3f) << 6) |
-                (s[3] & 0x3f);
-            if (v >= 0x10000 && v <= 0x10ffff) { *cp = v; return 4; }
-        }
-    }
+    int k = lt__utf8_next(s, n, cp);
+    if (k) return (size_t)k;
     *cp = LT__TOK_BAD;
     return 1;
 }
@@ -14049,22 +14057,6 @@ static int lt__st_dtype_index(const char *s) {
     return -1;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes available), 0 if invalid
-   (overlong forms, surrogates and code points past U+10FFFF are invalid). */
-static int lt__utf8_len(const unsigned char *s, size_t n) {
-    unsigned c = s[0], lo = 0x80, hi = 0xBF;
-    int len, k;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
-    else return 0;
-    if (n < (size_t)len) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (k = 2; k < len; k++) if (s[k] < 0x80 || s[k] > 0xBF) return 0;
-    return len;
-}
-
 /* -- @@CKPT.json  a strict JSON parser: objects, arrays, strings, integers; nothing else ------- */
 enum { LT__J_OBJ, LT__J_ARR, LT__J_STR, LT__J_INT };
 
@@ -14182,7 +14174,7 @@ static int lt__j_string(lt__json *j, size_t *off) {
                 *o++ = (char)(0x80 | ((cp >> 6) & 0x3F)); *o++ = (char)(0x80 | (cp & 0x3F));
             }
         } else {
-            int k = lt__utf8_len(j->s + j->pos, j->len - j->pos);
+            int k = lt__utf8_next(j->s + j->pos, j->len - j->pos, NULL);
             if (!k) { lt__j_fail(j, "invalid UTF-8 in a string"); return 0; }
             memcpy(o, j->s + j->pos, (size_t)k);
             o += k;
@@ -14727,13 +14719,8 @@ LTRAIN_DEF void lt_st_writer_destroy(lt_st_writer *w) {
 }
 
 static int lt__utf8_valid(const char *s) {
-    size_t n = strlen(s), i = 0;
-    while (i < n) {
-        int k = lt__utf8_len((const unsigned char *)s + i, n - i);
-        if (!k) return 0;
-        i += (size_t)k;
-    }
-    return 1;
+    size_t n = strlen(s);
+    return lt__utf8_bad_at((const unsigned char *)s, n) == n;
 }
 
 LTRAIN_DEF size_t lt_utf8_escape(char *out, size_t cap, const char *in) {
@@ -14741,7 +14728,7 @@ LTRAIN_DEF size_t lt_utf8_escape(char *out, size_t cap, const char *in) {
     if (!out || cap == 0) return 0;
     n = in ? strlen(in) : 0;
     while (i < n) {
-        int k = lt__utf8_len((const unsigned char *)in + i, n - i);
+        int k = lt__utf8_next((const unsigned char *)in + i, n - i, NULL);
         if (k) {
             if (o + (size_t)k >= cap) break;
             memcpy(out + o, in + i, (size_t)k);

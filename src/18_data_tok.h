@@ -188,23 +188,8 @@ static int lt__tok_class(uint32_t c) {
    complete, shortest-form sequence of a scalar value (a stray continuation byte, an overlong form,
    a surrogate, past U+10FFFF, a sequence cut short) is a character of one byte, LT__TOK_BAD. */
 static size_t lt__tok_utf8(const unsigned char *s, size_t n, uint32_t *cp) {
-    unsigned c = s[0];
-    uint32_t v;
-    if (c < 0x80) { *cp = c; return 1; }
-    if (c >= 0xc2 && c <= 0xdf) {
-        if (n >= 2 && (s[1] & 0xc0) == 0x80) { *cp = ((uint32_t)(c & 0x1f) << 6) | (s[1] & 0x3f); return 2; }
-    } else if (c >= 0xe0 && c <= 0xef) {
-        if (n >= 3 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80) {
-            v = ((uint32_t)(c & 0x0f) << 12) | ((uint32_t)(s[1] & 0x3f) << 6) | (s[2] & 0x3f);
-            if (v >= 0x800 && (v < 0xd800 || v > 0xdfff)) { *cp = v; return 3; }
-        }
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        if (n >= 4 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80) {
-            v = ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(s[1] & 0x3f) << 12) | ((uint32_t)(s[2] & 0x3f) << 6) |
-                (s[3] & 0x3f);
-            if (v >= 0x10000 && v <= 0x10ffff) { *cp = v; return 4; }
-        }
-    }
+    int k = lt__utf8_next(s, n, cp);
+    if (k) return (size_t)k;
     *cp = LT__TOK_BAD;
     return 1;
 }

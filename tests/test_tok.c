@@ -227,6 +227,54 @@ static void tt__hashes(lt_tokenizer **tks) {
     free(text);
 }
 
+/* tests/ref/tok_csource.txt (C source) against tests/ref/tok_csource_ids.txt (tiktoken's ids, by
+   tests/ref/gen_tok_csource.py): the count, the FNV-1a hash of all ids, the first k ids, and the
+   decode back to the text. */
+static void tt__csource(lt_tokenizer **tks) {
+    static const char *const nm[3] = {"gpt2", "llama3", "qwen2"};
+    size_t n;
+    char *text = tt__slurp("tests/ref/tok_csource.txt", &n), *ref = tt__slurp("tests/ref/tok_csource_ids.txt", NULL);
+    char *line, *next;
+    int rows = 0;
+    if (!t_check(text && ref, "tok.csource.ref", "cannot read tests/ref/tok_csource.txt and tok_csource_ids.txt")) {
+        free(text); free(ref);
+        return;
+    }
+    for (line = ref; *line; line = next) {
+        int which, pos, k, i, same = 0;
+        long long count;
+        unsigned long long hash;
+        char name[64];
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        else next = line + strlen(line);
+        if (line[0] == '#' || sscanf(line, "%d %lld %llx %d%n", &which, &count, &hash, &k, &pos) != 4 || which < 0 ||
+            which > 2 || k < 0)
+            continue;
+        rows++;
+        snprintf(name, sizeof name, "tok.csource.%s", nm[which]);
+        if (!t_want(name)) continue;
+        if (!tks[which]) { t_skip(name, "no GPT-2 encoder.json / vocab.bpe in ../shared/data (LT_SHARED_DIR)"); continue; }
+        {
+            int32_t *ids = (int32_t *)malloc((n + 1) * sizeof(int32_t));
+            char *back = (char *)malloc(n + 1), *p = line + pos;
+            int64_t m = ids ? lt_tok_encode(tks[which], text, n, 0, ids, (int64_t)n) : -1;
+            int64_t b = m >= 0 && back ? lt_tok_decode(tks[which], ids, m, back, n) : -1;
+            uint64_t h = m >= 0 ? tt__fnv(ids, m) : 0;
+            for (i = 0; i < k && i < m; i++, same++) {
+                long v = strtol(p, &p, 10);
+                if (v != ids[i]) break;
+            }
+            t_check(m == count && h == hash && same == k && b == (int64_t)n && !memcmp(back, text, n), name,
+                    "%lld ids, hash 0x%016llx (tiktoken: %lld, 0x%016llx); the first %d of %d equal; decodes back: %d",
+                    (long long)m, (unsigned long long)h, count, hash, same, k, b == (int64_t)n && !memcmp(back, text, n));
+            free(ids); free(back);
+        }
+    }
+    t_check(rows == 3, "tok.csource.rows", "%d rows in tests/ref/tok_csource_ids.txt (want 3)", rows);
+    free(text); free(ref);
+}
+
 /* The two BPE merge loops (scan for short pre-tokens, heap for long ones) agree on random byte
    strings and on runs that merge a lot. */
 static void tt__bpe_paths(lt_tokenizer *tk, const char *name) {
@@ -754,6 +802,7 @@ static void test_tok_all(void) {
         if (tks[2]) tt__corpus("tok.qwen2.corpus", tks[2], 2, &c);
     }
     tt__hashes(tks);
+    tt__csource(tks);
     for (k = 0; k < 3; k++) {
         static const char *const nm[3] = {"gpt2", "llama3", "qwen2"};
         char name[64];

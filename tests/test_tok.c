@@ -622,6 +622,57 @@ static void tt__gpt2_as_json(lt_tokenizer *g, const tt__cases *c, const char *na
     free(j); free(order); free(x); free(y);
 }
 
+/* The one UTF-8 validator (lt__utf8_next, @@CORE.utf8) against the definition read plainly: a
+   lead byte gives the length, the continuation bits the value, and the value must need that
+   length (no overlong form), be no surrogate and at most U+10FFFF.  Every 1-, 2- and 3-byte
+   string, and the 4-byte ones with any first two bytes and the last two from a set of edges;
+   also cut short (n below the length). */
+static int tt__utf8_plain(const unsigned char *s, size_t n, uint32_t *cp) {
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    int len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0, k;
+    uint32_t v = len == 1 ? s[0] : len == 2 ? s[0] & 0x1fu : len == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
+    if (!len || (size_t)len > n) return 0;
+    for (k = 1; k < len; k++) {
+        if ((s[k] & 0xc0) != 0x80) return 0;
+        v = (v << 6) | (s[k] & 0x3fu);
+    }
+    if (v < least[len] || (v >= 0xd800 && v <= 0xdfff) || v > 0x10ffff) return 0;
+    *cp = v;
+    return len;
+}
+static void tt__utf8_validator(void) {
+    static const unsigned char edge[] = {0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xe0, 0xf4, 0xff};
+    unsigned long bad = 0, tried = 0;
+    uint32_t a, b;
+    unsigned char s[4], first[4] = {0};
+    size_t n;
+    if (!t_want("tok.utf8.validator")) return;
+    for (a = 0; a < (1u << 24); a++) {   /* every 3-byte string; cut to 1 and 2 bytes once per first two */
+        s[0] = (unsigned char)(a >> 16); s[1] = (unsigned char)(a >> 8); s[2] = (unsigned char)a;
+        for (n = (a & 0xff) ? 3 : 1; n <= 3; n++) {
+            uint32_t c1 = 0xffffffffu, c2 = 0xffffffffu;
+            int k1 = lt__utf8_next(s, n, &c1), k2 = tt__utf8_plain(s, n, &c2);
+            tried++;
+            if ((k1 != k2 || (k1 && c1 != c2)) && !bad++) memcpy(first, s, 3);
+        }
+    }
+    for (a = 0; a < (1u << 16); a++)   /* 4 bytes; and lt__utf8_bad_at against a walk by the definition */
+        for (b = 0; b < sizeof edge * sizeof edge; b++) {
+            uint32_t c1 = 0xffffffffu, c2 = 0xffffffffu, c3;
+            int k1, k2, k;
+            size_t i = 0;
+            s[0] = (unsigned char)(a >> 8); s[1] = (unsigned char)a;
+            s[2] = edge[b % sizeof edge]; s[3] = edge[b / sizeof edge];
+            k1 = lt__utf8_next(s, 4, &c1);
+            k2 = tt__utf8_plain(s, 4, &c2);
+            while (i < 4 && (k = tt__utf8_plain(s + i, 4 - i, &c3)) > 0) i += (size_t)k;
+            tried++;
+            if ((k1 != k2 || (k1 && c1 != c2) || lt__utf8_bad_at(s, 4) != i) && !bad++) memcpy(first, s, 4);
+        }
+    t_check(bad == 0, "tok.utf8.validator", "%lu of %lu strings differ from the definition (first %02x %02x %02x %02x)",
+            bad, tried, first[0], first[1], first[2], first[3]);
+}
+
 /* ---- encoding a file in pieces (lt_loader_open_tok) ---- */
 
 /* Text for the piecewise encoder, in random order (fixed seed): words, contractions, digits, runs
@@ -783,6 +834,7 @@ static void test_tok_all(void) {
     tt__cases c;
     int k, have = tt__cases_load(&c);
     tt__pretok_cases();
+    tt__utf8_validator();
     tt__byte_alphabet();
     tt__errors();
     t_check(have, "tok.ref", "cannot read tests/ref/tok_cases.bin (/work/venv/bin/python tests/ref/gen_tok.py)");

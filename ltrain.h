@@ -22,7 +22,7 @@
                 tokenizers, checkpoints, plots, dist
      -- implementation (under LTRAIN_IMPLEMENTATION) --
      @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes      02_core.h
-                @@CORE.cpu @@CORE.arena @@CORE.device @@CORE.errors @@CORE.threads @@CORE.rng @@CORE.context
+                @@CORE.cpu @@CORE.arena @@CORE.device @@CORE.errors @@CORE.utf8 @@CORE.threads @@CORE.rng @@CORE.context
      @@HALF     16-bit numbers: fp16/bf16 conversions (scalar and SIMD)             03_half.h
                 @@HALF.scalar @@HALF.arrays @@HALF.precision
      @@TENSOR   tensors: shapes, parameters (one packed block), views               04_tensor.h
@@ -1124,6 +1124,11 @@ LTRAIN_DEF void lt_tok_free(lt_tokenizer *tk);
    counts) and returns the count, or -1 on an error (tk's context says why).  A text of n bytes
    gives at most n ids, so cap = n is always enough. */
 LTRAIN_DEF int64_t lt_tok_encode(lt_tokenizer *tk, const char *text, size_t n, int flags, int32_t *out, int64_t cap);
+/* A loader (as lt_loader_open) over the text file at path encoded by tk with flags (as
+   lt_tok_encode): the text is read and encoded a piece at a time, cut only where the ids equal
+   those of the whole text encoded at once; the ids are kept as uint16 when tk has at most 65536
+   tokens, else int32.  At most the data limit (LTRAIN_DATA_LIMIT) of bytes is read. */
+LTRAIN_DEF lt_loader *lt_loader_open_tok(lt_ctx *ctx, const char *path, lt_tokenizer *tk, int flags, int B, int T);
 /* Decodes n ids to their bytes (special tokens as their text); writes the first min(size, cap)
    bytes to out (no NUL added; NULL with cap 0 only measures) and returns the size, or -1 when an
    id is out of range or has no token (the message names it and its position). */
@@ -1659,6 +1664,48 @@ static char *lt__strdup(const char *s) {
     char *p = (char *)LT__MALLOC(n);
     if (p) memcpy(p, s, n);
     return p;
+}
+
+/* ---- @@CORE.utf8  UTF-8: the one validator ----------------------------------------------------
+   UTF-8 as RFC 3629 defines it: a scalar value U+0000..U+10FFFF in its shortest form.
+     U+0000..U+007F      0xxxxxxx
+     U+0080..U+07FF      110xxxxx 10xxxxxx                    lead C2..DF (C0, C1: overlong)
+     U+0800..U+FFFF      1110xxxx 10xxxxxx 10xxxxxx           after E0 the second byte is A0..BF
+                                                              (lower: overlong); after ED 80..9F
+                                                              (higher: the surrogates D800..DFFF)
+     U+10000..U+10FFFF   11110xxx 10xxxxxx 10xxxxxx 10xxxxxx  after F0 90..BF (lower: overlong);
+                                                              after F4 80..8F (higher: past U+10FFFF)
+   Leads F5..FF and stray continuation bytes (80..BF) start nothing. */
+
+/* The valid sequence at s[0..n) (n >= 1): its length (1..4) with its code point in *cp (when cp is
+   not NULL), or 0 when s does not start one (a bad lead, a bad or missing continuation byte). */
+static int lt__utf8_next(const unsigned char *s, size_t n, uint32_t *cp) {
+    unsigned c = s[0], lo = 0x80, hi = 0xBF;
+    uint32_t v;
+    int len, k;
+    if (c < 0x80) { if (cp) *cp = c; return 1; }
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; v = c & 0x1F; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; v = c & 0x0F; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; v = c & 0x07; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
+    else return 0;
+    if (n < (size_t)len || s[1] < lo || s[1] > hi) return 0;
+    for (k = 1; k < len; k++) {
+        if (s[k] < 0x80 || s[k] > 0xBF) return 0;
+        v = (v << 6) | (s[k] & 0x3F);
+    }
+    if (cp) *cp = v;
+    return len;
+}
+
+/* The offset of the first byte of s[0..n) that starts no valid sequence, or n when all of it is UTF-8. */
+static size_t lt__utf8_bad_at(const unsigned char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        int k = lt__utf8_next(s + i, n - i, NULL);
+        if (!k) return i;
+        i += (size_t)k;
+    }
+    return n;
 }
 
 /* -- @@CORE.threads  threads: the one global setting ------------------------------------------ */
@@ -2438,29 +2485,10 @@ static int lt__in_block(const lt_ctx *ctx, const float *p) {
 
 /* A parameter's name goes into checkpoints as a safetensors key (a JSON string): it must be
    UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), not "__metadata__" (the
-   header's reserved key), and at most LT__NAME_MAX bytes.  Returns the offset of the first byte
-   that is not UTF-8, or -1 when the name is UTF-8. */
+   header's reserved key), and at most LT__NAME_MAX bytes. */
 #define LT__NAME_MAX 1024
-static long lt__utf8_bad_at(const char *name) {
-    const unsigned char *s = (const unsigned char *)name;
-    size_t i = 0;
-    while (s[i]) {
-        unsigned c = s[i], lo = 0x80, hi = 0xBF;
-        int len, k;
-        if (c < 0x80) { i++; continue; }
-        if (c >= 0xC2 && c <= 0xDF) len = 2;
-        else if (c >= 0xE0 && c <= 0xEF) { len = 3; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
-        else if (c >= 0xF0 && c <= 0xF4) { len = 4; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
-        else return (long)i;
-        if (s[i + 1] < lo || s[i + 1] > hi) return (long)i;    /* (a NUL ends the check here too) */
-        for (k = 2; k < len; k++) if (s[i + k] < 0x80 || s[i + k] > 0xBF) return (long)i;
-        i += (size_t)len;
-    }
-    return -1;
-}
 static int lt__param_name_ok(lt_ctx *ctx, const char *name) {
-    size_t len;
-    long bad;
+    size_t len, bad;
     if (!name || !*name) return lt_set_error(ctx, LT_ERR_ARG, "lt_param: a parameter needs a name"), 0;
     len = strlen(name);
     if (len > LT__NAME_MAX)
@@ -2469,8 +2497,8 @@ static int lt__param_name_ok(lt_ctx *ctx, const char *name) {
     if (strcmp(name, "__metadata__") == 0)
         return lt_set_error(ctx, LT_ERR_ARG, "lt_param: \"__metadata__\" is reserved (a checkpoint's header keeps "
                             "its metadata under that key): choose another name"), 0;
-    if ((bad = lt__utf8_bad_at(name)) >= 0)
-        return lt_set_error(ctx, LT_ERR_ARG, "lt_param: the name is not UTF-8: byte %ld is 0x%02X (checkpoints "
+    if ((bad = lt__utf8_bad_at((const unsigned char *)name, len)) < len)
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_param: the name is not UTF-8: byte %zu is 0x%02X (checkpoints "
                             "store names as JSON strings; hint: convert it from Latin-1 or use ASCII)", bad,
                             (unsigned)(unsigned char)name[bad]), 0;
     if (lt_find_param(ctx, name))
@@ -12068,23 +12096,8 @@ static int lt__tok_class(uint32_t c) {
    complete, shortest-form sequence of a scalar value (a stray continuation byte, an overlong form,
    a surrogate, past U+10FFFF, a sequence cut short) is a character of one byte, LT__TOK_BAD. */
 static size_t lt__tok_utf8(const unsigned char *s, size_t n, uint32_t *cp) {
-    unsigned c = s[0];
-    uint32_t v;
-    if (c < 0x80) { *cp = c; return 1; }
-    if (c >= 0xc2 && c <= 0xdf) {
-        if (n >= 2 && (s[1] & 0xc0) == 0x80) { *cp = ((uint32_t)(c & 0x1f) << 6) | (s[1] & 0x3f); return 2; }
-    } else if (c >= 0xe0 && c <= 0xef) {
-        if (n >= 3 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80) {
-            v = ((uint32_t)(c & 0x0f) << 12) | ((uint32_t)(s[1] & 0x3f) << 6) | (s[2] & 0x3f);
-            if (v >= 0x800 && (v < 0xd800 || v > 0xdfff)) { *cp = v; return 3; }
-        }
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        if (n >= 4 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80) {
-            v = ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(s[1] & 0x3f) << 12) | ((uint32_t)(s[2] & 0x3f) << 6) |
-                (s[3] & 0x3f);
-            if (v >= 0x10000 && v <= 0x10ffff) { *cp = v; return 4; }
-        }
-    }
+    int k = lt__utf8_next(s, n, cp);
+    if (k) return (size_t)k;
     *cp = LT__TOK_BAD;
     return 1;
 }
@@ -13316,6 +13329,139 @@ LTRAIN_DEF int64_t lt_tok_encode(lt_tokenizer *tk, const char *text, size_t n, i
     return count;
 }
 
+/* Where a text may be cut so that its pieces, encoded one by one, give the ids of the whole: at c
+   (2 <= c < n) with s[c-1] a newline and s[c-2], s[c] ASCII letters or digits.  Under each pattern
+   (GPT-2's, cl100k's, Qwen2's) that newline is a pre-token of its own whether or not the text goes
+   on past it: no alternative joins a newline to a letter or digit before or after it (GPT-2's
+   " ?\p{L}+" takes only a space before letters, cl100k's "[^\r\n\p{L}\p{N}]?\p{L}+" no newline;
+   punctuation runs with their newlines, "\s*[\r\n]+" and "\s+(?!\S)" stop at a letter or digit).
+   Why a letter or digit before it: GPT-2 cuts "a  \nb" as a|  |\n|b but "a  \n" alone as a|  \n
+   (spaces before a newline join it at the end of a text).  The matches that end before the
+   newline read no byte past it, and the matching from c on reads only s[c..].  A special-token
+   string spans no such cut unless it holds a newline: with LT_TOK_SPECIAL and such a special
+   token the text is encoded in one piece. */
+static int lt__tok_alnum(unsigned char c) {
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+/* The last cut of s[0..n) by the rule above, or 0 when it has none. */
+static size_t lt__tok_last_cut(const unsigned char *s, size_t n) {
+    size_t c;
+    for (c = n - 1; n >= 3 && c >= 2; c--)
+        if (s[c - 1] == '\n' && lt__tok_alnum(s[c]) && lt__tok_alnum(s[c - 2])) return c;
+    return 0;
+}
+
+static int lt__tok_store_grow(lt_ctx *ctx, lt__store *st, size_t *cap, size_t need, const char *what) {
+    if (!lt__tok_grow(&st->heap, cap, need, (size_t)st->esz))
+        return lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %zu tokens", what, need), 0;
+    st->p = (const unsigned char *)st->heap;
+    return 1;
+}
+
+/* Encodes s[0..n) and appends its ids to st (room for cap tokens), through ids (room for n). */
+static int lt__tok_store_piece(lt_ctx *ctx, lt_tokenizer *tk, int flags, const unsigned char *s, size_t n, int32_t *ids,
+                               lt__store *st, size_t *cap, const char *what) {
+    int64_t m = lt_tok_encode(tk, (const char *)s, n, flags, ids, (int64_t)n), i;
+    if (m < 0) {
+        if (tk->ctx != ctx) lt_set_error(ctx, lt_status_of(tk->ctx), "%s: %s", what, lt_error(tk->ctx));
+        return 0;
+    }
+    if (!lt__tok_store_grow(ctx, st, cap, (size_t)(st->n + m), what)) return 0;
+    if (st->esz == 4) memcpy((int32_t *)st->heap + st->n, ids, (size_t)m * sizeof(int32_t));
+    else for (i = 0; i < m; i++) ((uint16_t *)st->heap)[st->n + i] = (uint16_t)ids[i];
+    st->n += m;
+    return 1;
+}
+
+/* The text at path encoded by tk into a store: read and encoded `piece` bytes at a time (a piece
+   ends at the last cut of lt__tok_last_cut in it; one without any grows until it has one or the
+   text ends), the ids kept as esz-byte integers (0: uint16 when the vocabulary has at most 65536
+   tokens, else int32).  At most the data limit of bytes is read. */
+static lt__store *lt__tok_store_file(lt_ctx *ctx, lt_tokenizer *tk, const char *path, int flags, size_t piece, int esz,
+                                     const char *what) {
+    lt__src src;
+    lt__store *st;
+    uint64_t limit, total = 0;
+    unsigned char *buf = NULL, *q;
+    int32_t *ids = NULL;
+    size_t cap = piece, len = 0, tcap = 0, idcap = 0;
+    int eof = 0, cuts = 1, k;
+    if (lt__data_limit(ctx, &limit) != LT_OK || lt__src_open(ctx, &src, path) != LT_OK) return NULL;
+    if (!(st = lt__store_new(ctx, what))) { lt__src_close(&src); return NULL; }
+    st->esz = esz ? esz : lt_tok_vocab_size(tk) <= 65536 ? 2 : 4;
+    snprintf(st->label, sizeof st->label, "%.250s", path);
+    if (flags & LT_TOK_SPECIAL)
+        for (k = 0; k < tk->nspec; k++)
+            if (memchr(tk->bytes + tk->off[tk->spec[k]], '\n', tk->len[tk->spec[k]])) cuts = 0;
+    if (src.regular && !lt__tok_store_grow(ctx, st, &tcap, (size_t)(src.size < limit ? src.size : limit) / 4 + 1, what))
+        goto fail;
+    for (;;) {
+        size_t c;
+        if (len == cap) {   /* no cut in a full buffer: a longer piece */
+            if (!lt_mul_size(cap, 2, &cap) || !(q = (unsigned char *)LT__REALLOC(buf, cap))) {
+                lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for a piece of %zu bytes", what, len);
+                goto fail;
+            }
+            buf = q;
+        } else if (!buf && !(buf = (unsigned char *)LT__MALLOC(cap))) {
+            lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", what);
+            goto fail;
+        }
+        while (!eof && len < cap) {
+            long long got = lt__src_read(&src, buf + len, cap - len);
+            if (got < 0) { lt_set_error(ctx, LT_ERR_IO, "%s: read failed: %s", path, strerror(errno)); goto fail; }
+            eof = got == 0;
+            len += (size_t)got;
+            total += (uint64_t)got;
+            if (total > limit) {
+                lt_set_error(ctx, LT_ERR_NOMEM, "%s: more than %llu bytes read without reaching the end: over the "
+                             "data limit (an input that does not end, such as /dev/zero or an endless pipe? "
+                             "LTRAIN_DATA_LIMIT=N[k|m|g] raises the limit)", path, (unsigned long long)limit);
+                goto fail;
+            }
+        }
+        c = eof ? len : cuts ? lt__tok_last_cut(buf, len) : 0;
+        if (c == 0 && !eof) continue;
+        if (c > idcap) {
+            int32_t *w = (int32_t *)LT__REALLOC(ids, c * sizeof(int32_t));
+            if (!w) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %zu tokens", what, c); goto fail; }
+            ids = w;
+            idcap = c;
+        }
+        if (c && !lt__tok_store_piece(ctx, tk, flags, buf, c, ids, st, &tcap, what)) goto fail;
+        if (eof) break;
+        memmove(buf, buf + c, len - c);
+        len -= c;
+    }
+    lt__src_close(&src);
+    LT__FREE(buf);
+    LT__FREE(ids);
+    if (tcap > (size_t)st->n + 1 && (q = (unsigned char *)LT__REALLOC(st->heap, ((size_t)st->n + 1) * (size_t)st->esz)))
+        st->heap = q, st->p = q;
+    return st;
+fail:
+    lt__src_close(&src);
+    LT__FREE(buf);
+    LT__FREE(ids);
+    lt__store_release(st);
+    return NULL;
+}
+
+#define LT__TOK_PIECE ((size_t)1 << 18)   /* bytes encoded at a time by lt_loader_open_tok */
+LTRAIN_DEF lt_loader *lt_loader_open_tok(lt_ctx *ctx, const char *path, lt_tokenizer *tk, int flags, int B, int T) {
+    lt__store *st;
+    char what[300];
+    if (!path || !tk) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_loader_open_tok: path is %s and tk is %s", path ? "given" : "NULL",
+                     tk ? "given" : "NULL");
+        return NULL;
+    }
+    if (!lt__loader_check_bt(ctx, "lt_loader_open_tok", B, T)) return NULL;
+    snprintf(what, sizeof what, "lt_loader_open_tok: %.250s", path);
+    if (!(st = lt__tok_store_file(ctx, tk, path, flags, LT__TOK_PIECE, 0, what))) return NULL;
+    return lt__loader_make(ctx, st, B, T, what);
+}
+
 /* ---- @@TOK.decode  decoding -------------------------------------------------------------------- */
 LTRAIN_DEF int64_t lt_tok_decode(const lt_tokenizer *tk, const int32_t *ids, int64_t n, char *out, size_t cap) {
     int64_t i;
@@ -14050,22 +14196,6 @@ static int lt__st_dtype_index(const char *s) {
     return -1;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes available), 0 if invalid
-   (overlong forms, surrogates and code points past U+10FFFF are invalid). */
-static int lt__utf8_len(const unsigned char *s, size_t n) {
-    unsigned c = s[0], lo = 0x80, hi = 0xBF;
-    int len, k;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
-    else return 0;
-    if (n < (size_t)len) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (k = 2; k < len; k++) if (s[k] < 0x80 || s[k] > 0xBF) return 0;
-    return len;
-}
-
 /* -- @@CKPT.json  a strict JSON parser: objects, arrays, strings, integers; nothing else ------- */
 enum { LT__J_OBJ, LT__J_ARR, LT__J_STR, LT__J_INT };
 
@@ -14183,7 +14313,7 @@ static int lt__j_string(lt__json *j, size_t *off) {
                 *o++ = (char)(0x80 | ((cp >> 6) & 0x3F)); *o++ = (char)(0x80 | (cp & 0x3F));
             }
         } else {
-            int k = lt__utf8_len(j->s + j->pos, j->len - j->pos);
+            int k = lt__utf8_next(j->s + j->pos, j->len - j->pos, NULL);
             if (!k) { lt__j_fail(j, "invalid UTF-8 in a string"); return 0; }
             memcpy(o, j->s + j->pos, (size_t)k);
             o += k;
@@ -14731,13 +14861,8 @@ LTRAIN_DEF void lt_st_writer_destroy(lt_st_writer *w) {
 }
 
 static int lt__utf8_valid(const char *s) {
-    size_t n = strlen(s), i = 0;
-    while (i < n) {
-        int k = lt__utf8_len((const unsigned char *)s + i, n - i);
-        if (!k) return 0;
-        i += (size_t)k;
-    }
-    return 1;
+    size_t n = strlen(s);
+    return lt__utf8_bad_at((const unsigned char *)s, n) == n;
 }
 
 LTRAIN_DEF size_t lt_utf8_escape(char *out, size_t cap, const char *in) {
@@ -14745,7 +14870,7 @@ LTRAIN_DEF size_t lt_utf8_escape(char *out, size_t cap, const char *in) {
     if (!out || cap == 0) return 0;
     n = in ? strlen(in) : 0;
     while (i < n) {
-        int k = lt__utf8_len((const unsigned char *)in + i, n - i);
+        int k = lt__utf8_next((const unsigned char *)in + i, n - i, NULL);
         if (k) {
             if (o + (size_t)k >= cap) break;
             memcpy(out + o, in + i, (size_t)k);

@@ -564,8 +564,6 @@ typedef struct {
     double later_ms;        /* the steps after the first (which also plans / allocates) */
     double t_start;
     char note[512];         /* the command line, saved in checkpoints */
-    int32_t *ids, *val_ids; /* --tokenizer: --data and --val encoded (until the loaders copy them) */
-    int64_t n_ids, n_val_ids;
 } run_t;
 
 /* One step's figures, from step_batch and step_update to the logs. */
@@ -640,31 +638,20 @@ static int open_data(run_t *r, int vocab) {
     return r->ld ? 0 : FAILED;
 }
 
-/* --tokenizer: load it, encode --data and --val (text), make the new model's vocab the
-   tokenizer's, and add the tokenizer's identity to the checkpoints' note (sample_gpt checks it). */
+/* --tokenizer: load it, open the loaders of --data and --val (text, encoded as it is read), make
+   the new model's vocab the tokenizer's, and add the tokenizer's identity to the checkpoints' note
+   (sample_gpt checks it). */
 static int tok_data(run_t *r) {
     args_t *a = &r->a;
     char id[96];
-    void *text;
-    size_t n, used = strlen(r->note);
-    int k;
+    size_t used = strlen(r->note);
     if (!a->tokenizer) return 0;
     if (strcmp(a->seqs, "stream") || a->eot >= 0 || a->len_sched)
         return die("--tokenizer reads the text as one stream: --seqs lines|paragraphs, --eot and --len-schedule "
                    "need a text or a shard file without it (build/tokenize makes a shard)");
     if (!(a->tok = tok_open(r->ctx, "train_gpt", a->tokenizer, a->tokenizer_dir))) return 1;
-    for (k = 0; k < 2; k++) {
-        const char *path = k ? a->val : a->data;
-        int32_t *ids;
-        int64_t m;
-        if (!path) continue;
-        if (lt_read_file(r->ctx, path, &text, &n) != LT_OK) return FAILED;
-        ids = tok_encode_all(a->tok, r->ctx, "train_gpt", (const char *)text, n, &m);
-        lt_free(text);
-        if (!ids) return 1;
-        *(k ? &r->val_ids : &r->ids) = ids;
-        *(k ? &r->n_val_ids : &r->n_ids) = m;
-    }
+    if (a->data && !(r->ld = lt_loader_open_tok(r->ctx, a->data, a->tok, 0, r->B * lt_dist_world(), r->T))) return FAILED;
+    if (a->val && !(r->val = lt_loader_open_tok(r->ctx, a->val, a->tok, 0, r->B, r->T))) return FAILED;
     if (a->vocab == 0) a->vocab = (int)lt_tok_vocab_size(a->tok);
     tok_identity(a->tok, id, sizeof id);
     if (used + strlen(id) + 13 > sizeof r->note) used = sizeof r->note - strlen(id) - 13; /* the line fits */
@@ -714,9 +701,7 @@ static int data_open(run_t *r) {
                 (long)lt_tok_vocab_size(a->tok), V);
         return 1;
     }
-    if (a->tok) {   /* the text encoded by tok_data */
-        if (!(r->ld = lt_loader_from_tokens(r->ctx, r->ids, r->n_ids, r->B * lt_dist_world(), r->T))) return FAILED;
-    } else if (r->ld) {
+    if (r->ld) {   /* opened by model_open, or by tok_data (the text encoded) */
         if (lt_loader_check_vocab(r->ld, V) != LT_OK) return FAILED;
     } else if ((rc = open_data(r, V)) != 0) {
         return rc;
@@ -731,8 +716,7 @@ static int data_open(run_t *r) {
     }
     if ((rc = seqs_open(&r->sq, a, r->ctx, r->ld)) != 0) return rc;
     if (r->sq.on && lt_dist_world() > 1) return die("--seqs, --eot and --len-schedule run on one process only");
-    if (a->val && !(r->val = a->tok ? lt_loader_from_tokens(r->ctx, r->val_ids, r->n_val_ids, r->B, r->T)
-                                    : lt_loader_open_as(r->ctx, a->val, f, r->B, r->T, V)))
+    if (a->val && !r->val && !(r->val = lt_loader_open_as(r->ctx, a->val, f, r->B, r->T, V)))
         return FAILED;
     r->in = (int32_t *)malloc((size_t)r->B * (size_t)r->T * sizeof(int32_t));
     r->tg = (int32_t *)malloc((size_t)r->B * (size_t)r->T * sizeof(int32_t));
@@ -1176,8 +1160,6 @@ static int run_close(run_t *r, int rc) {
     lt_loader_destroy(r->val);
     seqs_close(&r->sq);
     lt_tok_free(r->a.tok);
-    free(r->ids);
-    free(r->val_ids);
     lt_gpt_destroy(r->g);
     lt_ctx_destroy(r->ctx);
     return rc;

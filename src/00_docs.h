@@ -18,7 +18,7 @@
                 tokenizers, checkpoints, plots, dist
      -- implementation (under LTRAIN_IMPLEMENTATION) --
      @@CORE     errors, allocator, arena, RNG, threads, overflow-checked sizes      02_core.h
-                @@CORE.cpu @@CORE.arena @@CORE.device @@CORE.errors @@CORE.threads @@CORE.rng @@CORE.context
+                @@CORE.cpu @@CORE.arena @@CORE.device @@CORE.errors @@CORE.utf8 @@CORE.threads @@CORE.rng @@CORE.context
      @@HALF     16-bit numbers: fp16/bf16 conversions (scalar and SIMD)             03_half.h
                 @@HALF.scalar @@HALF.arrays @@HALF.precision
      @@TENSOR   tensors: shapes, parameters (one packed block), views               04_tensor.h

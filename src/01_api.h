@@ -977,6 +977,11 @@ LTRAIN_DEF void lt_tok_free(lt_tokenizer *tk);
    counts) and returns the count, or -1 on an error (tk's context says why).  A text of n bytes
    gives at most n ids, so cap = n is always enough. */
 LTRAIN_DEF int64_t lt_tok_encode(lt_tokenizer *tk, const char *text, size_t n, int flags, int32_t *out, int64_t cap);
+/* A loader (as lt_loader_open) over the text file at path encoded by tk with flags (as
+   lt_tok_encode): the text is read and encoded a piece at a time, cut only where the ids equal
+   those of the whole text encoded at once; the ids are kept as uint16 when tk has at most 65536
+   tokens, else int32.  At most the data limit (LTRAIN_DATA_LIMIT) of bytes is read. */
+LTRAIN_DEF lt_loader *lt_loader_open_tok(lt_ctx *ctx, const char *path, lt_tokenizer *tk, int flags, int B, int T);
 /* Decodes n ids to their bytes (special tokens as their text); writes the first min(size, cap)
    bytes to out (no NUL added; NULL with cap 0 only measures) and returns the size, or -1 when an
    id is out of range or has no token (the message names it and its position). */

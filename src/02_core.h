@@ -325,6 +325,48 @@ static char *lt__strdup(const char *s) {
     return p;
 }
 
+/* ---- @@CORE.utf8  UTF-8: the one validator ----------------------------------------------------
+   UTF-8 as RFC 3629 defines it: a scalar value U+0000..U+10FFFF in its shortest form.
+     U+0000..U+007F      0xxxxxxx
+     U+0080..U+07FF      110xxxxx 10xxxxxx                    lead C2..DF (C0, C1: overlong)
+     U+0800..U+FFFF      1110xxxx 10xxxxxx 10xxxxxx           after E0 the second byte is A0..BF
+                                                              (lower: overlong); after ED 80..9F
+                                                              (higher: the surrogates D800..DFFF)
+     U+10000..U+10FFFF   11110xxx 10xxxxxx 10xxxxxx 10xxxxxx  after F0 90..BF (lower: overlong);
+                                                              after F4 80..8F (higher: past U+10FFFF)
+   Leads F5..FF and stray continuation bytes (80..BF) start nothing. */
+
+/* The valid sequence at s[0..n) (n >= 1): its length (1..4) with its code point in *cp (when cp is
+   not NULL), or 0 when s does not start one (a bad lead, a bad or missing continuation byte). */
+static int lt__utf8_next(const unsigned char *s, size_t n, uint32_t *cp) {
+    unsigned c = s[0], lo = 0x80, hi = 0xBF;
+    uint32_t v;
+    int len, k;
+    if (c < 0x80) { if (cp) *cp = c; return 1; }
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; v = c & 0x1F; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; v = c & 0x0F; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; v = c & 0x07; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
+    else return 0;
+    if (n < (size_t)len || s[1] < lo || s[1] > hi) return 0;
+    for (k = 1; k < len; k++) {
+        if (s[k] < 0x80 || s[k] > 0xBF) return 0;
+        v = (v << 6) | (s[k] & 0x3F);
+    }
+    if (cp) *cp = v;
+    return len;
+}
+
+/* The offset of the first byte of s[0..n) that starts no valid sequence, or n when all of it is UTF-8. */
+static size_t lt__utf8_bad_at(const unsigned char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        int k = lt__utf8_next(s + i, n - i, NULL);
+        if (!k) return i;
+        i += (size_t)k;
+    }
+    return n;
+}
+
 /* -- @@CORE.threads  threads: the one global setting ------------------------------------------ */
 #ifdef _OPENMP
 static int lt__threads_chosen;   /* lt_set_threads was called: the count is the caller's from then on */

@@ -163,29 +163,10 @@ static int lt__in_block(const lt_ctx *ctx, const float *p) {
 
 /* A parameter's name goes into checkpoints as a safetensors key (a JSON string): it must be
    UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), not "__metadata__" (the
-   header's reserved key), and at most LT__NAME_MAX bytes.  Returns the offset of the first byte
-   that is not UTF-8, or -1 when the name is UTF-8. */
+   header's reserved key), and at most LT__NAME_MAX bytes. */
 #define LT__NAME_MAX 1024
-static long lt__utf8_bad_at(const char *name) {
-    const unsigned char *s = (const unsigned char *)name;
-    size_t i = 0;
-    while (s[i]) {
-        unsigned c = s[i], lo = 0x80, hi = 0xBF;
-        int len, k;
-        if (c < 0x80) { i++; continue; }
-        if (c >= 0xC2 && c <= 0xDF) len = 2;
-        else if (c >= 0xE0 && c <= 0xEF) { len = 3; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
-        else if (c >= 0xF0 && c <= 0xF4) { len = 4; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
-        else return (long)i;
-        if (s[i + 1] < lo || s[i + 1] > hi) return (long)i;    /* (a NUL ends the check here too) */
-        for (k = 2; k < len; k++) if (s[i + k] < 0x80 || s[i + k] > 0xBF) return (long)i;
-        i += (size_t)len;
-    }
-    return -1;
-}
 static int lt__param_name_ok(lt_ctx *ctx, const char *name) {
-    size_t len;
-    long bad;
+    size_t len, bad;
     if (!name || !*name) return lt_set_error(ctx, LT_ERR_ARG, "lt_param: a parameter needs a name"), 0;
     len = strlen(name);
     if (len > LT__NAME_MAX)
@@ -194,8 +175,8 @@ static int lt__param_name_ok(lt_ctx *ctx, const char *name) {
     if (strcmp(name, "__metadata__") == 0)
         return lt_set_error(ctx, LT_ERR_ARG, "lt_param: \"__metadata__\" is reserved (a checkpoint's header keeps "
                             "its metadata under that key): choose another name"), 0;
-    if ((bad = lt__utf8_bad_at(name)) >= 0)
-        return lt_set_error(ctx, LT_ERR_ARG, "lt_param: the name is not UTF-8: byte %ld is 0x%02X (checkpoints "
+    if ((bad = lt__utf8_bad_at((const unsigned char *)name, len)) < len)
+        return lt_set_error(ctx, LT_ERR_ARG, "lt_param: the name is not UTF-8: byte %zu is 0x%02X (checkpoints "
                             "store names as JSON strings; hint: convert it from Latin-1 or use ASCII)", bad,
                             (unsigned)(unsigned char)name[bad]), 0;
     if (lt_find_param(ctx, name))

@@ -188,23 +188,8 @@ static int lt__tok_class(uint32_t c) {
    complete, shortest-form sequence of a scalar value (a stray continuation byte, an overlong form,
    a surrogate, past U+10FFFF, a sequence cut short) is a character of one byte, LT__TOK_BAD. */
 static size_t lt__tok_utf8(const unsigned char *s, size_t n, uint32_t *cp) {
-    unsigned c = s[0];
-    uint32_t v;
-    if (c < 0x80) { *cp = c; return 1; }
-    if (c >= 0xc2 && c <= 0xdf) {
-        if (n >= 2 && (s[1] & 0xc0) == 0x80) { *cp = ((uint32_t)(c & 0x1f) << 6) | (s[1] & 0x3f); return 2; }
-    } else if (c >= 0xe0 && c <= 0xef) {
-        if (n >= 3 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80) {
-            v = ((uint32_t)(c & 0x0f) << 12) | ((uint32_t)(s[1] & 0x3f) << 6) | (s[2] & 0x3f);
-            if (v >= 0x800 && (v < 0xd800 || v > 0xdfff)) { *cp = v; return 3; }
-        }
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        if (n >= 4 && (s[1] & 0xc0) == 0x80 && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80) {
-            v = ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(s[1] & 0x3f) << 12) | ((uint32_t)(s[2] & 0x3f) << 6) |
-                (s[3] & 0x3f);
-            if (v >= 0x10000 && v <= 0x10ffff) { *cp = v; return 4; }
-        }
-    }
+    int k = lt__utf8_next(s, n, cp);
+    if (k) return (size_t)k;
     *cp = LT__TOK_BAD;
     return 1;
 }
@@ -1434,6 +1419,139 @@ LTRAIN_DEF int64_t lt_tok_encode(lt_tokenizer *tk, const char *text, size_t n, i
     }
     if (!lt__tok_stretch(tk, s + start, n - start, out, cap, &count)) return -1;
     return count;
+}
+
+/* Where a text may be cut so that its pieces, encoded one by one, give the ids of the whole: at c
+   (2 <= c < n) with s[c-1] a newline and s[c-2], s[c] ASCII letters or digits.  Under each pattern
+   (GPT-2's, cl100k's, Qwen2's) that newline is a pre-token of its own whether or not the text goes
+   on past it: no alternative joins a newline to a letter or digit before or after it (GPT-2's
+   " ?\p{L}+" takes only a space before letters, cl100k's "[^\r\n\p{L}\p{N}]?\p{L}+" no newline;
+   punctuation runs with their newlines, "\s*[\r\n]+" and "\s+(?!\S)" stop at a letter or digit).
+   Why a letter or digit before it: GPT-2 cuts "a  \nb" as a|  |\n|b but "a  \n" alone as a|  \n
+   (spaces before a newline join it at the end of a text).  The matches that end before the
+   newline read no byte past it, and the matching from c on reads only s[c..].  A special-token
+   string spans no such cut unless it holds a newline: with LT_TOK_SPECIAL and such a special
+   token the text is encoded in one piece. */
+static int lt__tok_alnum(unsigned char c) {
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+/* The last cut of s[0..n) by the rule above, or 0 when it has none. */
+static size_t lt__tok_last_cut(const unsigned char *s, size_t n) {
+    size_t c;
+    for (c = n - 1; n >= 3 && c >= 2; c--)
+        if (s[c - 1] == '\n' && lt__tok_alnum(s[c]) && lt__tok_alnum(s[c - 2])) return c;
+    return 0;
+}
+
+static int lt__tok_store_grow(lt_ctx *ctx, lt__store *st, size_t *cap, size_t need, const char *what) {
+    if (!lt__tok_grow(&st->heap, cap, need, (size_t)st->esz))
+        return lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %zu tokens", what, need), 0;
+    st->p = (const unsigned char *)st->heap;
+    return 1;
+}
+
+/* Encodes s[0..n) and appends its ids to st (room for cap tokens), through ids (room for n). */
+static int lt__tok_store_piece(lt_ctx *ctx, lt_tokenizer *tk, int flags, const unsigned char *s, size_t n, int32_t *ids,
+                               lt__store *st, size_t *cap, const char *what) {
+    int64_t m = lt_tok_encode(tk, (const char *)s, n, flags, ids, (int64_t)n), i;
+    if (m < 0) {
+        if (tk->ctx != ctx) lt_set_error(ctx, lt_status_of(tk->ctx), "%s: %s", what, lt_error(tk->ctx));
+        return 0;
+    }
+    if (!lt__tok_store_grow(ctx, st, cap, (size_t)(st->n + m), what)) return 0;
+    if (st->esz == 4) memcpy((int32_t *)st->heap + st->n, ids, (size_t)m * sizeof(int32_t));
+    else for (i = 0; i < m; i++) ((uint16_t *)st->heap)[st->n + i] = (uint16_t)ids[i];
+    st->n += m;
+    return 1;
+}
+
+/* The text at path encoded by tk into a store: read and encoded `piece` bytes at a time (a piece
+   ends at the last cut of lt__tok_last_cut in it; one without any grows until it has one or the
+   text ends), the ids kept as esz-byte integers (0: uint16 when the vocabulary has at most 65536
+   tokens, else int32).  At most the data limit of bytes is read. */
+static lt__store *lt__tok_store_file(lt_ctx *ctx, lt_tokenizer *tk, const char *path, int flags, size_t piece, int esz,
+                                     const char *what) {
+    lt__src src;
+    lt__store *st;
+    uint64_t limit, total = 0;
+    unsigned char *buf = NULL, *q;
+    int32_t *ids = NULL;
+    size_t cap = piece, len = 0, tcap = 0, idcap = 0;
+    int eof = 0, cuts = 1, k;
+    if (lt__data_limit(ctx, &limit) != LT_OK || lt__src_open(ctx, &src, path) != LT_OK) return NULL;
+    if (!(st = lt__store_new(ctx, what))) { lt__src_close(&src); return NULL; }
+    st->esz = esz ? esz : lt_tok_vocab_size(tk) <= 65536 ? 2 : 4;
+    snprintf(st->label, sizeof st->label, "%.250s", path);
+    if (flags & LT_TOK_SPECIAL)
+        for (k = 0; k < tk->nspec; k++)
+            if (memchr(tk->bytes + tk->off[tk->spec[k]], '\n', tk->len[tk->spec[k]])) cuts = 0;
+    if (src.regular && !lt__tok_store_grow(ctx, st, &tcap, (size_t)(src.size < limit ? src.size : limit) / 4 + 1, what))
+        goto fail;
+    for (;;) {
+        size_t c;
+        if (len == cap) {   /* no cut in a full buffer: a longer piece */
+            if (!lt_mul_size(cap, 2, &cap) || !(q = (unsigned char *)LT__REALLOC(buf, cap))) {
+                lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for a piece of %zu bytes", what, len);
+                goto fail;
+            }
+            buf = q;
+        } else if (!buf && !(buf = (unsigned char *)LT__MALLOC(cap))) {
+            lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", what);
+            goto fail;
+        }
+        while (!eof && len < cap) {
+            long long got = lt__src_read(&src, buf + len, cap - len);
+            if (got < 0) { lt_set_error(ctx, LT_ERR_IO, "%s: read failed: %s", path, strerror(errno)); goto fail; }
+            eof = got == 0;
+            len += (size_t)got;
+            total += (uint64_t)got;
+            if (total > limit) {
+                lt_set_error(ctx, LT_ERR_NOMEM, "%s: more than %llu bytes read without reaching the end: over the "
+                             "data limit (an input that does not end, such as /dev/zero or an endless pipe? "
+                             "LTRAIN_DATA_LIMIT=N[k|m|g] raises the limit)", path, (unsigned long long)limit);
+                goto fail;
+            }
+        }
+        c = eof ? len : cuts ? lt__tok_last_cut(buf, len) : 0;
+        if (c == 0 && !eof) continue;
+        if (c > idcap) {
+            int32_t *w = (int32_t *)LT__REALLOC(ids, c * sizeof(int32_t));
+            if (!w) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for %zu tokens", what, c); goto fail; }
+            ids = w;
+            idcap = c;
+        }
+        if (c && !lt__tok_store_piece(ctx, tk, flags, buf, c, ids, st, &tcap, what)) goto fail;
+        if (eof) break;
+        memmove(buf, buf + c, len - c);
+        len -= c;
+    }
+    lt__src_close(&src);
+    LT__FREE(buf);
+    LT__FREE(ids);
+    if (tcap > (size_t)st->n + 1 && (q = (unsigned char *)LT__REALLOC(st->heap, ((size_t)st->n + 1) * (size_t)st->esz)))
+        st->heap = q, st->p = q;
+    return st;
+fail:
+    lt__src_close(&src);
+    LT__FREE(buf);
+    LT__FREE(ids);
+    lt__store_release(st);
+    return NULL;
+}
+
+#define LT__TOK_PIECE ((size_t)1 << 18)   /* bytes encoded at a time by lt_loader_open_tok */
+LTRAIN_DEF lt_loader *lt_loader_open_tok(lt_ctx *ctx, const char *path, lt_tokenizer *tk, int flags, int B, int T) {
+    lt__store *st;
+    char what[300];
+    if (!path || !tk) {
+        lt_set_error(ctx, LT_ERR_ARG, "lt_loader_open_tok: path is %s and tk is %s", path ? "given" : "NULL",
+                     tk ? "given" : "NULL");
+        return NULL;
+    }
+    if (!lt__loader_check_bt(ctx, "lt_loader_open_tok", B, T)) return NULL;
+    snprintf(what, sizeof what, "lt_loader_open_tok: %.250s", path);
+    if (!(st = lt__tok_store_file(ctx, tk, path, flags, LT__TOK_PIECE, 0, what))) return NULL;
+    return lt__loader_make(ctx, st, B, T, what);
 }
 
 /* ---- @@TOK.decode  decoding -------------------------------------------------------------------- */

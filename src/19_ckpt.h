@@ -56,22 +56,6 @@ static int lt__st_dtype_index(const char *s) {
     return -1;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes available), 0 if invalid
-   (overlong forms, surrogates and code points past U+10FFFF are invalid). */
-static int lt__utf8_len(const unsigned char *s, size_t n) {
-    unsigned c = s[0], lo = 0x80, hi = 0xBF;
-    int len, k;
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; if (c == 0xE0) lo = 0xA0; if (c == 0xED) hi = 0x9F; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; if (c == 0xF0) lo = 0x90; if (c == 0xF4) hi = 0x8F; }
-    else return 0;
-    if (n < (size_t)len) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (k = 2; k < len; k++) if (s[k] < 0x80 || s[k] > 0xBF) return 0;
-    return len;
-}
-
 /* -- @@CKPT.json  a strict JSON parser: objects, arrays, strings, integers; nothing else ------- */
 enum { LT__J_OBJ, LT__J_ARR, LT__J_STR, LT__J_INT };
 
@@ -189,7 +173,7 @@ static int lt__j_string(lt__json *j, size_t *off) {
                 *o++ = (char)(0x80 | ((cp >> 6) & 0x3F)); *o++ = (char)(0x80 | (cp & 0x3F));
             }
         } else {
-            int k = lt__utf8_len(j->s + j->pos, j->len - j->pos);
+            int k = lt__utf8_next(j->s + j->pos, j->len - j->pos, NULL);
             if (!k) { lt__j_fail(j, "invalid UTF-8 in a string"); return 0; }
             memcpy(o, j->s + j->pos, (size_t)k);
             o += k;
@@ -737,13 +721,8 @@ LTRAIN_DEF void lt_st_writer_destroy(lt_st_writer *w) {
 }
 
 static int lt__utf8_valid(const char *s) {
-    size_t n = strlen(s), i = 0;
-    while (i < n) {
-        int k = lt__utf8_len((const unsigned char *)s + i, n - i);
-        if (!k) return 0;
-        i += (size_t)k;
-    }
-    return 1;
+    size_t n = strlen(s);
+    return lt__utf8_bad_at((const unsigned char *)s, n) == n;
 }
 
 LTRAIN_DEF size_t lt_utf8_escape(char *out, size_t cap, const char *in) {
@@ -751,7 +730,7 @@ LTRAIN_DEF size_t lt_utf8_escape(char *out, size_t cap, const char *in) {
     if (!out || cap == 0) return 0;
     n = in ? strlen(in) : 0;
     while (i < n) {
-        int k = lt__utf8_len((const unsigned char *)in + i, n - i);
+        int k = lt__utf8_next((const unsigned char *)in + i, n - i, NULL);
         if (k) {
             if (o + (size_t)k >= cap) break;
             memcpy(out + o, in + i, (size_t)k);

@@ -240,6 +240,7 @@ static void test_null_calls(void) {
     TN(lt_loader_open, lt_loader_open(NULL, NULL, 1, 1, 0) == NULL);
     TN(lt_loader_open_as, lt_loader_open_as(NULL, NULL, LT_DATA_AUTO, 1, 1, 0) == NULL);
     TN(lt_loader_from_tokens, lt_loader_from_tokens(NULL, NULL, 0, 1, 1) == NULL);
+    TN(lt_loader_open_tok, lt_loader_open_tok(NULL, NULL, NULL, 0, 1, 1) == NULL);
     TN_VOID(lt_loader_destroy, lt_loader_destroy(NULL));
     TN(lt_loader_next, lt_loader_next(NULL, NULL, NULL) != LT_OK);
     TN_VOID(lt_loader_shuffle, lt_loader_shuffle(NULL, 1));
@@ -416,6 +417,7 @@ static void test_null_live(void) {
     TNL(lt_loader_open, lt_loader_open(ctx, NULL, 1, 1, 0) == NULL && lt_failed(ctx));
     TNL(lt_loader_open_as, lt_loader_open_as(ctx, NULL, LT_DATA_AUTO, 1, 1, 0) == NULL && lt_failed(ctx));
     TNL(lt_loader_from_tokens, lt_loader_from_tokens(ctx, NULL, 8, 1, 1) == NULL && lt_failed(ctx));
+    TNL(lt_loader_open_tok, lt_loader_open_tok(ctx, "x.txt", NULL, 0, 1, 1) == NULL && lt_failed(ctx));
     TNL(lt_shard_parse, lt_shard_parse(ctx, NULL, 0, NULL, 0, &tok, &n) != LT_OK && lt_shard_parse(ctx, NULL, 0, NULL, 0, NULL, NULL) != LT_OK);
     TNL(lt_read_file, lt_read_file(ctx, NULL, &buf, &sz) != LT_OK && lt_read_file(ctx, "x", NULL, NULL) != LT_OK);
     TNL(lt_st_open, lt_st_open(ctx, NULL) == NULL && lt_failed(ctx));

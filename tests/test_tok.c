@@ -203,6 +203,54 @@ static void tt__hashes(lt_tokenizer **tks) {
     free(text);
 }
 
+/* tests/ref/tok_csource.txt (C source) against tests/ref/tok_csource_ids.txt (tiktoken's ids, by
+   tests/ref/gen_tok_csource.py): the count, the FNV-1a hash of all ids, the first k ids, and the
+   decode back to the text. */
+static void tt__csource(lt_tokenizer **tks) {
+    static const char *const nm[3] = {"gpt2", "llama3", "qwen2"};
+    size_t n;
+    char *text = tt__slurp("tests/ref/tok_csource.txt", &n), *ref = tt__slurp("tests/ref/tok_csource_ids.txt", NULL);
+    char *line, *next;
+    int rows = 0;
+    if (!t_check(text && ref, "tok.csource.ref", "cannot read tests/ref/tok_csource.txt and tok_csource_ids.txt")) {
+        free(text); free(ref);
+        return;
+    }
+    for (line = ref; *line; line = next) {
+        int which, pos, k, i, same = 0;
+        long long count;
+        unsigned long long hash;
+        char name[64];
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        else next = line + strlen(line);
+        if (line[0] == '#' || sscanf(line, "%d %lld %llx %d%n", &which, &count, &hash, &k, &pos) != 4 || which < 0 ||
+            which > 2 || k < 0)
+            continue;
+        rows++;
+        snprintf(name, sizeof name, "tok.csource.%s", nm[which]);
+        if (!t_want(name)) continue;
+        if (!tks[which]) { t_skip(name, "no GPT-2 encoder.json / vocab.bpe in ../shared/data (LT_SHARED_DIR)"); continue; }
+        {
+            int32_t *ids = (int32_t *)malloc((n + 1) * sizeof(int32_t));
+            char *back = (char *)malloc(n + 1), *p = line + pos;
+            int64_t m = ids ? lt_tok_encode(tks[which], text, n, 0, ids, (int64_t)n) : -1;
+            int64_t b = m >= 0 && back ? lt_tok_decode(tks[which], ids, m, back, n) : -1;
+            uint64_t h = m >= 0 ? tt__fnv(ids, m) : 0;
+            for (i = 0; i < k && i < m; i++, same++) {
+                long v = strtol(p, &p, 10);
+                if (v != ids[i]) break;
+            }
+            t_check(m == count && h == hash && same == k && b == (int64_t)n && !memcmp(back, text, n), name,
+                    "%lld ids, hash 0x%016llx (tiktoken: %lld, 0x%016llx); the first %d of %d equal; decodes back: %d",
+                    (long long)m, (unsigned long long)h, count, hash, same, k, b == (int64_t)n && !memcmp(back, text, n));
+            free(ids); free(back);
+        }
+    }
+    t_check(rows == 3, "tok.csource.rows", "%d rows in tests/ref/tok_csource_ids.txt (want 3)", rows);
+    free(text); free(ref);
+}
+
 /* The two BPE merge loops (scan for short pre-tokens, heap for long ones) agree on random byte
    strings and on runs that merge a lot. */
 static void tt__bpe_paths(lt_tokenizer *tk, const char *name) {
@@ -550,12 +598,219 @@ static void tt__gpt2_as_json(lt_tokenizer *g, const tt__cases *c, const char *na
     free(j); free(order); free(x); free(y);
 }
 
+/* The one UTF-8 validator (lt__utf8_next, @@CORE.utf8) against the definition read plainly: a
+   lead byte gives the length, the continuation bits the value, and the value must need that
+   length (no overlong form), be no surrogate and at most U+10FFFF.  Every 1-, 2- and 3-byte
+   string, and the 4-byte ones with any first two bytes and the last two from a set of edges;
+   also cut short (n below the length). */
+static int tt__utf8_plain(const unsigned char *s, size_t n, uint32_t *cp) {
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    int len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0, k;
+    uint32_t v = len == 1 ? s[0] : len == 2 ? s[0] & 0x1fu : len == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
+    if (!len || (size_t)len > n) return 0;
+    for (k = 1; k < len; k++) {
+        if ((s[k] & 0xc0) != 0x80) return 0;
+        v = (v << 6) | (s[k] & 0x3fu);
+    }
+    if (v < least[len] || (v >= 0xd800 && v <= 0xdfff) || v > 0x10ffff) return 0;
+    *cp = v;
+    return len;
+}
+static void tt__utf8_validator(void) {
+    static const unsigned char edge[] = {0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xe0, 0xf4, 0xff};
+    unsigned long bad = 0, tried = 0;
+    uint32_t a, b;
+    unsigned char s[4], first[4] = {0};
+    size_t n;
+    if (!t_want("tok.utf8.validator")) return;
+    for (a = 0; a < (1u << 24); a++) {   /* every 3-byte string; cut to 1 and 2 bytes once per first two */
+        s[0] = (unsigned char)(a >> 16); s[1] = (unsigned char)(a >> 8); s[2] = (unsigned char)a;
+        for (n = (a & 0xff) ? 3 : 1; n <= 3; n++) {
+            uint32_t c1 = 0xffffffffu, c2 = 0xffffffffu;
+            int k1 = lt__utf8_next(s, n, &c1), k2 = tt__utf8_plain(s, n, &c2);
+            tried++;
+            if ((k1 != k2 || (k1 && c1 != c2)) && !bad++) memcpy(first, s, 3);
+        }
+    }
+    for (a = 0; a < (1u << 16); a++)   /* 4 bytes; and lt__utf8_bad_at against a walk by the definition */
+        for (b = 0; b < sizeof edge * sizeof edge; b++) {
+            uint32_t c1 = 0xffffffffu, c2 = 0xffffffffu, c3;
+            int k1, k2, k;
+            size_t i = 0;
+            s[0] = (unsigned char)(a >> 8); s[1] = (unsigned char)a;
+            s[2] = edge[b % sizeof edge]; s[3] = edge[b / sizeof edge];
+            k1 = lt__utf8_next(s, 4, &c1);
+            k2 = tt__utf8_plain(s, 4, &c2);
+            while (i < 4 && (k = tt__utf8_plain(s + i, 4 - i, &c3)) > 0) i += (size_t)k;
+            tried++;
+            if ((k1 != k2 || (k1 && c1 != c2) || lt__utf8_bad_at(s, 4) != i) && !bad++) memcpy(first, s, 4);
+        }
+    t_check(bad == 0, "tok.utf8.validator", "%lu of %lu strings differ from the definition (first %02x %02x %02x %02x)",
+            bad, tried, first[0], first[1], first[2], first[3]);
+}
+
+/* ---- encoding a file in pieces (lt_loader_open_tok) ---- */
+
+/* Text for the piecewise encoder, in random order (fixed seed): words, contractions, digits, runs
+   of spaces and tabs before newlines, CRLF, blank lines, punctuation before newlines, special-token
+   strings next to newlines, UTF-8, invalid bytes, and runs of spaces longer than a piece. */
+static char *tt__piece_text(size_t want, size_t *n) {
+    static const char *const parts[] = {
+        "hello", "The", "we'LL", "I'm", "x", "12345", "7", " ", "  ", "   ", "\t", " \t ", "\n", "\n", "\n", "\n",
+        "\r\n", "\n\n", " \n", "   \n", "\n ", ".", "!?", "...\n", ";\n\n", "<|endoftext|>", "<|endoftext|>\n",
+        "\n<|endoftext|>", "caf\xc3\xa9", "\xe4\xb8\xad\xe6\x96\x87", "\xf0\x9f\x98\x80", "\xff", "\xc3", "a\nb", "9\nZ",
+        "Q\n", "\n1", "x\n<|endoftext|>y\nz"};
+    lt_rng r;
+    size_t cap = want + 8192, len = 0;
+    char *s = (char *)malloc(cap);
+    lt_rng_seed(&r, 24);
+    while (s && len < want) {
+        uint64_t u = lt_rng_u64(&r);
+        if (u % 997 == 0) {   /* a long run of spaces (or tabs), then a newline or a word */
+            size_t k = 100 + (size_t)(u >> 20) % 5000;
+            memset(s + len, (u >> 8) & 1 ? ' ' : '\t', k);
+            len += k;
+        } else {
+            const char *p = parts[(u >> 8) % (sizeof parts / sizeof parts[0])];
+            memcpy(s + len, p, strlen(p));
+            len += strlen(p);
+        }
+    }
+    *n = len;
+    return s;
+}
+
+/* Every cut the piecewise encoder may make (lt__tok_last_cut's rule) is a pre-token boundary of the
+   whole text under each pattern, and the pre-tokens before it come out the same when the text ends
+   there; a cut at any newline does not (the text is hard enough to tell). */
+static void tt__piece_rule(const char *s, size_t n) {
+    static const lt_pretok pats[3] = {LT_PRETOK_GPT2, LT_PRETOK_CL100K, LT_PRETOK_QWEN2};
+    unsigned char *isb = (unsigned char *)calloc(n + 1, 1);
+    int p;
+    for (p = 0; p < 3 && isb; p++) {
+        size_t i, c, cuts = 0, bad = 0, naive_bad = 0, first_bad = 0;
+        char name[64];
+        memset(isb, 0, n + 1);
+        for (i = 0; i < n; i += lt_pretok_next(pats[p], s + i, n - i)) isb[i] = 1;
+        isb[n] = 1;
+        for (c = 2; c < n; c++) {
+            int rule = s[c - 1] == '\n' && lt__tok_alnum((unsigned char)s[c]) && lt__tok_alnum((unsigned char)s[c - 2]);
+            size_t b, j, k;
+            int same = isb[c];
+            if (s[c - 1] != '\n') continue;
+            for (b = c > 300 ? c - 300 : 0; b > 0 && !isb[b]; b--) {}
+            for (i = b; same && i < c; i += k) {   /* s[b..c) alone, b a boundary of the whole */
+                k = lt_pretok_next(pats[p], s + i, c - i);
+                for (j = i + 1; j < i + k; j++) if (isb[j]) same = 0;
+                if (!isb[i + k]) same = 0;
+            }
+            if (rule) { cuts++; if (!same && !bad++) first_bad = c; }
+            else if (!same) naive_bad++;
+        }
+        snprintf(name, sizeof name, "tok.pieces.rule.%s", p == 0 ? "gpt2" : p == 1 ? "cl100k" : "qwen2");
+        t_check(cuts > 100 && bad == 0 && naive_bad > 0, name, "%zu cuts, %zu of them change the pre-tokens (first at "
+                "%zu); %zu other newlines would (want > 0)", cuts, bad, first_bad, naive_bad);
+    }
+    free(isb);
+}
+
+/* The file at path encoded in pieces of several sizes (stored as uint16 and as int32) equals the
+   whole text encoded at once. */
+static void tt__pieces(lt_tokenizer *tk, const char *tkname, const char *path, const char *s, size_t n) {
+    static const size_t piece[3] = {1, 64, 4096};
+    int f, e, q, ok;
+    char why[700];
+    int32_t *ref = (int32_t *)malloc((n + 1) * sizeof(int32_t));
+    for (f = 0; f < 2 && ref; f++) {
+        char name[96];
+        int64_t m = lt_tok_encode(tk, s, n, f ? LT_TOK_SPECIAL : 0, ref, (int64_t)n), i;
+        snprintf(name, sizeof name, "tok.pieces.%s%s", tkname, f ? ".special" : "");
+        if (!t_want(name)) continue;
+        ok = 1;
+        for (e = 0; e < 2 && ok; e++)
+            for (q = 0; q < 3 && ok; q++) {
+                lt__store *st = lt__tok_store_file(tk->ctx, tk, path, f ? LT_TOK_SPECIAL : 0, piece[q], e ? 4 : 0,
+                                                   "tt__pieces");
+                int64_t diff = -1;
+                int esz = st ? st->esz : 0;
+                for (i = 0; st && diff < 0 && i < m && i < st->n; i++)
+                    if (lt__tk(st->p, st->esz, i) != ref[i]) diff = i;
+                ok = st && st->n == m && diff < 0 && esz == (e ? 4 : lt_tok_vocab_size(tk) <= 65536 ? 2 : 4);
+                if (!ok)
+                    snprintf(why, sizeof why, "piece %zu, esz %d: %lld ids (whole text: %lld), first difference at %lld; %.200s",
+                             piece[q], esz, st ? (long long)st->n : -1LL, (long long)m, (long long)diff,
+                             st ? "" : lt_error(tk->ctx));
+                lt__store_release(st);
+            }
+        t_check(ok, name, "%s", why);
+        lt_clear_error(tk->ctx);
+    }
+    free(ref);
+}
+
+/* tinyshakespeare through lt_loader_open_tok: GPT-2's ids as uint16, equal to the whole text's. */
+static void tt__pieces_shakespeare(lt_ctx *ctx, lt_tokenizer *gpt2) {
+    const char *name = "tok.pieces.shakespeare";
+    char path[600];
+    size_t n;
+    char *text;
+    if (!t_want(name)) return;
+    snprintf(path, sizeof path, "%s/tinyshakespeare.txt", t_shared_dir());
+    if (!gpt2 || !(text = tt__slurp(path, &n))) { t_skip(name, "no tinyshakespeare.txt and gpt2-bpe/ in ../shared/data (LT_SHARED_DIR)"); return; }
+    {
+        int32_t *ref = (int32_t *)malloc((n + 1) * sizeof(int32_t)), *got = NULL;
+        int64_t m = lt_tok_encode(gpt2, text, n, 0, ref, (int64_t)n), k = 0;
+        lt_loader *ld = lt_loader_open_tok(ctx, path, gpt2, 0, 4, 64);
+        if (ld && (got = (int32_t *)malloc((size_t)(m + 1) * sizeof(int32_t))) && lt_loader_read(ld, 0, m, got) == LT_OK)
+            for (k = 0; k < m && got[k] == ref[k]; k++) {}
+        t_check(ld && m == 338025 && lt_loader_num_tokens(ld) == m && lt_loader_token_bytes(ld) == 2 && k == m, name,
+                "%s; %lld ids (whole text: %lld, tiktoken: 338025), %d bytes each, equal up to %lld",
+                ld ? "opened" : lt_error(ctx), ld ? (long long)lt_loader_num_tokens(ld) : -1LL, (long long)m,
+                ld ? lt_loader_token_bytes(ld) : 0, (long long)k);
+        lt_loader_destroy(ld);
+        free(ref); free(got); free(text);
+    }
+    lt_clear_error(ctx);
+}
+
+static void tt__pieces_all(lt_ctx *ctx, lt_tokenizer **tks) {
+    static const char *const nm[3] = {"gpt2", "llama3", "qwen2"};
+    char path[600];
+    size_t n;
+    char *s = tt__piece_text(200000, &n);
+    FILE *f;
+    int k;
+    lt_loader *ld;
+    snprintf(path, sizeof path, "%s/tok_pieces.txt", t_tmp_dir());
+    if (!s || !(f = fopen(path, "wb")) || fwrite(s, 1, n, f) != n || fclose(f) != 0) {
+        t_check(0, "tok.pieces", "cannot write %s", path);
+        free(s);
+        return;
+    }
+    if (t_want("tok.pieces.rule")) tt__piece_rule(s, n);
+    for (k = 0; k < 3; k++) if (tks[k]) tt__pieces(tks[k], nm[k], path, s, n);
+    tt__pieces_shakespeare(ctx, tks[0]);
+    if (t_want("tok.pieces.errors") && tks[1]) {
+        ld = lt_loader_open_tok(ctx, "build/tmp/no_such_file.txt", tks[1], 0, 1, 1);
+        t_check(!ld && strstr(lt_error(ctx), "no_such_file.txt"), "tok.pieces.errors.missing", "%s", lt_error(ctx));
+        lt_clear_error(ctx);
+        ld = lt_loader_open_tok(ctx, path, tks[1], 0, 1000000, 1000);
+        t_check(!ld && strstr(lt_error(ctx), "B*T+1"), "tok.pieces.errors.short", "%s", lt_error(ctx));
+        lt_clear_error(ctx);
+        ld = lt_loader_open_tok(ctx, path, NULL, 0, 1, 1);
+        t_check(!ld && strstr(lt_error(ctx), "tk is NULL"), "tok.pieces.errors.null", "%s", lt_error(ctx));
+        lt_clear_error(ctx);
+    }
+    free(s);
+}
+
 static void test_tok_all(void) {
     lt_ctx *ctx = lt_ctx_create(1);
     lt_tokenizer *tks[3];
     tt__cases c;
     int k, have = tt__cases_load(&c);
     tt__pretok_cases();
+    tt__utf8_validator();
     tt__byte_alphabet();
     tt__errors();
     t_check(have, "tok.ref", "cannot read tests/ref/tok_cases.bin (/work/venv/bin/python tests/ref/gen_tok.py)");
@@ -575,6 +830,7 @@ static void test_tok_all(void) {
         if (tks[2]) tt__corpus("tok.qwen2.corpus", tks[2], 2, &c);
     }
     tt__hashes(tks);
+    tt__csource(tks);
     for (k = 0; k < 3; k++) {
         static const char *const nm[3] = {"gpt2", "llama3", "qwen2"};
         char name[64];
@@ -584,6 +840,7 @@ static void test_tok_all(void) {
         snprintf(name, sizeof name, "tok.%s.roundtrip", nm[k]);
         tt__roundtrip(tks[k], name);
     }
+    tt__pieces_all(ctx, tks);
     if (tks[0]) {
         tt__api(tks[0], "tok.gpt2.api");
         tt__memory(tks[0], "tok.gpt2.memory");

@@ -6,7 +6,7 @@
 
 static const char *const tl_lessons[] = {"lesson_accumulation", "lesson_clipping", "lesson_compile", "lesson_precision",
                                          "lesson_restarts", "lesson_sequences", "lesson_warmup",
-                                         "lesson_memory"};
+                                         "lesson_memory", "lesson_llama"};
 
 /* Runs build/<lesson> args; its exit status (-1: a crash) and stderr in *err (malloc'd). */
 static int tl_run(const char *lesson, const char *args, char **err) {

@@ -209,7 +209,7 @@ static void tt__hashes(lt_tokenizer **tks) {
 static void tt__csource(lt_tokenizer **tks) {
     static const char *const nm[3] = {"gpt2", "llama3", "qwen2"};
     size_t n;
-    char *text = tt__slurp("tests/ref/tok_csource.txt", &n), *ref = tt__slurp("tests/ref/tok_csource_ids.txt", NULL);
+    char *text = t_slurp("tests/ref/tok_csource.txt", &n), *ref = t_slurp("tests/ref/tok_csource_ids.txt", NULL);
     char *line, *next;
     int rows = 0;
     if (!t_check(text && ref, "tok.csource.ref", "cannot read tests/ref/tok_csource.txt and tok_csource_ids.txt")) {
@@ -756,7 +756,7 @@ static void tt__pieces_shakespeare(lt_ctx *ctx, lt_tokenizer *gpt2) {
     char *text;
     if (!t_want(name)) return;
     snprintf(path, sizeof path, "%s/tinyshakespeare.txt", t_shared_dir());
-    if (!gpt2 || !(text = tt__slurp(path, &n))) { t_skip(name, "no tinyshakespeare.txt and gpt2-bpe/ in ../shared/data (LT_SHARED_DIR)"); return; }
+    if (!gpt2 || !(text = t_slurp(path, &n))) { t_skip(name, "no tinyshakespeare.txt and gpt2-bpe/ in ../shared/data (LT_SHARED_DIR)"); return; }
     {
         int32_t *ref = (int32_t *)malloc((n + 1) * sizeof(int32_t)), *got = NULL;
         int64_t m = lt_tok_encode(gpt2, text, n, 0, ref, (int64_t)n), k = 0;

@@ -304,11 +304,11 @@ static void lt__plot_label(char *buf, size_t cap, double v, const lt__paxis *a) 
 /* Text content or an attribute value, XML-escaped; control bytes and invalid UTF-8 become '?'. */
 static void lt__plot_text(FILE *f, const char *s) {
     const unsigned char *u = (const unsigned char *)(s ? s : "");
+    size_t left = strlen((const char *)u);
     while (*u) {
         unsigned c = *u;
-        int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0, k;
-        for (k = 1; k < len; k++)
-            if ((u[k] & 0xC0) != 0x80) len = 0;
+        int len = lt__utf8_next(u, left, NULL);   /* @@CORE.utf8; 0: not valid UTF-8 here */
+        left -= len > 1 ? (size_t)len : 1;
         if (len == 0 || (c < 0x20 && c != '\t')) { fputc('?', f); u++; continue; }
         if (len > 1) { fwrite(u, 1, (size_t)len, f); u += len; continue; }
         switch (c) {

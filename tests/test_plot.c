@@ -210,6 +210,14 @@ static void test_plot_basic(void) {
     }
     free(svg);
     lt_plot_destroy(p);
+    /* text that is not UTF-8 (an overlong '/', a surrogate, a cut sequence) becomes '?' byte by
+       byte; valid multi-byte characters pass whole */
+    p = lt_plot_create("a\xC0\xAF b\xED\xA0\x80 c\xE2\x82 \xCF\x80", "x", "y");
+    lt_plot_series(p, "s", x, y1, 3);
+    svg = tp_save_check(p, "plot_utf8.svg", "plot_utf8");
+    t_check(svg && strstr(svg, ">a?? b??? c?? \xCF\x80</text>"), "plot_basic_invalid_utf8", "title not escaped as expected");
+    free(svg);
+    lt_plot_destroy(p);
 }
 
 static void test_plot_nonfinite(void) {

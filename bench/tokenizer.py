@@ -8,8 +8,9 @@ HF in this one), so a change in the machine's load touches all three alike; the 
 median MB/s (input bytes per second) of the rounds, and the fastest.  Every measurement starts
 from a freshly loaded tokenizer (HF and ltrain.h keep a cache of encoded words; tiktoken has none)
 and encodes ordinary text (special-token strings stay text):
-  1 thread   ltrain.h lt_tok_encode on the whole text; tiktoken encode_ordinary; HF encode (one
-             sequence)
+  1 thread   ltrain.h lt_tok_encode on the whole text; tiktoken encode_ordinary; HF encode_batch
+             of the text cut into 256 pieces as below (its encode of one book-long sequence is
+             many times slower)
   N threads  the text cut into 8N chunks after a "\\n" between a non-space and a letter (where
              GPT-2's pre-tokens do not change); ltrain.h: OpenMP, one tokenizer per thread; tiktoken
              encode_ordinary_batch(num_threads=N); HF encode_batch (rayon, N threads)
@@ -26,6 +27,7 @@ import os
 import resource
 import statistics
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -70,16 +72,23 @@ def chunks(text, n):
     return [text[a:b] for a, b in zip(cuts, cuts[1:])]
 
 
-def hf_single(path, repeat, gpt2_dir):
-    """HF single-threaded in a child (RAYON_NUM_THREADS=1): seconds and token count."""
-    code = ("import sys,time;from tokenizers import Tokenizer,models,pre_tokenizers,decoders\n"
-            "t=open(sys.argv[1],encoding='utf-8').read()*int(sys.argv[2])\n"
-            "tk=Tokenizer(models.BPE.from_file(sys.argv[3]+'/encoder.json',sys.argv[3]+'/vocab.bpe'))\n"
+def hf_single(parts, gpt2_dir):
+    """HF single-threaded in a child (RAYON_NUM_THREADS=1): encode_batch over the pieces (HF's
+    fast way: encode() of a whole book as one sequence runs many times slower); seconds and
+    token count."""
+    code = ("import sys,time,json;from tokenizers import Tokenizer,models,pre_tokenizers,decoders\n"
+            "p=json.load(open(sys.argv[1],encoding='utf-8'))\n"
+            "tk=Tokenizer(models.BPE.from_file(sys.argv[2]+'/encoder.json',sys.argv[2]+'/vocab.bpe'))\n"
             "tk.pre_tokenizer=pre_tokenizers.ByteLevel(add_prefix_space=False)\n"
-            "s=time.perf_counter();n=len(tk.encode(t).ids);print(time.perf_counter()-s,n)\n")
+            "s=time.perf_counter();n=sum(len(e.ids) for e in tk.encode_batch(p));print(time.perf_counter()-s,n)\n")
     env = dict(os.environ, RAYON_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
-    out = subprocess.run([sys.executable, "-c", code, path, str(repeat), gpt2_dir], capture_output=True, text=True,
-                         env=env, check=True).stdout.split()
+    with tempfile.NamedTemporaryFile("w", suffix=".json", encoding="utf-8", delete=False) as f:
+        json.dump(parts, f)
+    try:
+        out = subprocess.run([sys.executable, "-c", code, f.name, gpt2_dir], capture_output=True, text=True,
+                             env=env, check=True).stdout.split()
+    finally:
+        os.unlink(f.name)
     return float(out[0]), int(out[1])
 
 
@@ -128,6 +137,7 @@ def main():
         text = base * repeat
         mb = len(text.encode("utf-8")) / 1e6
         parts = chunks(text, 8 * nthreads)
+        parts1 = chunks(text, 256)   # HF's 1-thread row: a batch of pieces
         res = {k: [] for k in ("lt1", "ltN", "tt1", "ttN", "hf1", "hfN")}
         counts = {}
         for r in range(a.rounds):
@@ -142,7 +152,7 @@ def main():
             counts["tt1"] = len(ids)
             t = time.perf_counter(); b = enc.encode_ordinary_batch(parts, num_threads=nthreads)
             res["ttN"].append(mb / (time.perf_counter() - t)); counts["ttN"] = sum(map(len, b))
-            s, c = hf_single(path, repeat, gpt2_dir); res["hf1"].append(mb / s); counts["hf1"] = c
+            s, c = hf_single(parts1, gpt2_dir); res["hf1"].append(mb / s); counts["hf1"] = c
             tk = hf_load()
             t = time.perf_counter(); b = tk.encode_batch(parts); res["hfN"].append(mb / (time.perf_counter() - t))
             counts["hfN"] = sum(len(e.ids) for e in b)
@@ -161,6 +171,8 @@ def main():
     L = ["# Tokenizer speed: GPT-2 encoding, ltrain.h vs tiktoken vs Hugging Face tokenizers", "",
          "Written by `make bench-tokenizer` (bench/tokenizer.py, bench/tokenizer.c); method in the script's docstring.",
          "MB/s = input megabytes (10^6 bytes) per second; median of %d alternating rounds (fastest in brackets)." % a.rounds,
+         "1 thread: ltrain.h and tiktoken encode the whole text in one call, HF encode_batch a list of 256 pieces of it "
+         "(with RAYON_NUM_THREADS=1); N threads: all three take 8N pieces.",
          "",
          "- CPU: %s; flags: %s; %d logical CPUs (the N-thread rows use all)" % (name, " ".join(flags) or "-", nthreads),
          "- load average before: %s; after: %s" % (" ".join(load0), " ".join(load1)),

@@ -139,7 +139,8 @@ bench: build/bench_gemm build/bench_train_step build/bench_precision \
        $(if $(filter file undefined,$(origin PYTHON)),$(TORCH_VENV)/.installed)
 	BENCH_QUICK=$(BENCH_QUICK) $(BENCH_PY) bench/gemm.py --md build/bench_gemm.md
 	BENCH_QUICK=$(BENCH_QUICK) python3 bench/train_step.py --torch-python $(BENCH_PY) --gemm-md build/bench_gemm.md
-	(python3 bench/machine.py; echo; ./build/bench_precision $(if $(BENCH_QUICK),,--all)) | tee build/bench_precision.md
+	(python3 bench/machine.py; echo; ./build/bench_precision $(if $(BENCH_QUICK),,--all); echo; python3 bench/machine.py --end) \
+	    | tee build/bench_precision.md
 
 # Hardening (tests/test_harden.c runs inside the suite): the malformed corpus once more through a
 # sanitizer build of train_gpt, allocation failure at every allocation of a short run

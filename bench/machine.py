@@ -3,6 +3,7 @@
 
     python3 bench/machine.py            # the lines below as Markdown, load average now
     python3 bench/machine.py --json     # the same as one JSON object
+    python3 bench/machine.py --end      # one line: the load average now, for a file's end
 
 Read from /proc/cpuinfo ("model name", "flags", cores), /sys/devices/system/cpu/cpu0/cache
 (L1d / L1i / L2 / L3 sizes and how many CPUs share each) and /proc/loadavg.  Only the flags that
@@ -91,5 +92,7 @@ def markdown(load_start=None, load_end=None, m=None):
 if __name__ == "__main__":
     if "--json" in sys.argv[1:]:
         print(json.dumps(info()))
+    elif "--end" in sys.argv[1:]:
+        print("Load average (1 min) at the end: %.2f at %s." % (load_average(), time.strftime("%Y-%m-%d %H:%M")))
     else:
         print("\n".join(markdown()))

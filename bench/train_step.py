@@ -30,7 +30,8 @@ The torch models are written plainly in this file (torch_worker); attention is
 F.scaled_dot_product_attention(is_causal=True) (enable_gqa=True for Llama where the torch has it,
 else K and V repeated per query head); torch 1.13 has no SDPA and runs the masked-softmax
 attention.  The driver checks both sides have the same parameter count and prints the step-0
-losses (a fresh model's is about ln V).
+losses (a fresh model's is about ln V); bench/check_llama_hf.py checks the torch Llama against
+Hugging Face's LlamaForCausalLM.
 
 Rows of a config, each at every thread count:
   ltrain            the tape (eager): bench_train_step
@@ -133,13 +134,13 @@ def default_steps(name):
 
 
 # ---- the PyTorch side (child process) -------------------------------------------------------------
-def torch_worker(name, threads, steps, warmup, mode):
-    import resource
+def torch_model(name):
+    """(model, sdpa, gqa): the torch model of config `name` (model(ids, targets) -> mean loss), seeded
+    1337; sdpa / gqa: whether this torch has F.scaled_dot_product_attention and its enable_gqa"""
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
 
-    torch.set_num_threads(threads)
     cfg = config(name)
     V, L, H, C, T, B = cfg[:6]
     D = C // H
@@ -254,7 +255,16 @@ def torch_worker(name, threads, steps, warmup, mode):
             return F.cross_entropy(logits.view(-1, V), targets.view(-1))
 
     torch.manual_seed(1337)
-    model = Llama(cfg[6], cfg[7]) if len(cfg) == 8 else GPT()
+    return (Llama(cfg[6], cfg[7]) if len(cfg) == 8 else GPT()), sdpa is not None, gqa
+
+
+def torch_worker(name, threads, steps, warmup, mode):
+    import resource
+    import torch
+
+    torch.set_num_threads(threads)
+    V, T, B = config(name)[0], config(name)[4], config(name)[5]
+    model, sdpa, gqa = torch_model(name)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     groups = [{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}]
@@ -282,7 +292,7 @@ def torch_worker(name, threads, steps, warmup, mode):
     impl = {"eager": "torch eager", "compile": "torch.compile"}[mode] if torch.__version__ >= "2" else "torch 1.13"
     print(json.dumps({"impl": impl, "version": torch.__version__, "config": name, "threads": torch.get_num_threads(),
                       "params": sum(p.numel() for p in model.parameters()), "loss0": round(loss0, 4),
-                      "loss": round(loss.item(), 4), "sdpa": sdpa is not None, "gqa": gqa,
+                      "loss": round(loss.item(), 4), "sdpa": sdpa, "gqa": gqa,
                       "compile_s": round(max(0.0, first - statistics.median(ms)) / 1e3, 3) if mode == "compile" else 0.0,
                       "rss_mb": round(rss, 1), "ms": [round(x, 3) for x in ms]}))
 

@@ -108,21 +108,39 @@ bench-optimizers: build/bench_optimizers
 build/bench_optimizers: bench/optimizers.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
-# make bench: lt_sgemm against OpenBLAS (apt install libopenblas-dev; skipped columns without it),
-# then the GPT training step against PyTorch (apt install python3-torch), table in bench/results.md,
-# then ms per step, planned activations and peak RSS per precision (build/bench_precision.md).
-# BENCH_QUICK=1 make bench: three GEMM shapes and char-small only, a minute or so.
+# make bench (bench/README.md): the GEMM table (bench/gemm.py: lt_sgemm against MKL through torch.mm,
+# PyPI numpy's OpenBLAS and Debian's OpenBLAS -> build/bench_gemm.md), then the training step of
+# char-small, gpt-mini, gpt2-124M and llama-mini against PyTorch 2.x eager (SDPA) and torch.compile
+# (bench/train_step.py -> bench/results.md, the GEMM table appended), then ms per step, planned
+# activations and peak RSS per precision (build/bench_precision.md).  PyTorch 2.x and numpy come
+# from PyPI into build/torch-venv (created at the first run; TORCH_PIP sets pip's arguments, e.g.
+# TORCH_PIP="torch numpy --extra-index-url https://download.pytorch.org/whl/cpu" for the smaller
+# CPU-only wheel); PYTHON=/path/to/python uses that interpreter's torch and numpy instead.  Debian's
+# OpenBLAS (apt install libopenblas-dev) and Debian's torch 1.13 (python3-torch) add columns where
+# installed.  BENCH_QUICK=1 make bench: a few shapes, char-small and llama-mini, few steps, tables in
+# build/ (proves the scripts run; the full run takes about an hour on 2 cores).
 OPENBLAS_INC ?= /usr/include/x86_64-linux-gnu/openblas-pthread
-.PHONY: bench
+TORCH_VENV   = build/torch-venv
+TORCH_PIP   ?= torch numpy
+# the Python with torch: PYTHON when given on the command line or in the environment, else the venv
+BENCH_PY     = $(if $(filter file undefined,$(origin PYTHON)),$(TORCH_VENV)/bin/python,$(PYTHON))
+.PHONY: bench bench-venv
 build/bench_gemm: bench/gemm.c ltrain.h | build
 	if [ -f $(OPENBLAS_INC)/cblas.h ]; then $(CC) $(WARN) $(CFLAGS) -I. -I$(OPENBLAS_INC) $< -o $@ -lopenblas $(LDLIBS); \
 	else $(CC) $(WARN) $(CFLAGS) -DNO_OPENBLAS -I. $< -o $@ $(LDLIBS); fi
 build/bench_train_step: bench/train_step.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
-bench: build/bench_gemm build/bench_train_step build/bench_precision
-	BENCH_QUICK=$(BENCH_QUICK) OPENBLAS_CORETYPE=SkylakeX ./build/bench_gemm --md build/bench_gemm.md
-	BENCH_QUICK=$(BENCH_QUICK) /usr/bin/python3 bench/train_step.py --gemm-md build/bench_gemm.md
-	./build/bench_precision $(if $(BENCH_QUICK),,--all) | tee build/bench_precision.md
+$(TORCH_VENV)/.installed: | build
+	python3 -m venv $(TORCH_VENV)
+	$(TORCH_VENV)/bin/python -m pip install $(TORCH_PIP)
+	touch $@
+bench-venv: $(TORCH_VENV)/.installed
+bench: build/bench_gemm build/bench_train_step build/bench_precision \
+       $(if $(filter file undefined,$(origin PYTHON)),$(TORCH_VENV)/.installed)
+	BENCH_QUICK=$(BENCH_QUICK) $(BENCH_PY) bench/gemm.py --md build/bench_gemm.md
+	BENCH_QUICK=$(BENCH_QUICK) python3 bench/train_step.py --torch-python $(BENCH_PY) --gemm-md build/bench_gemm.md
+	(python3 bench/machine.py; echo; ./build/bench_precision $(if $(BENCH_QUICK),,--all); echo; python3 bench/machine.py --end) \
+	    | tee build/bench_precision.md
 
 # Hardening (tests/test_harden.c runs inside the suite): the malformed corpus once more through a
 # sanitizer build of train_gpt, allocation failure at every allocation of a short run

@@ -6,8 +6,12 @@
    Each shape is timed in alternating rounds (ours, OpenBLAS, ours, ...) and the best round of
    each counts, so a neighbour's load on the machine hurts both sides alike.
    Usage: bench_gemm [--quick] [--threads 1,2] [--md FILE] [M N K ta tb]
+          bench_gemm --serve   (for bench/gemm.py: reads lines "M N K ta tb threads impl calls ms",
+                                impl ours|openblas, runs at least `calls` calls and `ms`
+                                milliseconds, prints "best_seconds calls" for each line)
    OpenBLAS should run its own kernel for this CPU: run with OPENBLAS_CORETYPE=SkylakeX
-   (make bench sets it) or it may pick a slow generic one. */
+   (make bench sets it) or it may pick a slow generic one.  make bench runs bench/gemm.py, which
+   drives this program's --serve mode alternately with MKL and numpy's OpenBLAS in Python. */
 #define _POSIX_C_SOURCE 200809L
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
@@ -62,6 +66,115 @@ static double time_one(int ours, const shape_t *s, const float *A, const float *
     return now_s() - t;
 }
 
+/* the 1-minute load average from /proc/loadavg into buf[64], or "unknown" */
+static const char *load1(char *buf) {
+    FILE *f = fopen("/proc/loadavg", "r");
+    buf[0] = 0;
+    if (f) {
+        if (!fgets(buf, 64, f)) buf[0] = 0;
+        fclose(f);
+    }
+    buf[strcspn(buf, " ")] = 0;
+    return buf[0] ? buf : "unknown";
+}
+
+/* The head of a results file: the CPU's model name, the flags that decide its kernels, the cache
+   sizes of CPU 0, the logical CPUs and the load average (bench/machine.py writes the same for the
+   Python benches). */
+static void machine_md(FILE *out) {
+    static const char *const feats[] = {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
+                                        "avx512_bf16", "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8"};
+    char line[8192], model[256] = "unknown CPU", flags[8192] = "", buf[64];
+    int i, ncpu = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        char *v = strchr(line, ':');
+        if (!v) continue;
+        v += 2;
+        v[strcspn(v, "\n")] = 0;
+        if (!strncmp(line, "processor", 9)) ncpu++;
+        else if (!strncmp(line, "model name", 10) && !strcmp(model, "unknown CPU")) snprintf(model, sizeof model, "%s", v);
+        else if (!strncmp(line, "flags", 5) && !flags[0]) snprintf(flags, sizeof flags, " %s ", v);
+    }
+    if (f) fclose(f);
+    fprintf(out, "CPU: %s; %d logical CPUs.\nFeatures:", model, ncpu);
+    for (i = 0; i < (int)(sizeof feats / sizeof feats[0]); i++) {
+        char want[32];
+        snprintf(want, sizeof want, " %s ", feats[i]);
+        if (strstr(flags, want)) fprintf(out, " %s", feats[i]);
+    }
+    fprintf(out, ".\nCaches (of CPU 0):");
+    for (i = 0; i < 8; i++) {
+        char path[96], level[16] = "", type[32] = "", size[32] = "";
+        const char *names[3] = {"level", "type", "size"};
+        char *dst[3];
+        int k;
+        dst[0] = level; dst[1] = type; dst[2] = size;
+        for (k = 0; k < 3; k++) {
+            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/%s", i, names[k]);
+            if ((f = fopen(path, "r")) != NULL) {
+                if (fgets(dst[k], 16, f)) dst[k][strcspn(dst[k], "\n")] = 0;
+                fclose(f);
+            }
+        }
+        if (!level[0]) break;
+        fprintf(out, "%s L%s%s %s", i ? "," : "", level, !strcmp(type, "Data") ? "d" : !strcmp(type, "Instruction") ? "i" : "",
+                size);
+    }
+    fprintf(out, ".\nLoad average (1 min) at start: %s (at the end: below the table).\n\n", load1(buf));
+}
+
+/* --serve: one timed batch of calls per input line, so that another process can alternate with us.
+   The operands stay allocated while the shape does not change. */
+static int serve(void) {
+    char line[256];
+    shape_t s = {"serve", 0, 0, 0, 0, 0};
+    float *A = NULL, *B = NULL, *C = NULL;
+#ifndef NO_OPENBLAS
+    printf("ready %s | %s, core %s\n", lt_kernel_name(), openblas_get_config(), openblas_get_corename());
+#else
+    printf("ready %s | no OpenBLAS\n", lt_kernel_name());
+#endif
+    fflush(stdout);
+    while (fgets(line, sizeof line, stdin)) {
+        long long M, N, K;
+        int ta, tb, thr, calls, n = 0;
+        char impl[16];
+        double ms, best = 1e30, spent = 0;
+        if (sscanf(line, "%lld %lld %lld %d %d %d %15s %d %lf", &M, &N, &K, &ta, &tb, &thr, impl, &calls, &ms) != 9 ||
+            M < 1 || N < 1 || K < 1) {
+            printf("error: want \"M N K ta tb threads impl calls ms\", got %s", line);
+            fflush(stdout);
+            continue;
+        }
+        if (M != s.M || N != s.N || K != s.K) {
+            free(A); free(B); free(C);
+            A = (float *)malloc((size_t)(M * K) * 4); B = (float *)malloc((size_t)(K * N) * 4);
+            C = (float *)calloc((size_t)(M * N), 4);
+            if (!A || !B || !C) { printf("error: out of memory for %lldx%lldx%lld\n", M, N, K); return 1; }
+            fill(A, (size_t)(M * K), 1); fill(B, (size_t)(K * N), 2);
+            s.M = M; s.N = N; s.K = K;
+        }
+        s.ta = ta; s.tb = tb;
+        lt_set_threads(thr);
+#ifndef NO_OPENBLAS
+        openblas_set_num_threads(thr);
+#else
+        if (strcmp(impl, "ours") != 0) { printf("error: built without OpenBLAS\n"); fflush(stdout); continue; }
+#endif
+        while (n < calls || spent * 1e3 < ms) {
+            double t = time_one(strcmp(impl, "ours") == 0, &s, A, B, C);
+            spent += t;
+            if (t < best) best = t;
+            if (++n >= 10000) break;
+        }
+        printf("%.9f %d\n", best, n);
+        fflush(stdout);
+    }
+    free(A); free(B); free(C);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int quick = 0, threads[4] = {1, 2}, nthreads = 2, i, ti, custom = 0;
     const char *md = NULL;
@@ -71,6 +184,7 @@ int main(int argc, char **argv) {
     FILE *out = NULL;
     double ours_peak = 0;
     for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--serve") == 0) return serve();
         if (strcmp(argv[i], "--quick") == 0) quick = 1;
         else if (strcmp(argv[i], "--md") == 0 && i + 1 < argc) md = argv[++i];
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
@@ -93,6 +207,7 @@ int main(int argc, char **argv) {
         if (!custom) nshapes = 3;
     }
     if (md) out = fopen(md, "w");
+    if (out) machine_md(out);
     printf("lt_sgemm kernel: %s\n", lt_kernel_name());
     {
         FILE *la = fopen("/proc/loadavg", "r");
@@ -149,6 +264,10 @@ int main(int argc, char **argv) {
         }
         free(A); free(B); free(C);
     }
-    if (out) fclose(out);
+    if (out) {
+        char buf[64];
+        fprintf(out, "\nLoad average (1 min) at the end: %s.\n", load1(buf));
+        fclose(out);
+    }
     return 0;
 }

@@ -1,10 +1,13 @@
 /* cc -O2 -march=native -fopenmp -I. bench/train_step.c -o build/bench_train_step -lm
 
-   bench_train_step: time ltrain's GPT-2 training step (zero_grad, forward, cross-entropy,
+   bench_train_step: time ltrain's GPT-2 (or Llama-style) training step (zero_grad, forward, cross-entropy,
    backward, AdamW) on random tokens, and print one JSON line: the per-step milliseconds, peak
    RSS and the model size.  bench/train_step.py runs it alternately with the same step in PyTorch
    and prints the comparison; run that (or `make bench`) rather than this directly.
-     --config char-small|gpt-mini|gpt2-124M   or  --model V,L,H,C,T,B
+     --config char-small|gpt-mini|gpt2-124M|llama-mini   or  --model V,L,H,C,T,B[,KV,HIDDEN]
+              (vocabulary, layers, heads, channels, sequence length, batch; with KV and HIDDEN a
+              Llama-style model: KV key/value heads, SwiGLU hidden size; llama-mini is
+              50304,6,6,384,256,4,2,1024)
      --threads N (0: OpenMP's default)  --steps N (10)  --warmup N (2)
      --compile the step captured once (lt_compile) and replayed (lt_plan_run) instead of eager
      --peak    instead: the best lt_sgemm GFLOP/s at 2048^3 with these threads (the MFU base)
@@ -14,7 +17,8 @@
    two moments), saved_mb = the activations the backward pass keeps (lt_plan_saved_bytes of the
    compiled step; null in eager mode, which compiles nothing: take it from a --compile run, the
    model and the kernels are the same; null too if the plan fell back to eager), floor_mb = their
-   sum.  MB = 2^20 bytes, as rss_mb. */
+   sum.  MB = 2^20 bytes, as rss_mb.  loss0 is the first step's loss (before any update: about
+   ln V for a fresh model), loss the last one's; compile_s the seconds lt_compile took (0 in eager). */
 #define _POSIX_C_SOURCE 200809L
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
@@ -52,7 +56,9 @@ static void trace(const char *what) {
     if (tracing) fprintf(stderr, "trace %-28s VmHWM %8.1f MB\n", what, (double)vm_hwm_kb() / 1024.0);
 }
 
-typedef struct { const char *name; int V, L, H, C, T, B; } bench_cfg;
+/* a config: GPT-2 when kv_heads is 0, else Llama-style (RMSNorm, RoPE, SwiGLU of `hidden`, GQA with
+   kv_heads key/value heads, no biases, tied head) */
+typedef struct { const char *name; int V, L, H, C, T, B, KV, hidden; } bench_cfg;
 
 /* the step lt_compile captures: the GPT's loss on the batch at fixed addresses */
 typedef struct { lt_gpt *g; const int32_t *ids, *tg; int B, T; } bench_step;
@@ -62,9 +68,10 @@ static lt_tensor *bench_loss(lt_ctx *ctx, void *u) {
     return lt_gpt_loss(b->g, b->ids, b->tg, b->B, b->T);
 }
 static const bench_cfg configs[] = {
-    {"char-small", 256, 4, 4, 256, 256, 8},
-    {"gpt-mini", 50304, 6, 6, 384, 256, 4},
-    {"gpt2-124M", 50304, 12, 12, 768, 64, 4},
+    {"char-small", 256, 4, 4, 256, 256, 8, 0, 0},
+    {"gpt-mini", 50304, 6, 6, 384, 256, 4, 0, 0},
+    {"gpt2-124M", 50304, 12, 12, 768, 64, 4, 0, 0},
+    {"llama-mini", 50304, 6, 6, 384, 256, 4, 2, 1024},
 };
 
 static int peak(void) {
@@ -100,7 +107,8 @@ int main(int argc, char **argv) {
     lt_adamw_config ac;
     int32_t *ids, *tg;
     double *ms;
-    float last_loss = 0;
+    float last_loss = 0, first_loss = 0;
+    double compile_ms = 0;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -112,10 +120,13 @@ int main(int argc, char **argv) {
                 if (!strcmp(configs[k].name, n)) { cfg = configs[k]; found = 1; }
             if (!found) { fprintf(stderr, "unknown config %s\n", n); return 2; }
         } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
-            if (sscanf(argv[++i], "%d,%d,%d,%d,%d,%d", &cfg.V, &cfg.L, &cfg.H, &cfg.C, &cfg.T, &cfg.B) != 6) {
-                fprintf(stderr, "--model wants V,L,H,C,T,B\n");
+            int n = sscanf(argv[++i], "%d,%d,%d,%d,%d,%d,%d,%d", &cfg.V, &cfg.L, &cfg.H, &cfg.C, &cfg.T, &cfg.B,
+                           &cfg.KV, &cfg.hidden);
+            if (n != 6 && n != 8) {
+                fprintf(stderr, "--model wants V,L,H,C,T,B (GPT-2) or V,L,H,C,T,B,KV,HIDDEN (Llama-style)\n");
                 return 2;
             }
+            if (n == 6) cfg.KV = cfg.hidden = 0;
             cfg.name = "custom";
         } else if (!strcmp(argv[i], "--compile")) {
             compiled = 1;
@@ -126,7 +137,8 @@ int main(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--peak")) {
             do_peak = 1;
         } else {
-            printf("usage: bench_train_step [--config char-small|gpt-mini|gpt2-124M | --model V,L,H,C,T,B]\n"
+            printf("usage: bench_train_step [--config char-small|gpt-mini|gpt2-124M|llama-mini\n"
+                   "                        | --model V,L,H,C,T,B[,KV,HIDDEN]]\n"
                    "                        [--threads N] [--steps 10] [--warmup 2] [--compile] [--peak] [--phases]\n"
                    "                        [--trace]\n");
             return !strcmp(argv[i], "--help") ? 0 : 2;
@@ -138,8 +150,8 @@ int main(int argc, char **argv) {
     trace("start");
     ctx = lt_ctx_create(1337);
     trace("lt_ctx_create");
-    memset(&gc, 0, sizeof gc);
-    gc.vocab = cfg.V; gc.layers = cfg.L; gc.heads = cfg.H; gc.channels = cfg.C; gc.ctx = cfg.T;
+    gc = cfg.KV ? lt_llama_config(cfg.V, cfg.T, cfg.L, cfg.H, cfg.KV, cfg.C, cfg.hidden)
+                : lt_gpt2_config(cfg.V, cfg.T, cfg.L, cfg.H, cfg.C);
     g = ctx ? lt_gpt_create(ctx, &gc) : NULL;
     ac = lt_adamw_defaults();
     ac.lr = 3e-4; ac.beta1 = 0.9; ac.beta2 = 0.95; ac.weight_decay = 0.1;
@@ -161,7 +173,9 @@ int main(int argc, char **argv) {
         for (i = 0; i < cfg.B * cfg.T; i++) tg[i] = (int32_t)(lt_rng_u64(&r) % (uint64_t)cfg.V);
     }
     bs.g = g; bs.ids = ids; bs.tg = tg; bs.B = cfg.B; bs.T = cfg.T;
+    compile_ms = now_ms();
     if (compiled && !(plan = lt_compile(ctx, bench_loss, &bs))) goto failed;
+    compile_ms = now_ms() - compile_ms;
     if (compiled) trace("lt_compile");
     for (s = -warmup; s < steps; s++) {
         double t[5];
@@ -180,6 +194,7 @@ int main(int argc, char **argv) {
         t[3] = now_ms();
         if (lt_optim_step(opt, -1.0) != LT_OK) goto failed;
         t[4] = now_ms();
+        if (s == -warmup) first_loss = last_loss;
         if (s <= 0) {
             char what[64];
             snprintf(what, sizeof what, "step %d (warm-up %d)", s + warmup + 1, warmup);
@@ -207,10 +222,12 @@ int main(int argc, char **argv) {
         char sv[32], fl[32];
         if (plan && !lt_plan_is_eager(plan)) { snprintf(sv, sizeof sv, "%.1f", saved); snprintf(fl, sizeof fl, "%.1f", state + saved); }
         else { snprintf(sv, sizeof sv, "null"); snprintf(fl, sizeof fl, "null"); }
-        printf("{\"impl\": \"%s\", \"config\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"params\": %lld, "
-               "\"loss\": %.4f, \"rss_mb\": %.1f, \"plan_mb\": %.1f, \"state_mb\": %.1f, \"saved_mb\": %s, "
-               "\"floor_mb\": %s, \"ms\": [", plan ? "ltrain compiled" : "ltrain", cfg.name, lt_get_threads(),
-               lt_kernel_name(), (long long)lt_gpt_num_params(g), last_loss, (double)peak_rss_kb() / 1024.0,
+        printf("{\"impl\": \"%s\", \"config\": \"%s\", \"arch\": \"%s\", \"threads\": %d, \"kernel\": \"%s\", \"params\": %lld, "
+               "\"loss0\": %.4f, \"loss\": %.4f, \"compile_s\": %.3f, \"rss_mb\": %.1f, \"plan_mb\": %.1f, \"state_mb\": %.1f, \"saved_mb\": %s, "
+               "\"floor_mb\": %s, \"ms\": [", plan ? "ltrain compiled" : "ltrain", cfg.name, cfg.KV ? "llama" : "gpt2",
+               lt_get_threads(),
+               lt_kernel_name(), (long long)lt_gpt_num_params(g), first_loss, last_loss, plan ? compile_ms / 1e3 : 0.0,
+               (double)peak_rss_kb() / 1024.0,
                (double)lt_plan_bytes(plan) / 1048576.0, state, sv, fl);
     }
     for (s = 0; s < steps; s++) printf("%s%.3f", s ? ", " : "", ms[s]);

@@ -1,89 +1,168 @@
-#!/usr/bin/python3
-"""train_step.py - ltrain's GPT-2 training step against PyTorch's, side by side, in one process tree.
+#!/usr/bin/env python3
+"""train_step.py - ltrain's training step against PyTorch's, side by side, in one process tree.
 
-    /usr/bin/python3 bench/train_step.py [--quick] [--threads 1,2] [--configs char-small,gpt-mini,gpt2-124M]
-                                         [--model V,L,H,C,T,B ...] [--rounds N] [--steps N]
-                                         [--gemm-md build/bench_gemm.md]
-                                         [--out bench/results.md]
+    python3 bench/train_step.py [--quick] [--threads 1,2] [--configs char-small,gpt-mini,gpt2-124M,llama-mini]
+                                [--model V,L,H,C,T,B[,KV,HIDDEN] ...] [--rounds N] [--steps N]
+                                [--torch-python PY] [--old-torch-python /usr/bin/python3] [--no-compile]
+                                [--torch-wait POLICY] [--gemm-md build/bench_gemm.md] [--out bench/results.md]
 
---model V,L,H,C,T,B (repeatable) adds a model of any shape (vocabulary, layers, heads, channels,
-sequence length, batch); with --model and no --configs only those models run.
---steps N times N steps per process for every config (default: 10 for char-small, 5 for gpt-mini
-and gpt2-124M, and for a --model about 40 GFLOP of steps, 5 to 50).
+`make bench` runs it (after the GEMM table, bench/gemm.py) with the PyTorch of build/torch-venv;
+`make bench PYTHON=/path/to/python` uses that interpreter's torch instead.  The driver itself
+needs only python3; the torch rows run in child processes of --torch-python (PyTorch 2.x from
+PyPI: MKL GEMMs, F.scaled_dot_product_attention, torch.compile).  Debian's PyTorch 1.13
+(/usr/bin/python3 with python3-torch) adds a row where it is installed; --old-torch-python ''
+leaves it out.  BENCH_QUICK=1 (or --quick): char-small and llama-mini, 1 round, 3 steps, to see
+that everything runs; its table goes to build/results_quick.md, not bench/results.md.
 
-The step on both sides: zero_grad, forward, cross-entropy over the vocabulary, backward, AdamW
+Configs (V vocabulary, L layers, H heads, C channels, T sequence length, B batch):
+  char-small 256,4,4,256,256,8   gpt-mini 50304,6,6,384,256,4   gpt2-124M 50304,12,12,768,64,4
+  llama-mini 50304,6,6,384,256,4 with 2 key/value heads and a SwiGLU hidden size of 1024
+--model V,L,H,C,T,B (repeatable) adds a GPT-2 of any shape, V,L,H,C,T,B,KV,HIDDEN a Llama-style
+model; with --model and no --configs only those models run.  --steps N times N steps per process
+(default: 10 for char-small, 5 for the others, and about 40 GFLOP of steps for a --model).
+
+The step on every side: zero_grad, forward, cross-entropy over the vocabulary, backward, AdamW
 (lr 3e-4, betas (0.9, 0.95), weight decay 0.1 on matrices and embeddings), fp32, random tokens.
-For every config the two run in alternating rounds (ltrain, torch, ltrain, ...; 4 rounds for
-char-small, 2 for the larger configs, --rounds N for all), each round at every thread count in
-turn (so the speed-up from more threads, in its own table, is measured as fairly as the ratio),
-each in a fresh child process (so peak RSS is that run's alone), and the table reports over all
-timed steps: median / min / max ms, tokens/s, MFU and peak RSS, and torch's median / ours.
+GPT-2: pre-LayerNorm blocks, GELU (tanh) MLP of 4C, biases, learned positions, tied head.
+Llama-style (as Hugging Face's LlamaForCausalLM): RMSNorm (eps 1e-5), RoPE (theta 10000, the
+rotate_half layout) on q and k, grouped-query attention, SwiGLU MLP, no biases, tied head.
+The torch models are written plainly in this file (torch_worker); attention is
+F.scaled_dot_product_attention(is_causal=True) (enable_gqa=True for Llama where the torch has it,
+else K and V repeated per query head); torch 1.13 has no SDPA and runs the masked-softmax
+attention.  The driver checks both sides have the same parameter count and prints the step-0
+losses (a fresh model's is about ln V); bench/check_llama_hf.py checks the torch Llama against
+Hugging Face's LlamaForCausalLM.
 
-The memory floor of a config: 16 bytes a parameter (weights, gradients, AdamW's two moments) plus
-the activations the backward pass must keep, measured as lt_plan_saved_bytes of the compiled step
-(what its forward leaves for its backward; bench_train_step --compile prints it).  The same floor
-is used for all three rows of a config (the same model); "RSS / floor" is peak RSS over it.
+Rows of a config, each at every thread count:
+  ltrain            the tape (eager): bench_train_step
+  ltrain compiled   the step captured once (lt_compile) and replayed (lt_plan_run)
+  torch eager       PyTorch 2.x, eager, SDPA attention, AdamW(foreach=True)
+  torch.compile     the same model wrapped in torch.compile (default mode; forward, loss and
+                    backward compiled, AdamW eager).  Compiling happens in the warm-up steps:
+                    the step times exclude it; "compile s" is the first warm-up step's time less
+                    a timed step's (Inductor caches its work under /tmp, so the first run of a
+                    config compiles longest)
+  torch 1.13        Debian's PyTorch on OpenBLAS (only where installed)
+For every config they run in alternating rounds (the order reversed every other round; 4 rounds
+for char-small, 2 for the larger configs, --rounds N for all), each round at every thread count in
+turn, each run in a fresh child process (so its peak RSS is its own).
 
-MFU = FLOPs per step / step time / sgemm peak, where FLOPs = 6*N_mm*B*T + 12*L*C*T^2*B with
-N_mm = 12*L*C^2 + V*C, and the peak is lt_sgemm at 2048^3 with the same thread count, measured
-here in the same run (bench_train_step --peak).
+Columns: median / min / max ms per step over all timed steps of all rounds; tokens/s = B*T over
+the median; MFU = FLOPs per step / step time / sgemm peak, FLOPs = 6*N_mm*B*T + 12*L*C*T^2*B
+(N_mm: the parameters in matrix products, the head's V*C included; the T^2 term is attention's
+two products, counted whole), the peak lt_sgemm's at 2048^3 with the same thread count measured
+in this run (MKL's, torch.mm at 2048^3, is printed beside it); peak RSS of the process; the memory
+floor = 16 bytes a parameter (weights, gradients, AdamW's two moments) + the activations the
+backward pass keeps (lt_plan_saved_bytes of ltrain's compiled step), the same for every row of a
+config; "best torch / this" = the faster of torch eager and torch.compile (2.x) over this row's
+median (> 1: this row is faster).  torch.compile's RSS includes the compiler's own memory.
 
-PyTorch is run at its best on this CPU: Debian's torch calls OpenBLAS, which picks a slow
-generic kernel unless OPENBLAS_CORETYPE=SkylakeX, and whose threads fight OpenMP's unless
-OMP_WAIT_POLICY=PASSIVE; both are set for the torch runs (and said so in the output).  ltrain
-runs as a user runs it, with OpenMP's default wait policy (threads spin briefly at a barrier
-before sleeping), which is its best setting here: PASSIVE costs it 3-9% (char-small, 2 threads),
-while torch without PASSIVE runs about 2x slower.
-The torch worker is this file run with --worker (it needs torch; the driver does not)."""
+Threads: OpenMP's wait policy decides how idle threads wait (spin or sleep).  ltrain runs with
+OpenMP's default (spin briefly, then sleep), its best on an otherwise idle machine.  Debian's
+torch 1.13 runs with OPENBLAS_CORETYPE=SkylakeX (else OpenBLAS picks a slow generic kernel) and
+OMP_WAIT_POLICY=PASSIVE (else its OpenBLAS threads fight OpenMP's, about 2x slower).  PyTorch 2.x
+from PyPI uses MKL and needs no OPENBLAS_CORETYPE; its OMP_WAIT_POLICY is chosen at the start of
+each run (--torch-wait auto, the default): char-small's eager step, unset against PASSIVE, 2
+alternating rounds, the faster wins (on an idle machine spinning usually wins; with other work on
+the cores PASSIVE wins by far).  --torch-wait unset|PASSIVE|ACTIVE fixes it.  The output names the
+settings of every row and the timings behind the choice."""
 import json
+import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import time
 
-CONFIGS = {  # name: (V, L, H, C, T, B)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import machine  # noqa: E402  (bench/machine.py, standard library only)
+
+CONFIGS = {  # name: (V, L, H, C, T, B) for GPT-2, (V, L, H, C, T, B, KV, HIDDEN) Llama-style
     "char-small": (256, 4, 4, 256, 256, 8),
     "gpt-mini": (50304, 6, 6, 384, 256, 4),
     "gpt2-124M": (50304, 12, 12, 768, 64, 4),
+    "llama-mini": (50304, 6, 6, 384, 256, 4, 2, 1024),
 }
-STEPS = {"char-small": 10, "gpt-mini": 5, "gpt2-124M": 5}
+STEPS = {"char-small": 10, "gpt-mini": 5, "gpt2-124M": 5, "llama-mini": 5}
+IMPLS = ["ltrain", "ltrain compiled", "torch eager", "torch.compile", "torch 1.13"]
+TORCH13_ENV = {"OPENBLAS_CORETYPE": "SkylakeX", "OMP_WAIT_POLICY": "PASSIVE"}
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 
 
 def config(name):
-    """(V, L, H, C, T, B) of a named config, or of one written as "V,L,H,C,T,B" (any model)."""
+    """(V, L, H, C, T, B[, KV, HIDDEN]) of a named config, or of one written as numbers."""
     if name in CONFIGS:
         return CONFIGS[name]
     try:
         v = tuple(int(x) for x in name.split(","))
     except ValueError:
         v = ()
-    if len(v) != 6 or min(v) < 1 or v[3] % v[2] != 0:
-        sys.exit("unknown config %r: one of %s, or V,L,H,C,T,B with C a multiple of H" % (name, ", ".join(CONFIGS)))
+    if len(v) not in (6, 8) or min(v) < 1 or v[3] % v[2] != 0 or (len(v) == 8 and v[2] % v[6] != 0):
+        sys.exit("unknown config %r: one of %s, or V,L,H,C,T,B with C a multiple of H, or V,L,H,C,T,B,KV,HIDDEN "
+                 "with H a multiple of KV" % (name, ", ".join(CONFIGS)))
     return v
+
+
+def matmul_params(cfg):
+    """parameters in the matrix products of a step (the head's V*C included)"""
+    V, L, H, C = cfg[:4]
+    if len(cfg) == 8:
+        KV, hid = cfg[6], cfg[7]
+        return L * (2 * C * C + 2 * C * KV * (C // H) + 3 * C * hid) + V * C
+    return 12 * L * C * C + V * C
+
+
+def flops_per_step(cfg):
+    V, L, H, C, T, B = cfg[:6]
+    return 6.0 * matmul_params(cfg) * B * T + 12.0 * L * C * T * T * B
+
+
+def flops_needed(cfg):
+    """The products a step cannot skip: as flops_per_step, but causal attention needs only the
+    lower triangle of each T x T product (half of them)."""
+    V, L, H, C, T, B = cfg[:6]
+    return 6.0 * matmul_params(cfg) * B * T + 6.0 * L * C * T * T * B
 
 
 def default_steps(name):
     """timed steps per process: more for small models, so each process runs about a second or more"""
     if name in STEPS:
         return STEPS[name]
-    V, L, H, C, T, B = config(name)
-    flops = flops_per_step(V, L, H, C, T, B)
-    return max(5, min(50, int(4e10 / flops)))
-TORCH_ENV = {"OPENBLAS_CORETYPE": "SkylakeX", "OMP_WAIT_POLICY": "PASSIVE"}
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+    return max(5, min(50, int(4e10 / flops_per_step(config(name)))))
 
 
 # ---- the PyTorch side (child process) -------------------------------------------------------------
-def torch_worker(name, threads, steps, warmup):
-    import resource
+def torch_model(name):
+    """(model, sdpa, gqa): the torch model of config `name` (model(ids, targets) -> mean loss), seeded
+    1337; sdpa / gqa: whether this torch has F.scaled_dot_product_attention and its enable_gqa"""
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
 
-    torch.set_num_threads(threads)
-    V, L, H, C, T, B = config(name)
+    cfg = config(name)
+    V, L, H, C, T, B = cfg[:6]
+    D = C // H
+    sdpa = getattr(F, "scaled_dot_product_attention", None)   # torch >= 2.0
+    try:   # enable_gqa: torch >= 2.5
+        sdpa(torch.zeros(1, 2, 1, 2), torch.zeros(1, 1, 1, 2), torch.zeros(1, 1, 1, 2), enable_gqa=True)
+        gqa = True
+    except (TypeError, RuntimeError):
+        gqa = False
+
+    def attention(q, k, v):   # [b, H, t, D] x [b, KV, t, D] (KV divides H) -> [b, H, t, D], causal
+        if k.shape[1] != q.shape[1] and not (sdpa and gqa):
+            k = k.repeat_interleave(q.shape[1] // k.shape[1], dim=1)
+            v = v.repeat_interleave(q.shape[1] // v.shape[1], dim=1)
+        if sdpa is not None:
+            if k.shape[1] != q.shape[1]:
+                return sdpa(q, k, v, is_causal=True, enable_gqa=True)
+            return sdpa(q, k, v, is_causal=True)
+        t = q.shape[2]
+        att = (q @ k.transpose(-2, -1)) * (1.0 / D ** 0.5)
+        mask = torch.ones(t, t, dtype=torch.bool).tril()
+        return att.masked_fill(~mask, float("-inf")).softmax(dim=-1) @ v
 
     class Block(nn.Module):  # pre-LN GPT-2 block, as ltrain's (and nanoGPT's)
         def __init__(self):
@@ -91,15 +170,12 @@ def torch_worker(name, threads, steps, warmup):
             self.ln_1, self.ln_2 = nn.LayerNorm(C), nn.LayerNorm(C)
             self.c_attn, self.attn_proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
             self.c_fc, self.mlp_proj = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
-            self.register_buffer("mask", torch.tril(torch.ones(T, T, dtype=torch.bool)))
 
         def forward(self, x):
             b, t, c = x.shape
             q, k, v = self.c_attn(self.ln_1(x)).split(C, dim=2)
-            q, k, v = (z.view(b, t, H, c // H).transpose(1, 2) for z in (q, k, v))
-            att = (q @ k.transpose(-2, -1)) * (1.0 / (c // H) ** 0.5)
-            att = att.masked_fill(~self.mask[:t, :t], float("-inf")).softmax(dim=-1)
-            y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
+            q, k, v = (z.view(b, t, H, D).transpose(1, 2) for z in (q, k, v))
+            y = attention(q, k, v).transpose(1, 2).contiguous().view(b, t, c)
             x = x + self.attn_proj(y)
             return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
 
@@ -122,8 +198,73 @@ def torch_worker(name, threads, steps, warmup):
             logits = self.ln_f(x) @ self.wte.weight.t()   # tied head
             return F.cross_entropy(logits.view(-1, V), targets.view(-1))
 
+    class RMSNorm(nn.Module):   # x / sqrt(mean(x^2) + eps) * weight
+        def __init__(self, n, eps=1e-5):
+            super().__init__()
+            self.weight, self.eps = nn.Parameter(torch.ones(n)), eps
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+    def rotate_half(x):   # (x1, x2) -> (-x2, x1) over the two halves of the last dim
+        x1, x2 = x.chunk(2, dim=-1)
+        return torch.cat((-x2, x1), dim=-1)
+
+    class LlamaBlock(nn.Module):
+        def __init__(self, KV, hid):
+            super().__init__()
+            self.KV = KV
+            self.input_layernorm, self.post_attention_layernorm = RMSNorm(C), RMSNorm(C)
+            self.q_proj, self.o_proj = nn.Linear(C, H * D, bias=False), nn.Linear(H * D, C, bias=False)
+            self.k_proj, self.v_proj = nn.Linear(C, KV * D, bias=False), nn.Linear(C, KV * D, bias=False)
+            self.gate_proj, self.up_proj = nn.Linear(C, hid, bias=False), nn.Linear(C, hid, bias=False)
+            self.down_proj = nn.Linear(hid, C, bias=False)
+
+        def forward(self, x, cos, sin):
+            b, t, c = x.shape
+            h = self.input_layernorm(x)
+            q = self.q_proj(h).view(b, t, H, D).transpose(1, 2)
+            k = self.k_proj(h).view(b, t, self.KV, D).transpose(1, 2)
+            v = self.v_proj(h).view(b, t, self.KV, D).transpose(1, 2)
+            q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+            x = x + self.o_proj(attention(q, k, v).transpose(1, 2).contiguous().view(b, t, H * D))
+            h = self.post_attention_layernorm(x)
+            return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
+
+    class Llama(nn.Module):
+        def __init__(self, KV, hid, theta=10000.0):
+            super().__init__()
+            self.embed_tokens = nn.Embedding(V, C)
+            self.layers = nn.ModuleList(LlamaBlock(KV, hid) for _ in range(L))
+            self.norm = RMSNorm(C)
+            inv = 1.0 / theta ** (torch.arange(0, D, 2, dtype=torch.float32) / D)
+            ang = torch.outer(torch.arange(T, dtype=torch.float32), inv)
+            ang = torch.cat((ang, ang), dim=-1)   # [T, D]: position p, frequency i and i + D/2
+            self.register_buffer("cos", ang.cos(), persistent=False)
+            self.register_buffer("sin", ang.sin(), persistent=False)
+            for p in self.parameters():
+                if p.dim() >= 2:
+                    nn.init.normal_(p, 0.0, 0.02)
+
+        def forward(self, ids, targets):
+            t = ids.shape[1]
+            x = self.embed_tokens(ids)
+            for blk in self.layers:
+                x = blk(x, self.cos[:t], self.sin[:t])
+            logits = self.norm(x) @ self.embed_tokens.weight.t()   # tied head
+            return F.cross_entropy(logits.view(-1, V), targets.view(-1))
+
     torch.manual_seed(1337)
-    model = GPT()
+    return (Llama(cfg[6], cfg[7]) if len(cfg) == 8 else GPT()), sdpa is not None, gqa
+
+
+def torch_worker(name, threads, steps, warmup, mode):
+    import resource
+    import torch
+
+    torch.set_num_threads(threads)
+    V, T, B = config(name)[0], config(name)[4], config(name)[5]
+    model, sdpa, gqa = torch_model(name)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     groups = [{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}]
@@ -131,22 +272,45 @@ def torch_worker(name, threads, steps, warmup):
         opt = torch.optim.AdamW(groups, lr=3e-4, betas=(0.9, 0.95), foreach=True)
     except TypeError:
         opt = torch.optim.AdamW(groups, lr=3e-4, betas=(0.9, 0.95))
+    step_model = torch.compile(model) if mode == "compile" else model
     g = torch.Generator().manual_seed(42)
     ids = torch.randint(0, V, (B, T), generator=g)
     tgt = torch.randint(0, V, (B, T), generator=g)
-    ms, loss = [], None
+    ms, first, loss, loss0 = [], 0.0, None, None
     for s in range(-warmup, steps):
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = model(ids, tgt)
+        loss = step_model(ids, tgt)
         loss.backward()
         opt.step()
+        dt = 1e3 * (time.perf_counter() - t0)
+        if s == -warmup:
+            first, loss0 = dt, loss.item()
         if s >= 0:
-            ms.append(1e3 * (time.perf_counter() - t0))
+            ms.append(dt)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print(json.dumps({"impl": "torch " + torch.__version__, "config": name, "threads": torch.get_num_threads(),
-                      "params": sum(p.numel() for p in model.parameters()), "loss": round(loss.item(), 4),
+    impl = {"eager": "torch eager", "compile": "torch.compile"}[mode] if torch.__version__ >= "2" else "torch 1.13"
+    print(json.dumps({"impl": impl, "version": torch.__version__, "config": name, "threads": torch.get_num_threads(),
+                      "params": sum(p.numel() for p in model.parameters()), "loss0": round(loss0, 4),
+                      "loss": round(loss.item(), 4), "sdpa": sdpa, "gqa": gqa,
+                      "compile_s": round(max(0.0, first - statistics.median(ms)) / 1e3, 3) if mode == "compile" else 0.0,
                       "rss_mb": round(rss, 1), "ms": [round(x, 3) for x in ms]}))
+
+
+def torch_peak(threads):
+    """torch.mm's best GFLOP/s at 2048^3 (MKL in PyTorch 2.x from PyPI), one JSON line"""
+    import torch
+    torch.set_num_threads(threads)
+    a, b = torch.rand(2048, 2048), torch.rand(2048, 2048)
+    c = torch.mm(a, b)
+    best = 1e30
+    for _ in range(6):
+        t = time.perf_counter()
+        torch.mm(a, b, out=c)
+        best = min(best, time.perf_counter() - t)
+    blas = [x.split("=", 1)[1] for x in torch.__config__.show().replace(",", " ").split() if x.startswith("BLAS_INFO=")]
+    print(json.dumps({"peak_gflops": round(2.0 * 2048 ** 3 / best * 1e-9, 2), "threads": torch.get_num_threads(),
+                      "version": torch.__version__, "blas": blas[0] if blas else "?"}))
 
 
 # ---- the driver ----------------------------------------------------------------------------------
@@ -161,30 +325,54 @@ def run_json(cmd, env_extra):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def flops_per_step(V, L, H, C, T, B):
-    n_mm = 12 * L * C * C + V * C
-    return 6.0 * n_mm * B * T + 12.0 * L * C * T * T * B
+def has_torch(py):
+    """the torch version py imports, or None"""
+    if not py or not (os.path.exists(py) or shutil.which(py)):
+        return None
+    out = subprocess.run([py, "-c", "import torch; print(torch.__version__)"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    return out.stdout.strip() if out.returncode == 0 else None
 
 
-def flops_needed(V, L, H, C, T, B):
-    """The products a step cannot skip: as flops_per_step, but causal attention needs only the
-    lower triangle of each T x T product (half of them)."""
-    n_mm = 12 * L * C * C + V * C
-    return 6.0 * n_mm * B * T + 6.0 * L * C * T * T * B
+def choose_wait(py, threads):
+    """PyTorch 2.x's faster OMP_WAIT_POLICY here: unset (OpenMP's default, spin then sleep) or
+    PASSIVE (sleep at once), timed on char-small's eager step, 4 steps, alternating, 2 rounds."""
+    ms = {"unset": [], "PASSIVE": []}
+    for r in range(2):
+        for w in (["unset", "PASSIVE"] if r % 2 == 0 else ["PASSIVE", "unset"]):
+            env = {"OMP_NUM_THREADS": str(threads), "OMP_WAIT_POLICY": None if w == "unset" else w}
+            ms[w] += run_json([py, os.path.abspath(__file__), "--worker", "char-small", str(threads), "4", "1", "eager"],
+                              env)["ms"]
+    med = {w: statistics.median(v) for w, v in ms.items()}
+    best = min(med, key=med.get)
+    why = "chosen here: char-small eager at %d threads, median %.1f ms with OMP_WAIT_POLICY unset, %.1f ms PASSIVE" % (
+        threads, med["unset"], med["PASSIVE"])
+    print("torch OMP_WAIT_POLICY: %s (%s)" % (best, why), flush=True)
+    return best, why
+
+
+def env_text(env):
+    return " ".join("%s=%s" % (k, "unset" if v is None else v) for k, v in env.items()) or "defaults"
 
 
 def main():
     args = sys.argv[1:]
     if args and args[0] == "--worker":
-        torch_worker(args[1], int(args[2]), int(args[3]), int(args[4]))
+        torch_worker(args[1], int(args[2]), int(args[3]), int(args[4]), args[5])
         return
-    quick = "--quick" in args or os.environ.get("BENCH_QUICK") not in (None, "", "0")
+    if args and args[0] == "--torch-peak":
+        torch_peak(int(args[1]))
+        return
     if "--help" in args or "-h" in args:
         print(__doc__)
         return
-    default = "" if "--model" in args else "char-small,gpt-mini,gpt2-124M"
-    opt = {"--threads": "1,2", "--configs": default, "--rounds": "", "--steps": "",
-           "--gemm-md": "", "--out": os.path.join(HERE, "results.md"), "--bin": os.path.join(ROOT, "build", "bench_train_step")}
+    quick = "--quick" in args or os.environ.get("BENCH_QUICK") not in (None, "", "0")
+    default = "" if "--model" in args else "char-small,gpt-mini,gpt2-124M,llama-mini"
+    opt = {"--threads": "1,2", "--configs": default, "--rounds": "", "--steps": "", "--gemm-md": "",
+           "--out": os.path.join(ROOT, "build", "results_quick.md") if quick else os.path.join(HERE, "results.md"),
+           "--bin": os.path.join(ROOT, "build", "bench_train_step"),
+           "--torch-python": os.path.join(ROOT, "build", "torch-venv", "bin", "python"),
+           "--old-torch-python": "/usr/bin/python3", "--torch-wait": "auto"}
     for i, a in enumerate(args):
         if a in opt and i + 1 < len(args):
             opt[a] = args[i + 1]
@@ -196,164 +384,194 @@ def main():
     rounds = {name: int(opt["--rounds"]) if opt["--rounds"] else 4 if name == "char-small" else 2 for name in configs}
     steps = {}
     if quick:
-        configs, rounds, steps = ["char-small"], {"char-small": 1}, {"char-small": 4}
+        configs = ["char-small", "llama-mini"]
+        rounds, steps = {k: 1 for k in configs}, {k: 3 for k in configs}
     if opt["--steps"]:
         steps = {k: int(opt["--steps"]) for k in configs}
     for name in configs:
         config(name)   # an unknown config stops here, before anything runs
         steps.setdefault(name, default_steps(name))
-    ours_bin = opt["--bin"]
-    print("PyTorch side runs with %s (its best settings on this CPU); ltrain with OpenMP's default wait policy "
-          "(its best: PASSIVE would cost it 3-9%%)." % " ".join("%s=%s" % kv for kv in TORCH_ENV.items()))
-    load0 = os.getloadavg()[0]
-    peaks, rows = {}, []
+    ours_bin, py2 = opt["--bin"], opt["--torch-python"]
+    if os.sep in py2:   # the children run in the repository's root
+        py2 = os.path.abspath(py2)
+    v2 = has_torch(py2)
+    if not v2 or not v2 >= "2":
+        sys.exit("%s has no PyTorch 2.x (%s): make bench installs one into build/torch-venv, or pass "
+                 "--torch-python /path/to/python (make bench PYTHON=...)" % (py2, v2 or "no torch"))
+    py13 = opt["--old-torch-python"]
+    v13 = has_torch(py13)
+    if v13 and v13 >= "2":
+        v13 = None   # that one is a 2.x as well: no 1.x row
+    impls = [w for w in IMPLS if w != "torch 1.13" or v13]
+    if "--no-compile" in args:
+        impls.remove("torch.compile")
+    wait, why = opt["--torch-wait"], "--torch-wait"
+    if wait == "auto":
+        wait, why = choose_wait(py2, max(threads))
+    env2 = {"OMP_WAIT_POLICY": None if wait == "unset" else wait}
+    settings = ["ltrain: OpenMP's default wait policy (OMP_WAIT_POLICY unset)",
+                "torch %s (%s): %s (%s)" % (v2, py2, env_text(env2), why)]
+    if v13:
+        settings.append("torch %s (%s): %s" % (v13, py13, env_text(TORCH13_ENV)))
+    print("Settings: " + "; ".join(settings) + ".")
+    load0 = machine.load_average()
+    peaks, mkl = {}, {}
     for t in threads:
         peaks[t] = run_json([ours_bin, "--peak", "--threads", str(t)], {"OMP_NUM_THREADS": str(t)})["peak_gflops"]
-        print("sgemm peak (lt_sgemm 2048^3), %d thread%s: %.1f GFLOP/s" % (t, "s" if t > 1 else "", peaks[t]))
+        mkl[t] = run_json([py2, os.path.abspath(__file__), "--torch-peak", str(t)],
+                          dict(env2, OMP_NUM_THREADS=str(t)))
+        print("sgemm peak 2048^3, %d thread%s: lt_sgemm %.1f GFLOP/s, torch.mm (%s) %.1f GFLOP/s" % (
+            t, "s" if t > 1 else "", peaks[t], mkl[t]["blas"], mkl[t]["peak_gflops"]), flush=True)
+    rows = []
     for name in configs:
-        V, L, H, C, T, B = config(name)
-        # Each round runs every thread count (in turn about order), so 1- and 2-thread runs are as
-        # close in time as ltrain's and torch's: the speed-up from more threads is then measured as
-        # fairly as the ratio to torch, not as the drift between two blocks of runs minutes apart.
-        all_res = {(t, w): [] for t in threads for w in ("ltrain", "compiled", "torch")}
-        all_info = {}
+        cfg = config(name)
+        all_info = {(t, w): [] for t in threads for w in impls}
         for r in range(rounds[name]):
-            order = ["ltrain", "compiled", "torch"] if r % 2 == 0 else ["torch", "compiled", "ltrain"]
+            order = impls if r % 2 == 0 else impls[::-1]
             for t in (threads if r % 2 == 0 else threads[::-1]):
                 for who in order:
-                    if who != "torch":   # eager, or captured once and replayed (lt_compile)
-                        j = run_json([ours_bin] + (["--config", name] if name in CONFIGS else ["--model", name]) + [ "--threads", str(t), "--steps", str(steps[name])] +
-                                     (["--compile"] if who == "compiled" else []),
+                    if who.startswith("ltrain"):   # eager, or captured once and replayed (lt_compile)
+                        cmd = [ours_bin] + (["--config", name] if name in CONFIGS else ["--model", name])
+                        cmd += ["--threads", str(t), "--steps", str(steps[name])]
+                        j = run_json(cmd + (["--compile"] if who == "ltrain compiled" else []),
                                      {"OMP_NUM_THREADS": str(t), "OMP_WAIT_POLICY": None})
                     else:
-                        env = dict(TORCH_ENV)
+                        py, env = (py13, dict(TORCH13_ENV)) if who == "torch 1.13" else (py2, dict(env2))
                         env["OMP_NUM_THREADS"] = str(t)
-                        j = run_json(["/usr/bin/python3", os.path.abspath(__file__), "--worker", name, str(t),
-                                      str(steps[name]), "2"], env)
-                    all_res[(t, who)].extend(j["ms"])
-                    all_info.setdefault((t, who), []).append(j)
+                        mode = "compile" if who == "torch.compile" else "eager"
+                        j = run_json([py, os.path.abspath(__file__), "--worker", name, str(t), str(steps[name]),
+                                      "3" if mode == "compile" else "2", mode], env)
+                    all_info[(t, who)].append(j)
         for t in threads:
-            res = {w: all_res[(t, w)] for w in ("ltrain", "compiled", "torch")}
-            info = {w: all_info[(t, w)] for w in ("ltrain", "compiled", "torch")}
-            for who in ("ltrain", "compiled", "torch"):
-                ms = res[who]
+            group = []
+            for who in impls:
+                info = all_info[(t, who)]
+                ms = [x for j in info for x in j["ms"]]
                 med = statistics.median(ms)
-                rows.append({"config": name, "threads": t, "impl": info[who][0]["impl"], "median": med,
-                             "at_peak_ms": flops_needed(V, L, H, C, T, B) / (peaks[t] * 1e9) * 1e3,
-                             "min": min(ms), "max": max(ms), "tok_s": B * T / (med / 1e3),
-                             "mfu": flops_per_step(V, L, H, C, T, B) / (med / 1e3) / (peaks[t] * 1e9),
-                             "rss": max(x["rss_mb"] for x in info[who]), "params": info[who][0]["params"],
-                             "loss": info[who][-1]["loss"], "steps": len(ms),
-                             "plan_mb": info[who][0].get("plan_mb", 0.0),
-                             "saved_mb": info[who][0].get("saved_mb"), "floor_mb": info[who][0].get("floor_mb")})
-            ours, comp, theirs = rows[-3], rows[-2], rows[-1]
-            for r in (ours, theirs):   # the compiled run measured the floor; the model is the same
-                r["floor_mb"] = comp["floor_mb"]
-            if theirs["params"] != comp["params"]:
-                print("warning: torch has %d parameters, ltrain %d" % (theirs["params"], comp["params"]))
-            ours["vs_torch"] = theirs["median"] / ours["median"]
-            comp["vs_torch"] = theirs["median"] / comp["median"]
-            comp["vs_eager"] = ours["median"] / comp["median"]
-            print("%-10s %dT  ltrain %8.1f ms  compiled %8.1f ms  torch %8.1f ms  -> ltrain is %.2fx torch's speed "
-                  "(compiled %.2fx; compiled/eager %.2fx)" % (name, t, ours["median"], comp["median"], theirs["median"],
-                                                              ours["vs_torch"], comp["vs_torch"], comp["vs_eager"]),
+                group.append({"config": name, "threads": t, "impl": who, "version": info[0].get("version", ""),
+                              "median": med, "min": min(ms), "max": max(ms), "tok_s": cfg[5] * cfg[4] / (med / 1e3),
+                              "mfu": flops_per_step(cfg) / (med / 1e3) / (peaks[t] * 1e9),
+                              "at_peak_ms": flops_needed(cfg) / (peaks[t] * 1e9) * 1e3,
+                              "rss": max(j["rss_mb"] for j in info), "params": info[0]["params"],
+                              "loss0": info[0]["loss0"], "loss": info[-1]["loss"], "steps": len(ms),
+                              "compile_s": statistics.median(j.get("compile_s", 0.0) for j in info),
+                              "plan_mb": info[0].get("plan_mb", 0.0), "saved_mb": info[0].get("saved_mb")})
+            comp = [g for g in group if g["impl"] == "ltrain compiled"][0]
+            floor = None
+            if comp["saved_mb"] is not None:   # null when the plan fell back to eager
+                floor = 16.0 * comp["params"] / 1048576.0 + comp["saved_mb"]
+            t2 = [g for g in group if g["impl"] in ("torch eager", "torch.compile")]
+            best_torch = min(t2, key=lambda g: g["median"])
+            for g in group:
+                g["floor_mb"] = floor
+                g["vs_best_torch"] = best_torch["median"] / g["median"]
+                g["best_torch"] = best_torch
+                if g["params"] != comp["params"]:
+                    print("warning: %s has %d parameters, ltrain %d (%s)" % (g["impl"], g["params"], comp["params"], name))
+            rows += group
+            print("%-10s %dT  " % (name, t) + "  ".join("%s %.1f ms" % (g["impl"], g["median"]) for g in group) +
+                  "  -> best torch 2.x / best ltrain %.2fx" % (
+                      best_torch["median"] / min(g["median"] for g in group if g["impl"].startswith("ltrain"))),
                   flush=True)
-            if comp["floor_mb"]:   # (null when the plan fell back to eager)
-                print("%-10s %dT  peak RSS MB: ltrain %.0f  compiled %.0f  torch %.0f; floor %.1f MB (16 B x %d params = "
-                      "%.1f, saved activations %.1f) -> RSS / floor %.2f, %.2f, %.2f" % (
-                          name, t, ours["rss"], comp["rss"], theirs["rss"], comp["floor_mb"], comp["params"],
-                          comp["floor_mb"] - comp["saved_mb"], comp["saved_mb"], ours["rss"] / comp["floor_mb"],
-                          comp["rss"] / comp["floor_mb"], theirs["rss"] / comp["floor_mb"]), flush=True)
-    table = render(rows, peaks, threads, quick, (load0, os.getloadavg()[0]))
+        lnv = math.log(cfg[0])
+        first = [g for g in rows if g["config"] == name and g["threads"] == threads[0]]
+        print("%-10s step-0 loss (ln V = %.3f): %s; parameters %s" % (
+            name, lnv, ", ".join("%s %.3f" % (g["impl"], g["loss0"]) for g in first),
+            "equal (%d)" % first[0]["params"] if len({g["params"] for g in first}) == 1 else "DIFFER"), flush=True)
+        for g in first:
+            if abs(g["loss0"] - lnv) > 0.5:
+                print("warning: %s's step-0 loss %.3f is far from ln V = %.3f (%s)" % (g["impl"], g["loss0"], lnv, name))
+    load1 = machine.load_average()
+    table = render(rows, impls, peaks, mkl, threads, quick, (load0, load1), settings)
     print()
     print(table)
     if opt["--gemm-md"] and os.path.exists(opt["--gemm-md"]):
         with open(opt["--gemm-md"]) as f:
-            table += "\n## sgemm: lt_sgemm vs OpenBLAS cblas_sgemm (GFLOP/s)\n\n" + f.read()
+            table += "\n## sgemm (" + opt["--gemm-md"] + ")\n\n" + f.read()
+    os.makedirs(os.path.dirname(os.path.abspath(opt["--out"])), exist_ok=True)
     with open(opt["--out"], "w") as f:
-        f.write(table)
+        f.write("<!-- python3 bench/train_step.py %s -->\n" % " ".join(args) + table)
     print("wrote %s" % opt["--out"])
 
 
-def render(rows, peaks, threads, quick, load):
-    lines = ["# ltrain.h benchmark%s" % (" (BENCH_QUICK: char-small only, few steps)" if quick else ""), "",
-             "Machine: %s, %d CPUs; %s." % (cpu_name(), os.cpu_count() or 0, time.strftime("%Y-%m-%d %H:%M")),
-             "One training step = zero_grad + forward + cross-entropy + backward + AdamW, fp32.",
-             "PyTorch runs with OPENBLAS_CORETYPE=SkylakeX OMP_WAIT_POLICY=PASSIVE (its best settings here; "
-             "without PASSIVE it runs about 2x slower); ltrain with OpenMP's default wait policy, as a user runs it "
-             "(its best here: PASSIVE costs it 3-9% at 2 threads; on a machine busy with other work PASSIVE is "
-             "the better choice for both).",
-             "Load average (1 min) at start / end: %.1f / %.1f (above ~0.5 other processes share the 2 cores "
-             "and every number here is low and noisy; compare the two columns, which ran alternately)." % load,
-             "sgemm peak for MFU (lt_sgemm 2048^3): " +
-             ", ".join("%d thread%s %.1f GFLOP/s" % (t, "s" if t > 1 else "", peaks[t]) for t in threads) + ".", "",
-             "Memory floor = 16 bytes a parameter (weights, gradients, AdamW's two moments) + the activations the "
-             "backward pass keeps (lt_plan_saved_bytes of the compiled step: what its forward leaves for its "
-             "backward, the float32 logits included); the same floor for the three rows of a config.  MB = 2^20 bytes.",
-             "",
-             "| config | thr | impl | median ms | min | max | tokens/s | MFU | peak RSS MB | floor MB | RSS / floor "
-             "| torch / ltrain |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+def render(rows, impls, peaks, mkl, threads, quick, load, settings):
+    cfgs = []
+    for r in rows:
+        if r["config"] not in cfgs:
+            cfgs.append(r["config"])
+    lines = ["# ltrain.h benchmark: a training step against PyTorch%s" % (
+                 " (BENCH_QUICK: few steps, one round; proves the scripts run, measures nothing)" if quick else ""), ""]
+    lines += machine.markdown(load[0], load[1])
+    lines += ["Run %s.  Settings: %s." % (time.strftime("%Y-%m-%d %H:%M"), "; ".join(settings)),
+              "One training step = zero_grad + forward + cross-entropy + backward + AdamW, fp32, random tokens.",
+              "sgemm peak at 2048^3 (the MFU base is lt_sgemm's): " + ", ".join(
+                  "%d thread%s lt_sgemm %.1f, torch.mm (%s) %.1f GFLOP/s" % (
+                      t, "s" if t > 1 else "", peaks[t], mkl[t]["blas"], mkl[t]["peak_gflops"]) for t in threads) + ".",
+              "Configs: " + "; ".join("%s = V,L,H,C,T,B%s %s" % (c, ",KV,HIDDEN" if len(config(c)) == 8 else "",
+                                                              ",".join(map(str, config(c)))) for c in cfgs) + ".", ""]
+    lines.append("Summary (median ms per step; best torch / best ltrain > 1: ltrain is faster):")
+    lines.append("")
+    lines.append("| config | thr | " + " | ".join(impls) + " | torch.compile compile s | best torch 2.x / best ltrain |")
+    lines.append("|---|---|" + "---|" * len(impls) + "---|---|")
+    for c in cfgs:
+        for t in threads:
+            g = {r["impl"]: r for r in rows if r["config"] == c and r["threads"] == t}
+            ours = min(g["ltrain"]["median"], g["ltrain compiled"]["median"])
+            lines.append("| %s | %d | " % (c, t) + " | ".join("%.1f" % g[w]["median"] for w in impls) + " | %s | %.2fx |" % (
+                ("%.1f" % g["torch.compile"]["compile_s"]) if "torch.compile" in g else "",
+                g["ltrain"]["best_torch"]["median"] / ours))
+    lines += ["", "All rows (MB = 2^20 bytes; floor = 16 B a parameter + the activations saved for the backward "
+              "pass; best torch / this > 1: this row is faster than the faster of torch eager and torch.compile):", "",
+              "| config | thr | impl | median ms | min | max | tokens/s | MFU | peak RSS MB | floor MB | RSS / floor "
+              "| step-0 loss | compile s | best torch / this |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         fl = r.get("floor_mb")
-        lines.append("| %s | %d | %s | %.1f | %.1f | %.1f | %.0f | %.1f%% | %.0f | %s | %s | %s |" % (
-            r["config"], r["threads"], r["impl"], r["median"], r["min"], r["max"], r["tok_s"], 100 * r["mfu"],
-            r["rss"], ("%.0f" % fl) if fl else "", ("%.2f" % (r["rss"] / fl)) if fl else "",
-            ("%.2fx" % r["vs_torch"]) if "vs_torch" in r else ""))
-    lines.append("")
-    lines.append("Compile mode (ltrain compiled = lt_compile once, then lt_plan_run each step; eager = the tape):")
-    lines.append("")
-    lines.append("| config | thr | eager ms | compiled ms | compiled speed-up | eager peak RSS MB | compiled peak RSS MB "
-                 "| planned activations MB | saved for backward MB | 16 B x params MB |")
-    lines.append("|---|---|---|---|---|---|---|---|---|---|")
-    # each config and thread count ran eager, compiled, torch: rows in that order
-    runs = [(rows[i - 1], r, rows[i + 1]) for i, r in enumerate(rows) if "vs_eager" in r]
-    for e, r, _ in runs:
-        lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.0f | %.0f | %.1f | %s | %s |" % (
-            r["config"], r["threads"], e["median"], r["median"], r["vs_eager"], e["rss"], r["rss"], r["plan_mb"],
-            ("%.1f" % r["saved_mb"]) if r["floor_mb"] else "", ("%.1f" % (r["floor_mb"] - r["saved_mb"])) if r["floor_mb"] else ""))
-    lines.append("")
-    lines.append("What the GEMM limit allows: a step needs at least its products' FLOPs at the sgemm peak (causal "
-                 "attention counted as the half of the T x T products it needs), so no implementation whose "
-                 "products run at that peak can beat torch by more than torch ms / that time (the ceiling).  "
-                 "ltrain's share of the ceiling is its MFU on those FLOPs.")
-    lines.append("")
-    lines.append("| config | thr | step at sgemm peak ms | torch ms | ceiling: torch / peak step | ltrain ms | torch / ltrain "
-                 "| share of ceiling |")
-    lines.append("|---|---|---|---|---|---|---|---|")
-    for e, r, th in runs:
-        best = e if e["median"] <= r["median"] else r
-        lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.1f (%s) | %.2fx | %.0f%% |" % (
-            r["config"], r["threads"], r["at_peak_ms"], th["median"], th["median"] / r["at_peak_ms"], best["median"],
-            "eager" if best is e else "compiled", th["median"] / best["median"], 100 * r["at_peak_ms"] / best["median"]))
+        name = r["impl"] + (" " + r["version"] if r["version"] and r["impl"].startswith("torch") else "")
+        lines.append("| %s | %d | %s | %.1f | %.1f | %.1f | %.0f | %.1f%% | %.0f | %s | %s | %.3f | %s | %.2fx |" % (
+            r["config"], r["threads"], name, r["median"], r["min"], r["max"], r["tok_s"], 100 * r["mfu"],
+            r["rss"], ("%.0f" % fl) if fl else "", ("%.2f" % (r["rss"] / fl)) if fl else "", r["loss0"],
+            ("%.1f" % r["compile_s"]) if r["compile_s"] else "", r["vs_best_torch"]))
+    lines += ["", "Compile mode of ltrain (compiled = lt_compile once, then lt_plan_run each step; eager = the tape):",
+              "", "| config | thr | eager ms | compiled ms | compiled speed-up | lt_compile s | eager peak RSS MB "
+              "| compiled peak RSS MB | planned activations MB | saved for backward MB | 16 B x params MB |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in cfgs:
+        for t in threads:
+            g = {r["impl"]: r for r in rows if r["config"] == c and r["threads"] == t}
+            e, k = g["ltrain"], g["ltrain compiled"]
+            lines.append("| %s | %d | %.1f | %.1f | %.2fx | %.2f | %.0f | %.0f | %.1f | %s | %.1f |" % (
+                c, t, e["median"], k["median"], e["median"] / k["median"], k["compile_s"], e["rss"], k["rss"],
+                k["plan_mb"], ("%.1f" % k["saved_mb"]) if k["saved_mb"] is not None else "",
+                16.0 * k["params"] / 1048576.0))
+    lines += ["", "What the GEMM limit allows: a step needs at least its products' FLOPs at the sgemm peak (causal "
+              "attention counted as the half of the T x T products it needs), so no implementation whose products run "
+              "at that peak can beat torch by more than torch ms / that time (the ceiling).  ltrain's share of the "
+              "ceiling is its MFU on those FLOPs.  torch = the faster of torch eager and torch.compile.", "",
+              "| config | thr | step at sgemm peak ms | torch ms | ceiling: torch / peak step | ltrain ms "
+              "| torch / ltrain | share of ceiling |", "|---|---|---|---|---|---|---|---|"]
+    for c in cfgs:
+        for t in threads:
+            g = {r["impl"]: r for r in rows if r["config"] == c and r["threads"] == t}
+            best = min((g["ltrain"], g["ltrain compiled"]), key=lambda x: x["median"])
+            th = best["best_torch"]
+            lines.append("| %s | %d | %.1f | %.1f (%s) | %.2fx | %.1f (%s) | %.2fx | %.0f%% |" % (
+                c, t, best["at_peak_ms"], th["median"], th["impl"], th["median"] / best["at_peak_ms"], best["median"],
+                "eager" if best["impl"] == "ltrain" else "compiled", th["median"] / best["median"],
+                100 * best["at_peak_ms"] / best["median"]))
     if len(threads) > 1:
         lo, hi = min(threads), max(threads)
-        lines.append("")
-        lines.append("Threads: every round ran each thread count in turn, so this speed-up from %d to %d threads "
-                     "shares the machine's drift alike (the median ms at %d over the median ms at %d)." % (lo, hi, lo, hi))
-        lines.append("")
-        lines.append("| config | impl | %dT ms | %dT ms | %dT / %dT |" % (lo, hi, lo, hi))
-        lines.append("|---|---|---|---|---|")
+        lines += ["", "Threads: every round ran each thread count in turn, so this speed-up from %d to %d threads "
+                  "shares the machine's drift alike (the median ms at %d over the median ms at %d)." % (lo, hi, lo, hi),
+                  "", "| config | impl | %dT ms | %dT ms | %dT / %dT |" % (lo, hi, lo, hi), "|---|---|---|---|---|"]
         for r in rows:
             base = [x for x in rows if x["config"] == r["config"] and x["impl"] == r["impl"] and x["threads"] == lo]
             if r["threads"] == hi and base:
                 lines.append("| %s | %s | %.1f | %.1f | %.2fx |" % (r["config"], r["impl"], base[0]["median"],
                                                                   r["median"], base[0]["median"] / r["median"]))
-    lines.append("")
-    lines.append("torch / ltrain > 1 means ltrain is faster.  Medians over %s timed steps per side "
-                 "(after 2 warm-up steps per process)." % ", ".join(sorted({str(r["steps"]) for r in rows})))
+    lines += ["", "Medians over %s timed steps per row (after 2 warm-up steps per process, 3 for torch.compile)." %
+              ", ".join(sorted({str(r["steps"]) for r in rows}, key=int))]
     return "\n".join(lines) + "\n"
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 if __name__ == "__main__":

@@ -104,14 +104,35 @@ static unsigned lt__cpu_probe(void) {
     if (__builtin_cpu_supports("avx512vl")) m |= LT__CPU_AVX512VL;
     return m;
 }
+/* The features named in a comma-separated list such as LT_CPU_OFF's "avx512_bf16,f16c" (unknown
+   names are ignored): a user or a benchmark turns them off to run, on one machine, the kernels
+   another kind of CPU would get (a CPU without AVX512_BF16, an AVX2-only one). */
+static unsigned lt__cpu_named(const char *list) {
+    static const struct { const char *name; unsigned bit; } names[] = {
+        {"avx2", LT__CPU_AVX2}, {"fma", LT__CPU_FMA}, {"f16c", LT__CPU_F16C}, {"avx512f", LT__CPU_AVX512F},
+        {"avx512bw", LT__CPU_AVX512BW}, {"avx512vl", LT__CPU_AVX512VL}, {"avx512_bf16", LT__CPU_AVX512BF16}};
+    unsigned m = 0;
+    size_t i, n;
+    while (list && *list) {
+        n = strcspn(list, ",");
+        for (i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i].name) == n && strncmp(list, names[i].name, n) == 0) m |= names[i].bit;
+        list += n + (list[n] == ',');
+    }
+    return m;
+}
 /* Does this CPU have every feature of `want` (LT__CPU_* bits)?  cpuid can take microseconds (it
    traps in a virtual machine), so the answer, a fact about the machine and the same for every
-   caller, is kept after the first call. */
+   caller, is kept after the first call; features LT_CPU_OFF names count as absent.  AVX-512
+   without AVX2 is not a CPU that exists: turning AVX2 off turns AVX-512 off too. */
 static int lt__cpu_has(unsigned want) {
     static unsigned known; /* 0 until probed; written whole, atomically */
     unsigned m = __atomic_load_n(&known, __ATOMIC_RELAXED);
     if (!m) {
-        m = lt__cpu_probe();
+        unsigned off = lt__cpu_named(getenv("LT_CPU_OFF"));
+        if (off & (LT__CPU_AVX2 | LT__CPU_FMA)) off |= LT__CPU_AVX512F;
+        if (off & LT__CPU_AVX512F) off |= LT__CPU_AVX512BW | LT__CPU_AVX512VL | LT__CPU_AVX512BF16;
+        m = lt__cpu_probe() & ~off;
         __atomic_store_n(&known, m, __ATOMIC_RELAXED);
     }
     return (m & want) == want;

@@ -167,4 +167,12 @@ static void test_gemm_all(void) {
     t_check(bad == 0, msg, "%d of %d cases failed (see above)", bad, n);
     t_check(lt_kernel_name() != NULL && lt_kernel_name()[0] != 0, "gemm/kernel name", "empty");
     test_gemm_split();
+#ifdef LT__X86
+    /* LT_CPU_OFF's list: names as /proc/cpuinfo spells them, unknown ones ignored, no partial match */
+    t_check(lt__cpu_named("avx512_bf16") == LT__CPU_AVX512BF16, "gemm/cpu_off/one", "%x", lt__cpu_named("avx512_bf16"));
+    t_check(lt__cpu_named("f16c,avx2,,nosuch") == (LT__CPU_F16C | LT__CPU_AVX2), "gemm/cpu_off/list", "%x",
+            lt__cpu_named("f16c,avx2,,nosuch"));
+    t_check(lt__cpu_named("avx512") == 0 && lt__cpu_named("") == 0 && lt__cpu_named(NULL) == 0,
+            "gemm/cpu_off/no partial names", "%x", lt__cpu_named("avx512"));
+#endif
 }

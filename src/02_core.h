@@ -137,10 +137,38 @@ static int lt__cpu_has(unsigned want) {
     }
     return (m & want) == want;
 }
+/* Bytes of one core's cache at `level` (1: L1 data, 2: L2) as cpuid describes it: the cache
+   descriptors of leaf 4 (Intel) or 0x8000001D (AMD) give ways x partitions x line x sets of each
+   cache; 0 where the CPU does not say (the caller keeps its defaults).  Kept after the first call. */
+static int64_t lt__cpu_cache(int level) {
+    static int64_t known[3] = {-1, -1, -1};   /* -1: not asked yet; written whole */
+    int64_t v;
+    if (level < 1 || level > 2) return 0;
+    v = __atomic_load_n(&known[level], __ATOMIC_RELAXED);
+    if (v < 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0, leaf = 4, i;
+        __cpuid(0, a, b, c, d);
+        if (b == 0x68747541u) {   /* "Auth"enticAMD */
+            __cpuid(0x80000000u, a, b, c, d);
+            leaf = a >= 0x8000001Du ? 0x8000001Du : 0;
+        } else if (a < 4) leaf = 0;
+        v = 0;
+        for (i = 0; leaf && i < 16; i++) {
+            __cpuid_count(leaf, i, a, b, c, d);
+            if ((a & 31u) == 0) break;                                      /* no more caches */
+            if ((a & 31u) != 2 && ((a >> 5) & 7u) == (unsigned)level)       /* data or unified */
+                v = (int64_t)((b >> 22) + 1) * (((b >> 12) & 1023u) + 1) * ((b & 4095u) + 1) * ((int64_t)c + 1);
+        }
+        __atomic_store_n(&known[level], v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
 #elif defined(LT__ARM)
 static int lt__cpu_has(unsigned want) { return (want & ~(unsigned)LT__CPU_NEON) == 0; }
+static int64_t lt__cpu_cache(int level) { (void)level; return 0; }
 #else
 static int lt__cpu_has(unsigned want) { return want == 0; }
+static int64_t lt__cpu_cache(int level) { (void)level; return 0; }
 #endif
 
 /* The kernel sets (the GEMM's micro-kernels, @@GEMM, and the ops' SIMD kernels of the same

@@ -354,7 +354,9 @@ static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, 
 
 /* ---- kernel choice: lt__gemm_pick (@@CORE.cpu, with LT_GEMM) ---------------------------------- */
 /* Blocking per kernel.  KC x NR floats of a B sliver plus MR x KC of A stay in L1 (32-48 KiB),
-   the KC x NC B panel in L2 (>= 512 KiB); MC only sets how much A one packing pass covers. */
+   the KC x NC B panel in L2; MC only sets how much A one packing pass covers.  The NC below is
+   each kernel's largest (the packing buffer's size); lt__gemm_fit lowers it where L2 is small. */
+static void lt__gemm_fit(lt__gemm_impl *g, int64_t l2);
 static lt__gemm_impl lt__gemm_impl_of(int id) {
     lt__gemm_impl g;
     memset(&g, 0, sizeof g);
@@ -380,7 +382,18 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
 #else
     (void)id;
 #endif
+    lt__gemm_fit(&g, lt__cpu_cache(2));
     return g;
+}
+/* The B panel (KC x NC floats) takes at most half of L2 (the rest holds C's tiles, the A block
+   and the next panel's prefetch): NC = L2 / (8 KC) floored to a multiple of NR, at least 4 NR,
+   never above the kernel's own NC.  l2 <= 0 (unknown) keeps the kernel's NC. */
+static void lt__gemm_fit(lt__gemm_impl *g, int64_t l2) {
+    int64_t nc;
+    if (l2 <= 0) return;
+    nc = l2 / (8 * (int64_t)g->kc) / g->nr * g->nr;
+    if (nc < 4 * g->nr) nc = 4 * g->nr;
+    if (nc < g->nc) g->nc = (int)nc;
 }
 
 /* Products of two bf16 operands take the AVX512_BF16 pair kernels where the AVX-512 kernel was

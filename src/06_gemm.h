@@ -878,9 +878,7 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
    does not overlap the FMAs: at 2 threads a thread has half the FMAs but reads as many bytes per
    panel, so the wait shows most there (bench/design.md).  Only blocks of C up to
    LT__PF_ROWS rows tall: each packed value then feeds few FMAs, so packing's wait for memory
-   is a visible share of a panel's time; taller blocks hide it.  The next A block is fetched
-   the same way during the current block's calls, always: A is packed again for every NC columns,
-   and a pack that waits on memory stalls the FMAs for as long. */
+   is a visible share of a panel's time; taller blocks hide it. */
 #define LT__PF_ROWS 384
 typedef struct {
     const char *row0;     /* the first row's first byte */
@@ -923,7 +921,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
     float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA;
     float edge[16 * 32];        /* a partial tile: computed here, then merged into C */
     int64_t jc, pc, ic, ir, jr;
-    lt__pf pf, pfa;
+    lt__pf pf;
     lt__ukernel fn = ta ? g->fn_k : g->fn_r;
     int convert_a = A.h || A.p, convert_b = B.h || B.p;
     for (jc = 0; jc < N; jc += g->nc) {
@@ -954,15 +952,6 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
 #endif
                 if (convert_a) lt__pack_a16(ta, g->isa, &as, lda, mc, kc, g->mr, ap);
                 else lt__pack_a(ta, g->isa, as.f, lda, mc, kc, g->mr, ap);
-                {   /* the next A block in this loop order: the next rows, else the next K block's
-                       first rows, else the next columns' first; A's rows play B's columns */
-                    int64_t nic = ic + mc < M ? ic + mc : 0;
-                    int64_t npc = ic + mc < M ? pc : pc + kc < K ? pc + kc : 0;
-                    int64_t nmc = M - nic < g->mc ? M - nic : g->mc, nkc = K - npc < g->kc ? K - npc : g->kc;
-                    int64_t calls = (mc + g->mr - 1) / g->mr * ((nc + g->nr - 1) / g->nr);
-                    if (ic + mc < M || pc + kc < K || jc + nc < N) lt__pf_set(&pfa, &A, !ta, lda, npc, nic, nkc, nmc, calls);
-                    else memset(&pfa, 0, sizeof pfa);
-                }
                 for (ir = 0; ir < mc; ir += g->mr) {
                     int h = mc - ir < g->mr ? (int)(mc - ir) : g->mr;
                     const float *as = ap + ir * LT__KS;
@@ -970,7 +959,6 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
                         int w = nc - jr < g->nr ? (int)(nc - jr) : g->nr, i, j;
                         float *c = C + (ic + ir) * ldc + jc + jr;
                         lt__pf_step(&pf);
-                        lt__pf_step(&pfa);
                         if (h == g->mr && w == g->nr) {
                             fn(kc, as, bp + jr * kc, c, ldc, alpha, bet);
                             continue;

@@ -1414,7 +1414,7 @@ LTRAIN_DEF const char *lt_dist_describe(const lt_dist *d);
 enum {
     LT__CPU_AVX2 = 1 << 0, LT__CPU_FMA = 1 << 1, LT__CPU_F16C = 1 << 2, LT__CPU_AVX512F = 1 << 3,
     LT__CPU_AVX512BW = 1 << 4, LT__CPU_AVX512VL = 1 << 5, LT__CPU_AVX512BF16 = 1 << 6, LT__CPU_NEON = 1 << 7,
-    LT__CPU_PROBED = 1 << 8
+    LT__CPU_PROBED = 1 << 8, LT__CPU_AMD = 1 << 9   /* AMD: a fact about the maker, for kernel choices */
 };
 #ifdef LT__X86
 /* __builtin_cpu_supports checks that the OS saves the wider registers too; F16C and AVX512_BF16
@@ -1435,6 +1435,8 @@ static unsigned lt__cpu_probe(void) {
             if ((a >> 5) & 1u) m |= LT__CPU_AVX512BF16;                              /* CPUID.(7,1):EAX bit 5 */
         }
     }
+    __cpuid(0, a, b, c, d);
+    if (b == 0x68747541u) m |= LT__CPU_AMD;   /* "Auth"enticAMD */
     if (__builtin_cpu_supports("avx512bw")) m |= LT__CPU_AVX512BW;
     if (__builtin_cpu_supports("avx512vl")) m |= LT__CPU_AVX512VL;
     return m;
@@ -5251,7 +5253,7 @@ LTRAIN_DEF lt_tensor *lt_attention_gqa(lt_ctx *ctx, lt_tensor *q, lt_tensor *k, 
                under qemu-aarch64 by tests/arm64.sh, not timed on an ARM machine)
      portable  4 x 16 tile in plain C: the reference, and the kernel everywhere else
    The environment variable LT_GEMM=portable|avx2|avx512|neon forces one (if the CPU has it);
-   LT_GEMM16=convert keeps bf16 products off the bf16dp kernel;
+   LT_GEMM16=convert keeps bf16 products off the bf16dp kernel (pairs: on it, where the CPU can);
    #define LTRAIN_NO_SIMD compiles only the portable one.
    Threads (OpenMP): C is cut into one block of rows (or of columns, when C is short and wide)
    per thread, and each thread runs the loops above on its block with its own packing buffers,
@@ -5624,12 +5626,17 @@ static void lt__gemm_fit(lt__gemm_impl *g, int64_t l2) {
 }
 
 /* Products of two bf16 operands take the AVX512_BF16 pair kernels where the AVX-512 kernel was
-   picked and the CPU has the instruction, unless LT_GEMM16=convert in the environment asks for
-   the float32 kernels on converted panels (the same values, summed in k order). */
+   picked, the CPU has the instruction and pairs are the faster way: on AMD (Zen 4) a vdpbf16ps does
+   twice an FMA's multiply-adds per cycle, while on Intel Xeons with AVX512_BF16 it does no more
+   than the two FMA ports and the pair packing costs extra (a bf16 step took 1.45x fp32's time on
+   pairs there, about fp32's on converted panels: bench/precision.md).  LT_GEMM16=pairs or
+   LT_GEMM16=convert in the environment chooses either way (the same values, summed in another
+   order). */
 static void lt__gemm_dp(lt__gemm_impl *g) {
 #ifdef LT__X86
     const char *e = getenv("LT_GEMM16");
     if (g->isa != 2 || (e && strcmp(e, "convert") == 0) || !lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX512BF16)) return;
+    if (!(e && strcmp(e, "pairs") == 0) && !lt__cpu_has(LT__CPU_AMD)) return;
     if (!lt__cpu_has(LT__CPU_AVX512BW | LT__CPU_AVX512VL)) return;   /* packing */
     g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
     g->name = "avx512bf16 14x32 bf16 pairs";

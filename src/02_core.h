@@ -79,7 +79,7 @@
 enum {
     LT__CPU_AVX2 = 1 << 0, LT__CPU_FMA = 1 << 1, LT__CPU_F16C = 1 << 2, LT__CPU_AVX512F = 1 << 3,
     LT__CPU_AVX512BW = 1 << 4, LT__CPU_AVX512VL = 1 << 5, LT__CPU_AVX512BF16 = 1 << 6, LT__CPU_NEON = 1 << 7,
-    LT__CPU_PROBED = 1 << 8
+    LT__CPU_PROBED = 1 << 8, LT__CPU_AMD = 1 << 9   /* AMD: a fact about the maker, for kernel choices */
 };
 #ifdef LT__X86
 /* __builtin_cpu_supports checks that the OS saves the wider registers too; F16C and AVX512_BF16
@@ -100,6 +100,8 @@ static unsigned lt__cpu_probe(void) {
             if ((a >> 5) & 1u) m |= LT__CPU_AVX512BF16;                              /* CPUID.(7,1):EAX bit 5 */
         }
     }
+    __cpuid(0, a, b, c, d);
+    if (b == 0x68747541u) m |= LT__CPU_AMD;   /* "Auth"enticAMD */
     if (__builtin_cpu_supports("avx512bw")) m |= LT__CPU_AVX512BW;
     if (__builtin_cpu_supports("avx512vl")) m |= LT__CPU_AVX512VL;
     return m;

@@ -1420,7 +1420,7 @@ LTRAIN_DEF const char *lt_dist_describe(const lt_dist *d);
 enum {
     LT__CPU_AVX2 = 1 << 0, LT__CPU_FMA = 1 << 1, LT__CPU_F16C = 1 << 2, LT__CPU_AVX512F = 1 << 3,
     LT__CPU_AVX512BW = 1 << 4, LT__CPU_AVX512VL = 1 << 5, LT__CPU_AVX512BF16 = 1 << 6, LT__CPU_NEON = 1 << 7,
-    LT__CPU_PROBED = 1 << 8
+    LT__CPU_PROBED = 1 << 8, LT__CPU_AMD = 1 << 9   /* AMD: a fact about the maker, for kernel choices */
 };
 #ifdef LT__X86
 /* __builtin_cpu_supports checks that the OS saves the wider registers too; F16C and AVX512_BF16
@@ -1441,26 +1441,77 @@ static unsigned lt__cpu_probe(void) {
             if ((a >> 5) & 1u) m |= LT__CPU_AVX512BF16;                              /* CPUID.(7,1):EAX bit 5 */
         }
     }
+    __cpuid(0, a, b, c, d);
+    if (b == 0x68747541u) m |= LT__CPU_AMD;   /* "Auth"enticAMD */
     if (__builtin_cpu_supports("avx512bw")) m |= LT__CPU_AVX512BW;
     if (__builtin_cpu_supports("avx512vl")) m |= LT__CPU_AVX512VL;
     return m;
 }
+/* The features named in a comma-separated list such as LT_CPU_OFF's "avx512_bf16,f16c" (unknown
+   names are ignored): a user or a benchmark turns them off to run, on one machine, the kernels
+   another kind of CPU would get (a CPU without AVX512_BF16, an AVX2-only one). */
+static unsigned lt__cpu_named(const char *list) {
+    static const struct { const char *name; unsigned bit; } names[] = {
+        {"avx2", LT__CPU_AVX2}, {"fma", LT__CPU_FMA}, {"f16c", LT__CPU_F16C}, {"avx512f", LT__CPU_AVX512F},
+        {"avx512bw", LT__CPU_AVX512BW}, {"avx512vl", LT__CPU_AVX512VL}, {"avx512_bf16", LT__CPU_AVX512BF16}};
+    unsigned m = 0;
+    size_t i, n;
+    while (list && *list) {
+        n = strcspn(list, ",");
+        for (i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i].name) == n && strncmp(list, names[i].name, n) == 0) m |= names[i].bit;
+        list += n + (list[n] == ',');
+    }
+    return m;
+}
 /* Does this CPU have every feature of `want` (LT__CPU_* bits)?  cpuid can take microseconds (it
    traps in a virtual machine), so the answer, a fact about the machine and the same for every
-   caller, is kept after the first call. */
+   caller, is kept after the first call; features LT_CPU_OFF names count as absent.  AVX-512
+   without AVX2 is not a CPU that exists: turning AVX2 off turns AVX-512 off too. */
 static int lt__cpu_has(unsigned want) {
     static unsigned known; /* 0 until probed; written whole, atomically */
     unsigned m = __atomic_load_n(&known, __ATOMIC_RELAXED);
     if (!m) {
-        m = lt__cpu_probe();
+        unsigned off = lt__cpu_named(getenv("LT_CPU_OFF"));
+        if (off & (LT__CPU_AVX2 | LT__CPU_FMA)) off |= LT__CPU_AVX512F;
+        if (off & LT__CPU_AVX512F) off |= LT__CPU_AVX512BW | LT__CPU_AVX512VL | LT__CPU_AVX512BF16;
+        m = lt__cpu_probe() & ~off;
         __atomic_store_n(&known, m, __ATOMIC_RELAXED);
     }
     return (m & want) == want;
 }
+/* Bytes of one core's cache at `level` (1: L1 data, 2: L2) as cpuid describes it: the cache
+   descriptors of leaf 4 (Intel) or 0x8000001D (AMD) give ways x partitions x line x sets of each
+   cache; 0 where the CPU does not say (the caller keeps its defaults).  Kept after the first call. */
+static int64_t lt__cpu_cache(int level) {
+    static int64_t known[3] = {-1, -1, -1};   /* -1: not asked yet; written whole */
+    int64_t v;
+    if (level < 1 || level > 2) return 0;
+    v = __atomic_load_n(&known[level], __ATOMIC_RELAXED);
+    if (v < 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0, leaf = 4, i;
+        __cpuid(0, a, b, c, d);
+        if (b == 0x68747541u) {   /* "Auth"enticAMD */
+            __cpuid(0x80000000u, a, b, c, d);
+            leaf = a >= 0x8000001Du ? 0x8000001Du : 0;
+        } else if (a < 4) leaf = 0;
+        v = 0;
+        for (i = 0; leaf && i < 16; i++) {
+            __cpuid_count(leaf, i, a, b, c, d);
+            if ((a & 31u) == 0) break;                                      /* no more caches */
+            if ((a & 31u) != 2 && ((a >> 5) & 7u) == (unsigned)level)       /* data or unified */
+                v = (int64_t)((b >> 22) + 1) * (((b >> 12) & 1023u) + 1) * ((b & 4095u) + 1) * ((int64_t)c + 1);
+        }
+        __atomic_store_n(&known[level], v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
 #elif defined(LT__ARM)
 static int lt__cpu_has(unsigned want) { return (want & ~(unsigned)LT__CPU_NEON) == 0; }
+static int64_t lt__cpu_cache(int level) { (void)level; return 0; }
 #else
 static int lt__cpu_has(unsigned want) { return want == 0; }
+static int64_t lt__cpu_cache(int level) { (void)level; return 0; }
 #endif
 
 /* The kernel sets (the GEMM's micro-kernels, @@GEMM, and the ops' SIMD kernels of the same
@@ -5231,7 +5282,7 @@ LTRAIN_DEF lt_tensor *lt_attention_gqa(lt_ctx *ctx, lt_tensor *q, lt_tensor *k, 
                under qemu-aarch64 by tests/arm64.sh, not timed on an ARM machine)
      portable  4 x 16 tile in plain C: the reference, and the kernel everywhere else
    The environment variable LT_GEMM=portable|avx2|avx512|neon forces one (if the CPU has it);
-   LT_GEMM16=convert keeps bf16 products off the bf16dp kernel;
+   LT_GEMM16=convert keeps bf16 products off the bf16dp kernel (pairs: on it, where the CPU can);
    #define LTRAIN_NO_SIMD compiles only the portable one.
    Threads (OpenMP): C is cut into one block of rows (or of columns, when C is short and wide)
    per thread, and each thread runs the loops above on its block with its own packing buffers,
@@ -5561,7 +5612,9 @@ static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, 
 
 /* ---- kernel choice: lt__gemm_pick (@@CORE.cpu, with LT_GEMM) ---------------------------------- */
 /* Blocking per kernel.  KC x NR floats of a B sliver plus MR x KC of A stay in L1 (32-48 KiB),
-   the KC x NC B panel in L2 (>= 512 KiB); MC only sets how much A one packing pass covers. */
+   the KC x NC B panel in L2; MC only sets how much A one packing pass covers.  The NC below is
+   each kernel's largest (the packing buffer's size); lt__gemm_fit lowers it where L2 is small. */
+static void lt__gemm_fit(lt__gemm_impl *g, int64_t l2);
 static lt__gemm_impl lt__gemm_impl_of(int id) {
     lt__gemm_impl g;
     memset(&g, 0, sizeof g);
@@ -5587,16 +5640,32 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
 #else
     (void)id;
 #endif
+    lt__gemm_fit(&g, lt__cpu_cache(2));
     return g;
+}
+/* The B panel (KC x NC floats) takes at most half of L2 (the rest holds C's tiles, the A block
+   and the next panel's prefetch): NC = L2 / (8 KC) floored to a multiple of NR, at least 4 NR,
+   never above the kernel's own NC.  l2 <= 0 (unknown) keeps the kernel's NC. */
+static void lt__gemm_fit(lt__gemm_impl *g, int64_t l2) {
+    int64_t nc;
+    if (l2 <= 0) return;
+    nc = l2 / (8 * (int64_t)g->kc) / g->nr * g->nr;
+    if (nc < 4 * g->nr) nc = 4 * g->nr;
+    if (nc < g->nc) g->nc = (int)nc;
 }
 
 /* Products of two bf16 operands take the AVX512_BF16 pair kernels where the AVX-512 kernel was
-   picked and the CPU has the instruction, unless LT_GEMM16=convert in the environment asks for
-   the float32 kernels on converted panels (the same values, summed in k order). */
+   picked, the CPU has the instruction and pairs are the faster way: on AMD (Zen 4) a vdpbf16ps does
+   twice an FMA's multiply-adds per cycle, while on Intel Xeons with AVX512_BF16 it does no more
+   than the two FMA ports and the pair packing costs extra (a bf16 step took 1.45x fp32's time on
+   pairs there, about fp32's on converted panels: bench/precision.md).  LT_GEMM16=pairs or
+   LT_GEMM16=convert in the environment chooses either way (the same values, summed in another
+   order). */
 static void lt__gemm_dp(lt__gemm_impl *g) {
 #ifdef LT__X86
     const char *e = getenv("LT_GEMM16");
     if (g->isa != 2 || (e && strcmp(e, "convert") == 0) || !lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX512BF16)) return;
+    if (!(e && strcmp(e, "pairs") == 0) && !lt__cpu_has(LT__CPU_AMD)) return;
     if (!lt__cpu_has(LT__CPU_AVX512BW | LT__CPU_AVX512VL)) return;   /* packing */
     g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
     g->name = "avx512bf16 14x32 bf16 pairs";

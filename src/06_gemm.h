@@ -24,7 +24,7 @@
                under qemu-aarch64 by tests/arm64.sh, not timed on an ARM machine)
      portable  4 x 16 tile in plain C: the reference, and the kernel everywhere else
    The environment variable LT_GEMM=portable|avx2|avx512|neon forces one (if the CPU has it);
-   LT_GEMM16=convert keeps bf16 products off the bf16dp kernel;
+   LT_GEMM16=convert keeps bf16 products off the bf16dp kernel (pairs: on it, where the CPU can);
    #define LTRAIN_NO_SIMD compiles only the portable one.
    Threads (OpenMP): C is cut into one block of rows (or of columns, when C is short and wide)
    per thread, and each thread runs the loops above on its block with its own packing buffers,
@@ -354,7 +354,9 @@ static void lt__uk_neon_r(int64_t kc, const float *a, const float *b, float *c, 
 
 /* ---- kernel choice: lt__gemm_pick (@@CORE.cpu, with LT_GEMM) ---------------------------------- */
 /* Blocking per kernel.  KC x NR floats of a B sliver plus MR x KC of A stay in L1 (32-48 KiB),
-   the KC x NC B panel in L2 (>= 512 KiB); MC only sets how much A one packing pass covers. */
+   the KC x NC B panel in L2; MC only sets how much A one packing pass covers.  The NC below is
+   each kernel's largest (the packing buffer's size); lt__gemm_fit lowers it where L2 is small. */
+static void lt__gemm_fit(lt__gemm_impl *g, int64_t l2);
 static lt__gemm_impl lt__gemm_impl_of(int id) {
     lt__gemm_impl g;
     memset(&g, 0, sizeof g);
@@ -380,16 +382,32 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
 #else
     (void)id;
 #endif
+    lt__gemm_fit(&g, lt__cpu_cache(2));
     return g;
+}
+/* The B panel (KC x NC floats) takes at most half of L2 (the rest holds C's tiles, the A block
+   and the next panel's prefetch): NC = L2 / (8 KC) floored to a multiple of NR, at least 4 NR,
+   never above the kernel's own NC.  l2 <= 0 (unknown) keeps the kernel's NC. */
+static void lt__gemm_fit(lt__gemm_impl *g, int64_t l2) {
+    int64_t nc;
+    if (l2 <= 0) return;
+    nc = l2 / (8 * (int64_t)g->kc) / g->nr * g->nr;
+    if (nc < 4 * g->nr) nc = 4 * g->nr;
+    if (nc < g->nc) g->nc = (int)nc;
 }
 
 /* Products of two bf16 operands take the AVX512_BF16 pair kernels where the AVX-512 kernel was
-   picked and the CPU has the instruction, unless LT_GEMM16=convert in the environment asks for
-   the float32 kernels on converted panels (the same values, summed in k order). */
+   picked, the CPU has the instruction and pairs are the faster way: on AMD (Zen 4) a vdpbf16ps does
+   twice an FMA's multiply-adds per cycle, while on Intel Xeons with AVX512_BF16 it does no more
+   than the two FMA ports and the pair packing costs extra (a bf16 step took 1.45x fp32's time on
+   pairs there, about fp32's on converted panels: bench/precision.md).  LT_GEMM16=pairs or
+   LT_GEMM16=convert in the environment chooses either way (the same values, summed in another
+   order). */
 static void lt__gemm_dp(lt__gemm_impl *g) {
 #ifdef LT__X86
     const char *e = getenv("LT_GEMM16");
     if (g->isa != 2 || (e && strcmp(e, "convert") == 0) || !lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX512BF16)) return;
+    if (!(e && strcmp(e, "pairs") == 0) && !lt__cpu_has(LT__CPU_AMD)) return;
     if (!lt__cpu_has(LT__CPU_AVX512BW | LT__CPU_AVX512VL)) return;   /* packing */
     g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
     g->name = "avx512bf16 14x32 bf16 pairs";

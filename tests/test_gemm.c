@@ -167,4 +167,44 @@ static void test_gemm_all(void) {
     t_check(bad == 0, msg, "%d of %d cases failed (see above)", bad, n);
     t_check(lt_kernel_name() != NULL && lt_kernel_name()[0] != 0, "gemm/kernel name", "empty");
     test_gemm_split();
+    {   /* the B panel fitted to L2: half of it, a multiple of NR, at least 4 NR, at most the kernel's NC */
+        lt__gemm_impl g = lt__gemm_impl_of(lt__gemm_pick()), h;
+        int nc0 = g.nc, ok = 1, i;
+        static const int64_t l2[] = {0, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 32 << 20, 4096};
+        for (i = 0; i < (int)(sizeof l2 / sizeof l2[0]); i++) {
+            h = g; h.nc = nc0;
+            lt__gemm_fit(&h, l2[i]);
+            if (h.nc % h.nr || h.nc > nc0 || (h.nc < 4 * h.nr && h.nc != nc0) ||
+                (l2[i] > 0 && h.nc != nc0 && (int64_t)h.nc * h.kc * 4 > l2[i] / 2 && h.nc != 4 * h.nr) ||
+                (l2[i] <= 0 && h.nc != nc0)) {
+                ok = 0;
+                printf("     L2 %lld: NC %d (kernel's %d, NR %d, KC %d)\n", (long long)l2[i], h.nc, nc0, h.nr, h.kc);
+            }
+        }
+        t_check(ok, "gemm/blocking fitted to L2", "see above");
+    }
+    {   /* the smallest NC the fit can choose gives the same bits (N blocks never change a sum) */
+        lt__gemm_impl g = lt__gemm_impl_of(lt__gemm_pick());
+        int64_t M = 150, N = 530, K = 270, i, diff = 0;
+        int threads = lt_get_threads();
+        float *A = (float *)malloc((size_t)(M * K + K * N + 2 * M * N) * sizeof(float)), *B = A + M * K, *C1 = B + K * N, *C2 = C1 + M * N;
+        uint32_t sd = 99;
+        for (i = 0; i < M * K + K * N; i++) { sd = sd * 1664525u + 1013904223u; A[i] = (float)(sd >> 8) / 16777216.0f - 0.5f; }
+        lt_set_threads(1);
+        lt_sgemm(0, 0, M, N, K, 1.0f, A, K, B, N, 0.0f, C1, N);
+        g.nc = 4 * g.nr;
+        lt__gemm_block(&g, 0, 0, M, N, K, 1.0f, lt__gsrc_f32(A), K, lt__gsrc_f32(B), N, 0.0f, C2, N, NULL);
+        lt_set_threads(threads);
+        for (i = 0; i < M * N; i++) diff += C1[i] != C2[i];
+        t_check(diff == 0, "gemm/smallest fitted NC gives the same bits", "%lld of %lld differ", (long long)diff, (long long)(M * N));
+        free(A);
+    }
+#ifdef LT__X86
+    /* LT_CPU_OFF's list: names as /proc/cpuinfo spells them, unknown ones ignored, no partial match */
+    t_check(lt__cpu_named("avx512_bf16") == LT__CPU_AVX512BF16, "gemm/cpu_off/one", "%x", lt__cpu_named("avx512_bf16"));
+    t_check(lt__cpu_named("f16c,avx2,,nosuch") == (LT__CPU_F16C | LT__CPU_AVX2), "gemm/cpu_off/list", "%x",
+            lt__cpu_named("f16c,avx2,,nosuch"));
+    t_check(lt__cpu_named("avx512") == 0 && lt__cpu_named("") == 0 && lt__cpu_named(NULL) == 0,
+            "gemm/cpu_off/no partial names", "%x", lt__cpu_named("avx512"));
+#endif
 }

@@ -149,11 +149,10 @@ static int64_t lt__cpu_cache(int level) {
     v = __atomic_load_n(&known[level], __ATOMIC_RELAXED);
     if (v < 0) {
         unsigned a = 0, b = 0, c = 0, d = 0, leaf = 4, i;
-        __cpuid(0, a, b, c, d);
-        if (b == 0x68747541u) {   /* "Auth"enticAMD */
+        if (lt__cpu_has(LT__CPU_AMD)) {
             __cpuid(0x80000000u, a, b, c, d);
             leaf = a >= 0x8000001Du ? 0x8000001Du : 0;
-        } else if (a < 4) leaf = 0;
+        } else if (__get_cpuid_max(0, NULL) < 4) leaf = 0;
         v = 0;
         for (i = 0; leaf && i < 16; i++) {
             __cpuid_count(leaf, i, a, b, c, d);

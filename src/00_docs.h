@@ -61,7 +61,7 @@
      @@DATA     (continued) sequences, buckets, length schedule (lt_len_*)          18_data_seq.h
                 @@DATA.seq @@DATA.buckets @@DATA.len_schedule @@DATA.restarts
      @@TOK      tokenizers: byte-level BPE (GPT-2, Llama-3, Qwen2), encode/decode   18_data_tok.h
-                @@TOK.utf8 @@TOK.pretok @@TOK.json @@TOK.load @@TOK.encode @@TOK.decode
+                @@TOK.utf8 @@TOK.nfc @@TOK.pretok @@TOK.json @@TOK.load @@TOK.encode @@TOK.decode
      @@TOK      (continued) training a byte-level BPE vocabulary (lt_bpe_*)         18_data_tok_train.h
                 @@TOK.train @@TOK.save
      @@CKPT     safetensors read/write                                              19_ckpt.h

@@ -941,7 +941,8 @@ LTRAIN_DEF void lt_restarts_print(FILE *f, int n, const uint64_t *seeds, const d
    leftmost of equal ones) until no pair has a rank.
    Invalid UTF-8 in the text is not an error: each byte of an invalid sequence counts as one
    character of no class (like punctuation) for the pattern, and BPE gives it its byte's token,
-   so decode(encode(x)) == x for every byte string x.
+   so decode(encode(x)) == x for every byte string x (NFC(x) under an NFC normalizer: invalid
+   bytes pass through it unchanged).
    The pattern's classes \p{L}, \p{N} follow Unicode as the PyPI regex module defines it
    (tests/ref/gen_tok_tables.py); \s is Unicode White_Space.  Characters assigned in Unicode
    versions the reference tokenizers do not know yet may be classed differently there.
@@ -967,15 +968,21 @@ LTRAIN_DEF lt_tokenizer *lt_tok_parse_gpt2(lt_ctx *ctx, const void *encoder_json
 /* A Hugging Face tokenizer.json of a byte-level BPE model: model.type "BPE" with vocab and merges
    ("a b" strings or ["a", "b"] pairs), ignore_merges; pre_tokenizer ByteLevel (use_regex: the
    GPT-2 pattern) or a Sequence of a Split on one of the patterns above and a ByteLevel; added_tokens
-   are the special tokens.  Refused with a message: other models and pre-tokenizers, a normalizer,
+   are the special tokens.  Refused with a message: other models and pre-tokenizers and normalizers,
    add_prefix_space, byte_fallback, subword prefixes/suffixes.  The post-processor is not applied
-   (as HF's encode(add_special_tokens=False)). */
+   (as HF's encode(add_special_tokens=False)).  normalizer: null, or NFC (Qwen2, Qwen2.5, Qwen3),
+   alone or in a Sequence; other normalizers are refused with a message naming them.  With NFC,
+   encode applies lt_tok_nfc to the text between special tokens (split out of the raw text first,
+   as HF does for added tokens with normalized false, the default for special tokens; an added
+   token with normalized true is matched in the raw text too) before pre-tokenization, and
+   decode(encode(x)) == NFC(x): decoding does not undo the normalization. */
 LTRAIN_DEF lt_tokenizer *lt_tok_load_json(lt_ctx *ctx, const char *tokenizer_json);
 LTRAIN_DEF lt_tokenizer *lt_tok_parse_json(lt_ctx *ctx, const void *buf, size_t size, const char *label);
 LTRAIN_DEF void lt_tok_free(lt_tokenizer *tk);
 /* Encodes n bytes of text; writes the first min(count, cap) ids to out (NULL with cap 0 only
    counts) and returns the count, or -1 on an error (tk's context says why).  A text of n bytes
-   gives at most n ids, so cap = n is always enough. */
+   gives at most n ids, so cap = n is always enough, except under an NFC normalizer, whose text
+   may be up to 3 times longer (cap = 3n). */
 LTRAIN_DEF int64_t lt_tok_encode(lt_tokenizer *tk, const char *text, size_t n, int flags, int32_t *out, int64_t cap);
 /* A loader (as lt_loader_open) over the text file at path encoded by tk with flags (as
    lt_tok_encode): the text is read and encoded a piece at a time, cut only where the ids equal
@@ -1005,6 +1012,14 @@ LTRAIN_DEF size_t lt_pretok_next(lt_pretok p, const char *text, size_t n);
    and back (-1 for a character outside the alphabet). */
 LTRAIN_DEF uint32_t lt_tok_byte_char(int byte);
 LTRAIN_DEF int lt_tok_char_byte(uint32_t cp);
+/* Unicode normalization form C (canonical decomposition, canonical ordering, canonical
+   composition: UAX #15; the tables' Unicode version is in @@TOK.nfc) of n bytes of UTF-8 text:
+   writes the first min(size, cap) bytes to out (no NUL added; NULL with cap 0 only measures) and
+   returns the size (at most 3n), or -1 on a NULL argument or out of memory (the message on ctx
+   when ctx is not NULL).  Each byte of an invalid UTF-8 sequence is kept as it is and acts as a
+   character that composes with nothing.  Text whose characters all are below U+0300 or cannot
+   change under NFC (NFC_QC Yes, combining class 0) costs one scan and a copy. */
+LTRAIN_DEF int64_t lt_tok_nfc(lt_ctx *ctx, const char *text, size_t n, char *out, size_t cap);
 
 /* ---- training a byte-level BPE vocabulary (@@TOK.train) ------------------------------------- */
 /* Learns merges from text as Hugging Face tokenizers' BpeTrainer does (byte-level, GPT-2's

@@ -194,6 +194,8 @@ def tok_files():
     write("tok_valid_tokenizer.json", tj(), "tok_json", "OK", "valid: ByteLevel, <|endoftext|> added")
     write("tok_valid_llama3.json", tj(model={"ignore_merges": True}, pre=l3), "tok_json", "OK",
           "valid: Split on the Llama-3 regex + ByteLevel, ignore_merges")
+    write("tok_valid_nfc.json", tj(norm={"type": "Sequence", "normalizers": [{"type": "NFC"}]}), "tok_json", "OK",
+          "valid: the NFC normalizer (in a Sequence, as Qwen2's)")
     for k in (0, 1, 100, len(enc) // 2, len(enc) - 1):
         write("tok_enc_trunc_%d.json" % k, enc[:k], "tok_enc", "lt_tok", "encoder.json cut to %d bytes" % k)
     e = enc[:-1]
@@ -251,7 +253,11 @@ def tok_files():
             ("added_huge_id", tj(added=[{"id": 2 ** 40, "content": "<s>", "special": True}]), "ids must be in",
              "an added token with id 2^40"),
             ("added_no_content", tj(added=[{"id": 259}]), "has no content", "an added token without content"),
-            ("normalizer", tj(norm={"type": "NFC"}), "normalizer NFC", "an NFC normalizer"),
+            ("normalizer", tj(norm={"type": "NFKC"}), "normalizer NFKC", "an NFKC normalizer"),
+            ("normalizer_seq", tj(norm={"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Lowercase"}]}),
+             "normalizer Lowercase inside a Sequence", "a Sequence of NFC and Lowercase"),
+            ("normalizer_seq_bad", tj(norm={"type": "Sequence", "normalizers": {"type": "NFC"}}), "expected '['",
+             "a Sequence whose normalizers is an object"),
             ("pre_whitespace", tj(pre={"type": "Whitespace"}), "Whitespace is not supported", "a Whitespace pre-tokenizer"),
             ("pre_regex", tj(pre={"type": "Sequence", "pretokenizers": [
                 {"type": "Split", "pattern": {"Regex": "\\w+"}, "behavior": "Isolated", "invert": False},
@@ -263,6 +269,9 @@ def tok_files():
     seed("tok", "json.bin", b"\x00" + tj(pre=l3))
     seed("tok", "gpt2.bin", b"\x01" + enc + b"\x00" + bpe)
     seed("tok", "text.bin", b"\x02The cat's 123 \xe4\xb8\xad<|endoftext|> \n\n  \xff it'S  x")
+    seed("tok", "json_nfc.bin", b"\x00" + tj(norm={"type": "NFC"}, pre=l3))
+    seed("tok", "text_nfc.bin", "\x02e\u0301 \u212b a\u0323\u0301 \u0958 \u1100\u1161\u11a8 \uac00\u11a8 ".encode() +
+         b"\xcc\x81\xff\xcd\x84 x\xcc")
 
 
 def seed(d, name, data):

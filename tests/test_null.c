@@ -316,6 +316,7 @@ static void test_null_calls(void) {
     TN(lt_pretok_next, lt_pretok_next(LT_PRETOK_GPT2, NULL, 4) == 0 && lt_pretok_next((lt_pretok)0, "ab", 2) == 0);
     TN_VOID(lt_tok_byte_char, lt_tok_byte_char(-1));
     TN(lt_tok_char_byte, lt_tok_char_byte(0xffffffffu) == -1);
+    TN(lt_tok_nfc, lt_tok_nfc(NULL, NULL, 0, NULL, 0) == 0 && lt_tok_nfc(NULL, NULL, 2, NULL, 4) < 0);
     TN_VOID(lt_bpe_defaults, lt_bpe_defaults());
     TN(lt_bpe_train, lt_bpe_train(NULL, NULL, 0, NULL) == NULL && lt_bpe_train(NULL, NULL, 4, NULL) == NULL);
     TN_VOID(lt_bpe_free, lt_bpe_free(NULL));

@@ -406,7 +406,10 @@ static void tt__errors(void) {
         {1, "h \xe2\x82\xac\n", "", "U+20AC"},
         {1, "h \xff\n", "", "invalid UTF-8"},
         /* kind 2: tokenizer.json = tt__json(a, merges, added, pre, norm) with b selecting the broken part */
-        {2, "", "norm", "normalizer NFC is not supported"},
+        {2, "", "norm", "normalizer NFKC is not supported"},
+        {2, "", "norm_seq", "normalizer Lowercase inside a Sequence is not supported"},
+        {2, "", "norm_seq_empty", "a Sequence normalizer without normalizers"},
+        {2, "", "norm_str", "normalizer.type must be a string"},
         {2, ", \"type\": \"WordPiece\"", "", "only BPE"},
         {2, ", \"byte_fallback\": true", "", "byte_fallback"},
         {2, ", \"continuing_subword_prefix\": \"##\"", "", "continuing_subword_prefix"},
@@ -457,7 +460,11 @@ static void tt__errors(void) {
                                                       "{\"Regex\": \"\\\\w+\"}}, {\"type\": \"ByteLevel\", \"use_regex\": false}]}" :
                             !strcmp(b, "pre_prefix") ? "{\"type\": \"ByteLevel\", \"add_prefix_space\": true}" :
                             !strcmp(b, "pre_null") ? "null" : !strcmp(b, "deep") ? deep : i % 2 ? BL : L3,
-                            !strcmp(b, "norm") ? "{\"type\": \"NFC\"}" : "null");
+                            !strcmp(b, "norm") ? "{\"type\": \"NFKC\"}" :
+                            !strcmp(b, "norm_seq") ? "{\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"NFC\"}, "
+                                                     "{\"type\": \"Lowercase\"}]}" :
+                            !strcmp(b, "norm_seq_empty") ? "{\"type\": \"Sequence\"}" :
+                            !strcmp(b, "norm_str") ? "{\"type\": 5}" : "null");
             if (!strcmp(b, "trunc")) text[strlen(text) - 2] = 0;
             if (!strcmp(b, "notobj")) text[0] = '[';
             tk = lt_tok_parse_json(ctx, text, strlen(text), "case");
@@ -804,6 +811,224 @@ static void tt__pieces_all(lt_ctx *ctx, lt_tokenizer **tks) {
     free(s);
 }
 
+/* ---- NFC: tests/ref/nfc_cases.bin and tests/ref/tok_nfc.bin (tests/ref/gen_nfc.py) ------------- */
+static uint64_t tt__fnv_bytes(const char *s, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* Chosen cases, byte for byte. */
+static void tt__nfc_cases(void) {
+    static const struct { const char *in, *want; } cases[] = {
+        {"", ""},
+        {"plain ASCII", "plain ASCII"},
+        {"e\xcc\x81", "\xc3\xa9"},                                        /* e + acute -> U+00E9 */
+        {"\xe2\x84\xab", "\xc3\x85"},                                     /* U+212B ANGSTROM SIGN -> U+00C5 */
+        {"\xe2\x84\xa6", "\xce\xa9"},                                     /* U+2126 OHM SIGN -> U+03A9 */
+        {"a\xcc\x81\xcc\xa3", "\xe1\xba\xa1\xcc\x81"},                    /* a acute dot-below -> U+1EA1 + acute */
+        {"a\xcc\xa3\xcc\x81", "\xe1\xba\xa1\xcc\x81"},
+        {"\xe0\xa5\x98", "\xe0\xa4\x95\xe0\xa4\xbc"},                     /* U+0958 (an exclusion) stays decomposed */
+        {"\xe1\x84\x80\xe1\x85\xa1\xe1\x86\xa8", "\xea\xb0\x81"},         /* jamo G A G -> U+AC01 */
+        {"\xea\xb0\x80\xe1\x86\xa8", "\xea\xb0\x81"},                     /* U+AC00 + T -> U+AC01 */
+        {"\xea\xb0\x81\xe1\x86\xa8", "\xea\xb0\x81\xe1\x86\xa8"},         /* an LVT syllable takes no T */
+        {"\xcd\x84", "\xcc\x88\xcc\x81"},                                 /* U+0344 -> diaeresis + acute */
+        {"e\xff\xcc\x81", "e\xff\xcc\x81"},                               /* an invalid byte between: no join */
+        {"e\xcc", "e\xcc"},                                               /* a sequence cut short at the end */
+        {"\xe0\xaf\x86\xe0\xae\xbe", "\xe0\xaf\x8a"},                     /* Tamil two-part vowel: starter + starter */
+        {"\xe0\xaf\x86\xcc\x81\xe0\xae\xbe", "\xe0\xaf\x86\xcc\x81\xe0\xae\xbe"},   /* blocked by the mark */
+    };
+    char out[64], name[64];
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = strlen(cases[i].in), w = strlen(cases[i].want);
+        char *in = (char *)malloc(n ? n : 1);   /* exactly n bytes: nothing may be read past them */
+        int64_t m;
+        snprintf(name, sizeof name, "tok.nfc.case%zu", i);
+        if (!t_want(name)) { free(in); continue; }
+        memcpy(in, cases[i].in, n);
+        m = lt_tok_nfc(NULL, in, n, out, sizeof out);
+        t_check(m == (int64_t)w && !memcmp(out, cases[i].want, w), name, "%zu bytes -> %lld bytes (want %zu)", n, (long long)m, w);
+        free(in);
+    }
+    if (t_want("tok.nfc.api")) {
+        lt_ctx *ctx = lt_ctx_create(1);
+        int ok = lt_tok_nfc(NULL, "e\xcc\x81x", 4, NULL, 0) == 3 && lt_tok_nfc(ctx, NULL, 0, NULL, 0) == 0;
+        ok &= lt_tok_nfc(ctx, "e\xcc\x81x", 4, out, 1) == 3 && (unsigned char)out[0] == 0xc3;   /* truncated */
+        ok &= !lt_failed(ctx) && lt_tok_nfc(ctx, NULL, 3, out, 4) == -1 && strstr(lt_error(ctx), "lt_tok_nfc");
+        lt_clear_error(ctx);
+        ok &= lt_tok_nfc(ctx, "ab", 2, NULL, 4) == -1 && lt_failed(ctx);
+        t_check(ok, "tok.nfc.api", "measuring, truncation or argument errors (%s)", lt_error(ctx));
+        lt_ctx_destroy(ctx);
+    }
+}
+
+/* Every case of the reference: the NFC's length and FNV-1a equal Python's, and NFC is idempotent. */
+static void tt__nfc_ref(void) {
+    size_t size, at = 12;
+    unsigned char *b;
+    uint32_t n, i, count;
+    int bad = 0, first = -1, idem = 0;
+    if (!t_want("tok.nfc.ref")) return;
+    b = (unsigned char *)t_slurp("tests/ref/nfc_cases.bin", &size);
+    if (!b || size < 12 || memcmp(b, "LTNFCREF", 8)) {
+        t_check(0, "tok.nfc.ref", "cannot read tests/ref/nfc_cases.bin (/work/venv/bin/python tests/ref/gen_nfc.py)");
+        free(b);
+        return;
+    }
+    count = tt__u32(b + 8);
+    for (i = 0; i < count; i++) {
+        char *in, *out, *again;
+        int64_t m, m2;
+        uint64_t h;
+        if (at + 4 > size || (n = tt__u32(b + at)) > size - at - 16) { bad++; first = (int)i; break; }
+        in = (char *)malloc(n ? n : 1);
+        memcpy(in, b + at + 4, n);
+        at += 4 + n;
+        h = (uint64_t)tt__u32(b + at + 4) | (uint64_t)tt__u32(b + at + 8) << 32;
+        out = (char *)malloc(3 * (size_t)n + 1);
+        again = (char *)malloc(3 * (size_t)n + 1);
+        m = lt_tok_nfc(NULL, in, n, out, 3 * (size_t)n + 1);
+        if (m != (int64_t)tt__u32(b + at) || tt__fnv_bytes(out, (size_t)m) != h) {
+            if (first < 0) first = (int)i;
+            bad++;
+        } else {
+            m2 = lt_tok_nfc(NULL, out, (size_t)m, again, 3 * (size_t)n + 1);
+            idem += m2 != m || memcmp(out, again, (size_t)m);
+        }
+        at += 12;
+        free(in); free(out); free(again);
+    }
+    t_check(bad == 0 && idem == 0 && at == size, "tok.nfc.ref", "%d of %u cases differ from Python's NFC (first: case %d), "
+            "%d not idempotent, %zu of %zu bytes read", bad, count, first, idem, at, size);
+    free(b);
+}
+
+/* tok_qwen2.json with the NFC normalizer (as gen_nfc.py makes it): the corpus of tok_cases.bin
+   encodes to tok_nfc.bin's ids (or tok_cases.bin's where NFC changes nothing) and decodes to the
+   text's NFC.  norm: the normalizer's JSON. */
+static lt_tokenizer *tt__qwen2_nfc(lt_ctx *ctx, const char *norm) {
+    size_t n;
+    char *s = t_slurp("tests/ref/tok_qwen2.json", &n), *p, *t;
+    lt_tokenizer *tk = NULL;
+    static const char key[] = "\"normalizer\":null";
+    if (!s || !(p = strstr(s, key))) { free(s); return NULL; }
+    t = (char *)malloc(n + strlen(norm) + 32);
+    memcpy(t, s, (size_t)(p - s));
+    n = (size_t)(p - s) + (size_t)sprintf(t + (p - s), "\"normalizer\":%s%s", norm, p + strlen(key));
+    tk = lt_tok_parse_json(ctx, t, n, "tok_qwen2.json with NFC");
+    free(s);
+    free(t);
+    return tk;
+}
+
+static void tt__nfc_corpus(lt_ctx *ctx, const tt__cases *c) {
+    static const char *const norms[2] = {"{\"type\":\"NFC\"}", "{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"NFC\"}]}"};
+    size_t size, at;
+    unsigned char *b = (unsigned char *)t_slurp("tests/ref/tok_nfc.bin", &size);
+    int v, f, i;
+    for (v = 0; v < 2; v++) {
+        char name[64];
+        lt_tokenizer *tk;
+        snprintf(name, sizeof name, "tok.qwen2_nfc%s.corpus", v ? ".seq" : "");
+        if (!t_want(name)) continue;
+        if (!b || size < 12 || memcmp(b, "LTTOKNFC", 8) || (int)tt__u32(b + 8) != c->n) {
+            t_check(0, name, "cannot read tests/ref/tok_nfc.bin for %d texts (/work/venv/bin/python tests/ref/gen_nfc.py)", c->n);
+            continue;
+        }
+        if (!(tk = tt__qwen2_nfc(ctx, norms[v]))) { t_check(0, name, "load: %s", lt_error(ctx)); lt_clear_error(ctx); continue; }
+        for (f = 0; f < 2; f++) {
+            int bad = 0, badrt = 0, first = -1, skipped = 0;
+            char nm[96];
+            snprintf(nm, sizeof nm, "%s%s", name, f ? ".special" : "");
+            for (i = 0, at = 12; i < c->n; i++) {
+                uint32_t what = tt__u32(b + at), nref, j;
+                size_t len = c->len[i];
+                int32_t *ids = (int32_t *)malloc((3 * len + 1) * sizeof(int32_t)), *ref;
+                char *back = (char *)malloc(3 * len + 1), *norm = (char *)malloc(3 * len + 1);
+                int64_t m, k, nn;
+                at += 4;
+                if (what == 1) {   /* two lists follow */
+                    size_t a0 = at, a1 = at + 4 + 2 * (size_t)tt__u32(b + at);
+                    size_t a = f ? a1 : a0;
+                    nref = tt__u32(b + a);
+                    ref = (int32_t *)malloc((nref + 1) * sizeof(int32_t));
+                    for (j = 0; j < nref; j++) ref[j] = b[a + 4 + 2 * j] | b[a + 5 + 2 * j] << 8;
+                    at = a1 + 4 + 2 * (size_t)tt__u32(b + a1);
+                } else {
+                    nref = (uint32_t)c->nids[4 + f][i];
+                    ref = (int32_t *)malloc((nref + 1) * sizeof(int32_t));
+                    memcpy(ref, c->ids[4 + f][i], nref * sizeof(int32_t));
+                }
+                if (what == 0xffffffffu) { skipped++; free(ids); free(back); free(norm); free(ref); continue; }
+                m = lt_tok_encode(tk, c->text[i], len, f ? LT_TOK_SPECIAL : 0, ids, (int64_t)(3 * len + 1));
+                if (m != (int64_t)nref || memcmp(ids, ref, (size_t)nref * sizeof(int32_t))) {
+                    if (first < 0) first = i;
+                    bad++;
+                }
+                k = m >= 0 ? lt_tok_decode(tk, ids, m, back, 3 * len + 1) : -1;
+                nn = lt_tok_nfc(NULL, c->text[i], len, norm, 3 * len + 1);
+                if (k != nn || memcmp(back, norm, (size_t)(nn > 0 ? nn : 0))) badrt++;
+                free(ids); free(back); free(norm); free(ref);
+            }
+            t_check(bad == 0 && badrt == 0, nm, "%d of %d texts encode differently from HF tokenizers (first: text %d \"%.80s\"), "
+                    "%d do not decode to their NFC (%d skipped); %s", bad, c->n - skipped, first,
+                    first >= 0 ? c->text[first] : "", badrt, skipped, lt_error(tk->ctx));
+        }
+        lt_tok_free(tk);
+    }
+    free(b);
+}
+
+/* The pieces of lt_loader_open_tok under NFC: a text of combining sequences, exclusions that grow
+   (U+0958: 3 bytes to 6, U+1D160: 4 to 12) and jamo around the cut points gives the ids of the
+   whole text encoded at once. */
+static void tt__nfc_pieces(lt_ctx *ctx) {
+    static const char *const parts[] = {"a\n", "b", "e\xcc\x81", "\xcc\xa3", "\xe0\xa5\x98", "\xf0\x9d\x85\xa0", "\n",
+                                        "A\xcc\x8a", "9", "\xe1\x84\x80\xe1\x85\xa1", "\xe1\x86\xa8", "<|eot_id|>", " ",
+                                        "\xff", "x\ny", "\xe2\x84\xab"};
+    char path[600];
+    size_t n = 0, cap = 60000, q;
+    char *s;
+    lt_rng r;
+    lt_tokenizer *tk;
+    FILE *fp;
+    int f;
+    if (!t_want("tok.qwen2_nfc.pieces")) return;
+    if (!(tk = tt__qwen2_nfc(ctx, "{\"type\":\"NFC\"}"))) { t_check(0, "tok.qwen2_nfc.pieces", "load: %s", lt_error(ctx)); return; }
+    s = (char *)malloc(cap + 64);
+    lt_rng_seed(&r, 15);
+    while (n < cap) {
+        const char *p = parts[lt_rng_u64(&r) % (sizeof parts / sizeof parts[0])];
+        memcpy(s + n, p, strlen(p));
+        n += strlen(p);
+    }
+    snprintf(path, sizeof path, "%s/tok_nfc_pieces.txt", t_tmp_dir());
+    if (!(fp = fopen(path, "wb")) || fwrite(s, 1, n, fp) != n || fclose(fp) != 0) {
+        t_check(0, "tok.qwen2_nfc.pieces", "cannot write %s", path);
+    } else {
+        int32_t *ref = (int32_t *)malloc(3 * n * sizeof(int32_t));
+        int ok = 1;
+        for (f = 0; f < 2 && ok; f++) {
+            int64_t m = lt_tok_encode(tk, s, n, f ? LT_TOK_SPECIAL : 0, ref, (int64_t)(3 * n)), i;
+            static const size_t piece[3] = {1, 64, 4096};
+            ok = m > (int64_t)n / 4;
+            for (q = 0; q < 3 && ok; q++) {
+                lt__store *st = lt__tok_store_file(ctx, tk, path, f ? LT_TOK_SPECIAL : 0, piece[q], 4, "tt__nfc_pieces");
+                ok = st && st->n == m;
+                for (i = 0; ok && i < m; i++) ok = lt__tk(st->p, st->esz, i) == ref[i];
+                lt__store_release(st);
+            }
+        }
+        t_check(ok, "tok.qwen2_nfc.pieces", "the pieces' ids differ from the whole text's (%s)", lt_error(ctx));
+        free(ref);
+    }
+    lt_clear_error(ctx);
+    lt_tok_free(tk);
+    free(s);
+}
+
 static void test_tok_all(void) {
     lt_ctx *ctx = lt_ctx_create(1);
     lt_tokenizer *tks[3];
@@ -828,7 +1053,11 @@ static void test_tok_all(void) {
         else if (t_want("tok.gpt2.corpus")) t_skip("tok.gpt2.corpus", "no GPT-2 encoder.json / vocab.bpe in ../shared/data (LT_SHARED_DIR)");
         if (tks[1]) tt__corpus("tok.llama3.corpus", tks[1], 1, &c);
         if (tks[2]) tt__corpus("tok.qwen2.corpus", tks[2], 2, &c);
+        tt__nfc_corpus(ctx, &c);
     }
+    tt__nfc_cases();
+    tt__nfc_ref();
+    tt__nfc_pieces(ctx);
     tt__hashes(tks);
     tt__csource(tks);
     for (k = 0; k < 3; k++) {

@@ -62,7 +62,7 @@ static lt_gpt *make_gpt(lt_ctx *ctx) {
    behind the end-of-text id eot; malloc'd, *m ids (NULL after printing why). */
 static int32_t *tok_pieces(lt_tokenizer *tk, lt_ctx *ctx, const char *s, size_t n, lt_seq_split split, int32_t eot,
                            int64_t *m) {
-    int32_t *ids = (int32_t *)malloc((2 * n + 1) * sizeof(int32_t));   /* each byte at most one id, one eot per line */
+    int32_t *ids = (int32_t *)malloc((4 * n + 1) * sizeof(int32_t));   /* each byte at most 3 ids (NFC), one eot per line */
     size_t i = 0, j;
     int64_t k;
     *m = 0;
@@ -74,7 +74,7 @@ static int32_t *tok_pieces(lt_tokenizer *tk, lt_ctx *ctx, const char *s, size_t 
             while (j < n && s[j] != '\n') { while (j < n && s[j] != '\n') j++; j += j < n; }
         if (j - i == 1 && s[i] == '\n') { i = j; continue; }  /* a blank line is no piece (as in bytes) */
         ids[(*m)++] = eot;
-        if ((k = lt_tok_encode(tk, s + i, j - i, 0, ids + *m, (int64_t)(j - i))) < 0) {
+        if ((k = lt_tok_encode(tk, s + i, j - i, 0, ids + *m, 3 * (int64_t)(j - i))) < 0) {
             fprintf(stderr, "lesson_sequences: %s\n", lt_error(ctx));
             free(ids);
             return NULL;

@@ -103,9 +103,9 @@ int main(int argc, char **argv) {
     if (!tk && checkpoint_tokenizer(ctx, path, rec, sizeof rec))
         fprintf(stderr, "sample_gpt: %s was trained with a tokenizer (%s): give --tokenizer to see text\n", path, rec);
     np = (int)strlen(prompt);
-    buf = (int32_t *)malloc(((size_t)np + (size_t)n + 1) * sizeof(int32_t));
+    buf = (int32_t *)malloc((3 * (size_t)np + (size_t)n + 1) * sizeof(int32_t));   /* 3: an NFC normalizer may grow it */
     if (!buf) { fprintf(stderr, "sample_gpt: out of memory\n"); goto out; }
-    if (tk && np > 0 && (np = (int)lt_tok_encode(tk, prompt, (size_t)np, 0, buf, np)) < 0) {
+    if (tk && np > 0 && (np = (int)lt_tok_encode(tk, prompt, (size_t)np, 0, buf, 3 * (int64_t)np)) < 0) {
         fprintf(stderr, "sample_gpt: --prompt: %s\n", lt_error(ctx));
         goto out;
     }

@@ -77,6 +77,12 @@ static TOK_UNUSED int32_t *tok_encode_all(lt_tokenizer *tk, lt_ctx *ctx, const c
         free(ids);
         return NULL;
     }
+    if (*n > (int64_t)len) {   /* an NFC normalizer made the text longer: encode again with room */
+        int32_t *more = (int32_t *)realloc(ids, ((size_t)*n + 1) * sizeof(int32_t));
+        if (!more) { fprintf(stderr, "%s: out of memory for %lld tokens\n", prog, (long long)*n); free(ids); return NULL; }
+        ids = more;
+        *n = lt_tok_encode(tk, text, len, 0, ids, *n);
+    }
     return ids;
 }
 

@@ -339,9 +339,9 @@ static double peak_rss_mb(void) {
 /* Print sampled text (bytes for vocab 256; token ids otherwise). */
 static void sample(lt_gpt *g, const args_t *a, lt_rng *rng, const char *title) {
     int np = (int)strlen(a->prompt), n, k, V = lt_gpt_cfg(g)->vocab;
-    int32_t *buf = (int32_t *)malloc(((size_t)np + (size_t)a->sample + 1) * sizeof(int32_t));
+    int32_t *buf = (int32_t *)malloc((3 * (size_t)np + (size_t)a->sample + 1) * sizeof(int32_t));   /* 3: NFC may grow it */
     if (!buf) return;
-    if (a->tok && np > 0) np = (int)lt_tok_encode(a->tok, a->prompt, (size_t)np, 0, buf, np);
+    if (a->tok && np > 0) np = (int)lt_tok_encode(a->tok, a->prompt, (size_t)np, 0, buf, 3 * (int64_t)np);
     if (np <= 0 || V < 256) { buf[0] = 0; np = 1; }
     else if (!a->tok) for (k = 0; k < np; k++) buf[k] = (unsigned char)a->prompt[k];
     n = lt_gpt_generate(g, buf, np, a->sample, (float)a->temperature, a->top_k, rng, buf);

@@ -1122,7 +1122,8 @@ LTRAIN_DEF lt_tokenizer *lt_tok_parse_gpt2(lt_ctx *ctx, const void *encoder_json
    encode applies lt_tok_nfc to the text between special tokens (split out of the raw text first,
    as HF does for added tokens with normalized false, the default for special tokens; an added
    token with normalized true is matched in the raw text too) before pre-tokenization, and
-   decode(encode(x)) == NFC(x): decoding does not undo the normalization. */
+   decode(encode(x)) == NFC(x): decoding does not undo the normalization.  (HF's own NFC knows an
+   older Unicode: 50 combining marks assigned since are starters there, see @@TOK.nfc.) */
 LTRAIN_DEF lt_tokenizer *lt_tok_load_json(lt_ctx *ctx, const char *tokenizer_json);
 LTRAIN_DEF lt_tokenizer *lt_tok_parse_json(lt_ctx *ctx, const void *buf, size_t size, const char *label);
 LTRAIN_DEF void lt_tok_free(lt_tokenizer *tk);
@@ -12245,7 +12246,10 @@ LTRAIN_DEF int lt_tok_char_byte(uint32_t cp) {
    Invalid UTF-8: each byte of an invalid sequence stays as it is, a character of its own that
    starts a segment and joins nothing (as Python's unicodedata treats the lone surrogate that
    surrogateescape makes of it), so invalid bytes pass through, and nothing is read past the end.
-   The tables come from tests/ref/gen_nfc.py (its Unicode version is in their comment). */
+   The tables come from tests/ref/gen_nfc.py (its Unicode version is in their comment).  Hugging
+   Face tokenizers' NFC follows an older Unicode: it takes 50 combining marks of these tables for
+   starters (gen_nfc.py --compare lists them: U+0898, U+09FE, U+1AC1.., U+1E130..), so text
+   holding them can normalize and encode differently there. */
 /* BEGIN lt__nfc tables (tests/ref/gen_nfc.py from Python's unicodedata, Unicode 14.0.0: 912 combining
    classes, 2061 canonical decompositions, 941 primary composites; 14548 bytes) */
 static const uint32_t lt__nfc_ccc[400] = {

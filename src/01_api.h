@@ -975,7 +975,8 @@ LTRAIN_DEF lt_tokenizer *lt_tok_parse_gpt2(lt_ctx *ctx, const void *encoder_json
    encode applies lt_tok_nfc to the text between special tokens (split out of the raw text first,
    as HF does for added tokens with normalized false, the default for special tokens; an added
    token with normalized true is matched in the raw text too) before pre-tokenization, and
-   decode(encode(x)) == NFC(x): decoding does not undo the normalization. */
+   decode(encode(x)) == NFC(x): decoding does not undo the normalization.  (HF's own NFC knows an
+   older Unicode: 50 combining marks assigned since are starters there, see @@TOK.nfc.) */
 LTRAIN_DEF lt_tokenizer *lt_tok_load_json(lt_ctx *ctx, const char *tokenizer_json);
 LTRAIN_DEF lt_tokenizer *lt_tok_parse_json(lt_ctx *ctx, const void *buf, size_t size, const char *label);
 LTRAIN_DEF void lt_tok_free(lt_tokenizer *tk);

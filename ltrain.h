@@ -12783,6 +12783,11 @@ static size_t lt__nfc(const unsigned char *s, size_t n, lt__nfc_buf *b, int *sam
     int st;
     *same = 1;
     while (i < n) {
+        if (s[i] < 0x80 && n - i >= 8) {   /* eight ASCII bytes at a time */
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (!(w & 0x8080808080808080ull)) { i += 8; start = i - 1; continue; }
+        }
         if (s[i] < 0xcc) {   /* ASCII or below U+0300 (or an invalid byte): stable */
             k = s[i] >= 0xc2 && i + 1 < n && (s[i + 1] & 0xc0) == 0x80 ? 2 : 1;
             start = k == 2 || s[i] < 0x80 ? i : SIZE_MAX;

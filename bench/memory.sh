@@ -1,6 +1,7 @@
 #!/bin/sh
 # bench/memory.sh: memory against time for activation checkpointing (make bench-memory -> bench/memory.md).
-#   build/train_gpt (compiled) with no checkpointing, every block checkpointed (--checkpoint every)
+#   build/train_gpt (compiled) with no checkpointing, every block checkpointed (--checkpoint every),
+#   the LM head and loss in column blocks with no logits kept (--fused-head), alone and with every block,
 #   and the memory budget planner at 75%, 50% and 25% of the plan without recomputation
 #   (--memory-budget), then PyTorch (bench/memory_torch.py: no checkpointing, torch.utils.checkpoint
 #   per block, checkpoint_sequential) on the same shapes: peak RSS (MB) and ms per step.
@@ -43,6 +44,8 @@ run() {   # name, train_gpt flags...
     echo "|---|---|---|---|---|---|---|---|"
     run none
     run every --checkpoint every
+    run fused-head --fused-head
+    run every+fused-head --checkpoint every --fused-head
     run budget-75% --memory-budget 75%
     run budget-50% --memory-budget 50%
     run budget-25% --memory-budget 25%

@@ -29,6 +29,7 @@ typedef struct {
     const char *compile;   /* --compile on|off: replay a captured step (lt_compile) */
     const char *checkpoint;   /* --checkpoint off|every|N: blocks' activations made again in backward */
     int recompute;            /* ... as lt_gpt_set_recompute's `every` (0 off) */
+    int fused_head;           /* --fused-head: the float32 head and loss in column blocks (lt_gpt_set_fused_head) */
     const char *budget;       /* --memory-budget 1.5G|800M|50%: lt_compile plans within it (lt_set_memory_budget) */
     const char *precision, *loss_scale;   /* --precision fp32|bf16|fp16, --loss-scale on|off (fp16) */
     const char *device, *tf32;            /* --device cpu|cuda (lt_set_device), --tf32 on|off */
@@ -109,6 +110,8 @@ static void usage(void) {
            "             --compile on|off (off; on: capture the step once and replay it; LTRAIN_COMPILE=0 forces off)\n"
            "             --checkpoint off|every|N (off): drop the activations of every block (or every N-th) after\n"
            "             forward and make them again in backward (lt_gpt_set_recompute): less memory, one more forward\n"
+           "             --fused-head (off): at fp32 the LM head and the loss in blocks of columns, no [B,T,V] logits\n"
+           "             kept, made again in backward (lt_gpt_set_fused_head): B*T*V floats less\n"
            "             --memory-budget 1.5G|800M|50%% (off; needs --compile on): the plan runs the cheapest ops again\n"
            "             in backward until its activations fit (lt_set_memory_budget; %% of the plan without)\n"
            "             --plot PATH.svg (loss, val loss and lr against steps, rewritten every 10 steps)\n"
@@ -257,6 +260,7 @@ static int parse(args_t *a, int argc, char **argv) {
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(); exit(0); }
         if (!strcmp(f, "--shuffle")) { a->shuffle = 1; continue; }
         if (!strcmp(f, "--profile")) { a->profile = 1; continue; }
+        if (!strcmp(f, "--fused-head")) { a->fused_head = 1; continue; }
         model_flag_seen(a, f);
         if (!strcmp(f, "--qk-norm") || !strcmp(f, "--untied")) { *(f[2] == 'q' ? &a->qk_norm : &a->untied) = 1; continue; }
         if (!strcmp(f, "--no-bias") || !strcmp(f, "--bias")) { a->no_bias = f[2] == 'n' ? 1 : -1; continue; }
@@ -681,7 +685,8 @@ static int model_open(run_t *r) {
         r->g = lt_gpt_create(r->ctx, &cfg);
     }
     if (!r->g) return FAILED;
-    if (lt_gpt_set_recompute(r->g, a->recompute) != LT_OK) return FAILED;
+    if (lt_gpt_set_recompute(r->g, a->recompute) != LT_OK || lt_gpt_set_fused_head(r->g, a->fused_head) != LT_OK)
+        return FAILED;
     if (r->T > lt_gpt_cfg(r->g)->ctx) {
         snprintf(msg, sizeof msg, "--seq %d is longer than the model's context (%d)", r->T, lt_gpt_cfg(r->g)->ctx);
         return die(msg);

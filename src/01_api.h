@@ -227,6 +227,13 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy(lt_ctx *ctx, lt_tensor *logits, const int
 /* Same, divided by `denom` instead of the count (token-weighted accumulation: denom = real
    target tokens over all micro-batches of the step). */
 LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const int32_t *targets, double denom);
+/* The LM head and the loss in one op: lt_cross_entropy(_sum)(lt_linear(x, W, NULL), targets) for
+   x [..., C], W [V,C], without keeping the logits (float32, computed in blocks of 1024 columns,
+   made again in backward: 3 floats a row kept instead of V).  The same loss and gradients up to
+   float rounding (the sums run in another order); CPU only. */
+LTRAIN_DEF lt_tensor *lt_linear_cross_entropy(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, const int32_t *targets);
+LTRAIN_DEF lt_tensor *lt_linear_cross_entropy_sum(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, const int32_t *targets,
+                                                  double denom);
 LTRAIN_DEF lt_tensor *lt_mse_loss(lt_ctx *ctx, lt_tensor *pred, lt_tensor *target); /* same n */
 LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n); /* non-ignored */
 
@@ -363,6 +370,11 @@ LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *gpt);
 /* Activation checkpointing of the blocks (lt_recompute_begin): every = 0 off, 1 every block,
    N every N-th block (blocks 0, N, 2N, ...).  Returns the context's status (every < 0: an error). */
 LTRAIN_DEF lt_status lt_gpt_set_recompute(lt_gpt *gpt, int every);
+/* on = 1: lt_gpt_loss(_ex) at float32 on the CPU runs the head and the loss as
+   lt_linear_cross_entropy(_sum): no [B,T,V] logits kept (R·V floats less), the loss and gradients
+   equal to float rounding; 0 (the default): lt_linear + lt_cross_entropy.  16-bit precision
+   always fuses them (linear_ce16); a device keeps them apart.  Returns the context's status. */
+LTRAIN_DEF lt_status lt_gpt_set_fused_head(lt_gpt *gpt, int on);
 /* ids [B,T] -> logits [B,T,V].  lengths: NULL, or B real lengths (padding keys masked). */
 LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *gpt, const int32_t *ids, int B, int T, const int32_t *lengths);
 /* Mean cross-entropy of the next-token prediction (targets [B,T], LT_IGNORE_INDEX skips). */

@@ -54,7 +54,8 @@
     X(layernorm16, 0) X(gelu16, LT__Y16 | LT__DX_OVER_DY) X(linear_ce16, 0)                         \
     X(rmsnorm, LT__IN | LT__ROW) X(rmsnorm16, 0) X(rope, LT__DX_OVER_DY)                             \
     X(silu, LT__IN | LT__ROW | LT__DX_OVER_DY) X(swiglu, LT__IN | LT__ROW | LT__DX_OVER_DY)          \
-    X(attention_gqa, LT__IN | LT__OUT) X(attention_gqa16, LT__Y16) X(swiglu16, LT__Y16 | LT__DX_OVER_DY)
+    X(attention_gqa, LT__IN | LT__OUT) X(attention_gqa16, LT__Y16) X(swiglu16, LT__Y16 | LT__DX_OVER_DY) \
+    X(linear_ce, LT__IN)
 
 struct lt__node {
     const struct lt__opdef *op;

@@ -34,6 +34,7 @@ struct lt_gpt {
     int32_t *pos;            /* 0, 1, ..., ctx-1: the position ids */
     char (*scopes)[24];      /* "h.3.attn", "h.3.mlp", ...: where ops run (for messages) */
     int recompute;           /* lt_gpt_set_recompute: blocks l with l % recompute == 0 are checkpointed (0: none) */
+    int fused_head;          /* lt_gpt_set_fused_head: the float32 loss through lt_linear_cross_entropy */
 };
 
 /* ---- @@NN.gpt  the model: parameters, initialisation ----------------------------------------- */
@@ -263,6 +264,14 @@ LTRAIN_DEF lt_status lt_gpt_set_recompute(lt_gpt *g, int every) {
     g->recompute = every;
     return lt_status_of(g->ctx);
 }
+LTRAIN_DEF lt_status lt_gpt_set_fused_head(lt_gpt *g, int on) {
+    if (!g) return LT_ERR_ARG;
+    if (on != 0 && on != 1)
+        return lt_set_error(g->ctx, LT_ERR_ARG, "lt_gpt_set_fused_head: on is %d: 0 (lt_linear + lt_cross_entropy) "
+                            "or 1 (lt_linear_cross_entropy)", on);
+    g->fused_head = on;
+    return lt_status_of(g->ctx);
+}
 
 LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *g) {
     int64_t n = 0;
@@ -330,7 +339,7 @@ static lt_tensor *lt__llama_block(lt_gpt *g, int l, lt_tensor *x, const int32_t 
 }
 
 /* The model up to ln_f / norm (B,T,C); the head is the caller's: lt_gpt_forward's lt_linear, or
-   the fused head and loss of lt__gpt_loss at 16-bit precision. */
+   the fused head and loss of lt__gpt_loss (16-bit precision, or lt_gpt_set_fused_head). */
 static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, const int32_t *lengths) {
     lt_ctx *ctx = g ? g->ctx : NULL;
     const lt_gpt_config *c;

@@ -291,6 +291,142 @@ static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt
     return lt__run(ctx, nd);
 }
 
+/* ---- @@LOSS.linear_ce  linear_ce: the LM head and cross-entropy in one op, at float32, in column blocks --- */
+/* x (R, C), W (V, C), targets (R) -> loss [1] = Σ_r (lse(z_r) - z_r[t_r]) / denom,  z = x·Wᵀ, over rows
+   with t_r != -1 (lt_linear then lt_cross_entropy(_sum), the same arguments and rules), with no
+   R x V tensor kept: the logits exist one block of LT__LCE_COLS columns at a time.
+   Forward, block b by block (z_b = x·W_bᵀ, one threaded GEMM into a scratch block of R rows): per
+   row the running max m and Σ exp(z - m), rescaled when a block raises the max (the online
+   log-sum-exp: s ← s·exp(m - m') + Σ_b exp(z_b - m'), the block's sum in pieces of 256 as
+   lt__lse_shifted), and the target's logit when its block passes.  Saved: per row m, ls = log s
+   and the row's loss (3 floats); x and W stay the inputs' own values.
+   Backward: with p = softmax(z_r) and loss_r = lse(z_r) - z_r[t],  ∂loss_r/∂z_rj = p_rj - [j = t],
+   so with g = dloss/denom each block is made again and turned into
+     dz_b = g·(exp((z_b - m) - ls) - onehot(t))       (0 on ignored rows)
+   and, as lt_linear's backward, dx += dz_b·W_b, dW_b += dz_bᵀ·x (dx set by the first block when
+   x's gradient is unset).  The blocks run in their order and each product is threaded inside,
+   over rows or columns, never over its sum: the bits do not depend on the thread count.  The sums
+   differ from one product over all V columns and one log-sum-exp per row in order only (float
+   rounding, ~1e-7 relative).  LT__LCE_DENOM = denom (0 when no row counts: loss 0, zero gradients). */
+#define LT__LCE_COLS 1024
+static void lt__linear_ce_fwd(lt__node *nd) {
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__LCE_COLS ? V : LT__LCE_COLS;
+    int64_t v0, r;
+    float *rm = nd->save[0], *rl = rm + R, *row = rm + 2 * R, *blk, *zt;
+    double *rs, total = 0;
+    int64_t nb = (R * cols + 1) / 2 * 2;   /* the block's floats, rounded to an even count: rs is 8-aligned */
+    blk = (float *)LT__MALLOC((size_t)nb * sizeof(float) + (size_t)R * (sizeof(double) + sizeof(float)));
+    if (!blk) {
+        lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_linear_cross_entropy: out of memory for a block of %lld x %lld logits",
+                     (long long)R, (long long)cols);
+        return;
+    }
+    rs = (double *)(void *)(blk + nb);   /* per row: the running Σ exp, then the target's logit */
+    zt = (float *)(void *)(rs + R);
+    for (r = 0; r < R; r++) { rm[r] = -INFINITY; rs[r] = 0.0; zt[r] = 0.0f; }
+    for (v0 = 0; v0 < V; v0 += LT__LCE_COLS) {
+        int64_t n = V - v0 < LT__LCE_COLS ? V - v0 : LT__LCE_COLS;
+        lt_sgemm(0, 1, R, n, C, 1.0f, nd->in[0]->data, C, nd->in[1]->data + v0 * C, C, 0.0f, blk, n);
+        LT__OMP(parallel for if (R * n > 32768))
+        for (r = 0; r < R; r++) {
+            const float *z = blk + r * n;
+            int32_t t = nd->ids[r];
+            float bm, mm;
+            int64_t j, j0;
+            double s = 0;
+            if (t == LT_IGNORE_INDEX) continue;
+            if (t >= v0 && t < v0 + n) zt[r] = z[t - v0];
+            bm = lt__row_max(z, n);
+            if (!(bm > rm[r])) bm = rm[r];   /* the new running max */
+            if (bm == -INFINITY) continue;
+            if (bm > rm[r]) {
+                if (rm[r] > -INFINITY) rs[r] *= exp((double)rm[r] - (double)bm);
+                rm[r] = bm;
+            }
+            mm = rm[r];
+            for (j0 = 0; j0 < n; j0 += 256) {
+                int64_t j1 = j0 + 256 < n ? j0 + 256 : n;
+                float part = 0.0f;
+                LT__OMP(simd reduction(+ : part))
+                for (j = j0; j < j1; j++) part += lt__exp_neg(z[j] - mm);
+                s += part;
+            }
+            rs[r] += s;
+        }
+    }
+    for (r = 0; r < R; r++) {
+        if (nd->ids[r] == LT_IGNORE_INDEX) { rm[r] = rl[r] = row[r] = 0.0f; continue; }
+        rl[r] = rm[r] == -INFINITY ? -INFINITY : (float)log(rs[r]);
+        row[r] = (rm[r] - zt[r]) + rl[r];
+        total += row[r];
+    }
+    LT__FREE(blk);
+    nd->out->data[0] = LT__LCE_DENOM(nd) > 0 ? (float)(total / LT__LCE_DENOM(nd)) : 0.0f;
+}
+static void lt__linear_ce_bwd(lt__node *nd) {
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__LCE_COLS ? V : LT__LCE_COLS;
+    int64_t v0, r;
+    const float *x = nd->in[0]->data, *rm = nd->save[0], *rl = rm + R;
+    int add = 1;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *blk, g;
+    if (gx && !add && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gx, nd->in[0]->n);   /* no gradient: zeros */
+    if ((!gx && !gw) || !(LT__LCE_DENOM(nd) > 0)) return;
+    blk = (float *)LT__MALLOC((size_t)R * (size_t)cols * sizeof(float));
+    if (!blk) {
+        lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_linear_cross_entropy: out of memory for a block of %lld x %lld logits",
+                     (long long)R, (long long)cols);
+        return;
+    }
+    g = (float)(nd->out->grad[0] / LT__LCE_DENOM(nd));
+    for (v0 = 0; v0 < V; v0 += LT__LCE_COLS) {
+        int64_t n = V - v0 < LT__LCE_COLS ? V - v0 : LT__LCE_COLS;
+        const float *w = nd->in[1]->data + v0 * C;
+        lt_sgemm(0, 1, R, n, C, 1.0f, x, C, w, C, 0.0f, blk, n);
+        LT__OMP(parallel for if (R * n > 32768))
+        for (r = 0; r < R; r++) {   /* dz over the block */
+            float *z = blk + r * n, m = rm[r], ls = rl[r];
+            int32_t t = nd->ids[r];
+            int64_t j;
+            if (t == LT_IGNORE_INDEX) { memset(z, 0, (size_t)n * sizeof(float)); continue; }
+            LT__OMP(simd)
+            for (j = 0; j < n; j++) z[j] = 0.0f + g * lt__exp_neg((z[j] - m) - ls);
+            if (t >= v0 && t < v0 + n) z[t - v0] -= g;
+        }
+        if (gx) lt_sgemm(0, 0, R, C, n, 1.0f, blk, n, w, C, add || v0 > 0 ? 1.0f : 0.0f, gx, C);   /* dx (R,C) += dz_b·W_b */
+        if (gw) lt_sgemm(1, 0, n, C, R, 1.0f, blk, n, x, C, 1.0f, gw + v0 * C, C);                 /* dW_b (n,C) += dz_bᵀ·x */
+    }
+    LT__FREE(blk);
+}
+static lt_tensor *lt__linear_ce(lt_ctx *ctx, const char *who, lt_tensor *x, lt_tensor *w, const int32_t *targets,
+                                double denom, int use_count) {
+    int64_t V, C, R, one = 1;
+    char b1[64], b2[64];
+    lt__node *nd;
+    if (!lt__live(ctx, who, x, w)) return NULL;
+    C = x->shape[x->ndim - 1];
+    if (w->ndim != 2 || w->shape[1] != C) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "%s: x is %s, W is %s: W must be [V,C] with C = x's last dim", who,
+                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2));
+        return NULL;
+    }
+    V = w->shape[0];
+    R = x->n / C;
+    if (!lt__ce_check(ctx, who, x, V, R, targets, denom, use_count)) return NULL;
+    nd = lt__node_new(ctx, LT__OP(linear_ce), 1, &one, x, w, NULL, 0);
+    if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, 3 * R)) return NULL;
+    LT__LCE_V(nd) = V;
+    LT__LCE_C(nd) = C;
+    LT__LCE_DENOM(nd) = use_count ? (double)lt_count_targets(targets, R) : denom;
+    return lt__run(ctx, nd);
+}
+LTRAIN_DEF lt_tensor *lt_linear_cross_entropy(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, const int32_t *targets) {
+    return lt__linear_ce(ctx, "lt_linear_cross_entropy", x, w, targets, 0, 1);
+}
+LTRAIN_DEF lt_tensor *lt_linear_cross_entropy_sum(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, const int32_t *targets,
+                                                  double denom) {
+    return lt__linear_ce(ctx, "lt_linear_cross_entropy_sum", x, w, targets, denom, 0);
+}
+
 /* pred, target (n) -> loss [1] = Σ (p - t)² / n  (torch.nn.MSELoss, mean);
    dp += dloss·2(p - t)/n,  dt -= the same */
 /* ---- @@LOSS.mse  mse ------------------------------------------------------------------------- */
@@ -329,7 +465,8 @@ LTRAIN_DEF lt_tensor *lt_mse_loss(lt_ctx *ctx, lt_tensor *pred, lt_tensor *targe
 /* ---- @@LOSS.gpt  the GPT's loss: its trunk (@@NN), then the head and the cross-entropy ----------- */
 /* lt_gpt_loss and lt_gpt_loss_ex: the mean over counted targets (denom <= 0) or the sum / denom.
    At 16-bit precision the head and the loss are one op (linear_ce16, @@LOSS): the same numbers
-   as lt_linear + lt_cross_entropy there, without float32 logits. */
+   as lt_linear + lt_cross_entropy there, without float32 logits.  At float32 with
+   lt_gpt_set_fused_head, one op too (linear_ce, @@LOSS): no logits kept, equal to float rounding. */
 static lt_tensor *lt__gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T,
                                const int32_t *lengths, double denom) {
     lt_tensor *x, *loss;
@@ -338,6 +475,14 @@ static lt_tensor *lt__gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *tar
         if (!x) return NULL;
         loss = lt__linear_ce16(g->ctx, denom > 0 ? "lt_cross_entropy_sum" : "lt_cross_entropy", x, g->head, targets,
                                denom, denom <= 0);
+        lt_scope(g->ctx, NULL);
+        return loss;
+    }
+    if (g && g->ctx && g->fused_head && g->ctx->precision == LT_F32 && g->ctx->device == LT_CPU) {
+        x = lt__gpt_trunk(g, ids, B, T, lengths);
+        if (!x) return NULL;
+        loss = denom > 0 ? lt_linear_cross_entropy_sum(g->ctx, x, g->head, targets, denom)
+                         : lt_linear_cross_entropy(g->ctx, x, g->head, targets);
         lt_scope(g->ctx, NULL);
         return loss;
     }

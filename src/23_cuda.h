@@ -1035,6 +1035,9 @@ LT__CU_MISSING(attention16)
 LT__CU_MISSING(layernorm16)
 LT__CU_MISSING(gelu16)
 LT__CU_MISSING(linear_ce16)
+/* the float32 head and loss in column blocks (lt_linear_cross_entropy): CPU-only; lt_gpt's loss
+   keeps lt_linear + lt_cross_entropy on a device */
+LT__CU_MISSING(linear_ce)
 LT__CU_MISSING(rmsnorm16)
 LT__CU_MISSING(attention_gqa16)
 LT__CU_MISSING(swiglu16)

@@ -121,6 +121,8 @@ static void test_null_calls(void) {
     TN(lt_attention_gqa, lt_attention_gqa(NULL, NULL, NULL, NULL, 1, 1, NULL) == NULL);
     TN(lt_cross_entropy, lt_cross_entropy(NULL, NULL, NULL) == NULL);
     TN(lt_cross_entropy_sum, lt_cross_entropy_sum(NULL, NULL, NULL, 1) == NULL);
+    TN(lt_linear_cross_entropy, lt_linear_cross_entropy(NULL, NULL, NULL, NULL) == NULL);
+    TN(lt_linear_cross_entropy_sum, lt_linear_cross_entropy_sum(NULL, NULL, NULL, NULL, 1) == NULL);
     TN(lt_mse_loss, lt_mse_loss(NULL, NULL, NULL) == NULL);
     TN(lt_count_targets, lt_count_targets(NULL, 4) == 0);
     /* the tape */
@@ -165,6 +167,7 @@ static void test_null_calls(void) {
     TN(lt_gpt_params, lt_gpt_params(NULL).n == 0);
     TN(lt_gpt_num_params, lt_gpt_num_params(NULL) == 0);
     TN(lt_gpt_set_recompute, lt_gpt_set_recompute(NULL, 1) != LT_OK);
+    TN(lt_gpt_set_fused_head, lt_gpt_set_fused_head(NULL, 1) != LT_OK);
     TN(lt_gpt_forward, lt_gpt_forward(NULL, NULL, 1, 1, NULL) == NULL);
     TN(lt_gpt_loss, lt_gpt_loss(NULL, NULL, NULL, 1, 1) == NULL);
     TN(lt_gpt_generate, lt_gpt_generate(NULL, NULL, 0, 1, 1, 0, NULL, NULL) <= 0);
@@ -400,6 +403,7 @@ static void test_null_live(void) {
     TNL(lt_swiglu, lt_swiglu(ctx, NULL, NULL) == NULL && lt_failed(ctx));
     TNL(lt_attention_gqa, lt_attention_gqa(ctx, NULL, NULL, NULL, 1, 1, NULL) == NULL && lt_failed(ctx));
     TNL(lt_cross_entropy, lt_cross_entropy(ctx, NULL, NULL) == NULL && lt_failed(ctx));
+    TNL(lt_linear_cross_entropy, lt_linear_cross_entropy(ctx, NULL, NULL, NULL) == NULL && lt_failed(ctx));
     TNL(lt_mse_loss, lt_mse_loss(ctx, NULL, NULL) == NULL && lt_failed(ctx));
     TNL(lt_backward, lt_backward(ctx, NULL) != LT_OK);
     TNL(lt_recompute_end, lt_recompute_end(ctx, NULL) == NULL && lt_failed(ctx));

@@ -1,6 +1,7 @@
 /* test_recompute.c - activation checkpointing (lt_recompute_begin / lt_recompute_end): gradients
    to the bit against steps without it, eager and compiled, fp32 and bf16, dropout on; the memory
-   it saves; its errors. */
+   it saves; its errors.  The float32 head and loss in column blocks (lt_linear_cross_entropy,
+   lt_gpt_set_fused_head): against lt_linear + lt_cross_entropy and PyTorch, its bits. */
 
 typedef struct { lt_gpt *g; int32_t *in, *tg; int B, T; } tr_step;
 
@@ -16,6 +17,7 @@ static lt_tensor *tr_loss(lt_ctx *ctx, void *u) {
    and the last loss; *mem is the arena's peak (eager) or the planned block (compiled), *saved the
    plan's saved bytes. */
 static const char *tr_budget;   /* lt_set_memory_budget for the next tr_grads (NULL: none) */
+static int tr_fused;            /* lt_gpt_set_fused_head for the next tr_grads */
 static struct { size_t rc_bytes; double flops; int rc, rc_gemm; char err[512]; } tr_last;   /* its plan */
 
 static float *tr_grads(int L, int C, int T, int every, int compiled, lt_dtype prec, int steps, float *loss,
@@ -37,6 +39,7 @@ static float *tr_grads(int L, int C, int T, int every, int compiled, lt_dtype pr
     }
     if (prec != LT_F32) lt_set_precision(ctx, prec);
     lt_gpt_set_recompute(s.g, every);
+    lt_gpt_set_fused_head(s.g, tr_fused);
     *mem = *saved = 0;
     memset(&tr_last, 0, sizeof tr_last);
     lt_set_memory_budget(ctx, tr_budget);
@@ -182,6 +185,207 @@ static int tr_cli_run(const char *mode, const char *compile, char *out, size_t c
     return pclose(pp) == 0 && out[0];
 }
 
+/* ---- lt_linear_cross_entropy: the float32 head and loss in column blocks ------------------------------- */
+/* One forward + backward of loss = 3·head_loss on x [R,C] (a parameter), W [V,C]: the fused op (fused = 1) or
+   lt_linear + lt_cross_entropy(_sum) (0); eager, or compiled and replayed once; `threads` OpenMP
+   threads.  Fills loss, gx, gw; returns 0 when the context failed (the message in tr_last.err). */
+typedef struct { lt_tensor *x, *w; const int32_t *tg; int fused, use_sum; } tr_lce;
+static lt_tensor *tr_lce_loss(lt_ctx *ctx, void *u) {
+    tr_lce *c = (tr_lce *)u;
+    lt_tensor *l;
+    if (c->fused) l = c->use_sum ? lt_linear_cross_entropy_sum(ctx, c->x, c->w, c->tg, 13.0)
+                                 : lt_linear_cross_entropy(ctx, c->x, c->w, c->tg);
+    else {
+        lt_tensor *z = lt_linear(ctx, c->x, c->w, NULL);
+        l = c->use_sum ? lt_cross_entropy_sum(ctx, z, c->tg, 13.0) : lt_cross_entropy(ctx, z, c->tg);
+    }
+    return lt_scale(ctx, l, 3.0f);
+}
+static int tr_lce_run(int fused, int use_sum, int compiled, int threads, const float *xv, const float *wv,
+                      const int32_t *tg, int64_t R, int64_t C, int64_t V, float *loss, float *gx, float *gw) {
+    lt_ctx *ctx = lt_ctx_create(1);
+    int64_t xs[2], ws[2];
+    tr_lce c;
+    int ok, old = lt_get_threads();
+    xs[0] = R; xs[1] = C; ws[0] = V; ws[1] = C;
+    c.x = lt_param(ctx, "x", 2, xs);
+    c.w = lt_param(ctx, "w", 2, ws);
+    c.tg = tg; c.fused = fused; c.use_sum = use_sum;
+    memcpy(c.x->data, xv, (size_t)(R * C) * 4);
+    memcpy(c.w->data, wv, (size_t)(V * C) * 4);
+    lt_set_threads(threads);
+    if (compiled) {
+        lt_plan *p = lt_compile(ctx, tr_lce_loss, &c);
+        if (p) lt_plan_run(p, loss);
+        lt_plan_destroy(p);
+    } else {
+        lt_tensor *l = tr_lce_loss(ctx, &c);
+        *loss = l ? l->data[0] : 0.0f;
+        lt_backward(ctx, l);
+    }
+    lt_set_threads(old);
+    ok = !lt_failed(ctx) && c.x->grad && c.w->grad;
+    if (ok) {
+        memcpy(gx, c.x->grad, (size_t)(R * C) * 4);
+        memcpy(gw, c.w->grad, (size_t)(V * C) * 4);
+    } else {
+        snprintf(tr_last.err, sizeof tr_last.err, "%s", lt_failed(ctx) ? lt_error(ctx) : "no gradient");
+    }
+    lt_ctx_destroy(ctx);
+    return ok;
+}
+/* max |a - b| / max |b| */
+static double tr_rel(const float *a, const float *b, int64_t n) {
+    double d = 0, m = 0;
+    int64_t i;
+    for (i = 0; i < n; i++) {
+        double e = fabs((double)a[i] - (double)b[i]);
+        if (e > d || e != e) d = e;
+        if (fabs((double)b[i]) > m) m = fabs((double)b[i]);
+    }
+    return m > 0 ? d / m : d;
+}
+static lt_tensor *tr_lce_gc(lt_ctx *ctx, lt_tensor **in, void *u) {
+    return lt_linear_cross_entropy_sum(ctx, in[0], in[1], (const int32_t *)u, 2.0);
+}
+static void tr_lce_tests(void) {
+    enum { R = 64, C = 48, V = 2100 };   /* V: two full blocks of 1024 columns and a partial one */
+    static float xv[R * C], wv[V * C], gx[4][R * C], gw[4][V * C];
+    int32_t tg[R];
+    float l[4];
+    lt_rng rng;
+    int i, s;
+    char nm[96];
+    lt_rng_seed(&rng, 25);
+    for (i = 0; i < R * C; i++) xv[i] = (float)lt_rng_normal(&rng);
+    for (i = 0; i < V * C; i++) wv[i] = (float)(lt_rng_normal(&rng) * 0.5);
+    for (i = 0; i < R; i++) tg[i] = i % 7 == 3 ? LT_IGNORE_INDEX : (int32_t)(lt_rng_u64(&rng) % V);
+    tg[1] = 0; tg[2] = V - 1; tg[4] = 1023; tg[5] = 1024;   /* the blocks' edges */
+    for (s = 0; s < 2; s++) {
+        int ok = tr_lce_run(0, s, 0, 2, xv, wv, tg, R, C, V, &l[0], gx[0], gw[0]) &&
+                 tr_lce_run(1, s, 0, 2, xv, wv, tg, R, C, V, &l[1], gx[1], gw[1]);
+        double el = fabs((double)l[1] - l[0]) / fabs((double)l[0]), ex = tr_rel(gx[1], gx[0], R * C),
+               ew = tr_rel(gw[1], gw[0], V * C);
+        snprintf(nm, sizeof nm, "recompute.lce.unfused.%s", s ? "sum" : "mean");
+        t_check(ok && el <= 1e-6 && ex <= 1e-5 && ew <= 1e-5, nm, "loss %.9g vs %.9g (rel %.2g), dx rel %.2g, dW rel "
+                "%.2g %s", (double)l[1], (double)l[0], el, ex, ew, ok ? "" : tr_last.err);
+        /* the same bits on 1, 2 and 4 threads, and compiled */
+        ok = ok && tr_lce_run(1, s, 0, 1, xv, wv, tg, R, C, V, &l[2], gx[2], gw[2]) &&
+             tr_lce_run(1, s, 0, 4, xv, wv, tg, R, C, V, &l[3], gx[3], gw[3]);
+        snprintf(nm, sizeof nm, "recompute.lce.threads.%s", s ? "sum" : "mean");
+        t_check(ok && !memcmp(&l[1], &l[2], 4) && !memcmp(&l[1], &l[3], 4) && !memcmp(gx[1], gx[2], sizeof gx[1]) &&
+                !memcmp(gx[1], gx[3], sizeof gx[1]) && !memcmp(gw[1], gw[2], sizeof gw[1]) &&
+                !memcmp(gw[1], gw[3], sizeof gw[1]), nm, "losses %.9g %.9g %.9g on 2, 1, 4 threads, or the gradients "
+                "differ", (double)l[1], (double)l[2], (double)l[3]);
+        ok = ok && tr_lce_run(1, s, 1, 2, xv, wv, tg, R, C, V, &l[2], gx[2], gw[2]);
+        snprintf(nm, sizeof nm, "recompute.lce.compiled.%s", s ? "sum" : "mean");
+        t_check(ok && !memcmp(&l[1], &l[2], 4) && !memcmp(gx[1], gx[2], sizeof gx[1]) &&
+                !memcmp(gw[1], gw[2], sizeof gw[1]), nm, "eager %.9g, compiled %.9g, or the gradients differ %s",
+                (double)l[1], (double)l[2], ok ? "" : tr_last.err);
+    }
+    {   /* no counted row: loss 0, zero gradients, as lt_cross_entropy */
+        int32_t none[R];
+        int ok, z = 1;
+        for (i = 0; i < R; i++) none[i] = LT_IGNORE_INDEX;
+        ok = tr_lce_run(1, 0, 0, 2, xv, wv, none, R, C, V, &l[0], gx[0], gw[0]);
+        for (i = 0; i < R * C; i++) z &= gx[0][i] == 0.0f;
+        for (i = 0; i < V * C; i++) z &= gw[0][i] == 0.0f;
+        t_check(ok && l[0] == 0.0f && z, "recompute.lce.no_counted_rows", "loss %g, zero gradients %d", (double)l[0], z);
+    }
+    {   /* against PyTorch (tests/ref/gen_lce.py): F.linear then F.cross_entropy in float64 */
+        t_ref ref;
+        if (t_ref_open(&ref, "lce", "recompute.lce.torch")) {
+            t_arr *x = t_ref_get(&ref, "x"), *w = t_ref_get(&ref, "w"), *t = t_ref_get(&ref, "t");
+            for (s = 0; s < 2; s++) {
+                char k[32];
+                t_arr *rl, *rx, *rw;
+                int32_t tt[64];
+                int ok = 0;
+                double el = 1, ex = 1, ew = 1;
+                snprintf(k, sizeof k, "%s.loss", s ? "sum" : "mean"); rl = t_ref_get(&ref, k);
+                snprintf(k, sizeof k, "%s.gx", s ? "sum" : "mean"); rx = t_ref_get(&ref, k);
+                snprintf(k, sizeof k, "%s.gw", s ? "sum" : "mean"); rw = t_ref_get(&ref, k);
+                if (x && w && t && rl && rx && rw && t->n <= 64 && x->ndim == 2 && w->ndim == 2) {
+                    for (i = 0; i < (int)t->n; i++) tt[i] = (int32_t)t->data[i];
+                    ok = tr_lce_run(1, s, 0, 2, x->data, w->data, tt, x->shape[0], x->shape[1], w->shape[0], &l[0],
+                                    gx[0], gw[0]);
+                    el = fabs((double)l[0] / 3.0 - rl->data[0]) / fabs((double)rl->data[0]);
+                    ex = tr_rel(gx[0], rx->data, rx->n);
+                    ew = tr_rel(gw[0], rw->data, rw->n);
+                }
+                snprintf(nm, sizeof nm, "recompute.lce.torch.%s", s ? "sum" : "mean");
+                t_check(ok && el <= 1e-6 && ex <= 1e-5 && ew <= 1e-5, nm, "loss rel %.2g, dx rel %.2g, dW rel %.2g", el,
+                        ex, ew);
+            }
+        }
+        t_ref_free(&ref);
+    }
+    {   /* gradcheck over 2 blocks (V 1100), and the errors */
+        lt_ctx *ctx = lt_ctx_create(5);
+        int64_t xs[2] = {5, 4}, ws[2] = {1100, 4}, bs[2] = {1100, 3};
+        int32_t t5[5] = {0, 1023, LT_IGNORE_INDEX, 1024, 1099}, bad[5] = {0, 1, 1100, 2, 3};
+        lt_tensor *in[2], *wb;
+        double e;
+        in[0] = lt_param(ctx, "x", 2, xs);
+        in[1] = lt_param(ctx, "w", 2, ws);
+        wb = lt_param(ctx, "wb", 2, bs);
+        lt_init_normal(ctx, in[0], 0.0, 1.0);
+        lt_init_normal(ctx, in[1], 0.0, 0.5);
+        e = lt_gradcheck(ctx, tr_lce_gc, in, 2, t5, 1e-2);
+        t_check(e < 1e-3, "recompute.lce.gradcheck", "worst %.3g %s", e, lt_error(ctx));
+        t_check(lt_linear_cross_entropy(ctx, in[0], in[1], bad) == NULL && strstr(lt_error(ctx), "targets[2] is 1100") &&
+                strstr(lt_error(ctx), "lt_linear_cross_entropy"), "recompute.lce.error.target", "%s", lt_error(ctx));
+        lt_clear_error(ctx);
+        t_check(lt_linear_cross_entropy(ctx, in[0], wb, t5) == NULL && strstr(lt_error(ctx), "W is [1100,3]"),
+                "recompute.lce.error.shape", "%s", lt_error(ctx));
+        lt_clear_error(ctx);
+        t_check(lt_linear_cross_entropy_sum(ctx, in[0], in[1], t5, 0.0) == NULL && strstr(lt_error(ctx), "denom is 0"),
+                "recompute.lce.error.denom", "%s", lt_error(ctx));
+        lt_ctx_destroy(ctx);
+    }
+}
+
+/* lt_gpt_set_fused_head: the GPT's loss through lt_linear_cross_entropy gives the same bits eager,
+   compiled, with every block checkpointed (the segments end before the head), and the unfused
+   numbers up to float rounding; its plan keeps no logits. */
+static void tr_fused_head(void) {
+    float l0 = 0, l1 = 0, *g0, *g1;
+    size_t m0, m1, s0, s1, n0 = 0, n1 = 0, k;
+    const char *nm[3] = {"recompute.fused_head.compiled", "recompute.fused_head.every", "recompute.fused_head.compiled_every"};
+    int v;
+    double dl, dg = 0, mg = 0;
+    tr_fused = 1;
+    g0 = tr_grads(3, 32, 16, 0, 0, LT_F32, 2, &l0, &m0, &s0, &n0);
+    for (v = 0; v < 3; v++) {
+        g1 = tr_grads(3, 32, 16, v >= 1, v != 1, LT_F32, 2, &l1, &m1, &s1, &n1);
+        t_check(g0 && g1 && n0 == n1 && !memcmp(g0, g1, n0 * sizeof(float)) && !memcmp(&l0, &l1, sizeof l0), nm[v],
+                "loss %.9g vs %.9g eager, gradients %s", (double)l1, (double)l0,
+                g0 && g1 && n0 == n1 ? (memcmp(g0, g1, n0 * sizeof(float)) ? "differ" : "equal") : tr_last.err);
+        free(g1);
+    }
+    tr_fused = 0;
+    g1 = tr_grads(3, 32, 16, 0, 0, LT_F32, 2, &l1, &m1, &s1, &n1);
+    for (k = 0; g0 && g1 && n0 == n1 && k < n0; k++) {
+        if (fabs((double)g0[k] - g1[k]) > dg) dg = fabs((double)g0[k] - g1[k]);
+        if (fabs((double)g1[k]) > mg) mg = fabs((double)g1[k]);
+    }
+    dl = fabs((double)l0 - l1) / fabs((double)l1);
+    t_check(g0 && g1 && n0 == n1 && dl <= 1e-6 && dg <= 1e-5 * mg, "recompute.fused_head.unfused",
+            "loss %.9g vs %.9g (rel %.2g), gradients rel %.2g", (double)l0, (double)l1, dl, mg > 0 ? dg / mg : dg);
+    free(g0);
+    free(g1);
+    {   /* the plan at V 64, R 256 keeps the R·V logits (64 KB) for backward only when unfused */
+        float l;
+        size_t c0, c1, d;
+        free(tr_grads(2, 32, 64, 1, 1, LT_F32, 1, &l, &d, &c0, &n0));
+        tr_fused = 1;
+        free(tr_grads(2, 32, 64, 1, 1, LT_F32, 1, &l, &d, &c1, &n0));
+        tr_fused = 0;
+        t_check(c1 + 4 * 256 * 64 <= c0, "recompute.fused_head.memory", "saved for backward %zu fused, %zu unfused",
+                c1, c0);
+    }
+}
+
 static void test_recompute_all(void) {
     if (!t_want("recompute")) return;
     {   /* train_gpt --checkpoint every|2: the losses and gradient norms of --checkpoint off */
@@ -221,6 +425,8 @@ static void test_recompute_all(void) {
         t_check(s1 * 3 < s0, "recompute.memory.saved", "saved %zu with vs %zu without (want < 1/3)", s1, s0);
     }
     tr_budgets();
+    tr_lce_tests();
+    tr_fused_head();
     {   /* bad input: every error names what went wrong, and the op */
         lt_ctx *ctx = lt_ctx_create(1);
         int64_t sh[2] = {4, 8};

@@ -3729,7 +3729,7 @@ LTRAIN_DEF lt_tensor *lt_sigmoid(lt_ctx *ctx, lt_tensor *a) { return lt__unary(c
 LT__OMP(declare simd)
 static inline float lt__sigm(float v) {
     float e = lt__exp_neg(-fabsf(v));
-    return v >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+    return (v >= 0.0f ? 1.0f : e) / (1.0f + e);   /* one division: 1/(1 + e) or e/(1 + e) */
 }
 LT__OMP(declare simd)
 static inline float lt__silu_d(float v) {   /* dy/dx at x = v */
@@ -4319,11 +4319,14 @@ LTRAIN_DEF lt_tensor *lt_rmsnorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, float 
 #define LT__ROPE_H(nd) ((nd)->i[0])       /* heads */
 #define LT__ROPE_POS0(nd) ((nd)->i[1])    /* the position of t = 0 */
 #define LT__ROPE_THETA(nd) ((nd)->f[0])   /* theta (the base) */
-/* the tables: cs[t·half + i] = c, cs[(T + t)·half + i] = s */
+/* the tables: cs[t·half + i] = c, cs[(T + t)·half + i] = s (the threads take frequencies i: each
+   entry is made alone, so the thread count changes no bit) */
 static void lt__rope_tables(float *cs, int64_t T, int64_t D, int64_t pos0, double theta) {
-    int64_t half = D / 2, t, i;
+    int64_t half = D / 2, i;
     float base = (float)theta;
+    LT__OMP(parallel for if (T * half > 4096))
     for (i = 0; i < half; i++) {
+        int64_t t;
         float e = (float)(2 * i) / (float)D, f = 1.0f / (float)pow((double)base, (double)e);
         for (t = 0; t < T; t++) {
             float ang = (float)(pos0 + t) * f;
@@ -4779,15 +4782,22 @@ static void lt__att_fwd_rows(const lt__att_src *a, int64_t b, int64_t h, int64_t
         int64_t w = t1 - u0 < bc ? t1 - u0 : bc;
         const float *k = lt__att_rows(a, 1, b, h, u0, w, tk, &ldk), *v = lt__att_rows(a, 2, b, h, u0, w, tv, &ldv);
         lt__att_mm(a->simd, LT__ATT_NGE, u0 - t0, w, n, D, scale, k, ldk, 1, qt, n, 0, s, n);  /* Sᵀ = scale·K·Qᵀ */
-        for (u = t0 > u0 ? t0 - u0 : 0; u < w; u++)   /* the diagonal: keys after a query are masked */
-            for (t = 0; t < n && t0 + t < u0 + u; t++) s[u * n + t] = -INFINITY;
+        for (u = t0 > u0 ? t0 - u0 : 0; u < w; u++) {   /* the diagonal: keys after a query are masked */
+            int64_t tm = u0 + u - t0 < n ? u0 + u - t0 : n;   /* row u's masked queries: t < tm */
+            LT__OMP(simd)
+            for (t = 0; t < tm; t++) s[u * n + t] = -INFINITY;
+        }
         for (t = 0; t < n; t++) al[t] = u0 == 0 ? -INFINITY : m[t];   /* al: the new max */
         for (u = 0; u < w; u++) {
             const float *sr = s + u * n;
             LT__OMP(simd)
             for (t = 0; t < n; t++) al[t] = sr[t] > al[t] ? sr[t] : al[t];
         }
-        for (u = 0; u < w; u++) lt__att_exp(a->simd, s + u * n, al, 0.0f, n);                 /* P */
+        for (u = 0; u < w; u++) {   /* P; a masked score's probability is 0, as exp(-inf) gives */
+            int64_t tm = u0 + u - t0 < 0 ? 0 : u0 + u - t0 < n ? u0 + u - t0 : n;
+            for (t = 0; t < tm; t++) s[u * n + t] = 0.0f;
+            lt__att_exp(a->simd, s + u * n + tm, al + tm, 0.0f, n - tm);
+        }
         for (t = 0; t < n; t++) {   /* al becomes the factor on the old sums, exp(m - m') */
             float mn = al[t];
             al[t] = u0 == 0 ? 0.0f : lt__exp_neg(m[t] - mn);
@@ -4800,13 +4810,19 @@ static void lt__att_fwd_rows(const lt__att_src *a, int64_t b, int64_t h, int64_t
             for (t = 0; t < n; t++) l[t] += sr[t];
         }
         if (u0 > 0)
-            for (t = 0; t < n; t++)
-                if (al[t] != 1.0f) for (d = 0; d < D; d++) y[t * C + d] *= al[t];
+            for (t = 0; t < n; t++) {
+                float f = al[t], *yr = y + t * C;
+                if (f != 1.0f) {
+                    LT__OMP(simd)
+                    for (d = 0; d < D; d++) yr[d] *= f;
+                }
+            }
         lt__att_mm(a->simd, LT__ATT_KLE, t0 - u0, n, D, w, 1.0f, s, 1, n, v, ldv, u0 > 0, y, C);  /* Y (+)= P·V */
     }
     for (t = 0; t < n; t++) {
-        float r = 1.0f / l[t];
-        for (d = 0; d < D; d++) y[t * C + d] *= r;
+        float r = 1.0f / l[t], *yr = y + t * C;
+        LT__OMP(simd)
+        for (d = 0; d < D; d++) yr[d] *= r;
         L[t] = m[t] + logf(l[t]);
     }
 }

@@ -1095,11 +1095,21 @@ static void lt__swiglu_fwd(lt__node *nd) {
                         n - b * LT__EWB < LT__EWB ? n - b * LT__EWB : LT__EWB);
 }
 /* m <= LT__EWB elements: gg (+)= dy·u·silu'(g), gu (+)= dy·silu(g) (either NULL: skipped; gg may
-   be gy): both terms from one simd loop into the stack, then stored */
+   be gy): both terms from one simd loop, into gg and gu when both are written (=), else into the
+   stack and then stored */
 static void lt__swiglu_grad_rows(const float *g, const float *u, const float *gy, float *gg, int addg, float *gu,
                                  int addu, int64_t m) {
     float dg[LT__EWB], du[LT__EWB];
     int64_t i;
+    if (gg && gu && !addg && !addu) {   /* both written, not added: straight into them (gg may be gy: */
+        LT__OMP(simd)                   /* element i is read before it is written) */
+        for (i = 0; i < m; i++) {
+            float d = gy[i], s = lt__sigm(g[i]);
+            gg[i] = d * u[i] * (s * (1.0f + g[i] * (1.0f - s)));
+            gu[i] = d * (g[i] * s);
+        }
+        return;
+    }
     LT__OMP(simd)
     for (i = 0; i < m; i++) {
         float d = gy[i], s = lt__sigm(g[i]);

@@ -1629,14 +1629,11 @@ LTRAIN_DEF lt_tensor *lt_rmsnorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, float 
 #define LT__ROPE_H(nd) ((nd)->i[0])       /* heads */
 #define LT__ROPE_POS0(nd) ((nd)->i[1])    /* the position of t = 0 */
 #define LT__ROPE_THETA(nd) ((nd)->f[0])   /* theta (the base) */
-/* the tables: cs[t·half + i] = c, cs[(T + t)·half + i] = s (the threads take frequencies i: each
-   entry is made alone, so the thread count changes no bit) */
+/* the tables: cs[t·half + i] = c, cs[(T + t)·half + i] = s */
 static void lt__rope_tables(float *cs, int64_t T, int64_t D, int64_t pos0, double theta) {
-    int64_t half = D / 2, i;
+    int64_t half = D / 2, t, i;
     float base = (float)theta;
-    LT__OMP(parallel for if (T * half > 4096))
     for (i = 0; i < half; i++) {
-        int64_t t;
         float e = (float)(2 * i) / (float)D, f = 1.0f / (float)pow((double)base, (double)e);
         for (t = 0; t < T; t++) {
             float ang = (float)(pos0 + t) * f;

@@ -13,6 +13,8 @@
      --peak    instead: the best lt_sgemm GFLOP/s at 2048^3 with these threads (the MFU base)
      --phases  also print the median ms of zero_grad / forward+loss / backward / AdamW to stderr
      --trace   also print the peak RSS (VmHWM) after each setup stage and the first steps to stderr
+     --profile also print lt_profile_print's table of kernel time by op (the timed steps, warm-up not
+              counted) to stderr; with --phases, the share table of bench/step_shares.md
    The memory floor in the JSON line: state_mb = 16 bytes a parameter (weights, gradients, AdamW's
    two moments), saved_mb = the activations the backward pass keeps (lt_plan_saved_bytes of the
    compiled step; null in eager mode, which compiles nothing: take it from a --compile run, the
@@ -96,7 +98,7 @@ static int peak(void) {
 
 int main(int argc, char **argv) {
     bench_cfg cfg = configs[0];
-    int threads = 0, steps = 10, warmup = 2, do_peak = 0, phases = 0, compiled = 0, i, s;
+    int threads = 0, steps = 10, warmup = 2, do_peak = 0, phases = 0, compiled = 0, profile = 0, i, s;
     lt_plan *plan = NULL;
     bench_step bs;
     double *ph = NULL;
@@ -134,13 +136,15 @@ int main(int argc, char **argv) {
             phases = 1;
         } else if (!strcmp(argv[i], "--trace")) {
             tracing = 1;
+        } else if (!strcmp(argv[i], "--profile")) {
+            profile = 1;
         } else if (!strcmp(argv[i], "--peak")) {
             do_peak = 1;
         } else {
             printf("usage: bench_train_step [--config char-small|gpt-mini|gpt2-124M|llama-mini\n"
                    "                        | --model V,L,H,C,T,B[,KV,HIDDEN]]\n"
                    "                        [--threads N] [--steps 10] [--warmup 2] [--compile] [--peak] [--phases]\n"
-                   "                        [--trace]\n");
+                   "                        [--trace] [--profile]\n");
             return !strcmp(argv[i], "--help") ? 0 : 2;
         }
     }
@@ -179,6 +183,7 @@ int main(int argc, char **argv) {
     if (compiled) trace("lt_compile");
     for (s = -warmup; s < steps; s++) {
         double t[5];
+        if (s == 0 && profile) lt_set_profiling(ctx, 1);   /* (also clears the counts: the timed steps only) */
         t[0] = now_ms();
         lt_zero_grad(ctx);
         t[1] = now_ms();
@@ -216,6 +221,16 @@ int main(int argc, char **argv) {
             fprintf(stderr, "  %s %.1f", names[i], p[steps / 2]);
         }
         fprintf(stderr, "\n");
+    }
+    if (profile && steps > 0) {   /* the op table, then the means of the phases it does not cover */
+        double sum[5] = {0, 0, 0, 0, 0};
+        for (s = 0; s < steps; s++) {
+            sum[4] += ms[s];
+            for (i = 0; i < 4; i++) sum[i] += ph[i * steps + s];
+        }
+        lt_profile_print(ctx, stderr);
+        fprintf(stderr, "profile: %d steps, mean ms: step %.2f zero_grad %.2f forward+loss %.2f backward %.2f adamw %.2f\n",
+                steps, sum[4] / steps, sum[0] / steps, sum[1] / steps, sum[2] / steps, sum[3] / steps);
     }
     {
         double state = 16.0 * (double)lt_gpt_num_params(g) / 1048576.0, saved = (double)lt_plan_saved_bytes(plan) / 1048576.0;

@@ -1030,7 +1030,7 @@ LTRAIN_DEF lt_tensor *lt_sigmoid(lt_ctx *ctx, lt_tensor *a) { return lt__unary(c
 LT__OMP(declare simd)
 static inline float lt__sigm(float v) {
     float e = lt__exp_neg(-fabsf(v));
-    return v >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+    return (v >= 0.0f ? 1.0f : e) / (1.0f + e);   /* one division: 1/(1 + e) or e/(1 + e) */
 }
 LT__OMP(declare simd)
 static inline float lt__silu_d(float v) {   /* dy/dx at x = v */
@@ -1096,11 +1096,21 @@ static void lt__swiglu_fwd(lt__node *nd) {
                         n - b * LT__EWB < LT__EWB ? n - b * LT__EWB : LT__EWB);
 }
 /* m <= LT__EWB elements: gg (+)= dy·u·silu'(g), gu (+)= dy·silu(g) (either NULL: skipped; gg may
-   be gy): both terms from one simd loop into the stack, then stored */
+   be gy): both terms from one simd loop, into gg and gu when both are written (=), else into the
+   stack and then stored */
 static void lt__swiglu_grad_rows(const float *g, const float *u, const float *gy, float *gg, int addg, float *gu,
                                  int addu, int64_t m) {
     float dg[LT__EWB], du[LT__EWB];
     int64_t i;
+    if (gg && gu && !addg && !addu) {   /* both written, not added: straight into them (gg may be gy: */
+        LT__OMP(simd)                   /* element i is read before it is written) */
+        for (i = 0; i < m; i++) {
+            float d = gy[i], s = lt__sigm(g[i]);
+            gg[i] = d * u[i] * (s * (1.0f + g[i] * (1.0f - s)));
+            gu[i] = d * (g[i] * s);
+        }
+        return;
+    }
     LT__OMP(simd)
     for (i = 0; i < m; i++) {
         float d = gy[i], s = lt__sigm(g[i]);
@@ -2080,15 +2090,22 @@ static void lt__att_fwd_rows(const lt__att_src *a, int64_t b, int64_t h, int64_t
         int64_t w = t1 - u0 < bc ? t1 - u0 : bc;
         const float *k = lt__att_rows(a, 1, b, h, u0, w, tk, &ldk), *v = lt__att_rows(a, 2, b, h, u0, w, tv, &ldv);
         lt__att_mm(a->simd, LT__ATT_NGE, u0 - t0, w, n, D, scale, k, ldk, 1, qt, n, 0, s, n);  /* Sᵀ = scale·K·Qᵀ */
-        for (u = t0 > u0 ? t0 - u0 : 0; u < w; u++)   /* the diagonal: keys after a query are masked */
-            for (t = 0; t < n && t0 + t < u0 + u; t++) s[u * n + t] = -INFINITY;
+        for (u = t0 > u0 ? t0 - u0 : 0; u < w; u++) {   /* the diagonal: keys after a query are masked */
+            int64_t tm = u0 + u - t0 < n ? u0 + u - t0 : n;   /* row u's masked queries: t < tm */
+            LT__OMP(simd)
+            for (t = 0; t < tm; t++) s[u * n + t] = -INFINITY;
+        }
         for (t = 0; t < n; t++) al[t] = u0 == 0 ? -INFINITY : m[t];   /* al: the new max */
         for (u = 0; u < w; u++) {
             const float *sr = s + u * n;
             LT__OMP(simd)
             for (t = 0; t < n; t++) al[t] = sr[t] > al[t] ? sr[t] : al[t];
         }
-        for (u = 0; u < w; u++) lt__att_exp(a->simd, s + u * n, al, 0.0f, n);                 /* P */
+        for (u = 0; u < w; u++) {   /* P; a masked score's probability is 0, as exp(-inf) gives */
+            int64_t tm = u0 + u - t0 < 0 ? 0 : u0 + u - t0 < n ? u0 + u - t0 : n;
+            for (t = 0; t < tm; t++) s[u * n + t] = 0.0f;
+            lt__att_exp(a->simd, s + u * n + tm, al + tm, 0.0f, n - tm);
+        }
         for (t = 0; t < n; t++) {   /* al becomes the factor on the old sums, exp(m - m') */
             float mn = al[t];
             al[t] = u0 == 0 ? 0.0f : lt__exp_neg(m[t] - mn);
@@ -2101,13 +2118,19 @@ static void lt__att_fwd_rows(const lt__att_src *a, int64_t b, int64_t h, int64_t
             for (t = 0; t < n; t++) l[t] += sr[t];
         }
         if (u0 > 0)
-            for (t = 0; t < n; t++)
-                if (al[t] != 1.0f) for (d = 0; d < D; d++) y[t * C + d] *= al[t];
+            for (t = 0; t < n; t++) {
+                float f = al[t], *yr = y + t * C;
+                if (f != 1.0f) {
+                    LT__OMP(simd)
+                    for (d = 0; d < D; d++) yr[d] *= f;
+                }
+            }
         lt__att_mm(a->simd, LT__ATT_KLE, t0 - u0, n, D, w, 1.0f, s, 1, n, v, ldv, u0 > 0, y, C);  /* Y (+)= P·V */
     }
     for (t = 0; t < n; t++) {
-        float r = 1.0f / l[t];
-        for (d = 0; d < D; d++) y[t * C + d] *= r;
+        float r = 1.0f / l[t], *yr = y + t * C;
+        LT__OMP(simd)
+        for (d = 0; d < D; d++) yr[d] *= r;
         L[t] = m[t] + logf(l[t]);
     }
 }

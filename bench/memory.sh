@@ -8,6 +8,7 @@
 #   The default is gpt2-124M at T=1024 (L=12 C=768 H=12 V=50257, B=8): many GB and minutes per
 #   step on a CPU: run it on a quiet machine.  Smaller shapes through the environment, e.g.
 #     MEM_L=2 MEM_C=64 MEM_H=4 MEM_V=256 MEM_T=64 MEM_B=4 MEM_STEPS=3 sh bench/memory.sh
+#   MEM_RUNS picks rows by name (default: all), e.g. MEM_RUNS="none every every+fused-head torch-every";
 #   MEM_THREADS (default: all), MEM_OUT (bench/memory.md), PYTHON (/work/venv/bin/python; absent: no
 #   PyTorch rows).  A budget below what the step can be planned in is reported as such.
 set -u
@@ -18,8 +19,14 @@ PY=${PYTHON:-/work/venv/bin/python}
 make -s build/train_gpt || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+want() {  # is row $1 asked for (MEM_RUNS)?
+    [ -z "${MEM_RUNS:-}" ] && return 0
+    case " $MEM_RUNS " in *" $1 "*) return 0 ;; esac
+    return 1
+}
 run() {   # name, train_gpt flags...
     name=$1; shift
+    want "$name" || return 0
     build/train_gpt --data ltrain.h --layers "$L" --channels "$C" --heads "$H" --vocab "$V" --ctx "$T" --seq "$T" \
         --batch "$B" --steps "$STEPS" --threads "$THREADS" --warmup 0 --compile on "$@" > "$tmp/$name.log" 2>&1
     rss=$(sed -n 's/.*peak RSS \([0-9.]*\) MB.*/\1/p' "$tmp/$name.log" | tail -1)
@@ -51,6 +58,7 @@ run() {   # name, train_gpt flags...
     run budget-25% --memory-budget 25%
     if [ -x "$PY" ]; then
         for m in none every seq; do
+            want "torch-$m" || continue
             r=$("$PY" bench/memory_torch.py "$m" "$L" "$C" "$H" "$V" "$T" "$B" "$STEPS" "$THREADS" 2>"$tmp/torch.err" | tail -1)
             set -- $r
             if [ $# -eq 4 ]; then echo "| PyTorch $m | $3 | $4 | - | - | - | - | |"

@@ -523,6 +523,13 @@ typedef struct {
     int gelu;     /* h holds gelu16's input: the values are round16(gelu(h)), recomputed (@@OPS) */
 } lt__gsrc;
 static void lt__gelu16_block(lt_dtype p, const uint16_t *xh, float *y, int64_t m); /* @@OPS */
+/* Do bf16 products with kernel id run on bf16 pairs (lt__gemm_dp)?  Otherwise an operand whose
+   float32 values are bf16 already is packed as float32 (rounding it again gives the same values). */
+static int lt__gemm16_pairs(int id) {
+    lt__gemm_impl g = lt__gemm_impl_of(id);
+    lt__gemm_dp(&g);
+    return g.dp;
+}
 static lt__gsrc lt__gsrc_at(lt__gsrc s, int64_t off) {
     if (s.h) s.h += off;
     else s.f += off;
@@ -852,6 +859,27 @@ typedef struct {
     const float *bias;
 } lt__gepi;
 #define LT__GEPI_ON(e) ((e) && ((e)->p || (e)->bias))
+#ifdef LT__X86
+/* y[0..n) = round_bf16(y + b) (b NULL: round_bf16(y)), 16 at a time, the tail masked: one pass over
+   the row, the rounding as lt__gsrc16_lanes' */
+LT__TARGET("avx512f") static void lt__epi_bf16_avx512(const float *b, float *y, int64_t n) {
+    const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7FFF);
+    const __m512i hi = _mm512_set1_epi32((int)0xFFFF0000u), abs = _mm512_set1_epi32(0x7FFFFFFF);
+    const __m512i inf = _mm512_set1_epi32(0x7F800000);
+    int64_t j;
+    for (j = 0; j < n; j += 16) {
+        __mmask16 k = (__mmask16)(n - j >= 16 ? 0xFFFFu : (1u << (n - j)) - 1u);
+        __m512 v = _mm512_maskz_loadu_ps(k, y + j);
+        __m512i u, r;
+        __mmask16 nan;
+        if (b) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, b + j));
+        u = _mm512_castps_si512(v);
+        r = _mm512_add_epi32(_mm512_add_epi32(u, half), _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), one));
+        nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs), inf);
+        _mm512_mask_storeu_epi32(y + j, k, _mm512_mask_mov_epi32(_mm512_and_si512(r, hi), nan, hi));
+    }
+}
+#endif
 static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc, int64_t m, int64_t n) {
     float b16[LT__GEMM_NC_MAX];
     int64_t i, j;
@@ -868,6 +896,12 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     s.p = e->p;
     s.gelu = 0;
     if (e->bias) { s.f = e->bias; lt__gsrc_get(isa, &s, 0, n, b16); }
+#ifdef LT__X86
+    if (isa == 2 && e->p == LT_BF16) {
+        for (i = 0; i < m; i++) lt__epi_bf16_avx512(e->bias ? b16 : NULL, C + i * ldc, n);
+        return;
+    }
+#endif
     for (i = 0; i < m; i++) {
         float *y = C + i * ldc;
         if (e->bias) for (j = 0; j < n; j++) y[j] += b16[j];

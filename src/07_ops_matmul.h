@@ -238,7 +238,9 @@ static lt__gsrc lt__gsrc16(lt_dtype p, const lt__mm16_opnd *x, int64_t q) {
     lt__gsrc s;
     s.f = x->f ? x->f + q * x->stride : NULL;
     s.h = x->h ? x->h + q * x->stride : NULL;
-    s.p = x->exact && p == LT_F16 ? 0 : (int)p;   /* (bf16 keeps p: its pair kernel wants bf16 on both sides) */
+    /* values that are 16-bit already are packed as the float32 they are, but bf16 keeps p where
+       its products run on the pair kernel, which wants bf16 on both sides */
+    s.p = x->exact && (p == LT_F16 || !lt__gemm16_pairs(lt__gemm_pick())) ? 0 : (int)p;
     s.gelu = x->gelu;
     return s;
 }
@@ -374,7 +376,10 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     lt__mm16_opnd x, w;
     lt__save16(nd);
-    x = LT__AFF_X_GELU16(nd) == 1.0 ? lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0) : lt__opnd16_of(nd, 0, Ci, 0, 0);
+    if (LT__AFF_X_GELU16(nd) == 1.0) {   /* gelu16's output, read in place: 16-bit values */
+        x = lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0);
+        x.exact = lt__exact16(nd->in[0], p);
+    } else x = lt__opnd16_of(nd, 0, Ci, 0, 0);
     w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
     lt__gemm16(p, 1, R, O, Ci, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
 }

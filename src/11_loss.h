@@ -149,8 +149,10 @@ static float lt__lse16(lt_dtype p, const uint16_t *z, int64_t V, float *m) {
     int64_t j, j0;
     for (j0 = 0; j0 < V; j0 += 256) {
         int64_t n = V - j0 < 256 ? V - j0 : 256;
+        float pm;
         lt__from16(p, z + j0, x, (size_t)n);
-        for (j = 0; j < n; j++) if (x[j] > mm) mm = x[j];
+        pm = lt__row_max(x, n);   /* (16 lanes: a scalar max chain waits on each compare) */
+        if (pm > mm) mm = pm;
     }
     *m = mm;
     if (mm == -INFINITY) return -INFINITY;

@@ -47,6 +47,8 @@ run() {   # name, train_gpt flags...
     echo "$STEPS steps, $THREADS threads, $(uname -m). Peak RSS of the whole process (weights, AdamW state,"
     echo "gradients and activations); ms per step: the median after the first step."
     echo
+    python3 bench/machine.py 2>/dev/null
+    echo
     echo "| run | peak RSS MB | ms/step | planned MB | made again MB | extra GFLOP | loss | note |"
     echo "|---|---|---|---|---|---|---|---|"
     run none

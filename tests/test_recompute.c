@@ -399,6 +399,12 @@ static void test_recompute_all(void) {
                     "off \"%s\", every \"%s\", 2 \"%s\"", off, every, two);
             printf("info recompute.cli: %s\n", off);
             t_check(ok && !strcmp(off, cev), "recompute.cli.compiled", "off \"%s\", every compiled \"%s\"", off, cev);
+            /* --fused-head: the same bits with every block checkpointed, eager and compiled */
+            ok = tr_cli_run("off --fused-head", "off", off, sizeof off) &&
+                 tr_cli_run("every --fused-head", "off", every, sizeof every) &&
+                 tr_cli_run("every --fused-head", "on", cev, sizeof cev);
+            t_check(ok && !strcmp(off, every) && !strcmp(off, cev), "recompute.cli.fused_head",
+                    "off \"%s\", every \"%s\", every compiled \"%s\"", off, every, cev);
         }
     }
     tr_same_bits("recompute.eager.fp32.every", 1, 0, LT_F32);

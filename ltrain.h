@@ -9162,22 +9162,28 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
         lt__gemm16(p, 1, V, C, R, &dzt, &x, NULL, gw, C, 0, 1);
     }
 }
+/* The head + loss ops' arguments: x (..., C) alive, W [V, C], the targets as lt_cross_entropy's;
+   V, C and R (rows of x) on success, 0 with the context's error (naming `who`) otherwise. */
+static int lt__lce_args(lt_ctx *ctx, const char *who, lt_tensor *x, lt_tensor *w, const int32_t *targets, double denom,
+                        int use_count, int64_t *V, int64_t *C, int64_t *R) {
+    char b1[64], b2[64];
+    if (!lt__live(ctx, who, x, w)) return 0;
+    *C = x->shape[x->ndim - 1];
+    if (w->ndim != 2 || w->shape[1] != *C) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "%s: x is %s, W is %s: W must be [V,C] with C = x's last dim", who,
+                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2));
+        return 0;
+    }
+    *V = w->shape[0];
+    *R = x->n / *C;
+    return lt__ce_check(ctx, who, x, *V, *R, targets, denom, use_count);
+}
 /* The op behind lt_gpt_loss(_ex) at 16-bit precision (x = ln_f's output, W = the head: wte or lm_head). */
 static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt_tensor *w, const int32_t *targets,
                                   double denom, int use_count) {
     int64_t V, C, R, one = 1;
-    char b1[64], b2[64];
     lt__node *nd;
-    if (!lt__live(ctx, who, x, w)) return NULL;
-    C = x->shape[x->ndim - 1];
-    if (w->ndim != 2 || w->shape[1] != C) {
-        lt_set_error(ctx, LT_ERR_SHAPE, "%s: x is %s, W is %s: W must be [V,C] with C = x's last dim", who,
-                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2));
-        return NULL;
-    }
-    V = w->shape[0];
-    R = x->n / C;
-    if (!lt__ce_check(ctx, who, x, V, R, targets, denom, use_count)) return NULL;
+    if (!lt__lce_args(ctx, who, x, w, targets, denom, use_count, &V, &C, &R)) return NULL;
     nd = lt__node_new(ctx, LT__OP(linear_ce16), 1, &one, x, w, NULL, 0);
     if (!nd || !lt__node_ids(ctx, nd, targets, R)) return NULL;
     LT__LCE_V(nd) = V;
@@ -9300,18 +9306,8 @@ static void lt__linear_ce_bwd(lt__node *nd) {
 static lt_tensor *lt__linear_ce(lt_ctx *ctx, const char *who, lt_tensor *x, lt_tensor *w, const int32_t *targets,
                                 double denom, int use_count) {
     int64_t V, C, R, one = 1;
-    char b1[64], b2[64];
     lt__node *nd;
-    if (!lt__live(ctx, who, x, w)) return NULL;
-    C = x->shape[x->ndim - 1];
-    if (w->ndim != 2 || w->shape[1] != C) {
-        lt_set_error(ctx, LT_ERR_SHAPE, "%s: x is %s, W is %s: W must be [V,C] with C = x's last dim", who,
-                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2));
-        return NULL;
-    }
-    V = w->shape[0];
-    R = x->n / C;
-    if (!lt__ce_check(ctx, who, x, V, R, targets, denom, use_count)) return NULL;
+    if (!lt__lce_args(ctx, who, x, w, targets, denom, use_count, &V, &C, &R)) return NULL;
     nd = lt__node_new(ctx, LT__OP(linear_ce), 1, &one, x, w, NULL, 0);
     if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, 3 * R)) return NULL;
     LT__LCE_V(nd) = V;
@@ -12996,11 +12992,12 @@ static size_t lt__nfc_char(const unsigned char *s, size_t n, uint32_t *cp, int *
 /* Scratch of the normalizer: the output and the code points of a segment. */
 typedef struct { unsigned char *out; size_t cap; uint32_t *cp; size_t cpcap; } lt__nfc_buf;
 
-static int lt__nfc_room(void **p, size_t *cap, size_t need, size_t sz) {
-    size_t c = *cap ? *cap : 256, bytes;
+/* Grows *p (elements of size sz, capacity *cap) to hold at least need; 0 when out of memory. */
+static int lt__tok_grow(void **p, size_t *cap, size_t need, size_t sz) {
+    size_t c = *cap ? *cap : 64, bytes;
     void *q;
     if (need <= *cap) return 1;
-    while (c < need) { if (c > SIZE_MAX / 4) return 0; c *= 2; }
+    while (c < need) { if (c > SIZE_MAX / 2) return 0; c *= 2; }
     if (!lt_mul_size(c, sz, &bytes) || !(q = LT__REALLOC(*p, bytes))) return 0;
     *p = q;
     *cap = c;
@@ -13032,7 +13029,7 @@ static size_t lt__nfc(const unsigned char *s, size_t n, lt__nfc_buf *b, int *sam
         seg = start != SIZE_MAX ? start : i;
         *same = 0;
         if (seg > done) {
-            if (!lt__nfc_room((void **)&b->out, &b->cap, o + (seg - done), 1)) return SIZE_MAX;
+            if (!lt__tok_grow((void **)&b->out, &b->cap, o + (seg - done), 1)) return SIZE_MAX;
             memcpy(b->out + o, s + done, seg - done);
             o += seg - done;
         }
@@ -13040,18 +13037,18 @@ static size_t lt__nfc(const unsigned char *s, size_t n, lt__nfc_buf *b, int *sam
         for (j = seg; j < n; j += k) {
             k = lt__nfc_char(s + j, n - j, &cp, &st);
             if (st && j > seg && j >= i) break;
-            if (!lt__nfc_room((void **)&b->cp, &b->cpcap, 4 * (m + 4), sizeof(uint32_t))) return SIZE_MAX;
+            if (!lt__tok_grow((void **)&b->cp, &b->cpcap, 4 * (m + 4), sizeof(uint32_t))) return SIZE_MAX;
             m += lt__nfc_decompose(cp, b->cp + m);
         }
         m = lt__nfc_segment(b->cp, b->cp + m, b->cp + 2 * m, m);
-        if (!lt__nfc_room((void **)&b->out, &b->cap, o + 4 * m, 1)) return SIZE_MAX;
+        if (!lt__tok_grow((void **)&b->out, &b->cap, o + 4 * m, 1)) return SIZE_MAX;
         for (c = 0; c < m; c++) o += lt__tok_put_utf8(b->out + o, b->cp[c]);
         done = i = j;
         start = SIZE_MAX;
     }
     if (*same) return n;
     if (n > done) {
-        if (!lt__nfc_room((void **)&b->out, &b->cap, o + (n - done), 1)) return SIZE_MAX;
+        if (!lt__tok_grow((void **)&b->out, &b->cap, o + (n - done), 1)) return SIZE_MAX;
         memcpy(b->out + o, s + done, n - done);
     }
     return o + (n - done);
@@ -13485,18 +13482,6 @@ static lt_tokenizer *lt__tok_new(lt_ctx *ctx) {
     tk->ctx = ctx;
     tk->pat = LT_PRETOK_GPT2;
     return tk;
-}
-
-/* Grows *p (elements of size sz, capacity *cap) to hold at least need; 0 when out of memory. */
-static int lt__tok_grow(void **p, size_t *cap, size_t need, size_t sz) {
-    size_t c = *cap ? *cap : 64, bytes;
-    void *q;
-    if (need <= *cap) return 1;
-    while (c < need) { if (c > SIZE_MAX / 2) return 0; c *= 2; }
-    if (!lt_mul_size(c, sz, &bytes) || !(q = LT__REALLOC(*p, bytes))) return 0;
-    *p = q;
-    *cap = c;
-    return 1;
 }
 
 /* Appends a token read from a file: its raw bytes and id (checked later, in lt__tok_index). */

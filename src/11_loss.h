@@ -264,22 +264,28 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
         lt__gemm16(p, 1, V, C, R, &dzt, &x, NULL, gw, C, 0, 1);
     }
 }
+/* The head + loss ops' arguments: x (..., C) alive, W [V, C], the targets as lt_cross_entropy's;
+   V, C and R (rows of x) on success, 0 with the context's error (naming `who`) otherwise. */
+static int lt__lce_args(lt_ctx *ctx, const char *who, lt_tensor *x, lt_tensor *w, const int32_t *targets, double denom,
+                        int use_count, int64_t *V, int64_t *C, int64_t *R) {
+    char b1[64], b2[64];
+    if (!lt__live(ctx, who, x, w)) return 0;
+    *C = x->shape[x->ndim - 1];
+    if (w->ndim != 2 || w->shape[1] != *C) {
+        lt_set_error(ctx, LT_ERR_SHAPE, "%s: x is %s, W is %s: W must be [V,C] with C = x's last dim", who,
+                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2));
+        return 0;
+    }
+    *V = w->shape[0];
+    *R = x->n / *C;
+    return lt__ce_check(ctx, who, x, *V, *R, targets, denom, use_count);
+}
 /* The op behind lt_gpt_loss(_ex) at 16-bit precision (x = ln_f's output, W = the head: wte or lm_head). */
 static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt_tensor *w, const int32_t *targets,
                                   double denom, int use_count) {
     int64_t V, C, R, one = 1;
-    char b1[64], b2[64];
     lt__node *nd;
-    if (!lt__live(ctx, who, x, w)) return NULL;
-    C = x->shape[x->ndim - 1];
-    if (w->ndim != 2 || w->shape[1] != C) {
-        lt_set_error(ctx, LT_ERR_SHAPE, "%s: x is %s, W is %s: W must be [V,C] with C = x's last dim", who,
-                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2));
-        return NULL;
-    }
-    V = w->shape[0];
-    R = x->n / C;
-    if (!lt__ce_check(ctx, who, x, V, R, targets, denom, use_count)) return NULL;
+    if (!lt__lce_args(ctx, who, x, w, targets, denom, use_count, &V, &C, &R)) return NULL;
     nd = lt__node_new(ctx, LT__OP(linear_ce16), 1, &one, x, w, NULL, 0);
     if (!nd || !lt__node_ids(ctx, nd, targets, R)) return NULL;
     LT__LCE_V(nd) = V;
@@ -402,18 +408,8 @@ static void lt__linear_ce_bwd(lt__node *nd) {
 static lt_tensor *lt__linear_ce(lt_ctx *ctx, const char *who, lt_tensor *x, lt_tensor *w, const int32_t *targets,
                                 double denom, int use_count) {
     int64_t V, C, R, one = 1;
-    char b1[64], b2[64];
     lt__node *nd;
-    if (!lt__live(ctx, who, x, w)) return NULL;
-    C = x->shape[x->ndim - 1];
-    if (w->ndim != 2 || w->shape[1] != C) {
-        lt_set_error(ctx, LT_ERR_SHAPE, "%s: x is %s, W is %s: W must be [V,C] with C = x's last dim", who,
-                     lt_shape_str(x, b1, sizeof b1), lt_shape_str(w, b2, sizeof b2));
-        return NULL;
-    }
-    V = w->shape[0];
-    R = x->n / C;
-    if (!lt__ce_check(ctx, who, x, V, R, targets, denom, use_count)) return NULL;
+    if (!lt__lce_args(ctx, who, x, w, targets, denom, use_count, &V, &C, &R)) return NULL;
     nd = lt__node_new(ctx, LT__OP(linear_ce), 1, &one, x, w, NULL, 0);
     if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, 3 * R)) return NULL;
     LT__LCE_V(nd) = V;

@@ -772,11 +772,12 @@ static size_t lt__nfc_char(const unsigned char *s, size_t n, uint32_t *cp, int *
 /* Scratch of the normalizer: the output and the code points of a segment. */
 typedef struct { unsigned char *out; size_t cap; uint32_t *cp; size_t cpcap; } lt__nfc_buf;
 
-static int lt__nfc_room(void **p, size_t *cap, size_t need, size_t sz) {
-    size_t c = *cap ? *cap : 256, bytes;
+/* Grows *p (elements of size sz, capacity *cap) to hold at least need; 0 when out of memory. */
+static int lt__tok_grow(void **p, size_t *cap, size_t need, size_t sz) {
+    size_t c = *cap ? *cap : 64, bytes;
     void *q;
     if (need <= *cap) return 1;
-    while (c < need) { if (c > SIZE_MAX / 4) return 0; c *= 2; }
+    while (c < need) { if (c > SIZE_MAX / 2) return 0; c *= 2; }
     if (!lt_mul_size(c, sz, &bytes) || !(q = LT__REALLOC(*p, bytes))) return 0;
     *p = q;
     *cap = c;
@@ -808,7 +809,7 @@ static size_t lt__nfc(const unsigned char *s, size_t n, lt__nfc_buf *b, int *sam
         seg = start != SIZE_MAX ? start : i;
         *same = 0;
         if (seg > done) {
-            if (!lt__nfc_room((void **)&b->out, &b->cap, o + (seg - done), 1)) return SIZE_MAX;
+            if (!lt__tok_grow((void **)&b->out, &b->cap, o + (seg - done), 1)) return SIZE_MAX;
             memcpy(b->out + o, s + done, seg - done);
             o += seg - done;
         }
@@ -816,18 +817,18 @@ static size_t lt__nfc(const unsigned char *s, size_t n, lt__nfc_buf *b, int *sam
         for (j = seg; j < n; j += k) {
             k = lt__nfc_char(s + j, n - j, &cp, &st);
             if (st && j > seg && j >= i) break;
-            if (!lt__nfc_room((void **)&b->cp, &b->cpcap, 4 * (m + 4), sizeof(uint32_t))) return SIZE_MAX;
+            if (!lt__tok_grow((void **)&b->cp, &b->cpcap, 4 * (m + 4), sizeof(uint32_t))) return SIZE_MAX;
             m += lt__nfc_decompose(cp, b->cp + m);
         }
         m = lt__nfc_segment(b->cp, b->cp + m, b->cp + 2 * m, m);
-        if (!lt__nfc_room((void **)&b->out, &b->cap, o + 4 * m, 1)) return SIZE_MAX;
+        if (!lt__tok_grow((void **)&b->out, &b->cap, o + 4 * m, 1)) return SIZE_MAX;
         for (c = 0; c < m; c++) o += lt__tok_put_utf8(b->out + o, b->cp[c]);
         done = i = j;
         start = SIZE_MAX;
     }
     if (*same) return n;
     if (n > done) {
-        if (!lt__nfc_room((void **)&b->out, &b->cap, o + (n - done), 1)) return SIZE_MAX;
+        if (!lt__tok_grow((void **)&b->out, &b->cap, o + (n - done), 1)) return SIZE_MAX;
         memcpy(b->out + o, s + done, n - done);
     }
     return o + (n - done);
@@ -1261,18 +1262,6 @@ static lt_tokenizer *lt__tok_new(lt_ctx *ctx) {
     tk->ctx = ctx;
     tk->pat = LT_PRETOK_GPT2;
     return tk;
-}
-
-/* Grows *p (elements of size sz, capacity *cap) to hold at least need; 0 when out of memory. */
-static int lt__tok_grow(void **p, size_t *cap, size_t need, size_t sz) {
-    size_t c = *cap ? *cap : 64, bytes;
-    void *q;
-    if (need <= *cap) return 1;
-    while (c < need) { if (c > SIZE_MAX / 2) return 0; c *= 2; }
-    if (!lt_mul_size(c, sz, &bytes) || !(q = LT__REALLOC(*p, bytes))) return 0;
-    *p = q;
-    *cap = c;
-    return 1;
 }
 
 /* Appends a token read from a file: its raw bytes and id (checked later, in lt__tok_index). */

@@ -146,12 +146,16 @@ static LT__TARGET("avx2,f16c") void lt__from_f16_avx2(const uint16_t *in, float 
     lt__from_f16_scalar(in + i, out + i, n - i);
 }
 
-static LT__TARGET("avx512f") __m512i lt__bf16_round16(__m512i u) {
+static inline LT__TARGET("avx512f") __m512i lt__bf16_round16(__m512i u) {
     __m512i r = _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), _mm512_set1_epi32(1));
     __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
                                             _mm512_set1_epi32(0x7F800000));
     r = _mm512_maskz_srli_epi32(LT__M16, _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), r), 16);
     return _mm512_mask_mov_epi32(r, nan, _mm512_set1_epi32(0xFFFF));
+}
+/* the same rounding kept as float32 bits: 16 floats rounded to bf16 values (a NaN to 0xFFFF0000) */
+static inline LT__TARGET("avx512f") __m512 lt__bf16_round_f32(__m512i u) {
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, lt__bf16_round16(u), 16));
 }
 static LT__TARGET("avx512f") void lt__to_bf16_avx512(const float *in, uint16_t *out, size_t n) {
     size_t i = 0;

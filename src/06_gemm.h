@@ -555,14 +555,7 @@ LT__TARGET("avx512f") static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, i
         return s->p == LT_F16 ? _mm512_maskz_cvtph_ps(LT__M16, h) : _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, h), 16));
     }
     if (s->p == LT_F16) return _mm512_maskz_cvtph_ps(LT__M16, _mm512_maskz_cvtps_ph(LT__M16, _mm512_loadu_ps(s->f + i), _MM_FROUND_TO_NEAREST_INT));
-    {
-        __m512i u = _mm512_loadu_si512((const void *)(s->f + i)), hi = _mm512_set1_epi32((int)0xFFFF0000u);
-        __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)),
-                                     _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), _mm512_set1_epi32(1)));
-        __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
-                                                _mm512_set1_epi32(0x7F800000));
-        return _mm512_castsi512_ps(_mm512_mask_mov_epi32(_mm512_and_si512(r, hi), nan, hi));
-    }
+    return lt__bf16_round_f32(_mm512_loadu_si512((const void *)(s->f + i)));
 }
 static float lt__gsrc_one(const lt__gsrc *s, int64_t i) {
     if (s->gelu) return lt__gelu16_y[s->p == LT_F16][s->h[i]];
@@ -637,15 +630,8 @@ LT__TARGET("avx512f") static void lt__gsrc_get_avx512(const lt__gsrc *s, int64_t
                 _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, _mm512_maskz_cvtps_ph(LT__M16, _mm512_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT)));
             for (; i < n; i++) out[i] = lt_f16_to_f32(lt_f32_to_f16(f[i]));
         } else {
-            const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7FFF);
-            const __m512i hi = _mm512_set1_epi32((int)0xFFFF0000u), abs = _mm512_set1_epi32(0x7FFFFFFF);
-            const __m512i inf = _mm512_set1_epi32(0x7F800000);
-            for (; i + 16 <= n; i += 16) {
-                __m512i u = _mm512_loadu_si512((const void *)(f + i));
-                __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, half), _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), one));
-                __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs), inf);
-                _mm512_storeu_si512((void *)(out + i), _mm512_mask_mov_epi32(_mm512_and_si512(r, hi), nan, hi));
-            }
+            for (; i + 16 <= n; i += 16)
+                _mm512_storeu_ps(out + i, lt__bf16_round_f32(_mm512_loadu_si512((const void *)(f + i))));
             for (; i < n; i++) out[i] = lt_bf16_to_f32(lt_f32_to_bf16(f[i]));
         }
     }
@@ -732,14 +718,7 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
 LT__TARGET("avx512f,avx512bw,avx512vl") static inline __m512i lt__bf16_bits(const lt__gsrc *s, int64_t at, int n) {
     __mmask16 k = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
     if (s->h) return _mm512_maskz_cvtepu16_epi32(k, _mm256_maskz_loadu_epi16(k, s->h + at));
-    {   /* float32: rounded to nearest even as lt_f32_to_bf16, a NaN to 0xFFFF (as lt__gsrc16_lanes) */
-        __m512i u = _mm512_maskz_loadu_epi32(k, s->f + at);
-        __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)),
-                                     _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), _mm512_set1_epi32(1)));
-        __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
-                                                _mm512_set1_epi32(0x7F800000));
-        return _mm512_mask_mov_epi32(_mm512_maskz_srli_epi32(LT__M16, r, 16), nan, _mm512_set1_epi32(0xFFFF));
-    }
+    return lt__bf16_round16(_mm512_maskz_loadu_epi32(k, s->f + at));   /* float32: rounded as lt_f32_to_bf16 */
 }
 /* pair words of two runs: lo's bits in the low half, hi's in the high half */
 LT__TARGET("avx512f,avx512bw,avx512vl") static inline __m512i lt__pair_words(__m512i lo, __m512i hi) {
@@ -863,20 +842,12 @@ typedef struct {
 /* y[0..n) = round_bf16(y + b) (b NULL: round_bf16(y)), 16 at a time, the tail masked: one pass over
    the row, the rounding as lt__gsrc16_lanes' */
 LT__TARGET("avx512f") static void lt__epi_bf16_avx512(const float *b, float *y, int64_t n) {
-    const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7FFF);
-    const __m512i hi = _mm512_set1_epi32((int)0xFFFF0000u), abs = _mm512_set1_epi32(0x7FFFFFFF);
-    const __m512i inf = _mm512_set1_epi32(0x7F800000);
     int64_t j;
     for (j = 0; j < n; j += 16) {
         __mmask16 k = (__mmask16)(n - j >= 16 ? 0xFFFFu : (1u << (n - j)) - 1u);
         __m512 v = _mm512_maskz_loadu_ps(k, y + j);
-        __m512i u, r;
-        __mmask16 nan;
         if (b) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, b + j));
-        u = _mm512_castps_si512(v);
-        r = _mm512_add_epi32(_mm512_add_epi32(u, half), _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), one));
-        nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs), inf);
-        _mm512_mask_storeu_epi32(y + j, k, _mm512_mask_mov_epi32(_mm512_and_si512(r, hi), nan, hi));
+        _mm512_mask_storeu_ps(y + j, k, lt__bf16_round_f32(_mm512_castps_si512(v)));
     }
 }
 #endif

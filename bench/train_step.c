@@ -13,6 +13,7 @@
      --peak    instead: the best lt_sgemm GFLOP/s at 2048^3 with these threads (the MFU base)
      --phases  also print the median ms of zero_grad / forward+loss / backward / AdamW to stderr
      --trace   also print the peak RSS (VmHWM) after each setup stage and the first steps to stderr
+     --precision fp32|bf16|fp16  the step at this precision (lt_set_precision; fp32 default)
      --profile also print lt_profile_print's table of kernel time by op (the timed steps, warm-up not
               counted) to stderr; with --phases, the share table of bench/step_shares.md
    The memory floor in the JSON line: state_mb = 16 bytes a parameter (weights, gradients, AdamW's
@@ -99,6 +100,7 @@ static int peak(void) {
 int main(int argc, char **argv) {
     bench_cfg cfg = configs[0];
     int threads = 0, steps = 10, warmup = 2, do_peak = 0, phases = 0, compiled = 0, profile = 0, i, s;
+    lt_dtype precision = LT_F32;
     lt_plan *plan = NULL;
     bench_step bs;
     double *ph = NULL;
@@ -130,6 +132,10 @@ int main(int argc, char **argv) {
             }
             if (n == 6) cfg.KV = cfg.hidden = 0;
             cfg.name = "custom";
+        } else if (!strcmp(argv[i], "--precision") && i + 1 < argc) {
+            const char *p = argv[++i];
+            precision = !strcmp(p, "bf16") ? LT_BF16 : !strcmp(p, "fp16") ? LT_F16 : LT_F32;
+            if (precision == LT_F32 && strcmp(p, "fp32")) { fprintf(stderr, "--precision wants fp32, bf16 or fp16\n"); return 2; }
         } else if (!strcmp(argv[i], "--compile")) {
             compiled = 1;
         } else if (!strcmp(argv[i], "--phases")) {
@@ -144,7 +150,7 @@ int main(int argc, char **argv) {
             printf("usage: bench_train_step [--config char-small|gpt-mini|gpt2-124M|llama-mini\n"
                    "                        | --model V,L,H,C,T,B[,KV,HIDDEN]]\n"
                    "                        [--threads N] [--steps 10] [--warmup 2] [--compile] [--peak] [--phases]\n"
-                   "                        [--trace] [--profile]\n");
+                   "                        [--trace] [--profile] [--precision fp32|bf16|fp16]\n");
             return !strcmp(argv[i], "--help") ? 0 : 2;
         }
     }
@@ -154,6 +160,7 @@ int main(int argc, char **argv) {
     trace("start");
     ctx = lt_ctx_create(1337);
     trace("lt_ctx_create");
+    if (ctx && lt_set_precision(ctx, precision) != LT_OK) { fprintf(stderr, "%s\n", lt_error(ctx)); return 1; }
     gc = cfg.KV ? lt_llama_config(cfg.V, cfg.T, cfg.L, cfg.H, cfg.KV, cfg.C, cfg.hidden)
                 : lt_gpt2_config(cfg.V, cfg.T, cfg.L, cfg.H, cfg.C);
     g = ctx ? lt_gpt_create(ctx, &gc) : NULL;

@@ -275,17 +275,20 @@ static void lt__save16(lt__node *nd) {
 }
 
 /* db += Σ_rows round16(dy), float32 sums (torch sums the bf16 dy its mm reads); threads take
-   blocks of 64 columns and add the rows in order, so the sums do not depend on the thread count */
+   blocks of 64 columns and add the rows in order, so the sums do not depend on the thread count.
+   dy is read as float32 gy (rounded here) or as its 16-bit copy gh (the other NULL). */
 #ifdef LT__X86
 /* 64 columns (all present) in 4 registers, rounded 16 at a time as the GEMM's packing rounds */
-LT__TARGET("avx512f") static void lt__bias_grad16_avx512(int p, float *acc, const float *gy, int64_t R, int64_t O) {
+LT__TARGET("avx512f") static void lt__bias_grad16_avx512(int p, float *acc, const float *gy, const uint16_t *gh,
+                                                         int64_t R, int64_t O) {
     __m512 a0 = _mm512_loadu_ps(acc), a1 = _mm512_loadu_ps(acc + 16), a2 = _mm512_loadu_ps(acc + 32);
     __m512 a3 = _mm512_loadu_ps(acc + 48);
     lt__gsrc s;
     int64_t r;
-    s.h = NULL; s.p = p; s.gelu = 0;
+    s.f = NULL; s.h = NULL; s.p = p; s.gelu = 0;
     for (r = 0; r < R; r++) {
-        s.f = gy + r * O;
+        if (gh) s.h = gh + r * O;
+        else s.f = gy + r * O;
         a0 = _mm512_add_ps(a0, lt__gsrc16_lanes(&s, 0));
         a1 = _mm512_add_ps(a1, lt__gsrc16_lanes(&s, 16));
         a2 = _mm512_add_ps(a2, lt__gsrc16_lanes(&s, 32));
@@ -295,7 +298,7 @@ LT__TARGET("avx512f") static void lt__bias_grad16_avx512(int p, float *acc, cons
     _mm512_storeu_ps(acc + 32, a2); _mm512_storeu_ps(acc + 48, a3);
 }
 #endif
-static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, int64_t R, int64_t O) {
+static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, const uint16_t *gh, int64_t R, int64_t O) {
     int64_t nb = (O + 63) / 64, b;
     int simd = 0;
     (void)simd;
@@ -309,13 +312,14 @@ static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, int64_t R, i
         for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
 #ifdef LT__X86
         if (simd && w == 64) {
-            lt__bias_grad16_avx512((int)p, acc, gy + j0, R, O);
+            lt__bias_grad16_avx512((int)p, acc, gy ? gy + j0 : NULL, gh ? gh + j0 : NULL, R, O);
             for (j = 0; j < w; j++) gb[j0 + j] = acc[j];
             continue;
         }
 #endif
         for (r = 0; r < R; r++) {
-            lt__round16(p, gy + r * O + j0, s, (size_t)w);
+            if (gh) lt__from16(p, gh + r * O + j0, s, (size_t)w);
+            else lt__round16(p, gy + r * O + j0, s, (size_t)w);
             for (j = 0; j < w; j++) acc[j] += s[j];
         }
         for (j = 0; j < w; j++) gb[j0 + j] = acc[j];
@@ -383,6 +387,9 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
     w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
     lt__gemm16(p, 1, R, O, Ci, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
 }
+/* Backward reads dy up to three times (dx, dW, db): when more than once, dy is rounded to 16 bits
+   once, into a scratch copy the three read (the same values as rounding while packing, half the
+   bytes); without memory for the copy each reader rounds the float32 dy itself. */
 static void lt__affine16_bwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
@@ -390,6 +397,13 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
     float *gy = nd->out->grad;
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0), dyt = lt__opnd16(gy, NULL, O, 0, 1), x, w;
+    uint16_t *gh = NULL;
+    if ((gx != NULL) + (gw != NULL) + (gb != NULL) > 1 && (gh = (uint16_t *)LT__MALLOC((size_t)(R * O) * 2)) != NULL) {
+        if (p == LT_F16) lt_f32_to_f16_array(gy, gh, (size_t)(R * O));
+        else lt_f32_to_bf16_array(gy, gh, (size_t)(R * O));
+        dy = lt__opnd16(NULL, gh, O, 0, 0);
+        dyt = lt__opnd16(NULL, gh, O, 0, 1);
+    }
     if (gx) {   /* dx (R,I) += dy · W (linear) or dy · Wᵀ (conv1d) */
         w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, !wt);
         lt__gemm16(p, 1, R, Ci, O, &dy, &w, NULL, gx, Ci, 0, add ? 1 : 2);
@@ -403,7 +417,8 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
             lt__gemm16(p, 1, Ci, O, R, &x, &dy, NULL, gw, O, 0, 1);
         }
     }
-    if (gb) lt__bias_grad16(p, gb, gy, R, O);
+    if (gb) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, R, O);
+    LT__FREE(gh);
 }
 static void lt__linear16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 1); }
 static void lt__linear16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 1); }

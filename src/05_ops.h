@@ -192,6 +192,36 @@ LT__TARGET("avx512f") static inline __m512 lt__exp_neg16(__m512 a) {
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     return _mm512_maskz_scalef_ps(LT__M16, p, n);
 }
+/* lt__exp_sum and lt__exp_grad (@@OPS.softmax) with lt__exp_neg16, 16 values at a time, the last
+   ones masked: the sum in 16 lanes added up at the end, the gradient row mul then add as the
+   portable loop. */
+LT__TARGET("avx512f") static float lt__exp_sum_avx512(const float *x, int64_t n, float m) {
+    __m512 acc = _mm512_setzero_ps(), vm = _mm512_set1_ps(m);
+    int64_t j;
+    for (j = 0; j < n; j += 16) {
+        __mmask16 k = (__mmask16)(n - j >= 16 ? 0xFFFFu : (1u << (n - j)) - 1u);
+        acc = _mm512_mask_add_ps(acc, k, acc, lt__exp_neg16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j), vm)));
+    }
+    {   /* the 16 lanes added pairwise: 8 + 8, 4 + 4, 2 + 2, 1 + 1 */
+        float t[16];
+        int w, i;
+        _mm512_storeu_ps(t, acc);
+        for (w = 8; w > 0; w /= 2)
+            for (i = 0; i < w; i++) t[i] += t[i + w];
+        return t[0];
+    }
+}
+LT__TARGET("avx512f") static void lt__exp_grad_avx512(const float *x, float *y, int64_t n, float m, float ls, float g,
+                                                     int add) {
+    __m512 vm = _mm512_set1_ps(m), vl = _mm512_set1_ps(ls), vg = _mm512_set1_ps(g);
+    int64_t j;
+    for (j = 0; j < n; j += 16) {
+        __mmask16 k = (__mmask16)(n - j >= 16 ? 0xFFFFu : (1u << (n - j)) - 1u);
+        __m512 e = lt__exp_neg16(_mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j), vm), vl));
+        __m512 v = _mm512_mul_ps(vg, e);
+        _mm512_mask_storeu_ps(y + j, k, _mm512_add_ps(add ? _mm512_maskz_loadu_ps(k, y + j) : _mm512_setzero_ps(), v));
+    }
+}
 
 /* d (8,8) = sᵀ of the 8 x 8 block at s (row strides lds, ldd), turned in AVX registers: pairs of
    rows interleaved, then pairs of pairs, then the 128-bit halves exchanged (the attention's
@@ -1224,21 +1254,47 @@ static float lt__row_max(const float *x, int64_t V) {
 /* A row's max m (through *m; -inf for a row of -inf) and log Σ exp(x_j - m), kept apart as in
    torch's log_softmax, (x - m) - log Σ: the sum m + log Σ would round to m's ulp (~1e-3 at
    |m| = 1e4) and lose the small part of every log-probability. */
-static float lt__lse_shifted(const float *x, int64_t V, float *m) {
-    double s = 0;
+/* Σ_{j<n} exp(x_j - m) for x_j <= m, in float partial sums (the caller adds blocks of 256 of
+   them in double): the portable loop in the SIMD lanes the compiler picks, or with AVX-512
+   (simd, lt__act_simd) 16 lanes of lt__exp_neg16, whose terms are within an ulp or two of
+   lt__exp_neg's.  Every softmax-type row (cross-entropy, the fused heads, log_softmax) sums
+   through here, so they agree with each other on a CPU. */
+static float lt__exp_sum(int simd, const float *x, int64_t n, float m) {
+    float part = 0.0f;
     int64_t j;
+#ifdef LT__X86
+    if (simd) return lt__exp_sum_avx512(x, n, m);
+#else
+    (void)simd;
+#endif
+    LT__OMP(simd reduction(+ : part))
+    for (j = 0; j < n; j++) part += lt__exp_neg(x[j] - m);
+    return part;
+}
+/* y_j = g·exp((x_j - m) - ls) added to y_j (add) or to 0 (the bits of += into zeros), j < n;
+   y may be x.  The cross-entropy gradient g·(p - onehot) before its onehot part. */
+static void lt__exp_grad(int simd, const float *x, float *y, int64_t n, float m, float ls, float g, int add) {
+    int64_t j;
+#ifdef LT__X86
+    if (simd) { lt__exp_grad_avx512(x, y, n, m, ls, g, add); return; }
+#else
+    (void)simd;
+#endif
+    if (add) {
+        LT__OMP(simd)
+        for (j = 0; j < n; j++) y[j] += g * lt__exp_neg((x[j] - m) - ls);
+    } else {
+        LT__OMP(simd)
+        for (j = 0; j < n; j++) y[j] = 0.0f + g * lt__exp_neg((x[j] - m) - ls);
+    }
+}
+static float lt__lse_shifted(int simd, const float *x, int64_t V, float *m) {
+    double s = 0;
+    int64_t j0;
     *m = lt__row_max(x, V);
     if (*m == -INFINITY) return -INFINITY;
-    {   /* float partial sums in SIMD lanes, accumulated in double per block of 256 */
-        int64_t j0;
-        for (j0 = 0; j0 < V; j0 += 256) {
-            int64_t j1 = j0 + 256 < V ? j0 + 256 : V;
-            float part = 0.0f, mm = *m;
-            LT__OMP(simd reduction(+ : part))
-            for (j = j0; j < j1; j++) part += lt__exp_neg(x[j] - mm);
-            s += part;
-        }
-    }
+    for (j0 = 0; j0 < V; j0 += 256)   /* float partial sums, accumulated in double per block of 256 */
+        s += lt__exp_sum(simd, x + j0, V - j0 < 256 ? V - j0 : 256, *m);
     return (float)log(s);
 }
 static void lt__softmax_fwd(lt__node *nd) {
@@ -1273,9 +1329,10 @@ LTRAIN_DEF lt_tensor *lt_softmax(lt_ctx *ctx, lt_tensor *a) { return lt__unary(c
 
 static void lt__log_softmax_fwd(lt__node *nd) {
     int64_t V = nd->in[0]->shape[nd->in[0]->ndim - 1], R = nd->out->n / V, r;
+    int simd = lt__act_simd();
     for (r = 0; r < R; r++) {
         const float *x = nd->in[0]->data + r * V;
-        float *y = nd->out->data + r * V, m, ls = lt__lse_shifted(x, V, &m);
+        float *y = nd->out->data + r * V, m, ls = lt__lse_shifted(simd, x, V, &m);
         int64_t j;
         for (j = 0; j < V; j++) y[j] = m == -INFINITY ? -INFINITY : (x[j] - m) - ls;
     }

@@ -28,13 +28,14 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
     float *row = nd->save[0];   /* per-row losses, summed in order afterwards: deterministic */
     float *rm = row + R, *rl = row + 2 * R;
     double total = 0;
+    int simd = lt__act_simd();
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
         const float *x = nd->in[0]->data + r * V;
         int32_t t = nd->ids[r];
         float m, ls;
         if (t == LT_IGNORE_INDEX) { row[r] = rm[r] = rl[r] = 0.0f; continue; }
-        ls = lt__lse_shifted(x, V, &m);
+        ls = lt__lse_shifted(simd, x, V, &m);
         row[r] = (m - x[t]) + ls;
         rm[r] = m;
         rl[r] = ls;
@@ -45,6 +46,7 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
 static void lt__cross_entropy_bwd(lt__node *nd) {
     int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V, r;
     float *gx, g;
+    int simd = lt__act_simd();
     if (LT__CE_OVER(nd) && nd->in[0]->requires_grad && !nd->in[0]->grad) nd->in[0]->grad = nd->in[0]->data;  /* in place */
     gx = lt__grad(nd->in[0], nd->ctx);
     if (!gx) return;
@@ -58,18 +60,11 @@ static void lt__cross_entropy_bwd(lt__node *nd) {
         const float *x = nd->in[0]->data + r * V;
         float *gr = gx + r * V, m = nd->save[0][R + r], ls = nd->save[0][2 * R + r];
         int32_t t = nd->ids[r];
-        int64_t j;
         if (t == LT_IGNORE_INDEX) {
             if (gr == x) memset(gr, 0, (size_t)V * sizeof(float));
             continue;
         }
-        if (gr == x) {   /* in place: 0 + g·p, the bits of += into zeros */
-            LT__OMP(simd)
-            for (j = 0; j < V; j++) gr[j] = 0.0f + g * lt__exp_neg((x[j] - m) - ls);
-        } else {
-            LT__OMP(simd)
-            for (j = 0; j < V; j++) gr[j] += g * lt__exp_neg((x[j] - m) - ls);
-        }
+        lt__exp_grad(simd, x, gr, V, m, ls, g, gr != x);   /* in place: 0 + g·p, the bits of += into zeros */
         gr[t] -= g;
     }
 }
@@ -143,10 +138,10 @@ static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
 static int64_t lt__ce16_save_floats(int64_t R, int64_t V) { return (R * V + 1) / 2 + 3 * R; }
 
 /* lt__lse_shifted on a 16-bit row: the same max and the same sums in blocks of 256 */
-static float lt__lse16(lt_dtype p, const uint16_t *z, int64_t V, float *m) {
+static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, float *m) {
     float x[256], mm = -INFINITY;
     double s = 0;
-    int64_t j, j0;
+    int64_t j0;
     for (j0 = 0; j0 < V; j0 += 256) {
         int64_t n = V - j0 < 256 ? V - j0 : 256;
         float pm;
@@ -158,11 +153,8 @@ static float lt__lse16(lt_dtype p, const uint16_t *z, int64_t V, float *m) {
     if (mm == -INFINITY) return -INFINITY;
     for (j0 = 0; j0 < V; j0 += 256) {
         int64_t n = V - j0 < 256 ? V - j0 : 256;
-        float part = 0.0f;
         lt__from16(p, z + j0, x, (size_t)n);
-        LT__OMP(simd reduction(+ : part))
-        for (j = 0; j < n; j++) part += lt__exp_neg(x[j] - mm);
-        s += part;
+        s += lt__exp_sum(simd, x, n, mm);
     }
     return (float)log(s);
 }
@@ -186,7 +178,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__CE16_COLS ? V : LT__CE16_COLS, r, bi;
     int64_t nblk = (V + LT__CE16_COLS - 1) / LT__CE16_COLS;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
-    int id = lt__gemm_pick(), nt = lt_get_threads();
+    int id = lt__gemm_pick(), nt = lt_get_threads(), simd = lt__act_simd();
     double total = 0;
     float *blk;
     /* many column blocks: one block per thread at a time, each a one-thread GEMM (one parallel
@@ -219,7 +211,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
         int32_t t = nd->ids[r];
         float m, ls, zt;
         if (t == LT_IGNORE_INDEX) { bf.loss[r] = 0.0f; continue; }
-        ls = lt__lse16(p, bf.z + r * V, V, &m);
+        ls = lt__lse16(simd, p, bf.z + r * V, V, &m);
         lt__from16(p, bf.z + r * V + t, &zt, 1);
         bf.m[r] = m;
         bf.lse[r] = ls;
@@ -233,6 +225,7 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
     float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), g;
+    int simd = lt__act_simd();
     lt__mm16_opnd dz = lt__opnd16(NULL, bf.z, V, 0, 0), dzt = lt__opnd16(NULL, bf.z, V, 0, 1), x, w;
     if (!(LT__LCE_DENOM(nd) > 0)) return;
     g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
@@ -241,7 +234,7 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
         uint16_t *zr = bf.z + r * V;
         int32_t t = nd->ids[r];
         float v[256], m = bf.m[r], ls = bf.lse[r];
-        int64_t j, j0;
+        int64_t j0;
         for (j0 = 0; j0 < V; j0 += 256) {
             int64_t n = V - j0 < 256 ? V - j0 : 256;
             if (t == LT_IGNORE_INDEX) {
@@ -249,8 +242,7 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
                 continue;
             }
             lt__from16(p, zr + j0, v, (size_t)n);
-            LT__OMP(simd)
-            for (j = 0; j < n; j++) v[j] = 0.0f + g * lt__exp_neg((v[j] - m) - ls);
+            lt__exp_grad(simd, v, v, n, m, ls, g, 0);
             if (t >= j0 && t < j0 + n) v[t - j0] -= g;
             lt__to16(p, v, zr + j0, (size_t)n);
         }
@@ -320,6 +312,7 @@ static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt
 static void lt__linear_ce_fwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__LCE_COLS ? V : LT__LCE_COLS;
     int64_t v0, r;
+    int simd = lt__act_simd();
     float *rm = nd->save[0], *rl = rm + R, *row = rm + 2 * R, *blk, *zt;
     double *rs, total = 0;
     int64_t nb = (R * cols + 1) / 2 * 2;   /* the block's floats, rounded to an even count: rs is 8-aligned */
@@ -340,7 +333,7 @@ static void lt__linear_ce_fwd(lt__node *nd) {
             const float *z = blk + r * n;
             int32_t t = nd->ids[r];
             float bm, mm;
-            int64_t j, j0;
+            int64_t j0;
             double s = 0;
             if (t == LT_IGNORE_INDEX) continue;
             if (t >= v0 && t < v0 + n) zt[r] = z[t - v0];
@@ -352,13 +345,7 @@ static void lt__linear_ce_fwd(lt__node *nd) {
                 rm[r] = bm;
             }
             mm = rm[r];
-            for (j0 = 0; j0 < n; j0 += 256) {
-                int64_t j1 = j0 + 256 < n ? j0 + 256 : n;
-                float part = 0.0f;
-                LT__OMP(simd reduction(+ : part))
-                for (j = j0; j < j1; j++) part += lt__exp_neg(z[j] - mm);
-                s += part;
-            }
+            for (j0 = 0; j0 < n; j0 += 256) s += lt__exp_sum(simd, z + j0, n - j0 < 256 ? n - j0 : 256, mm);
             rs[r] += s;
         }
     }
@@ -375,7 +362,7 @@ static void lt__linear_ce_bwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__LCE_COLS ? V : LT__LCE_COLS;
     int64_t v0, r;
     const float *x = nd->in[0]->data, *rm = nd->save[0], *rl = rm + R;
-    int add = 1;
+    int add = 1, simd = lt__act_simd();
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *blk, g;
     if (gx && !add && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gx, nd->in[0]->n);   /* no gradient: zeros */
     if ((!gx && !gw) || !(LT__LCE_DENOM(nd) > 0)) return;
@@ -394,10 +381,8 @@ static void lt__linear_ce_bwd(lt__node *nd) {
         for (r = 0; r < R; r++) {   /* dz over the block */
             float *z = blk + r * n, m = rm[r], ls = rl[r];
             int32_t t = nd->ids[r];
-            int64_t j;
             if (t == LT_IGNORE_INDEX) { memset(z, 0, (size_t)n * sizeof(float)); continue; }
-            LT__OMP(simd)
-            for (j = 0; j < n; j++) z[j] = 0.0f + g * lt__exp_neg((z[j] - m) - ls);
+            lt__exp_grad(simd, z, z, n, m, ls, g, 0);
             if (t >= v0 && t < v0 + n) z[t - v0] -= g;
         }
         if (gx) lt_sgemm(0, 0, R, C, n, 1.0f, blk, n, w, C, add || v0 > 0 ? 1.0f : 0.0f, gx, C);   /* dx (R,C) += dz_b·W_b */

@@ -6295,28 +6295,65 @@ static void lt__pf_step(lt__pf *f) {
     (void)f;
 #endif
 }
+/* The register tiles of a packed A block (mc x kc, slivers MR tall) against a packed B panel
+   (kc x nc, slivers NR wide): C (mc, nc) = alpha·A·B + bet·C, a partial tile computed on the
+   side and merged.  pf (or NULL): prefetches spread over the tiles. */
+static void lt__gemm_tiles(const lt__gemm_impl *g, lt__ukernel fn, int64_t mc, int64_t nc, int64_t kc, const float *ap,
+                           const float *bp, float alpha, float bet, float *C, int64_t ldc, lt__pf *pf) {
+    float edge[16 * 32];
+    int64_t ir, jr;
+    for (ir = 0; ir < mc; ir += g->mr) {
+        int h = mc - ir < g->mr ? (int)(mc - ir) : g->mr;
+        const float *as = ap + ir * LT__KS;
+        for (jr = 0; jr < nc; jr += g->nr) {
+            int w = nc - jr < g->nr ? (int)(nc - jr) : g->nr, i, j;
+            float *c = C + ir * ldc + jr;
+            if (pf) lt__pf_step(pf);
+            if (h == g->mr && w == g->nr) {
+                fn(kc, as, bp + jr * kc, c, ldc, alpha, bet);
+                continue;
+            }
+            fn(kc, as, bp + jr * kc, edge, g->nr, alpha, 0.0f);
+            for (i = 0; i < h; i++)
+                for (j = 0; j < w; j++)
+                    c[i * ldc + j] = edge[i * g->nr + j] + (bet == 0.0f ? 0.0f : bet * c[i * ldc + j]);
+        }
+    }
+}
+/* op(B)[0..kc, 0..nc] (bs at its first element) packed as the kernel wants it */
+static void lt__gemm_pack_b(const lt__gemm_impl *g, int tb, const lt__gsrc *bs, int64_t ldb, int64_t kc, int64_t nc,
+                            float *bp) {
+#ifdef LT__X86
+    if (g->dp) { lt__pack_b_dp(tb, bs, ldb, kc, nc, g->nr, bp); return; }
+#endif
+    if (bs->h || bs->p) lt__pack_b16(tb, g->isa, bs, ldb, kc, nc, g->nr, bp);
+    else lt__pack_b(tb, g->isa, bs->f, ldb, kc, nc, g->nr, bp);
+}
+/* op(A)[0..mc, 0..kc] (as at its first element) packed as the kernel wants it */
+static void lt__gemm_pack_a(const lt__gemm_impl *g, int ta, const lt__gsrc *as, int64_t lda, int64_t mc, int64_t kc,
+                            float *ap) {
+#ifdef LT__X86
+    if (g->dp) { lt__pack_a_dp(ta, as, lda, mc, kc, g->mr, ap); return; }
+#endif
+    if (as->h || as->p) lt__pack_a16(ta, g->isa, as, lda, mc, kc, g->mr, ap);
+    else lt__pack_a(ta, g->isa, as->f, lda, mc, kc, g->mr, ap);
+}
+
 static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                            lt__gsrc A, int64_t lda, lt__gsrc B, int64_t ldb, float beta, float *C,
                            int64_t ldc, const lt__gepi *epi) {
     float buf[LT__GEMM_MAXA + LT__GEMM_MAXB + 32];
     float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA;
-    float edge[16 * 32];        /* a partial tile: computed here, then merged into C */
-    int64_t jc, pc, ic, ir, jr;
+    int64_t jc, pc, ic;
     lt__pf pf;
     lt__ukernel fn = ta ? g->fn_k : g->fn_r;
-    int convert_a = A.h || A.p, convert_b = B.h || B.p;
     for (jc = 0; jc < N; jc += g->nc) {
         int64_t nc = N - jc < g->nc ? N - jc : g->nc;
         for (pc = 0; pc < K; pc += g->kc) {
             int64_t kc = K - pc < g->kc ? K - pc : g->kc;
             float bet = pc == 0 ? beta : 1.0f;
             lt__gsrc bs = lt__gsrc_at(B, tb ? jc * ldb + pc : pc * ldb + jc);
-#ifdef LT__X86
-            if (g->dp) lt__pack_b_dp(tb, &bs, ldb, kc, nc, g->nr, bp);
-            else
-#endif
-            if (convert_b) lt__pack_b16(tb, g->isa, &bs, ldb, kc, nc, g->nr, bp);
-            else lt__pack_b(tb, g->isa, bs.f, ldb, kc, nc, g->nr, bp);
+            lt__gemm_pack_b(g, tb, &bs, ldb, kc, nc, bp);
             {   /* the next panel: the next K block of these columns, else the next columns' first */
                 int64_t npc = pc + kc < K ? pc + kc : 0, njc = pc + kc < K ? jc : jc + nc;
                 int64_t nkc = K - npc < g->kc ? K - npc : g->kc, nnc = N - njc < g->nc ? N - njc : g->nc;
@@ -6327,29 +6364,8 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
             for (ic = 0; ic < M; ic += g->mc) {
                 int64_t mc = M - ic < g->mc ? M - ic : g->mc;
                 lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
-#ifdef LT__X86
-                if (g->dp) lt__pack_a_dp(ta, &as, lda, mc, kc, g->mr, ap);
-                else
-#endif
-                if (convert_a) lt__pack_a16(ta, g->isa, &as, lda, mc, kc, g->mr, ap);
-                else lt__pack_a(ta, g->isa, as.f, lda, mc, kc, g->mr, ap);
-                for (ir = 0; ir < mc; ir += g->mr) {
-                    int h = mc - ir < g->mr ? (int)(mc - ir) : g->mr;
-                    const float *as = ap + ir * LT__KS;
-                    for (jr = 0; jr < nc; jr += g->nr) {
-                        int w = nc - jr < g->nr ? (int)(nc - jr) : g->nr, i, j;
-                        float *c = C + (ic + ir) * ldc + jc + jr;
-                        lt__pf_step(&pf);
-                        if (h == g->mr && w == g->nr) {
-                            fn(kc, as, bp + jr * kc, c, ldc, alpha, bet);
-                            continue;
-                        }
-                        fn(kc, as, bp + jr * kc, edge, g->nr, alpha, 0.0f);
-                        for (i = 0; i < h; i++)
-                            for (j = 0; j < w; j++)
-                                c[i * ldc + j] = edge[i * g->nr + j] + (bet == 0.0f ? 0.0f : bet * c[i * ldc + j]);
-                    }
-                }
+                lt__gemm_pack_a(g, ta, &as, lda, mc, kc, ap);
+                lt__gemm_tiles(g, fn, mc, nc, kc, ap, bp, alpha, bet, C + ic * ldc + jc, ldc, &pf);
                 if (LT__GEPI_ON(epi) && pc + kc >= K) {   /* this block of C is final */
                     lt__gepi e = *epi;
                     if (e.bias) e.bias += jc;

@@ -3984,9 +3984,6 @@ static float lt__row_max(const float *x, int64_t V) {
     for (k = 0; k < 16; k++) m = lane[k] > m ? lane[k] : m;
     return m;
 }
-/* A row's max m (through *m; -inf for a row of -inf) and log Σ exp(x_j - m), kept apart as in
-   torch's log_softmax, (x - m) - log Σ: the sum m + log Σ would round to m's ulp (~1e-3 at
-   |m| = 1e4) and lose the small part of every log-probability. */
 /* Σ_{j<n} exp(x_j - m) for x_j <= m, in float partial sums (the caller adds blocks of 256 of
    them in double): the portable loop in the SIMD lanes the compiler picks, or with AVX-512
    (simd, lt__act_simd) 16 lanes of lt__exp_neg16, whose terms are within an ulp or two of
@@ -4021,6 +4018,9 @@ static void lt__exp_grad(int simd, const float *x, float *y, int64_t n, float m,
         for (j = 0; j < n; j++) y[j] = 0.0f + g * lt__exp_neg((x[j] - m) - ls);
     }
 }
+/* A row's max m (through *m; -inf for a row of -inf) and log Σ exp(x_j - m), kept apart as in
+   torch's log_softmax, (x - m) - log Σ: the sum m + log Σ would round to m's ulp (~1e-3 at
+   |m| = 1e4) and lose the small part of every log-probability. */
 static float lt__lse_shifted(int simd, const float *x, int64_t V, float *m) {
     double s = 0;
     int64_t j0;
@@ -6297,7 +6297,7 @@ static void lt__pf_step(lt__pf *f) {
 }
 /* The register tiles of a packed A block (mc x kc, slivers MR tall) against a packed B panel
    (kc x nc, slivers NR wide): C (mc, nc) = alpha·A·B + bet·C, a partial tile computed on the
-   side and merged.  pf (or NULL): prefetches spread over the tiles. */
+   side and merged.  pf: prefetches spread over the tiles (lt__pf_step). */
 static void lt__gemm_tiles(const lt__gemm_impl *g, lt__ukernel fn, int64_t mc, int64_t nc, int64_t kc, const float *ap,
                            const float *bp, float alpha, float bet, float *C, int64_t ldc, lt__pf *pf) {
     float edge[16 * 32];
@@ -6308,7 +6308,7 @@ static void lt__gemm_tiles(const lt__gemm_impl *g, lt__ukernel fn, int64_t mc, i
         for (jr = 0; jr < nc; jr += g->nr) {
             int w = nc - jr < g->nr ? (int)(nc - jr) : g->nr, i, j;
             float *c = C + ir * ldc + jr;
-            if (pf) lt__pf_step(pf);
+            lt__pf_step(pf);
             if (h == g->mr && w == g->nr) {
                 fn(kc, as, bp + jr * kc, c, ldc, alpha, bet);
                 continue;

@@ -1251,9 +1251,6 @@ static float lt__row_max(const float *x, int64_t V) {
     for (k = 0; k < 16; k++) m = lane[k] > m ? lane[k] : m;
     return m;
 }
-/* A row's max m (through *m; -inf for a row of -inf) and log Σ exp(x_j - m), kept apart as in
-   torch's log_softmax, (x - m) - log Σ: the sum m + log Σ would round to m's ulp (~1e-3 at
-   |m| = 1e4) and lose the small part of every log-probability. */
 /* Σ_{j<n} exp(x_j - m) for x_j <= m, in float partial sums (the caller adds blocks of 256 of
    them in double): the portable loop in the SIMD lanes the compiler picks, or with AVX-512
    (simd, lt__act_simd) 16 lanes of lt__exp_neg16, whose terms are within an ulp or two of
@@ -1288,6 +1285,9 @@ static void lt__exp_grad(int simd, const float *x, float *y, int64_t n, float m,
         for (j = 0; j < n; j++) y[j] = 0.0f + g * lt__exp_neg((x[j] - m) - ls);
     }
 }
+/* A row's max m (through *m; -inf for a row of -inf) and log Σ exp(x_j - m), kept apart as in
+   torch's log_softmax, (x - m) - log Σ: the sum m + log Σ would round to m's ulp (~1e-3 at
+   |m| = 1e4) and lose the small part of every log-probability. */
 static float lt__lse_shifted(int simd, const float *x, int64_t V, float *m) {
     double s = 0;
     int64_t j0;

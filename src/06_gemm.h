@@ -926,7 +926,7 @@ static void lt__pf_step(lt__pf *f) {
 }
 /* The register tiles of a packed A block (mc x kc, slivers MR tall) against a packed B panel
    (kc x nc, slivers NR wide): C (mc, nc) = alpha·A·B + bet·C, a partial tile computed on the
-   side and merged.  pf (or NULL): prefetches spread over the tiles. */
+   side and merged.  pf: prefetches spread over the tiles (lt__pf_step). */
 static void lt__gemm_tiles(const lt__gemm_impl *g, lt__ukernel fn, int64_t mc, int64_t nc, int64_t kc, const float *ap,
                            const float *bp, float alpha, float bet, float *C, int64_t ldc, lt__pf *pf) {
     float edge[16 * 32];
@@ -937,7 +937,7 @@ static void lt__gemm_tiles(const lt__gemm_impl *g, lt__ukernel fn, int64_t mc, i
         for (jr = 0; jr < nc; jr += g->nr) {
             int w = nc - jr < g->nr ? (int)(nc - jr) : g->nr, i, j;
             float *c = C + ir * ldc + jr;
-            if (pf) lt__pf_step(pf);
+            lt__pf_step(pf);
             if (h == g->mr && w == g->nr) {
                 fn(kc, as, bp + jr * kc, c, ldc, alpha, bet);
                 continue;

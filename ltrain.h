@@ -396,6 +396,12 @@ LTRAIN_DEF void lt_retain_grad(lt_tensor *t);   /* keep this op output's grad (t
    lt_backward(ctx, lt_scale(ctx, loss, seed)) without the extra op. */
 LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed);
 LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx);            /* every parameter's gradient = 0 */
+/* The same for training loops, without writing zeros (torch's zero_grad(set_to_none=True)): each
+   gradient is marked unset, and the next backward writes it instead of adding to it.  lt_backward,
+   lt_plan_run, optimizers, clipping, the scaler, lt_tensor_read and lt_params_grad_span see zeros
+   where no backward wrote; t->grad itself is undefined until the next backward ends (old values,
+   and values written into it before then are lost). */
+LTRAIN_DEF void lt_zero_grad_lazy(lt_ctx *ctx);
 LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx);
 /* Time every kernel by op (eager mode), and print the table: where a step's time goes. */
 LTRAIN_DEF void lt_set_profiling(lt_ctx *ctx, int on);   /* also clears the counters */
@@ -1622,6 +1628,7 @@ struct lt_ctx {
     /* parameters */
     lt_tensor **params;
     int n_params, cap_params;
+    int grads_unset;             /* lt_zero_grad_lazy marked parameter gradients unset: lt__grads_settle */
     float *param_block;          /* after lt_params_pack: data of all params, then grads */
     size_t param_floats;
     const char *scope;           /* lt_scope: where in the model ops are being recorded */
@@ -2538,6 +2545,22 @@ LTRAIN_DEF void lt_fill(lt_tensor *t, float v) {
     for (i = 0; i < t->n; i++) t->data[i] = v;
 }
 
+/* lt_zero_grad_lazy (@@TAPE) writes no zeros: it marks every parameter's gradient unset
+   (t->grad_unset, ctx->grads_unset), and the first backward kernel that reaches one writes it
+   whole, or zeroes it just before adding (lt__grad_w, lt__grad in @@OPS).  Whatever no kernel
+   reached is zeroed here, before anything reads gradients: the end of a backward pass, and every
+   reader (optimizers, clipping, the scaler, the all-reduce, lt_tensor_read). */
+static void lt__grads_settle(lt_ctx *ctx) {
+    int i;
+    if (!ctx || !ctx->grads_unset) return;
+    for (i = 0; i < ctx->n_params; i++) {
+        lt_tensor *t = ctx->params[i];
+        if (t->grad_unset && t->grad) memset(t->grad, 0, (size_t)t->n * sizeof(float));
+        t->grad_unset = 0;
+    }
+    ctx->grads_unset = 0;
+}
+
 /* The checks of lt_tensor_read; a device reads its own (a parameter: the host copy, made current). */
 static int lt__read_ok(lt_ctx *ctx, const lt_tensor *t, int grad, const float *out) {
     if (!ctx) return 0;
@@ -2551,6 +2574,7 @@ static int lt__read_ok(lt_ctx *ctx, const lt_tensor *t, int grad, const float *o
 LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, float *out) {
     if (!lt__read_ok(ctx, t, grad, out)) return lt_status_of(ctx);
     if (ctx->dev) return ctx->dev->read(ctx, t, grad, out);
+    if (grad) lt__grads_settle(ctx);
     memcpy(out, grad ? t->grad : t->data, (size_t)t->n * sizeof(float));
     return LT_OK;
 }
@@ -2659,6 +2683,7 @@ LTRAIN_DEF lt_status lt_params_pack(lt_ctx *ctx) {
     if (lt_failed(ctx)) return lt_status_of(ctx);
     if (!lt_mul_size(total, 2 * sizeof(float), &bytes) || !(block = (float *)LT__MALLOC(bytes ? bytes : 1)))
         return lt_set_error(ctx, LT_ERR_NOMEM, "lt_params_pack: out of memory for %zu parameters", total);
+    lt__grads_settle(ctx);
     for (i = 0; i < ctx->n_params; i++) {
         lt_tensor *t = ctx->params[i];
         memcpy(block + off, t->data, (size_t)t->n * sizeof(float));
@@ -2686,6 +2711,7 @@ LTRAIN_DEF void lt_params_changed(lt_ctx *ctx) {
 
 LTRAIN_DEF float *lt_params_grad_span(lt_ctx *ctx, size_t *n) {
     if (!ctx || !ctx->param_block || ctx->param_floats != lt_params_count(ctx)) { if (n) *n = 0; return NULL; }
+    lt__grads_settle(ctx);
     if (n) *n = ctx->param_floats;
     return ctx->param_block + ctx->param_floats;
 }
@@ -6517,9 +6543,10 @@ static void lt__matmul_fwd(lt__node *nd) {
 static void lt__matmul_bwd(lt__node *nd) {
     int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
     int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
-    int add;
-    float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad(nd->in[1], nd->ctx), ba = add ? 1.0f : 0.0f;
+    int add, addb;
+    float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad_w(nd->in[1], nd->ctx, &addb), ba = add ? 1.0f : 0.0f;
     for (q = 0; q < nb; q++) {
+        float bb = addb || (shared && q > 0) ? 1.0f : 0.0f;   /* a shared b: the batches add up */
         const float *a = nd->in[0]->data + q * M * K, *b = nd->in[1]->data + (shared ? 0 : q * K * N);
         const float *gy = nd->out->grad + q * M * N;
         if (ga) {
@@ -6529,8 +6556,8 @@ static void lt__matmul_bwd(lt__node *nd) {
         }
         if (gb) {
             float *g = gb + (shared ? 0 : q * K * N);
-            if (!tb) lt_sgemm(!ta, 0, K, N, M, 1.0f, a, ta ? M : K, gy, N, 1.0f, g, N);        /* dB = op(A)ᵀ dY */
-            else lt_sgemm(1, ta, N, K, M, 1.0f, gy, N, a, ta ? M : K, 1.0f, g, K);             /* dBs = dYᵀ op(A) */
+            if (!tb) lt_sgemm(!ta, 0, K, N, M, 1.0f, a, ta ? M : K, gy, N, bb, g, N);          /* dB = op(A)ᵀ dY */
+            else lt_sgemm(1, ta, N, K, M, 1.0f, gy, N, a, ta ? M : K, bb, g, K);               /* dBs = dYᵀ op(A) */
         }
     }
 }
@@ -6601,11 +6628,12 @@ static void lt__linear_fwd(lt__node *nd) {
 }
 static void lt__linear_bwd(lt__node *nd) {
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
-    int add;
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    int add, addw;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw);
+    float *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
     if (gx) lt_sgemm(0, 0, R, Ci, O, 1.0f, gy, O, nd->in[1]->data, Ci, add ? 1.0f : 0.0f, gx, Ci);
-    if (gw) lt_sgemm(1, 0, O, Ci, R, 1.0f, gy, O, nd->in[0]->data, Ci, 1.0f, gw, Ci);
+    if (gw) lt_sgemm(1, 0, O, Ci, R, 1.0f, gy, O, nd->in[0]->data, Ci, addw ? 1.0f : 0.0f, gw, Ci);
     if (gb) lt__bias_grad(gb, gy, R, O);
 }
 static void lt__conv1d_fwd(lt__node *nd) {
@@ -6615,11 +6643,12 @@ static void lt__conv1d_fwd(lt__node *nd) {
 }
 static void lt__conv1d_bwd(lt__node *nd) {
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
-    int add;
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    int add, addw;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw);
+    float *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
     if (gx) lt_sgemm(0, 1, R, Ci, O, 1.0f, gy, O, nd->in[1]->data, O, add ? 1.0f : 0.0f, gx, Ci);
-    if (gw) lt_sgemm(1, 0, Ci, O, R, 1.0f, nd->in[0]->data, Ci, gy, O, 1.0f, gw, O);
+    if (gw) lt_sgemm(1, 0, Ci, O, R, 1.0f, nd->in[0]->data, Ci, gy, O, addw ? 1.0f : 0.0f, gw, O);
     if (gb) lt__bias_grad(gb, gy, R, O);
 }
 static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const lt__opdef *op16, const char *who, lt_tensor *x,
@@ -6838,8 +6867,8 @@ static void lt__matmul16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec16(nd);
     int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
     int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
-    int add;
-    float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
+    int add, addb;
+    float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad_w(nd->in[1], nd->ctx, &addb), *gy = nd->out->grad;
     int64_t lda = ta ? M : K, ldb = tb ? K : N, sb = shared ? 0 : K * N;
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, N, M * N, 0), dyt = lt__opnd16(gy, NULL, N, M * N, 1), x, w;
     if (ga) {
@@ -6854,18 +6883,19 @@ static void lt__matmul16_bwd(lt__node *nd) {
     if (gb && shared && !ta) {   /* one product over all batches' rows (torch folds them into M) */
         x = lt__opnd16_of(nd, 0, K, 0, !tb ? 1 : 0);
         dy.stride = dyt.stride = 0;
-        if (!tb) lt__gemm16(p, 1, K, N, nb * M, &x, &dy, NULL, gb, N, 0, 1);    /* dB = Aᵀ dY */
-        else lt__gemm16(p, 1, N, K, nb * M, &dyt, &x, NULL, gb, K, 0, 1);       /* dBs = dYᵀ A */
+        if (!tb) lt__gemm16(p, 1, K, N, nb * M, &x, &dy, NULL, gb, N, 0, addb ? 1 : 2);   /* dB = Aᵀ dY */
+        else lt__gemm16(p, 1, N, K, nb * M, &dyt, &x, NULL, gb, K, 0, addb ? 1 : 2);      /* dBs = dYᵀ A */
     } else if (gb) {
         for (q = 0; q < (shared ? nb : 1); q++) {   /* shared b, a transposed: one batch at a time */
             int64_t n1 = shared ? 1 : nb;
+            int acc = addb || q > 0 ? 1 : 2;   /* a shared b: the batches add up */
             lt__mm16_opnd dq = lt__opnd16(gy + q * M * N, NULL, N, M * N, 0), dqt = dq;
             dqt.trans = 1;
             x = lt__opnd16_of(nd, 0, lda, M * K, !tb ? !ta : ta);
             if (x.f) x.f += q * M * K;
             else x.h += q * M * K;
-            if (!tb) lt__gemm16(p, n1, K, N, M, &x, &dq, NULL, gb, N, sb, 1);   /* dB = op(A)ᵀ dY */
-            else lt__gemm16(p, n1, N, K, M, &dqt, &x, NULL, gb, K, sb, 1);      /* dBs = dYᵀ op(A) */
+            if (!tb) lt__gemm16(p, n1, K, N, M, &x, &dq, NULL, gb, N, sb, acc);   /* dB = op(A)ᵀ dY */
+            else lt__gemm16(p, n1, N, K, M, &dqt, &x, NULL, gb, K, sb, acc);      /* dBs = dYᵀ op(A) */
         }
     }
 }
@@ -6890,9 +6920,9 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
 static void lt__affine16_bwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
-    int add;
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
-    float *gy = nd->out->grad;
+    int add, addw;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw);
+    float *gb = lt__grad(nd->in[2], nd->ctx), *gy = nd->out->grad;
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0), dyt = lt__opnd16(gy, NULL, O, 0, 1), x, w;
     uint16_t *gh = NULL;
     if ((gx != NULL) + (gw != NULL) + (gb != NULL) > 1 && (gh = (uint16_t *)LT__MALLOC((size_t)(R * O) * 2)) != NULL) {
@@ -6908,10 +6938,10 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
     if (gw) {
         if (wt) {   /* dW (O,I) += dyᵀ · x */
             x = lt__opnd16_of(nd, 0, Ci, 0, 0);
-            lt__gemm16(p, 1, O, Ci, R, &dyt, &x, NULL, gw, Ci, 0, 1);
+            lt__gemm16(p, 1, O, Ci, R, &dyt, &x, NULL, gw, Ci, 0, addw ? 1 : 2);
         } else {    /* dW (I,O) += xᵀ · dy */
             x = lt__opnd16_of(nd, 0, Ci, 0, 1);
-            lt__gemm16(p, 1, Ci, O, R, &x, &dy, NULL, gw, O, 0, 1);
+            lt__gemm16(p, 1, Ci, O, R, &x, &dy, NULL, gw, O, 0, addw ? 1 : 2);
         }
     }
     if (gb) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, R, O);
@@ -6925,7 +6955,7 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
 /* ---- src/08_tape.h ---- */
 /* ==== @@TAPE  autograd tape: backward, zero-grad, gradcheck ================================== */
 /* Holds: lt_backward (running the tape backwards), recompute segments (activation checkpointing),
-   lt_zero_grad, lt_gradcheck.
+   lt_zero_grad and lt_zero_grad_lazy, lt_gradcheck.
    Calls: @@CORE, @@TENSOR, @@OPS; the device through ctx->dev. */
 
 /* ---- @@TAPE.recompute  recompute segments: activation checkpointing -------------------------- */
@@ -7096,6 +7126,7 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
         if (loss->is_param) { ctx->tape_done = 1; return LT_OK; }
     } else {
     if (loss->is_param) {   /* a parameter used as the loss: d(p)/d(p) = 1, nothing to walk */
+        lt__grads_settle(ctx);
         loss->grad[0] += seed;
         ctx->tape_done = 1;
         return LT_OK;
@@ -7127,6 +7158,7 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
         if (ctx->device == LT_CPU) lt__grad_release(ctx, nd->out);   /* read by no one from here on */
     }
     if (live >= 0) lt__seg_drop(ctx, &ctx->segs[live]);
+    lt__grads_settle(ctx);   /* parameters this loss does not reach: zero */
     ctx->tape_done = 1;
     return ctx->status;
 }
@@ -7160,11 +7192,27 @@ LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx) {
     float *span;
     if (!ctx) return;
     if (ctx->dev) { ctx->dev->zero_grad(ctx); return; }
+    for (i = 0; i < ctx->n_params; i++) ctx->params[i]->grad_unset = 0;   /* (after lt_zero_grad_lazy) */
+    ctx->grads_unset = 0;
     /* gradients larger than the caches: the flat span in one piece per thread; smaller ones
        parameter by parameter, as the optimizer read them */
     span = lt_params_grad_span(ctx, &n);
     if (span && n * sizeof(float) >= LT__ZERO_BIG) { lt__zero_wide(span, (int64_t)n); return; }
     for (i = 0; i < ctx->n_params; i++) lt__zero_split(ctx->params[i]->grad, ctx->params[i]->n);
+}
+
+/* torch's zero_grad(set_to_none=True): no pass of zeros.  Each parameter's gradient is marked
+   unset, and its first writer in the next backward pass writes it whole (a weight's gradient
+   product runs with beta = 0) or zeroes it just before adding, while its lines are about to be
+   used anyway (lt__grad_w, lt__grad in @@OPS).  For GPT-2 124M that saves writing 500 MB a step,
+   and the weight products' reading them.  What no kernel reached is zeroed by lt__grads_settle
+   (@@TENSOR) at the end of backward, or before any reader. */
+LTRAIN_DEF void lt_zero_grad_lazy(lt_ctx *ctx) {
+    int i;
+    if (!ctx) return;
+    if (ctx->dev) { ctx->dev->zero_grad(ctx); return; }
+    for (i = 0; i < ctx->n_params; i++) ctx->params[i]->grad_unset = 1;
+    ctx->grads_unset = ctx->n_params > 0;
 }
 
 LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx) { return ctx ? ctx->tape_len : 0; }
@@ -8268,6 +8316,7 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
             p->outs[p->zero_at[k][j]].grad_unset = 1;
         lt__plan_kernel(ctx, nd, 1, prof);
     }
+    lt__grads_settle(ctx);   /* parameters this loss does not reach: zero */
     return ctx->status;
 }
 
@@ -8284,7 +8333,7 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     float *saved = NULL;
     lt_rng rng;
     size_t np = 0, off = 0;
-    int k, built = 0, zero = 1;
+    int k, built = 0, zero = 1, lazy;
     const char *env = getenv("LTRAIN_COMPILE");
     if (!ctx || lt_failed(ctx)) return NULL;
     if (!fn) { lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the step function is NULL"); return NULL; }
@@ -8297,9 +8346,10 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     }
     if (ctx->dev) return ctx->dev->compile(ctx, p);   /* the step as the device's graph */
     /* the validation step must not change the gradients the caller has accumulated: when they
-       are all zero (the usual case: compiling before training) they are zeroed again after it,
-       otherwise a copy is kept (as much memory again as the gradients) */
-    for (k = 0; k < ctx->n_params && zero; k++) {
+       are all zero (the usual case: compiling before training; or unset by lt_zero_grad_lazy) they
+       are zero again after it, otherwise a copy is kept (as much memory again as the gradients) */
+    lazy = ctx->grads_unset;
+    for (k = 0; k < ctx->n_params && zero && !lazy; k++) {
         const float *g = ctx->params[k]->grad;
         int64_t i;
         for (i = 0; i < ctx->params[k]->n && zero; i++) zero = g[i] == 0.0f;
@@ -8360,9 +8410,11 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     off = 0;
     for (k = 0; k < ctx->n_params; k++) {
         if (saved) memcpy(ctx->params[k]->grad, saved + off, (size_t)ctx->params[k]->n * sizeof(float));
+        else if (lazy) ctx->params[k]->grad_unset = 1;   /* unset again, as lt_zero_grad_lazy left them */
         else memset(ctx->params[k]->grad, 0, (size_t)ctx->params[k]->n * sizeof(float));
         off += (size_t)ctx->params[k]->n;
     }
+    if (lazy) ctx->grads_unset = ctx->n_params > 0;
     ctx->rng = rng;
     LT__FREE(saved);
     LT__FREE(cap.nodes);
@@ -9185,10 +9237,14 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(LT__PREC2(nd));
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
-    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), g;
-    int simd = lt__act_simd();
+    int addx = 1, addw = 1, simd = lt__act_simd();
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &addx), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), g;
     lt__mm16_opnd dz = lt__opnd16(NULL, bf.z, V, 0, 0), dzt = lt__opnd16(NULL, bf.z, V, 0, 1), x, w;
-    if (!(LT__LCE_DENOM(nd) > 0)) return;
+    if (!(LT__LCE_DENOM(nd) > 0)) {   /* no gradient: zeros where nothing was written yet */
+        if (gx && !addx) lt__zero(gx, nd->in[0]->n);
+        if (gw && !addw) lt__zero(gw, nd->in[1]->n);
+        return;
+    }
     g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {   /* dz over z, in pieces */
@@ -9210,11 +9266,11 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     }
     if (gx) {   /* dx (R,C) += dz · W */
         w = lt__opnd16(nd->in[1]->data, NULL, C, 0, 0);
-        lt__gemm16(p, 1, R, C, V, &dz, &w, NULL, gx, C, 0, 1);
+        lt__gemm16(p, 1, R, C, V, &dz, &w, NULL, gx, C, 0, addx ? 1 : 2);
     }
     if (gw) {   /* dW (V,C) += dzᵀ · x */
         x = lt__opnd16_of(nd, 0, C, 0, 0);
-        lt__gemm16(p, 1, V, C, R, &dzt, &x, NULL, gw, C, 0, 1);
+        lt__gemm16(p, 1, V, C, R, &dzt, &x, NULL, gw, C, 0, addw ? 1 : 2);
     }
 }
 /* The head + loss ops' arguments: x (..., C) alive, W [V, C], the targets as lt_cross_entropy's;
@@ -9323,9 +9379,10 @@ static void lt__linear_ce_bwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__LCE_COLS ? V : LT__LCE_COLS;
     int64_t v0, r;
     const float *x = nd->in[0]->data, *rm = nd->save[0], *rl = rm + R;
-    int add = 1, simd = lt__act_simd();
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *blk, g;
+    int add = 1, addw = 1, simd = lt__act_simd();
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), *blk, g;
     if (gx && !add && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gx, nd->in[0]->n);   /* no gradient: zeros */
+    if (gw && !addw && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gw, nd->in[1]->n);
     if ((!gx && !gw) || !(LT__LCE_DENOM(nd) > 0)) return;
     blk = (float *)LT__MALLOC((size_t)R * (size_t)cols * sizeof(float));
     if (!blk) {
@@ -9347,7 +9404,7 @@ static void lt__linear_ce_bwd(lt__node *nd) {
             if (t >= v0 && t < v0 + n) z[t - v0] -= g;
         }
         if (gx) lt_sgemm(0, 0, R, C, n, 1.0f, blk, n, w, C, add || v0 > 0 ? 1.0f : 0.0f, gx, C);   /* dx (R,C) += dz_b·W_b */
-        if (gw) lt_sgemm(1, 0, n, C, R, 1.0f, blk, n, x, C, 1.0f, gw + v0 * C, C);                 /* dW_b (n,C) += dz_bᵀ·x */
+        if (gw) lt_sgemm(1, 0, n, C, R, 1.0f, blk, n, x, C, addw ? 1.0f : 0.0f, gw + v0 * C, C);   /* dW_b (n,C) += dz_bᵀ·x */
     }
     LT__FREE(blk);
 }
@@ -9761,6 +9818,7 @@ LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
     if (lt_failed(opt->ctx)) return lt_status_of(opt->ctx);
     if (opt->ctx->dev) return opt->ctx->dev->optim_step(opt, lr);   /* the device seam (@@CORE) */
     if (opt->dev_block) opt->dev->optim_pull(opt);   /* back from the device: the moments come home */
+    lt__grads_settle(opt->ctx);   /* gradients lt_zero_grad_lazy left unset: zero first (@@TENSOR) */
     return lt__optim_host_step(opt, lr);
 }
 
@@ -10907,7 +10965,10 @@ static double lt__sumsq(const float *g, int64_t n) {
 static lt_tensor *lt__next_grad(lt_paramset params, int *i) {
     while (params.p && *i < params.n) {
         lt_tensor *t = params.p[(*i)++];
-        if (t && t->grad) return t;
+        if (t && t->grad) {
+            lt__grads_settle(t->ctx);   /* gradients lt_zero_grad_lazy left unset: zero first (@@TENSOR) */
+            return t;
+        }
     }
     return NULL;
 }
@@ -18077,6 +18138,7 @@ LTRAIN_DEF lt_status lt_dist_allreduce_grads(lt_dist *d) {
     d->stats.calls++;
     if (d->world == 1) return LT_OK;
 #ifdef LTRAIN_MPI
+    lt__grads_settle(d->ctx);   /* gradients lt_zero_grad_lazy left unset: zero first (@@TENSOR) */
     {
         lt_ctx *ctx = d->ctx;
         size_t n = 0, lo, nb, i;

@@ -78,7 +78,7 @@ static void run(lt_dtype prec, int compiled, const int *m, int steps, int warmup
     for (k = 0; k < steps + warmup && !lt_failed(ctx); k++) {
         double t0 = now_ms();
         if (profile && k == warmup) lt_set_profiling(ctx, 1);
-        lt_zero_grad(ctx);
+        lt_zero_grad_lazy(ctx);
         if (plan) {
             lt_plan_run(plan, &loss);
         } else {

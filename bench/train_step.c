@@ -192,7 +192,7 @@ int main(int argc, char **argv) {
         double t[5];
         if (s == 0 && profile) lt_set_profiling(ctx, 1);   /* (also clears the counts: the timed steps only) */
         t[0] = now_ms();
-        lt_zero_grad(ctx);
+        lt_zero_grad_lazy(ctx);   /* as torch's zero_grad(set_to_none=True) on the other side */
         t[1] = now_ms();
         if (plan) {   /* forward and backward in one replay: the time goes to "backward" */
             t[2] = now_ms();

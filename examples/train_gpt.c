@@ -950,7 +950,7 @@ static int run_start(run_t *r) {
    from a captured plan when compiled, or the token-weighted step of seqs_step. */
 static int step_batch(run_t *r, step_t *s) {
     int k;
-    lt_zero_grad(r->ctx);
+    lt_zero_grad_lazy(r->ctx);   /* no pass of zeros: backward writes each gradient first */
     r->sq.seed = (float)s->seed;
     if (r->sq.on)
         return seqs_step(&r->sq, r->ctx, r->g, r->ld, s->step, r->in, r->tg, &s->loss) != LT_OK ? FAILED : 0;

@@ -248,6 +248,12 @@ LTRAIN_DEF void lt_retain_grad(lt_tensor *t);   /* keep this op output's grad (t
    lt_backward(ctx, lt_scale(ctx, loss, seed)) without the extra op. */
 LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed);
 LTRAIN_DEF void lt_zero_grad(lt_ctx *ctx);            /* every parameter's gradient = 0 */
+/* The same for training loops, without writing zeros (torch's zero_grad(set_to_none=True)): each
+   gradient is marked unset, and the next backward writes it instead of adding to it.  lt_backward,
+   lt_plan_run, optimizers, clipping, the scaler, lt_tensor_read and lt_params_grad_span see zeros
+   where no backward wrote; t->grad itself is undefined until the next backward ends (old values,
+   and values written into it before then are lost). */
+LTRAIN_DEF void lt_zero_grad_lazy(lt_ctx *ctx);
 LTRAIN_DEF int lt_tape_length(const lt_ctx *ctx);
 /* Time every kernel by op (eager mode), and print the table: where a step's time goes. */
 LTRAIN_DEF void lt_set_profiling(lt_ctx *ctx, int on);   /* also clears the counters */

@@ -252,6 +252,7 @@ struct lt_ctx {
     /* parameters */
     lt_tensor **params;
     int n_params, cap_params;
+    int grads_unset;             /* lt_zero_grad_lazy marked parameter gradients unset: lt__grads_settle */
     float *param_block;          /* after lt_params_pack: data of all params, then grads */
     size_t param_floats;
     const char *scope;           /* lt_scope: where in the model ops are being recorded */

@@ -133,6 +133,22 @@ LTRAIN_DEF void lt_fill(lt_tensor *t, float v) {
     for (i = 0; i < t->n; i++) t->data[i] = v;
 }
 
+/* lt_zero_grad_lazy (@@TAPE) writes no zeros: it marks every parameter's gradient unset
+   (t->grad_unset, ctx->grads_unset), and the first backward kernel that reaches one writes it
+   whole, or zeroes it just before adding (lt__grad_w, lt__grad in @@OPS).  Whatever no kernel
+   reached is zeroed here, before anything reads gradients: the end of a backward pass, and every
+   reader (optimizers, clipping, the scaler, the all-reduce, lt_tensor_read). */
+static void lt__grads_settle(lt_ctx *ctx) {
+    int i;
+    if (!ctx || !ctx->grads_unset) return;
+    for (i = 0; i < ctx->n_params; i++) {
+        lt_tensor *t = ctx->params[i];
+        if (t->grad_unset && t->grad) memset(t->grad, 0, (size_t)t->n * sizeof(float));
+        t->grad_unset = 0;
+    }
+    ctx->grads_unset = 0;
+}
+
 /* The checks of lt_tensor_read; a device reads its own (a parameter: the host copy, made current). */
 static int lt__read_ok(lt_ctx *ctx, const lt_tensor *t, int grad, const float *out) {
     if (!ctx) return 0;
@@ -146,6 +162,7 @@ static int lt__read_ok(lt_ctx *ctx, const lt_tensor *t, int grad, const float *o
 LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, float *out) {
     if (!lt__read_ok(ctx, t, grad, out)) return lt_status_of(ctx);
     if (ctx->dev) return ctx->dev->read(ctx, t, grad, out);
+    if (grad) lt__grads_settle(ctx);
     memcpy(out, grad ? t->grad : t->data, (size_t)t->n * sizeof(float));
     return LT_OK;
 }
@@ -254,6 +271,7 @@ LTRAIN_DEF lt_status lt_params_pack(lt_ctx *ctx) {
     if (lt_failed(ctx)) return lt_status_of(ctx);
     if (!lt_mul_size(total, 2 * sizeof(float), &bytes) || !(block = (float *)LT__MALLOC(bytes ? bytes : 1)))
         return lt_set_error(ctx, LT_ERR_NOMEM, "lt_params_pack: out of memory for %zu parameters", total);
+    lt__grads_settle(ctx);
     for (i = 0; i < ctx->n_params; i++) {
         lt_tensor *t = ctx->params[i];
         memcpy(block + off, t->data, (size_t)t->n * sizeof(float));
@@ -281,6 +299,7 @@ LTRAIN_DEF void lt_params_changed(lt_ctx *ctx) {
 
 LTRAIN_DEF float *lt_params_grad_span(lt_ctx *ctx, size_t *n) {
     if (!ctx || !ctx->param_block || ctx->param_floats != lt_params_count(ctx)) { if (n) *n = 0; return NULL; }
+    lt__grads_settle(ctx);
     if (n) *n = ctx->param_floats;
     return ctx->param_block + ctx->param_floats;
 }

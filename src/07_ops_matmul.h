@@ -20,9 +20,10 @@ static void lt__matmul_fwd(lt__node *nd) {
 static void lt__matmul_bwd(lt__node *nd) {
     int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
     int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
-    int add;
-    float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad(nd->in[1], nd->ctx), ba = add ? 1.0f : 0.0f;
+    int add, addb;
+    float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad_w(nd->in[1], nd->ctx, &addb), ba = add ? 1.0f : 0.0f;
     for (q = 0; q < nb; q++) {
+        float bb = addb || (shared && q > 0) ? 1.0f : 0.0f;   /* a shared b: the batches add up */
         const float *a = nd->in[0]->data + q * M * K, *b = nd->in[1]->data + (shared ? 0 : q * K * N);
         const float *gy = nd->out->grad + q * M * N;
         if (ga) {
@@ -32,8 +33,8 @@ static void lt__matmul_bwd(lt__node *nd) {
         }
         if (gb) {
             float *g = gb + (shared ? 0 : q * K * N);
-            if (!tb) lt_sgemm(!ta, 0, K, N, M, 1.0f, a, ta ? M : K, gy, N, 1.0f, g, N);        /* dB = op(A)ᵀ dY */
-            else lt_sgemm(1, ta, N, K, M, 1.0f, gy, N, a, ta ? M : K, 1.0f, g, K);             /* dBs = dYᵀ op(A) */
+            if (!tb) lt_sgemm(!ta, 0, K, N, M, 1.0f, a, ta ? M : K, gy, N, bb, g, N);          /* dB = op(A)ᵀ dY */
+            else lt_sgemm(1, ta, N, K, M, 1.0f, gy, N, a, ta ? M : K, bb, g, K);               /* dBs = dYᵀ op(A) */
         }
     }
 }
@@ -104,11 +105,12 @@ static void lt__linear_fwd(lt__node *nd) {
 }
 static void lt__linear_bwd(lt__node *nd) {
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
-    int add;
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    int add, addw;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw);
+    float *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
     if (gx) lt_sgemm(0, 0, R, Ci, O, 1.0f, gy, O, nd->in[1]->data, Ci, add ? 1.0f : 0.0f, gx, Ci);
-    if (gw) lt_sgemm(1, 0, O, Ci, R, 1.0f, gy, O, nd->in[0]->data, Ci, 1.0f, gw, Ci);
+    if (gw) lt_sgemm(1, 0, O, Ci, R, 1.0f, gy, O, nd->in[0]->data, Ci, addw ? 1.0f : 0.0f, gw, Ci);
     if (gb) lt__bias_grad(gb, gy, R, O);
 }
 static void lt__conv1d_fwd(lt__node *nd) {
@@ -118,11 +120,12 @@ static void lt__conv1d_fwd(lt__node *nd) {
 }
 static void lt__conv1d_bwd(lt__node *nd) {
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
-    int add;
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
+    int add, addw;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw);
+    float *gb = lt__grad(nd->in[2], nd->ctx);
     const float *gy = nd->out->grad;
     if (gx) lt_sgemm(0, 1, R, Ci, O, 1.0f, gy, O, nd->in[1]->data, O, add ? 1.0f : 0.0f, gx, Ci);
-    if (gw) lt_sgemm(1, 0, Ci, O, R, 1.0f, nd->in[0]->data, Ci, gy, O, 1.0f, gw, O);
+    if (gw) lt_sgemm(1, 0, Ci, O, R, 1.0f, nd->in[0]->data, Ci, gy, O, addw ? 1.0f : 0.0f, gw, O);
     if (gb) lt__bias_grad(gb, gy, R, O);
 }
 static lt_tensor *lt__affine(lt_ctx *ctx, const lt__opdef *op, const lt__opdef *op16, const char *who, lt_tensor *x,
@@ -341,8 +344,8 @@ static void lt__matmul16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec16(nd);
     int ta = (int)(LT__MM_FLAGS(nd) & LT_TRANS_A) != 0, tb = (int)(LT__MM_FLAGS(nd) & LT_TRANS_B) != 0;
     int64_t nb = LT__MM_NB(nd), M = LT__MM_M(nd), N = LT__MM_N(nd), K = LT__MM_K(nd), shared = LT__MM_SHARED(nd), q;
-    int add;
-    float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad(nd->in[1], nd->ctx), *gy = nd->out->grad;
+    int add, addb;
+    float *ga = lt__grad_w(nd->in[0], nd->ctx, &add), *gb = lt__grad_w(nd->in[1], nd->ctx, &addb), *gy = nd->out->grad;
     int64_t lda = ta ? M : K, ldb = tb ? K : N, sb = shared ? 0 : K * N;
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, N, M * N, 0), dyt = lt__opnd16(gy, NULL, N, M * N, 1), x, w;
     if (ga) {
@@ -357,18 +360,19 @@ static void lt__matmul16_bwd(lt__node *nd) {
     if (gb && shared && !ta) {   /* one product over all batches' rows (torch folds them into M) */
         x = lt__opnd16_of(nd, 0, K, 0, !tb ? 1 : 0);
         dy.stride = dyt.stride = 0;
-        if (!tb) lt__gemm16(p, 1, K, N, nb * M, &x, &dy, NULL, gb, N, 0, 1);    /* dB = Aᵀ dY */
-        else lt__gemm16(p, 1, N, K, nb * M, &dyt, &x, NULL, gb, K, 0, 1);       /* dBs = dYᵀ A */
+        if (!tb) lt__gemm16(p, 1, K, N, nb * M, &x, &dy, NULL, gb, N, 0, addb ? 1 : 2);   /* dB = Aᵀ dY */
+        else lt__gemm16(p, 1, N, K, nb * M, &dyt, &x, NULL, gb, K, 0, addb ? 1 : 2);      /* dBs = dYᵀ A */
     } else if (gb) {
         for (q = 0; q < (shared ? nb : 1); q++) {   /* shared b, a transposed: one batch at a time */
             int64_t n1 = shared ? 1 : nb;
+            int acc = addb || q > 0 ? 1 : 2;   /* a shared b: the batches add up */
             lt__mm16_opnd dq = lt__opnd16(gy + q * M * N, NULL, N, M * N, 0), dqt = dq;
             dqt.trans = 1;
             x = lt__opnd16_of(nd, 0, lda, M * K, !tb ? !ta : ta);
             if (x.f) x.f += q * M * K;
             else x.h += q * M * K;
-            if (!tb) lt__gemm16(p, n1, K, N, M, &x, &dq, NULL, gb, N, sb, 1);   /* dB = op(A)ᵀ dY */
-            else lt__gemm16(p, n1, N, K, M, &dqt, &x, NULL, gb, K, sb, 1);      /* dBs = dYᵀ op(A) */
+            if (!tb) lt__gemm16(p, n1, K, N, M, &x, &dq, NULL, gb, N, sb, acc);   /* dB = op(A)ᵀ dY */
+            else lt__gemm16(p, n1, N, K, M, &dqt, &x, NULL, gb, K, sb, acc);      /* dBs = dYᵀ op(A) */
         }
     }
 }
@@ -393,9 +397,9 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
 static void lt__affine16_bwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
-    int add;
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *gb = lt__grad(nd->in[2], nd->ctx);
-    float *gy = nd->out->grad;
+    int add, addw;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw);
+    float *gb = lt__grad(nd->in[2], nd->ctx), *gy = nd->out->grad;
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0), dyt = lt__opnd16(gy, NULL, O, 0, 1), x, w;
     uint16_t *gh = NULL;
     if ((gx != NULL) + (gw != NULL) + (gb != NULL) > 1 && (gh = (uint16_t *)LT__MALLOC((size_t)(R * O) * 2)) != NULL) {
@@ -411,10 +415,10 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
     if (gw) {
         if (wt) {   /* dW (O,I) += dyᵀ · x */
             x = lt__opnd16_of(nd, 0, Ci, 0, 0);
-            lt__gemm16(p, 1, O, Ci, R, &dyt, &x, NULL, gw, Ci, 0, 1);
+            lt__gemm16(p, 1, O, Ci, R, &dyt, &x, NULL, gw, Ci, 0, addw ? 1 : 2);
         } else {    /* dW (I,O) += xᵀ · dy */
             x = lt__opnd16_of(nd, 0, Ci, 0, 1);
-            lt__gemm16(p, 1, Ci, O, R, &x, &dy, NULL, gw, O, 0, 1);
+            lt__gemm16(p, 1, Ci, O, R, &x, &dy, NULL, gw, O, 0, addw ? 1 : 2);
         }
     }
     if (gb) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, R, O);

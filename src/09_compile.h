@@ -1016,6 +1016,7 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
             p->outs[p->zero_at[k][j]].grad_unset = 1;
         lt__plan_kernel(ctx, nd, 1, prof);
     }
+    lt__grads_settle(ctx);   /* parameters this loss does not reach: zero */
     return ctx->status;
 }
 
@@ -1032,7 +1033,7 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     float *saved = NULL;
     lt_rng rng;
     size_t np = 0, off = 0;
-    int k, built = 0, zero = 1;
+    int k, built = 0, zero = 1, lazy;
     const char *env = getenv("LTRAIN_COMPILE");
     if (!ctx || lt_failed(ctx)) return NULL;
     if (!fn) { lt_set_error(ctx, LT_ERR_ARG, "lt_compile: the step function is NULL"); return NULL; }
@@ -1045,9 +1046,10 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     }
     if (ctx->dev) return ctx->dev->compile(ctx, p);   /* the step as the device's graph */
     /* the validation step must not change the gradients the caller has accumulated: when they
-       are all zero (the usual case: compiling before training) they are zeroed again after it,
-       otherwise a copy is kept (as much memory again as the gradients) */
-    for (k = 0; k < ctx->n_params && zero; k++) {
+       are all zero (the usual case: compiling before training; or unset by lt_zero_grad_lazy) they
+       are zero again after it, otherwise a copy is kept (as much memory again as the gradients) */
+    lazy = ctx->grads_unset;
+    for (k = 0; k < ctx->n_params && zero && !lazy; k++) {
         const float *g = ctx->params[k]->grad;
         int64_t i;
         for (i = 0; i < ctx->params[k]->n && zero; i++) zero = g[i] == 0.0f;
@@ -1108,9 +1110,11 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
     off = 0;
     for (k = 0; k < ctx->n_params; k++) {
         if (saved) memcpy(ctx->params[k]->grad, saved + off, (size_t)ctx->params[k]->n * sizeof(float));
+        else if (lazy) ctx->params[k]->grad_unset = 1;   /* unset again, as lt_zero_grad_lazy left them */
         else memset(ctx->params[k]->grad, 0, (size_t)ctx->params[k]->n * sizeof(float));
         off += (size_t)ctx->params[k]->n;
     }
+    if (lazy) ctx->grads_unset = ctx->n_params > 0;
     ctx->rng = rng;
     LT__FREE(saved);
     LT__FREE(cap.nodes);

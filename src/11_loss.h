@@ -224,10 +224,14 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(LT__PREC2(nd));
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
-    float *gx = lt__grad(nd->in[0], nd->ctx), *gw = lt__grad(nd->in[1], nd->ctx), g;
-    int simd = lt__act_simd();
+    int addx = 1, addw = 1, simd = lt__act_simd();
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &addx), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), g;
     lt__mm16_opnd dz = lt__opnd16(NULL, bf.z, V, 0, 0), dzt = lt__opnd16(NULL, bf.z, V, 0, 1), x, w;
-    if (!(LT__LCE_DENOM(nd) > 0)) return;
+    if (!(LT__LCE_DENOM(nd) > 0)) {   /* no gradient: zeros where nothing was written yet */
+        if (gx && !addx) lt__zero(gx, nd->in[0]->n);
+        if (gw && !addw) lt__zero(gw, nd->in[1]->n);
+        return;
+    }
     g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {   /* dz over z, in pieces */
@@ -249,11 +253,11 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     }
     if (gx) {   /* dx (R,C) += dz · W */
         w = lt__opnd16(nd->in[1]->data, NULL, C, 0, 0);
-        lt__gemm16(p, 1, R, C, V, &dz, &w, NULL, gx, C, 0, 1);
+        lt__gemm16(p, 1, R, C, V, &dz, &w, NULL, gx, C, 0, addx ? 1 : 2);
     }
     if (gw) {   /* dW (V,C) += dzᵀ · x */
         x = lt__opnd16_of(nd, 0, C, 0, 0);
-        lt__gemm16(p, 1, V, C, R, &dzt, &x, NULL, gw, C, 0, 1);
+        lt__gemm16(p, 1, V, C, R, &dzt, &x, NULL, gw, C, 0, addw ? 1 : 2);
     }
 }
 /* The head + loss ops' arguments: x (..., C) alive, W [V, C], the targets as lt_cross_entropy's;
@@ -362,9 +366,10 @@ static void lt__linear_ce_bwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__LCE_COLS ? V : LT__LCE_COLS;
     int64_t v0, r;
     const float *x = nd->in[0]->data, *rm = nd->save[0], *rl = rm + R;
-    int add = 1, simd = lt__act_simd();
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad(nd->in[1], nd->ctx), *blk, g;
+    int add = 1, addw = 1, simd = lt__act_simd();
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), *blk, g;
     if (gx && !add && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gx, nd->in[0]->n);   /* no gradient: zeros */
+    if (gw && !addw && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gw, nd->in[1]->n);
     if ((!gx && !gw) || !(LT__LCE_DENOM(nd) > 0)) return;
     blk = (float *)LT__MALLOC((size_t)R * (size_t)cols * sizeof(float));
     if (!blk) {
@@ -386,7 +391,7 @@ static void lt__linear_ce_bwd(lt__node *nd) {
             if (t >= v0 && t < v0 + n) z[t - v0] -= g;
         }
         if (gx) lt_sgemm(0, 0, R, C, n, 1.0f, blk, n, w, C, add || v0 > 0 ? 1.0f : 0.0f, gx, C);   /* dx (R,C) += dz_b·W_b */
-        if (gw) lt_sgemm(1, 0, n, C, R, 1.0f, blk, n, x, C, 1.0f, gw + v0 * C, C);                 /* dW_b (n,C) += dz_bᵀ·x */
+        if (gw) lt_sgemm(1, 0, n, C, R, 1.0f, blk, n, x, C, addw ? 1.0f : 0.0f, gw + v0 * C, C);   /* dW_b (n,C) += dz_bᵀ·x */
     }
     LT__FREE(blk);
 }

@@ -316,6 +316,7 @@ LTRAIN_DEF lt_status lt_optim_step(lt_optim *opt, double lr) {
     if (lt_failed(opt->ctx)) return lt_status_of(opt->ctx);
     if (opt->ctx->dev) return opt->ctx->dev->optim_step(opt, lr);   /* the device seam (@@CORE) */
     if (opt->dev_block) opt->dev->optim_pull(opt);   /* back from the device: the moments come home */
+    lt__grads_settle(opt->ctx);   /* gradients lt_zero_grad_lazy left unset: zero first (@@TENSOR) */
     return lt__optim_host_step(opt, lr);
 }
 

@@ -39,7 +39,10 @@ static double lt__sumsq(const float *g, int64_t n) {
 static lt_tensor *lt__next_grad(lt_paramset params, int *i) {
     while (params.p && *i < params.n) {
         lt_tensor *t = params.p[(*i)++];
-        if (t && t->grad) return t;
+        if (t && t->grad) {
+            lt__grads_settle(t->ctx);   /* gradients lt_zero_grad_lazy left unset: zero first (@@TENSOR) */
+            return t;
+        }
     }
     return NULL;
 }

@@ -340,6 +340,7 @@ LTRAIN_DEF lt_status lt_dist_allreduce_grads(lt_dist *d) {
     d->stats.calls++;
     if (d->world == 1) return LT_OK;
 #ifdef LTRAIN_MPI
+    lt__grads_settle(d->ctx);   /* gradients lt_zero_grad_lazy left unset: zero first (@@TENSOR) */
     {
         lt_ctx *ctx = d->ctx;
         size_t n = 0, lo, nb, i;

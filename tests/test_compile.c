@@ -179,9 +179,107 @@ static int tc_cli_run(const char *mode, char *loss_line, size_t cap, double *rss
     return pclose(pp) == 0 && ok && loss_line[0];
 }
 
+/* lt_zero_grad_lazy against lt_zero_grad: 6 AdamW steps of the small GPT (tied head), eager or
+   compiled, float32 or bf16, one or two micro-batches a step; the final weights, bit for bit. */
+static float *tc_lazy_train(int lazy, int compiled, lt_dtype prec, int micro) {
+    lt_ctx *ctx = lt_ctx_create(11);
+    lt_gpt_config cfg = lt_gpt2_config(64, 16, 2, 2, 32);
+    tc_step s;
+    lt_optim *opt;
+    lt_plan *p = NULL;
+    lt_rng r;
+    int32_t in[3 * 16], tg[3 * 16];
+    float *w = NULL;
+    int k, m;
+    s.g = lt_gpt_create(ctx, &cfg);
+    s.B = 3; s.T = 16; s.in = in; s.tg = tg;
+    lt_set_precision(ctx, prec);
+    opt = lt_adamw_create(ctx, lt_gpt_params(s.g), lt_adamw_defaults());
+    lt_rng_seed(&r, 5);
+    tc_batch(&r, &s, cfg.vocab);   /* (the plan is recorded on a batch; each replay reads in and tg again) */
+    if (compiled) p = lt_compile(ctx, tc_loss, &s);
+    for (k = 0; k < 6 && !lt_failed(ctx); k++) {
+        if (lazy) lt_zero_grad_lazy(ctx);
+        else lt_zero_grad(ctx);
+        for (m = 0; m < micro && !lt_failed(ctx); m++) {
+            tc_batch(&r, &s, cfg.vocab);
+            if (p) lt_plan_run_scaled(p, 1.0f / (float)micro, NULL);
+            else lt_backward_scaled(ctx, tc_loss(ctx, &s), 1.0f / (float)micro);
+        }
+        if (k == 3) lt_clip_grad_norm(ctx, lt_gpt_params(s.g), 0.5);
+        lt_optim_step(opt, 3e-3);
+    }
+    if (!lt_failed(ctx)) w = tc_weights(ctx);
+    else printf("     tc_lazy_train: %s\n", lt_error(ctx));
+    lt_plan_destroy(p);
+    lt_optim_destroy(opt);
+    lt_gpt_destroy(s.g);
+    lt_ctx_destroy(ctx);
+    return w;
+}
+static void tc_lazy_zero_grad(void) {
+    static const char *pn[3] = {"fp32", "bf16", "fp16"};
+    static const lt_dtype pv[3] = {LT_F32, LT_BF16, LT_F16};
+    int compiled, pr, micro;
+    for (compiled = 0; compiled < 2; compiled++)
+        for (pr = 0; pr < 3; pr++)
+            for (micro = 1; micro <= 2; micro++) {
+                float *we = tc_lazy_train(0, compiled, pv[pr], micro), *wl = tc_lazy_train(1, compiled, pv[pr], micro);
+                size_t i = 0, n = 0;
+                char nm[96];
+                if (we && wl) {
+                    lt_ctx *c = lt_ctx_create(11);
+                    lt_gpt_config cfg = lt_gpt2_config(64, 16, 2, 2, 32);
+                    lt_gpt *g = lt_gpt_create(c, &cfg);
+                    n = (size_t)lt_gpt_num_params(g);
+                    lt_gpt_destroy(g);
+                    lt_ctx_destroy(c);
+                    for (i = 0; i < n && memcmp(&we[i], &wl[i], sizeof(float)) == 0; i++) {}
+                }
+                snprintf(nm, sizeof nm, "compile/lazy_zero_grad/%s/%s/micro%d", compiled ? "compiled" : "eager", pn[pr], micro);
+                t_check(we && wl && i == n, nm, "weight %zu of %zu differs: %.9g vs %.9g", i, n,
+                        we && wl && i < n ? we[i] : 0, we && wl && i < n ? wl[i] : 0);
+                free(we);
+                free(wl);
+            }
+    {   /* what no backward writes reads as zero: an unused parameter, every reader before backward */
+        lt_ctx *ctx = lt_ctx_create(2);
+        lt_tensor *a = lt_param(ctx, "a", 1, (int64_t[]){3}), *b = lt_param(ctx, "unused", 1, (int64_t[]){2});
+        lt_tensor *w[1];
+        lt_optim *opt;
+        float ra[3] = {1, 1, 1}, rb[2] = {1, 1};
+        double norm;
+        int i;
+        for (i = 0; i < 3; i++) { a->data[i] = (float)(i + 1); a->grad[i] = 5.0f; }
+        b->grad[0] = b->grad[1] = 7.0f;
+        lt_zero_grad_lazy(ctx);
+        t_check(lt_tensor_read(ctx, b, 1, rb) == LT_OK && rb[0] == 0 && rb[1] == 0 && b->grad[0] == 0,
+                "compile/lazy_zero_grad/read", "%g %g", (double)rb[0], (double)rb[1]);
+        lt_zero_grad_lazy(ctx);
+        norm = lt_grad_norm(ctx, lt_ctx_params(ctx));
+        t_check(norm == 0.0, "compile/lazy_zero_grad/norm", "norm %g", norm);
+        b->grad[1] = 7.0f;
+        lt_zero_grad_lazy(ctx);
+        lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, a, a)));   /* d/da Σ a² = 2a, written over the 5s */
+        t_check(lt_tensor_read(ctx, a, 1, ra) == LT_OK && ra[0] == 2 && ra[1] == 4 && ra[2] == 6 && b->grad[1] == 0,
+                "compile/lazy_zero_grad/unused", "a' %g %g %g, unused' %g", (double)ra[0], (double)ra[1], (double)ra[2],
+                (double)b->grad[1]);
+        w[0] = b;
+        opt = lt_sgd_create(ctx, (lt_paramset){w, 1}, lt_sgd_defaults());
+        b->data[0] = 1.0f;
+        b->grad[0] = 9.0f;
+        lt_zero_grad_lazy(ctx);
+        lt_optim_step(opt, 0.5);   /* no backward: the step sees zero */
+        t_check(b->data[0] == 1.0f, "compile/lazy_zero_grad/optim", "%g", (double)b->data[0]);
+        lt_optim_destroy(opt);
+        lt_ctx_destroy(ctx);
+    }
+}
+
 static void test_compile_llama(void);
 static void test_compile_all(void) {
     test_compile_llama();
+    if (t_want("compile")) tc_lazy_zero_grad();
     if (!t_want("compile")) return;
     {   /* compiling records without running kernels, so it holds only the plan: less memory */
         char le[64], lc[64];

@@ -130,6 +130,7 @@ static void test_null_calls(void) {
     TN_VOID(lt_retain_grad, lt_retain_grad(NULL));
     TN(lt_backward_scaled, lt_backward_scaled(NULL, NULL, 1) != LT_OK);
     TN_VOID(lt_zero_grad, lt_zero_grad(NULL));
+    TN_VOID(lt_zero_grad_lazy, lt_zero_grad_lazy(NULL));
     TN(lt_tape_length, lt_tape_length(NULL) == 0);
     TN_VOID(lt_set_profiling, lt_set_profiling(NULL, 1));
     TN_VOID(lt_profile_print, lt_profile_print(NULL, NULL));

@@ -4988,9 +4988,12 @@ static void lt__att_drows(const lt__att_src *a, int64_t b, int64_t h, int64_t t0
 #define LT__ATT_DMAX 4096  /* backward: D for up to this many rows is made once per head */
 typedef char lt__att_dmax_holds_a_step[LT__ATT_DMAX >= LT__ATT_BQ ? 1 : -1];
 /* Backward of query head h, batch b, queries and keys < len: adds into a->g (dq of head h, dk and
-   dv of kv head h/G; a NULL part is skipped). */
+   dv of kv head h/G; a NULL part is skipped).  Bit w of fresh: part w's rows < len of this head
+   hold no values yet, so its first product there writes (=) instead of adding: dq's rows all get
+   theirs from the first key block (u0 = 0), a key block's dk, dv rows from its first query block
+   (t0 = u0); lt__att_mm writes zeros where a row has nothing to add. */
 static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t len, const float *Lh,
-                             const float *y, const float *gy) {
+                             const float *y, const float *gy, int fresh) {
     float p[LT__ATT_BQ * LT__ATT_BK], ds[LT__ATT_BQ * LT__ATT_BK], dall[LT__ATT_DMAX], *dd;
     float tq[LT__ATT_TILE], tk[LT__ATT_TILE], tv[LT__ATT_TILE], kt[LT__ATT_TILE], vt[LT__ATT_TILE];
     int64_t T = a->T, C = a->C, D = a->D, u0, t0, t, u;
@@ -5027,7 +5030,8 @@ static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t
                 lt__att_exp(a->simd, pr, NULL, Lt, vis);                                         /* P */
                 for (u = vis; u < w; u++) pr[u] = 0.0f;
             }
-            if (dv) lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, 1.0f, p, 1, w, dy, C, 1, dv, a->ld[2]);   /* dV += Pᵀ·dY */
+            if (dv) lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, 1.0f, p, 1, w, dy, C, !(fresh & 4) || o > 0, dv,
+                               a->ld[2]);                                                              /* dV += Pᵀ·dY */
             lt__att_mm(a->simd, LT__ATT_NLE, o, n, w, D, 1.0f, dy, C, 1, vt, w, 0, ds, w);      /* dP = dY·Vᵀ */
             for (t = 0; t < n; t++) {                                                       /* dS = P ⊙ (dP - D) */
                 float *pr = p + t * w, *dr = ds + t * w, dt = dd[t];
@@ -5036,17 +5040,20 @@ static void lt__att_bwd_head(const lt__att_src *a, int64_t b, int64_t h, int64_t
                 for (u = 0; u < vis; u++) dr[u] = pr[u] * (dr[u] - dt);
                 for (u = vis; u < w; u++) dr[u] = 0.0f;
             }
-            if (dk) lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, scale, ds, 1, w, q, ldq, 1, dk, a->ld[1]); /* dK += scale·dSᵀ·Q */
-            if (dq) lt__att_mm(a->simd, LT__ATT_KLE, o, n, D, w, scale, ds, w, 1, k, ldk, 1, dq, a->ld[0]);  /* dQ += scale·dS·K */
+            if (dk) lt__att_mm(a->simd, LT__ATT_KGE, -o, w, D, n, scale, ds, 1, w, q, ldq, !(fresh & 2) || o > 0, dk,
+                               a->ld[1]);                                                              /* dK += scale·dSᵀ·Q */
+            if (dq) lt__att_mm(a->simd, LT__ATT_KLE, o, n, D, w, scale, ds, w, 1, k, ldk, !(fresh & 1) || u0 > 0, dq,
+                               a->ld[0]);                                                              /* dQ += scale·dS·K */
         }
     }
 }
 
 /* Units (b, kv head j) go to the threads; a unit runs its G query heads jG..jG+G-1 in order, so
    the sums into dk, dv of head j have one order whatever the thread count.  add[w] = 0: part w's
-   gradient buffer holds no values yet, and each unit zeroes its own columns first (a part that
-   shares its buffer with an earlier one, fused qkv or the same tensor passed twice, comes with
-   add 1: the zeroing of those columns is done by then). */
+   gradient buffer holds no values yet: each unit's first products write its own columns
+   (lt__att_bwd_head's fresh) and it zeroes only the padded rows >= len, which no product reaches
+   (a part that shares its buffer with an earlier one, fused qkv or the same tensor passed twice,
+   comes with add 1: those columns are written by then). */
 static void lt__att_bwd(lt__node *nd, const lt__att_src *a, const int add[3]) {
     int64_t B = LT__ATT_B(nd), T = LT__ATT_T(nd), Hk = LT__ATT_H(nd) / a->G, bj;
     LT__OMP(parallel for schedule(dynamic, 1))
@@ -5056,11 +5063,13 @@ static void lt__att_bwd(lt__node *nd, const lt__att_src *a, const int add[3]) {
         for (w = 0; w < 3; w++) {
             int64_t c0 = w ? j * a->D : j * a->G * a->D, nc = w ? a->D : a->G * a->D;
             if (a->g[w] && !add[w])
-                for (t = 0; t < T; t++) memset(a->g[w] + (b * T + t) * a->ld[w] + c0, 0, (size_t)nc * sizeof(float));
+                for (t = len; t < T; t++) memset(a->g[w] + (b * T + t) * a->ld[w] + c0, 0, (size_t)nc * sizeof(float));
         }
-        for (i = 0; i < a->G; i++) {
+        for (i = 0; i < a->G; i++) {   /* dk, dv: the group's first head writes, the others add */
             int64_t h = j * a->G + i;
-            lt__att_bwd_head(a, b, h, len, nd->save[0] + (b * LT__ATT_H(nd) + h) * T, nd->out->data, nd->out->grad);
+            int fresh = (add[0] ? 0 : 1) | (i == 0 && !add[1] ? 2 : 0) | (i == 0 && !add[2] ? 4 : 0);
+            lt__att_bwd_head(a, b, h, len, nd->save[0] + (b * LT__ATT_H(nd) + h) * T, nd->out->data, nd->out->grad,
+                             fresh);
         }
     }
 }

@@ -99,6 +99,14 @@ bench-attention: build/bench_attention
 build/bench_attention: bench/attention.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
+# The optimizer's memory floor (bench/bandwidth.c): AdamW's bytes a second against plain loops.
+.PHONY: bench-bandwidth
+bench-bandwidth: build/bench_bandwidth
+	./build/bench_bandwidth
+
+build/bench_bandwidth: bench/bandwidth.c ltrain.h | build
+	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+
 # Optimizers (bench/optimizers.c): AdamW, Lion, AdEMAMix, Muon, SOAP on tinyshakespeare, a 3-value
 # lr grid each, the same token budget: validation loss, time per step, optimizer-state bytes.
 .PHONY: bench-optimizers

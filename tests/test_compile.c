@@ -86,6 +86,19 @@ static float *tc_train(int compiled, int two_shapes, float dropout, int steps, f
     return w;
 }
 
+/* The first of the small GPT's n weights (n through *n) where a and b differ bit for bit, or n. */
+static size_t tc_first_diff(const float *a, const float *b, size_t *n) {
+    lt_ctx *c = lt_ctx_create(11);
+    lt_gpt_config cfg = lt_gpt2_config(64, 16, 2, 2, 32);
+    lt_gpt *g = lt_gpt_create(c, &cfg);
+    size_t i;
+    *n = (size_t)lt_gpt_num_params(g);
+    lt_gpt_destroy(g);
+    lt_ctx_destroy(c);
+    for (i = 0; i < *n && memcmp(&a[i], &b[i], sizeof(float)) == 0; i++) {}
+    return i;
+}
+
 static void tc_equal_runs(const char *name, int two_shapes, float dropout) {
     float le[50], lc[50];
     float *we = tc_train(0, two_shapes, dropout, 50, le, NULL), *wc = tc_train(1, two_shapes, dropout, 50, lc, NULL);
@@ -96,13 +109,7 @@ static void tc_equal_runs(const char *name, int two_shapes, float dropout) {
     snprintf(nm, sizeof nm, "compile/%s/losses_bitwise", name);
     t_check(same, nm, "eager and compiled losses differ (step %d: %.9g vs %.9g)", k - 1, k ? le[k - 1] : 0, k ? lc[k - 1] : 0);
     if (we && wc) {
-        lt_ctx *c = lt_ctx_create(11);
-        lt_gpt_config cfg = lt_gpt2_config(64, 16, 2, 2, 32);
-        lt_gpt *g = lt_gpt_create(c, &cfg);
-        n = (size_t)lt_gpt_num_params(g);
-        lt_gpt_destroy(g);
-        lt_ctx_destroy(c);
-        for (i = 0; i < n && memcmp(&we[i], &wc[i], sizeof(float)) == 0; i++) {}
+        i = tc_first_diff(we, wc, &n);
         snprintf(nm, sizeof nm, "compile/%s/weights_bitwise", name);
         t_check(i == n, nm, "weight %zu differs after 50 steps: %.9g vs %.9g", i, i < n ? we[i] : 0, i < n ? wc[i] : 0);
     }
@@ -227,15 +234,7 @@ static void tc_lazy_zero_grad(void) {
                 float *we = tc_lazy_train(0, compiled, pv[pr], micro), *wl = tc_lazy_train(1, compiled, pv[pr], micro);
                 size_t i = 0, n = 0;
                 char nm[96];
-                if (we && wl) {
-                    lt_ctx *c = lt_ctx_create(11);
-                    lt_gpt_config cfg = lt_gpt2_config(64, 16, 2, 2, 32);
-                    lt_gpt *g = lt_gpt_create(c, &cfg);
-                    n = (size_t)lt_gpt_num_params(g);
-                    lt_gpt_destroy(g);
-                    lt_ctx_destroy(c);
-                    for (i = 0; i < n && memcmp(&we[i], &wl[i], sizeof(float)) == 0; i++) {}
-                }
+                if (we && wl) i = tc_first_diff(we, wl, &n);
                 snprintf(nm, sizeof nm, "compile/lazy_zero_grad/%s/%s/micro%d", compiled ? "compiled" : "eager", pn[pr], micro);
                 t_check(we && wl && i == n, nm, "weight %zu of %zu differs: %.9g vs %.9g", i, n,
                         we && wl && i < n ? we[i] : 0, we && wl && i < n ? wl[i] : 0);

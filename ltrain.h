@@ -1424,6 +1424,15 @@ LTRAIN_DEF const char *lt_dist_describe(const lt_dist *d);
 #define LT__OMP(x)
 #endif
 
+/* LT__UNROLL4: unroll the loop that follows 4 times (GCC 8+ and Clang; nothing elsewhere).  The
+   GEMM's micro-kernels use it on their k loops, whose own adds, compare and branch then take a
+   quarter of the issue slots, slots they would share with the FMAs (bench/design.md). */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8)
+#define LT__UNROLL4 _Pragma("GCC unroll 4")
+#else
+#define LT__UNROLL4
+#endif
+
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
 #endif
@@ -5528,6 +5537,7 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
         __m512 b0, b1, va, vb;                                                                     \
         int64_t k;                                                                                 \
         LT__A5_BEGIN                                                                               \
+        LT__UNROLL4                                                                                \
         for (k = 0; k < kc; k++, a += ASTEP, b += 32) {                                            \
             b0 = _mm512_load_ps(b);                                                                \
             b1 = _mm512_load_ps(b + 16);                                                           \
@@ -5567,6 +5577,7 @@ LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] *
         __m512 va, vb;                                                                             \
         int64_t m, pairs = (kc + 1) / 2;                                                           \
         LT__A5_BEGIN                                                                               \
+        LT__UNROLL4                                                                                \
         for (m = 0; m < pairs; m++, a += ASTEP, b += 32) {                                         \
             b0 = _mm512_load_si512((const void *)b);                                               \
             b1 = _mm512_load_si512((const void *)(b + 16));                                        \
@@ -5644,6 +5655,7 @@ LT__TARGET("avx512f") static void lt__pair_rows(float *p, int64_t n, int64_t kc)
         __m256 b0, b1, av, va, vb;                                                                 \
         int64_t k;                                                                                 \
         LT__A2_ROWS(LT__A2_ZERO)                                                                   \
+        LT__UNROLL4                                                                                \
         for (k = 0; k < kc; k++, a += ASTEP, b += 16) {                                            \
             b0 = _mm256_load_ps(b);                                                                \
             b1 = _mm256_load_ps(b + 8);                                                            \

@@ -48,6 +48,15 @@
 #define LT__OMP(x)
 #endif
 
+/* LT__UNROLL4: unroll the loop that follows 4 times (GCC 8+ and Clang; nothing elsewhere).  The
+   GEMM's micro-kernels use it on their k loops, whose own adds, compare and branch then take a
+   quarter of the issue slots, slots they would share with the FMAs (bench/design.md). */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8)
+#define LT__UNROLL4 _Pragma("GCC unroll 4")
+#else
+#define LT__UNROLL4
+#endif
+
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
 #endif

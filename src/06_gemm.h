@@ -122,6 +122,7 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
         __m512 b0, b1, va, vb;                                                                     \
         int64_t k;                                                                                 \
         LT__A5_BEGIN                                                                               \
+        LT__UNROLL4                                                                                \
         for (k = 0; k < kc; k++, a += ASTEP, b += 32) {                                            \
             b0 = _mm512_load_ps(b);                                                                \
             b1 = _mm512_load_ps(b + 16);                                                           \
@@ -161,6 +162,7 @@ LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] *
         __m512 va, vb;                                                                             \
         int64_t m, pairs = (kc + 1) / 2;                                                           \
         LT__A5_BEGIN                                                                               \
+        LT__UNROLL4                                                                                \
         for (m = 0; m < pairs; m++, a += ASTEP, b += 32) {                                         \
             b0 = _mm512_load_si512((const void *)b);                                               \
             b1 = _mm512_load_si512((const void *)(b + 16));                                        \
@@ -238,6 +240,7 @@ LT__TARGET("avx512f") static void lt__pair_rows(float *p, int64_t n, int64_t kc)
         __m256 b0, b1, av, va, vb;                                                                 \
         int64_t k;                                                                                 \
         LT__A2_ROWS(LT__A2_ZERO)                                                                   \
+        LT__UNROLL4                                                                                \
         for (k = 0; k < kc; k++, a += ASTEP, b += 16) {                                            \
             b0 = _mm256_load_ps(b);                                                                \
             b1 = _mm256_load_ps(b + 8);                                                            \

@@ -1426,7 +1426,8 @@ LTRAIN_DEF const char *lt_dist_describe(const lt_dist *d);
 
 /* LT__UNROLL4: unroll the loop that follows 4 times (GCC 8+ and Clang; nothing elsewhere).  The
    GEMM's micro-kernels use it on their k loops, whose own adds, compare and branch then take a
-   quarter of the issue slots, slots they would share with the FMAs (bench/design.md). */
+   quarter of the issue slots, slots they would share with the FMAs; attention's block kernel
+   (lt__att_tile_avx512) likewise (bench/design.md). */
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8)
 #define LT__UNROLL4 _Pragma("GCC unroll 4")
 #else
@@ -5220,6 +5221,7 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
 #define LT__AM_F2(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) }
 #define LT__AM_F3(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) LT__AM_FMA1(r, 3) }
 #define LT__AM_LOOP(LOADS, FMAS)                                                                   \
+    LT__UNROLL4                                                                                    \
     for (k = 0; k < K; k++) {                                                                      \
         const float *b = B + k * ldb;                                                              \
         LOADS                                                                                      \

@@ -50,7 +50,8 @@
 
 /* LT__UNROLL4: unroll the loop that follows 4 times (GCC 8+ and Clang; nothing elsewhere).  The
    GEMM's micro-kernels use it on their k loops, whose own adds, compare and branch then take a
-   quarter of the issue slots, slots they would share with the FMAs (bench/design.md). */
+   quarter of the issue slots, slots they would share with the FMAs; attention's block kernel
+   (lt__att_tile_avx512) likewise (bench/design.md). */
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8)
 #define LT__UNROLL4 _Pragma("GCC unroll 4")
 #else

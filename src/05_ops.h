@@ -2452,6 +2452,7 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
 #define LT__AM_F2(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) }
 #define LT__AM_F3(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) LT__AM_FMA1(r, 3) }
 #define LT__AM_LOOP(LOADS, FMAS)                                                                   \
+    LT__UNROLL4                                                                                    \
     for (k = 0; k < K; k++) {                                                                      \
         const float *b = B + k * ldb;                                                              \
         LOADS                                                                                      \

@@ -5465,6 +5465,8 @@ typedef void (*lt__ukernel)(int64_t kc, const float *a, const float *b, float *c
 
 typedef struct {
     lt__ukernel fn_k, fn_r;   /* A sliver k-major / row-major */
+    lt__ukernel sk[2], sr[2]; /* short tiles (NULL: none): the first rows of a sliver, k-major / row-major */
+    int sh[2];                /* ... their heights, sh[0] < sh[1] < mr */
     int mr, nr;               /* register tile */
     int mc, kc, nc;           /* cache blocks: A block MC x KC, B panel KC x NC (multiples of MR, NR) */
     int isa;                  /* packing may use: 0 plain C, 1 AVX2, 2 AVX-512 */
@@ -5504,6 +5506,11 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
 /* 28 accumulators + 2 B vectors + the broadcast A value fit in the 32 zmm registers; each k is
    2 loads + 14 broadcasts (folded into the FMAs) for 28 FMAs. */
 #define LT__A5_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+/* Short tiles: the last sliver of A holds M mod 14 rows (4 of M = 256, 2 of 1024, 6 of 384); the
+   kernels of 4 and 8 rows do those without the full tile's idle rows (a 14-row tile for 4 rows
+   wastes 4% of M = 256's products). */
+#define LT__A5_ROWS4(X) X(0) X(1) X(2) X(3)
+#define LT__A5_ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define LT__A5_ZERO(r) __m512 c##r##a = _mm512_setzero_ps(), c##r##b = _mm512_setzero_ps();
 /* C's tile is read at the end (beta != 0): asked for at the start, it arrives during the k loop
    instead of stalling the stores (a few % where C is much larger than the caches) */
@@ -5524,34 +5531,38 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
                      _mm512_fmadd_ps(va, c##r##b, _mm512_mul_ps(vb, _mm512_loadu_ps(c + r * ldc + 16))));
 /* the 28 accumulators zeroed (C's tile prefetched when it will be read); at the end
    C = alpha*tile (beta 0), C += alpha*tile (beta 1) or C = alpha*tile + beta*C */
-#define LT__A5_BEGIN                                                                               \
-    LT__A5_ROWS(LT__A5_ZERO)                                                                       \
-    if (beta != 0.0f) { LT__A5_ROWS(LT__A5_PF) }
-#define LT__A5_STORE                                                                               \
+#define LT__A5_BEGIN(ROWS)                                                                         \
+    ROWS(LT__A5_ZERO)                                                                              \
+    if (beta != 0.0f) { ROWS(LT__A5_PF) }
+#define LT__A5_STORE(ROWS)                                                                         \
     va = _mm512_set1_ps(alpha);                                                                    \
     vb = _mm512_set1_ps(beta);                                                                     \
-    if (beta == 0.0f) { LT__A5_ROWS(LT__A5_ST0) }                                                  \
-    else if (beta == 1.0f) { LT__A5_ROWS(LT__A5_ST1) }                                             \
-    else { LT__A5_ROWS(LT__A5_STB) }
-#define LT__A5_KERNEL(name, ASTEP)                                                                 \
+    if (beta == 0.0f) { ROWS(LT__A5_ST0) }                                                         \
+    else if (beta == 1.0f) { ROWS(LT__A5_ST1) }                                                    \
+    else { ROWS(LT__A5_STB) }
+#define LT__A5_KERNEL(name, ASTEP, ROWS)                                                           \
     LT__TARGET("avx512f") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
                                        float alpha, float beta) {                                  \
         __m512 b0, b1, va, vb;                                                                     \
         int64_t k;                                                                                 \
-        LT__A5_BEGIN                                                                               \
+        LT__A5_BEGIN(ROWS)                                                                         \
         LT__UNROLL4                                                                                \
         for (k = 0; k < kc; k++, a += ASTEP, b += 32) {                                            \
             b0 = _mm512_load_ps(b);                                                                \
             b1 = _mm512_load_ps(b + 16);                                                           \
-            LT__A5_ROWS(LT__A5_FMA)                                                                \
+            ROWS(LT__A5_FMA)                                                                       \
         }                                                                                          \
-        LT__A5_STORE                                                                               \
+        LT__A5_STORE(ROWS)                                                                         \
     }
 #define LT__AT(r) a[r]
-LT__A5_KERNEL(lt__uk_avx512_k, 14)          /* A sliver k-major: a[k*14 + r] */
+LT__A5_KERNEL(lt__uk_avx512_k, 14, LT__A5_ROWS)    /* A sliver k-major: a[k*14 + r] */
+LT__A5_KERNEL(lt__uk_avx512_k4, 14, LT__A5_ROWS4)
+LT__A5_KERNEL(lt__uk_avx512_k8, 14, LT__A5_ROWS8)
 #undef LT__AT
 #define LT__AT(r) a[r * LT__KS]
-LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] */
+LT__A5_KERNEL(lt__uk_avx512_r, 1, LT__A5_ROWS)     /* A sliver row-major: a[r*KS + k] */
+LT__A5_KERNEL(lt__uk_avx512_r4, 1, LT__A5_ROWS4)
+LT__A5_KERNEL(lt__uk_avx512_r8, 1, LT__A5_ROWS8)
 #undef LT__AT
 
 /* ---- @@GEMM.bf16dp  AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ------------------- */
@@ -5570,7 +5581,7 @@ LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] *
     av = _mm512_set1_epi32(LT__AT(r));                                                             \
     c##r##a = _mm512_dpbf16_ps(c##r##a, (__m512bh)av, (__m512bh)b0);                               \
     c##r##b = _mm512_dpbf16_ps(c##r##b, (__m512bh)av, (__m512bh)b1);
-#define LT__AD_KERNEL(name, ASTEP)                                                                 \
+#define LT__AD_KERNEL(name, ASTEP, ROWS)                                                           \
     LT__TARGET("avx512f,avx512bf16") static void name(int64_t kc, const float *af, const float *bf, float *c, int64_t ldc, \
                                      float alpha, float beta) {                                    \
         const int32_t *a = (const int32_t *)(const void *)af;                                      \
@@ -5578,20 +5589,24 @@ LT__A5_KERNEL(lt__uk_avx512_r, 1)           /* A sliver row-major: a[r*KS + k] *
         __m512i b0, b1, av;                                                                        \
         __m512 va, vb;                                                                             \
         int64_t m, pairs = (kc + 1) / 2;                                                           \
-        LT__A5_BEGIN                                                                               \
+        LT__A5_BEGIN(ROWS)                                                                         \
         LT__UNROLL4                                                                                \
         for (m = 0; m < pairs; m++, a += ASTEP, b += 32) {                                         \
             b0 = _mm512_load_si512((const void *)b);                                               \
             b1 = _mm512_load_si512((const void *)(b + 16));                                        \
-            LT__A5_ROWS(LT__AD_DP)                                                                 \
+            ROWS(LT__AD_DP)                                                                        \
         }                                                                                          \
-        LT__A5_STORE                                                                               \
+        LT__A5_STORE(ROWS)                                                                         \
     }
 #define LT__AT(r) a[r]
-LT__AD_KERNEL(lt__uk_bf16dp_k, 14)          /* A sliver k-major: pair word a[m*14 + r] */
+LT__AD_KERNEL(lt__uk_bf16dp_k, 14, LT__A5_ROWS)    /* A sliver k-major: pair word a[m*14 + r] */
+LT__AD_KERNEL(lt__uk_bf16dp_k4, 14, LT__A5_ROWS4)
+LT__AD_KERNEL(lt__uk_bf16dp_k8, 14, LT__A5_ROWS8)
 #undef LT__AT
 #define LT__AT(r) a[r * LT__KS]
-LT__AD_KERNEL(lt__uk_bf16dp_r, 1)           /* A sliver row-major: pair word a[r*KS + m] */
+LT__AD_KERNEL(lt__uk_bf16dp_r, 1, LT__A5_ROWS)     /* A sliver row-major: pair word a[r*KS + m] */
+LT__AD_KERNEL(lt__uk_bf16dp_r4, 1, LT__A5_ROWS4)
+LT__AD_KERNEL(lt__uk_bf16dp_r8, 1, LT__A5_ROWS8)
 #undef LT__AT
 
 /* A k-major float32 panel of kc rows of w <= 32 words (p[k*w + j], bf16-exact values) rewritten in
@@ -5786,6 +5801,8 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
 #ifdef LT__X86
     if (id == LT__GEMM_AVX512) {
         g.fn_k = lt__uk_avx512_k; g.fn_r = lt__uk_avx512_r; g.mr = 14; g.nr = 32;
+        g.sk[0] = lt__uk_avx512_k4; g.sr[0] = lt__uk_avx512_r4; g.sh[0] = 4;
+        g.sk[1] = lt__uk_avx512_k8; g.sr[1] = lt__uk_avx512_r8; g.sh[1] = 8;
         g.mc = 112; g.kc = 256; g.nc = 512; g.isa = 2;
         g.name = "avx512 14x32 packed";
     } else if (id == LT__GEMM_AVX2) {
@@ -5830,6 +5847,8 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
     if (!(e && strcmp(e, "pairs") == 0) && !lt__cpu_has(LT__CPU_AMD)) return;
     if (!lt__cpu_has(LT__CPU_AVX512BW | LT__CPU_AVX512VL)) return;   /* packing */
     g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
+    g->sk[0] = lt__uk_bf16dp_k4; g->sr[0] = lt__uk_bf16dp_r4;
+    g->sk[1] = lt__uk_bf16dp_k8; g->sr[1] = lt__uk_bf16dp_r8;
     g->name = "avx512bf16 14x32 bf16 pairs";
 #else
     (void)g;
@@ -6346,19 +6365,27 @@ static void lt__pf_step(lt__pf *f) {
 }
 /* The register tiles of a packed A block (mc x kc, slivers MR tall) against a packed B panel
    (kc x nc, slivers NR wide): C (mc, nc) = alpha·A·B + bet·C, a partial tile computed on the
-   side and merged.  pf: prefetches spread over the tiles (lt__pf_step). */
-static void lt__gemm_tiles(const lt__gemm_impl *g, lt__ukernel fn, int64_t mc, int64_t nc, int64_t kc, const float *ap,
+   side and merged.  A sliver of fewer rows runs on the shortest short-tile kernel that covers
+   them, if any.  ta: A's slivers are k-major.  pf: prefetches spread over the tiles (lt__pf_step). */
+static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t nc, int64_t kc, const float *ap,
                            const float *bp, float alpha, float bet, float *C, int64_t ldc, lt__pf *pf) {
     float edge[16 * 32];
     int64_t ir, jr;
     for (ir = 0; ir < mc; ir += g->mr) {
-        int h = mc - ir < g->mr ? (int)(mc - ir) : g->mr;
+        int h = mc - ir < g->mr ? (int)(mc - ir) : g->mr, kh = g->mr, s;   /* kh: the kernel's rows */
         const float *as = ap + ir * LT__KS;
+        lt__ukernel fn = ta ? g->fn_k : g->fn_r;
+        for (s = 0; s < 2 && h < g->mr; s++)
+            if (g->sk[s] && h <= g->sh[s]) {
+                fn = ta ? g->sk[s] : g->sr[s];
+                kh = g->sh[s];
+                break;
+            }
         for (jr = 0; jr < nc; jr += g->nr) {
             int w = nc - jr < g->nr ? (int)(nc - jr) : g->nr, i, j;
             float *c = C + ir * ldc + jr;
             lt__pf_step(pf);
-            if (h == g->mr && w == g->nr) {
+            if (h == kh && w == g->nr) {
                 fn(kc, as, bp + jr * kc, c, ldc, alpha, bet);
                 continue;
             }
@@ -6395,7 +6422,6 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
     float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA;
     int64_t jc, pc, ic;
     lt__pf pf;
-    lt__ukernel fn = ta ? g->fn_k : g->fn_r;
     for (jc = 0; jc < N; jc += g->nc) {
         int64_t nc = N - jc < g->nc ? N - jc : g->nc;
         for (pc = 0; pc < K; pc += g->kc) {
@@ -6414,7 +6440,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
                 int64_t mc = M - ic < g->mc ? M - ic : g->mc;
                 lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
                 lt__gemm_pack_a(g, ta, &as, lda, mc, kc, ap);
-                lt__gemm_tiles(g, fn, mc, nc, kc, ap, bp, alpha, bet, C + ic * ldc + jc, ldc, &pf);
+                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp, alpha, bet, C + ic * ldc + jc, ldc, &pf);
                 if (LT__GEPI_ON(epi) && pc + kc >= K) {   /* this block of C is final */
                     lt__gepi e = *epi;
                     if (e.bias) e.bias += jc;

@@ -144,6 +144,9 @@ static void test_gemm_all(void) {
         {129, 31, 300},                /* K over one KC block: beta applies to the first block only */
         {150, 530, 270},               /* M over MC, N over NC, K over KC */
         {40, 1030, 20},                /* wide and short: the thread split cuts columns */
+        {4, 64, 19}, {18, 96, 300},    /* a last sliver of 4 rows: the 4-row short tile writes C */
+        {8, 70, 45}, {22, 64, 33},     /* ... of 8 rows: the 8-row one (N = 70: and on the side) */
+        {256, 96, 40}, {384, 40, 24},  /* training heights: 256 = 18 x 14 + 4, 384 = 27 x 14 + 6 */
     };
     static const float betas[] = {0.0f, 1.0f, -0.5f};
     int s, t, n = 0, bad = 0;

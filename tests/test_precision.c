@@ -278,7 +278,8 @@ static void tp_gemm16(void) {
    over one KC block, 16-bit and float32 (rounded while packed) sources, the epilogue, and the
    same bits at 1 and 2 threads.  Skipped where the CPU lacks AVX512_BF16. */
 static void tp_gemm_bf16dp(void) {
-    static const int shapes[][3] = {{37, 45, 301}, {14, 32, 1}, {29, 70, 7}, {130, 33, 512}, {20, 400, 300}};
+    static const int shapes[][3] = {{37, 45, 301}, {14, 32, 1}, {29, 70, 7}, {130, 33, 512}, {20, 400, 300},
+                                       {22, 64, 33}};   /* last slivers: 9, 14, 1, 4, 6, 8 rows */
     lt__gemm_impl g = lt__gemm_impl_of(LT__GEMM_AVX512);
     int si, ta, tb, v, bad = 0, runs = 0, worst_i = -1, base = lt_get_threads();
     double worst = 0;
@@ -291,7 +292,7 @@ static void tp_gemm_bf16dp(void) {
     }
     t_check(strstr(lt_kernel_name_for(LT_BF16), "bf16") != NULL, "precision/gemm_bf16dp/name", "bf16 runs on %s",
             lt_kernel_name_for(LT_BF16));
-    for (si = 0; si < 5; si++) {
+    for (si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++) {
         int M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], i, j, k;
         float *a = (float *)malloc((size_t)M * K * 4), *b = (float *)malloc((size_t)K * N * 4);
         float *ar = (float *)malloc((size_t)M * K * 4), *br = (float *)malloc((size_t)K * N * 4);

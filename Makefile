@@ -91,6 +91,14 @@ bench-seq: build/bench_seq
 build/bench_seq: bench/seq.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
+# A step's products in the step's order against each alone (bench/gemm_seq.c): do cold operands cost?
+.PHONY: bench-gemm-seq
+bench-gemm-seq: build/bench_gemm_seq
+	for t in 1 2; do ./build/bench_gemm_seq 2048 256 4 $$t; ./build/bench_gemm_seq 256 768 12 $$t; done
+
+build/bench_gemm_seq: bench/gemm_seq.c ltrain.h | build
+	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+
 # Attention alone (bench/attention.c): forward/backward kernel ms at the bench configs' shapes, 1 and 2 threads.
 .PHONY: bench-attention
 bench-attention: build/bench_attention

@@ -5431,11 +5431,13 @@ LTRAIN_DEF lt_tensor *lt_attention_gqa(lt_ctx *ctx, lt_tensor *q, lt_tensor *k, 
                micro-kernel: an MR x NR tile of C in registers, KC rank-1 updates, then
                C = alpha*tile + beta*C on the first KC block, C += alpha*tile after.
    Packing reads op(A) and op(B) whatever their transposes (no transposed copy is ever made),
-   and pads partial slivers with zeros, so the micro-kernel sees one layout and full tiles.
+   and pads partial slivers with zeros, so the micro-kernel sees one layout and full tiles (a
+   partial tile is computed into a side buffer and merged).
    Kernels, chosen at run time from cpuid (the intrinsics compile only on x86 gcc/clang, inside
    functions marked with a target attribute, so the rest of the file needs no -m flags):
      avx512   14 x 32 tile: 28 zmm accumulators; B sliver rows are 2 zmm, A values broadcast
-     bf16dp   the same tile on bf16 pairs (AVX512_BF16 vdpbf16ps), for two bf16 operands only
+              (and 4 x 32, 8 x 32 short tiles for the last sliver's M mod 14 rows)
+     bf16dp   the same tiles on bf16 pairs (AVX512_BF16 vdpbf16ps), for two bf16 operands only
      avx2      6 x 16 tile: 12 ymm accumulators (AVX2 + FMA)
      neon      8 x 12 tile: 24 q-register accumulators (AArch64, where it always runs; tested
                under qemu-aarch64 by tests/arm64.sh, not timed on an ARM machine)

@@ -432,8 +432,8 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
     if (!(e && strcmp(e, "pairs") == 0) && !lt__cpu_has(LT__CPU_AMD)) return;
     if (!lt__cpu_has(LT__CPU_AVX512BW | LT__CPU_AVX512VL)) return;   /* packing */
     g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
-    g->sk[0] = lt__uk_bf16dp_k4; g->sr[0] = lt__uk_bf16dp_r4;
-    g->sk[1] = lt__uk_bf16dp_k8; g->sr[1] = lt__uk_bf16dp_r8;
+    g->sk[0] = lt__uk_bf16dp_k4; g->sr[0] = lt__uk_bf16dp_r4;   /* heights 4 and 8 (sh) as the */
+    g->sk[1] = lt__uk_bf16dp_k8; g->sr[1] = lt__uk_bf16dp_r8;   /* AVX-512 kernels they replace */
     g->name = "avx512bf16 14x32 bf16 pairs";
 #else
     (void)g;

@@ -126,6 +126,9 @@
    core and wait without spinning, start the program with OMP_WAIT_POLICY=PASSIVE (the OpenMP
    runtime reads it once, at load) (bench/busy.md).
 
+   Memory pages: on Linux the big buffers (arena chunks, parameters, gradients, optimizer moments,
+   compiled plans) ask for 2 MiB pages (@@CORE.arena, huge pages); LTRAIN_HUGEPAGES=0 turns that off.
+
    ==== @@OPTIONS =================================================================================
 
    #define before including (in the implementation file, or everywhere for LTRAIN_STATIC):
@@ -1895,6 +1898,38 @@ LTRAIN_DEF double lt_rng_normal(lt_rng *r) {
 }
 LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return ctx ? &ctx->rng : NULL; }
 
+/* -- huge pages ----------------------------------------------------------------------------------
+   The big buffers (arena chunks, parameters and their gradients, optimizer moments) ask Linux for
+   2 MiB pages (madvise MADV_HUGEPAGE) before their first touch.  A product walks its operands
+   row by row; a row of a 50304 x 768 weight or of a (1024, 50304) logits tensor is on a page of
+   its own with 4 KiB pages, so packing and storing a tile miss the TLB once per row, and a page
+   walk costs about as much as the row's values.  With 2 MiB pages those walks are rare (the gain,
+   for products and for whole steps, is in bench/design.md).  Where transparent_hugepage is
+   "madvise" (many distributions' default) only advised memory gets them; with "always" nothing
+   changes, with "never" the advice is ignored.  Only the 2 MiB-aligned middle of a buffer is
+   advised, so memory around it keeps its pages; the values never change.  numpy does the same for
+   its large arrays.  LTRAIN_HUGEPAGES=0 in the environment turns it off. */
+#define LT__HUGE ((uintptr_t)2 << 20)
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+#define LT__MADV_HUGEPAGE 14   /* Linux's MADV_HUGEPAGE (hidden by <sys/mman.h> under strict -std=c99) */
+#ifndef __cplusplus
+extern int madvise(void *, size_t, int);
+#else
+#include <sys/mman.h>
+#endif
+#endif
+static void lt__hugepages(void *p, size_t bytes) {
+#ifdef LT__MADV_HUGEPAGE
+    uintptr_t a = ((uintptr_t)p + LT__HUGE - 1) & ~(LT__HUGE - 1), e = ((uintptr_t)p + bytes) & ~(LT__HUGE - 1);
+    const char *off;
+    if (!p || e <= a) return;
+    off = getenv("LTRAIN_HUGEPAGES");
+    if (!(off && strcmp(off, "0") == 0)) (void)madvise((void *)a, (size_t)(e - a), LT__MADV_HUGEPAGE);   /* advice: a refusal changes nothing */
+#else
+    (void)p; (void)bytes;
+#endif
+}
+
 /* -- arena -------------------------------------------------------------------------------------- */
 #define LT__ALIGN 64
 #define LT__CHUNK_MIN ((size_t)16 << 20)
@@ -1924,6 +1959,7 @@ static void *lt__arena_take(lt_ctx *ctx, lt__arena *a, size_t bytes) {
         if (!lt_add_size(cap, sizeof(lt__chunk) + LT__ALIGN, &total)) goto oom;
         raw = (unsigned char *)LT__MALLOC(total);
         if (!raw) goto oom;
+        lt__hugepages(raw, total);
         c = (lt__chunk *)raw;
         c->mem = raw + sizeof(lt__chunk);
         c->mem += (LT__ALIGN - ((uintptr_t)c->mem % LT__ALIGN)) % LT__ALIGN;
@@ -2592,6 +2628,7 @@ LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, f
 /* -- @@TENSOR.params  parameters ----------------------------------------------------------------- */
 static float *lt__zeros(size_t n) {
     float *p = (float *)LT__MALLOC(n * sizeof(float)); /* n * 4 fits: lt__shape_ok bounds n */
+    lt__hugepages(p, n * sizeof(float));
     if (p) memset(p, 0, n * sizeof(float));
     return p;
 }
@@ -2693,6 +2730,7 @@ LTRAIN_DEF lt_status lt_params_pack(lt_ctx *ctx) {
     if (lt_failed(ctx)) return lt_status_of(ctx);
     if (!lt_mul_size(total, 2 * sizeof(float), &bytes) || !(block = (float *)LT__MALLOC(bytes ? bytes : 1)))
         return lt_set_error(ctx, LT_ERR_NOMEM, "lt_params_pack: out of memory for %zu parameters", total);
+    lt__hugepages(block, bytes);
     lt__grads_settle(ctx);
     for (i = 0; i < ctx->n_params; i++) {
         lt_tensor *t = ctx->params[i];
@@ -8015,6 +8053,7 @@ static int lt__plan_homes(lt__planner *s) {
         lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory for the planned %zu bytes", p->mem_bytes);
         goto done;
     }
+    lt__hugepages(p->mem, p->mem_bytes + LT__ALIGN);
     {
         unsigned char *base = p->mem + (LT__ALIGN - ((uintptr_t)p->mem % LT__ALIGN)) % LT__ALIGN;
         int32_t *ids = p->ids;
@@ -9666,6 +9705,7 @@ static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params,
             goto oom;
         o->block = (float *)LT__MALLOC(bytes ? bytes : 1);
         if (!o->block) goto oom;
+        lt__hugepages(o->block, bytes);
         memset(o->block, 0, bytes);
         for (q = o->block, i = 0; i < params.n; i++)
             for (w = 0; w < nstates; w++) { o->st[i * nstates + w] = q; q += params.p[i]->n; }
@@ -10043,6 +10083,7 @@ static lt_optim *lt__x_alloc(lt_optim *o, const char *who, size_t nwork) {
     if (!lt_mul_size(total, sizeof(float), &bytes)) goto oom;
     x->block = (float *)LT__MALLOC(bytes ? bytes : 1);
     if (!x->block) goto oom;
+    lt__hugepages(x->block, bytes);
     memset(x->block, 0, bytes);
     for (q = x->block, k = 0; k < nb; k++) {
         x->buf[k] = x->cnt[k] ? q : NULL;

@@ -49,6 +49,14 @@ static const shape_t shapes[] = {
     {"lm head bwd dyᵀ·x (50304x384, K=1024)", 50304, 384, 1024, 1, 0},
 };
 
+/* n floats on 2 MiB pages where Linux gives them (lt__hugepages): the library's own buffers are
+   (arena, parameters), and so are numpy's arrays, so every column reads its operands alike */
+static float *matrix(size_t n) {
+    float *p = (float *)malloc(n * 4);
+    lt__hugepages(p, n * 4);
+    return p;
+}
+
 static void fill(float *p, size_t n, unsigned s) {
     size_t i;
     for (i = 0; i < n; i++) { s = s * 1664525u + 1013904223u; p[i] = (float)((s >> 8) & 0xffff) / 65536.0f - 0.5f; }
@@ -149,8 +157,8 @@ static int serve(void) {
         }
         if (M != s.M || N != s.N || K != s.K) {
             free(A); free(B); free(C);
-            A = (float *)malloc((size_t)(M * K) * 4); B = (float *)malloc((size_t)(K * N) * 4);
-            C = (float *)calloc((size_t)(M * N), 4);
+            A = matrix((size_t)(M * K)); B = matrix((size_t)(K * N)); C = matrix((size_t)(M * N));
+            if (C) memset(C, 0, (size_t)(M * N) * 4);
             if (!A || !B || !C) { printf("error: out of memory for %lldx%lldx%lld\n", M, N, K); return 1; }
             fill(A, (size_t)(M * K), 1); fill(B, (size_t)(K * N), 2);
             s.M = M; s.N = N; s.K = K;
@@ -227,7 +235,7 @@ int main(int argc, char **argv) {
     for (i = 0; i < nshapes; i++) {
         const shape_t *s = &list[i];
         size_t na = (size_t)(s->M * s->K), nb = (size_t)(s->K * s->N), nc = (size_t)(s->M * s->N);
-        float *A = (float *)malloc(na * 4), *B = (float *)malloc(nb * 4), *C = (float *)malloc(nc * 4);
+        float *A = matrix(na), *B = matrix(nb), *C = matrix(nc);
         double flop = 2.0 * (double)s->M * (double)s->N * (double)s->K;
         fill(A, na, 1); fill(B, nb, 2); memset(C, 0, nc * 4);
         for (ti = 0; ti < nthreads; ti++) {

@@ -27,7 +27,10 @@ of bench/gemm.c's own table that none of these has (labelled "gemm.c").  BENCH_Q
 
 Columns: GFLOP/s (2*M*N*K over the best call's seconds) of ours, MKL (torch.mm), numpy
 (OpenBLAS of the wheel), Debian's OpenBLAS; ours / best = ours over the fastest of the other
-three (>= 100%: ours is the fastest BLAS here for that shape).  The file starts with the CPU,
+three (>= 100%: ours is the fastest BLAS here for that shape).  Every column's matrices are on
+2 MiB pages where Linux gives them (transparent huge pages, "madvise" on most systems): numpy's
+arrays by default, torch's with THP_MEM_ALLOC_ENABLE=1 (set here unless already set),
+bench_gemm's as the library's own buffers (lt__hugepages).  The file starts with the CPU,
 its features and caches, the load average at start and end, and the libraries' versions."""
 import json
 import os
@@ -92,6 +95,9 @@ def training_shapes():
 
 # ---- one thread count (child process) ------------------------------------------------------------
 def worker(threads, shapes, budget, pause, binary):
+    # every column's matrices on 2 MiB pages where Linux gives them: numpy's arrays are by default,
+    # torch's with THP_MEM_ALLOC_ENABLE=1 (read when torch loads), bench_gemm's by lt__hugepages
+    os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
     try:
         import torch
         torch.set_num_threads(threads)

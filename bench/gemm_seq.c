@@ -35,6 +35,7 @@ static float *gs_buf(int64_t n) {
     float *p = (float *)malloc((size_t)n * sizeof(float));
     int64_t i;
     if (!p) { fprintf(stderr, "bench_gemm_seq: out of memory\n"); exit(1); }
+    lt__hugepages(p, (size_t)n * sizeof(float));   /* 2 MiB pages, as the library's own buffers */
     for (i = 0; i < n; i++) p[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
     return p;
 }

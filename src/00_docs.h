@@ -122,6 +122,9 @@
    core and wait without spinning, start the program with OMP_WAIT_POLICY=PASSIVE (the OpenMP
    runtime reads it once, at load) (bench/busy.md).
 
+   Memory pages: on Linux the big buffers (arena chunks, parameters, gradients, optimizer moments,
+   compiled plans) ask for 2 MiB pages (@@CORE.arena, huge pages); LTRAIN_HUGEPAGES=0 turns that off.
+
    ==== @@OPTIONS =================================================================================
 
    #define before including (in the implementation file, or everywhere for LTRAIN_STATIC):

@@ -519,6 +519,38 @@ LTRAIN_DEF double lt_rng_normal(lt_rng *r) {
 }
 LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return ctx ? &ctx->rng : NULL; }
 
+/* -- huge pages ----------------------------------------------------------------------------------
+   The big buffers (arena chunks, parameters and their gradients, optimizer moments) ask Linux for
+   2 MiB pages (madvise MADV_HUGEPAGE) before their first touch.  A product walks its operands
+   row by row; a row of a 50304 x 768 weight or of a (1024, 50304) logits tensor is on a page of
+   its own with 4 KiB pages, so packing and storing a tile miss the TLB once per row, and a page
+   walk costs about as much as the row's values.  With 2 MiB pages those walks are rare (the gain,
+   for products and for whole steps, is in bench/design.md).  Where transparent_hugepage is
+   "madvise" (many distributions' default) only advised memory gets them; with "always" nothing
+   changes, with "never" the advice is ignored.  Only the 2 MiB-aligned middle of a buffer is
+   advised, so memory around it keeps its pages; the values never change.  numpy does the same for
+   its large arrays.  LTRAIN_HUGEPAGES=0 in the environment turns it off. */
+#define LT__HUGE ((uintptr_t)2 << 20)
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+#define LT__MADV_HUGEPAGE 14   /* Linux's MADV_HUGEPAGE (hidden by <sys/mman.h> under strict -std=c99) */
+#ifndef __cplusplus
+extern int madvise(void *, size_t, int);
+#else
+#include <sys/mman.h>
+#endif
+#endif
+static void lt__hugepages(void *p, size_t bytes) {
+#ifdef LT__MADV_HUGEPAGE
+    uintptr_t a = ((uintptr_t)p + LT__HUGE - 1) & ~(LT__HUGE - 1), e = ((uintptr_t)p + bytes) & ~(LT__HUGE - 1);
+    const char *off;
+    if (!p || e <= a) return;
+    off = getenv("LTRAIN_HUGEPAGES");
+    if (!(off && strcmp(off, "0") == 0)) (void)madvise((void *)a, (size_t)(e - a), LT__MADV_HUGEPAGE);   /* advice: a refusal changes nothing */
+#else
+    (void)p; (void)bytes;
+#endif
+}
+
 /* -- arena -------------------------------------------------------------------------------------- */
 #define LT__ALIGN 64
 #define LT__CHUNK_MIN ((size_t)16 << 20)
@@ -548,6 +580,7 @@ static void *lt__arena_take(lt_ctx *ctx, lt__arena *a, size_t bytes) {
         if (!lt_add_size(cap, sizeof(lt__chunk) + LT__ALIGN, &total)) goto oom;
         raw = (unsigned char *)LT__MALLOC(total);
         if (!raw) goto oom;
+        lt__hugepages(raw, total);
         c = (lt__chunk *)raw;
         c->mem = raw + sizeof(lt__chunk);
         c->mem += (LT__ALIGN - ((uintptr_t)c->mem % LT__ALIGN)) % LT__ALIGN;

@@ -170,6 +170,7 @@ LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, f
 /* -- @@TENSOR.params  parameters ----------------------------------------------------------------- */
 static float *lt__zeros(size_t n) {
     float *p = (float *)LT__MALLOC(n * sizeof(float)); /* n * 4 fits: lt__shape_ok bounds n */
+    lt__hugepages(p, n * sizeof(float));
     if (p) memset(p, 0, n * sizeof(float));
     return p;
 }
@@ -271,6 +272,7 @@ LTRAIN_DEF lt_status lt_params_pack(lt_ctx *ctx) {
     if (lt_failed(ctx)) return lt_status_of(ctx);
     if (!lt_mul_size(total, 2 * sizeof(float), &bytes) || !(block = (float *)LT__MALLOC(bytes ? bytes : 1)))
         return lt_set_error(ctx, LT_ERR_NOMEM, "lt_params_pack: out of memory for %zu parameters", total);
+    lt__hugepages(block, bytes);
     lt__grads_settle(ctx);
     for (i = 0; i < ctx->n_params; i++) {
         lt_tensor *t = ctx->params[i];

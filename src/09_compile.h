@@ -664,6 +664,7 @@ static int lt__plan_homes(lt__planner *s) {
         lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory for the planned %zu bytes", p->mem_bytes);
         goto done;
     }
+    lt__hugepages(p->mem, p->mem_bytes + LT__ALIGN);
     {
         unsigned char *base = p->mem + (LT__ALIGN - ((uintptr_t)p->mem % LT__ALIGN)) % LT__ALIGN;
         int32_t *ids = p->ids;

@@ -113,6 +113,7 @@ static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params,
             goto oom;
         o->block = (float *)LT__MALLOC(bytes ? bytes : 1);
         if (!o->block) goto oom;
+        lt__hugepages(o->block, bytes);
         memset(o->block, 0, bytes);
         for (q = o->block, i = 0; i < params.n; i++)
             for (w = 0; w < nstates; w++) { o->st[i * nstates + w] = q; q += params.p[i]->n; }

@@ -113,6 +113,7 @@ static lt_optim *lt__x_alloc(lt_optim *o, const char *who, size_t nwork) {
     if (!lt_mul_size(total, sizeof(float), &bytes)) goto oom;
     x->block = (float *)LT__MALLOC(bytes ? bytes : 1);
     if (!x->block) goto oom;
+    lt__hugepages(x->block, bytes);
     memset(x->block, 0, bytes);
     for (q = x->block, k = 0; k < nb; k++) {
         x->buf[k] = x->cnt[k] ? q : NULL;

@@ -669,6 +669,63 @@ static void test_core_busy(void) {
 static void test_core_busy(void) { if (t_want("core/busy")) t_skip("core/busy", "built without OpenMP"); }
 #endif
 
+/* ---- huge pages: the big buffers are advised (lt__hugepages; Linux) ------------------------------------ */
+#ifdef LT__MADV_HUGEPAGE
+/* Whether the mapping that holds p carries the huge-page advice ("hg" in its VmFlags line of
+   /proc/self/smaps: the advice given, whether or not the kernel found 2 MiB pages), -1: unknown. */
+static int t_hg(const void *p) {
+    char line[512];
+    unsigned long lo, hi, at = (unsigned long)(uintptr_t)p;
+    int in = 0, got = -1;
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) in = at >= lo && at < hi;   /* a mapping's first line */
+        else if (in && !strncmp(line, "VmFlags:", 8)) {
+            got = strstr(line, " hg") != NULL;
+            break;
+        }
+    }
+    fclose(f);
+    return got;
+}
+static void test_core_hugepages(void) {
+    lt_ctx *ctx;
+    lt_tensor *w, *x, *w2;
+    lt_optim *o;
+    int64_t s[2] = {1024, 2048};   /* 8 MiB of floats: a 2 MiB-aligned middle of at least 4 MiB */
+    if (!t_want("core/hugepages")) return;
+    {   /* does this system record the advice at all?  (not under qemu-user, nor without THP) */
+        size_t bytes = (size_t)8 << 20;
+        char *probe = (char *)malloc(bytes);
+        uintptr_t mid = ((uintptr_t)probe + LT__HUGE - 1) & ~(LT__HUGE - 1);
+        int seen = probe && madvise((void *)mid, (size_t)LT__HUGE, LT__MADV_HUGEPAGE) == 0 && t_hg((void *)mid) == 1;
+        free(probe);
+        if (!seen) {
+            t_skip("core/hugepages", "this system does not record huge-page advice (no THP, or qemu-user)");
+            return;
+        }
+    }
+    ctx = lt_ctx_create(1);
+    w = lt_param(ctx, "w", 2, s);
+    x = lt_tensor_new(ctx, 2, s);
+    o = lt_adamw_create(ctx, lt_ctx_params(ctx), lt_adamw_defaults());
+    if (!t_check(w && x && o && !lt_failed(ctx), "core/hugepages/made", "%s", lt_error(ctx))) { lt_ctx_destroy(ctx); return; }
+    t_check(t_hg(w->data + (1 << 20)) == 1 && t_hg(w->grad + (1 << 20)) == 1, "core/hugepages/param",
+            "a parameter's values or gradient (8 MiB) are not advised");
+    t_check(t_hg(x->data + (1 << 20)) == 1, "core/hugepages/arena", "an arena chunk is not advised");
+    t_check(t_hg(lt_optim_state(o, 0, 0) + (1 << 20)) == 1, "core/hugepages/optim", "AdamW's moments are not advised");
+    setenv("LTRAIN_HUGEPAGES", "0", 1);
+    w2 = lt_param(ctx, "w2", 2, s);
+    unsetenv("LTRAIN_HUGEPAGES");
+    t_check(w2 && t_hg(w2->data + (1 << 20)) == 0, "core/hugepages/off", "LTRAIN_HUGEPAGES=0 still advised");
+    lt_optim_destroy(o);
+    lt_ctx_destroy(ctx);
+}
+#else
+static void test_core_hugepages(void) { if (t_want("core/hugepages")) t_skip("core/hugepages", "not Linux on x86-64 or AArch64"); }
+#endif
+
 static void test_core_all(void) {
     test_core_ctx();
     test_core_params();
@@ -682,4 +739,5 @@ static void test_core_all(void) {
     test_core_stale();
     test_core_param_names();
     test_core_busy();
+    test_core_hugepages();
 }

@@ -1908,7 +1908,9 @@ LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return ctx ? &ctx->rng : NULL; }
    "madvise" (many distributions' default) only advised memory gets them; with "always" nothing
    changes, with "never" the advice is ignored.  Only the 2 MiB-aligned middle of a buffer is
    advised, so memory around it keeps its pages; the values never change.  numpy does the same for
-   its large arrays.  LTRAIN_HUGEPAGES=0 in the environment turns it off. */
+   its large arrays.  LTRAIN_HUGEPAGES=0 in the environment turns it off.  Not for the chunks that
+   lt_compile's recording pass makes: it touches them only here and there (records, no values), and
+   a 2 MiB page commits all of itself at the first touch. */
 #define LT__HUGE ((uintptr_t)2 << 20)
 #if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
 #define LT__MADV_HUGEPAGE 14   /* Linux's MADV_HUGEPAGE (hidden by <sys/mman.h> under strict -std=c99) */
@@ -1959,7 +1961,7 @@ static void *lt__arena_take(lt_ctx *ctx, lt__arena *a, size_t bytes) {
         if (!lt_add_size(cap, sizeof(lt__chunk) + LT__ALIGN, &total)) goto oom;
         raw = (unsigned char *)LT__MALLOC(total);
         if (!raw) goto oom;
-        lt__hugepages(raw, total);
+        if (!ctx->dry) lt__hugepages(raw, total);
         c = (lt__chunk *)raw;
         c->mem = raw + sizeof(lt__chunk);
         c->mem += (LT__ALIGN - ((uintptr_t)c->mem % LT__ALIGN)) % LT__ALIGN;

@@ -149,13 +149,14 @@ static int lt__cpu_has(unsigned want) {
     }
     return (m & want) == want;
 }
-/* Bytes of one core's cache at `level` (1: L1 data, 2: L2) as cpuid describes it: the cache
-   descriptors of leaf 4 (Intel) or 0x8000001D (AMD) give ways x partitions x line x sets of each
-   cache; 0 where the CPU does not say (the caller keeps its defaults).  Kept after the first call. */
+/* Bytes of the cache at `level` (1: L1 data, 2: L2, 3: L3, shared by several cores) as cpuid
+   describes it: the cache descriptors of leaf 4 (Intel) or 0x8000001D (AMD) give ways x partitions
+   x line x sets of each cache; 0 where the CPU does not say (the caller keeps its defaults).  Kept
+   after the first call. */
 static int64_t lt__cpu_cache(int level) {
-    static int64_t known[3] = {-1, -1, -1};   /* -1: not asked yet; written whole */
+    static int64_t known[4] = {-1, -1, -1, -1};   /* -1: not asked yet; written whole */
     int64_t v;
-    if (level < 1 || level > 2) return 0;
+    if (level < 1 || level > 3) return 0;
     v = __atomic_load_n(&known[level], __ATOMIC_RELAXED);
     if (v < 0) {
         unsigned a = 0, b = 0, c = 0, d = 0, leaf = 4, i;

@@ -19,7 +19,8 @@
    Kernels, chosen at run time from cpuid (the intrinsics compile only on x86 gcc/clang, inside
    functions marked with a target attribute, so the rest of the file needs no -m flags):
      avx512   14 x 32 tile: 28 zmm accumulators; B sliver rows are 2 zmm, A values broadcast
-              (and 4 x 32, 8 x 32 short tiles for the last sliver's M mod 14 rows)
+              (and 4 x 32, 8 x 32 short tiles for the last sliver's M mod 14 rows; streaming
+              stores where C is larger than the caches, lt__gemm_stream_fit)
      bf16dp   the same tiles on bf16 pairs (AVX512_BF16 vdpbf16ps), for two bf16 operands only
      avx2      6 x 16 tile: 12 ymm accumulators (AVX2 + FMA)
      neon      8 x 12 tile: 24 q-register accumulators (AArch64, where it always runs; tested
@@ -30,7 +31,7 @@
    #define LTRAIN_NO_SIMD compiles only the portable one.
    Threads (OpenMP): C is cut into one block of rows (or of columns, when C is short and wide)
    per thread, and each thread runs the loops above on its block with its own packing buffers,
-   on the stack: LT__GEMM_STACK bytes (about 640 KiB; 680 KiB with 16-bit operands) per thread
+   on the stack: LT__GEMM_STACK bytes (about 690 KiB; 740 KiB with 16-bit operands) per thread
    and no malloc, so a thread that calls lt_sgemm needs a stack of 1 MiB or more (the main thread's and OpenMP's default 8 MiB
    are fine; musl's 128 KiB default for new threads is not).
    bench/gemm.c (make bench) times all four transpose cases against OpenBLAS's cblas_sgemm; the
@@ -51,6 +52,8 @@ typedef void (*lt__ukernel)(int64_t kc, const float *a, const float *b, float *c
 typedef struct {
     lt__ukernel fn_k, fn_r;   /* A sliver k-major / row-major */
     lt__ukernel sk[2], sr[2]; /* short tiles (NULL: none): the first rows of a sliver, k-major / row-major */
+    lt__ukernel nk, nr_;      /* full tiles with streaming stores, beta 0 only (NULL: none), k-major / row-major */
+    int stream;               /* this call stores C's full tiles with nk / nr_ (lt__sgemm_ex decides) */
     int sh[2];                /* ... their heights, sh[0] < sh[1] < mr */
     int mr, nr;               /* register tile */
     int mc, kc, nc;           /* cache blocks: A block MC x KC, B panel KC x NC (multiples of MR, NR) */
@@ -59,7 +62,9 @@ typedef struct {
     const char *name;
 } lt__gemm_impl;
 
-#define LT__KC_MAX 256
+/* The kernels' KC is 256; a K of at most LT__KC_MAX (1.5 KC) may be one block instead, where C
+   is streamed to memory (lt__sgemm_ex) */
+#define LT__KC_MAX 384
 #define LT__KS (LT__KC_MAX + 16)   /* row stride of a row-major A sliver (+16: rows on other L1 sets) */
 
 /* ---- @@GEMM.kernels  portable kernel: the reference ------------------------------------------- */
@@ -125,29 +130,43 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     if (beta == 0.0f) { ROWS(LT__A5_ST0) }                                                         \
     else if (beta == 1.0f) { ROWS(LT__A5_ST1) }                                                    \
     else { ROWS(LT__A5_STB) }
-#define LT__A5_KERNEL(name, ASTEP, ROWS)                                                           \
+/* C = alpha*tile with streaming stores (beta 0 only; c 64-byte aligned, ldc a multiple of 16):
+   the lines go to memory without being read first and without taking cache room (see
+   lt__sgemm_ex for when) */
+#define LT__A5_STN(r)                                                                              \
+    _mm512_stream_ps(c + r * ldc, _mm512_mul_ps(va, c##r##a));                                   \
+    _mm512_stream_ps(c + r * ldc + 16, _mm512_mul_ps(va, c##r##b));
+#define LT__A5_STREAM(ROWS)                                                                        \
+    va = _mm512_set1_ps(alpha);                                                                    \
+    (void)vb; (void)beta;                                                                          \
+    ROWS(LT__A5_STN)
+#define LT__A5_KERNEL(name, ASTEP, ROWS) LT__A5_KERNEL_S(name, ASTEP, ROWS, LT__A5_BEGIN, LT__A5_STORE)
+#define LT__A5_KERNEL_S(name, ASTEP, ROWS, BEGIN, STORE)                                           \
     LT__TARGET("avx512f") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
                                        float alpha, float beta) {                                  \
         __m512 b0, b1, va, vb;                                                                     \
         int64_t k;                                                                                 \
-        LT__A5_BEGIN(ROWS)                                                                         \
+        BEGIN(ROWS)                                                                                \
         LT__UNROLL4                                                                                \
         for (k = 0; k < kc; k++, a += ASTEP, b += 32) {                                            \
             b0 = _mm512_load_ps(b);                                                                \
             b1 = _mm512_load_ps(b + 16);                                                           \
             ROWS(LT__A5_FMA)                                                                       \
         }                                                                                          \
-        LT__A5_STORE(ROWS)                                                                         \
+        STORE(ROWS)                                                                                \
     }
+#define LT__A5_ZEROS(ROWS) ROWS(LT__A5_ZERO)
 #define LT__AT(r) a[r]
 LT__A5_KERNEL(lt__uk_avx512_k, 14, LT__A5_ROWS)    /* A sliver k-major: a[k*14 + r] */
 LT__A5_KERNEL(lt__uk_avx512_k4, 14, LT__A5_ROWS4)
 LT__A5_KERNEL(lt__uk_avx512_k8, 14, LT__A5_ROWS8)
+LT__A5_KERNEL_S(lt__uk_avx512_kn, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM)
 #undef LT__AT
 #define LT__AT(r) a[r * LT__KS]
 LT__A5_KERNEL(lt__uk_avx512_r, 1, LT__A5_ROWS)     /* A sliver row-major: a[r*KS + k] */
 LT__A5_KERNEL(lt__uk_avx512_r4, 1, LT__A5_ROWS4)
 LT__A5_KERNEL(lt__uk_avx512_r8, 1, LT__A5_ROWS8)
+LT__A5_KERNEL_S(lt__uk_avx512_rn, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM)
 #undef LT__AT
 
 /* ---- @@GEMM.bf16dp  AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ------------------- */
@@ -166,7 +185,8 @@ LT__A5_KERNEL(lt__uk_avx512_r8, 1, LT__A5_ROWS8)
     av = _mm512_set1_epi32(LT__AT(r));                                                             \
     c##r##a = _mm512_dpbf16_ps(c##r##a, (__m512bh)av, (__m512bh)b0);                               \
     c##r##b = _mm512_dpbf16_ps(c##r##b, (__m512bh)av, (__m512bh)b1);
-#define LT__AD_KERNEL(name, ASTEP, ROWS)                                                           \
+#define LT__AD_KERNEL(name, ASTEP, ROWS) LT__AD_KERNEL_S(name, ASTEP, ROWS, LT__A5_BEGIN, LT__A5_STORE)
+#define LT__AD_KERNEL_S(name, ASTEP, ROWS, BEGIN, STORE)                                           \
     LT__TARGET("avx512f,avx512bf16") static void name(int64_t kc, const float *af, const float *bf, float *c, int64_t ldc, \
                                      float alpha, float beta) {                                    \
         const int32_t *a = (const int32_t *)(const void *)af;                                      \
@@ -174,24 +194,26 @@ LT__A5_KERNEL(lt__uk_avx512_r8, 1, LT__A5_ROWS8)
         __m512i b0, b1, av;                                                                        \
         __m512 va, vb;                                                                             \
         int64_t m, pairs = (kc + 1) / 2;                                                           \
-        LT__A5_BEGIN(ROWS)                                                                         \
+        BEGIN(ROWS)                                                                                \
         LT__UNROLL4                                                                                \
         for (m = 0; m < pairs; m++, a += ASTEP, b += 32) {                                         \
             b0 = _mm512_load_si512((const void *)b);                                               \
             b1 = _mm512_load_si512((const void *)(b + 16));                                        \
             ROWS(LT__AD_DP)                                                                        \
         }                                                                                          \
-        LT__A5_STORE(ROWS)                                                                         \
+        STORE(ROWS)                                                                                \
     }
 #define LT__AT(r) a[r]
 LT__AD_KERNEL(lt__uk_bf16dp_k, 14, LT__A5_ROWS)    /* A sliver k-major: pair word a[m*14 + r] */
 LT__AD_KERNEL(lt__uk_bf16dp_k4, 14, LT__A5_ROWS4)
 LT__AD_KERNEL(lt__uk_bf16dp_k8, 14, LT__A5_ROWS8)
+LT__AD_KERNEL_S(lt__uk_bf16dp_kn, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM)
 #undef LT__AT
 #define LT__AT(r) a[r * LT__KS]
 LT__AD_KERNEL(lt__uk_bf16dp_r, 1, LT__A5_ROWS)     /* A sliver row-major: pair word a[r*KS + m] */
 LT__AD_KERNEL(lt__uk_bf16dp_r4, 1, LT__A5_ROWS4)
 LT__AD_KERNEL(lt__uk_bf16dp_r8, 1, LT__A5_ROWS8)
+LT__AD_KERNEL_S(lt__uk_bf16dp_rn, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM)
 #undef LT__AT
 
 /* A k-major float32 panel of kc rows of w <= 32 words (p[k*w + j], bf16-exact values) rewritten in
@@ -388,6 +410,7 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
         g.fn_k = lt__uk_avx512_k; g.fn_r = lt__uk_avx512_r; g.mr = 14; g.nr = 32;
         g.sk[0] = lt__uk_avx512_k4; g.sr[0] = lt__uk_avx512_r4; g.sh[0] = 4;
         g.sk[1] = lt__uk_avx512_k8; g.sr[1] = lt__uk_avx512_r8; g.sh[1] = 8;
+        g.nk = lt__uk_avx512_kn; g.nr_ = lt__uk_avx512_rn;
         g.mc = 112; g.kc = 256; g.nc = 512; g.isa = 2;
         g.name = "avx512 14x32 packed";
     } else if (id == LT__GEMM_AVX2) {
@@ -432,6 +455,7 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
     if (!(e && strcmp(e, "pairs") == 0) && !lt__cpu_has(LT__CPU_AMD)) return;
     if (!lt__cpu_has(LT__CPU_AVX512BW | LT__CPU_AVX512VL)) return;   /* packing */
     g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
+    g->nk = lt__uk_bf16dp_kn; g->nr_ = lt__uk_bf16dp_rn;
     g->sk[0] = lt__uk_bf16dp_k4; g->sr[0] = lt__uk_bf16dp_r4;   /* heights 4 and 8 (sh) as the */
     g->sk[1] = lt__uk_bf16dp_k8; g->sr[1] = lt__uk_bf16dp_r8;   /* AVX-512 kernels they replace */
     g->name = "avx512bf16 14x32 bf16 pairs";
@@ -442,7 +466,7 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
 
 /* Floats of packing buffer one thread needs (the largest over kernels), + alignment slack. */
 #define LT__GEMM_MAXA (112 * LT__KS)
-#define LT__GEMM_MAXB (LT__KC_MAX * 512)
+#define LT__GEMM_MAXB (256 * 512)   /* the largest KC x NC (a longer KC takes a narrower NC) */
 #define LT__GEMM_STACK ((LT__GEMM_MAXA + LT__GEMM_MAXB + 32) * 4)
 #define LT__GEMM_MC_MAX 112   /* the largest MC and NC above */
 #define LT__GEMM_NC_MAX 512
@@ -951,7 +975,8 @@ static void lt__pf_step(lt__pf *f) {
 /* The register tiles of a packed A block (mc x kc, slivers MR tall) against a packed B panel
    (kc x nc, slivers NR wide): C (mc, nc) = alpha·A·B + bet·C, a partial tile computed on the
    side and merged.  A sliver of fewer rows runs on the shortest short-tile kernel that covers
-   them, if any.  ta: A's slivers are k-major.  pf: prefetches spread over the tiles (lt__pf_step). */
+   them, if any; a full tile with streaming stores where g->stream and bet is 0.  ta: A's slivers
+   are k-major.  pf: prefetches spread over the tiles (lt__pf_step). */
 static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t nc, int64_t kc, const float *ap,
                            const float *bp, float alpha, float bet, float *C, int64_t ldc, lt__pf *pf) {
     float edge[16 * 32];
@@ -959,19 +984,20 @@ static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t n
     for (ir = 0; ir < mc; ir += g->mr) {
         int h = mc - ir < g->mr ? (int)(mc - ir) : g->mr, kh = g->mr, s;   /* kh: the kernel's rows */
         const float *as = ap + ir * LT__KS;
-        lt__ukernel fn = ta ? g->fn_k : g->fn_r;
+        lt__ukernel fn = ta ? g->fn_k : g->fn_r, full;   /* full: for tiles wholly inside C */
         for (s = 0; s < 2 && h < g->mr; s++)
             if (g->sk[s] && h <= g->sh[s]) {
                 fn = ta ? g->sk[s] : g->sr[s];
                 kh = g->sh[s];
                 break;
             }
+        full = g->stream && bet == 0.0f && kh == g->mr ? (ta ? g->nk : g->nr_) : fn;
         for (jr = 0; jr < nc; jr += g->nr) {
             int w = nc - jr < g->nr ? (int)(nc - jr) : g->nr, i, j;
             float *c = C + ir * ldc + jr;
             lt__pf_step(pf);
             if (h == kh && w == g->nr) {
-                fn(kc, as, bp + jr * kc, c, ldc, alpha, bet);
+                full(kc, as, bp + jr * kc, c, ldc, alpha, bet);
                 continue;
             }
             fn(kc, as, bp + jr * kc, edge, g->nr, alpha, 0.0f);
@@ -1034,6 +1060,34 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
             }
         }
     }
+#ifdef LT__X86
+    if (g->stream) _mm_sfence();   /* streamed lines reach memory before the threads meet */
+#endif
+}
+
+/* A C larger than the last-level cache, written once (beta 0, K in one block, no epilogue to read
+   it back), gets streaming stores.  By the time the product ends C's first lines have left the
+   caches anyway, so the usual store, which reads each line into the cache first and writes it
+   back later, moves twice the bytes for nothing.  A K a little over KC (up to LT__KC_MAX,
+   gpt-mini's 384) is then taken as one block, with a B panel of the same size (NC cut as KC
+   grows): with two blocks every tile of C would be stored, loaded and stored again.  The head's
+   logits (1024 x 50304 floats, 206 MB, from K = 384) are the case in a training step.
+   lt__gemm_stream_min: C's bytes must be above it (-1: above the L3's size, or 32 MiB where cpuid
+   does not say); the tests lower it to reach the streaming kernels with small products. */
+static int64_t lt__gemm_stream_min = -1;
+static void lt__gemm_stream_fit(lt__gemm_impl *g, int64_t M, int64_t N, int64_t K, float beta, const float *C,
+                                int64_t ldc, const lt__gepi *epi) {
+    int64_t min = lt__gemm_stream_min >= 0 ? lt__gemm_stream_min : lt__cpu_cache(3);
+    if (min <= 0 && lt__gemm_stream_min < 0) min = (int64_t)32 << 20;
+    g->stream = 0;
+    if (!g->nk || beta != 0.0f || K > LT__KC_MAX || LT__GEPI_ON(epi) || ((uintptr_t)C & 63) != 0 || ldc % 16 != 0 ||
+        (double)M * (double)N * 4.0 <= (double)min)
+        return;
+    g->stream = 1;
+    if (K > g->kc) {
+        g->nc = (int)((int64_t)g->nc * g->kc / K / g->nr * g->nr);
+        g->kc = (int)K;
+    }
 }
 
 /* The whole product with kernel `id`, split over the OpenMP threads; operands converted while
@@ -1057,6 +1111,7 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
             }
         return;
     }
+    lt__gemm_stream_fit(&g, M, N, K, beta, C, ldc, epi);
 #ifdef _OPENMP
     if (!omp_in_parallel() && (double)M * (double)N * (double)K >= 2097152.0) {
         /* at least one register tile row of work per thread */

@@ -15,14 +15,19 @@ static float tg_val(uint32_t *s) {
     return ((float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f) * ((*s & 1) ? 1.0f : 0.125f);
 }
 
+/* tg_case's C: rows N + 7 floats apart (0), or 64-byte aligned rows a multiple of 16 floats
+   apart (1), as the streaming stores want them */
+static int tg_aligned_c = 0;
+
 /* One case: returns 1 when every kernel (and lt_sgemm) agrees with the double loop. */
 static int tg_case(const tg_shape *sh, int ta, int tb, float alpha, float beta, uint32_t seed) {
     int64_t M = sh->M, N = sh->N, K = sh->K, i, j, k;
-    int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 7;
+    int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = tg_aligned_c ? (N + 15) / 16 * 16 + 16 : N + 7;
     int64_t rows_a = ta ? K : M, rows_b = tb ? N : K;
     size_t na = (size_t)(rows_a * lda), nb = (size_t)(rows_b * ldb), nc = (size_t)(M * ldc);
     float *A = (float *)malloc(na * sizeof(float)), *B = (float *)malloc(nb * sizeof(float));
-    float *C0 = (float *)malloc(nc * sizeof(float)), *C = (float *)malloc(nc * sizeof(float));
+    float *C0 = (float *)malloc(nc * sizeof(float)), *Craw = (float *)malloc((nc + 16) * sizeof(float));
+    float *C = (float *)(((uintptr_t)Craw + 63) & ~(uintptr_t)63);
     double *ref = (double *)malloc((size_t)(M * N) * sizeof(double)), *tol = (double *)malloc((size_t)(M * N) * sizeof(double));
     const double u = 0.5 * 1.1920929e-7;
     int id, ok = 1;
@@ -68,7 +73,7 @@ static int tg_case(const tg_shape *sh, int ta, int tb, float alpha, float beta, 
                     worst, (long long)pad_bad);
         }
     }
-    free(A); free(B); free(C0); free(C); free(ref); free(tol);
+    free(A); free(B); free(C0); free(Craw); free(ref); free(tol);
     return ok;
 }
 
@@ -137,6 +142,84 @@ static void test_gemm_split(void) {
     t_check(bad == 0, msg, "%d of %d cases differ (see above)", bad, n);
 }
 
+/* Streaming stores (lt__gemm_stream_fit): C written once and larger than the caches.  With the
+   size threshold lowered to 0, small products take them: every kernel against the double loop,
+   at 1 and 2 threads, K within one KC block, a little over it (one long block, up to LT__KC_MAX)
+   and over LT__KC_MAX (no streaming), beta 0 (streaming) and 1 (not), C aligned or not. */
+static void test_gemm_stream(void) {
+    static const tg_shape shapes[] = {{150, 530, 270}, {100, 96, 64}, {29, 70, 384}, {257, 64, 256}, {60, 100, 385}};
+    lt__gemm_impl g = lt__gemm_impl_of(lt__gemm_pick());
+    int s, t, th, n = 0, bad = 0, threads = lt_get_threads();
+    int64_t min0 = lt__gemm_stream_min;
+    float Cbuf[48], *Cal = (float *)(((uintptr_t)Cbuf + 63) & ~(uintptr_t)63);   /* 64-byte aligned */
+    char msg[128];
+    if (!t_want("gemm")) return;
+    lt__gemm_stream_min = 0;
+    tg_aligned_c = 1;
+    for (th = 1; th <= 2; th++) {
+        lt_set_threads(th);
+        for (s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
+            for (t = 0; t < 4; t++, n++)
+                if (!tg_case(&shapes[s], t & 1, (t >> 1) & 1, (t & 1) ? -1.25f : 0.75f, t == 3 ? 1.0f : 0.0f,
+                             777u + (uint32_t)(13 * s + t)))
+                    bad++;
+    }
+    lt_set_threads(threads);
+    tg_aligned_c = 0;
+    for (s = 0; s < 2; s++, n++)   /* unaligned rows: no streaming, still right */
+        if (!tg_case(&shapes[s], 0, 1, 1.0f, 0.0f, 99u + (uint32_t)s)) bad++;
+    snprintf(msg, sizeof msg, "gemm/streaming stores: every kernel x %d cases at 1 and 2 threads", n);
+    t_check(bad == 0, msg, "%d of %d cases failed (see above)", bad, n);
+    {   /* which products stream, and the long K block's panel */
+        lt__gemm_impl h = g;
+        int ok = 1;
+        lt__gemm_stream_fit(&h, 150, 530, 270, 0.0f, Cal, 544, NULL);
+        if (g.nk && (!h.stream || h.kc != 270 || h.nc % h.nr || (int64_t)h.kc * h.nc > (int64_t)g.kc * g.nc)) ok = 0;
+        if (!g.nk && h.stream) ok = 0;
+        h = g; lt__gemm_stream_fit(&h, 150, 530, 270, 1.0f, Cal, 544, NULL); if (h.stream || h.kc != g.kc) ok = 0;
+        h = g; lt__gemm_stream_fit(&h, 150, 530, 385, 0.0f, Cal, 544, NULL); if (h.stream || h.kc != g.kc) ok = 0;
+        h = g; lt__gemm_stream_fit(&h, 150, 530, 200, 0.0f, Cal + 1, 544, NULL); if (h.stream) ok = 0;
+        h = g; lt__gemm_stream_fit(&h, 150, 530, 200, 0.0f, Cal, 537, NULL); if (h.stream) ok = 0;
+        lt__gemm_stream_min = -1;   /* the default: above the last-level cache */
+        h = g; lt__gemm_stream_fit(&h, 150, 530, 200, 0.0f, Cal, 544, NULL); if (h.stream) ok = 0;
+        h = g; lt__gemm_stream_fit(&h, 1024, 50304, 384, 0.0f, Cal, 50304, NULL);
+        if (g.nk && (!h.stream || h.kc != 384) && lt__cpu_cache(3) < ((int64_t)200 << 20)) ok = 0;
+        t_check(ok, "gemm/streaming stores: chosen for C written once and larger than the caches only",
+                "kernel %s: stream decisions or the long block's KC x NC wrong", g.name);
+    }
+    {   /* K within one block: streaming changes no sum, so the same bits as the usual stores, in
+           float32 and with bf16 operands (the AVX512_BF16 pair kernels where they run) */
+        static const tg_shape same[] = {{100, 96, 64}, {257, 64, 256}};
+        int64_t i, M, N, K, ldc;
+        int same_bits = 1, pi;
+        for (s = 0; s < 2; s++)
+            for (pi = 0; pi < 2; pi++)
+                for (t = 0; t < 4; t++) {
+                    float *A, *B, *Craw, *C[2];
+                    lt__gsrc sa, sb;
+                    uint32_t sd = 5u + (uint32_t)t;
+                    M = same[s].M; N = same[s].N; K = same[s].K; ldc = N + 16;
+                    A = (float *)malloc((size_t)(M * K + K * N) * sizeof(float)); B = A + M * K;
+                    Craw = (float *)malloc((size_t)(2 * M * ldc + 16) * sizeof(float));
+                    C[0] = (float *)(((uintptr_t)Craw + 63) & ~(uintptr_t)63); C[1] = C[0] + M * ldc;
+                    for (i = 0; i < M * K + K * N; i++) A[i] = tg_val(&sd);
+                    sa = lt__gsrc_f32(A); sb = lt__gsrc_f32(B);
+                    sa.p = sb.p = pi ? (int)LT_BF16 : 0;
+                    for (i = 0; i < 2; i++) {
+                        lt__gemm_stream_min = i ? 0 : -1;
+                        lt__sgemm_ex(lt__gemm_pick(), t & 1, (t >> 1) & 1, M, N, K, 0.5f, sa, t & 1 ? M : K, sb,
+                                     (t >> 1) & 1 ? K : N, 0.0f, C[i], ldc, NULL);
+                    }
+                    for (i = 0; i < M; i++)
+                        if (memcmp(C[0] + i * ldc, C[1] + i * ldc, (size_t)N * sizeof(float)) != 0) same_bits = 0;
+                    free(A); free(Craw);
+                }
+        t_check(same_bits, "gemm/streaming stores: the same bits as the usual stores (K in one block, f32 and bf16)",
+                "a product differs");
+    }
+    lt__gemm_stream_min = min0;
+}
+
 static void test_gemm_all(void) {
     static const tg_shape shapes[] = {
         {1, 1, 1}, {3, 17, 31}, {17, 31, 3}, {31, 65, 17}, {65, 129, 257}, {129, 257, 65}, {257, 3, 129},
@@ -170,6 +253,7 @@ static void test_gemm_all(void) {
     t_check(bad == 0, msg, "%d of %d cases failed (see above)", bad, n);
     t_check(lt_kernel_name() != NULL && lt_kernel_name()[0] != 0, "gemm/kernel name", "empty");
     test_gemm_split();
+    test_gemm_stream();
     {   /* the B panel fitted to L2: half of it, a multiple of NR, at least 4 NR, at most the kernel's NC */
         lt__gemm_impl g = lt__gemm_impl_of(lt__gemm_pick()), h;
         int nc0 = g.nc, ok = 1, i;

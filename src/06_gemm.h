@@ -53,7 +53,7 @@ typedef struct {
     lt__ukernel fn_k, fn_r;   /* A sliver k-major / row-major */
     lt__ukernel sk[2], sr[2]; /* short tiles (NULL: none): the first rows of a sliver, k-major / row-major */
     lt__ukernel nk, nr_;      /* full tiles with streaming stores, beta 0 only (NULL: none), k-major / row-major */
-    int stream;               /* this call stores C's full tiles with nk / nr_ (lt__sgemm_ex decides) */
+    int stream;               /* this call stores C's full tiles with nk / nr_ (lt__gemm_stream_fit) */
     int sh[2];                /* ... their heights, sh[0] < sh[1] < mr */
     int mr, nr;               /* register tile */
     int mc, kc, nc;           /* cache blocks: A block MC x KC, B panel KC x NC (multiples of MR, NR) */
@@ -63,7 +63,7 @@ typedef struct {
 } lt__gemm_impl;
 
 /* The kernels' KC is 256; a K of at most LT__KC_MAX (1.5 KC) may be one block instead, where C
-   is streamed to memory (lt__sgemm_ex) */
+   is streamed to memory (lt__gemm_stream_fit) */
 #define LT__KC_MAX 384
 #define LT__KS (LT__KC_MAX + 16)   /* row stride of a row-major A sliver (+16: rows on other L1 sets) */
 
@@ -131,8 +131,8 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     else if (beta == 1.0f) { ROWS(LT__A5_ST1) }                                                    \
     else { ROWS(LT__A5_STB) }
 /* C = alpha*tile with streaming stores (beta 0 only; c 64-byte aligned, ldc a multiple of 16):
-   the lines go to memory without being read first and without taking cache room (see
-   lt__sgemm_ex for when) */
+   the lines go to memory without being read first and without taking cache room (when:
+   lt__gemm_stream_fit) */
 #define LT__A5_STN(r)                                                                              \
     _mm512_stream_ps(c + r * ldc, _mm512_mul_ps(va, c##r##a));                                   \
     _mm512_stream_ps(c + r * ldc + 16, _mm512_mul_ps(va, c##r##b));

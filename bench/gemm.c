@@ -50,11 +50,14 @@ static const shape_t shapes[] = {
 };
 
 /* n floats on 2 MiB pages where Linux gives them (lt__hugepages): the library's own buffers are
-   (arena, parameters), and so are numpy's arrays, so every column reads its operands alike */
+   (arena, parameters), and so are numpy's arrays, so every column reads its operands alike.  The
+   start is 2 MiB aligned (so every byte can be on such pages; the library's tensors are 64-byte
+   aligned, which lt_sgemm's streaming stores of a large C want). */
 static float *matrix(size_t n) {
-    float *p = (float *)malloc(n * 4);
+    void *p = NULL;
+    if (posix_memalign(&p, (size_t)2 << 20, n * 4 + 64) != 0) return NULL;
     lt__hugepages(p, n * 4);
-    return p;
+    return (float *)p;
 }
 
 static void fill(float *p, size_t n, unsigned s) {

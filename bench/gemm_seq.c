@@ -11,6 +11,7 @@
    A sequence well above the hot sum means cold operands cost; `make bench-gemm-seq` runs the
    char-small (2048 256 4) and gpt2-124M (256 768 12) shapes at 1 and 2 threads.  V=1 in the
    environment prints each forward product's and input gradient's hot GFLOP/s. */
+#define _POSIX_C_SOURCE 200809L
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
 #include <stdio.h>
@@ -32,10 +33,17 @@ static double gs_now(void) {
 }
 /* n floats in [-0.5, 0.5), never subnormal */
 static float *gs_buf(int64_t n) {
-    float *p = (float *)malloc((size_t)n * sizeof(float));
+    void *v = NULL;
+    float *p;
     int64_t i;
-    if (!p) { fprintf(stderr, "bench_gemm_seq: out of memory\n"); exit(1); }
-    lt__hugepages(p, (size_t)n * sizeof(float));   /* 2 MiB pages, as the library's own buffers */
+    /* 2 MiB aligned: every byte can be on 2 MiB pages, as the library's own buffers, and 64-byte
+       aligned rows as its tensors (lt_sgemm streams a large C only there) */
+    if (posix_memalign(&v, (size_t)2 << 20, (size_t)n * sizeof(float) + 64) != 0) {
+        fprintf(stderr, "bench_gemm_seq: out of memory\n");
+        exit(1);
+    }
+    p = (float *)v;
+    lt__hugepages(p, (size_t)n * sizeof(float));
     for (i = 0; i < n; i++) p[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
     return p;
 }

@@ -248,11 +248,17 @@ static void lt__rows_view(lt_tensor *v, const lt_tensor *t, int64_t R, int64_t r
     v->n = rows * per;
 }
 
-/* Run ops k..e on tiles of rows (forward kernels, as they would run on all rows). */
+/* Run ops k..e on tiles of rows (forward kernels, as they would run on all rows).  A tile is about
+   128 KB per tensor (a chain's few tensors stay within L2), cut smaller where that would leave a
+   thread fewer than two tiles.  Not smaller: every kernel call within a tile passes its own OpenMP
+   construct (a parallel region that its `if` keeps to one thread), which costs about a
+   microsecond; with 16 KB tiles that made the fused residual add and layernorm of char-small
+   about 45% slower than the two ops unfused (bench/design.md). */
 static void lt__run_fused(lt_plan *p, int k, int e) {
     const lt__node *first = &p->nodes[k];
     int64_t C = first->out->shape[first->out->ndim - 1], R = first->out->n / C, t0;
-    int64_t tile = C >= 4096 ? 1 : 4096 / C;   /* rows per tile: about 16 KB per tensor */
+    int64_t tile = C >= 32768 ? 1 : 32768 / C, most = (R + 2 * lt_get_threads() - 1) / (2 * lt_get_threads());
+    if (tile > most) tile = most > 0 ? most : 1;
     LT__OMP(parallel for schedule(static))
     for (t0 = 0; t0 < R; t0 += tile) {
         int64_t rows = t0 + tile <= R ? tile : R - t0;

@@ -936,7 +936,13 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
    does not overlap the FMAs: at 2 threads a thread has half the FMAs but reads as many bytes per
    panel, so the wait shows most there (bench/design.md).  Only blocks of C up to
    LT__PF_ROWS rows tall: each packed value then feeds few FMAs, so packing's wait for memory
-   is a visible share of a panel's time; taller blocks hide it. */
+   is a visible share of a panel's time; taller blocks hide it.
+   Taller blocks get the same help for A instead: the next MC x KC block of A, which the next
+   packing of A reads from rows LDA apart, is fetched during this block's tiles.  Where A, B and C
+   together outgrow the L3 (2048^3: 48 MiB) that packing read memory, 1-2.5% of the product's
+   time at 1 and 2 threads (bench/design.md).  Not while C is streamed (lt__gemm_stream_fit): A
+   is small then (K <= LT__KC_MAX) and stays in the caches, and the fetches only take a share of
+   the bandwidth that C's stores need (the head's logits: 2.4% slower with them at 2 threads). */
 #define LT__PF_ROWS 384
 typedef struct {
     const char *row0;     /* the first row's first byte */
@@ -976,7 +982,8 @@ static void lt__pf_step(lt__pf *f) {
    (kc x nc, slivers NR wide): C (mc, nc) = alpha·A·B + bet·C, a partial tile computed on the
    side and merged.  A sliver of fewer rows runs on the shortest short-tile kernel that covers
    them, if any; a full tile with streaming stores where g->stream and bet is 0.  ta: A's slivers
-   are k-major.  pf: prefetches spread over the tiles (lt__pf_step). */
+   are k-major.  pf[0], pf[1]: prefetches spread over the tiles (lt__pf_step; B's next panel,
+   A's next block). */
 static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t nc, int64_t kc, const float *ap,
                            const float *bp, float alpha, float bet, float *C, int64_t ldc, lt__pf *pf) {
     float edge[16 * 32];
@@ -996,6 +1003,7 @@ static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t n
             int w = nc - jr < g->nr ? (int)(nc - jr) : g->nr, i, j;
             float *c = C + ir * ldc + jr;
             lt__pf_step(pf);
+            lt__pf_step(pf + 1);
             if (h == kh && w == g->nr) {
                 full(kc, as, bp + jr * kc, c, ldc, alpha, bet);
                 continue;
@@ -1032,7 +1040,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
     float buf[LT__GEMM_MAXA + LT__GEMM_MAXB + 32];
     float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA;
     int64_t jc, pc, ic;
-    lt__pf pf;
+    lt__pf pf[2];   /* B's next panel, A's next block */
     for (jc = 0; jc < N; jc += g->nc) {
         int64_t nc = N - jc < g->nc ? N - jc : g->nc;
         for (pc = 0; pc < K; pc += g->kc) {
@@ -1044,14 +1052,22 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
                 int64_t npc = pc + kc < K ? pc + kc : 0, njc = pc + kc < K ? jc : jc + nc;
                 int64_t nkc = K - npc < g->kc ? K - npc : g->kc, nnc = N - njc < g->nc ? N - njc : g->nc;
                 int64_t calls = (M + g->mr - 1) / g->mr * ((nc + g->nr - 1) / g->nr);
-                if (njc < N && M <= LT__PF_ROWS) lt__pf_set(&pf, &B, tb, ldb, npc, njc, nkc, nnc, calls);
-                else memset(&pf, 0, sizeof pf);
+                if (njc < N && M <= LT__PF_ROWS) lt__pf_set(&pf[0], &B, tb, ldb, npc, njc, nkc, nnc, calls);
+                else memset(&pf[0], 0, sizeof pf[0]);
             }
             for (ic = 0; ic < M; ic += g->mc) {
                 int64_t mc = M - ic < g->mc ? M - ic : g->mc;
                 lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
                 lt__gemm_pack_a(g, ta, &as, lda, mc, kc, ap);
-                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp, alpha, bet, C + ic * ldc + jc, ldc, &pf);
+                memset(&pf[1], 0, sizeof pf[1]);
+                if (M > LT__PF_ROWS && ic + mc < M && !g->stream) {
+                    /* op(A)[i, k] lies as op(B)[k, j] would with i for k and k for j: A's next
+                       block is the "panel" of rows ic + mc.. (nmc of them) and columns pc.. (kc) */
+                    int64_t nmc = M - ic - mc < g->mc ? M - ic - mc : g->mc;
+                    int64_t calls = (mc + g->mr - 1) / g->mr * ((nc + g->nr - 1) / g->nr);
+                    lt__pf_set(&pf[1], &A, ta, lda, ic + mc, pc, nmc, kc, calls);
+                }
+                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp, alpha, bet, C + ic * ldc + jc, ldc, pf);
                 if (LT__GEPI_ON(epi) && pc + kc >= K) {   /* this block of C is final */
                     lt__gepi e = *epi;
                     if (e.bias) e.bias += jc;

@@ -442,6 +442,61 @@ static void tp_rows16(void) {
     unsetenv("LTRAIN_EAGER_COPIES16");
 }
 
+/* gelu16's AVX-512 lookups (gathers on patterns rounded in registers) against its plain C path,
+   bit for bit: every 16-bit pattern as x, then the same values nudged so that rounding matters,
+   in the op's blocks with a masked tail; y, the saved patterns, and dx from x or from the saved
+   patterns, written and added. */
+static void tp_gelu16_paths(void) {
+#ifdef LT__X86
+    enum { N = 2 * 65536 + 13 };
+    static float x[N], gy[N], y0[N], y1[N], g0[N], g1[N];
+    static uint16_t h0[N], h1[N];
+    int pi, i, add;
+    char nm[96];
+    if (!t_want("precision/gelu16_paths")) return;
+    if (!lt__act_simd()) { t_skip("precision/gelu16_paths", "no AVX-512 here (or LT_GEMM asks for another kernel)"); return; }
+    for (pi = 0; pi < 2; pi++) {
+        lt_dtype p = pi ? LT_F16 : LT_BF16;
+        int64_t lo;
+        int ok_y = 1, ok_h = 1, ok_g = 1;
+        lt__gelu16_tables(p);
+        for (i = 0; i < N; i++) {
+            uint16_t b = (uint16_t)(i & 0xFFFF);
+            lt__from16(p, &b, &x[i], 1);
+            if (i >= 65536) x[i] *= 1.0f + (float)((i * 7) % 13 - 6) * 1e-3f;   /* between patterns, NaNs stay */
+            gy[i] = (float)((i * 37) % 101 - 50) * 0.01f;
+        }
+        for (lo = 0; lo < N; lo += LT__EW16) {
+            int64_t m = N - lo < LT__EW16 ? N - lo : LT__EW16;
+            lt__gelu16_fwd_c(p, x + lo, h0 + lo, y0 + lo, m);
+            lt__gelu16_fwd_avx512(p, x + lo, h1 + lo, y1 + lo, m);
+        }
+        for (i = 0; i < N; i++) {
+            uint32_t a, b;
+            memcpy(&a, &y0[i], 4); memcpy(&b, &y1[i], 4);
+            if (a != b) ok_y = 0;
+            if (h0[i] != h1[i]) ok_h = 0;
+        }
+        for (add = 0; add < 4; add++) {   /* bit 0: add into gx; bit 1: patterns from x (eager, nothing saved) */
+            for (i = 0; i < N; i++) g0[i] = g1[i] = (float)(i % 5) - 2.0f;
+            for (lo = 0; lo < N; lo += LT__EW16) {
+                int64_t m = N - lo < LT__EW16 ? N - lo : LT__EW16;
+                const float *xs = add & 2 ? x + lo : NULL;
+                const uint16_t *hs = add & 2 ? NULL : h0 + lo;
+                lt__gelu16_bwd_c(p, xs, hs, gy + lo, g0 + lo, m, add & 1);
+                lt__gelu16_bwd_avx512(p, xs, hs, gy + lo, g1 + lo, m, add & 1);
+            }
+            if (memcmp(g0, g1, sizeof g0)) ok_g = 0;
+        }
+        snprintf(nm, sizeof nm, "precision/gelu16_paths/%s", lt_precision_name(p));
+        t_check(ok_y && ok_h && ok_g, nm, "AVX-512 differs from plain C: y %s, saved patterns %s, dx %s",
+                ok_y ? "same" : "DIFFERS", ok_h ? "same" : "DIFFER", ok_g ? "same" : "DIFFERS");
+    }
+#else
+    if (t_want("precision/gelu16_paths")) t_skip("precision/gelu16_paths", "not x86");
+#endif
+}
+
 /* ---- linear_ce16: the fused head equals lt_linear + lt_cross_entropy at 16-bit precision ---------- */
 static void tp_head_run(lt_dtype prec, int fused, int use_sum, const float *xv, const float *wv, const int32_t *tg,
                         int64_t R, int64_t C, int64_t V, float *loss, float *gx, float *gw, int64_t *plan16) {
@@ -900,6 +955,7 @@ static void test_precision_all(void) {
     tp_gemm16();
     tp_gemm_bf16dp();
     tp_rows16();
+    tp_gelu16_paths();
     tp_head16();
     tp_gelu_share();
     tp_att16_sources();

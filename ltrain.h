@@ -2360,8 +2360,10 @@ static int lt__cv_run(int cv, int k, const void *in, void *out, size_t n) {
 
 /* The kernel the array functions use for cv: the first in this order that the CPU has and that
    has cv.  The order is their speed: each vector kernel is many times faster than the scalar
-   loop, and AVX512_BF16's rounding instruction beats the integer formula (bench/precision.md). */
-static int lt__cv_kernel(int cv) {
+   loop, and AVX512_BF16's rounding instruction beats the integer formula (bench/precision.md).
+   Picked once per process (with gcc/clang): the 16-bit kernels convert a few hundred values at a
+   time, and asking again on each call cost a training step about 1% (bench/precision.md). */
+static int lt__cv_pick(int cv) {
     static const int order[LT__K_COUNT] = {LT__K_AVX512BF16, LT__K_AVX512, LT__K_AVX2, LT__K_SCALAR};
     int i;
     for (i = 0; i < LT__K_COUNT; i++) {
@@ -2370,6 +2372,18 @@ static int lt__cv_kernel(int cv) {
         if (lt__k_available(k)) return k;
     }
     return LT__K_SCALAR;
+}
+static int lt__cv_kernel(int cv) {
+#if defined(__GNUC__) || defined(__clang__)
+    static int known[LT__CV_COUNT]; /* the kernel + 1; 0 until picked; written whole, atomically */
+    int k = __atomic_load_n(&known[cv], __ATOMIC_RELAXED);
+    if (k) return k - 1;
+    k = lt__cv_pick(cv);
+    __atomic_store_n(&known[cv], k + 1, __ATOMIC_RELAXED);
+    return k;
+#else
+    return lt__cv_pick(cv);
+#endif
 }
 
 #define LT__CV_BLOCK ((size_t)1 << 16)
@@ -9385,7 +9399,9 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    gradient (as much again): the logits z = round16(x16·W16ᵀ) are kept in 16 bits only.
    Forward: z in column blocks of LT__CE16_COLS (a float32 block of R rows, rounded and narrowed
    into z16; the block is malloc'd for the forward, R·512 floats at most, not kept), then per row
-   (max, log Σ exp) as lt__lse_shifted, on z16 in pieces, and the loss.
+   (max, log Σ exp) as lt__lse_shifted, on z16 in pieces, and the loss.  The row maxima of each
+   piece of 256 are taken from the float32 block while it is hot (the same values as z16's), so
+   only the sums read z16 back.
    Backward (g = dloss/denom): dz = round16(g·(softmax(z) - onehot(t))) written over z16 (the
    float32 op's dlogits, rounded as linear16 packs them), then as linear16:
      dx += dz·W16,  dW += dzᵀ·x16   (float32 sums)
@@ -9408,30 +9424,30 @@ static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
 }
 static int64_t lt__ce16_save_floats(int64_t R, int64_t V) { return (R * V + 1) / 2 + 3 * R; }
 
-/* lt__lse_shifted on a 16-bit row: the same max and the same sums in blocks of 256 */
-static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, float *m) {
-    float x[256], mm = -INFINITY;
+/* lt__lse_shifted on a 16-bit row: the same max and the same sums in blocks of 256; pm holds the
+   blocks' maxima (lt__row_max of each, by lt__ce16_cols) */
+#define LT__CE16_PIECE 256
+typedef char lt__ce16_cols_hold_whole_pieces[LT__CE16_COLS % LT__CE16_PIECE == 0 ? 1 : -1];
+static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, const float *pm, float *m) {
+    float x[LT__CE16_PIECE], mm = -INFINITY;
     double s = 0;
     int64_t j0;
-    for (j0 = 0; j0 < V; j0 += 256) {
-        int64_t n = V - j0 < 256 ? V - j0 : 256;
-        float pm;
-        lt__from16(p, z + j0, x, (size_t)n);
-        pm = lt__row_max(x, n);   /* (16 lanes: a scalar max chain waits on each compare) */
-        if (pm > mm) mm = pm;
-    }
+    for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE)
+        if (pm[j0 / LT__CE16_PIECE] > mm) mm = pm[j0 / LT__CE16_PIECE];
     *m = mm;
     if (mm == -INFINITY) return -INFINITY;
-    for (j0 = 0; j0 < V; j0 += 256) {
-        int64_t n = V - j0 < 256 ? V - j0 : 256;
+    for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
+        int64_t n = V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE;
         lt__from16(p, z + j0, x, (size_t)n);
         s += lt__exp_sum(simd, x, n, mm);
     }
     return (float)log(s);
 }
 
-/* z[:, v0..v0+n) = round16(x16 · W16[v0..v0+n)ᵀ) through the float32 block blk (R x n) */
-static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, float *blk, uint16_t *z) {
+/* z[:, v0..v0+n) = round16(x16 · W16[v0..v0+n)ᵀ) through the float32 block blk (R x n), and the
+   maxima of its pieces of LT__CE16_PIECE (v0 a multiple of it) into pm (R rows of np) */
+static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, float *blk, uint16_t *z, float *pm,
+                          int64_t np) {
     lt_dtype p = lt__prec_of(LT__PREC2(nd));
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__mm16_opnd x = lt__opnd16_of(nd, 0, C, 0, 0);
@@ -9442,29 +9458,36 @@ static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, flo
     w.f = nd->in[1]->data + v0 * C; w.h = NULL; w.p = (int)p; w.gelu = 0;
     lt__sgemm_ex(id, 0, 1, R, n, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, n, &e);
     LT__OMP(parallel for if (R * n > 32768 && !omp_in_parallel()))
-    for (r = 0; r < R; r++) lt__to16(p, blk + r * n, z + r * V + v0, (size_t)n);
+    for (r = 0; r < R; r++) {
+        int64_t j0;
+        for (j0 = 0; j0 < n; j0 += LT__CE16_PIECE)   /* blk holds z's values: rounded by the epilogue */
+            pm[r * np + (v0 + j0) / LT__CE16_PIECE] = lt__row_max(blk + r * n + j0, n - j0 < LT__CE16_PIECE ? n - j0 : LT__CE16_PIECE);
+        lt__to16(p, blk + r * n, z + r * V + v0, (size_t)n);
+    }
 }
 static void lt__linear_ce16_fwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(LT__PREC2(nd));
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__CE16_COLS ? V : LT__CE16_COLS, r, bi;
-    int64_t nblk = (V + LT__CE16_COLS - 1) / LT__CE16_COLS;
+    int64_t nblk = (V + LT__CE16_COLS - 1) / LT__CE16_COLS, np = (V + LT__CE16_PIECE - 1) / LT__CE16_PIECE;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
     int id = lt__gemm_pick(), nt = lt_get_threads(), simd = lt__act_simd();
     double total = 0;
-    float *blk;
+    float *blk, *pm;
     /* many column blocks: one block per thread at a time, each a one-thread GEMM (one parallel
        region, not one per block: barriers are costly when other processes share the cores) */
     if (nt < 1 || nblk < 4 * nt || (double)R * (double)V * (double)C < 2097152.0) nt = 1;
-    blk = (float *)LT__MALLOC((size_t)nt * (size_t)R * (size_t)cols * sizeof(float));
+    blk = (float *)LT__MALLOC(((size_t)nt * (size_t)R * (size_t)cols + (size_t)R * (size_t)np) * sizeof(float));
     if (!blk) {
         lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_cross_entropy: out of memory for %d blocks of %lld x %lld logits", nt,
                      (long long)R, (long long)cols);
         return;
     }
+    pm = blk + (size_t)nt * (size_t)R * (size_t)cols;   /* the pieces' row maxima, R x np */
     if (nd->save[0]) lt__to16(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
     if (nt == 1) {
         for (bi = 0; bi < nblk; bi++)
-            lt__ce16_cols(nd, id, bi * LT__CE16_COLS, V - bi * LT__CE16_COLS < cols ? V - bi * LT__CE16_COLS : cols, blk, bf.z);
+            lt__ce16_cols(nd, id, bi * LT__CE16_COLS, V - bi * LT__CE16_COLS < cols ? V - bi * LT__CE16_COLS : cols, blk, bf.z,
+                          pm, np);
     } else {
         LT__OMP(parallel for schedule(dynamic, 1) num_threads(nt))
         for (bi = 0; bi < nblk; bi++) {
@@ -9473,21 +9496,21 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
             t = omp_get_thread_num();
 #endif
             lt__ce16_cols(nd, id, bi * LT__CE16_COLS, V - bi * LT__CE16_COLS < cols ? V - bi * LT__CE16_COLS : cols,
-                          blk + t * R * cols, bf.z);
+                          blk + t * R * cols, bf.z, pm, np);
         }
     }
-    LT__FREE(blk);
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
         int32_t t = nd->ids[r];
         float m, ls, zt;
         if (t == LT_IGNORE_INDEX) { bf.loss[r] = 0.0f; continue; }
-        ls = lt__lse16(simd, p, bf.z + r * V, V, &m);
+        ls = lt__lse16(simd, p, bf.z + r * V, V, pm + r * np, &m);
         lt__from16(p, bf.z + r * V + t, &zt, 1);
         bf.m[r] = m;
         bf.lse[r] = ls;
         bf.loss[r] = (m - zt) + ls;
     }
+    LT__FREE(blk);
     for (r = 0; r < R; r++) total += bf.loss[r];
     nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
 }

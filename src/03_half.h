@@ -277,8 +277,10 @@ static int lt__cv_run(int cv, int k, const void *in, void *out, size_t n) {
 
 /* The kernel the array functions use for cv: the first in this order that the CPU has and that
    has cv.  The order is their speed: each vector kernel is many times faster than the scalar
-   loop, and AVX512_BF16's rounding instruction beats the integer formula (bench/precision.md). */
-static int lt__cv_kernel(int cv) {
+   loop, and AVX512_BF16's rounding instruction beats the integer formula (bench/precision.md).
+   Picked once per process (with gcc/clang): the 16-bit kernels convert a few hundred values at a
+   time, and asking again on each call cost a training step about 1% (bench/precision.md). */
+static int lt__cv_pick(int cv) {
     static const int order[LT__K_COUNT] = {LT__K_AVX512BF16, LT__K_AVX512, LT__K_AVX2, LT__K_SCALAR};
     int i;
     for (i = 0; i < LT__K_COUNT; i++) {
@@ -287,6 +289,18 @@ static int lt__cv_kernel(int cv) {
         if (lt__k_available(k)) return k;
     }
     return LT__K_SCALAR;
+}
+static int lt__cv_kernel(int cv) {
+#if defined(__GNUC__) || defined(__clang__)
+    static int known[LT__CV_COUNT]; /* the kernel + 1; 0 until picked; written whole, atomically */
+    int k = __atomic_load_n(&known[cv], __ATOMIC_RELAXED);
+    if (k) return k - 1;
+    k = lt__cv_pick(cv);
+    __atomic_store_n(&known[cv], k + 1, __ATOMIC_RELAXED);
+    return k;
+#else
+    return lt__cv_pick(cv);
+#endif
 }
 
 #define LT__CV_BLOCK ((size_t)1 << 16)

@@ -2073,6 +2073,9 @@ LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int6
                                                      float *C, int64_t ldc);
 LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out, int64_t n);
 LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, float c0, int64_t n);
+LT__TARGET("avx512f") static void lt__att_colmax_avx512(const float *s, int64_t w, int64_t n, int64_t off, float *al);
+LT__TARGET("avx512f") static void lt__att_colexp_avx512(float *s, int64_t w, int64_t n, int64_t off, const float *mx,
+                                                       float *l);
 #endif
 
 /* The block products, with the causal triangle skipped by row tiles of MR (row r of C needs only
@@ -2208,11 +2211,49 @@ static float lt__att_dot(const float *x, const float *dot, int64_t n) {
     return acc[0];
 }
 
+/* The online softmax's passes over a block of scores S (w key rows of n query columns; column t
+   sees row u when t >= u + off, the causal mask: later keys are not seen):
+     lt__att_colmax:  al[t] = max(al[t], S[u][t] over the rows u it sees), u in order
+     lt__att_colexp:  S[u][t] = exp(S[u][t] - mx[t]) where seen, 0 where not (a masked
+                      probability is 0, and the block products read it); l[t] += S[u][t], u in order
+   The plain C loops go row by row; the AVX-512 ones (fast paths below) go column block by column
+   block, the running max and sum of 16 columns in a register through all the rows: the same
+   operations in the same order, so the same bits. */
+static void lt__att_colmax(int simd, const float *s, int64_t w, int64_t n, int64_t off, float *al) {
+    int64_t u, t;
+#ifdef LT__X86
+    if (simd) { lt__att_colmax_avx512(s, w, n, off, al); return; }
+#else
+    (void)simd;
+#endif
+    for (u = 0; u < w && u + off < n; u++) {
+        const float *sr = s + u * n;
+        LT__OMP(simd)
+        for (t = u + off > 0 ? u + off : 0; t < n; t++) al[t] = sr[t] > al[t] ? sr[t] : al[t];
+    }
+}
+static void lt__att_colexp(int simd, float *s, int64_t w, int64_t n, int64_t off, const float *mx, float *l) {
+    int64_t u, t;
+#ifdef LT__X86
+    if (simd) { lt__att_colexp_avx512(s, w, n, off, mx, l); return; }
+#else
+    (void)simd;
+#endif
+    for (u = 0; u < w; u++) {
+        float *sr = s + u * n;
+        int64_t tm = u + off < 0 ? 0 : u + off < n ? u + off : n;   /* row u's masked columns: t < tm */
+        for (t = 0; t < tm; t++) sr[t] = 0.0f;
+        lt__att_exp(0, sr + tm, mx + tm, 0.0f, n - tm);
+        LT__OMP(simd)
+        for (t = 0; t < n; t++) l[t] += sr[t];
+    }
+}
+
 /* Forward of query rows t0..t0+n-1 (all < len) of head h, batch b: y rows (stride C) and L. */
 static void lt__att_fwd_rows(const lt__att_src *a, int64_t b, int64_t h, int64_t t0, int64_t n, float *y, float *L) {
     float s[LT__ATT_BR * LT__ATT_BC], m[LT__ATT_BR], l[LT__ATT_BR], al[LT__ATT_BR];
     float qt[LT__ATT_TILE], tq[LT__ATT_TILE], tk[LT__ATT_TILE], tv[LT__ATT_TILE];
-    int64_t C = a->C, D = a->D, t1 = t0 + n, u0, t, u, d, ldq, ldk, ldv;
+    int64_t C = a->C, D = a->D, t1 = t0 + n, u0, t, d, ldq, ldk, ldv;
     int64_t bc = LT__ATT_TILE / D < LT__ATT_BC ? LT__ATT_TILE / D : LT__ATT_BC;
     float scale = 1.0f / sqrtf((float)D);
     const float *q = lt__att_rows(a, 0, b, h, t0, n, tq, &ldq);
@@ -2221,33 +2262,15 @@ static void lt__att_fwd_rows(const lt__att_src *a, int64_t b, int64_t h, int64_t
         int64_t w = t1 - u0 < bc ? t1 - u0 : bc;
         const float *k = lt__att_rows(a, 1, b, h, u0, w, tk, &ldk), *v = lt__att_rows(a, 2, b, h, u0, w, tv, &ldv);
         lt__att_mm(a->simd, LT__ATT_NGE, u0 - t0, w, n, D, scale, k, ldk, 1, qt, n, 0, s, n);  /* Sᵀ = scale·K·Qᵀ */
-        for (u = t0 > u0 ? t0 - u0 : 0; u < w; u++) {   /* the diagonal: keys after a query are masked */
-            int64_t tm = u0 + u - t0 < n ? u0 + u - t0 : n;   /* row u's masked queries: t < tm */
-            LT__OMP(simd)
-            for (t = 0; t < tm; t++) s[u * n + t] = -INFINITY;
-        }
-        for (t = 0; t < n; t++) al[t] = u0 == 0 ? -INFINITY : m[t];   /* al: the new max */
-        for (u = 0; u < w; u++) {
-            const float *sr = s + u * n;
-            LT__OMP(simd)
-            for (t = 0; t < n; t++) al[t] = sr[t] > al[t] ? sr[t] : al[t];
-        }
-        for (u = 0; u < w; u++) {   /* P; a masked score's probability is 0, as exp(-inf) gives */
-            int64_t tm = u0 + u - t0 < 0 ? 0 : u0 + u - t0 < n ? u0 + u - t0 : n;
-            for (t = 0; t < tm; t++) s[u * n + t] = 0.0f;
-            lt__att_exp(a->simd, s + u * n + tm, al + tm, 0.0f, n - tm);
-        }
+        for (t = 0; t < n; t++) al[t] = u0 == 0 ? -INFINITY : m[t];
+        lt__att_colmax(a->simd, s, w, n, u0 - t0, al);   /* al: the new max */
         for (t = 0; t < n; t++) {   /* al becomes the factor on the old sums, exp(m - m') */
             float mn = al[t];
             al[t] = u0 == 0 ? 0.0f : lt__exp_neg(m[t] - mn);
             m[t] = mn;
             l[t] = u0 == 0 ? 0.0f : l[t] * al[t];
         }
-        for (u = 0; u < w; u++) {
-            const float *sr = s + u * n;
-            LT__OMP(simd)
-            for (t = 0; t < n; t++) l[t] += sr[t];
-        }
+        lt__att_colexp(a->simd, s, w, n, u0 - t0, m, l);   /* P = exp(S - m'), l += its sums */
         if (u0 > 0)
             for (t = 0; t < n; t++) {
                 float f = al[t], *yr = y + t * C;
@@ -2587,6 +2610,40 @@ LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, f
         __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
         __m512 v = _mm512_maskz_loadu_ps(k, x + i);
         _mm512_mask_storeu_ps(x + i, k, lt__exp_neg16(_mm512_sub_ps(v, c ? _mm512_maskz_loadu_ps(k, c + i) : vc)));
+    }
+}
+/* lt__att_colmax and lt__att_colexp, 16 columns at a time: the lanes a row sees are those at or
+   past u + off, a mask that grows by one lane per row; rows that see none of a block's columns
+   end the max (later rows see fewer) and write zeros in the exp pass. */
+LT__TARGET("avx512f") static __mmask16 lt__att_seen(int64_t lim, __mmask16 k) {   /* lanes j >= lim of k */
+    return lim <= 0 ? k : lim >= 16 ? (__mmask16)0 : (__mmask16)(k & (0xFFFFu << lim));
+}
+LT__TARGET("avx512f") static void lt__att_colmax_avx512(const float *s, int64_t w, int64_t n, int64_t off, float *al) {
+    int64_t j, u;
+    for (j = 0; j < n; j += 16) {
+        __mmask16 k = (__mmask16)(n - j >= 16 ? 0xFFFFu : (1u << (n - j)) - 1u);
+        __m512 mx = _mm512_maskz_loadu_ps(k, al + j);
+        for (u = 0; u < w && u + off - j < 16; u++) {
+            __mmask16 seen = lt__att_seen(u + off - j, k);
+            mx = _mm512_mask_max_ps(mx, seen, _mm512_maskz_loadu_ps(seen, s + u * n + j), mx);   /* s > mx ? s : mx */
+        }
+        _mm512_mask_storeu_ps(al + j, k, mx);
+    }
+}
+LT__TARGET("avx512f") static void lt__att_colexp_avx512(float *s, int64_t w, int64_t n, int64_t off, const float *mx,
+                                                       float *l) {
+    int64_t j, u;
+    for (j = 0; j < n; j += 16) {
+        __mmask16 k = (__mmask16)(n - j >= 16 ? 0xFFFFu : (1u << (n - j)) - 1u);
+        __m512 m = _mm512_maskz_loadu_ps(k, mx + j), acc = _mm512_maskz_loadu_ps(k, l + j);
+        for (u = 0; u < w; u++) {
+            __mmask16 seen = lt__att_seen(u + off - j, k);
+            __m512 p = _mm512_setzero_ps();
+            if (seen) p = _mm512_maskz_mov_ps(seen, lt__exp_neg16(_mm512_sub_ps(_mm512_maskz_loadu_ps(seen, s + u * n + j), m)));
+            _mm512_mask_storeu_ps(s + u * n + j, k, p);
+            acc = _mm512_add_ps(acc, p);
+        }
+        _mm512_mask_storeu_ps(l + j, k, acc);
     }
 }
 #endif /* LT__X86 */

@@ -3016,6 +3016,15 @@ LT__TARGET("avx512f") static inline __m512 lt__exp_neg16(__m512 a) {
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     return _mm512_maskz_scalef_ps(LT__M16, p, n);
 }
+/* the 16 lanes of acc added pairwise: 8 + 8, 4 + 4, 2 + 2, 1 + 1 (a fixed order) */
+LT__TARGET("avx512f") static float lt__lanes_sum16(__m512 acc) {
+    float t[16];
+    int w, i;
+    _mm512_storeu_ps(t, acc);
+    for (w = 8; w > 0; w /= 2)
+        for (i = 0; i < w; i++) t[i] += t[i + w];
+    return t[0];
+}
 /* lt__exp_sum and lt__exp_grad (@@OPS.softmax) with lt__exp_neg16, 16 values at a time, the last
    ones masked: the sum in 16 lanes added up at the end, the gradient row mul then add as the
    portable loop. */
@@ -3026,14 +3035,7 @@ LT__TARGET("avx512f") static float lt__exp_sum_avx512(const float *x, int64_t n,
         __mmask16 k = (__mmask16)(n - j >= 16 ? 0xFFFFu : (1u << (n - j)) - 1u);
         acc = _mm512_mask_add_ps(acc, k, acc, lt__exp_neg16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j), vm)));
     }
-    {   /* the 16 lanes added pairwise: 8 + 8, 4 + 4, 2 + 2, 1 + 1 */
-        float t[16];
-        int w, i;
-        _mm512_storeu_ps(t, acc);
-        for (w = 8; w > 0; w /= 2)
-            for (i = 0; i < w; i++) t[i] += t[i + w];
-        return t[0];
-    }
+    return lt__lanes_sum16(acc);
 }
 LT__TARGET("avx512f") static void lt__exp_grad_avx512(const float *x, float *y, int64_t n, float m, float ls, float g,
                                                      int add) {
@@ -9685,14 +9687,7 @@ LT__TARGET("avx512f") static float lt__ce16_sum_avx512(lt_dtype p, const uint16_
         __mmask16 k = (__mmask16)(n - j >= 16 ? 0xFFFFu : (1u << (n - j)) - 1u);
         acc = _mm512_mask_add_ps(acc, k, acc, lt__exp_neg16(_mm512_sub_ps(lt__ce16_lanes(p, z + j, k), vm)));
     }
-    {
-        float t[16];
-        int w, i;
-        _mm512_storeu_ps(t, acc);
-        for (w = 8; w > 0; w /= 2)
-            for (i = 0; i < w; i++) t[i] += t[i + w];
-        return t[0];
-    }
+    return lt__lanes_sum16(acc);
 }
 #endif
 

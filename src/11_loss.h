@@ -343,14 +343,7 @@ LT__TARGET("avx512f") static float lt__ce16_sum_avx512(lt_dtype p, const uint16_
         __mmask16 k = (__mmask16)(n - j >= 16 ? 0xFFFFu : (1u << (n - j)) - 1u);
         acc = _mm512_mask_add_ps(acc, k, acc, lt__exp_neg16(_mm512_sub_ps(lt__ce16_lanes(p, z + j, k), vm)));
     }
-    {
-        float t[16];
-        int w, i;
-        _mm512_storeu_ps(t, acc);
-        for (w = 8; w > 0; w /= 2)
-            for (i = 0; i < w; i++) t[i] += t[i + w];
-        return t[0];
-    }
+    return lt__lanes_sum16(acc);
 }
 #endif
 

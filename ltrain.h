@@ -2240,6 +2240,20 @@ static inline LT__TARGET("avx512f") __m512i lt__bf16_round16(__m512i u) {
 static inline LT__TARGET("avx512f") __m512 lt__bf16_round_f32(__m512i u) {
     return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, lt__bf16_round16(u), 16));
 }
+/* 16 bf16 or fp16 values in a register widened to float32 (exactly: a shift, or vcvtph2ps) */
+static inline LT__TARGET("avx512f") __m512 lt__widen16_lanes(lt_dtype p, __m256i h) {
+    if (p == LT_F16) return _mm512_maskz_cvtph_ps(LT__M16, h);
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, h), 16));
+}
+/* the 16-bit values at h in the lanes of k (lanes 0.. up to n), zeros past them, in one register;
+   a short run goes through a copy, so nothing past it is read */
+static inline LT__TARGET("avx512f") __m256i lt__load16_lanes(const uint16_t *h, __mmask16 k) {
+    uint16_t t[16] = {0};
+    int i;
+    if (k == LT__M16) return _mm256_loadu_si256((const __m256i *)(const void *)h);
+    for (i = 0; i < 16; i++) if (k >> i & 1) t[i] = h[i];
+    return _mm256_loadu_si256((const __m256i *)(const void *)t);
+}
 static LT__TARGET("avx512f") void lt__to_bf16_avx512(const float *in, uint16_t *out, size_t n) {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -2362,7 +2376,7 @@ static int lt__cv_run(int cv, int k, const void *in, void *out, size_t n) {
    has cv.  The order is their speed: each vector kernel is many times faster than the scalar
    loop, and AVX512_BF16's rounding instruction beats the integer formula (bench/precision.md).
    Picked once per process (with gcc/clang): the 16-bit kernels convert a few hundred values at a
-   time, and asking again on each call cost a training step about 1% (bench/precision.md). */
+   time, and asking again on each call was 0.3-0.4% of a bf16 step's time (bench/precision.md). */
 static int lt__cv_pick(int cv) {
     static const int order[LT__K_COUNT] = {LT__K_AVX512BF16, LT__K_AVX512, LT__K_AVX2, LT__K_SCALAR};
     int i;
@@ -3792,13 +3806,8 @@ static void lt__gelu16_bwd_c(lt_dtype p, const float *x, const uint16_t *xh, con
    indices, and 16 table entries fetched by one gather: 1.5-2x as fast as rounding a block into
    memory and looking up one value at a time (bench/precision.md); the same bits. */
 LT__TARGET("avx512f") static __m512i lt__gelu16_idx(lt_dtype p, const float *x, const uint16_t *xh, __mmask16 k) {
-    if (xh) {   /* the saved patterns (a full block, or the tail copied into 16 lanes) */
-        uint16_t t[16] = {0};
-        int i;
-        if (k == LT__M16) return _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)xh));
-        for (i = 0; i < 16; i++) if (k >> i & 1) t[i] = xh[i];
-        return _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)t));
-    } else {
+    if (xh) return _mm512_maskz_cvtepu16_epi32(LT__M16, lt__load16_lanes(xh, k));   /* the saved patterns */
+    else {
         __m512 v = _mm512_maskz_loadu_ps(k, x);
         if (p == LT_BF16) return lt__bf16_round16(_mm512_castps_si512(v));
         if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)) {
@@ -5420,11 +5429,7 @@ LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int6
    packing of 16-bit operands (@@GEMM, lt__gsrc_get) */
 LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out, int64_t n) {
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(h + i));
-        if (p == LT_F16) _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, x));
-        else _mm512_storeu_si512((void *)(out + i), _mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, x), 16));
-    }
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, lt__widen16_lanes(p, _mm256_loadu_si256((const __m256i *)(const void *)(h + i))));
     if (i < n) lt__from16(p, h + i, out + i, (size_t)(n - i));
 }
 
@@ -6217,10 +6222,7 @@ LT__TARGET("avx512f") static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, i
         __m512i x = _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i)));
         return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), LT__M16, x, lt__gelu16_y[s->p == LT_F16], 4);
     }
-    if (s->h) {
-        __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i));
-        return s->p == LT_F16 ? _mm512_maskz_cvtph_ps(LT__M16, h) : _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, h), 16));
-    }
+    if (s->h) return lt__widen16_lanes((lt_dtype)s->p, _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i)));
     if (s->p == LT_F16) return _mm512_maskz_cvtph_ps(LT__M16, _mm512_maskz_cvtps_ph(LT__M16, _mm512_loadu_ps(s->f + i), _MM_FROUND_TO_NEAREST_INT));
     return lt__bf16_round_f32(_mm512_loadu_si512((const void *)(s->f + i)));
 }
@@ -9667,25 +9669,12 @@ static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt
 
 /* ---- fast paths: AVX-512 (linear_ce16's sums over the 16-bit logits) ---------------------------- */
 #ifdef LT__X86
-/* values j0..j0+15 of a piece (k: those < n) widened to float32, as lt__from16 widens them */
-LT__TARGET("avx512f") static __m512 lt__ce16_lanes(lt_dtype p, const uint16_t *z, __mmask16 k) {
-    __m256i h;
-    if (k == LT__M16) h = _mm256_loadu_si256((const __m256i *)(const void *)z);
-    else {
-        uint16_t t[16] = {0};
-        int i;
-        for (i = 0; i < 16; i++) if (k >> i & 1) t[i] = z[i];
-        h = _mm256_loadu_si256((const __m256i *)(const void *)t);
-    }
-    if (p == LT_F16) return _mm512_maskz_cvtph_ps(LT__M16, h);
-    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, h), 16));
-}
 LT__TARGET("avx512f") static float lt__ce16_sum_avx512(lt_dtype p, const uint16_t *z, int64_t n, float m) {
     __m512 acc = _mm512_setzero_ps(), vm = _mm512_set1_ps(m);
     int64_t j;
     for (j = 0; j < n; j += 16) {   /* lt__exp_sum_avx512's loop and final sum */
         __mmask16 k = (__mmask16)(n - j >= 16 ? 0xFFFFu : (1u << (n - j)) - 1u);
-        acc = _mm512_mask_add_ps(acc, k, acc, lt__exp_neg16(_mm512_sub_ps(lt__ce16_lanes(p, z + j, k), vm)));
+        acc = _mm512_mask_add_ps(acc, k, acc, lt__exp_neg16(_mm512_sub_ps(lt__widen16_lanes(p, lt__load16_lanes(z + j, k)), vm)));
     }
     return lt__lanes_sum16(acc);
 }

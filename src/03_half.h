@@ -157,6 +157,20 @@ static inline LT__TARGET("avx512f") __m512i lt__bf16_round16(__m512i u) {
 static inline LT__TARGET("avx512f") __m512 lt__bf16_round_f32(__m512i u) {
     return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, lt__bf16_round16(u), 16));
 }
+/* 16 bf16 or fp16 values in a register widened to float32 (exactly: a shift, or vcvtph2ps) */
+static inline LT__TARGET("avx512f") __m512 lt__widen16_lanes(lt_dtype p, __m256i h) {
+    if (p == LT_F16) return _mm512_maskz_cvtph_ps(LT__M16, h);
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, h), 16));
+}
+/* the 16-bit values at h in the lanes of k (lanes 0.. up to n), zeros past them, in one register;
+   a short run goes through a copy, so nothing past it is read */
+static inline LT__TARGET("avx512f") __m256i lt__load16_lanes(const uint16_t *h, __mmask16 k) {
+    uint16_t t[16] = {0};
+    int i;
+    if (k == LT__M16) return _mm256_loadu_si256((const __m256i *)(const void *)h);
+    for (i = 0; i < 16; i++) if (k >> i & 1) t[i] = h[i];
+    return _mm256_loadu_si256((const __m256i *)(const void *)t);
+}
 static LT__TARGET("avx512f") void lt__to_bf16_avx512(const float *in, uint16_t *out, size_t n) {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -279,7 +293,7 @@ static int lt__cv_run(int cv, int k, const void *in, void *out, size_t n) {
    has cv.  The order is their speed: each vector kernel is many times faster than the scalar
    loop, and AVX512_BF16's rounding instruction beats the integer formula (bench/precision.md).
    Picked once per process (with gcc/clang): the 16-bit kernels convert a few hundred values at a
-   time, and asking again on each call cost a training step about 1% (bench/precision.md). */
+   time, and asking again on each call was 0.3-0.4% of a bf16 step's time (bench/precision.md). */
 static int lt__cv_pick(int cv) {
     static const int order[LT__K_COUNT] = {LT__K_AVX512BF16, LT__K_AVX512, LT__K_AVX2, LT__K_SCALAR};
     int i;

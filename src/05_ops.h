@@ -968,13 +968,8 @@ static void lt__gelu16_bwd_c(lt_dtype p, const float *x, const uint16_t *xh, con
    indices, and 16 table entries fetched by one gather: 1.5-2x as fast as rounding a block into
    memory and looking up one value at a time (bench/precision.md); the same bits. */
 LT__TARGET("avx512f") static __m512i lt__gelu16_idx(lt_dtype p, const float *x, const uint16_t *xh, __mmask16 k) {
-    if (xh) {   /* the saved patterns (a full block, or the tail copied into 16 lanes) */
-        uint16_t t[16] = {0};
-        int i;
-        if (k == LT__M16) return _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)xh));
-        for (i = 0; i < 16; i++) if (k >> i & 1) t[i] = xh[i];
-        return _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)t));
-    } else {
+    if (xh) return _mm512_maskz_cvtepu16_epi32(LT__M16, lt__load16_lanes(xh, k));   /* the saved patterns */
+    else {
         __m512 v = _mm512_maskz_loadu_ps(k, x);
         if (p == LT_BF16) return lt__bf16_round16(_mm512_castps_si512(v));
         if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)) {
@@ -2596,11 +2591,7 @@ LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int6
    packing of 16-bit operands (@@GEMM, lt__gsrc_get) */
 LT__TARGET("avx512f") static void lt__widen16_avx512(lt_dtype p, const uint16_t *h, float *out, int64_t n) {
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(h + i));
-        if (p == LT_F16) _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(LT__M16, x));
-        else _mm512_storeu_si512((void *)(out + i), _mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, x), 16));
-    }
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, lt__widen16_lanes(p, _mm256_loadu_si256((const __m256i *)(const void *)(h + i))));
     if (i < n) lt__from16(p, h + i, out + i, (size_t)(n - i));
 }
 

@@ -612,10 +612,7 @@ LT__TARGET("avx512f") static inline __m512 lt__gsrc16_lanes(const lt__gsrc *s, i
         __m512i x = _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i)));
         return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), LT__M16, x, lt__gelu16_y[s->p == LT_F16], 4);
     }
-    if (s->h) {
-        __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i));
-        return s->p == LT_F16 ? _mm512_maskz_cvtph_ps(LT__M16, h) : _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, h), 16));
-    }
+    if (s->h) return lt__widen16_lanes((lt_dtype)s->p, _mm256_loadu_si256((const __m256i *)(const void *)(s->h + i)));
     if (s->p == LT_F16) return _mm512_maskz_cvtph_ps(LT__M16, _mm512_maskz_cvtps_ph(LT__M16, _mm512_loadu_ps(s->f + i), _MM_FROUND_TO_NEAREST_INT));
     return lt__bf16_round_f32(_mm512_loadu_si512((const void *)(s->f + i)));
 }

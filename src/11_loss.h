@@ -323,25 +323,12 @@ static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt
 
 /* ---- fast paths: AVX-512 (linear_ce16's sums over the 16-bit logits) ---------------------------- */
 #ifdef LT__X86
-/* values j0..j0+15 of a piece (k: those < n) widened to float32, as lt__from16 widens them */
-LT__TARGET("avx512f") static __m512 lt__ce16_lanes(lt_dtype p, const uint16_t *z, __mmask16 k) {
-    __m256i h;
-    if (k == LT__M16) h = _mm256_loadu_si256((const __m256i *)(const void *)z);
-    else {
-        uint16_t t[16] = {0};
-        int i;
-        for (i = 0; i < 16; i++) if (k >> i & 1) t[i] = z[i];
-        h = _mm256_loadu_si256((const __m256i *)(const void *)t);
-    }
-    if (p == LT_F16) return _mm512_maskz_cvtph_ps(LT__M16, h);
-    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, _mm512_maskz_cvtepu16_epi32(LT__M16, h), 16));
-}
 LT__TARGET("avx512f") static float lt__ce16_sum_avx512(lt_dtype p, const uint16_t *z, int64_t n, float m) {
     __m512 acc = _mm512_setzero_ps(), vm = _mm512_set1_ps(m);
     int64_t j;
     for (j = 0; j < n; j += 16) {   /* lt__exp_sum_avx512's loop and final sum */
         __mmask16 k = (__mmask16)(n - j >= 16 ? 0xFFFFu : (1u << (n - j)) - 1u);
-        acc = _mm512_mask_add_ps(acc, k, acc, lt__exp_neg16(_mm512_sub_ps(lt__ce16_lanes(p, z + j, k), vm)));
+        acc = _mm512_mask_add_ps(acc, k, acc, lt__exp_neg16(_mm512_sub_ps(lt__widen16_lanes(p, lt__load16_lanes(z + j, k)), vm)));
     }
     return lt__lanes_sum16(acc);
 }

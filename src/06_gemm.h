@@ -891,12 +891,30 @@ static void lt__pack_a_dp(int ta, const lt__gsrc *A, int64_t lda, int64_t mc, in
 /* The end of a linear layer's forward, applied to each finished block of C while it is in cache
    (one pass over C saved):
      p = 0:          C = C + bias                        (float32; bias (N) or NULL: nothing)
-     p = bf16, f16:  C = round16(C + round16(bias))      (16-bit products; bias may be NULL) */
+     p = bf16, f16:  C = round16(C + round16(bias))      (16-bit products; bias may be NULL)
+   With z (16-bit products, beta 0), the product's home is z instead: each finished block of C is
+   rounded as above, narrowed into z (row stride ldz), and the maxima of its rows' pieces of
+   `piece` columns (counted from column col0 of the whole) merged into pm (row stride ldpm, -inf
+   before the product; lt__row_max's maximum, NaN ignored, so merging parts gives the piece's).
+   C is then only a scratch of M x ldc floats (ldc >= LT__GEMM_NC_MAX), one for each of nscr
+   threads, which a block of C passes through while it is in L2: the head's 16-bit logits
+   (linear_ce16, @@LOSS) without a float32 copy that is written out and read back. */
 typedef struct {
     int p;
     const float *bias;
+    uint16_t *z;
+    float *pm;
+    int64_t ldz, ldpm, col0, piece;
+    int nscr;
 } lt__gepi;
-#define LT__GEPI_ON(e) ((e) && ((e)->p || (e)->bias))
+#define LT__GEPI_ON(e) ((e) && ((e)->p || (e)->bias || (e)->z))
+static lt__gepi lt__gepi_of(int p, const float *bias) {
+    lt__gepi e;
+    memset(&e, 0, sizeof e);
+    e.p = p;
+    e.bias = bias;
+    return e;
+}
 #ifdef LT__X86
 /* y[0..n) = round_bf16(y + b) (b NULL: round_bf16(y)), 16 at a time, the tail masked: one pass over
    the row, the rounding as lt__gsrc16_lanes' */
@@ -909,7 +927,63 @@ LT__TARGET("avx512f") static void lt__epi_bf16_avx512(const float *b, float *y, 
         _mm512_mask_storeu_ps(y + j, k, lt__bf16_round_f32(_mm512_castps_si512(v)));
     }
 }
+/* lt__gemm_epi_z's work for bf16 without a bias in one pass over each row, in registers: the
+   bf16 patterns (lt__bf16_round16, as lt__to16 narrows the rounded values), the pieces' maxima
+   of their values (vmaxps(x, m) is lt__row_max's x > m ? x : m, a NaN ignored) */
+LT__TARGET("avx512f") static void lt__epi_z_bf16_avx512(const lt__gepi *e, const float *C, int64_t ldc, int64_t m,
+                                                        int64_t n) {
+    int64_t i;
+    for (i = 0; i < m; i++) {
+        const float *y = C + i * ldc;
+        uint16_t *z = e->z + i * e->ldz;
+        float *pm = e->pm + i * e->ldpm;
+        int64_t j = 0;
+        while (j < n) {
+            int64_t q = (e->col0 + j) / e->piece, end = (q + 1) * e->piece - e->col0;
+            __m512 mx = _mm512_set1_ps(-INFINITY);
+            float v, t[16];
+            int l;
+            if (end > n) end = n;
+            for (; j + 16 <= end; j += 16) {
+                __m512i r = lt__bf16_round16(_mm512_loadu_si512((const void *)(y + j)));
+                mx = _mm512_mask_max_ps(mx, LT__M16, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, r, 16)), mx);
+                if (((uintptr_t)(z + j) & 31) == 0)   /* z is not read again soon: past the caches */
+                    _mm256_stream_si256((__m256i *)(void *)(z + j), _mm512_maskz_cvtepi32_epi16(LT__M16, r));
+                else
+                    _mm256_storeu_si256((__m256i *)(void *)(z + j), _mm512_maskz_cvtepi32_epi16(LT__M16, r));
+            }
+            if (j < end) {   /* the piece's last few: masked */
+                __mmask16 k = (__mmask16)((1u << (end - j)) - 1u);
+                __m512i r = lt__bf16_round16(_mm512_maskz_loadu_epi32(k, y + j));
+                mx = _mm512_mask_max_ps(mx, k, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, r, 16)), mx);
+                _mm512_mask_cvtepi32_storeu_epi16(z + j, k, r);
+            }
+            j = end;
+            _mm512_storeu_ps(t, mx);
+            for (v = t[0], l = 1; l < 16; l++) v = t[l] > v ? t[l] : v;
+            if (v > pm[q]) pm[q] = v;
+        }
+    }
+}
 #endif
+/* The rounded block (m x n, at column col0 of the whole) into z and its pieces' maxima into pm */
+static void lt__gemm_epi_z(const lt__gepi *e, const float *C, int64_t ldc, int64_t m, int64_t n) {
+    int64_t i;
+    for (i = 0; i < m; i++) {
+        const float *y = C + i * ldc;
+        float *pm = e->pm + i * e->ldpm;
+        int64_t j = 0;
+        while (j < n) {
+            int64_t q = (e->col0 + j) / e->piece, end = (q + 1) * e->piece - e->col0;
+            float mx;
+            if (end > n) end = n;
+            mx = lt__row_max(y + j, end - j);
+            if (mx > pm[q]) pm[q] = mx;
+            j = end;
+        }
+        lt__to16((lt_dtype)e->p, y, e->z + i * e->ldz, (size_t)n);
+    }
+}
 static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc, int64_t m, int64_t n) {
     float b16[LT__GEMM_NC_MAX];
     int64_t i, j;
@@ -927,8 +1001,13 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     s.gelu = 0;
     if (e->bias) { s.f = e->bias; lt__gsrc_get(isa, &s, 0, n, b16); }
 #ifdef LT__X86
+    if (isa == 2 && e->p == LT_BF16 && e->z && !e->bias) {
+        lt__epi_z_bf16_avx512(e, C, ldc, m, n);
+        return;
+    }
     if (isa == 2 && e->p == LT_BF16) {
         for (i = 0; i < m; i++) lt__epi_bf16_avx512(e->bias ? b16 : NULL, C + i * ldc, n);
+        if (e->z) lt__gemm_epi_z(e, C, ldc, m, n);
         return;
     }
 #endif
@@ -938,6 +1017,7 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
         s.f = y;
         lt__gsrc_get(isa, &s, 0, n, y);
     }
+    if (e->z) lt__gemm_epi_z(e, C, ldc, m, n);
 }
 
 /* ---- @@GEMM.block  one thread's block of C ---------------------------------------------------- */
@@ -1054,6 +1134,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
     lt__pf pf[2];   /* B's next panel, A's next block */
     for (jc = 0; jc < N; jc += g->nc) {
         int64_t nc = N - jc < g->nc ? N - jc : g->nc;
+        float *cb = epi && epi->z ? C : C + jc;   /* C's columns jc.., or the scratch (lt__gepi) */
         for (pc = 0; pc < K; pc += g->kc) {
             int64_t kc = K - pc < g->kc ? K - pc : g->kc;
             float bet = pc == 0 ? beta : 1.0f;
@@ -1078,11 +1159,12 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
                     int64_t calls = (mc + g->mr - 1) / g->mr * ((nc + g->nr - 1) / g->nr);
                     lt__pf_set(&pf[1], &A, ta, lda, ic + mc, pc, nmc, kc, calls);
                 }
-                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp, alpha, bet, C + ic * ldc + jc, ldc, pf);
+                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp, alpha, bet, cb + ic * ldc, ldc, pf);
                 if (LT__GEPI_ON(epi) && pc + kc >= K) {   /* this block of C is final */
                     lt__gepi e = *epi;
                     if (e.bias) e.bias += jc;
-                    lt__gemm_epilogue(g->isa, &e, C + ic * ldc + jc, ldc, mc, nc);
+                    if (e.z) { e.z += ic * e.ldz + jc; e.pm += ic * e.ldpm; e.col0 += jc; }
+                    lt__gemm_epilogue(g->isa, &e, cb + ic * ldc, ldc, mc, nc);
                 }
             }
         }
@@ -1090,6 +1172,67 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
 #ifdef LT__X86
     if (g->stream) _mm_sfence();   /* streamed lines reach memory before the threads meet */
 #endif
+}
+
+/* ---- @@GEMM.blockz  a product narrowed into 16-bit values (lt__gepi's z) ------------------------ */
+/* The head's 16-bit logits (linear_ce16, @@LOSS) in lt__gemm_block's loops with two changes.  Each
+   MC x NC block of C gets all of K before the next block starts (ic outside pc), so it stays in L2
+   from its first sums to its narrowing and the scratch is one block: lt__gemm_block would take
+   every block's first KC sums, then all the next ones, through a scratch of M x NC that outgrows
+   L2.  For that B's panel holds all of K, its KC-row pieces packed one after another, and NC
+   shrinks to fit it in one panel's floats (320 for gpt-mini's K = 384).  With so many panels (157
+   for the head) A is packed once, on the first, into one buffer the others read (up to
+   LT__AONCE_MAX bytes; if that malloc fails, per panel).  Every element sums the same products in
+   the same KC pieces and order as lt__gemm_block: the same values.  Only where a panel holds four
+   slivers of all of K (lt__gemm_z_fits); lt__gemm_block serves the others. */
+#define LT__AONCE_MAX ((int64_t)8 << 20)
+static int lt__gemm_z_fits(const lt__gemm_impl *g, int64_t K) { return K * g->nr * 4 <= LT__GEMM_MAXB; }
+static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                             lt__gsrc A, int64_t lda, lt__gsrc B, int64_t ldb, float *C, int64_t ldc,
+                             const lt__gepi *epi) {
+    float buf[LT__GEMM_MAXA + LT__GEMM_MAXB + 32];
+    float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA, *aall = NULL, *a0 = NULL;
+    int64_t ncz = LT__GEMM_MAXB / K / g->nr * g->nr, nic = (M + g->mc - 1) / g->mc, npcs = (K + g->kc - 1) / g->kc;
+    int64_t ablk = (g->mc + g->mr - 1) / g->mr * g->mr * LT__KS, jc, pc, ic;
+    lt__pf pf[2];   /* B's next panel; nothing for A */
+    if (ncz > g->nc) ncz = g->nc;
+    if (N > ncz && nic * npcs * ablk * (int64_t)sizeof(float) <= LT__AONCE_MAX) {
+        aall = (float *)LT__MALLOC((size_t)(nic * npcs * ablk + 16) * sizeof(float));
+        a0 = aall ? (float *)(((uintptr_t)aall + 63) & ~(uintptr_t)63) : NULL;
+    }
+    memset(pf, 0, sizeof pf);
+    for (jc = 0; jc < N; jc += ncz) {
+        int64_t nc = N - jc < ncz ? N - jc : ncz, ncr = (nc + g->nr - 1) / g->nr * g->nr;
+        for (pc = 0; pc < K; pc += g->kc) {   /* all of K: KC-row pieces of kc x ncr floats */
+            lt__gsrc bs = lt__gsrc_at(B, tb ? jc * ldb + pc : pc * ldb + jc);
+            lt__gemm_pack_b(g, tb, &bs, ldb, K - pc < g->kc ? K - pc : g->kc, nc, bp + pc * ncr);
+        }
+        if (jc + nc < N) {
+            int64_t nnc = N - jc - nc < ncz ? N - jc - nc : ncz;
+            lt__pf_set(&pf[0], &B, tb, ldb, 0, jc + nc, K, nnc, (M + g->mr - 1) / g->mr * (ncr / g->nr) * npcs);
+        } else memset(&pf[0], 0, sizeof pf[0]);
+        for (ic = 0; ic < M; ic += g->mc) {
+            int64_t mc = M - ic < g->mc ? M - ic : g->mc;
+            lt__gepi e = *epi;
+            for (pc = 0; pc < K; pc += g->kc) {
+                int64_t kc = K - pc < g->kc ? K - pc : g->kc;
+                float *apb = a0 ? a0 + (pc / g->kc * nic + ic / g->mc) * ablk : ap;
+                if (!a0 || jc == 0) {
+                    lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
+                    lt__gemm_pack_a(g, ta, &as, lda, mc, kc, apb);
+                }
+                lt__gemm_tiles(g, ta, mc, nc, kc, apb, bp + pc * ncr, alpha, pc == 0 ? 0.0f : 1.0f, C, ldc, pf);
+            }
+            e.z += ic * e.ldz + jc;
+            e.pm += ic * e.ldpm;
+            e.col0 += jc;
+            lt__gemm_epilogue(g->isa, &e, C, ldc, mc, nc);
+        }
+    }
+#ifdef LT__X86
+    _mm_sfence();   /* z's streamed lines (lt__epi_z_bf16_avx512) reach memory before the threads meet */
+#endif
+    if (aall) LT__FREE(aall);
 }
 
 /* A C larger than the last-level cache, written once (beta 0, K in one block, no epilogue to read
@@ -1118,13 +1261,27 @@ static void lt__gemm_stream_fit(lt__gemm_impl *g, int64_t M, int64_t N, int64_t 
 }
 
 /* The whole product with kernel `id`, split over the OpenMP threads; operands converted while
-   packing and the epilogue (NULL: none) as lt__gemm_block. */
+   packing and the epilogue (NULL: none) as lt__gemm_block.  With epi->z (beta 0), C is the
+   scratch lt__gepi describes: the threads' parts of rows share it, parts of columns (at multiples
+   of the pieces, so no two threads merge into one piece's maximum) take one each. */
 static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, lt__gsrc A,
                          int64_t lda, lt__gsrc B, int64_t ldb, float beta, float *C, int64_t ldc, const lt__gepi *epi) {
     lt__gemm_impl g = lt__gemm_impl_of(id);
-    int nt = 1, split_m;
+    int nt = 1, split_m, zm = epi && epi->z;
     if (A.p == LT_BF16 && B.p == LT_BF16) lt__gemm_dp(&g);
     if (M <= 0 || N <= 0) return;
+    if (zm && (K <= 0 || alpha == 0.0f)) {   /* zeros through the epilogue, NC columns at a time */
+        int64_t i, j;
+        for (j = 0; j < N; j += LT__GEMM_NC_MAX) {
+            lt__gepi e = *epi;
+            int64_t w = N - j < LT__GEMM_NC_MAX ? N - j : LT__GEMM_NC_MAX;
+            for (i = 0; i < M; i++) memset(C + i * ldc, 0, (size_t)w * sizeof(float));
+            e.z += j;
+            e.col0 += j;
+            lt__gemm_epilogue(g.isa, &e, C, ldc, M, w);
+        }
+        return;
+    }
     if (K <= 0 || alpha == 0.0f) {   /* C = beta*C; beta == 0 writes zeros even over NaN, as BLAS */
         int64_t i, j;
         if (beta != 1.0f)
@@ -1149,28 +1306,45 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
 #endif
     /* cut the longer side (in tiles): rows unless C is much wider than tall */
     split_m = (M + g.mr - 1) / g.mr >= (N + g.nr - 1) / g.nr;
+    if (zm && !split_m && nt > epi->nscr) nt = epi->nscr;
     if (nt <= 1) {
-        lt__gemm_block(&g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
+        if (zm && lt__gemm_z_fits(&g, K)) lt__gemm_block_z(&g, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, epi);
+        else lt__gemm_block(&g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
         return;
     }
     LT__OMP(parallel num_threads(nt))
     {
         int t = 0, n = 1;
-        int64_t unit = split_m ? g.mr : g.nr, len = split_m ? M : N, tiles = (len + unit - 1) / unit, t0, t1;
+        int64_t unit = split_m ? g.mr : g.nr, len = split_m ? M : N, tiles, t0, t1;
+        lt__gepi e;
 #ifdef _OPENMP
         t = omp_get_thread_num(); n = omp_get_num_threads();
 #endif
+        if (zm && !split_m)   /* whole pieces: a multiple of both nr and the piece */
+            while (unit % epi->piece) unit += g.nr;
+        tiles = (len + unit - 1) / unit;
         t0 = tiles * t / n * unit; t1 = tiles * (t + 1) / n * unit;
         if (t1 > len) t1 = len;
+        if (epi) e = *epi;
+        else memset(&e, 0, sizeof e);
         if (t1 > t0) {
-            if (split_m)
-                lt__gemm_block(&g, ta, tb, t1 - t0, N, K, alpha, lt__gsrc_at(A, ta ? t0 : t0 * lda), lda, B, ldb,
-                               beta, C + t0 * ldc, ldc, epi);
-            else {
-                lt__gepi e;
-                if (epi) { e = *epi; if (e.bias) e.bias += t0; }
-                lt__gemm_block(&g, ta, tb, M, t1 - t0, K, alpha, A, lda, lt__gsrc_at(B, tb ? t0 * ldb : t0), ldb,
-                               beta, C + t0, ldc, epi ? &e : NULL);
+            if (split_m) {
+                if (zm) { e.z += t0 * e.ldz; e.pm += t0 * e.ldpm; }
+                if (zm && lt__gemm_z_fits(&g, K))
+                    lt__gemm_block_z(&g, ta, tb, t1 - t0, N, K, alpha, lt__gsrc_at(A, ta ? t0 : t0 * lda), lda, B, ldb,
+                                     C + t0 * ldc, ldc, &e);
+                else
+                    lt__gemm_block(&g, ta, tb, t1 - t0, N, K, alpha, lt__gsrc_at(A, ta ? t0 : t0 * lda), lda, B, ldb,
+                                   beta, C + t0 * ldc, ldc, epi ? &e : NULL);
+            } else {
+                if (epi && e.bias) e.bias += t0;
+                if (zm) { e.z += t0; e.col0 += t0; }
+                if (zm && lt__gemm_z_fits(&g, K))
+                    lt__gemm_block_z(&g, ta, tb, M, t1 - t0, K, alpha, A, lda, lt__gsrc_at(B, tb ? t0 * ldb : t0), ldb,
+                                     C + (int64_t)t * M * ldc, ldc, &e);
+                else
+                    lt__gemm_block(&g, ta, tb, M, t1 - t0, K, alpha, A, lda, lt__gsrc_at(B, tb ? t0 * ldb : t0), ldb,
+                                   beta, zm ? C + (int64_t)t * M * ldc : C + t0, ldc, epi ? &e : NULL);
             }
         }
     }
@@ -1229,9 +1403,7 @@ static void lt__sgemm_bias(int ta, int tb, int64_t M, int64_t N, int64_t K, cons
         for (j = 0; j < N; j++) C[r * ldc + j] += bias[j];
     }
 #else
-    lt__gepi e;
-    e.p = 0;
-    e.bias = bias;
+    lt__gepi e = lt__gepi_of(0, bias);
     lt__sgemm_ex(lt__gemm_pick(), ta, tb, M, N, K, 1.0f, lt__gsrc_f32(A), lda, lt__gsrc_f32(B), ldb, 0.0f, C, ldc, &e);
 #endif
 }

@@ -255,11 +255,9 @@ static lt__gsrc lt__gsrc16(lt_dtype p, const lt__mm16_opnd *x, int64_t q) {
    with 16-bit operands and float32 sums over K, in the order of the float32 GEMM. */
 static void lt__gemm16(lt_dtype p, int64_t nb, int64_t M, int64_t N, int64_t K, const lt__mm16_opnd *A,
                        const lt__mm16_opnd *B, const float *bias, float *C, int64_t ldc, int64_t sc, int acc) {
-    lt__gepi e;
+    lt__gepi e = lt__gepi_of((int)p, bias);
     int64_t q;
     int id = lt__gemm_pick();
-    e.p = (int)p;
-    e.bias = bias;
     for (q = 0; q < nb; q++)
         lt__sgemm_ex(id, A->trans, B->trans, M, N, K, 1.0f, lt__gsrc16(p, A, q), A->ld, lt__gsrc16(p, B, q), B->ld,
                      acc == 1 ? 1.0f : 0.0f, C + q * sc, ldc, acc ? NULL : &e);

@@ -112,11 +112,11 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
 /* x (R, C), W (V, C), targets (R) -> loss [1]: lt_linear(x, W) then lt_cross_entropy(_sum) at
    16-bit precision, the same numbers, without a float32 logits tensor (R·V floats) or its float32
    gradient (as much again): the logits z = round16(x16·W16ᵀ) are kept in 16 bits only.
-   Forward: z in column blocks of LT__CE16_COLS (a float32 block of R rows, rounded and narrowed
-   into z16; the block is malloc'd for the forward, R·512 floats at most, not kept), then per row
-   (max, log Σ exp) as lt__lse_shifted, on z16 in pieces, and the loss.  The row maxima of each
-   piece of 256 are taken from the float32 block while it is hot (the same values as z16's), so
-   only the sums read z16 back.
+   Forward: z in one product whose epilogue rounds each finished block of float32 sums (in L2, a
+   scratch of R x 512 floats per thread, malloc'd for the forward, not kept) and narrows it into
+   z16, taking the row maxima of each piece of 256 columns on the way (lt__gepi's z, @@GEMM);
+   then per row (max, log Σ exp) as lt__lse_shifted, on z16 in pieces, and the loss: only the
+   sums read z16 back.
    Backward (g = dloss/denom): dz = round16(g·(softmax(z) - onehot(t))) written over z16 (the
    float32 op's dlogits, rounded as linear16 packs them), then as linear16:
      dx += dz·W16,  dW += dzᵀ·x16   (float32 sums)
@@ -126,7 +126,6 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
 #define LT__LCE_V(nd) ((nd)->i[0])
 #define LT__LCE_C(nd) ((nd)->i[1])
 #define LT__LCE_DENOM(nd) ((nd)->f[0])
-#define LT__CE16_COLS 512
 typedef struct { uint16_t *z; float *m, *lse, *loss; } lt__ce16_bufs;
 static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
     int64_t V = LT__LCE_V(nd), R = nd->in[0]->n / LT__LCE_C(nd), nz = (R * V + 1) / 2;
@@ -140,9 +139,8 @@ static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
 static int64_t lt__ce16_save_floats(int64_t R, int64_t V) { return (R * V + 1) / 2 + 3 * R; }
 
 /* lt__lse_shifted on a 16-bit row: the same max and the same sums in blocks of 256; pm holds the
-   blocks' maxima (lt__row_max of each, by lt__ce16_cols) */
+   blocks' maxima (lt__row_max of each, taken by the product's epilogue) */
 #define LT__CE16_PIECE 256
-typedef char lt__ce16_cols_hold_whole_pieces[LT__CE16_COLS % LT__CE16_PIECE == 0 ? 1 : -1];
 /* The two passes over a piece of n (<= LT__CE16_PIECE) 16-bit logits z, as the float32 ops make
    them on the widened values (lt__exp_sum, lt__exp_grad):
      lt__ce16_sum:  Σ_j exp(z_j - m)  (the piece's float partial sum)
@@ -181,61 +179,36 @@ static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, const
     return (float)log(s);
 }
 
-/* z[:, v0..v0+n) = round16(x16 · W16[v0..v0+n)ᵀ) through the float32 block blk (R x n), and the
-   maxima of its pieces of LT__CE16_PIECE (v0 a multiple of it) into pm (R rows of np) */
-static void lt__ce16_cols(const lt__node *nd, int id, int64_t v0, int64_t n, float *blk, uint16_t *z, float *pm,
-                          int64_t np) {
-    lt_dtype p = lt__prec_of(LT__PREC2(nd));
-    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
-    lt__mm16_opnd x = lt__opnd16_of(nd, 0, C, 0, 0);
-    lt__gsrc w;
-    lt__gepi e;
-    e.p = (int)p;
-    e.bias = NULL;
-    w.f = nd->in[1]->data + v0 * C; w.h = NULL; w.p = (int)p; w.gelu = 0;
-    lt__sgemm_ex(id, 0, 1, R, n, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, n, &e);
-    LT__OMP(parallel for if (R * n > 32768 && !omp_in_parallel()))
-    for (r = 0; r < R; r++) {
-        int64_t j0;
-        for (j0 = 0; j0 < n; j0 += LT__CE16_PIECE)   /* blk holds z's values: rounded by the epilogue */
-            pm[r * np + (v0 + j0) / LT__CE16_PIECE] = lt__row_max(blk + r * n + j0, n - j0 < LT__CE16_PIECE ? n - j0 : LT__CE16_PIECE);
-        lt__to16(p, blk + r * n, z + r * V + v0, (size_t)n);
-    }
-}
 static void lt__linear_ce16_fwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(LT__PREC2(nd));
-    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__CE16_COLS ? V : LT__CE16_COLS, r, bi;
-    int64_t nblk = (V + LT__CE16_COLS - 1) / LT__CE16_COLS, np = (V + LT__CE16_PIECE - 1) / LT__CE16_PIECE;
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
+    int64_t np = (V + LT__CE16_PIECE - 1) / LT__CE16_PIECE, i;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
-    int id = lt__gemm_pick(), nt = lt_get_threads(), simd = lt__act_simd();
+    int nt = lt_get_threads() < 1 ? 1 : lt_get_threads(), simd = lt__act_simd();
     double total = 0;
     float *blk, *pm;
-    /* many column blocks: one block per thread at a time, each a one-thread GEMM (one parallel
-       region, not one per block: barriers are costly when other processes share the cores) */
-    if (nt < 1 || nblk < 4 * nt || (double)R * (double)V * (double)C < 2097152.0) nt = 1;
-    blk = (float *)LT__MALLOC(((size_t)nt * (size_t)R * (size_t)cols + (size_t)R * (size_t)np) * sizeof(float));
+    lt__mm16_opnd x;
+    lt__gsrc w;
+    lt__gepi e = lt__gepi_of((int)p, NULL);
+    /* z = round16(x16 · W16ᵀ) in one product whose epilogue narrows each finished block into z and
+       takes its pieces' maxima (lt__gepi's z): the float32 values pass through blk, a scratch of
+       R x LT__GEMM_NC_MAX floats per thread */
+    blk = (float *)LT__MALLOC(((size_t)nt * (size_t)R * LT__GEMM_NC_MAX + (size_t)R * (size_t)np) * sizeof(float));
     if (!blk) {
-        lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_cross_entropy: out of memory for %d blocks of %lld x %lld logits", nt,
-                     (long long)R, (long long)cols);
+        lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_cross_entropy: out of memory for %d blocks of %lld x %d logits", nt,
+                     (long long)R, LT__GEMM_NC_MAX);
         return;
     }
-    pm = blk + (size_t)nt * (size_t)R * (size_t)cols;   /* the pieces' row maxima, R x np */
+    pm = blk + (size_t)nt * (size_t)R * LT__GEMM_NC_MAX;   /* the pieces' row maxima, R x np */
+    for (i = 0; i < R * np; i++) pm[i] = -INFINITY;
     if (nd->save[0]) lt__to16(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
-    if (nt == 1) {
-        for (bi = 0; bi < nblk; bi++)
-            lt__ce16_cols(nd, id, bi * LT__CE16_COLS, V - bi * LT__CE16_COLS < cols ? V - bi * LT__CE16_COLS : cols, blk, bf.z,
-                          pm, np);
-    } else {
-        LT__OMP(parallel for schedule(dynamic, 1) num_threads(nt))
-        for (bi = 0; bi < nblk; bi++) {
-            int64_t t = 0;
-#ifdef _OPENMP
-            t = omp_get_thread_num();
-#endif
-            lt__ce16_cols(nd, id, bi * LT__CE16_COLS, V - bi * LT__CE16_COLS < cols ? V - bi * LT__CE16_COLS : cols,
-                          blk + t * R * cols, bf.z, pm, np);
-        }
-    }
+    x = lt__opnd16_of(nd, 0, C, 0, 0);
+    w.f = nd->in[1]->data; w.h = NULL; w.p = (int)p; w.gelu = 0;
+    e.z = bf.z; e.ldz = V;
+    e.pm = pm; e.ldpm = np;
+    e.piece = LT__CE16_PIECE;
+    e.nscr = nt;
+    lt__sgemm_ex(lt__gemm_pick(), 0, 1, R, V, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, LT__GEMM_NC_MAX, &e);
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
         int32_t t = nd->ids[r];

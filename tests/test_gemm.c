@@ -94,8 +94,7 @@ static int tg_split_case(int id, const tg_shape *sh, int ta, int tb, float alpha
     for (i = 0; i < (int64_t)nb; i++) B[i] = tg_val(&seed);
     for (i = 0; i < N; i++) bv[i] = tg_val(&seed);
     for (i = 0; i < (int64_t)nc; i++) C0[i] = tg_val(&seed);
-    e.p = (int)p;
-    e.bias = bias ? bv : NULL;
+    e = lt__gepi_of((int)p, bias ? bv : NULL);
     for (t = 0; t < 3; t++) {
         C[t] = (float *)malloc(nc * sizeof(float));
         memcpy(C[t], C0, nc * sizeof(float));

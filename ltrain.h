@@ -6790,9 +6790,10 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
    from its first sums to its narrowing and the scratch is one block: lt__gemm_block would take
    every block's first KC sums, then all the next ones, through a scratch of M x NC that outgrows
    L2.  For that B's panel holds all of K, its KC-row pieces packed one after another, and NC
-   shrinks to fit it in one panel's floats (320 for gpt-mini's K = 384).  With so many panels (157
-   for the head) A is packed once, on the first, into one buffer the others read (up to
-   LT__AONCE_MAX bytes; if that malloc fails, per panel).  Every element sums the same products in
+   shrinks to fit it in one panel's floats (320 for gpt-mini's K = 384).  With four panels or more
+   (157 for that head) A is packed once, on the first, into one buffer the others read (up to
+   LT__AONCE_MAX bytes; if that malloc fails, per panel; with fewer panels the malloc cost more
+   than it saved: a 64 x 40 x 1000 head 0.63x).  Every element sums the same products in
    the same KC pieces and order as lt__gemm_block: the same values.  Only where a panel holds four
    slivers of all of K (lt__gemm_z_fits); lt__gemm_block serves the others. */
 #define LT__AONCE_MAX ((int64_t)8 << 20)
@@ -6806,7 +6807,7 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
     int64_t ablk = (g->mc + g->mr - 1) / g->mr * g->mr * LT__KS, jc, pc, ic;
     lt__pf pf[2];   /* B's next panel; nothing for A */
     if (ncz > g->nc) ncz = g->nc;
-    if (N > ncz && nic * npcs * ablk * (int64_t)sizeof(float) <= LT__AONCE_MAX) {
+    if (N >= 4 * ncz && nic * npcs * ablk * (int64_t)sizeof(float) <= LT__AONCE_MAX) {
         aall = (float *)LT__MALLOC((size_t)(nic * npcs * ablk + 16) * sizeof(float));
         a0 = aall ? (float *)(((uintptr_t)aall + 63) & ~(uintptr_t)63) : NULL;
     }

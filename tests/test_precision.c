@@ -527,7 +527,8 @@ static void tp_head_run(lt_dtype prec, int fused, int use_sum, const float *xv, 
 /* shapes: V over three panels; C past what a panel of all of K holds (the general product's
    z path, 2 threads over columns); C over one KC block, 2 threads over columns, panels of 416
    columns: the maxima of pieces of 256 merged from two panels, the row's largest logit (hot)
-   often in the first panel's part of piece 256..511 */
+   often in the first panel's part of piece 256..511; V of four panels a thread and more (A
+   packed once, lt__gemm_block_z) */
 static void tp_head16_case(int64_t R, int64_t C, int64_t V, int64_t hot, int counts) {
     float *xv = (float *)malloc((size_t)(R * C) * 4), *wv = (float *)malloc((size_t)(V * C) * 4);
     float *gx1 = (float *)malloc((size_t)(R * C) * 4), *gx2 = (float *)malloc((size_t)(R * C) * 4);
@@ -566,6 +567,7 @@ static void tp_head16(void) {
     tp_head16_case(37, 40, 1100, -1, 1);
     tp_head16_case(70, 1030, 600, -1, 0);
     tp_head16_case(150, 300, 2100, 300, 0);
+    tp_head16_case(40, 300, 4000, -1, 0);
 }
 
 /* ---- 16-bit values read in place; linear/conv1d after gelu16 ------------------------------------ */

@@ -24,14 +24,7 @@ static void cold(void) {
     static unsigned char v;
     memset(cold_buf, ++v, (size_t)64 << 20);
 }
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+#include "ab_median.h"
 
 int main(int argc, char **argv) {
     int rounds, threads, a, r, k;

@@ -40,14 +40,7 @@ static float *matrix(int64_t n) {
     for (i = 0; i < n; i++) p[i] = (float)((i * 7919 % 1000) - 500) / 1000.0f;
     return p;
 }
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+#include "ab_median.h"
 /* the best call's seconds in a batch of at least 3 calls and 0.15 s */
 static double batch(int which, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A, const float *B,
                     float *C) {

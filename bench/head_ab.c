@@ -17,14 +17,7 @@
 void head_A(int prec, int cpu, int R, int C, int V, double *fwd, double *bwd, float *loss);
 void head_B(int prec, int cpu, int R, int C, int V, double *fwd, double *bwd, float *loss);
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+#include "ab_median.h"
 
 int main(int argc, char **argv) {
     enum { MAXR = 99 };

@@ -1170,7 +1170,8 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
         }
     }
 #ifdef LT__X86
-    if (g->stream) _mm_sfence();   /* streamed lines reach memory before the threads meet */
+    if (g->stream || (epi && epi->z))   /* streamed lines (C; z, lt__epi_z_bf16_avx512) reach memory */
+        _mm_sfence();                    /* before the threads meet */
 #endif
 }
 
@@ -1234,6 +1235,15 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
     _mm_sfence();   /* z's streamed lines (lt__epi_z_bf16_avx512) reach memory before the threads meet */
 #endif
     if (aall) LT__FREE(aall);
+}
+
+/* One thread's part: lt__gemm_block_z for a product into z where a panel holds all of K, else
+   lt__gemm_block */
+static void lt__gemm_part(const lt__gemm_impl *g, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                          lt__gsrc A, int64_t lda, lt__gsrc B, int64_t ldb, float beta, float *C, int64_t ldc,
+                          const lt__gepi *epi) {
+    if (epi && epi->z && lt__gemm_z_fits(g, K)) lt__gemm_block_z(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, epi);
+    else lt__gemm_block(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
 }
 
 /* A C larger than the last-level cache, written once (beta 0, K in one block, no epilogue to read
@@ -1309,8 +1319,7 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
     split_m = (M + g.mr - 1) / g.mr >= (N + g.nr - 1) / g.nr;
     if (zm && !split_m && nt > epi->nscr) nt = epi->nscr;
     if (nt <= 1) {
-        if (zm && lt__gemm_z_fits(&g, K)) lt__gemm_block_z(&g, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, epi);
-        else lt__gemm_block(&g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
+        lt__gemm_part(&g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
         return;
     }
     LT__OMP(parallel num_threads(nt))
@@ -1331,21 +1340,13 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
         if (t1 > t0) {
             if (split_m) {
                 if (zm) { e.z += t0 * e.ldz; e.pm += t0 * e.ldpm; }
-                if (zm && lt__gemm_z_fits(&g, K))
-                    lt__gemm_block_z(&g, ta, tb, t1 - t0, N, K, alpha, lt__gsrc_at(A, ta ? t0 : t0 * lda), lda, B, ldb,
-                                     C + t0 * ldc, ldc, &e);
-                else
-                    lt__gemm_block(&g, ta, tb, t1 - t0, N, K, alpha, lt__gsrc_at(A, ta ? t0 : t0 * lda), lda, B, ldb,
-                                   beta, C + t0 * ldc, ldc, epi ? &e : NULL);
+                lt__gemm_part(&g, ta, tb, t1 - t0, N, K, alpha, lt__gsrc_at(A, ta ? t0 : t0 * lda), lda, B, ldb,
+                              beta, C + t0 * ldc, ldc, epi ? &e : NULL);
             } else {
                 if (epi && e.bias) e.bias += t0;
                 if (zm) { e.z += t0; e.col0 += t0; }
-                if (zm && lt__gemm_z_fits(&g, K))
-                    lt__gemm_block_z(&g, ta, tb, M, t1 - t0, K, alpha, A, lda, lt__gsrc_at(B, tb ? t0 * ldb : t0), ldb,
-                                     C + (int64_t)t * M * ldc, ldc, &e);
-                else
-                    lt__gemm_block(&g, ta, tb, M, t1 - t0, K, alpha, A, lda, lt__gsrc_at(B, tb ? t0 * ldb : t0), ldb,
-                                   beta, zm ? C + (int64_t)t * M * ldc : C + t0, ldc, epi ? &e : NULL);
+                lt__gemm_part(&g, ta, tb, M, t1 - t0, K, alpha, A, lda, lt__gsrc_at(B, tb ? t0 * ldb : t0), ldb,
+                              beta, zm ? C + (int64_t)t * M * ldc : C + t0, ldc, epi ? &e : NULL);
             }
         }
     }

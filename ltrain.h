@@ -6525,6 +6525,14 @@ static lt__gepi lt__gepi_of(int p, const float *bias) {
     e.bias = bias;
     return e;
 }
+/* In z mode, the piece that column j of a block (column col0 + j of the whole) lies in: its number
+   into *q, and where it ends in the block (at most n) */
+static int64_t lt__epi_piece(const lt__gepi *e, int64_t j, int64_t n, int64_t *q) {
+    int64_t end;
+    *q = (e->col0 + j) / e->piece;
+    end = (*q + 1) * e->piece - e->col0;
+    return end < n ? end : n;
+}
 #ifdef LT__X86
 /* y[0..n) = round_bf16(y + b) (b NULL: round_bf16(y)), 16 at a time, the tail masked: one pass over
    the row, the rounding as lt__gsrc16_lanes' */
@@ -6549,11 +6557,10 @@ LT__TARGET("avx512f") static void lt__epi_z_bf16_avx512(const lt__gepi *e, const
         float *pm = e->pm + i * e->ldpm;
         int64_t j = 0;
         while (j < n) {
-            int64_t q = (e->col0 + j) / e->piece, end = (q + 1) * e->piece - e->col0;
+            int64_t q, end = lt__epi_piece(e, j, n, &q);
             __m512 mx = _mm512_set1_ps(-INFINITY);
             float v, t[16];
             int l;
-            if (end > n) end = n;
             for (; j + 16 <= end; j += 16) {
                 __m512i r = lt__bf16_round16(_mm512_loadu_si512((const void *)(y + j)));
                 mx = _mm512_mask_max_ps(mx, LT__M16, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, r, 16)), mx);
@@ -6584,10 +6591,8 @@ static void lt__gemm_epi_z(const lt__gepi *e, const float *C, int64_t ldc, int64
         float *pm = e->pm + i * e->ldpm;
         int64_t j = 0;
         while (j < n) {
-            int64_t q = (e->col0 + j) / e->piece, end = (q + 1) * e->piece - e->col0;
-            float mx;
-            if (end > n) end = n;
-            mx = lt__row_max(y + j, end - j);
+            int64_t q, end = lt__epi_piece(e, j, n, &q);
+            float mx = lt__row_max(y + j, end - j);
             if (mx > pm[q]) pm[q] = mx;
             j = end;
         }

@@ -1186,27 +1186,21 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
    from its first sums to its narrowing and the scratch is one block: lt__gemm_block would take
    every block's first KC sums, then all the next ones, through a scratch of M x NC that outgrows
    L2.  For that B's panel holds all of K, its KC-row pieces packed one after another, and NC
-   shrinks to fit it in one panel's floats (320 for gpt-mini's K = 384).  With four panels or more
-   (157 for that head) A is packed once, on the first, into one buffer the others read (up to
-   LT__AONCE_MAX bytes; if that malloc fails, per panel; with fewer panels the malloc cost more
-   than it saved: a 64 x 40 x 1000 head 0.63x).  Every element sums the same products in
+   shrinks to fit it in one panel's floats (320 for gpt-mini's K = 384).  A is packed again for
+   each panel, into the L2-sized buffer its tiles then read: packing it once for all panels, into
+   a buffer of all of A that the tiles read from L3, made the micro-kernel's share 8% larger and
+   the head's forward 1-5% slower (bench/precision.md).  Every element sums the same products in
    the same KC pieces and order as lt__gemm_block: the same values.  Only where a panel holds four
    slivers of all of K (lt__gemm_z_fits); lt__gemm_block serves the others. */
-#define LT__AONCE_MAX ((int64_t)8 << 20)
 static int lt__gemm_z_fits(const lt__gemm_impl *g, int64_t K) { return K * g->nr * 4 <= LT__GEMM_MAXB; }
 static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                              lt__gsrc A, int64_t lda, lt__gsrc B, int64_t ldb, float *C, int64_t ldc,
                              const lt__gepi *epi) {
     float buf[LT__GEMM_MAXA + LT__GEMM_MAXB + 32];
-    float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA, *aall = NULL, *a0 = NULL;
-    int64_t ncz = LT__GEMM_MAXB / K / g->nr * g->nr, nic = (M + g->mc - 1) / g->mc, npcs = (K + g->kc - 1) / g->kc;
-    int64_t ablk = (g->mc + g->mr - 1) / g->mr * g->mr * LT__KS, jc, pc, ic;
+    float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA;
+    int64_t ncz = LT__GEMM_MAXB / K / g->nr * g->nr, npcs = (K + g->kc - 1) / g->kc, jc, pc, ic;
     lt__pf pf[2];   /* B's next panel; nothing for A */
     if (ncz > g->nc) ncz = g->nc;
-    if (N >= 4 * ncz && nic * npcs * ablk * (int64_t)sizeof(float) <= LT__AONCE_MAX) {
-        aall = (float *)LT__MALLOC((size_t)(nic * npcs * ablk + 16) * sizeof(float));
-        a0 = aall ? (float *)(((uintptr_t)aall + 63) & ~(uintptr_t)63) : NULL;
-    }
     memset(pf, 0, sizeof pf);
     for (jc = 0; jc < N; jc += ncz) {
         int64_t nc = N - jc < ncz ? N - jc : ncz, ncr = (nc + g->nr - 1) / g->nr * g->nr;
@@ -1223,12 +1217,9 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
             lt__gepi e = *epi;
             for (pc = 0; pc < K; pc += g->kc) {
                 int64_t kc = K - pc < g->kc ? K - pc : g->kc;
-                float *apb = a0 ? a0 + (pc / g->kc * nic + ic / g->mc) * ablk : ap;
-                if (!a0 || jc == 0) {
-                    lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
-                    lt__gemm_pack_a(g, ta, &as, lda, mc, kc, apb);
-                }
-                lt__gemm_tiles(g, ta, mc, nc, kc, apb, bp + pc * ncr, alpha, pc == 0 ? 0.0f : 1.0f, C, ldc, pf);
+                lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
+                lt__gemm_pack_a(g, ta, &as, lda, mc, kc, ap);
+                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp + pc * ncr, alpha, pc == 0 ? 0.0f : 1.0f, C, ldc, pf);
             }
             e.z += ic * e.ldz + jc;
             e.pm += ic * e.ldpm;
@@ -1239,7 +1230,6 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
 #ifdef LT__X86
     _mm_sfence();   /* z's streamed lines (lt__epi_z_bf16_avx512) reach memory before the threads meet */
 #endif
-    if (aall) LT__FREE(aall);
 }
 
 /* One thread's part: lt__gemm_block_z for a product into z where a panel holds all of K, else

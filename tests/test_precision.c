@@ -527,8 +527,8 @@ static void tp_head_run(lt_dtype prec, int fused, int use_sum, const float *xv, 
 /* shapes: V over three panels; C past what a panel of all of K holds (the general product's
    z path, 2 threads over columns); C over one KC block, 2 threads over columns, panels of 416
    columns: the maxima of pieces of 256 merged from two panels, the row's largest logit (hot)
-   often in the first panel's part of piece 256..511; V of four panels a thread and more (A
-   packed once, lt__gemm_block_z) */
+   often in the first panel's part of piece 256..511; V of four panels a thread and more
+   (lt__gemm_block_z, A packed again for each panel) */
 static void tp_head16_case(int64_t R, int64_t C, int64_t V, int64_t hot, int counts) {
     float *xv = (float *)malloc((size_t)(R * C) * 4), *wv = (float *)malloc((size_t)(V * C) * 4);
     float *gx1 = (float *)malloc((size_t)(R * C) * 4), *gx2 = (float *)malloc((size_t)(R * C) * 4);

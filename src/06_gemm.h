@@ -1187,9 +1187,8 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
    every block's first KC sums, then all the next ones, through a scratch of M x NC that outgrows
    L2.  For that B's panel holds all of K, its KC-row pieces packed one after another, and NC
    shrinks to fit it in one panel's floats (320 for gpt-mini's K = 384).  A is packed again for
-   each panel, into the L2-sized buffer its tiles then read: packing it once for all panels, into
-   a buffer of all of A that the tiles read from L3, made the micro-kernel's share 8% larger and
-   the head's forward 1-5% slower (bench/precision.md).  Every element sums the same products in
+   each panel, into the L2-sized buffer its tiles read next: packed once for all panels, A would
+   lie in L3 and the tiles would wait for it (bench/precision.md).  Every element sums the same products in
    the same KC pieces and order as lt__gemm_block: the same values.  Only where a panel holds four
    slivers of all of K (lt__gemm_z_fits); lt__gemm_block serves the others. */
 static int lt__gemm_z_fits(const lt__gemm_impl *g, int64_t K) { return K * g->nr * 4 <= LT__GEMM_MAXB; }

@@ -3039,6 +3039,14 @@ LT__TARGET("avx512f") static float lt__lanes_sum16(__m512 acc) {
         for (i = 0; i < w; i++) t[i] += t[i + w];
     return t[0];
 }
+/* the largest of the 16 lanes of mx, lane 0 first (as lt__row_max's x > m ? x : m) */
+LT__TARGET("avx512f") static float lt__lanes_max16(__m512 mx) {
+    float t[16], v;
+    int l;
+    _mm512_storeu_ps(t, mx);
+    for (v = t[0], l = 1; l < 16; l++) v = t[l] > v ? t[l] : v;
+    return v;
+}
 /* lt__exp_sum and lt__exp_grad (@@OPS.softmax) with lt__exp_neg16, 16 values at a time, the last
    ones masked: the sum in 16 lanes added up at the end, the gradient row mul then add as the
    portable loop. */
@@ -6559,8 +6567,7 @@ LT__TARGET("avx512f") static void lt__epi_z_bf16_avx512(const lt__gepi *e, const
         while (j < n) {
             int64_t q, end = lt__epi_piece(e, j, n, &q);
             __m512 mx = _mm512_set1_ps(-INFINITY);
-            float v, t[16];
-            int l;
+            float v;
             for (; j + 16 <= end; j += 16) {
                 __m512i r = lt__bf16_round16(_mm512_loadu_si512((const void *)(y + j)));
                 mx = _mm512_mask_max_ps(mx, LT__M16, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, r, 16)), mx);
@@ -6576,8 +6583,7 @@ LT__TARGET("avx512f") static void lt__epi_z_bf16_avx512(const lt__gepi *e, const
                 _mm512_mask_cvtepi32_storeu_epi16(z + j, k, r);
             }
             j = end;
-            _mm512_storeu_ps(t, mx);
-            for (v = t[0], l = 1; l < 16; l++) v = t[l] > v ? t[l] : v;
+            v = lt__lanes_max16(mx);
             if (v > pm[q]) pm[q] = v;
         }
     }

@@ -201,6 +201,14 @@ LT__TARGET("avx512f") static float lt__lanes_sum16(__m512 acc) {
         for (i = 0; i < w; i++) t[i] += t[i + w];
     return t[0];
 }
+/* the largest of the 16 lanes of mx, lane 0 first (as lt__row_max's x > m ? x : m) */
+LT__TARGET("avx512f") static float lt__lanes_max16(__m512 mx) {
+    float t[16], v;
+    int l;
+    _mm512_storeu_ps(t, mx);
+    for (v = t[0], l = 1; l < 16; l++) v = t[l] > v ? t[l] : v;
+    return v;
+}
 /* lt__exp_sum and lt__exp_grad (@@OPS.softmax) with lt__exp_neg16, 16 values at a time, the last
    ones masked: the sum in 16 lanes added up at the end, the gradient row mul then add as the
    portable loop. */

@@ -949,8 +949,7 @@ LT__TARGET("avx512f") static void lt__epi_z_bf16_avx512(const lt__gepi *e, const
         while (j < n) {
             int64_t q, end = lt__epi_piece(e, j, n, &q);
             __m512 mx = _mm512_set1_ps(-INFINITY);
-            float v, t[16];
-            int l;
+            float v;
             for (; j + 16 <= end; j += 16) {
                 __m512i r = lt__bf16_round16(_mm512_loadu_si512((const void *)(y + j)));
                 mx = _mm512_mask_max_ps(mx, LT__M16, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, r, 16)), mx);
@@ -966,8 +965,7 @@ LT__TARGET("avx512f") static void lt__epi_z_bf16_avx512(const lt__gepi *e, const
                 _mm512_mask_cvtepi32_storeu_epi16(z + j, k, r);
             }
             j = end;
-            _mm512_storeu_ps(t, mx);
-            for (v = t[0], l = 1; l < 16; l++) v = t[l] > v ? t[l] : v;
+            v = lt__lanes_max16(mx);
             if (v > pm[q]) pm[q] = v;
         }
     }

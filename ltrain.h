@@ -3434,23 +3434,32 @@ static void lt__bcast_grad_a(float *ga, const float *gy, const float *b, int64_t
     LT__OMP(parallel for if (n > LT__EW_PAR))
     for (i = 0; i < n; i++) ga[i] += gy[i] * b[i % nb];
 }
+/* gb: each thread sums one block of whole columns, walking the rows in order: a block is the
+   columns over the threads (a multiple of 16, at most LT__BGB_W), so a thread reads one run of
+   up to 4 KiB from each row, which the hardware fetches ahead, where narrow blocks left it
+   waiting on a few lines from every row (bench/design.md). */
+#define LT__BGB_W 1024
 static void lt__bcast_grad_b(float *gb, const float *gy, const float *a, int64_t n, int64_t nb, float sign, int add) {
-    int64_t j0, rows = n / nb;
+    int64_t j0, rows = n / nb, nt = lt_get_threads(), bw = ((nb + nt - 1) / nt + 15) / 16 * 16;
     if (rows == 1 && !a && sign > 0) { lt__bcast_grad_a(gb, gy, NULL, n, nb, add); return; }   /* same shape */
+    bw = bw > LT__BGB_W ? LT__BGB_W : bw;
     LT__OMP(parallel for if (n > LT__EW_PAR))
-    for (j0 = 0; j0 < nb; j0 += 64) {
-        float acc[64];   /* the sums of this block of columns, apart from gb (no aliasing) */
-        int64_t w = j0 + 64 < nb ? 64 : nb - j0, r, j;
+    for (j0 = 0; j0 < nb; j0 += bw) {
+        float acc[LT__BGB_W];   /* the sums of this block of columns, apart from gb (no aliasing) */
+        int64_t w = j0 + bw < nb ? bw : nb - j0, r, j;
         for (j = 0; j < w; j++) acc[j] = add ? gb[j0 + j] : 0.0f;
         for (r = 0; r < rows; r++) {
             const float *g = gy + r * nb + j0, *x = a ? a + r * nb + j0 : NULL;
-            if (w == 64) {   /* fixed trip counts: the compiler keeps acc in vector registers */
-                if (x) for (j = 0; j < 64; j++) acc[j] += g[j] * x[j];
-                else if (sign > 0) for (j = 0; j < 64; j++) acc[j] += g[j];
-                else for (j = 0; j < 64; j++) acc[j] -= g[j];
-            } else if (x) for (j = 0; j < w; j++) acc[j] += g[j] * x[j];
-            else if (sign > 0) for (j = 0; j < w; j++) acc[j] += g[j];
-            else for (j = 0; j < w; j++) acc[j] -= g[j];
+            if (x) {
+                LT__OMP(simd)
+                for (j = 0; j < w; j++) acc[j] += g[j] * x[j];
+            } else if (sign > 0) {
+                LT__OMP(simd)
+                for (j = 0; j < w; j++) acc[j] += g[j];
+            } else {
+                LT__OMP(simd)
+                for (j = 0; j < w; j++) acc[j] -= g[j];
+            }
         }
         for (j = 0; j < w; j++) gb[j0 + j] = acc[j];
     }

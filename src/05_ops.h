@@ -601,10 +601,13 @@ static void lt__bcast_grad_a(float *ga, const float *gy, const float *b, int64_t
    up to 4 KiB from each row, which the hardware fetches ahead, where narrow blocks left it
    waiting on a few lines from every row (bench/design.md). */
 #define LT__BGB_W 1024
+static int64_t lt__col_block(int64_t nb) {   /* the columns over the threads, rounded up to 16, <= LT__BGB_W */
+    int64_t nt = lt_get_threads(), bw = ((nb + nt - 1) / nt + 15) / 16 * 16;
+    return bw > LT__BGB_W ? LT__BGB_W : bw;
+}
 static void lt__bcast_grad_b(float *gb, const float *gy, const float *a, int64_t n, int64_t nb, float sign, int add) {
-    int64_t j0, rows = n / nb, nt = lt_get_threads(), bw = ((nb + nt - 1) / nt + 15) / 16 * 16;
+    int64_t j0, rows = n / nb, bw = lt__col_block(nb);
     if (rows == 1 && !a && sign > 0) { lt__bcast_grad_a(gb, gy, NULL, n, nb, add); return; }   /* same shape */
-    bw = bw > LT__BGB_W ? LT__BGB_W : bw;
     LT__OMP(parallel for if (n > LT__EW_PAR))
     for (j0 = 0; j0 < nb; j0 += bw) {
         float acc[LT__BGB_W];   /* the sums of this block of columns, apart from gb (no aliasing) */
@@ -1871,9 +1874,9 @@ LTRAIN_DEF lt_tensor *lt_rope(lt_ctx *ctx, lt_tensor *x, int n_head, float theta
 
 /* ---- @@OPS.embedding  embedding ------------------------------------------------------------------- */
 /* W (V, C), ids (N) -> y (N, C) = W[ids];  dW[ids[n]] += dy[n] (rows may repeat: summed).
-   Forward: the threads take rows.  Backward: the threads take blocks of 64 columns, each adding
-   every row into its columns in row order, so repeated ids never race and the sums do not depend
-   on the thread count. */
+   Forward: the threads take rows.  Backward: the threads take blocks of whole columns (as the
+   bias gradient's, lt__col_block), each adding every row into its columns in row order, so
+   repeated ids never race and the sums do not depend on the thread count. */
 static void lt__embedding_fwd(lt__node *nd) {
     int64_t C = nd->in[0]->shape[1], N = nd->out->n / C, r;
     LT__OMP(parallel for if (N * C > 4 * LT__EW_PAR))
@@ -1881,15 +1884,16 @@ static void lt__embedding_fwd(lt__node *nd) {
         memcpy(nd->out->data + r * C, nd->in[0]->data + (int64_t)nd->ids[r] * C, (size_t)C * sizeof(float));
 }
 static void lt__embedding_bwd(lt__node *nd) {
-    int64_t C = nd->in[0]->shape[1], N = nd->out->n / C, j0;
+    int64_t C = nd->in[0]->shape[1], N = nd->out->n / C, j0, bw = lt__col_block(C);
     float *gw = lt__grad(nd->in[0], nd->ctx);
     if (!gw) return;
     LT__OMP(parallel for if (N * C > 4 * LT__EW_PAR))
-    for (j0 = 0; j0 < C; j0 += 64) {
-        int64_t w = C - j0 < 64 ? C - j0 : 64, r, j;
+    for (j0 = 0; j0 < C; j0 += bw) {
+        int64_t w = C - j0 < bw ? C - j0 : bw, r, j;
         for (r = 0; r < N; r++) {
             float *g = gw + (int64_t)nd->ids[r] * C + j0;
             const float *gy = nd->out->grad + r * C + j0;
+            LT__OMP(simd)
             for (j = 0; j < w; j++) g[j] += gy[j];
         }
     }

@@ -596,17 +596,17 @@ static void lt__bcast_grad_a(float *ga, const float *gy, const float *b, int64_t
     LT__OMP(parallel for if (n > LT__EW_PAR))
     for (i = 0; i < n; i++) ga[i] += gy[i] * b[i % nb];
 }
-/* gb: each thread sums blocks of whole columns, walking the rows in order: a block is the columns
-   over the threads (lt__col_block), so a thread reads one run of up to about 4 KiB from each
-   row, which the hardware fetches ahead, where narrow blocks left it waiting on a few lines from
-   every row (bench/design.md). */
+/* The width of the column blocks the threads take for sums over rows (the gradients of a
+   broadcast bias or of an embedding): nb columns in a multiple of the thread count of blocks,
+   each at most LT__BGB_W columns, rounded up to 16 */
 #define LT__BGB_W 1024
-/* nb columns in blocks for the threads: a multiple of the thread count of blocks, each at most
-   LT__BGB_W columns (about), rounded up to 16 */
 static int64_t lt__col_block(int64_t nb) {
     int64_t nt = lt_get_threads(), per = (nb + nt * LT__BGB_W - 1) / (nt * LT__BGB_W), blocks = nt * per;
     return ((nb + blocks - 1) / blocks + 15) / 16 * 16;
 }
+/* gb: each thread sums blocks of whole columns, walking the rows in order, so it reads one run of
+   up to 4 KiB from each row, which the hardware fetches ahead, where blocks of 64 columns left it
+   waiting on a few lines from every row (bench/design.md). */
 static void lt__bcast_grad_b(float *gb, const float *gy, const float *a, int64_t n, int64_t nb, float sign, int add) {
     int64_t j0, rows = n / nb, bw = lt__col_block(nb);
     if (rows == 1 && !a && sign > 0) { lt__bcast_grad_a(gb, gy, NULL, n, nb, add); return; }   /* same shape */

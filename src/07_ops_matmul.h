@@ -281,7 +281,8 @@ static void lt__save16(lt__node *nd) {
    or as its 16-bit copy gh (the other NULL). */
 #ifdef LT__X86
 /* w columns (a multiple of 16) of every row added into acc, rounded 16 at a time as the GEMM's
-   packing rounds: 16 rows at a time (their runs stay in L1), 64 columns of them in 4 registers */
+   packing rounds: 16 rows at a time, 64 of their columns summed in 4 registers, then the next 64
+   (each row's lines are read once, in order) */
 #define LT__BG16_ROWS 16
 LT__TARGET("avx512f") static void lt__bias_grad16_avx512(int p, float *acc, const float *gy, const uint16_t *gh,
                                                          int64_t R, int64_t O, int64_t w) {

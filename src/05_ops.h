@@ -1533,7 +1533,9 @@ static void lt__ln_g(const float *gy, const float *w, int64_t n, float *g) {
 }
 /* Backward, one pass over the rows: each row's dx, and dw, db summed per chunk of LT__LN_RB rows
    (the threads take chunks), then the chunks' partial sums added in chunk order.  The chunks
-   depend on R alone, so the thread count never changes a bit; x and dy are read once.
+   depend on R alone, so the thread count never changes a bit; x and dy are read once.  A row of
+   at most LT__LN_PIECE columns keeps its x̂ and g from the first pass (mean(g), mean(g·x̂)) for
+   the second (dx); longer rows make them again piece by piece.
    rms (rmsnorm): no mean was subtracted, so its term mean(g) drops: dx += rstd·(g - x̂·mean(g·x̂)). */
 static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd, int rms) {
     int64_t C = LT__LN_C(nd), R = nd->out->n / C, nch = (R + LT__LN_RB - 1) / LT__LN_RB, ch, nb, blk;
@@ -1576,9 +1578,9 @@ static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd, int
                 int64_t n = C - j0 < LT__LN_PIECE ? C - j0 : LT__LN_PIECE;
                 const float *gyp = gy + j0;
                 float *gxp = gx ? gx + r * C + j0 : NULL;
-                lt__ln_xhat(a, C, r, s, j0, n, xv);
+                if (!gx || C > LT__LN_PIECE) lt__ln_xhat(a, C, r, s, j0, n, xv);   /* (else: from above) */
                 if (gxp) {
-                    lt__ln_g(gyp, w ? w + j0 : NULL, n, g);
+                    if (C > LT__LN_PIECE) lt__ln_g(gyp, w ? w + j0 : NULL, n, g);
                     if (add) {
                         LT__OMP(simd)   /* gx is none of gy, w, xv (the compiler cannot know) */
                         for (j = 0; j < n; j++) gxp[j] += s * (g[j] - fmg - xv[j] * fmgx);

@@ -4395,6 +4395,7 @@ static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd, int
         float *pw = part ? part + ch * 2 * C : NULL, *pb = pw ? pw + C : NULL;
         float xv[LT__LN_PIECE], g[LT__LN_PIECE];
         int64_t r, r1 = (ch + 1) * LT__LN_RB < R ? (ch + 1) * LT__LN_RB : R, j, j0;
+        int kept = gx && C <= LT__LN_PIECE;   /* xv, g of the whole row are still there from the first pass */
         if (pw) memset(pw, 0, (size_t)(2 * C) * sizeof(float));
         for (r = ch * LT__LN_RB; r < r1; r++) {
             const float *gy = nd->out->grad + r * C;
@@ -4416,9 +4417,9 @@ static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd, int
                 int64_t n = C - j0 < LT__LN_PIECE ? C - j0 : LT__LN_PIECE;
                 const float *gyp = gy + j0;
                 float *gxp = gx ? gx + r * C + j0 : NULL;
-                if (!gx || C > LT__LN_PIECE) lt__ln_xhat(a, C, r, s, j0, n, xv);   /* (else: from above) */
+                if (!kept) lt__ln_xhat(a, C, r, s, j0, n, xv);
                 if (gxp) {
-                    if (C > LT__LN_PIECE) lt__ln_g(gyp, w ? w + j0 : NULL, n, g);
+                    if (!kept) lt__ln_g(gyp, w ? w + j0 : NULL, n, g);
                     if (add) {
                         LT__OMP(simd)   /* gx is none of gy, w, xv (the compiler cannot know) */
                         for (j = 0; j < n; j++) gxp[j] += s * (g[j] - fmg - xv[j] * fmgx);
@@ -7316,71 +7317,53 @@ static void lt__save16(lt__node *nd) {
 }
 
 /* db += Σ_rows round16(dy), float32 sums (torch sums the bf16 dy its mm reads); threads take
-   blocks of whole columns (lt__col_block, as the float32 bias gradient's) and add the rows in
-   order, so the sums do not depend on the thread count.  dy is read as float32 gy (rounded here)
-   or as its 16-bit copy gh (the other NULL). */
+   blocks of 64 columns and add the rows in order, so the sums do not depend on the thread count.
+   dy is read as float32 gy (rounded here) or as its 16-bit copy gh (the other NULL). */
 #ifdef LT__X86
-/* w columns (a multiple of 16) of every row added into acc, rounded 16 at a time as the GEMM's
-   packing rounds: 16 rows at a time, 64 of their columns summed in 4 registers, then the next 64
-   (each row's lines are read once, in order) */
-#define LT__BG16_ROWS 16
+/* 64 columns (all present) in 4 registers, rounded 16 at a time as the GEMM's packing rounds */
 LT__TARGET("avx512f") static void lt__bias_grad16_avx512(int p, float *acc, const float *gy, const uint16_t *gh,
-                                                         int64_t R, int64_t O, int64_t w) {
+                                                         int64_t R, int64_t O) {
+    __m512 a0 = _mm512_loadu_ps(acc), a1 = _mm512_loadu_ps(acc + 16), a2 = _mm512_loadu_ps(acc + 32);
+    __m512 a3 = _mm512_loadu_ps(acc + 48);
     lt__gsrc s;
-    int64_t r0, r, j;
+    int64_t r;
     s.f = NULL; s.h = NULL; s.p = p; s.gelu = 0;
-    for (r0 = 0; r0 < R; r0 += LT__BG16_ROWS) {
-        int64_t r1 = r0 + LT__BG16_ROWS < R ? r0 + LT__BG16_ROWS : R;
-        for (j = 0; j + 64 <= w; j += 64) {
-            __m512 a0 = _mm512_loadu_ps(acc + j), a1 = _mm512_loadu_ps(acc + j + 16);
-            __m512 a2 = _mm512_loadu_ps(acc + j + 32), a3 = _mm512_loadu_ps(acc + j + 48);
-            for (r = r0; r < r1; r++) {
-                if (gh) s.h = gh + r * O;
-                else s.f = gy + r * O;
-                a0 = _mm512_add_ps(a0, lt__gsrc16_lanes(&s, j));
-                a1 = _mm512_add_ps(a1, lt__gsrc16_lanes(&s, j + 16));
-                a2 = _mm512_add_ps(a2, lt__gsrc16_lanes(&s, j + 32));
-                a3 = _mm512_add_ps(a3, lt__gsrc16_lanes(&s, j + 48));
-            }
-            _mm512_storeu_ps(acc + j, a0); _mm512_storeu_ps(acc + j + 16, a1);
-            _mm512_storeu_ps(acc + j + 32, a2); _mm512_storeu_ps(acc + j + 48, a3);
-        }
-        for (; j < w; j += 16) {
-            __m512 a0 = _mm512_loadu_ps(acc + j);
-            for (r = r0; r < r1; r++) {
-                if (gh) s.h = gh + r * O;
-                else s.f = gy + r * O;
-                a0 = _mm512_add_ps(a0, lt__gsrc16_lanes(&s, j));
-            }
-            _mm512_storeu_ps(acc + j, a0);
-        }
+    for (r = 0; r < R; r++) {
+        if (gh) s.h = gh + r * O;
+        else s.f = gy + r * O;
+        a0 = _mm512_add_ps(a0, lt__gsrc16_lanes(&s, 0));
+        a1 = _mm512_add_ps(a1, lt__gsrc16_lanes(&s, 16));
+        a2 = _mm512_add_ps(a2, lt__gsrc16_lanes(&s, 32));
+        a3 = _mm512_add_ps(a3, lt__gsrc16_lanes(&s, 48));
     }
+    _mm512_storeu_ps(acc, a0); _mm512_storeu_ps(acc + 16, a1);
+    _mm512_storeu_ps(acc + 32, a2); _mm512_storeu_ps(acc + 48, a3);
 }
 #endif
 static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, const uint16_t *gh, int64_t R, int64_t O) {
-    int64_t bw = lt__col_block(O), j0;
+    int64_t nb = (O + 63) / 64, b;
     int simd = 0;
     (void)simd;
 #ifdef LT__X86
     simd = lt__gemm_supported(LT__GEMM_AVX512);
 #endif
     LT__OMP(parallel for if (R * O > 65536 && !omp_in_parallel()))
-    for (j0 = 0; j0 < O; j0 += bw) {
-        float s[LT__BGB_W], acc[LT__BGB_W];
-        int64_t w = O - j0 < bw ? O - j0 : bw, done = 0, r, j;
+    for (b = 0; b < nb; b++) {
+        float s[64], acc[64];
+        int64_t j0 = b * 64, w = O - j0 < 64 ? O - j0 : 64, r, j;
         for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
 #ifdef LT__X86
-        if (simd) {   /* the columns in 16s; the rest, if any, below */
-            done = w / 16 * 16;
-            if (done) lt__bias_grad16_avx512((int)p, acc, gy ? gy + j0 : NULL, gh ? gh + j0 : NULL, R, O, done);
+        if (simd && w == 64) {
+            lt__bias_grad16_avx512((int)p, acc, gy ? gy + j0 : NULL, gh ? gh + j0 : NULL, R, O);
+            for (j = 0; j < w; j++) gb[j0 + j] = acc[j];
+            continue;
         }
 #endif
-        if (done < w)
-            for (r = 0; r < R; r++) {
-                if (gh) lt__from16(p, gh + r * O + j0 + done, s, (size_t)(w - done));
-                else lt__round16(p, gy + r * O + j0 + done, s, (size_t)(w - done));
-                for (j = done; j < w; j++) acc[j] += s[j - done];
-            }
+        for (r = 0; r < R; r++) {
+            if (gh) lt__from16(p, gh + r * O + j0, s, (size_t)w);
+            else lt__round16(p, gy + r * O + j0, s, (size_t)w);
+            for (j = 0; j < w; j++) acc[j] += s[j];
+        }
         for (j = 0; j < w; j++) gb[j0 + j] = acc[j];
     }
 }

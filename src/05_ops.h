@@ -1557,6 +1557,7 @@ static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd, int
         float *pw = part ? part + ch * 2 * C : NULL, *pb = pw ? pw + C : NULL;
         float xv[LT__LN_PIECE], g[LT__LN_PIECE];
         int64_t r, r1 = (ch + 1) * LT__LN_RB < R ? (ch + 1) * LT__LN_RB : R, j, j0;
+        int kept = gx && C <= LT__LN_PIECE;   /* xv, g of the whole row are still there from the first pass */
         if (pw) memset(pw, 0, (size_t)(2 * C) * sizeof(float));
         for (r = ch * LT__LN_RB; r < r1; r++) {
             const float *gy = nd->out->grad + r * C;
@@ -1578,9 +1579,9 @@ static void lt__ln_bwd(lt__node *nd, const lt__ln_src *a, const float *rstd, int
                 int64_t n = C - j0 < LT__LN_PIECE ? C - j0 : LT__LN_PIECE;
                 const float *gyp = gy + j0;
                 float *gxp = gx ? gx + r * C + j0 : NULL;
-                if (!gx || C > LT__LN_PIECE) lt__ln_xhat(a, C, r, s, j0, n, xv);   /* (else: from above) */
+                if (!kept) lt__ln_xhat(a, C, r, s, j0, n, xv);
                 if (gxp) {
-                    if (C > LT__LN_PIECE) lt__ln_g(gyp, w ? w + j0 : NULL, n, g);
+                    if (!kept) lt__ln_g(gyp, w ? w + j0 : NULL, n, g);
                     if (add) {
                         LT__OMP(simd)   /* gx is none of gy, w, xv (the compiler cannot know) */
                         for (j = 0; j < n; j++) gxp[j] += s * (g[j] - fmg - xv[j] * fmgx);

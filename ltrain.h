@@ -1891,11 +1891,18 @@ LTRAIN_DEF uint64_t lt_rng_u64(lt_rng *r) {
     return out;
 }
 /* 53 random bits -> a double in [0,1) */
-LTRAIN_DEF double lt_rng_uniform(lt_rng *r) { return (double)(lt_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0); }
-/* Box-Muller; one draw per call keeps the state a plain 4 words (no cached second value). */
-LTRAIN_DEF double lt_rng_normal(lt_rng *r) {
-    double u1 = 1.0 - lt_rng_uniform(r), u2 = lt_rng_uniform(r); /* u1 in (0,1] */
+static double lt__u53(uint64_t w) { return (double)(w >> 11) * (1.0 / 9007199254740992.0); }
+LTRAIN_DEF double lt_rng_uniform(lt_rng *r) { return lt__u53(lt_rng_u64(r)); }
+/* Box-Muller on two words a, b: sqrt(-2 ln u1) cos(2 pi u2) with u1 = 1 - u53(a) in (0,1] and
+   u2 = u53(b) is N(0,1).  One draw per call (two words) keeps the state a plain 4 words, no cached
+   second value; lt_init_normal transforms words drawn ahead with the same function. */
+static double lt__box_muller(uint64_t a, uint64_t b) {
+    double u1 = 1.0 - lt__u53(a), u2 = lt__u53(b);
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+LTRAIN_DEF double lt_rng_normal(lt_rng *r) {
+    uint64_t a = lt_rng_u64(r);
+    return lt__box_muller(a, lt_rng_u64(r));
 }
 LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return ctx ? &ctx->rng : NULL; }
 
@@ -1931,6 +1938,16 @@ static void lt__hugepages(void *p, size_t bytes) {
 #else
     (void)p; (void)bytes;
 #endif
+}
+/* Zeros in a big new buffer (parameters, gradients, optimizer moments), the threads each writing
+   2 MiB pieces: a buffer's first touch is the kernel clearing its pages, on the touching thread. */
+static void lt__zero_big(void *p, size_t bytes) {
+    int64_t k, pieces = (int64_t)((bytes + LT__HUGE - 1) / LT__HUGE);
+    LT__OMP(parallel for schedule(static) if (pieces > 1))
+    for (k = 0; k < pieces; k++) {
+        size_t lo = (size_t)k * LT__HUGE;
+        memset((char *)p + lo, 0, bytes - lo < LT__HUGE ? bytes - lo : LT__HUGE);
+    }
 }
 
 /* -- arena -------------------------------------------------------------------------------------- */
@@ -2660,7 +2677,7 @@ LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, f
 static float *lt__zeros(size_t n) {
     float *p = (float *)LT__MALLOC(n * sizeof(float)); /* n * 4 fits: lt__shape_ok bounds n */
     lt__hugepages(p, n * sizeof(float));
-    if (p) memset(p, 0, n * sizeof(float));
+    if (p) lt__zero_big(p, n * sizeof(float));
     return p;
 }
 
@@ -2824,10 +2841,30 @@ LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx) {
     LT__FREE(ctx);
 }
 
+/* N(mean, std^2) in every value: the values of one lt_rng_normal after another.  The words must
+   come from the context's generator in order, but the log, cos and sqrt that turn two words into
+   a normal (nearly all the time, some 30 ns a value: seconds for GPT-2's 124M) do not depend on
+   one another.  So a big tensor draws the words of a block of values first, then the threads
+   transform the block. */
+#define LT__NORMAL_BLOCK 65536
 LTRAIN_DEF void lt_init_normal(lt_ctx *ctx, lt_tensor *t, double mean, double std) {
-    int64_t i;
+    int64_t i, lo, m;
+    uint64_t *w = NULL;
     if (!ctx || !t || !t->data) return;
-    for (i = 0; i < t->n; i++) t->data[i] = (float)(mean + std * lt_rng_normal(&ctx->rng));
+    if (t->n > LT__NORMAL_BLOCK && lt_get_threads() > 1)
+        w = (uint64_t *)LT__MALLOC(2 * LT__NORMAL_BLOCK * sizeof(uint64_t));
+    if (!w) {   /* one thread (or no memory for the words): one draw after another */
+        for (i = 0; i < t->n; i++) t->data[i] = (float)(mean + std * lt_rng_normal(&ctx->rng));
+        return;
+    }
+    for (lo = 0; lo < t->n; lo += LT__NORMAL_BLOCK) {
+        float *out = t->data + lo;
+        m = t->n - lo < LT__NORMAL_BLOCK ? t->n - lo : LT__NORMAL_BLOCK;
+        for (i = 0; i < 2 * m; i++) w[i] = lt_rng_u64(&ctx->rng);
+        LT__OMP(parallel for schedule(static))
+        for (i = 0; i < m; i++) out[i] = (float)(mean + std * lt__box_muller(w[2 * i], w[2 * i + 1]));
+    }
+    LT__FREE(w);
 }
 LTRAIN_DEF void lt_init_uniform(lt_ctx *ctx, lt_tensor *t, double lo, double hi) {
     int64_t i;
@@ -10151,7 +10188,7 @@ static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params,
         o->block = (float *)LT__MALLOC(bytes ? bytes : 1);
         if (!o->block) goto oom;
         lt__hugepages(o->block, bytes);
-        memset(o->block, 0, bytes);
+        lt__zero_big(o->block, bytes);
         for (q = o->block, i = 0; i < params.n; i++)
             for (w = 0; w < nstates; w++) { o->st[i * nstates + w] = q; q += params.p[i]->n; }
     }

@@ -12,7 +12,8 @@
      --compile the step captured once (lt_compile) and replayed (lt_plan_run) instead of eager
      --peak    instead: the best lt_sgemm GFLOP/s at 2048^3 with these threads (the MFU base)
      --phases  also print the median ms of zero_grad / forward+loss / backward / AdamW to stderr
-     --trace   also print the peak RSS (VmHWM) after each setup stage and the first steps to stderr
+     --trace   also print the peak RSS (VmHWM) and the seconds since the start after each setup
+               stage and the first steps to stderr
      --precision fp32|bf16|fp16  the step at this precision (lt_set_precision; fp32 default)
      --profile also print lt_profile_print's table of kernel time by op (the timed steps, warm-up not
               counted) to stderr; with --phases, the share table of bench/step_shares.md
@@ -56,7 +57,10 @@ static long vm_hwm_kb(void) {
 }
 static int tracing;
 static void trace(const char *what) {
-    if (tracing) fprintf(stderr, "trace %-28s VmHWM %8.1f MB\n", what, (double)vm_hwm_kb() / 1024.0);
+    static double t0 = -1;
+    double t = now_ms();
+    if (t0 < 0) t0 = t;
+    if (tracing) fprintf(stderr, "trace %-28s VmHWM %8.1f MB  at %8.3f s\n", what, (double)vm_hwm_kb() / 1024.0, (t - t0) / 1e3);
 }
 
 /* a config: GPT-2 when kv_heads is 0, else Llama-style (RMSNorm, RoPE, SwiGLU of `hidden`, GQA with

@@ -512,11 +512,18 @@ LTRAIN_DEF uint64_t lt_rng_u64(lt_rng *r) {
     return out;
 }
 /* 53 random bits -> a double in [0,1) */
-LTRAIN_DEF double lt_rng_uniform(lt_rng *r) { return (double)(lt_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0); }
-/* Box-Muller; one draw per call keeps the state a plain 4 words (no cached second value). */
-LTRAIN_DEF double lt_rng_normal(lt_rng *r) {
-    double u1 = 1.0 - lt_rng_uniform(r), u2 = lt_rng_uniform(r); /* u1 in (0,1] */
+static double lt__u53(uint64_t w) { return (double)(w >> 11) * (1.0 / 9007199254740992.0); }
+LTRAIN_DEF double lt_rng_uniform(lt_rng *r) { return lt__u53(lt_rng_u64(r)); }
+/* Box-Muller on two words a, b: sqrt(-2 ln u1) cos(2 pi u2) with u1 = 1 - u53(a) in (0,1] and
+   u2 = u53(b) is N(0,1).  One draw per call (two words) keeps the state a plain 4 words, no cached
+   second value; lt_init_normal transforms words drawn ahead with the same function. */
+static double lt__box_muller(uint64_t a, uint64_t b) {
+    double u1 = 1.0 - lt__u53(a), u2 = lt__u53(b);
     return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+LTRAIN_DEF double lt_rng_normal(lt_rng *r) {
+    uint64_t a = lt_rng_u64(r);
+    return lt__box_muller(a, lt_rng_u64(r));
 }
 LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return ctx ? &ctx->rng : NULL; }
 
@@ -552,6 +559,16 @@ static void lt__hugepages(void *p, size_t bytes) {
 #else
     (void)p; (void)bytes;
 #endif
+}
+/* Zeros in a big new buffer (parameters, gradients, optimizer moments), the threads each writing
+   2 MiB pieces: a buffer's first touch is the kernel clearing its pages, on the touching thread. */
+static void lt__zero_big(void *p, size_t bytes) {
+    int64_t k, pieces = (int64_t)((bytes + LT__HUGE - 1) / LT__HUGE);
+    LT__OMP(parallel for schedule(static) if (pieces > 1))
+    for (k = 0; k < pieces; k++) {
+        size_t lo = (size_t)k * LT__HUGE;
+        memset((char *)p + lo, 0, bytes - lo < LT__HUGE ? bytes - lo : LT__HUGE);
+    }
 }
 
 /* -- arena -------------------------------------------------------------------------------------- */

@@ -114,7 +114,7 @@ static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params,
         o->block = (float *)LT__MALLOC(bytes ? bytes : 1);
         if (!o->block) goto oom;
         lt__hugepages(o->block, bytes);
-        memset(o->block, 0, bytes);
+        lt__zero_big(o->block, bytes);
         for (q = o->block, i = 0; i < params.n; i++)
             for (w = 0; w < nstates; w++) { o->st[i * nstates + w] = q; q += params.p[i]->n; }
     }

@@ -74,6 +74,39 @@ static void test_core_ctx(void) {
     t_check(ok, "core/ctx/rng_uniform_range", "uniform left [0,1)");
     lt_ctx_destroy(a);
     lt_ctx_destroy(b);
+    {   /* lt_init_normal gives the values of one lt_rng_normal after another (its threads transform
+           words drawn ahead, by blocks: sizes below, at and across a block), and leaves the stream
+           where those draws would; at 1 and at 3 threads */
+        int64_t sizes[3] = {1000, LT__NORMAL_BLOCK, 2 * LT__NORMAL_BLOCK + 77}, j;
+        int th, k, keep = lt_get_threads(), same = 1;
+#ifdef _OPENMP
+        int chosen = lt__threads_chosen;
+#endif
+        for (th = 1; th <= 3; th += 2)
+            for (k = 0; k < 3; k++) {
+                lt_rng r;
+                a = lt_ctx_create(7);
+                pa = lt_tensor_new(a, 1, TC_SHAPE1(sizes[k]));
+                lt_set_threads(th);
+                lt_init_normal(a, pa, 0.5, 2.0);
+                lt_set_threads(keep);
+                lt_rng_seed(&r, 7);
+                for (j = 0; pa && j < sizes[k] && same; j++) {
+                    float want = (float)(0.5 + 2.0 * lt_rng_normal(&r));
+                    if (memcmp(&want, &pa->data[j], sizeof want) != 0) {
+                        printf("     %d threads, %lld values: value %lld is %.9g, one draw after another %.9g\n", th,
+                               (long long)sizes[k], (long long)j, pa->data[j], want);
+                        same = 0;
+                    }
+                }
+                if (!pa || lt_rng_u64(lt_ctx_rng(a)) != lt_rng_u64(&r)) same = 0;
+                lt_ctx_destroy(a);
+            }
+#ifdef _OPENMP
+        lt__threads_chosen = chosen;
+#endif
+        t_check(same, "core/ctx/init_normal_stream", "lt_init_normal differs from lt_rng_normal's draws in turn");
+    }
 
     /* tensors: shapes, fill, item, shape strings, bad shapes */
     a = lt_ctx_create(1);

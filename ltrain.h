@@ -1939,15 +1939,20 @@ static void lt__hugepages(void *p, size_t bytes) {
     (void)p; (void)bytes;
 #endif
 }
-/* Zeros in a big new buffer (parameters, gradients, optimizer moments), the threads each writing
-   2 MiB pieces: a buffer's first touch is the kernel clearing its pages, on the touching thread. */
-static void lt__zero_big(void *p, size_t bytes) {
+/* A new buffer of zeros (parameters, gradients, optimizer moments; NULL: out of memory), advised
+   as above, the threads each zeroing 2 MiB pieces: a buffer's first touch is the kernel clearing
+   its pages, on the touching thread. */
+static void *lt__zalloc_big(size_t bytes) {
+    char *p = (char *)LT__MALLOC(bytes ? bytes : 1);
     int64_t k, pieces = (int64_t)((bytes + LT__HUGE - 1) / LT__HUGE);
+    if (!p) return NULL;
+    lt__hugepages(p, bytes);
     LT__OMP(parallel for schedule(static) if (pieces > 1))
     for (k = 0; k < pieces; k++) {
         size_t lo = (size_t)k * LT__HUGE;
-        memset((char *)p + lo, 0, bytes - lo < LT__HUGE ? bytes - lo : LT__HUGE);
+        memset(p + lo, 0, bytes - lo < LT__HUGE ? bytes - lo : LT__HUGE);
     }
+    return p;
 }
 
 /* -- arena -------------------------------------------------------------------------------------- */
@@ -2675,10 +2680,7 @@ LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, f
 
 /* -- @@TENSOR.params  parameters ----------------------------------------------------------------- */
 static float *lt__zeros(size_t n) {
-    float *p = (float *)LT__MALLOC(n * sizeof(float)); /* n * 4 fits: lt__shape_ok bounds n */
-    lt__hugepages(p, n * sizeof(float));
-    if (p) lt__zero_big(p, n * sizeof(float));
-    return p;
+    return (float *)lt__zalloc_big(n * sizeof(float)); /* n * 4 fits: lt__shape_ok bounds n */
 }
 
 static int lt__in_block(const lt_ctx *ctx, const float *p) {
@@ -10185,10 +10187,7 @@ static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params,
         int w;
         if (!lt_mul_size(total, (size_t)nstates, &total) || !lt_mul_size(total, sizeof(float), &bytes))
             goto oom;
-        o->block = (float *)LT__MALLOC(bytes ? bytes : 1);
-        if (!o->block) goto oom;
-        lt__hugepages(o->block, bytes);
-        lt__zero_big(o->block, bytes);
+        if (!(o->block = (float *)lt__zalloc_big(bytes))) goto oom;
         for (q = o->block, i = 0; i < params.n; i++)
             for (w = 0; w < nstates; w++) { o->st[i * nstates + w] = q; q += params.p[i]->n; }
     }
@@ -10563,10 +10562,7 @@ static lt_optim *lt__x_alloc(lt_optim *o, const char *who, size_t nwork) {
     for (k = 0; k < nb; k++)
         if (!lt_add_size(total, (size_t)x->cnt[k], &total)) goto oom;
     if (!lt_mul_size(total, sizeof(float), &bytes)) goto oom;
-    x->block = (float *)LT__MALLOC(bytes ? bytes : 1);
-    if (!x->block) goto oom;
-    lt__hugepages(x->block, bytes);
-    memset(x->block, 0, bytes);
+    if (!(x->block = (float *)lt__zalloc_big(bytes))) goto oom;
     for (q = x->block, k = 0; k < nb; k++) {
         x->buf[k] = x->cnt[k] ? q : NULL;
         q += x->cnt[k];

@@ -560,15 +560,20 @@ static void lt__hugepages(void *p, size_t bytes) {
     (void)p; (void)bytes;
 #endif
 }
-/* Zeros in a big new buffer (parameters, gradients, optimizer moments), the threads each writing
-   2 MiB pieces: a buffer's first touch is the kernel clearing its pages, on the touching thread. */
-static void lt__zero_big(void *p, size_t bytes) {
+/* A new buffer of zeros (parameters, gradients, optimizer moments; NULL: out of memory), advised
+   as above, the threads each zeroing 2 MiB pieces: a buffer's first touch is the kernel clearing
+   its pages, on the touching thread. */
+static void *lt__zalloc_big(size_t bytes) {
+    char *p = (char *)LT__MALLOC(bytes ? bytes : 1);
     int64_t k, pieces = (int64_t)((bytes + LT__HUGE - 1) / LT__HUGE);
+    if (!p) return NULL;
+    lt__hugepages(p, bytes);
     LT__OMP(parallel for schedule(static) if (pieces > 1))
     for (k = 0; k < pieces; k++) {
         size_t lo = (size_t)k * LT__HUGE;
-        memset((char *)p + lo, 0, bytes - lo < LT__HUGE ? bytes - lo : LT__HUGE);
+        memset(p + lo, 0, bytes - lo < LT__HUGE ? bytes - lo : LT__HUGE);
     }
+    return p;
 }
 
 /* -- arena -------------------------------------------------------------------------------------- */

@@ -169,10 +169,7 @@ LTRAIN_DEF lt_status lt_tensor_read(lt_ctx *ctx, const lt_tensor *t, int grad, f
 
 /* -- @@TENSOR.params  parameters ----------------------------------------------------------------- */
 static float *lt__zeros(size_t n) {
-    float *p = (float *)LT__MALLOC(n * sizeof(float)); /* n * 4 fits: lt__shape_ok bounds n */
-    lt__hugepages(p, n * sizeof(float));
-    if (p) lt__zero_big(p, n * sizeof(float));
-    return p;
+    return (float *)lt__zalloc_big(n * sizeof(float)); /* n * 4 fits: lt__shape_ok bounds n */
 }
 
 static int lt__in_block(const lt_ctx *ctx, const float *p) {

@@ -111,10 +111,7 @@ static lt_optim *lt__optim_new(lt_ctx *ctx, const char *who, lt_paramset params,
         int w;
         if (!lt_mul_size(total, (size_t)nstates, &total) || !lt_mul_size(total, sizeof(float), &bytes))
             goto oom;
-        o->block = (float *)LT__MALLOC(bytes ? bytes : 1);
-        if (!o->block) goto oom;
-        lt__hugepages(o->block, bytes);
-        lt__zero_big(o->block, bytes);
+        if (!(o->block = (float *)lt__zalloc_big(bytes))) goto oom;
         for (q = o->block, i = 0; i < params.n; i++)
             for (w = 0; w < nstates; w++) { o->st[i * nstates + w] = q; q += params.p[i]->n; }
     }

@@ -111,10 +111,7 @@ static lt_optim *lt__x_alloc(lt_optim *o, const char *who, size_t nwork) {
     for (k = 0; k < nb; k++)
         if (!lt_add_size(total, (size_t)x->cnt[k], &total)) goto oom;
     if (!lt_mul_size(total, sizeof(float), &bytes)) goto oom;
-    x->block = (float *)LT__MALLOC(bytes ? bytes : 1);
-    if (!x->block) goto oom;
-    lt__hugepages(x->block, bytes);
-    memset(x->block, 0, bytes);
+    if (!(x->block = (float *)lt__zalloc_big(bytes))) goto oom;
     for (q = x->block, k = 0; k < nb; k++) {
         x->buf[k] = x->cnt[k] ? q : NULL;
         q += x->cnt[k];

@@ -115,6 +115,14 @@ bench-bandwidth: build/bench_bandwidth
 build/bench_bandwidth: bench/bandwidth.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
+# Checkpoints (bench/checkpoint.c): seconds to save and load GPT-2 124M with AdamW, and the memory a load needs.
+.PHONY: bench-checkpoint
+bench-checkpoint: build/bench_checkpoint
+	./build/bench_checkpoint
+
+build/bench_checkpoint: bench/checkpoint.c ltrain.h | build
+	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS) -lpthread
+
 # Optimizers (bench/optimizers.c): AdamW, Lion, AdEMAMix, Muon, SOAP on tinyshakespeare, a 3-value
 # lr grid each, the same token budget: validation loss, time per step, optimizer-state bytes.
 .PHONY: bench-optimizers

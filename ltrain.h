@@ -939,7 +939,11 @@ LTRAIN_DEF void lt_free(void *p);
    header <= 100 MB, valid JSON of that form, unique names, known dtype, shapes whose product
    times the dtype size equals the byte range, ranges contiguous from 0, covering the data exactly.
    Stricter than the reference reader: fields other than dtype/shape/data_offsets, more than 8
-   dims, and "\u0000" in strings are refused too.  Errors name the file and the tensor. */
+   dims, and "\u0000" in strings are refused too.  Errors name the file and the tensor.
+   lt_st_open maps a regular file (mmap, where the system has it) and copies tensors out of it, so
+   loading needs no memory for a second copy of the file; a pipe or device is read into memory, up
+   to the data limit (lt_read_file).  As with the token loaders, a mapped file must not be
+   truncated while it is open (lt_st_save replaces a file by renaming, which is safe). */
 typedef struct lt_st lt_st;
 LTRAIN_DEF lt_st *lt_st_open(lt_ctx *ctx, const char *path);
 LTRAIN_DEF lt_st *lt_st_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label); /* copies */
@@ -16042,8 +16046,8 @@ typedef struct {
 
 struct lt_st {
     lt_ctx *ctx;
-    unsigned char *buf;        /* the whole file */
-    size_t size;
+    unsigned char *buf;        /* the whole file: malloc'd, or mapped (map_len > 0) */
+    size_t size, map_len;
     const unsigned char *data; /* after the header */
     lt__st_entry *t;
     int n;
@@ -16054,9 +16058,18 @@ struct lt_st {
     char label[160];           /* the file's name, for error messages (cut if longer) */
 };
 
+/* The file's bytes as lt_st_open got them: a read-only mapping of map_len bytes, or a malloc'd copy. */
+static void lt__st_release(unsigned char *buf, size_t map_len) {
+#if LT__POSIX_IO
+    if (map_len) { munmap(buf, map_len); return; }
+#endif
+    (void)map_len;
+    LT__FREE(buf);
+}
+
 LTRAIN_DEF void lt_st_close(lt_st *st) {
     if (!st) return;
-    LT__FREE(st->buf);
+    lt__st_release(st->buf, st->map_len);
     LT__FREE(st->t);
     LT__FREE(st->by_name);
     LT__FREE(st->meta);
@@ -16284,9 +16297,9 @@ static lt_status lt__st_read_meta(lt_ctx *ctx, const char *label, const lt__json
     return LT_OK;
 }
 
-/* Parses buf (size bytes, malloc'd; owned from here on, freed on failure): the header, its
-   members, the tensor entries, their byte ranges, the metadata. */
-static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, const char *label) {
+/* Parses buf (size bytes, malloc'd, or mapped when map_len > 0; owned from here on, released on
+   failure): the header, its members, the tensor entries, their byte ranges, the metadata. */
+static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, size_t map_len, const char *label) {
     lt__json j;
     lt_st *st = NULL;
     lt__st_name *names = NULL;
@@ -16319,6 +16332,7 @@ static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, c
     snprintf(st->label, sizeof st->label, "%s", label);
     st->buf = buf;
     st->size = size;
+    st->map_len = map_len;
     st->data = buf + 8 + hlen;
     st->pool = j.pool;
     LT__FREE(j.nodes);
@@ -16331,7 +16345,7 @@ fail:
     LT__FREE(names);
     LT__FREE(order);
     lt_st_close(st);
-    LT__FREE(buf);
+    lt__st_release(buf, map_len);
     return NULL;
 }
 
@@ -16341,15 +16355,28 @@ LTRAIN_DEF lt_st *lt_st_parse(lt_ctx *ctx, const void *buf, size_t size, const c
     copy = (unsigned char *)LT__MALLOC(size ? size : 1);
     if (!copy) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory copying %zu bytes", label ? label : "safetensors", size); return NULL; }
     if (size) memcpy(copy, buf, size);
-    return lt__st_parse_owned(ctx, copy, size, label);
+    return lt__st_parse_owned(ctx, copy, size, 0, label);
 }
 
+/* A regular file is mapped, as the token loaders map theirs (@@DATA): tensors are copied out of
+   the page cache, so a 1.5 GB checkpoint does not need 1.5 GB more memory while it loads.  A pipe,
+   a device, or a system without mmap: read into memory, up to the data limit. */
 LTRAIN_DEF lt_st *lt_st_open(lt_ctx *ctx, const char *path) {
-    void *buf;
-    size_t size;
+    void *buf = NULL;
+    size_t size = 0, map_len = 0;
+    lt__src src;
+    uint64_t limit;
     if (!path) { lt_set_error(ctx, LT_ERR_ARG, "lt_st_open: path is NULL"); return NULL; }
-    if (lt_read_file(ctx, path, &buf, &size) != LT_OK) return NULL;
-    return lt__st_parse_owned(ctx, (unsigned char *)buf, size, path);
+    if (lt__data_limit(ctx, &limit) != LT_OK || lt__src_open(ctx, &src, path) != LT_OK) return NULL;
+#if LT__POSIX_IO
+    if (src.regular && src.size <= (uint64_t)SIZE_MAX) {
+        void *m = mmap(NULL, (size_t)src.size, PROT_READ, MAP_PRIVATE, src.fd, 0);
+        if (m != MAP_FAILED) { buf = m; size = map_len = (size_t)src.size; }
+    }
+#endif
+    if (!buf && lt__src_slurp(ctx, &src, limit, &buf, &size) != LT_OK) { lt__src_close(&src); return NULL; }
+    lt__src_close(&src);
+    return lt__st_parse_owned(ctx, (unsigned char *)buf, size, map_len, path);
 }
 
 LTRAIN_DEF int lt_st_count(const lt_st *st) { return st ? st->n : 0; }

@@ -788,7 +788,11 @@ LTRAIN_DEF void lt_free(void *p);
    header <= 100 MB, valid JSON of that form, unique names, known dtype, shapes whose product
    times the dtype size equals the byte range, ranges contiguous from 0, covering the data exactly.
    Stricter than the reference reader: fields other than dtype/shape/data_offsets, more than 8
-   dims, and "\u0000" in strings are refused too.  Errors name the file and the tensor. */
+   dims, and "\u0000" in strings are refused too.  Errors name the file and the tensor.
+   lt_st_open maps a regular file (mmap, where the system has it) and copies tensors out of it, so
+   loading needs no memory for a second copy of the file; a pipe or device is read into memory, up
+   to the data limit (lt_read_file).  As with the token loaders, a mapped file must not be
+   truncated while it is open (lt_st_save replaces a file by renaming, which is safe). */
 typedef struct lt_st lt_st;
 LTRAIN_DEF lt_st *lt_st_open(lt_ctx *ctx, const char *path);
 LTRAIN_DEF lt_st *lt_st_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label); /* copies */

@@ -1,6 +1,9 @@
 /* test_data.c - loaders, llm.c token shards, safetensors read/write, malformed files.
    Python references: tests/ref/gen_st.py (st_ref.safetensors, st_ref.bin). */
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 /* A malformed input was refused: failed, the context holds the error, its message has `kw`. */
 static void td_refused(const char *name, lt_ctx *ctx, int failed, const char *kw) {
     t_check(failed && lt_failed(ctx) && strstr(lt_error(ctx), kw) != NULL, name,
@@ -396,6 +399,61 @@ static void test_data_st_roundtrip(lt_ctx *ctx) {
         ok = ok && hl % 8 == 0 && hl < size && p[8 + hl - 1] == ' ';
         t_check(ok, "st_roundtrip_padding", "header length must be a multiple of 8, padded with spaces");
         lt_free(buf);
+    }
+    if (t_want("st_open_pipe")) {
+        /* lt_st_open maps a regular file and reads a pipe into memory: the same tensors either way.
+           Under a 64-byte data limit the mapped file still opens (a map is not a read) and the
+           pipe is refused, so both ways are taken. */
+        char fifo[512], mapped_err[256] = "";
+        lt_st *m, *p = NULL;
+        int k, same;
+        pid_t pid;
+        td_path(fifo, sizeof fifo, "st_roundtrip.fifo");
+        remove(fifo);
+        setenv("LTRAIN_DATA_LIMIT", "64", 1);
+        m = lt_st_open(ctx, path);
+        if (!m) snprintf(mapped_err, sizeof mapped_err, "%.200s", lt_error(ctx));
+        lt_clear_error(ctx);
+        for (k = 0; k < 2; k++) {   /* k = 0: under the limit (refused); k = 1: no limit */
+            if (k == 1) unsetenv("LTRAIN_DATA_LIMIT");
+            if (mkfifo(fifo, 0600) != 0) break;
+            pid = fork();
+            if (pid == 0) {         /* the writer: the file's bytes into the pipe */
+                char bytes[4096];
+                FILE *in = fopen(path, "rb");
+                size_t n = in ? fread(bytes, 1, sizeof bytes, in) : 0, off = 0;
+                int fd;
+                alarm(30);
+                fd = open(fifo, O_WRONLY);
+                while (fd >= 0 && off < n) {
+                    ssize_t w = write(fd, bytes + off, n - off);
+                    if (w <= 0) break;
+                    off += (size_t)w;
+                }
+                _exit(0);
+            }
+            if (k == 0) {
+                lt_st *q = lt_st_open(ctx, fifo);
+                td_refused("st_open_pipe_limit", ctx, q == NULL, "over the data limit");
+                lt_st_close(q);
+            } else {
+                p = lt_st_open(ctx, fifo);
+            }
+            if (pid > 0) waitpid(pid, NULL, 0);
+            remove(fifo);
+        }
+        unsetenv("LTRAIN_DATA_LIMIT");
+        same = m && p && lt_st_count(m) == lt_st_count(p);
+        for (k = 0; same && k < lt_st_count(m); k++) {
+            size_t bm, bp;
+            const void *dm = lt_st_data(m, k, &bm), *dp = lt_st_data(p, k, &bp);
+            same = strcmp(lt_st_name(m, k), lt_st_name(p, k)) == 0 && bm == bp && (bm == 0 || memcmp(dm, dp, bm) == 0);
+        }
+        t_check(same, "st_open_pipe", "mapped file %s (%s), pipe %s: %s", m ? "opened" : "refused", mapped_err,
+                p ? "opened" : "refused", lt_error(ctx));
+        lt_clear_error(ctx);
+        lt_st_close(m);
+        lt_st_close(p);
     }
     {
         char bad[600];

@@ -789,10 +789,11 @@ LTRAIN_DEF void lt_free(void *p);
    times the dtype size equals the byte range, ranges contiguous from 0, covering the data exactly.
    Stricter than the reference reader: fields other than dtype/shape/data_offsets, more than 8
    dims, and "\u0000" in strings are refused too.  Errors name the file and the tensor.
-   lt_st_open maps a regular file (mmap, where the system has it) and copies tensors out of it, so
-   loading needs no memory for a second copy of the file; a pipe or device is read into memory, up
-   to the data limit (lt_read_file).  As with the token loaders, a mapped file must not be
-   truncated while it is open (lt_st_save replaces a file by renaming, which is safe). */
+   lt_st_open reads only the header of a regular file and each tensor when it is asked for
+   (lt_st_read_f32 straight into its output), so loading needs no memory for a second copy of the
+   file; the file stays open until lt_st_close.  A pipe or device is read into memory, up to the
+   data limit (lt_read_file).  A file cut short after it was opened gives an error naming the
+   tensor, not a crash. */
 typedef struct lt_st lt_st;
 LTRAIN_DEF lt_st *lt_st_open(lt_ctx *ctx, const char *path);
 LTRAIN_DEF lt_st *lt_st_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label); /* copies */
@@ -802,7 +803,8 @@ LTRAIN_DEF int lt_st_find(const lt_st *st, const char *name);        /* index or
 LTRAIN_DEF const char *lt_st_name(const lt_st *st, int i);
 LTRAIN_DEF const char *lt_st_dtype(const lt_st *st, int i);          /* "F32", "BF16", "I64", ... */
 LTRAIN_DEF int lt_st_shape(const lt_st *st, int i, int64_t *shape);  /* returns ndim (shape: room for 8); -1 bad i */
-/* The stored bytes (little-endian, not necessarily aligned); valid until lt_st_close. */
+/* The stored bytes (little-endian, not necessarily aligned); valid until lt_st_close.  From a file
+   lt_st_open opened, read at the first call (NULL, with the error in the context, if that fails). */
 LTRAIN_DEF const void *lt_st_data(const lt_st *st, int i, size_t *bytes);
 /* Tensor i converted to float32 (from F32, F16, BF16, F64) into out; n must equal its size. */
 LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n);

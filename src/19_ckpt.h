@@ -273,9 +273,12 @@ typedef struct {
 
 struct lt_st {
     lt_ctx *ctx;
-    unsigned char *buf;        /* the whole file: malloc'd, or mapped (map_len > 0) */
-    size_t size, map_len;
-    const unsigned char *data; /* after the header */
+    unsigned char *buf;        /* the whole file (lt_st_parse, a pipe), or only its header (fd >= 0) */
+    size_t size;               /* the file's size */
+    int fd;                    /* >= 0: a regular file, tensors read from it when asked (POSIX) */
+    uint64_t data_off;         /* where the data section starts in the file: 8 + header length */
+    void **copy;               /* fd >= 0: lt_st_data's copies of tensors, read at the first call */
+    const unsigned char *data; /* fd < 0: the data section, in buf */
     lt__st_entry *t;
     int n;
     int *by_name;              /* entry indices sorted by name, for lt_st_find */
@@ -285,18 +288,15 @@ struct lt_st {
     char label[160];           /* the file's name, for error messages (cut if longer) */
 };
 
-/* The file's bytes as lt_st_open got them: a read-only mapping of map_len bytes, or a malloc'd copy. */
-static void lt__st_release(unsigned char *buf, size_t map_len) {
-#if LT__POSIX_IO
-    if (map_len) { munmap(buf, map_len); return; }
-#endif
-    (void)map_len;
-    LT__FREE(buf);
-}
-
 LTRAIN_DEF void lt_st_close(lt_st *st) {
+    int i;
     if (!st) return;
-    lt__st_release(st->buf, st->map_len);
+#if LT__POSIX_IO
+    if (st->fd >= 0) close(st->fd);
+#endif
+    for (i = 0; st->copy && i < st->n; i++) LT__FREE(st->copy[i]);
+    LT__FREE(st->copy);
+    LT__FREE(st->buf);
     LT__FREE(st->t);
     LT__FREE(st->by_name);
     LT__FREE(st->meta);
@@ -524,9 +524,11 @@ static lt_status lt__st_read_meta(lt_ctx *ctx, const char *label, const lt__json
     return LT_OK;
 }
 
-/* Parses buf (size bytes, malloc'd, or mapped when map_len > 0; owned from here on, released on
-   failure): the header, its members, the tensor entries, their byte ranges, the metadata. */
-static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, size_t map_len, const char *label) {
+/* Parses a safetensors file of size bytes: the header, its members, the tensor entries, their byte
+   ranges, the metadata.  buf (malloc'd) holds the whole file when fd < 0, else its first 8 bytes
+   and the header, and the tensors stay in the open file fd.  buf and fd are owned from here on
+   (freed and closed on failure). */
+static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, int fd, const char *label) {
     lt__json j;
     lt_st *st = NULL;
     lt__st_name *names = NULL;
@@ -543,6 +545,7 @@ static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, s
     st = (lt_st *)LT__MALLOC(sizeof(lt_st));
     if (!st) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory", label); goto fail; }
     memset(st, 0, sizeof *st);
+    st->fd = -1;   /* set when parsed: until then fd is closed below on failure, not by lt_st_close */
     st->t = (lt__st_entry *)LT__MALLOC((size_t)(n_ent ? n_ent : 1) * sizeof(lt__st_entry));
     st->by_name = (int *)LT__MALLOC((size_t)(n_ent ? n_ent : 1) * sizeof(int));
     st->meta = (const char **)LT__MALLOC((size_t)(n_meta ? n_meta : 1) * 2 * sizeof(char *));
@@ -559,8 +562,9 @@ static lt_st *lt__st_parse_owned(lt_ctx *ctx, unsigned char *buf, size_t size, s
     snprintf(st->label, sizeof st->label, "%s", label);
     st->buf = buf;
     st->size = size;
-    st->map_len = map_len;
-    st->data = buf + 8 + hlen;
+    st->fd = fd;
+    st->data_off = 8 + hlen;
+    st->data = fd < 0 ? buf + 8 + hlen : NULL;
     st->pool = j.pool;
     LT__FREE(j.nodes);
     LT__FREE(names);
@@ -572,7 +576,10 @@ fail:
     LT__FREE(names);
     LT__FREE(order);
     lt_st_close(st);
-    lt__st_release(buf, map_len);
+    LT__FREE(buf);
+#if LT__POSIX_IO
+    if (fd >= 0) close(fd);
+#endif
     return NULL;
 }
 
@@ -582,28 +589,63 @@ LTRAIN_DEF lt_st *lt_st_parse(lt_ctx *ctx, const void *buf, size_t size, const c
     copy = (unsigned char *)LT__MALLOC(size ? size : 1);
     if (!copy) { lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory copying %zu bytes", label ? label : "safetensors", size); return NULL; }
     if (size) memcpy(copy, buf, size);
-    return lt__st_parse_owned(ctx, copy, size, 0, label);
+    return lt__st_parse_owned(ctx, copy, size, -1, label);
 }
 
-/* A regular file is mapped, as the token loaders map theirs (@@DATA): tensors are copied out of
-   the page cache, so a 1.5 GB checkpoint does not need 1.5 GB more memory while it loads.  A pipe,
-   a device, or a system without mmap: read into memory, up to the data limit. */
+#if LT__POSIX_IO
+/* n bytes at offset off of the open file into dst; 0, or -1 with errno set (0: the file ended).
+   lseek and read rather than pread, which strict C99 builds do not declare: so one lt_st is read
+   by one thread at a time. */
+static int lt__read_at(int fd, void *dst, size_t n, uint64_t off) {
+    unsigned char *d = (unsigned char *)dst;
+    if ((uint64_t)(off_t)off != off) { errno = EOVERFLOW; return -1; }   /* past a 32-bit off_t */
+    if (lseek(fd, (off_t)off, SEEK_SET) == (off_t)-1) return -1;
+    while (n) {
+        ssize_t got = read(fd, d, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) { if (got == 0) errno = 0; return -1; }
+        d += got; n -= (size_t)got;
+    }
+    return 0;
+}
+#endif
+
+/* A regular file: only the header is read here, and each tensor is read from the file when it is
+   asked for, straight into the caller's memory (lt_st_read_f32), so loading a 1.5 GB checkpoint
+   needs no second copy of it.  A pipe or device, or a system without pread: the whole input is
+   read into memory, up to the data limit (lt_read_file). */
 LTRAIN_DEF lt_st *lt_st_open(lt_ctx *ctx, const char *path) {
     void *buf = NULL;
-    size_t size = 0, map_len = 0;
+    size_t size = 0;
     lt__src src;
     uint64_t limit;
     if (!path) { lt_set_error(ctx, LT_ERR_ARG, "lt_st_open: path is NULL"); return NULL; }
     if (lt__data_limit(ctx, &limit) != LT_OK || lt__src_open(ctx, &src, path) != LT_OK) return NULL;
 #if LT__POSIX_IO
-    if (src.regular && src.size <= (uint64_t)SIZE_MAX) {
-        void *m = mmap(NULL, (size_t)src.size, PROT_READ, MAP_PRIVATE, src.fd, 0);
-        if (m != MAP_FAILED) { buf = m; size = map_len = (size_t)src.size; }
+    if (src.regular && src.size <= (uint64_t)SIZE_MAX / 2 && src.size >= 8) {
+        unsigned char head[8];
+        uint64_t hlen, n;
+        if (lt__read_at(src.fd, head, 8, 0) == 0) {
+            /* the header's bytes, at most as many as the file and the header limit allow: a
+               length past either is refused by the parser, which reads no further than 8 bytes */
+            hlen = lt__rd64(head);
+            n = hlen < src.size - 8 ? hlen : src.size - 8;
+            if (n > LT__ST_MAX_HEADER) n = 0;
+            buf = LT__MALLOC((size_t)n + 8);
+            if (!buf) { lt__src_close(&src); lt_set_error(ctx, LT_ERR_NOMEM, "%s: out of memory for the header", path); return NULL; }
+            if (lt__read_at(src.fd, buf, (size_t)n + 8, 0) == 0)
+                return lt__st_parse_owned(ctx, (unsigned char *)buf, (size_t)src.size, src.fd, path);
+            LT__FREE(buf);
+            buf = NULL;
+        }
+        lt_set_error(ctx, LT_ERR_IO, "%s: read failed: %s", path, errno ? strerror(errno) : "the file ended early");
+        lt__src_close(&src);
+        return NULL;
     }
 #endif
-    if (!buf && lt__src_slurp(ctx, &src, limit, &buf, &size) != LT_OK) { lt__src_close(&src); return NULL; }
+    if (lt__src_slurp(ctx, &src, limit, &buf, &size) != LT_OK) { lt__src_close(&src); return NULL; }
     lt__src_close(&src);
-    return lt__st_parse_owned(ctx, (unsigned char *)buf, size, map_len, path);
+    return lt__st_parse_owned(ctx, (unsigned char *)buf, size, -1, path);
 }
 
 LTRAIN_DEF int lt_st_count(const lt_st *st) { return st ? st->n : 0; }
@@ -630,11 +672,54 @@ LTRAIN_DEF int lt_st_shape(const lt_st *st, int i, int64_t *shape) {
     if (shape) for (k = 0; k < st->t[i].ndim; k++) shape[k] = st->t[i].shape[k];
     return st->t[i].ndim;
 }
-/* The raw little-endian bytes, as stored (no alignment promised). */
+/* Tensor i's size in bytes (0 for a bad i), without reading it. */
+static size_t lt__st_nbytes(const lt_st *st, int i) {
+    return st && i >= 0 && i < st->n ? st->t[i].end - st->t[i].begin : 0;
+}
+
+/* Bytes [off, off + n) of tensor e's data into dst, read from the open file (fd >= 0).  lt_st_open
+   checked the file's size, so a file that ends early was cut or rewritten since. */
+static lt_status lt__st_read_bytes(lt_st *st, const lt__st_entry *e, size_t off, void *dst, size_t n) {
+#if LT__POSIX_IO
+    if (lt__read_at(st->fd, dst, n, st->data_off + e->begin + off) == 0) return LT_OK;
+    if (errno == 0)
+        return lt_set_error(st->ctx, LT_ERR_IO, "%s: the file ends inside tensor \"%.100s\": it is shorter than when "
+                            "it was opened (rewritten meanwhile?)", st->label, e->name);
+    return lt_set_error(st->ctx, LT_ERR_IO, "%s: reading tensor \"%.100s\" failed: %s", st->label, e->name, strerror(errno));
+#else
+    (void)off; (void)dst; (void)n;
+    return lt_set_error(st->ctx, LT_ERR_STATE, "%s: tensor \"%.100s\" is not in memory", st->label, e->name);
+#endif
+}
+
+/* The raw little-endian bytes, as stored (no alignment promised).  From a file that lt_st_open
+   reads on demand, the tensor is read at the first call and the copy kept until lt_st_close; NULL
+   (and the error in the context) if that read fails.  The copies are a cache, not a change that
+   a caller could see, so st stays const to the caller. */
 LTRAIN_DEF const void *lt_st_data(const lt_st *st, int i, size_t *bytes) {
-    if (!st || i < 0 || i >= st->n) { if (bytes) *bytes = 0; return NULL; }
-    if (bytes) *bytes = st->t[i].end - st->t[i].begin;
-    return st->data + st->t[i].begin;
+    lt_st *w = (lt_st *)st;
+    size_t nb = lt__st_nbytes(st, i);
+    if (bytes) *bytes = nb;
+    if (!st || i < 0 || i >= st->n) return NULL;
+    if (st->fd < 0) return st->data + st->t[i].begin;
+    if (!w->copy) {
+        if (!(w->copy = (void **)LT__MALLOC((size_t)st->n * sizeof(void *)))) {
+            lt_set_error(st->ctx, LT_ERR_NOMEM, "%s: out of memory", st->label);
+            return NULL;
+        }
+        memset(w->copy, 0, (size_t)st->n * sizeof(void *));
+    }
+    if (!w->copy[i]) {
+        void *c = LT__MALLOC(nb ? nb : 1);
+        if (!c) {
+            lt_set_error(st->ctx, LT_ERR_NOMEM, "%s: out of memory for tensor \"%.100s\" (%zu bytes)", st->label,
+                         st->t[i].name, nb);
+            return NULL;
+        }
+        if (lt__st_read_bytes(w, &st->t[i], 0, c, nb) != LT_OK) { LT__FREE(c); return NULL; }
+        w->copy[i] = c;
+    }
+    return w->copy[i];
 }
 LTRAIN_DEF const char *lt_st_meta(const lt_st *st, const char *key) {
     int i;
@@ -677,14 +762,29 @@ static float lt__f64_to_float(double d) {
     return (float)d;
 }
 
+/* count values of dtype dt, little-endian at p (any alignment), to float32 at out. */
+static void lt__st_to_f32(int dt, const unsigned char *p, float *out, size_t count) {
+    size_t k;
+    switch (dt) {
+    case LT__ST_F64: for (k = 0; k < count; k++) { uint64_t u = lt__rd64(p + 8 * k); double d; memcpy(&d, &u, 8); out[k] = lt__f64_to_float(d); } break;
+    case LT__ST_F32: for (k = 0; k < count; k++) { uint32_t u = lt__rd32(p + 4 * k); memcpy(&out[k], &u, 4); } break;
+    case LT__ST_F16: for (k = 0; k < count; k++) out[k] = lt__half_to_float(lt__rd16(p + 2 * k)); break;
+    case LT__ST_BF16: for (k = 0; k < count; k++) out[k] = lt__bf16_to_float(lt__rd16(p + 2 * k)); break;
+    default: break;
+    }
+}
+
+/* From memory: converted in place.  From a file: float32 is read straight into out (a checkpoint's
+   usual case: no copy between the page cache and the tensor), byte-swapped on a big-endian host;
+   the other types go through a buffer of up to 256 KiB, converted piece by piece. */
 LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n) {
     const lt__st_entry *e;
-    const unsigned char *p;
-    size_t numel, k;
+    size_t numel, es, k;
     if (!st) return LT_ERR_ARG;
     if (i < 0 || i >= st->n) return lt_set_error(st->ctx, LT_ERR_ARG, "lt_st_read_f32: index %d out of range [0,%d)", i, st->n);
     e = &st->t[i];
-    numel = (e->end - e->begin) / lt__st_dtypes[e->dt].size;
+    es = lt__st_dtypes[e->dt].size;
+    numel = (e->end - e->begin) / es;
     if (n < 0 || (uint64_t)n != (uint64_t)numel) {
         char sh[96];
         lt__st_shape_str(sh, sizeof sh, e->shape, e->ndim);
@@ -692,15 +792,26 @@ LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n) {
                             st->label, e->name, sh, numel, (long long)n);
     }
     if (!out && numel) return lt_set_error(st->ctx, LT_ERR_ARG, "lt_st_read_f32: out is NULL");
-    p = st->data + e->begin;
-    switch (e->dt) {
-    case LT__ST_F64: for (k = 0; k < numel; k++) { uint64_t u = lt__rd64(p + 8 * k); double d; memcpy(&d, &u, 8); out[k] = lt__f64_to_float(d); } break;
-    case LT__ST_F32: for (k = 0; k < numel; k++) { uint32_t u = lt__rd32(p + 4 * k); memcpy(&out[k], &u, 4); } break;
-    case LT__ST_F16: for (k = 0; k < numel; k++) out[k] = lt__half_to_float(lt__rd16(p + 2 * k)); break;
-    case LT__ST_BF16: for (k = 0; k < numel; k++) out[k] = lt__bf16_to_float(lt__rd16(p + 2 * k)); break;
-    default:
+    if (e->dt != LT__ST_F64 && e->dt != LT__ST_F32 && e->dt != LT__ST_F16 && e->dt != LT__ST_BF16)
         return lt_set_error(st->ctx, LT_ERR_ARG, "lt_st_read_f32: %s: tensor \"%.100s\" is %s; only F32, F16, BF16 and F64 "
                             "convert to float", st->label, e->name, lt__st_dtypes[e->dt].name);
+    if (st->fd < 0) { lt__st_to_f32(e->dt, st->data + e->begin, out, numel); return LT_OK; }
+    if (e->dt == LT__ST_F32) {
+        lt_status r = lt__st_read_bytes(st, e, 0, out, numel * 4);
+        if (r != LT_OK) return r;
+        if (!lt__host_le()) lt__st_to_f32(LT__ST_F32, (const unsigned char *)out, out, numel);   /* swaps in place */
+        return LT_OK;
+    } else {
+        size_t per = numel < ((size_t)1 << 18) / es ? numel : ((size_t)1 << 18) / es;   /* no more than the tensor */
+        unsigned char *tmp = (unsigned char *)LT__MALLOC(per ? per * es : 1);
+        if (!tmp) return lt_set_error(st->ctx, LT_ERR_NOMEM, "lt_st_read_f32: %s: out of memory", st->label);
+        for (k = 0; k < numel; k += per) {
+            size_t m = numel - k < per ? numel - k : per;
+            lt_status r = lt__st_read_bytes(st, e, k * es, tmp, m * es);
+            if (r != LT_OK) { LT__FREE(tmp); return r; }
+            lt__st_to_f32(e->dt, tmp, out + k, m);
+        }
+        LT__FREE(tmp);
     }
     return LT_OK;
 }

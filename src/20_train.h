@@ -265,8 +265,8 @@ static int lt__llama_config(lt_ctx *ctx, const lt_st *st, const char *path, cons
            file before allocating it */
         double C = c->channels, need = (double)c->vocab * C * (1 + c->untied) + C +
                                        c->layers * (2 * C * (double)q + 2 * C * (double)kv + 3 * C * c->hidden + 2 * C);
-        size_t have = 0, b;
-        for (l = 0; l < lt_st_count(st); l++) { lt_st_data(st, l, &b); have += b; }
+        size_t have = 0;
+        for (l = 0; l < lt_st_count(st); l++) have += lt__st_nbytes(st, l);
         if (need > (double)have / 2)
             return lt_set_error(ctx, LT_ERR_FORMAT, "%s: its shapes describe a model of %.0f parameters (%d layers) but "
                                 "the file holds only %zu bytes of tensors: tensors are missing", path, need, c->layers,
@@ -516,8 +516,8 @@ static int lt__gpt2_config(lt_ctx *ctx, lt_st *st, const char *path, int n_head,
            file before allocating it (a few header bytes could otherwise ask for gigabytes) */
         double C = cfg.channels, F = cfg.hidden ? cfg.hidden : 4 * C;
         double need = ((double)cfg.vocab + cfg.ctx + 2) * C + cfg.layers * (4 * C * C + 2 * C * F + 9 * C + F);
-        size_t have = 0, b;
-        for (l = 0; l < lt_st_count(st); l++) { lt_st_data(st, l, &b); have += b; }
+        size_t have = 0;
+        for (l = 0; l < lt_st_count(st); l++) have += lt__st_nbytes(st, l);
         if (need > (double)have / 2) {
             lt_set_error(ctx, LT_ERR_FORMAT, "%s: its shapes describe a model of %.0f parameters (V=%d ctx=%d C=%d, %d "
                          "layers) but the file holds only %zu bytes of tensors: tensors are missing", path, need,
@@ -668,6 +668,7 @@ static lt_status lt__ckpt_read_scaler(lt_ctx *ctx, lt_st *f, int i, lt_scaler *s
     lt_scaler_state ss;
     int k;
     const void *data = lt_st_data(f, i, &bytes);
+    if (!data) return lt_failed(ctx) ? lt_status_of(ctx) : lt_set_error(ctx, LT_ERR_IO, "%s: amp.scaler unreadable", path);
     if (strcmp(lt_st_dtype(f, i), "F64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 6 || bytes != sizeof a)
         return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"amp.scaler\" must be F64 [6]", path);
     memcpy(a, data, sizeof a);
@@ -689,6 +690,7 @@ static lt_status lt__ckpt_read_train_state(lt_ctx *ctx, lt_st *f, lt_train_state
     int k, i = lt_st_find(f, "train.state");
     if (i < 0) return lt_set_error(ctx, LT_ERR_FORMAT, "%s: no \"train.state\": this holds weights only (use --init)", path);
     data = lt_st_data(f, i, &bytes);
+    if (!data) return lt_failed(ctx) ? lt_status_of(ctx) : lt_set_error(ctx, LT_ERR_IO, "%s: train.state unreadable", path);
     if (strcmp(lt_st_dtype(f, i), "I64") != 0 || lt_st_shape(f, i, shape) != 1 || shape[0] != 7 || bytes != sizeof v)
         return lt_set_error(ctx, LT_ERR_FORMAT, "%s: tensor \"train.state\" must be I64 [7]", path);
     memcpy(v, data, sizeof v);
@@ -741,8 +743,7 @@ static lt_status lt__ckpt_read_optim_buf(lt_gpt *g, lt_optim *opt, lt_st *f, int
     if (nd < 1 || have != cnt)
         return lt_set_error(ctx, LT_ERR_SHAPE, "%s: tensor \"%s\" holds %lld values but this optimizer keeps %lld "
                             "(another optimizer configuration?)", path, nm, (long long)have, (long long)cnt);
-    lt_st_read_f32(f, i, buf, cnt);
-    return LT_OK;
+    return lt_st_read_f32(f, i, buf, cnt);
 }
 
 /* Weights, then the training state when st is given, then the optimizer's state when opt is. */

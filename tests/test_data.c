@@ -401,9 +401,9 @@ static void test_data_st_roundtrip(lt_ctx *ctx) {
         lt_free(buf);
     }
     if (t_want("st_open_pipe")) {
-        /* lt_st_open maps a regular file and reads a pipe into memory: the same tensors either way.
-           Under a 64-byte data limit the mapped file still opens (a map is not a read) and the
-           pipe is refused, so both ways are taken. */
+        /* lt_st_open reads a regular file's tensors when asked and a pipe into memory at once: the
+           same tensors either way.  Under a 64-byte data limit the regular file still opens (only
+           its header is read then) and the pipe is refused, so both ways are taken. */
         char fifo[512], mapped_err[256] = "";
         lt_st *m, *p = NULL;
         int k, same;
@@ -449,7 +449,7 @@ static void test_data_st_roundtrip(lt_ctx *ctx) {
             const void *dm = lt_st_data(m, k, &bm), *dp = lt_st_data(p, k, &bp);
             same = strcmp(lt_st_name(m, k), lt_st_name(p, k)) == 0 && bm == bp && (bm == 0 || memcmp(dm, dp, bm) == 0);
         }
-        t_check(same, "st_open_pipe", "mapped file %s (%s), pipe %s: %s", m ? "opened" : "refused", mapped_err,
+        t_check(same, "st_open_pipe", "regular file %s (%s), pipe %s: %s", m ? "opened" : "refused", mapped_err,
                 p ? "opened" : "refused", lt_error(ctx));
         lt_clear_error(ctx);
         lt_st_close(m);
@@ -463,6 +463,64 @@ static void test_data_st_roundtrip(lt_ctx *ctx) {
         td_refused("st_save_io_error", ctx, lt_st_save(w, bad) == LT_ERR_IO, "no_such_dir/x.safetensors\": No such file");
         lt_st_writer_destroy(w);
     }
+}
+
+/* Tensors read from the file on demand (lt_st_open) against the same bytes parsed in memory
+   (lt_st_parse): every float type converts alike over several 256 KiB pieces, and a file cut
+   short after it was opened is an error naming the tensor. */
+static void test_data_st_file(lt_ctx *ctx) {
+    enum { NB = 300000, ND = 70000 };
+    char path[512];
+    uint16_t *bf = (uint16_t *)malloc(NB * 2);
+    double *dd = (double *)malloc(ND * 8);
+    float *a = (float *)malloc(NB * 4), *b = (float *)malloc(NB * 4);
+    int64_t sb[1] = {NB}, sf[1] = {NB / 2}, sd[2] = {ND / 10, 10};
+    lt_st_writer *w;
+    lt_st *f = NULL, *m = NULL;
+    void *bytes = NULL;
+    size_t size = 0;
+    int i, k, ok;
+    if (!t_want("st_file") || !bf || !dd || !a || !b) { free(bf); free(dd); free(a); free(b); return; }
+    for (i = 0; i < NB; i++) bf[i] = (uint16_t)(i * 2654435761u >> 16);   /* every pattern: NaN, inf, subnormal too */
+    for (i = 0; i < ND; i++) dd[i] = (i - ND / 2) * 1.000001e-3 * (i % 7 == 0 ? 1e40 : 1.0);
+    td_path(path, sizeof path, "st_file.safetensors");
+    w = lt_st_writer_create(ctx);
+    ok = lt_st_add(w, "bf", "BF16", 1, sb, bf) == LT_OK && lt_st_add(w, "f16", "F16", 1, sb, bf) == LT_OK &&
+         lt_st_add(w, "f64", "F64", 2, sd, dd) == LT_OK && lt_st_add(w, "f32", "F32", 1, sf, bf) == LT_OK &&
+         lt_st_save(w, path) == LT_OK;
+    lt_st_writer_destroy(w);
+    ok = ok && lt_read_file(ctx, path, &bytes, &size) == LT_OK;
+    f = ok ? lt_st_open(ctx, path) : NULL;
+    m = ok ? lt_st_parse(ctx, bytes, size, "memory") : NULL;
+    ok = f && m && lt_st_count(f) == 4;
+    for (k = 0; ok && k < 4; k++) {
+        int64_t n = k == 2 ? ND : (k == 3 ? NB / 2 : NB);
+        size_t nb1, nb2;
+        const void *d1 = lt_st_data(f, k, &nb1), *d2 = lt_st_data(m, k, &nb2);
+        memset(a, 0, NB * 4);
+        memset(b, 0xff, NB * 4);
+        ok = lt_st_read_f32(f, k, a, n) == LT_OK && lt_st_read_f32(m, k, b, n) == LT_OK &&
+             memcmp(a, b, (size_t)n * 4) == 0 && d1 && d2 && nb1 == nb2 && memcmp(d1, d2, nb1) == 0;
+        t_check(ok, "st_file_convert", "tensor %s read from the file differs from the bytes in memory: %s",
+                lt_st_name(m, k), lt_error(ctx));
+    }
+    lt_st_close(f);
+    /* open, then cut the file inside the last tensor ("f32", 600000 bytes at the end) */
+    f = ok ? lt_st_open(ctx, path) : NULL;
+    if (f && truncate(path, (off_t)size - 1000) == 0) {
+        td_refused("st_file_truncated", ctx, lt_st_read_f32(f, 3, a, NB / 2) == LT_ERR_IO,
+                   "ends inside tensor \"f32\"");
+        td_refused("st_file_truncated_data", ctx, lt_st_data(f, 3, NULL) == NULL, "shorter than when it was opened");
+        ok = lt_st_read_f32(f, 0, a, NB) == LT_OK;   /* what is still there still reads */
+        t_check(ok, "st_file_truncated_rest", "%s", lt_error(ctx));
+    } else {
+        t_check(0, "st_file_truncated", "could not open and cut %s: %s", path, lt_error(ctx));
+    }
+    lt_clear_error(ctx);
+    lt_st_close(f);
+    lt_st_close(m);
+    lt_free(bytes);
+    free(bf); free(dd); free(a); free(b);
 }
 
 static void test_data_st_python(lt_ctx *ctx) {
@@ -711,6 +769,7 @@ static void test_data_all(void) {
     test_data_shard(ctx);
     test_data_store(ctx);
     test_data_st_roundtrip(ctx);
+    test_data_st_file(ctx);
     test_data_st_python(ctx);
     test_data_st_convert(ctx);
     test_data_st_malformed(ctx);

@@ -3,8 +3,9 @@
    Creates a GPT model with AdamW, saves a checkpoint (lt_checkpoint_save: weights, both moments),
    then loads it back (lt_checkpoint_load) --reps times, and prints for each: seconds, and the
    anonymous memory (RssAnon, sampled every 2 ms by a second thread) the load needed on top of the
-   training state it fills.  File pages the load maps (RssFile) are the system's page cache, which
-   it can drop again; they are printed apart.
+   training state it fills.  File pages mapped into the process (RssFile) are printed apart: they
+   are the system's page cache, which it can drop again, yet they count in the process's RSS (a
+   reader that maps the file shows them; lt_st_open reads tensors with read(2) and maps nothing).
 
      build/bench_checkpoint [--model V,L,H,C (50304,12,12,768: GPT-2 124M)] [--reps N (3)]
                             [--file PATH (build/bench_ckpt.safetensors; removed at the end)]

@@ -942,9 +942,9 @@ LTRAIN_DEF void lt_free(void *p);
    dims, and "\u0000" in strings are refused too.  Errors name the file and the tensor.
    lt_st_open reads only the header of a regular file and each tensor when it is asked for
    (lt_st_read_f32 straight into its output), so loading needs no memory for a second copy of the
-   file; the file stays open until lt_st_close.  A pipe or device is read into memory, up to the
-   data limit (lt_read_file).  A file cut short after it was opened gives an error naming the
-   tensor, not a crash. */
+   file; the file stays open until lt_st_close, and one lt_st is read by one thread at a time.  A
+   pipe or device is read into memory, up to the data limit (lt_read_file).  A file cut short
+   after it was opened gives an error naming the tensor, not a crash. */
 typedef struct lt_st lt_st;
 LTRAIN_DEF lt_st *lt_st_open(lt_ctx *ctx, const char *path);
 LTRAIN_DEF lt_st *lt_st_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label); /* copies */
@@ -16387,8 +16387,8 @@ static int lt__read_at(int fd, void *dst, size_t n, uint64_t off) {
 
 /* A regular file: only the header is read here, and each tensor is read from the file when it is
    asked for, straight into the caller's memory (lt_st_read_f32), so loading a 1.5 GB checkpoint
-   needs no second copy of it.  A pipe or device, or a system without pread: the whole input is
-   read into memory, up to the data limit (lt_read_file). */
+   needs no second copy of it.  A pipe or device, or a system without POSIX I/O: the whole input
+   is read into memory, up to the data limit (lt_read_file). */
 LTRAIN_DEF lt_st *lt_st_open(lt_ctx *ctx, const char *path) {
     void *buf = NULL;
     size_t size = 0;
@@ -16549,7 +16549,7 @@ static void lt__st_to_f32(int dt, const unsigned char *p, float *out, size_t cou
     }
 }
 
-/* From memory: converted in place.  From a file: float32 is read straight into out (a checkpoint's
+/* From memory (lt_st_parse, a pipe): converted from the bytes held.  From a file: float32 is read straight into out (a checkpoint's
    usual case: no copy between the page cache and the tensor), byte-swapped on a big-endian host;
    the other types go through a buffer of up to 256 KiB, converted piece by piece. */
 LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n) {

@@ -791,9 +791,9 @@ LTRAIN_DEF void lt_free(void *p);
    dims, and "\u0000" in strings are refused too.  Errors name the file and the tensor.
    lt_st_open reads only the header of a regular file and each tensor when it is asked for
    (lt_st_read_f32 straight into its output), so loading needs no memory for a second copy of the
-   file; the file stays open until lt_st_close.  A pipe or device is read into memory, up to the
-   data limit (lt_read_file).  A file cut short after it was opened gives an error naming the
-   tensor, not a crash. */
+   file; the file stays open until lt_st_close, and one lt_st is read by one thread at a time.  A
+   pipe or device is read into memory, up to the data limit (lt_read_file).  A file cut short
+   after it was opened gives an error naming the tensor, not a crash. */
 typedef struct lt_st lt_st;
 LTRAIN_DEF lt_st *lt_st_open(lt_ctx *ctx, const char *path);
 LTRAIN_DEF lt_st *lt_st_parse(lt_ctx *ctx, const void *buf, size_t size, const char *label); /* copies */

@@ -612,8 +612,8 @@ static int lt__read_at(int fd, void *dst, size_t n, uint64_t off) {
 
 /* A regular file: only the header is read here, and each tensor is read from the file when it is
    asked for, straight into the caller's memory (lt_st_read_f32), so loading a 1.5 GB checkpoint
-   needs no second copy of it.  A pipe or device, or a system without pread: the whole input is
-   read into memory, up to the data limit (lt_read_file). */
+   needs no second copy of it.  A pipe or device, or a system without POSIX I/O: the whole input
+   is read into memory, up to the data limit (lt_read_file). */
 LTRAIN_DEF lt_st *lt_st_open(lt_ctx *ctx, const char *path) {
     void *buf = NULL;
     size_t size = 0;
@@ -774,7 +774,7 @@ static void lt__st_to_f32(int dt, const unsigned char *p, float *out, size_t cou
     }
 }
 
-/* From memory: converted in place.  From a file: float32 is read straight into out (a checkpoint's
+/* From memory (lt_st_parse, a pipe): converted from the bytes held.  From a file: float32 is read straight into out (a checkpoint's
    usual case: no copy between the page cache and the tensor), byte-swapped on a big-endian host;
    the other types go through a buffer of up to 256 KiB, converted piece by piece. */
 LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n) {

@@ -6016,6 +6016,21 @@ LT__TARGET("avx2,fma") static void lt__runs_avx2(const float *s, int64_t lds, in
     __m256i h1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(h - 8), lane);
     __m256i d1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(ldd - 8), lane);
     int64_t i;
+    /* whole slivers with plain moves: masked stores (vmaskmovps) are slow on AMD cores */
+    if (ldd == 16 && h == 16) {   /* B's rows */
+        for (i = 0; i < n; i++) {
+            _mm256_storeu_ps(d + i * 16, _mm256_loadu_ps(s + i * lds));
+            _mm256_storeu_ps(d + i * 16 + 8, _mm256_loadu_ps(s + i * lds + 8));
+        }
+        return;
+    }
+    if (ldd == 6 && h == 6) {     /* a transposed A's runs of 6: 4 floats, then 2 as one double */
+        for (i = 0; i < n; i++) {
+            _mm_storeu_ps(d + i * 6, _mm_loadu_ps(s + i * lds));
+            _mm_store_sd((double *)(d + i * 6 + 4), _mm_load_sd((const double *)(s + i * lds + 4)));
+        }
+        return;
+    }
     for (i = 0; i < n; i++) {
         _mm256_maskstore_ps(d + i * ldd, d0, _mm256_maskload_ps(s + i * lds, h0));
         if (ldd > 8) _mm256_maskstore_ps(d + i * ldd + 8, d1, _mm256_maskload_ps(s + i * lds + 8, h1));

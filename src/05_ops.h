@@ -2059,8 +2059,8 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
 /* The block products: C (m,n) = alpha·A·B, or C += alpha·A·B (acc), where element (r,k) of A is
    A[r*ars + k*aks] (any two strides: A as is or transposed, in place) and row k of B is the n
    floats at B + k*ldb.  Sums run over k in order.  Plain C here (the reference, and the kernel
-   where AVX-512 is missing or LT_GEMM=portable|avx2 is set); an AVX-512 kernel in the fast paths
-   at the end of the section (lt__att_tile_avx512). */
+   where AVX2 is missing or LT_GEMM=portable is set); AVX-512 and AVX2 kernels in the fast paths
+   at the end of the section (lt__att_tile_avx512, lt__att_tile_avx2). */
 static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const float *A, int64_t ars, int64_t aks,
                          const float *B, int64_t ldb, int acc, float *C, int64_t ldc) {
     int64_t r, j0, j, k;
@@ -2078,19 +2078,25 @@ static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const flo
         }
 }
 
-/* Does this CPU run the AVX-512 block kernel (and LT_GEMM does not ask for another)? */
+/* The attention kernels this CPU runs, as LT_GEMM allows: 2 AVX-512 (the block products and the
+   softmax passes), 1 AVX2 + FMA (the block products; CPUs without AVX-512), 0 plain C. */
 static int lt__att_simd(void) {
 #ifdef LT__X86
     const char *e = getenv("LT_GEMM");
-    if (e && (!strcmp(e, "portable") || !strcmp(e, "avx2"))) return 0;
-    return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX2);
+    int avx2 = lt__cpu_has(LT__CPU_AVX2 | LT__CPU_FMA);
+    if (e && !strcmp(e, "portable")) return 0;
+    if (e && !strcmp(e, "avx2")) return avx2;
+    return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX2) ? 2 : avx2;
 #else
     return 0;
 #endif
 }
 
 #ifdef LT__X86
-/* the AVX-512 fast paths, at the end of the section */
+/* the AVX-512 and AVX2 fast paths, at the end of the section */
+LT__TARGET("avx2,fma") static void lt__att_tile_avx2(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
+                                                    int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
+                                                    float *C, int64_t ldc);
 LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
                                                      int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
                                                      float *C, int64_t ldc);
@@ -2127,10 +2133,16 @@ static void lt__att_mm(int simd, int tri, int64_t off, int64_t m, int64_t n, int
             continue;
         }
 #ifdef LT__X86
-        if (simd) {
+        if (simd == 2) {
             for (j = j0; j < nn; j += 64)
                 lt__att_tile_avx512(mi, nn - j < 64 ? nn - j : 64, k1 - k0, alpha, A + r * ars + k0 * aks, ars, aks,
                                     B + k0 * ldb + j, ldb, acc, C + r * ldc + j, ldc);
+            continue;
+        }
+        if (simd == 1) {
+            if (nn > j0)
+                lt__att_tile_avx2(mi, nn - j0, k1 - k0, alpha, A + r * ars + k0 * aks, ars, aks, B + k0 * ldb + j0, ldb,
+                                  acc, C + r * ldc + j0, ldc);
             continue;
         }
 #endif
@@ -2158,10 +2170,10 @@ typedef struct {
     int64_t T, C, D, G;          /* C: y's row, H·D */
 } lt__att_src;
 
-/* out[0..n) = the 16-bit values h of type p widened (lt__widen16_avx512 where simd) */
+/* out[0..n) = the 16-bit values h of type p widened (lt__widen16_avx512 where simd is 2) */
 static void lt__att_widen(int simd, lt_dtype p, const uint16_t *h, float *out, int64_t n) {
 #ifdef LT__X86
-    if (simd) { lt__widen16_avx512(p, h, out, n); return; }
+    if (simd == 2) { lt__widen16_avx512(p, h, out, n); return; }
 #else
     (void)simd;
 #endif
@@ -2205,7 +2217,7 @@ static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, i
 static void lt__att_exp(int simd, float *x, const float *c, float c0, int64_t n) {
     int64_t i;
 #ifdef LT__X86
-    if (simd) { lt__att_exp_avx512(x, c, c0, n); return; }
+    if (simd == 2) { lt__att_exp_avx512(x, c, c0, n); return; }
 #else
     (void)simd;
 #endif
@@ -2245,7 +2257,7 @@ static float lt__att_dot(const float *x, const float *dot, int64_t n) {
 static void lt__att_colmax(int simd, const float *s, int64_t w, int64_t n, int64_t off, float *al) {
     int64_t u, t;
 #ifdef LT__X86
-    if (simd) { lt__att_colmax_avx512(s, w, n, off, al); return; }
+    if (simd == 2) { lt__att_colmax_avx512(s, w, n, off, al); return; }
 #else
     (void)simd;
 #endif
@@ -2258,7 +2270,7 @@ static void lt__att_colmax(int simd, const float *s, int64_t w, int64_t n, int64
 static void lt__att_colexp(int simd, float *s, int64_t w, int64_t n, int64_t off, const float *mx, float *l) {
     int64_t u, t;
 #ifdef LT__X86
-    if (simd) { lt__att_colexp_avx512(s, w, n, off, mx, l); return; }
+    if (simd == 2) { lt__att_colexp_avx512(s, w, n, off, mx, l); return; }
 #else
     (void)simd;
 #endif
@@ -2544,7 +2556,7 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
     return lt__run(ctx, nd);
 }
 
-/* ---- fast paths: AVX-512 (attention) ------------------------------------------------------------ */
+/* ---- fast paths: AVX-512 and AVX2 (attention) --------------------------------------------------- */
 #ifdef LT__X86
 /* 6 rows x up to 64 columns: up to 24 zmm accumulators, as many B vectors as the 16-column groups
    n spans (1 to 4: a head of 48 channels computes 3, not 4 with one masked off), A values
@@ -2611,6 +2623,44 @@ LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int6
 #undef LT__AM_F1
 #undef LT__AM_F2
 #undef LT__AM_F3
+
+/* lt__att_mm's AVX2 kernel (CPUs without AVX-512): up to 6 rows x 16 columns at a time, 12 ymm
+   accumulators, A values broadcast; rows past m read row 0 and are not stored; the last n % 16
+   columns go to the plain C kernel. */
+#define LT__AV_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define LT__AV_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
+#define LT__AV_ZERO(r) __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = c##r##0;
+#define LT__AV_FMA(r)                                                                               \
+    { __m256 av = _mm256_broadcast_ss(a##r + k * aks);                                             \
+      c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0); c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1); }
+#define LT__AV_ST1(r, v)                                                                            \
+    _mm256_storeu_ps(cr + 8 * v, acc ? _mm256_fmadd_ps(va, c##r##v, _mm256_loadu_ps(cr + 8 * v))    \
+                                     : _mm256_mul_ps(va, c##r##v));
+#define LT__AV_ST(r) if (r < m) { float *cr = C + r * ldc + j; LT__AV_ST1(r, 0) LT__AV_ST1(r, 1) }
+LT__TARGET("avx2,fma") static void lt__att_tile_avx2(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
+                                                    int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
+                                                    float *C, int64_t ldc) {
+    __m256 va = _mm256_set1_ps(alpha);
+    int64_t j, k;
+    LT__AV_ROWS(LT__AV_PTR)
+    for (j = 0; j + 16 <= n; j += 16) {
+        LT__AV_ROWS(LT__AV_ZERO)
+        LT__UNROLL4
+        for (k = 0; k < K; k++) {
+            const float *b = B + k * ldb + j;
+            __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+            LT__AV_ROWS(LT__AV_FMA)
+        }
+        LT__AV_ROWS(LT__AV_ST)
+    }
+    if (j < n) lt__att_mm_c(m, n - j, K, alpha, A, ars, aks, B + j, ldb, acc, C + j, ldc);
+}
+#undef LT__AV_ROWS
+#undef LT__AV_PTR
+#undef LT__AV_ZERO
+#undef LT__AV_FMA
+#undef LT__AV_ST1
+#undef LT__AV_ST
 
 /* out[0..n) = the 16-bit values h of type p widened, with AVX-512: for the attention kernels (a
    row of a head is D values, too few to pay for lt__from16's dispatch each time) and the GEMM's

@@ -693,7 +693,7 @@ static void test_ops_threads(void) {
     lt_set_threads(base);
 }
 
-/* ---- attention's block products: the plain C and AVX-512 kernels against a double loop ----------------- */
+/* ---- attention's block products: the plain C, AVX2 and AVX-512 kernels against a double loop ----------- */
 /* lt__att_mm with A as is and transposed, acc 0/1, every causal mode at offsets around 0, shapes
    across its 6-row and 64-column tiles and its 1- to 4-vector column groups (n = 5, 20, 48, 64, and
    the edges of 33 and 70); columns a mode leaves unwritten must keep their values. */

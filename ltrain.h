@@ -3683,7 +3683,7 @@ static inline float lt__gelu_d(float v) {   /* dy/dx at x = v */
     return s + 2.0f * v * (s - s * s) * LT__GELU_K * (1.0f + 3.0f * LT__GELU_C * v * v);
 }
 
-/* ---- fast paths: AVX-512 (gelu) ---------------------------------------------------------------- */
+/* ---- fast paths: AVX-512 and AVX2 (gelu) ------------------------------------------------------- */
 #ifdef LT__X86
 /* The same with AVX-512, 16 values at a time (the last ones masked): exp by lt__exp_neg16, and
    1/(1 + e) by the 14-bit reciprocal and one Newton step, r·(2 - d·r).  Each result is within a
@@ -3719,6 +3719,58 @@ LT__TARGET("avx512f") static void lt__gelu_bwd_avx512(const float *x, const floa
         _mm512_mask_storeu_ps(gx + i, k, d);
     }
 }
+
+/* The same with AVX2 + FMA (CPUs without AVX-512), 8 values at a time: lt__exp_neg's steps on 8
+   lanes (2^n built in the exponent bits, as the C function does), 1/(1 + e) by a division; the
+   last values through a padded block of 8, so a value gets the same bits wherever it sits. */
+LT__TARGET("avx2,fma") static inline __m256 lt__exp_neg8(__m256 a) {
+    __m256 xc = _mm256_min_ps(_mm256_max_ps(a, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f)), n, r, p;
+    __m256i e;
+    n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), xc);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
+    p = _mm256_fmadd_ps(_mm256_set1_ps(0.0013888889f), r, _mm256_set1_ps(0.0083333338f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.041666668f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.16666667f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);   /* 2^n, n in [-126, 127] */
+    p = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+    p = _mm256_andnot_ps(_mm256_cmp_ps(a, _mm256_set1_ps(-87.0f), _CMP_LT_OQ), p);              /* exp below -87: 0 */
+    return _mm256_blendv_ps(p, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));                            /* NaN stays NaN */
+}
+LT__TARGET("avx2,fma") static inline __m256 lt__gelu_s8(__m256 v) {
+    __m256 u = _mm256_mul_ps(_mm256_set1_ps(LT__GELU_K),
+                             _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(LT__GELU_C), _mm256_mul_ps(v, v)), v, v));
+    __m256 au = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), u);
+    __m256 e = lt__exp_neg8(_mm256_mul_ps(_mm256_set1_ps(-2.0f), au));
+    __m256 r = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+    return _mm256_blendv_ps(r, _mm256_mul_ps(e, r), _mm256_cmp_ps(u, _mm256_setzero_ps(), _CMP_LT_OQ));
+}
+/* y = gelu(x) (gy NULL, grad 0); grad 1: gx = gy·gelu'(x), or gelu'(x) where gy is NULL, added
+   to gx when add is set */
+LT__TARGET("avx2,fma") static void lt__gelu8_block(const float *x, const float *gy, float *out, int grad, int add) {
+    __m256 v = _mm256_loadu_ps(x), s = lt__gelu_s8(v), d;
+    if (!grad) { _mm256_storeu_ps(out, _mm256_mul_ps(v, s)); return; }
+    d = _mm256_mul_ps(_mm256_set1_ps(LT__GELU_K),
+                      _mm256_fmadd_ps(_mm256_set1_ps(3.0f * LT__GELU_C), _mm256_mul_ps(v, v), _mm256_set1_ps(1.0f)));
+    d = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(2.0f), v), _mm256_fnmadd_ps(s, s, s)), d, s);
+    if (gy) d = _mm256_mul_ps(_mm256_loadu_ps(gy), d);
+    if (add) d = _mm256_add_ps(_mm256_loadu_ps(out), d);
+    _mm256_storeu_ps(out, d);
+}
+LT__TARGET("avx2,fma") static void lt__gelu_avx2(const float *x, const float *gy, float *out, int64_t m, int grad, int add) {
+    int64_t i;
+    for (i = 0; i + 8 <= m; i += 8) lt__gelu8_block(x + i, gy ? gy + i : NULL, out + i, grad, add);
+    if (i < m) {   /* the last values, padded with zeros */
+        float tx[8] = {0}, tg[8] = {0}, to[8] = {0};
+        int j, n = (int)(m - i);
+        for (j = 0; j < n; j++) { tx[j] = x[i + j]; if (gy) tg[j] = gy[i + j]; to[j] = out[i + j]; }
+        lt__gelu8_block(tx, gy ? tg : NULL, to, grad, add);
+        for (j = 0; j < n; j++) out[i + j] = to[j];
+    }
+}
 #endif
 
 /* y = gelu(x) for m values (y may be x).  The plain C path runs every value through the same
@@ -3740,7 +3792,8 @@ static void lt__gelu_run16(const float *x, float *y, int64_t blocks) {   /* bloc
 static void lt__gelu_rows(int simd, const float *x, float *y, int64_t m) {
     int64_t full = m / 16, i;
 #ifdef LT__X86
-    if (simd) { lt__gelu_avx512(x, y, m); return; }
+    if (simd == 2) { lt__gelu_avx512(x, y, m); return; }
+    if (simd == 1) { lt__gelu_avx2(x, NULL, y, m, 0, 0); return; }
 #else
     (void)simd;
 #endif
@@ -3757,7 +3810,8 @@ static void lt__gelu_rows(int simd, const float *x, float *y, int64_t m) {
 static void lt__gelu_grad_rows(int simd, const float *x, const float *gy, float *gx, int64_t m, int add) {
     int64_t i;
 #ifdef LT__X86
-    if (simd) { lt__gelu_bwd_avx512(x, gy, gx, m, add); return; }
+    if (simd == 2) { lt__gelu_bwd_avx512(x, gy, gx, m, add); return; }
+    if (simd == 1) { lt__gelu_avx2(x, gy, gx, m, 1, add); return; }
 #else
     (void)simd;
 #endif
@@ -3780,6 +3834,15 @@ static int lt__act_simd(void) {
     return 0;
 #endif
 }
+/* GELU's kernels, as lt__gelu_rows takes them: 2 AVX-512, 1 AVX2 + FMA, 0 plain C. */
+static int lt__gelu_simd(void) {
+#ifdef LT__X86
+    int id = lt__gemm_pick();
+    return id == LT__GEMM_AVX512 ? 2 : id == LT__GEMM_AVX2 ? 1 : 0;
+#else
+    return 0;
+#endif
+}
 /* The loops run over blocks of LT__EWB values, each a simd loop in a function of its own, and the
    threads take blocks.  (A combined "parallel for simd if (...)" whose condition is false, as
    for a small tensor, also turns the simd off; bench/design.md.  "if (parallel : ...)" limits the
@@ -3787,7 +3850,7 @@ static int lt__act_simd(void) {
 #define LT__EWB 4096
 static void lt__gelu_fwd(lt__node *nd) {
     int64_t n = nd->out->n, b;
-    int simd = lt__act_simd();
+    int simd = lt__gelu_simd();
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++)
         lt__gelu_rows(simd, nd->in[0]->data + b * LT__EWB, nd->out->data + b * LT__EWB,
@@ -3795,7 +3858,7 @@ static void lt__gelu_fwd(lt__node *nd) {
 }
 static void lt__gelu_bwd(lt__node *nd) {
     const float *gy = nd->out->grad;
-    int add = 0, simd = lt__act_simd();
+    int add = 0, simd = lt__gelu_simd();
     float *gx = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);   /* in place? */
     int64_t n = nd->out->n, b;
     if (!gx) return;
@@ -3824,7 +3887,7 @@ static void lt__gelu16_tables(lt_dtype p) {
     if (!lt__gelu16_ready[k]) {
         float *y = lt__gelu16_y[k], *d = lt__gelu16_dy[k];
         uint16_t h[256];
-        int j, simd = lt__act_simd();
+        int j, simd = lt__gelu_simd();
         for (i = 0; i < 65536; i += 256) {
             for (j = 0; j < 256; j++) h[j] = (uint16_t)(i + j);
             lt__from16(p, h, y + i, 256);
@@ -5508,8 +5571,8 @@ LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int6
 #undef LT__AM_F3
 
 /* lt__att_mm's AVX2 kernel (CPUs without AVX-512): up to 6 rows x 16 columns at a time, 12 ymm
-   accumulators, A values broadcast; rows past m read row 0 and are not stored; the last n % 16
-   columns go to the plain C kernel. */
+   accumulators, A values broadcast; rows past m read row 0 and are not stored.  The last columns
+   (n % 16, the causal tiles' ragged edges) load and store through masks. */
 #define LT__AV_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define LT__AV_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
 #define LT__AV_ZERO(r) __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = c##r##0;
@@ -5520,23 +5583,38 @@ LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int6
     _mm256_storeu_ps(cr + 8 * v, acc ? _mm256_fmadd_ps(va, c##r##v, _mm256_loadu_ps(cr + 8 * v))    \
                                      : _mm256_mul_ps(va, c##r##v));
 #define LT__AV_ST(r) if (r < m) { float *cr = C + r * ldc + j; LT__AV_ST1(r, 0) LT__AV_ST1(r, 1) }
+#define LT__AV_SM1(r, v, mk)                                                                        \
+    _mm256_maskstore_ps(cr + 8 * v, mk, acc ? _mm256_fmadd_ps(va, c##r##v, _mm256_maskload_ps(cr + 8 * v, mk)) \
+                                            : _mm256_mul_ps(va, c##r##v));
+#define LT__AV_SM(r) if (r < m) { float *cr = C + r * ldc + j; LT__AV_SM1(r, 0, m0) LT__AV_SM1(r, 1, m1) }
 LT__TARGET("avx2,fma") static void lt__att_tile_avx2(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
                                                     int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
                                                     float *C, int64_t ldc) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256 va = _mm256_set1_ps(alpha);
     int64_t j, k;
     LT__AV_ROWS(LT__AV_PTR)
-    for (j = 0; j + 16 <= n; j += 16) {
+    for (j = 0; j < n; j += 16) {
         LT__AV_ROWS(LT__AV_ZERO)
-        LT__UNROLL4
-        for (k = 0; k < K; k++) {
-            const float *b = B + k * ldb + j;
-            __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-            LT__AV_ROWS(LT__AV_FMA)
+        if (n - j >= 16) {
+            LT__UNROLL4
+            for (k = 0; k < K; k++) {
+                const float *b = B + k * ldb + j;
+                __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+                LT__AV_ROWS(LT__AV_FMA)
+            }
+            LT__AV_ROWS(LT__AV_ST)
+        } else {
+            int w = (int)(n - j);
+            __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(w), lane), m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(w - 8), lane);
+            for (k = 0; k < K; k++) {
+                const float *b = B + k * ldb + j;
+                __m256 b0 = _mm256_maskload_ps(b, m0), b1 = _mm256_maskload_ps(b + 8, m1);
+                LT__AV_ROWS(LT__AV_FMA)
+            }
+            LT__AV_ROWS(LT__AV_SM)
         }
-        LT__AV_ROWS(LT__AV_ST)
     }
-    if (j < n) lt__att_mm_c(m, n - j, K, alpha, A, ars, aks, B + j, ldb, acc, C + j, ldc);
 }
 #undef LT__AV_ROWS
 #undef LT__AV_PTR
@@ -5544,6 +5622,8 @@ LT__TARGET("avx2,fma") static void lt__att_tile_avx2(int64_t m, int64_t n, int64
 #undef LT__AV_FMA
 #undef LT__AV_ST1
 #undef LT__AV_ST
+#undef LT__AV_SM1
+#undef LT__AV_SM
 
 /* out[0..n) = the 16-bit values h of type p widened, with AVX-512: for the attention kernels (a
    row of a head is D values, too few to pay for lt__from16's dispatch each time) and the GEMM's

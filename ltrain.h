@@ -3054,7 +3054,7 @@ static inline float lt__tanh(float u) {
     return fabsf(u) < 0.0625f ? series : copysignf((1.0f - e) / (1.0f + e), u);
 }
 
-/* ---- fast paths: AVX-512 exp, AVX2 8x8 transpose -------------------------------------------- */
+/* ---- fast paths: AVX-512 and AVX2 exp, AVX2 8x8 transpose ------------------------------------ */
 #ifdef LT__X86
 /* lt__exp_neg for 16 values with AVX-512: a raised to -120 if below (exp is 0 in float below
    -104; a NaN stays NaN: vmaxps returns its second operand when one is NaN), n = round(a/ln2),
@@ -3074,6 +3074,25 @@ LT__TARGET("avx512f") static inline __m512 lt__exp_neg16(__m512 a) {
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     return _mm512_maskz_scalef_ps(LT__M16, p, n);
+}
+/* lt__exp_neg for 8 values with AVX2 + FMA (CPUs without AVX-512): the C function's steps on 8
+   lanes, 2^n built in the exponent bits as there; 0 below -87, a NaN stays NaN. */
+LT__TARGET("avx2,fma") static inline __m256 lt__exp_neg8(__m256 a) {
+    __m256 xc = _mm256_min_ps(_mm256_max_ps(a, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f)), n, r, p;
+    __m256i e;
+    n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), xc);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
+    p = _mm256_fmadd_ps(_mm256_set1_ps(0.0013888889f), r, _mm256_set1_ps(0.0083333338f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.041666668f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.16666667f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);   /* 2^n, n in [-126, 127] */
+    p = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+    p = _mm256_andnot_ps(_mm256_cmp_ps(a, _mm256_set1_ps(-87.0f), _CMP_LT_OQ), p);              /* exp below -87: 0 */
+    return _mm256_blendv_ps(p, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));                            /* NaN stays NaN */
 }
 /* the 16 lanes of acc added pairwise: 8 + 8, 4 + 4, 2 + 2, 1 + 1 (a fixed order) */
 LT__TARGET("avx512f") static float lt__lanes_sum16(__m512 acc) {
@@ -3113,6 +3132,43 @@ LT__TARGET("avx512f") static void lt__exp_grad_avx512(const float *x, float *y, 
         __m512 e = lt__exp_neg16(_mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j), vm), vl));
         __m512 v = _mm512_mul_ps(vg, e);
         _mm512_mask_storeu_ps(y + j, k, _mm512_add_ps(add ? _mm512_maskz_loadu_ps(k, y + j) : _mm512_setzero_ps(), v));
+    }
+}
+/* The same with AVX2 + FMA and lt__exp_neg8, 8 values at a time; the last ones through a block
+   padded with -inf (exp 0: nothing added) and copied back. */
+LT__TARGET("avx2,fma") static float lt__exp_sum_avx2(const float *x, int64_t n, float m) {
+    __m256 acc = _mm256_setzero_ps(), vm = _mm256_set1_ps(m);
+    float t[8];
+    int64_t j;
+    int l;
+    for (j = 0; j + 8 <= n; j += 8) acc = _mm256_add_ps(acc, lt__exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm)));
+    if (j < n) {
+        for (l = 0; l < 8; l++) t[l] = j + l < n ? x[j + l] : -INFINITY;
+        acc = _mm256_add_ps(acc, lt__exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(t), vm)));
+    }
+    _mm256_storeu_ps(t, acc);   /* the 8 lanes added pairwise: 4 + 4, 2 + 2, 1 + 1 */
+    for (l = 0; l < 4; l++) t[l] += t[l + 4];
+    t[0] += t[2]; t[1] += t[3];
+    return t[0] + t[1];
+}
+LT__TARGET("avx2,fma") static void lt__exp_grad_avx2(const float *x, float *y, int64_t n, float m, float ls, float g,
+                                                    int add) {
+    __m256 vm = _mm256_set1_ps(m), vl = _mm256_set1_ps(ls), vg = _mm256_set1_ps(g);
+    float tx[8], ty[8];
+    int64_t j;
+    int l;
+    for (j = 0; j < n; j += 8) {
+        int w = n - j < 8 ? (int)(n - j) : 8;
+        const float *xs = x + j;
+        float *ys = y + j;
+        __m256 v;
+        if (w < 8) {   /* the last values: through a padded block */
+            for (l = 0; l < 8; l++) { tx[l] = l < w ? x[j + l] : 0.0f; ty[l] = l < w ? y[j + l] : 0.0f; }
+            xs = tx; ys = ty;
+        }
+        v = _mm256_mul_ps(vg, lt__exp_neg8(_mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(xs), vm), vl)));
+        _mm256_storeu_ps(ys, _mm256_add_ps(add ? _mm256_loadu_ps(ys) : _mm256_setzero_ps(), v));
+        if (w < 8) for (l = 0; l < w; l++) y[j + l] = ty[l];
     }
 }
 
@@ -3720,26 +3776,9 @@ LT__TARGET("avx512f") static void lt__gelu_bwd_avx512(const float *x, const floa
     }
 }
 
-/* The same with AVX2 + FMA (CPUs without AVX-512), 8 values at a time: lt__exp_neg's steps on 8
-   lanes (2^n built in the exponent bits, as the C function does), 1/(1 + e) by a division; the
-   last values through a padded block of 8, so a value gets the same bits wherever it sits. */
-LT__TARGET("avx2,fma") static inline __m256 lt__exp_neg8(__m256 a) {
-    __m256 xc = _mm256_min_ps(_mm256_max_ps(a, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f)), n, r, p;
-    __m256i e;
-    n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), xc);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
-    p = _mm256_fmadd_ps(_mm256_set1_ps(0.0013888889f), r, _mm256_set1_ps(0.0083333338f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.041666668f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.16666667f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);   /* 2^n, n in [-126, 127] */
-    p = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-    p = _mm256_andnot_ps(_mm256_cmp_ps(a, _mm256_set1_ps(-87.0f), _CMP_LT_OQ), p);              /* exp below -87: 0 */
-    return _mm256_blendv_ps(p, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));                            /* NaN stays NaN */
-}
+/* The same with AVX2 + FMA (CPUs without AVX-512), 8 values at a time: exp by lt__exp_neg8,
+   1/(1 + e) by a division; the last values through a padded block of 8, so a value gets the same
+   bits wherever it sits. */
 LT__TARGET("avx2,fma") static inline __m256 lt__gelu_s8(__m256 v) {
     __m256 u = _mm256_mul_ps(_mm256_set1_ps(LT__GELU_K),
                              _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(LT__GELU_C), _mm256_mul_ps(v, v)), v, v));
@@ -3834,8 +3873,9 @@ static int lt__act_simd(void) {
     return 0;
 #endif
 }
-/* GELU's kernels, as lt__gelu_rows takes them: 2 AVX-512, 1 AVX2 + FMA, 0 plain C. */
-static int lt__gelu_simd(void) {
+/* The element-wise kernels by level, as GELU (lt__gelu_rows) and the softmax sums (lt__exp_sum,
+   lt__exp_grad) take them: 2 AVX-512, 1 AVX2 + FMA, 0 plain C (the kernel set LT_GEMM picks). */
+static int lt__simd_level(void) {
 #ifdef LT__X86
     int id = lt__gemm_pick();
     return id == LT__GEMM_AVX512 ? 2 : id == LT__GEMM_AVX2 ? 1 : 0;
@@ -3850,7 +3890,7 @@ static int lt__gelu_simd(void) {
 #define LT__EWB 4096
 static void lt__gelu_fwd(lt__node *nd) {
     int64_t n = nd->out->n, b;
-    int simd = lt__gelu_simd();
+    int simd = lt__simd_level();
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++)
         lt__gelu_rows(simd, nd->in[0]->data + b * LT__EWB, nd->out->data + b * LT__EWB,
@@ -3858,7 +3898,7 @@ static void lt__gelu_fwd(lt__node *nd) {
 }
 static void lt__gelu_bwd(lt__node *nd) {
     const float *gy = nd->out->grad;
-    int add = 0, simd = lt__gelu_simd();
+    int add = 0, simd = lt__simd_level();
     float *gx = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);   /* in place? */
     int64_t n = nd->out->n, b;
     if (!gx) return;
@@ -3887,7 +3927,7 @@ static void lt__gelu16_tables(lt_dtype p) {
     if (!lt__gelu16_ready[k]) {
         float *y = lt__gelu16_y[k], *d = lt__gelu16_dy[k];
         uint16_t h[256];
-        int j, simd = lt__gelu_simd();
+        int j, simd = lt__simd_level();
         for (i = 0; i < 65536; i += 256) {
             for (j = 0; j < 256; j++) h[j] = (uint16_t)(i + j);
             lt__from16(p, h, y + i, 256);
@@ -4291,15 +4331,16 @@ static float lt__row_max(const float *x, int64_t V) {
     return m;
 }
 /* Σ_{j<n} exp(x_j - m) for x_j <= m, in float partial sums (the caller adds blocks of 256 of
-   them in double): the portable loop in the SIMD lanes the compiler picks, or with AVX-512
-   (simd, lt__act_simd) 16 lanes of lt__exp_neg16, whose terms are within an ulp or two of
-   lt__exp_neg's.  Every softmax-type row (cross-entropy, the fused heads, log_softmax) sums
+   them in double): the portable loop in the SIMD lanes the compiler picks (simd 0), or, by
+   lt__simd_level, 16 lanes of lt__exp_neg16 (2, AVX-512) or 8 of lt__exp_neg8 (1, AVX2), whose
+   terms are within an ulp or two of lt__exp_neg's.  Every softmax-type row (cross-entropy, the fused heads, log_softmax) sums
    through here, so they agree with each other on a CPU. */
 static float lt__exp_sum(int simd, const float *x, int64_t n, float m) {
     float part = 0.0f;
     int64_t j;
 #ifdef LT__X86
-    if (simd) return lt__exp_sum_avx512(x, n, m);
+    if (simd == 2) return lt__exp_sum_avx512(x, n, m);
+    if (simd == 1) return lt__exp_sum_avx2(x, n, m);
 #else
     (void)simd;
 #endif
@@ -4312,7 +4353,8 @@ static float lt__exp_sum(int simd, const float *x, int64_t n, float m) {
 static void lt__exp_grad(int simd, const float *x, float *y, int64_t n, float m, float ls, float g, int add) {
     int64_t j;
 #ifdef LT__X86
-    if (simd) { lt__exp_grad_avx512(x, y, n, m, ls, g, add); return; }
+    if (simd == 2) { lt__exp_grad_avx512(x, y, n, m, ls, g, add); return; }
+    if (simd == 1) { lt__exp_grad_avx2(x, y, n, m, ls, g, add); return; }
 #else
     (void)simd;
 #endif
@@ -4368,7 +4410,7 @@ LTRAIN_DEF lt_tensor *lt_softmax(lt_ctx *ctx, lt_tensor *a) { return lt__unary(c
 
 static void lt__log_softmax_fwd(lt__node *nd) {
     int64_t V = nd->in[0]->shape[nd->in[0]->ndim - 1], R = nd->out->n / V, r;
-    int simd = lt__act_simd();
+    int simd = lt__simd_level();
     for (r = 0; r < R; r++) {
         const float *x = nd->in[0]->data + r * V;
         float *y = nd->out->data + r * V, m, ls = lt__lse_shifted(simd, x, V, &m);
@@ -9754,7 +9796,7 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
     float *row = nd->save[0];   /* per-row losses, summed in order afterwards: deterministic */
     float *rm = row + R, *rl = row + 2 * R;
     double total = 0;
-    int simd = lt__act_simd();
+    int simd = lt__simd_level();
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
         const float *x = nd->in[0]->data + r * V;
@@ -9772,7 +9814,7 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
 static void lt__cross_entropy_bwd(lt__node *nd) {
     int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V, r;
     float *gx, g;
-    int simd = lt__act_simd();
+    int simd = lt__simd_level();
     if (LT__CE_OVER(nd) && nd->in[0]->requires_grad && !nd->in[0]->grad) nd->in[0]->grad = nd->in[0]->data;  /* in place */
     gx = lt__grad(nd->in[0], nd->ctx);
     if (!gx) return;
@@ -9880,7 +9922,7 @@ LT__TARGET("avx512f") static float lt__ce16_sum_avx512(lt_dtype p, const uint16_
 static float lt__ce16_sum(int simd, lt_dtype p, const uint16_t *z, int64_t n, float m) {
     float x[LT__CE16_PIECE];
 #ifdef LT__X86
-    if (simd) return lt__ce16_sum_avx512(p, z, n, m);
+    if (simd == 2) return lt__ce16_sum_avx512(p, z, n, m);
 #endif
     lt__from16(p, z, x, (size_t)n);
     return lt__exp_sum(simd, x, n, m);
@@ -9910,7 +9952,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     int64_t np = (V + LT__CE16_PIECE - 1) / LT__CE16_PIECE, i;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
-    int nt = lt_get_threads() < 1 ? 1 : lt_get_threads(), simd = lt__act_simd();
+    int nt = lt_get_threads() < 1 ? 1 : lt_get_threads(), simd = lt__simd_level();
     double total = 0;
     float *blk, *pm;
     lt__mm16_opnd x;
@@ -9954,7 +9996,7 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(LT__PREC2(nd));
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
-    int addx = 1, addw = 1, simd = lt__act_simd();
+    int addx = 1, addw = 1, simd = lt__simd_level();
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &addx), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), g;
     lt__mm16_opnd dz = lt__opnd16(NULL, bf.z, V, 0, 0), dzt = lt__opnd16(NULL, bf.z, V, 0, 1), x, w;
     if (!(LT__LCE_DENOM(nd) > 0)) {   /* no gradient: zeros where nothing was written yet */
@@ -10054,7 +10096,7 @@ LT__TARGET("avx512f") static float lt__ce16_sum_avx512(lt_dtype p, const uint16_
 static void lt__linear_ce_fwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__LCE_COLS ? V : LT__LCE_COLS;
     int64_t v0, r;
-    int simd = lt__act_simd();
+    int simd = lt__simd_level();
     float *rm = nd->save[0], *rl = rm + R, *row = rm + 2 * R, *blk, *zt;
     double *rs, total = 0;
     int64_t nb = (R * cols + 1) / 2 * 2;   /* the block's floats, rounded to an even count: rs is 8-aligned */
@@ -10104,7 +10146,7 @@ static void lt__linear_ce_bwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__LCE_COLS ? V : LT__LCE_COLS;
     int64_t v0, r;
     const float *x = nd->in[0]->data, *rm = nd->save[0], *rl = rm + R;
-    int add = 1, addw = 1, simd = lt__act_simd();
+    int add = 1, addw = 1, simd = lt__simd_level();
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), *blk, g;
     if (gx && !add && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gx, nd->in[0]->n);   /* no gradient: zeros */
     if (gw && !addw && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gw, nd->in[1]->n);

@@ -28,7 +28,7 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
     float *row = nd->save[0];   /* per-row losses, summed in order afterwards: deterministic */
     float *rm = row + R, *rl = row + 2 * R;
     double total = 0;
-    int simd = lt__act_simd();
+    int simd = lt__simd_level();
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
         const float *x = nd->in[0]->data + r * V;
@@ -46,7 +46,7 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
 static void lt__cross_entropy_bwd(lt__node *nd) {
     int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V, r;
     float *gx, g;
-    int simd = lt__act_simd();
+    int simd = lt__simd_level();
     if (LT__CE_OVER(nd) && nd->in[0]->requires_grad && !nd->in[0]->grad) nd->in[0]->grad = nd->in[0]->data;  /* in place */
     gx = lt__grad(nd->in[0], nd->ctx);
     if (!gx) return;
@@ -154,7 +154,7 @@ LT__TARGET("avx512f") static float lt__ce16_sum_avx512(lt_dtype p, const uint16_
 static float lt__ce16_sum(int simd, lt_dtype p, const uint16_t *z, int64_t n, float m) {
     float x[LT__CE16_PIECE];
 #ifdef LT__X86
-    if (simd) return lt__ce16_sum_avx512(p, z, n, m);
+    if (simd == 2) return lt__ce16_sum_avx512(p, z, n, m);
 #endif
     lt__from16(p, z, x, (size_t)n);
     return lt__exp_sum(simd, x, n, m);
@@ -184,7 +184,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     int64_t np = (V + LT__CE16_PIECE - 1) / LT__CE16_PIECE, i;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
-    int nt = lt_get_threads() < 1 ? 1 : lt_get_threads(), simd = lt__act_simd();
+    int nt = lt_get_threads() < 1 ? 1 : lt_get_threads(), simd = lt__simd_level();
     double total = 0;
     float *blk, *pm;
     lt__mm16_opnd x;
@@ -228,7 +228,7 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(LT__PREC2(nd));
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
-    int addx = 1, addw = 1, simd = lt__act_simd();
+    int addx = 1, addw = 1, simd = lt__simd_level();
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &addx), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), g;
     lt__mm16_opnd dz = lt__opnd16(NULL, bf.z, V, 0, 0), dzt = lt__opnd16(NULL, bf.z, V, 0, 1), x, w;
     if (!(LT__LCE_DENOM(nd) > 0)) {   /* no gradient: zeros where nothing was written yet */
@@ -328,7 +328,7 @@ LT__TARGET("avx512f") static float lt__ce16_sum_avx512(lt_dtype p, const uint16_
 static void lt__linear_ce_fwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__LCE_COLS ? V : LT__LCE_COLS;
     int64_t v0, r;
-    int simd = lt__act_simd();
+    int simd = lt__simd_level();
     float *rm = nd->save[0], *rl = rm + R, *row = rm + 2 * R, *blk, *zt;
     double *rs, total = 0;
     int64_t nb = (R * cols + 1) / 2 * 2;   /* the block's floats, rounded to an even count: rs is 8-aligned */
@@ -378,7 +378,7 @@ static void lt__linear_ce_bwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__LCE_COLS ? V : LT__LCE_COLS;
     int64_t v0, r;
     const float *x = nd->in[0]->data, *rm = nd->save[0], *rl = rm + R;
-    int add = 1, addw = 1, simd = lt__act_simd();
+    int add = 1, addw = 1, simd = lt__simd_level();
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), *blk, g;
     if (gx && !add && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gx, nd->in[0]->n);   /* no gradient: zeros */
     if (gw && !addw && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gw, nd->in[1]->n);

@@ -844,7 +844,7 @@ static void test_ops_gelu_kernels(void) {
     int simd, li;
     double worst[2] = {0, 0};
     if (!t_want("ops/gelu_kernels")) return;
-    for (simd = 0; simd <= lt__gelu_simd(); simd++)
+    for (simd = 0; simd <= lt__simd_level(); simd++)
         for (li = 0; li < (int)(sizeof lens / sizeof lens[0]); li++) {
             int64_t m = lens[li], i, bad = 0;
             float *x = (float *)malloc((size_t)m * sizeof(float)), *y = (float *)malloc((size_t)m * sizeof(float));
@@ -885,6 +885,36 @@ static void test_ops_gelu_kernels(void) {
     printf("     gelu kernels: worst relative error against double, over 1 + |2u|: y %.3g, dy/dx %.3g\n", worst[0], worst[1]);
 }
 
+/* The softmax sums every level runs (lt__simd_level: C, AVX2, AVX-512) against double:
+   Σ exp(x_j - m) and y = (add ? y : 0) + g·exp(x_j - m - ls), at lengths around the 8- and
+   16-wide blocks, with -inf (exp 0) among the values. */
+static void test_ops_exp_kernels(void) {
+    static const int64_t lens[] = {1, 7, 8, 9, 16, 17, 255, 256};
+    int simd, li, add;
+    if (!t_want("ops/exp_kernels")) return;
+    for (simd = 0; simd <= lt__simd_level(); simd++)
+        for (li = 0; li < (int)(sizeof lens / sizeof lens[0]); li++) {
+            int64_t n = lens[li], j, bad = 0;
+            float x[256], y[256], m = 3.0f, ls = 1.25f, g = 0.75f, sum;
+            double ref = 0;
+            char name[64];
+            for (j = 0; j < n; j++) x[j] = j % 11 == 5 ? -INFINITY : m - 0.37f * (float)(j % 29);
+            for (j = 0; j < n; j++) ref += exp((double)x[j] - m);
+            sum = lt__exp_sum(simd, x, n, m);
+            if (!(fabs(sum - ref) <= 1e-6 * ref + 1e-30)) bad++;
+            for (add = 0; add < 2; add++) {
+                for (j = 0; j < n; j++) y[j] = 0.5f + (float)j;
+                lt__exp_grad(simd, x, y, n, m, ls, g, add);
+                for (j = 0; j < n; j++) {
+                    double want = (add ? 0.5 + (double)j : 0.0) + g * exp((double)x[j] - m - ls);
+                    if (!(fabs(y[j] - want) <= 2e-6 * fabs(want) + 1e-30)) bad++;   /* the float argument's rounding: |arg| ulp */
+                }
+            }
+            snprintf(name, sizeof name, "ops/exp_kernels/%s/%lld", simd == 2 ? "avx512" : simd ? "avx2" : "c", (long long)n);
+            t_check(bad == 0, name, "%lld values wrong (sum %.9g, double %.9g)", (long long)bad, sum, ref);
+        }
+}
+
 static void test_ops_all(void) {
     test_ops_torch();
     test_ops_special();
@@ -893,5 +923,6 @@ static void test_ops_all(void) {
     test_ops_attention_mm();
     test_ops_attention16();
     test_ops_gelu_kernels();
+    test_ops_exp_kernels();
     test_ops_errors();
 }

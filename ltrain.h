@@ -10408,13 +10408,16 @@ oom:
 LT__TARGET("avx512f") static void lt__adamw_avx512(float *p, float *m, float *v, const float *g, int64_t n,
                                                   float shrink, float b1, float omb1, float b2, float omb2,
                                                   float bc2_sqrt, float eps, float neg_step);   /* fast path, below */
+LT__TARGET("avx2,fma") static int64_t lt__adamw_avx2(float *p, float *m, float *v, const float *g, int64_t n,
+                                                    float shrink, float b1, float omb1, float b2, float omb2,
+                                                    float bc2_sqrt, float eps, float neg_step);   /* fast path, below */
 #endif
 static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64_t n, float shrink,
                              float b1, float omb1, float b2, float omb2, float bc2_sqrt, float eps,
                              float neg_step) {
     int64_t b;
 #ifdef LT__X86
-    int simd = lt__gemm_pick() == LT__GEMM_AVX512;
+    int simd = lt__simd_level();
 #endif
     /* threads take pieces of LT__EWB values; each piece is the decay pass, then the update pass
        (torch's two passes: no contraction can merge them), the second from cache */
@@ -10422,11 +10425,14 @@ static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64
     for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
         int64_t lo = b * LT__EWB, hi = lo + LT__EWB < n ? lo + LT__EWB : n, i;
 #ifdef LT__X86
-        if (simd) {
+        if (simd == 2) {
             lt__adamw_avx512(p + lo, m + lo, v + lo, g + lo, hi - lo, shrink, b1, omb1, b2, omb2, bc2_sqrt, eps,
                              neg_step);
             continue;
         }
+        if (simd == 1)   /* whole blocks of 8; the rest below */
+            lo += lt__adamw_avx2(p + lo, m + lo, v + lo, g + lo, hi - lo, shrink, b1, omb1, b2, omb2, bc2_sqrt, eps,
+                                 neg_step);
 #endif
         if (shrink != 1.0f)
             for (i = lo; i < hi; i++) p[i] *= shrink;
@@ -10441,7 +10447,7 @@ static void lt__adamw_update(float *p, float *m, float *v, const float *g, int64
     }
 }
 
-/* ---- fast paths: AVX-512 (AdamW) ------------------------------------------------------------- */
+/* ---- fast paths: AVX-512 and AVX2 (AdamW) ---------------------------------------------------- */
 #ifdef LT__X86
 /* The same two passes with AVX-512, 16 values at a time (the last ones masked): the compiler
    cannot vectorise sqrtf itself while it may have to set errno.  Every operation is an IEEE one
@@ -10466,6 +10472,31 @@ LT__TARGET("avx512f") static void lt__adamw_avx512(float *p, float *m, float *v,
         _mm512_mask_storeu_ps(v + i, k, vi);
         _mm512_mask_storeu_ps(p + i, k, _mm512_add_ps(pi, _mm512_div_ps(_mm512_mul_ps(vstep, mi), den)));
     }
+}
+
+/* The same with AVX2 + FMA (CPUs without AVX-512) on the first n - n % 8 values, 8 at a time,
+   which it returns; the scalar loops take the rest.  Without a rounding-mode builtin to keep
+   p·(1 − lr·λ) from being contracted into the update's add, the decay is its own pass over the
+   piece (in L1), as in the scalar code: the same bits again. */
+LT__TARGET("avx2,fma") static int64_t lt__adamw_avx2(float *p, float *m, float *v, const float *g, int64_t n,
+                                                    float shrink, float b1, float omb1, float b2, float omb2,
+                                                    float bc2_sqrt, float eps, float neg_step) {
+    __m256 vb1 = _mm256_set1_ps(b1), vomb1 = _mm256_set1_ps(omb1), vb2 = _mm256_set1_ps(b2);
+    __m256 vomb2 = _mm256_set1_ps(omb2), vbc = _mm256_set1_ps(bc2_sqrt), veps = _mm256_set1_ps(eps);
+    __m256 vstep = _mm256_set1_ps(neg_step), vshr = _mm256_set1_ps(shrink);
+    int64_t i, n8 = n & ~(int64_t)7;
+    if (shrink != 1.0f)
+        for (i = 0; i < n8; i += 8) _mm256_storeu_ps(p + i, _mm256_mul_ps(_mm256_loadu_ps(p + i), vshr));
+    for (i = 0; i < n8; i += 8) {
+        __m256 gi = _mm256_loadu_ps(g + i);
+        __m256 mi = _mm256_fmadd_ps(vomb1, gi, _mm256_mul_ps(_mm256_loadu_ps(m + i), vb1));
+        __m256 vi = _mm256_fmadd_ps(_mm256_mul_ps(vomb2, gi), gi, _mm256_mul_ps(_mm256_loadu_ps(v + i), vb2));
+        __m256 den = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(vi), vbc), veps);
+        _mm256_storeu_ps(m + i, mi);
+        _mm256_storeu_ps(v + i, vi);
+        _mm256_storeu_ps(p + i, _mm256_add_ps(_mm256_loadu_ps(p + i), _mm256_div_ps(_mm256_mul_ps(vstep, mi), den)));
+    }
+    return n8;
 }
 #endif
 

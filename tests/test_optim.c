@@ -473,14 +473,15 @@ static void to__test_large(void) {
     lt_ctx_destroy(ctx);
 }
 
-/* AdamW's AVX-512 pass gives the scalar loops' bits (LT_GEMM=portable picks those): odd lengths,
-   with and without weight decay, the pieces split over the threads. */
+/* AdamW's AVX-512 and AVX2 passes (LT_GEMM unset, LT_GEMM=avx2) give the scalar loops' bits
+   (LT_GEMM=portable picks those): odd lengths, with and without weight decay, the pieces split
+   over the threads. */
 static void to__test_adamw_simd(void) {
     static const int64_t lens[3] = {37, 4096 + 5, 70001};
     lt_ctx *ctx;
-    lt_tensor *a[3], *b[3];
-    lt_paramset pa, pb;
-    lt_optim *oa, *ob;
+    lt_tensor *a[3], *b[3], *c[3];
+    lt_paramset pa, pb, pc;
+    lt_optim *oa, *ob, *oc;
     lt_adamw_config cfg = lt_adamw_defaults();
     int k, step, mode, ok = 1;
     int64_t i;
@@ -488,33 +489,42 @@ static void to__test_adamw_simd(void) {
     for (mode = 0; mode < 2; mode++) {
         ctx = lt_ctx_create(5);
         for (k = 0; k < 3; k++) {
-            static const char *na[3] = {"a0", "a1", "a2"}, *nb[3] = {"b0", "b1", "b2"};
+            static const char *na[3] = {"a0", "a1", "a2"}, *nb[3] = {"b0", "b1", "b2"}, *nc[3] = {"c0", "c1", "c2"};
             a[k] = lt_param(ctx, na[k], 1, &lens[k]);
             b[k] = lt_param(ctx, nb[k], 1, &lens[k]);
-            if (!a[k] || !b[k]) break;
+            c[k] = lt_param(ctx, nc[k], 1, &lens[k]);
+            if (!a[k] || !b[k] || !c[k]) break;
             lt_init_normal(ctx, a[k], 0.0, 1.0);
             memcpy(b[k]->data, a[k]->data, (size_t)lens[k] * sizeof(float));
+            memcpy(c[k]->data, a[k]->data, (size_t)lens[k] * sizeof(float));
         }
         if (k < 3) { ok = 0; lt_ctx_destroy(ctx); break; }
         pa.p = a; pa.n = 3;
         pb.p = b; pb.n = 3;
+        pc.p = c; pc.n = 3;
         cfg.decay_mode = mode ? LT_DECAY_ALL : LT_DECAY_NONE;
         cfg.weight_decay = 0.1;
         oa = lt_adamw_create(ctx, pa, cfg);
         ob = lt_adamw_create(ctx, pb, cfg);
+        oc = lt_adamw_create(ctx, pc, cfg);
         for (step = 0; step < 3; step++) {
             for (k = 0; k < 3; k++)
                 for (i = 0; i < lens[k]; i++)
-                    b[k]->grad[i] = a[k]->grad[i] = (float)(lt_rng_normal(lt_ctx_rng(ctx)) * 0.01);
+                    c[k]->grad[i] = b[k]->grad[i] = a[k]->grad[i] = (float)(lt_rng_normal(lt_ctx_rng(ctx)) * 0.01);
             lt_optim_step(oa, 1e-2);
             setenv("LT_GEMM", "portable", 1);
             lt_optim_step(ob, 1e-2);
+            setenv("LT_GEMM", "avx2", 1);
+            lt_optim_step(oc, 1e-2);
             unsetenv("LT_GEMM");
         }
-        for (k = 0; k < 3; k++) ok &= memcmp(a[k]->data, b[k]->data, (size_t)lens[k] * sizeof(float)) == 0;
+        for (k = 0; k < 3; k++)
+            ok &= memcmp(a[k]->data, b[k]->data, (size_t)lens[k] * sizeof(float)) == 0 &&
+                  memcmp(c[k]->data, b[k]->data, (size_t)lens[k] * sizeof(float)) == 0;
         ok &= !lt_failed(ctx);
         lt_optim_destroy(oa);
         lt_optim_destroy(ob);
+        lt_optim_destroy(oc);
         lt_ctx_destroy(ctx);
     }
     t_check(ok, "optim.adamw_simd.bits", "the vector and the scalar AdamW passes differ");

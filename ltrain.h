@@ -6196,10 +6196,10 @@ LT__TARGET("avx2,fma") static void lt__runs_avx2(const float *s, int64_t lds, in
         }
         return;
     }
-    if (ldd == 6 && h == 6) {     /* a transposed A's runs of 6: 4 floats, then 2 as one double */
+    if (ldd == 6 && h == 6) {     /* a transposed A's runs of 6: 4 floats, then 2 as one unaligned 64-bit move */
         for (i = 0; i < n; i++) {
             _mm_storeu_ps(d + i * 6, _mm_loadu_ps(s + i * lds));
-            _mm_store_sd((double *)(d + i * 6 + 4), _mm_load_sd((const double *)(s + i * lds + 4)));
+            _mm_storel_epi64((__m128i *)(void *)(d + i * 6 + 4), _mm_loadl_epi64((const __m128i *)(const void *)(s + i * lds + 4)));
         }
         return;
     }

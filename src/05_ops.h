@@ -1450,8 +1450,8 @@ static float lt__row_max(const float *x, int64_t V) {
 /* Σ_{j<n} exp(x_j - m) for x_j <= m, in float partial sums (the caller adds blocks of 256 of
    them in double): the portable loop in the SIMD lanes the compiler picks (simd 0), or, by
    lt__simd_level, 16 lanes of lt__exp_neg16 (2, AVX-512) or 8 of lt__exp_neg8 (1, AVX2), whose
-   terms are within an ulp or two of lt__exp_neg's.  Every softmax-type row (cross-entropy, the fused heads, log_softmax) sums
-   through here, so they agree with each other on a CPU. */
+   terms are within an ulp or two of lt__exp_neg's.  Every softmax-type row (cross-entropy, the
+   fused heads, log_softmax) sums through here, so they agree with each other on a CPU. */
 static float lt__exp_sum(int simd, const float *x, int64_t n, float m) {
     float part = 0.0f;
     int64_t j;

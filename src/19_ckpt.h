@@ -774,9 +774,10 @@ static void lt__st_to_f32(int dt, const unsigned char *p, float *out, size_t cou
     }
 }
 
-/* From memory (lt_st_parse, a pipe): converted from the bytes held.  From a file: float32 is read straight into out (a checkpoint's
-   usual case: no copy between the page cache and the tensor), byte-swapped on a big-endian host;
-   the other types go through a buffer of up to 256 KiB, converted piece by piece. */
+/* From memory (lt_st_parse, a pipe): converted from the bytes held.  From a file: float32 is read
+   straight into out (a checkpoint's usual case: no copy between the page cache and the tensor),
+   byte-swapped on a big-endian host; the other types go through a buffer of up to 256 KiB,
+   converted piece by piece. */
 LTRAIN_DEF lt_status lt_st_read_f32(lt_st *st, int i, float *out, int64_t n) {
     const lt__st_entry *e;
     size_t numel, es, k;

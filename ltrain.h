@@ -3029,15 +3029,22 @@ LTRAIN_DEF void lt_profile_print(const lt_ctx *ctx, FILE *f) {
    bits (t = 1.5·2^23 + n, so its low bits are n: no float-to-int conversion), and the special
    cases are two selects at the end (cheaper than nested conditions, the same bits; see
    bench/design.md). */
+#define LT__LOG2E 1.44269504088896341f       /* 1/ln2 */
+#define LT__LN2_HI 0.693145751953125f        /* ln2 = LT__LN2_HI + LT__LN2_LO, the first part exact in n·ln2 */
+#define LT__LN2_LO 1.428606765330187e-06f
+#define LT__EXP_C3 0.16666667f               /* the series' 1/3!, 1/4!, 1/5!, 1/6! (the SIMD kernels use these too) */
+#define LT__EXP_C4 0.041666668f
+#define LT__EXP_C5 0.0083333338f
+#define LT__EXP_C6 0.0013888889f
 LT__OMP(declare simd)
 static inline float lt__exp_neg(float x) {
     float xc = x > -87.0f ? x : -87.0f, t, n, r, p, scale;   /* NaN lands on -87: no UB below */
     int32_t bits;
     xc = xc < 88.0f ? xc : 88.0f;
-    t = xc * 1.44269504088896341f + 12582912.0f;     /* 1.5·2^23: rounds xc/ln2 to an integer */
+    t = xc * LT__LOG2E + 12582912.0f;     /* 1.5·2^23: rounds xc/ln2 to an integer */
     n = t - 12582912.0f;
-    r = xc - n * 0.693145751953125f - n * 1.428606765330187e-06f;
-    p = 1.0f + r * (1.0f + r * (0.5f + r * (0.16666667f + r * (0.041666668f + r * (0.0083333338f + r * 0.0013888889f)))));
+    r = xc - n * LT__LN2_HI - n * LT__LN2_LO;
+    p = 1.0f + r * (1.0f + r * (0.5f + r * (LT__EXP_C3 + r * (LT__EXP_C4 + r * (LT__EXP_C5 + r * LT__EXP_C6)))));
     memcpy(&bits, &t, sizeof bits);                  /* 0x4B400000 + n, n in [-126, 127] */
     bits = (bits - 0x4B400000 + 127) << 23;          /* 2^n as a float's bits (1..254 << 23: defined) */
     memcpy(&scale, &bits, sizeof scale);
@@ -3063,13 +3070,13 @@ static inline float lt__tanh(float u) {
 LT__TARGET("avx512f") static inline __m512 lt__exp_neg16(__m512 a) {
     __m512 n, r, p;
     a = _mm512_maskz_max_ps(LT__M16, _mm512_set1_ps(-120.0f), a);
-    n = _mm512_maskz_roundscale_ps(LT__M16, _mm512_mul_ps(a, _mm512_set1_ps(1.44269504088896341f)),
+    n = _mm512_maskz_roundscale_ps(LT__M16, _mm512_mul_ps(a, _mm512_set1_ps(LT__LOG2E)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), a);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
-    p = _mm512_fmadd_ps(_mm512_set1_ps(0.0013888889f), r, _mm512_set1_ps(0.0083333338f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.041666668f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.16666667f));
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LT__LN2_HI), a);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LT__LN2_LO), r);
+    p = _mm512_fmadd_ps(_mm512_set1_ps(LT__EXP_C6), r, _mm512_set1_ps(LT__EXP_C5));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(LT__EXP_C4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(LT__EXP_C3));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
@@ -3080,12 +3087,12 @@ LT__TARGET("avx512f") static inline __m512 lt__exp_neg16(__m512 a) {
 LT__TARGET("avx2,fma") static inline __m256 lt__exp_neg8(__m256 a) {
     __m256 xc = _mm256_min_ps(_mm256_max_ps(a, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f)), n, r, p;
     __m256i e;
-    n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), xc);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
-    p = _mm256_fmadd_ps(_mm256_set1_ps(0.0013888889f), r, _mm256_set1_ps(0.0083333338f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.041666668f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.16666667f));
+    n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(LT__LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LT__LN2_HI), xc);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LT__LN2_LO), r);
+    p = _mm256_fmadd_ps(_mm256_set1_ps(LT__EXP_C6), r, _mm256_set1_ps(LT__EXP_C5));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(LT__EXP_C4));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(LT__EXP_C3));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
@@ -3865,16 +3872,9 @@ static void lt__gelu_grad_rows(int simd, const float *x, const float *gy, float 
         for (i = 0; i < m; i++) gx[i] = gy[i] * lt__gelu_d(x[i]);
     }
 }
-/* Do the AVX-512 activation kernels run (the CPU has them and LT_GEMM does not ask for others)? */
-static int lt__act_simd(void) {
-#ifdef LT__X86
-    return lt__gemm_pick() == LT__GEMM_AVX512;
-#else
-    return 0;
-#endif
-}
-/* The element-wise kernels by level, as GELU (lt__gelu_rows) and the softmax sums (lt__exp_sum,
-   lt__exp_grad) take them: 2 AVX-512, 1 AVX2 + FMA, 0 plain C (the kernel set LT_GEMM picks). */
+/* The element-wise kernels by level, as GELU (lt__gelu_rows), the softmax sums (lt__exp_sum,
+   lt__exp_grad), attention and AdamW take them: 2 AVX-512, 1 AVX2 + FMA, 0 plain C (the kernel
+   set LT_GEMM picks, lt__gemm_pick). */
 static int lt__simd_level(void) {
 #ifdef LT__X86
     int id = lt__gemm_pick();
@@ -3883,6 +3883,8 @@ static int lt__simd_level(void) {
     return 0;
 #endif
 }
+/* Do the AVX-512 activation kernels run (the ones that have no AVX2 twin: gelu16's)? */
+static int lt__act_simd(void) { return lt__simd_level() == 2; }
 /* The loops run over blocks of LT__EWB values, each a simd loop in a function of its own, and the
    threads take blocks.  (A combined "parallel for simd if (...)" whose condition is false, as
    for a small tensor, also turns the simd off; bench/design.md.  "if (parallel : ...)" limits the
@@ -5066,19 +5068,9 @@ static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const flo
         }
 }
 
-/* The attention kernels this CPU runs, as LT_GEMM allows: 2 AVX-512 (the block products and the
+/* The attention kernels this CPU runs (lt__simd_level): 2 AVX-512 (the block products and the
    softmax passes), 1 AVX2 + FMA (the block products; CPUs without AVX-512), 0 plain C. */
-static int lt__att_simd(void) {
-#ifdef LT__X86
-    const char *e = getenv("LT_GEMM");
-    int avx2 = lt__cpu_has(LT__CPU_AVX2 | LT__CPU_FMA);
-    if (e && !strcmp(e, "portable")) return 0;
-    if (e && !strcmp(e, "avx2")) return avx2;
-    return lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX2) ? 2 : avx2;
-#else
-    return 0;
-#endif
-}
+static int lt__att_simd(void) { return lt__simd_level(); }
 
 #ifdef LT__X86
 /* the AVX-512 and AVX2 fast paths, at the end of the section */

@@ -4,6 +4,8 @@
 #   per round the median step ms of each, then the per-round ratios NEW/OLD and their median.
 #   A ratio below 1 means NEW is faster.  Example, the working tree against the last commit:
 #     git show HEAD:ltrain.h > /tmp/old.h && bench/ab.sh /tmp/old.h ltrain.h 8 --config char-small --steps 6
+#   AB_MARCH sets the build's -march (default native); AB_MARCH=x86-64-v3 with LT_GEMM=avx2 runs
+#   what an AVX2-only CPU runs (bench/avx2.md).
 set -e
 if [ $# -lt 3 ]; then sed -n 2,6p "$0"; exit 2; fi
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,7 +16,7 @@ rounds=$3; shift 3
 for v in a b; do
     V=$(echo $v | tr ab AB)
     sed "s/#include \"ltrain.h\"/#include \"$v.h\"/" "$here/train_step.c" > "$d/t$v.c"
-    cc -O2 -march=native -fopenmp -D_POSIX_C_SOURCE=200809L -DLTRAIN_DEF=static -Dmain=main_$V -w \
+    cc -O2 -march=${AB_MARCH:-native} -fopenmp -D_POSIX_C_SOURCE=200809L -DLTRAIN_DEF=static -Dmain=main_$V -w \
        -c "$d/t$v.c" -o "$d/t$v.o"
 done
 cc -O2 -fopenmp "$here/ab_driver.c" "$d/ta.o" "$d/tb.o" -o "$d/ab" -lm

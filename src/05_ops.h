@@ -1265,37 +1265,145 @@ static inline float lt__silu_d(float v) {   /* dy/dx at x = v */
     float s = lt__sigm(v);
     return s * (1.0f + v * (1.0f - s));
 }
+/* ---- fast paths: AVX-512 and AVX2 (silu, swiglu) --------------------------------------------- */
+#ifdef LT__X86
+/* One kernel per instruction set runs the four loops below.  x is silu's input or swiglu's gate,
+   u swiglu's up (NULL: silu).  Forward (gy NULL): o1 = x·σ(x)[·u].  Backward: o1 (+)= gy·[u·]silu'(x)
+   and o2 (+)= gy·x·σ(x) (swiglu's dup), add1/add2 choosing += (o1 or o2 NULL: skipped; o1 may be
+   gy: a value is read before it is written).  σ as lt__sigm: e = exp(-|x|) by lt__exp_neg16 / 8,
+   then (x >= 0 ? 1 : e)/(1 + e) by a division, and the products in the C loops' order, so a result
+   is within an ulp or two of theirs (only the exp differs).  AVX-512: the last values masked;
+   AVX2: through a padded block of 8, so a value gets the same bits wherever it sits. */
+LT__TARGET("avx512f") static void lt__silu_avx512(const float *x, const float *u, const float *gy, float *o1, int add1,
+                                                  float *o2, int add2, int64_t m) {
+    const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+    int64_t i;
+    for (i = 0; i < m; i += 16) {
+        __mmask16 k = (__mmask16)(m - i >= 16 ? 0xFFFFu : (1u << (m - i)) - 1u);
+        __m512 v = _mm512_maskz_loadu_ps(k, x + i), e = lt__exp_neg16(_mm512_sub_ps(zero, _mm512_abs_ps(v)));
+        __m512 s = _mm512_div_ps(_mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GE_OQ), e, one), _mm512_add_ps(one, e));
+        __m512 d, r;
+        if (!gy) {   /* forward */
+            r = _mm512_mul_ps(v, s);
+            if (u) r = _mm512_mul_ps(r, _mm512_maskz_loadu_ps(k, u + i));
+            _mm512_mask_storeu_ps(o1 + i, k, r);
+            continue;
+        }
+        d = _mm512_maskz_loadu_ps(k, gy + i);
+        if (o2) {    /* gy·x·σ(x) */
+            r = _mm512_mul_ps(d, _mm512_mul_ps(v, s));
+            if (add2) r = _mm512_add_ps(_mm512_maskz_loadu_ps(k, o2 + i), r);
+            _mm512_mask_storeu_ps(o2 + i, k, r);
+        }
+        if (o1) {    /* gy·[u·]σ(x)·(1 + x·(1 - σ(x))) */
+            r = _mm512_mul_ps(s, _mm512_add_ps(one, _mm512_mul_ps(v, _mm512_sub_ps(one, s))));
+            r = _mm512_mul_ps(u ? _mm512_mul_ps(d, _mm512_maskz_loadu_ps(k, u + i)) : d, r);
+            if (add1) r = _mm512_add_ps(_mm512_maskz_loadu_ps(k, o1 + i), r);
+            _mm512_mask_storeu_ps(o1 + i, k, r);
+        }
+    }
+}
+/* 8 values of the same with AVX2 + FMA */
+LT__TARGET("avx2,fma") static void lt__silu8_block(const float *x, const float *u, const float *gy, float *o1, int add1,
+                                                   float *o2, int add2) {
+    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    __m256 v = _mm256_loadu_ps(x), e = lt__exp_neg8(_mm256_sub_ps(zero, _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v)));
+    __m256 s = _mm256_div_ps(_mm256_blendv_ps(e, one, _mm256_cmp_ps(v, zero, _CMP_GE_OQ)), _mm256_add_ps(one, e));
+    __m256 d, r;
+    if (!gy) {
+        r = _mm256_mul_ps(v, s);
+        if (u) r = _mm256_mul_ps(r, _mm256_loadu_ps(u));
+        _mm256_storeu_ps(o1, r);
+        return;
+    }
+    d = _mm256_loadu_ps(gy);
+    if (o2) {
+        r = _mm256_mul_ps(d, _mm256_mul_ps(v, s));
+        if (add2) r = _mm256_add_ps(_mm256_loadu_ps(o2), r);
+        _mm256_storeu_ps(o2, r);
+    }
+    if (o1) {
+        r = _mm256_mul_ps(s, _mm256_add_ps(one, _mm256_mul_ps(v, _mm256_sub_ps(one, s))));
+        r = _mm256_mul_ps(u ? _mm256_mul_ps(d, _mm256_loadu_ps(u)) : d, r);
+        if (add1) r = _mm256_add_ps(_mm256_loadu_ps(o1), r);
+        _mm256_storeu_ps(o1, r);
+    }
+}
+LT__TARGET("avx2,fma") static void lt__silu_avx2(const float *x, const float *u, const float *gy, float *o1, int add1,
+                                                 float *o2, int add2, int64_t m) {
+    int64_t i;
+    for (i = 0; i + 8 <= m; i += 8)
+        lt__silu8_block(x + i, u ? u + i : NULL, gy ? gy + i : NULL, o1 ? o1 + i : NULL, add1, o2 ? o2 + i : NULL, add2);
+    if (i < m) {   /* the last values, padded with zeros */
+        float t[5][8] = {{0}};
+        int j, n = (int)(m - i);
+        for (j = 0; j < n; j++) {
+            t[0][j] = x[i + j];
+            if (u) t[1][j] = u[i + j];
+            if (gy) t[2][j] = gy[i + j];
+            if (o1) t[3][j] = o1[i + j];
+            if (o2) t[4][j] = o2[i + j];
+        }
+        lt__silu8_block(t[0], u ? t[1] : NULL, gy ? t[2] : NULL, o1 ? t[3] : NULL, add1, o2 ? t[4] : NULL, add2);
+        for (j = 0; j < n; j++) {
+            if (o1) o1[i + j] = t[3][j];
+            if (o2) o2[i + j] = t[4][j];
+        }
+    }
+}
+#endif
+/* Runs the loop with the kernel of level simd (lt__simd_level: 2 AVX-512, 1 AVX2) and returns 1;
+   0 (level 0, or not x86): the caller's C loop runs it. */
+static int lt__silu_simd(int simd, const float *x, const float *u, const float *gy, float *o1, int add1, float *o2,
+                         int add2, int64_t m) {
+#ifdef LT__X86
+    if (simd == 2) { lt__silu_avx512(x, u, gy, o1, add1, o2, add2, m); return 1; }
+    if (simd == 1) { lt__silu_avx2(x, u, gy, o1, add1, o2, add2, m); return 1; }
+#else
+    (void)simd; (void)x; (void)u; (void)gy; (void)o1; (void)add1; (void)o2; (void)add2; (void)m;
+#endif
+    return 0;
+}
+
 /* the elementwise loops below: blocks of LT__EWB values, each a simd loop, the threads take blocks
    (as gelu's); y = silu(x) over m values */
-static void lt__silu_rows(const float *x, float *y, int64_t m) {
+static void lt__silu_rows(int simd, const float *x, float *y, int64_t m) {
     int64_t i;
+    if (lt__silu_simd(simd, x, NULL, NULL, y, 0, NULL, 0, m)) return;
     LT__OMP(simd)
     for (i = 0; i < m; i++) y[i] = x[i] * lt__sigm(x[i]);
 }
 static void lt__silu_fwd(lt__node *nd) {
     int64_t n = nd->out->n, b;
+    int simd = lt__simd_level();
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++)
-        lt__silu_rows(nd->in[0]->data + b * LT__EWB, nd->out->data + b * LT__EWB,
+        lt__silu_rows(simd, nd->in[0]->data + b * LT__EWB, nd->out->data + b * LT__EWB,
                       n - b * LT__EWB < LT__EWB ? n - b * LT__EWB : LT__EWB);
+}
+/* gx (+)= gy·silu'(x) over m values (gx may be gy) */
+static void lt__silu_grad_rows(int simd, const float *x, const float *gy, float *gx, int add, int64_t m) {
+    int64_t i;
+    if (lt__silu_simd(simd, x, NULL, gy, gx, add, NULL, 0, m)) return;
+    if (add) {
+        LT__OMP(simd)
+        for (i = 0; i < m; i++) gx[i] += gy[i] * lt__silu_d(x[i]);
+    } else {
+        LT__OMP(simd)
+        for (i = 0; i < m; i++) gx[i] = gy[i] * lt__silu_d(x[i]);
+    }
 }
 /* dx = dy·silu'(x) (add: +=; eager, dx may take dy's buffer: lt__grad_adopt) */
 static void lt__silu_bwd(lt__node *nd) {
     const float *gy = nd->out->grad, *x = nd->in[0]->data;
-    int add = 0;
+    int add = 0, simd = lt__simd_level();
     float *gx = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);
     int64_t n = nd->out->n, b;
     if (!gx) return;
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
-        int64_t lo = b * LT__EWB, m = n - lo < LT__EWB ? n - lo : LT__EWB, i;
-        if (add) {
-            LT__OMP(simd)
-            for (i = lo; i < lo + m; i++) gx[i] += gy[i] * lt__silu_d(x[i]);
-        } else {
-            LT__OMP(simd)
-            for (i = lo; i < lo + m; i++) gx[i] = gy[i] * lt__silu_d(x[i]);
-        }
+        int64_t lo = b * LT__EWB, m = n - lo < LT__EWB ? n - lo : LT__EWB;
+        lt__silu_grad_rows(simd, x + lo, gy + lo, gx + lo, add, m);
     }
 }
 LTRAIN_DEF lt_tensor *lt_silu(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx, LT__OP(silu), "lt_silu", a); }
@@ -1311,25 +1419,28 @@ LTRAIN_DEF lt_tensor *lt_silu(lt_ctx *ctx, lt_tensor *a) { return lt__unary(ctx,
    backward save[0] keeps g16 | u16 (2n 16-bit values), so the float32 inputs need not outlive the
    forward, and the float32 formulas above run on them (eager with both inputs 16-bit values
    already, a 16-bit product's outputs, lt__copy16: no copies, the inputs are read in place). */
-static void lt__swiglu_rows(const float *g, const float *u, float *y, int64_t m) {
+static void lt__swiglu_rows(int simd, const float *g, const float *u, float *y, int64_t m) {
     int64_t i;
+    if (lt__silu_simd(simd, g, u, NULL, y, 0, NULL, 0, m)) return;
     LT__OMP(simd)
     for (i = 0; i < m; i++) y[i] = g[i] * lt__sigm(g[i]) * u[i];
 }
 static void lt__swiglu_fwd(lt__node *nd) {
     int64_t n = nd->out->n, b;
+    int simd = lt__simd_level();
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++)
-        lt__swiglu_rows(nd->in[0]->data + b * LT__EWB, nd->in[1]->data + b * LT__EWB, nd->out->data + b * LT__EWB,
+        lt__swiglu_rows(simd, nd->in[0]->data + b * LT__EWB, nd->in[1]->data + b * LT__EWB, nd->out->data + b * LT__EWB,
                         n - b * LT__EWB < LT__EWB ? n - b * LT__EWB : LT__EWB);
 }
 /* m <= LT__EWB elements: gg (+)= dy·u·silu'(g), gu (+)= dy·silu(g) (either NULL: skipped; gg may
    be gy): both terms from one simd loop, into gg and gu when both are written (=), else into the
    stack and then stored */
-static void lt__swiglu_grad_rows(const float *g, const float *u, const float *gy, float *gg, int addg, float *gu,
-                                 int addu, int64_t m) {
+static void lt__swiglu_grad_rows(int simd, const float *g, const float *u, const float *gy, float *gg, int addg,
+                                 float *gu, int addu, int64_t m) {
     float dg[LT__EWB], du[LT__EWB];
     int64_t i;
+    if (lt__silu_simd(simd, g, u, gy, gg, addg, gu, addu, m)) return;
     if (gg && gu && !addg && !addu) {   /* both written, not added: straight into them (gg may be gy: */
         LT__OMP(simd)                   /* element i is read before it is written) */
         for (i = 0; i < m; i++) {
@@ -1353,7 +1464,7 @@ static void lt__swiglu_grad_rows(const float *g, const float *u, const float *gy
 /* h: the 16-bit g | u of swiglu16 in precision p, or NULL (the float32 inputs, read in place) */
 static void lt__swiglu_grads(lt__node *nd, lt_dtype p, const uint16_t *h) {
     const float *gy = nd->out->grad;
-    int addg = 0, addu = 0;
+    int addg = 0, addu = 0, simd = lt__simd_level();
     float *gg, *gu;
     int64_t n = nd->out->n, b;
     if (nd->in[0] == nd->in[1]) {   /* one tensor: its gradient gets both terms, added */
@@ -1376,10 +1487,10 @@ static void lt__swiglu_grads(lt__node *nd, lt_dtype p, const uint16_t *h) {
             g = gw; u = uw;
         }
         if (gg == gu) {   /* (the same tensor) one term after the other */
-            lt__swiglu_grad_rows(g, u, gy + lo, gg + lo, 1, NULL, 1, m);
-            lt__swiglu_grad_rows(g, u, gy + lo, NULL, 1, gu + lo, 1, m);
+            lt__swiglu_grad_rows(simd, g, u, gy + lo, gg + lo, 1, NULL, 1, m);
+            lt__swiglu_grad_rows(simd, g, u, gy + lo, NULL, 1, gu + lo, 1, m);
         } else {
-            lt__swiglu_grad_rows(g, u, gy + lo, gg ? gg + lo : NULL, addg, gu ? gu + lo : NULL, addu, m);
+            lt__swiglu_grad_rows(simd, g, u, gy + lo, gg ? gg + lo : NULL, addg, gu ? gu + lo : NULL, addu, m);
         }
     }
 }
@@ -1388,6 +1499,7 @@ static void lt__swiglu16_fwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(LT__PREC(nd));
     uint16_t *h = (uint16_t *)(void *)nd->save[0];
     int64_t n = nd->out->n, b;
+    int simd = lt__simd_level();
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
         int64_t lo = b * LT__EWB, m = n - lo < LT__EWB ? n - lo : LT__EWB, i;
@@ -1401,8 +1513,7 @@ static void lt__swiglu16_fwd(lt__node *nd) {
             lt__round16(p, nd->in[0]->data + lo, g, (size_t)m);
             lt__round16(p, nd->in[1]->data + lo, u, (size_t)m);
         }
-        LT__OMP(simd)
-        for (i = 0; i < m; i++) y[i] = g[i] * lt__sigm(g[i]);
+        lt__silu_rows(simd, g, y, m);
         lt__round16(p, y, y, (size_t)m);
         LT__OMP(simd)
         for (i = 0; i < m; i++) y[i] *= u[i];

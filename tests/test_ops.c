@@ -885,6 +885,80 @@ static void test_ops_gelu_kernels(void) {
     printf("     gelu kernels: worst relative error against double, over 1 + |2u|: y %.3g, dy/dx %.3g\n", worst[0], worst[1]);
 }
 
+/* silu and swiglu at every level (lt__simd_level: C, AVX2, AVX-512) against double, at lengths
+   around the 8- and 16-wide blocks: y = x·σ(x), silu'(x), swiglu's y = silu(g)·u, dgate =
+   dy·u·silu'(g) and dup = dy·silu(g); the += forms give the = forms' values plus what was there,
+   to the bit; inf, NaN and ±1e30 give what the C loop gives. */
+static double tops_silu_ref(double x, double *d, double *dterms) {
+    double s = 1.0 / (1.0 + exp(-x));
+    *d = s * (1.0 + x * (1.0 - s));
+    *dterms = s * (1.0 + fabs(x) * (1.0 - s));   /* silu' crosses 0 near x = -1.28: its terms give the scale */
+    return x * s;
+}
+static int tops_same_class(float a, float b) { return a != a ? b != b : a == b; }
+static void test_ops_silu_kernels(void) {
+    static const int64_t lens[] = {1, 7, 8, 9, 15, 16, 17, 33, 4095, 4096};
+    int simd, li;
+    double worst = 0;
+    if (!t_want("ops/silu_kernels")) return;
+    for (simd = 0; simd <= lt__simd_level(); simd++)
+        for (li = 0; li < (int)(sizeof lens / sizeof lens[0]); li++) {
+            int64_t m = lens[li], i, bad = 0;
+            size_t sz = (size_t)m * sizeof(float);
+            float *x = (float *)malloc(sz), *u = (float *)malloc(sz), *g = (float *)malloc(sz), *y = (float *)malloc(sz);
+            float *d = (float *)malloc(sz), *da = (float *)malloc(sz), *sy = (float *)malloc(sz);
+            float *gg = (float *)malloc(sz), *gu = (float *)malloc(sz), *gga = (float *)malloc(sz), *gua = (float *)malloc(sz);
+            float *c[5];
+            char name[64];
+            for (i = 0; i < 5; i++) c[i] = (float *)malloc(sz);
+            for (i = 0; i < m; i++) {
+                x[i] = m == 1 ? -0.5f : -30.0f + 60.0f * (float)i / (float)(m - 1);
+                u[i] = 0.5f - (float)(i % 7) * 0.25f;
+                g[i] = 0.25f + (float)(i % 5);
+                da[i] = 1.5f; gga[i] = 1.5f; gua[i] = 2.5f;
+            }
+            if (m > 16) { x[1] = INFINITY; x[2] = -INFINITY; x[3] = NAN; x[4] = 1e30f; x[5] = -1e30f; x[6] = 0.0f; x[7] = -0.0f; }
+            lt__silu_rows(simd, x, y, m);
+            lt__silu_grad_rows(simd, x, g, d, 0, m);
+            lt__silu_grad_rows(simd, x, g, da, 1, m);
+            lt__swiglu_rows(simd, x, u, sy, m);
+            lt__swiglu_grad_rows(simd, x, u, g, gg, 0, gu, 0, m);
+            lt__swiglu_grad_rows(simd, x, u, g, gga, 1, gua, 1, m);
+            /* the C loops on the special values */
+            lt__silu_rows(0, x, c[0], m);
+            lt__silu_grad_rows(0, x, g, c[1], 0, m);
+            lt__swiglu_rows(0, x, u, c[2], m);
+            lt__swiglu_grad_rows(0, x, u, g, c[3], 0, c[4], 0, m);
+            for (i = 0; i < m; i++) {
+                double dr, dt, yr = tops_silu_ref((double)x[i], &dr, &dt), cond = 1.0 + fabs((double)x[i]), e[5];
+                int k;
+                if (!tops_same_class(da[i], 1.5f + d[i]) || !tops_same_class(gga[i], 1.5f + gg[i]) || !tops_same_class(gua[i], 2.5f + gu[i]))
+                    bad++;
+                if (!isfinite(x[i]) || fabsf(x[i]) > 1e20f) {
+                    if (!tops_same_class(y[i], c[0][i]) || !tops_same_class(d[i], c[1][i]) || !tops_same_class(sy[i], c[2][i]) ||
+                        !tops_same_class(gg[i], c[3][i]) || !tops_same_class(gu[i], c[4][i]))
+                        bad++;
+                    continue;
+                }
+                e[0] = fabs(y[i] - yr) / (fabs(yr) > 1e-30 ? fabs(yr) : 1e-30);
+                e[1] = fabs(d[i] - g[i] * dr) / (g[i] * dt) / cond;
+                e[2] = fabs(sy[i] - yr * u[i]) / (fabs(yr * u[i]) > 1e-30 ? fabs(yr * u[i]) : 1e-30);
+                e[3] = u[i] == 0.0f ? fabs(gg[i]) : fabs(gg[i] - g[i] * u[i] * dr) / fabs(g[i] * u[i] * dt) / cond;
+                e[4] = fabs(gu[i] - g[i] * yr) / (fabs(g[i] * yr) > 1e-30 ? fabs(g[i] * yr) : 1e-30);
+                for (k = 0; k < 5; k++) {
+                    if (yr == 0.0 && k != 1 && k != 3) e[k] = 0;   /* x = 0 */
+                    worst = e[k] > worst ? e[k] : worst;
+                    if (e[k] > 2e-6) bad++;
+                }
+            }
+            snprintf(name, sizeof name, "ops/silu_kernels/%s/%lld", simd == 2 ? "avx512" : simd ? "avx2" : "c", (long long)m);
+            t_check(bad == 0, name, "%lld values wrong (worst relative error %.3g)", (long long)bad, worst);
+            free(x); free(u); free(g); free(y); free(d); free(da); free(sy); free(gg); free(gu); free(gga); free(gua);
+            for (i = 0; i < 5; i++) free(c[i]);
+        }
+    printf("     silu kernels: worst relative error against double %.3g\n", worst);
+}
+
 /* The softmax sums every level runs (lt__simd_level: C, AVX2, AVX-512) against double:
    Σ exp(x_j - m) and y = (add ? y : 0) + g·exp(x_j - m - ls), at lengths around the 8- and
    16-wide blocks, with -inf (exp 0) among the values. */
@@ -923,6 +997,7 @@ static void test_ops_all(void) {
     test_ops_attention_mm();
     test_ops_attention16();
     test_ops_gelu_kernels();
+    test_ops_silu_kernels();
     test_ops_exp_kernels();
     test_ops_errors();
 }

@@ -275,6 +275,22 @@ static void tc_lazy_zero_grad(void) {
     }
 }
 
+/* Is the page at addr advised MADV_NOHUGEPAGE ("nh" among its mapping's VmFlags in
+   /proc/self/smaps)?  1 yes, 0 no, -1 not known (no /proc: not Linux). */
+static int tc_nohuge(const void *addr) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    int in = 0, r = -1;
+    unsigned long long a = (unsigned long long)(uintptr_t)addr, lo, hi;
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%llx-%llx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) in = a >= lo && a < hi;
+        else if (in && !strncmp(line, "VmFlags:", 8)) { r = strstr(line, " nh") != NULL; break; }
+    }
+    fclose(f);
+    return r;
+}
+
 static void test_compile_llama(void);
 static void test_compile_all(void) {
     test_compile_llama();
@@ -306,6 +322,17 @@ static void test_compile_all(void) {
         for (k = 0; k < LT__OP_COUNT; k++) if (&lt__ops[k] != LT__OP(reshape)) calls += ctx->prof_n[0][k];
         t_check(p && !lt_plan_is_eager(p) && calls == 0, "compile/records_without_running",
                 "%lld forward kernels ran while recording", (long long)calls);
+        {   /* and the recording's chunks keep 4 KiB pages, even where transparent_hugepage is "always" */
+            const lt__chunk *c;
+            int nh = 1, known = 1;
+            for (c = ctx->arena.first; c; c = c->next) {
+                int r = tc_nohuge(c->mem + c->cap / 2);
+                if (r < 0) known = 0;
+                else if (!r) nh = 0;
+            }
+            if (!known || !ctx->arena.first) t_skip("compile/records_no_hugepages", "no /proc/self/smaps here");
+            else t_check(nh, "compile/records_no_hugepages", "a chunk of the recording pass may get 2 MiB pages");
+        }
         lt_set_profiling(ctx, 0);
         lt_plan_destroy(p);
         lt_gpt_destroy(s.g);

@@ -999,7 +999,10 @@ LTRAIN_DEF lt_tokenizer *lt_tok_parse_gpt2(lt_ctx *ctx, const void *encoder_json
    encode applies lt_tok_nfc to the text between special tokens (split out of the raw text first,
    as HF does for added tokens with normalized false, the default for special tokens; an added
    token with normalized true is matched in the raw text too) before pre-tokenization, and
-   decode(encode(x)) == NFC(x): decoding does not undo the normalization.  (HF's own NFC knows an
+   decode(encode(x)) == NFC(x): decoding does not undo the normalization.  With LT_TOK_SPECIAL
+   each stretch between special tokens is normalized on its own, so a combining mark just after
+   a special token stays apart ("<|e" then U+0301 is not composed into "<|é", as in HF): there
+   NFC(decode(encode(x))) == NFC(x).  (HF's own NFC knows an
    older Unicode: 50 combining marks assigned since are starters there, see @@TOK.nfc.) */
 LTRAIN_DEF lt_tokenizer *lt_tok_load_json(lt_ctx *ctx, const char *tokenizer_json);
 LTRAIN_DEF lt_tokenizer *lt_tok_parse_json(lt_ctx *ctx, const void *buf, size_t size, const char *label);

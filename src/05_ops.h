@@ -2296,8 +2296,8 @@ static void lt__att_mm_c(int64_t m, int64_t n, int64_t K, float alpha, const flo
         }
 }
 
-/* The attention kernels this CPU runs (lt__simd_level): 2 AVX-512 (the block products and the
-   softmax passes), 1 AVX2 + FMA (the block products; CPUs without AVX-512), 0 plain C. */
+/* The attention kernels this CPU runs (lt__simd_level): 2 AVX-512, 1 AVX2 + FMA (CPUs without
+   AVX-512), the block products and the softmax passes; 0 plain C. */
 static int lt__att_simd(void) { return lt__simd_level(); }
 
 #ifdef LT__X86
@@ -2313,6 +2313,10 @@ LT__TARGET("avx512f") static void lt__att_exp_avx512(float *x, const float *c, f
 LT__TARGET("avx512f") static void lt__att_colmax_avx512(const float *s, int64_t w, int64_t n, int64_t off, float *al);
 LT__TARGET("avx512f") static void lt__att_colexp_avx512(float *s, int64_t w, int64_t n, int64_t off, const float *mx,
                                                        float *l);
+LT__TARGET("avx2,fma") static void lt__att_exp_avx2(float *x, const float *c, float c0, int64_t n);
+LT__TARGET("avx2,fma") static void lt__att_colmax_avx2(const float *s, int64_t w, int64_t n, int64_t off, float *al);
+LT__TARGET("avx2,fma") static void lt__att_colexp_avx2(float *s, int64_t w, int64_t n, int64_t off, const float *mx,
+                                                      float *l);
 #endif
 
 /* The block products, with the causal triangle skipped by row tiles of MR (row r of C needs only
@@ -2421,11 +2425,12 @@ static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, i
 }
 
 /* x_i = exp(x_i - c_i) for i < n (c NULL: exp(x_i - c0)), every argument <= 0: the
-   probabilities from the scores.  AVX-512: lt__exp_neg16, about twice as fast. */
+   probabilities from the scores.  AVX-512: lt__exp_neg16, about twice as fast; AVX2: lt__exp_neg8. */
 static void lt__att_exp(int simd, float *x, const float *c, float c0, int64_t n) {
     int64_t i;
 #ifdef LT__X86
     if (simd == 2) { lt__att_exp_avx512(x, c, c0, n); return; }
+    if (simd == 1) { lt__att_exp_avx2(x, c, c0, n); return; }
 #else
     (void)simd;
 #endif
@@ -2459,13 +2464,14 @@ static float lt__att_dot(const float *x, const float *dot, int64_t n) {
      lt__att_colmax:  al[t] = max(al[t], S[u][t] over the rows u it sees), u in order
      lt__att_colexp:  S[u][t] = exp(S[u][t] - mx[t]) where seen, 0 where not (a masked
                       probability is 0, and the block products read it); l[t] += S[u][t], u in order
-   The plain C loops go row by row; the AVX-512 ones (fast paths below) go column block by column
-   block, the running max and sum of 16 columns in a register through all the rows: the same
-   operations in the same order, so the same bits. */
+   The plain C loops go row by row; the AVX-512 and AVX2 ones (fast paths below) go column block
+   by column block, the running max and sum of 16 (8) columns in a register through all the rows:
+   the same operations in the same order, so the same bits but for the exp's. */
 static void lt__att_colmax(int simd, const float *s, int64_t w, int64_t n, int64_t off, float *al) {
     int64_t u, t;
 #ifdef LT__X86
     if (simd == 2) { lt__att_colmax_avx512(s, w, n, off, al); return; }
+    if (simd == 1) { lt__att_colmax_avx2(s, w, n, off, al); return; }
 #else
     (void)simd;
 #endif
@@ -2479,6 +2485,7 @@ static void lt__att_colexp(int simd, float *s, int64_t w, int64_t n, int64_t off
     int64_t u, t;
 #ifdef LT__X86
     if (simd == 2) { lt__att_colexp_avx512(s, w, n, off, mx, l); return; }
+    if (simd == 1) { lt__att_colexp_avx2(s, w, n, off, mx, l); return; }
 #else
     (void)simd;
 #endif
@@ -2938,6 +2945,63 @@ LT__TARGET("avx512f") static void lt__att_colexp_avx512(float *s, int64_t w, int
             acc = _mm512_add_ps(acc, p);
         }
         _mm512_mask_storeu_ps(l + j, k, acc);
+    }
+}
+
+/* The same three with AVX2 + FMA, 8 columns at a time.  A block of fewer than 8 columns (the last
+   one of a query block whose length is not a multiple of 8) goes through 8 floats on the stack:
+   the lanes past the end are zeros, not seen, never stored.  A row's seen lanes (j >= lim) come
+   from comparing the lane numbers 0..7 with lim. */
+LT__TARGET("avx2,fma") static __m256 lt__att_seen8(int64_t lim) {   /* all ones in lanes j >= lim */
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    int32_t l = lim < -1 ? -1 : lim > 8 ? 8 : (int32_t)lim;
+    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(l - 1)));
+}
+LT__TARGET("avx2,fma") static __m256 lt__load8(const float *x, int64_t nv) {   /* nv < 8: zeros past them */
+    float t[8] = {0};
+    if (nv >= 8) return _mm256_loadu_ps(x);
+    memcpy(t, x, (size_t)nv * sizeof(float));
+    return _mm256_loadu_ps(t);
+}
+LT__TARGET("avx2,fma") static void lt__store8(float *x, __m256 v, int64_t nv) {
+    float t[8];
+    if (nv >= 8) { _mm256_storeu_ps(x, v); return; }
+    _mm256_storeu_ps(t, v);
+    memcpy(x, t, (size_t)nv * sizeof(float));
+}
+LT__TARGET("avx2,fma") static void lt__att_exp_avx2(float *x, const float *c, float c0, int64_t n) {
+    __m256 vc = _mm256_set1_ps(c0);
+    int64_t i;
+    for (i = 0; i < n; i += 8) {
+        int64_t nv = n - i;
+        __m256 v = lt__load8(x + i, nv);
+        lt__store8(x + i, lt__exp_neg8(_mm256_sub_ps(v, c ? lt__load8(c + i, nv) : vc)), nv);
+    }
+}
+LT__TARGET("avx2,fma") static void lt__att_colmax_avx2(const float *s, int64_t w, int64_t n, int64_t off, float *al) {
+    int64_t j, u;
+    for (j = 0; j < n; j += 8) {
+        int64_t nv = n - j;
+        __m256 mx = lt__load8(al + j, nv);
+        for (u = 0; u < w && u + off - j < 8; u++)   /* s > mx ? s : mx in the lanes the row sees */
+            mx = _mm256_blendv_ps(mx, _mm256_max_ps(lt__load8(s + u * n + j, nv), mx), lt__att_seen8(u + off - j));
+        lt__store8(al + j, mx, nv);
+    }
+}
+LT__TARGET("avx2,fma") static void lt__att_colexp_avx2(float *s, int64_t w, int64_t n, int64_t off, const float *mx,
+                                                      float *l) {
+    int64_t j, u;
+    for (j = 0; j < n; j += 8) {
+        int64_t nv = n - j;
+        __m256 m = lt__load8(mx + j, nv), acc = lt__load8(l + j, nv);
+        for (u = 0; u < w; u++) {
+            __m256 p = _mm256_setzero_ps();
+            if (u + off - j < 8)
+                p = _mm256_and_ps(lt__att_seen8(u + off - j), lt__exp_neg8(_mm256_sub_ps(lt__load8(s + u * n + j, nv), m)));
+            lt__store8(s + u * n + j, p, nv);
+            acc = _mm256_add_ps(acc, p);
+        }
+        lt__store8(l + j, acc, nv);
     }
 }
 #endif /* LT__X86 */

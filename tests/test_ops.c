@@ -741,6 +741,48 @@ static void test_ops_attention_mm(void) {
     t_check(bad == 0, "ops/attention_mm", "%d of %d values differ from the double loop", bad, checks);
 }
 
+/* The online softmax's passes at every level (lt__att_colmax, lt__att_colexp, lt__att_exp: C,
+   AVX2, AVX-512) on blocks of w rows x n columns, n around the 8- and 16-wide blocks, the causal
+   offset before, inside and past the block: the running max to the bit (as the C loop), the
+   unseen probabilities exactly 0, the seen ones and the sums against double. */
+static void test_ops_attention_softmax(void) {
+    static const int64_t shapes[][3] = {{1, 1, 0}, {5, 7, -2}, {9, 8, 0}, {20, 17, 3}, {64, 64, 0}, {33, 40, -5},
+                                        {12, 23, 30}, {6, 31, -40}};
+    int simd, si, bad = 0, checks = 0;
+    if (!t_want("ops/attention_softmax")) return;
+    for (simd = 0; simd <= lt__att_simd(); simd++)
+        for (si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++) {
+            int64_t w = shapes[si][0], n = shapes[si][1], off = shapes[si][2], u, t;
+            float *s = (float *)malloc((size_t)(w * n) * sizeof(float)), *s0 = (float *)malloc((size_t)(w * n) * sizeof(float));
+            float al[64], al0[64], l[64], e[64];
+            double ls[64];
+            for (u = 0; u < w * n; u++) s[u] = s0[u] = (float)((u * 37 % 101) - 50) * 0.11f;
+            for (t = 0; t < n; t++) { al[t] = al0[t] = t % 3 == 0 ? -INFINITY : 0.5f * (float)(t % 5); l[t] = 0.25f; ls[t] = 0.25; }
+            lt__att_colmax(simd, s, w, n, off, al);
+            lt__att_colmax(0, s0, w, n, off, al0);
+            for (t = 0; t < n; t++, checks++)
+                if (memcmp(&al[t], &al0[t], sizeof(float)) != 0) bad++;
+            for (t = 0; t < n; t++) if (al[t] == -INFINITY) al[t] = 0.0f;   /* a column no row sees */
+            lt__att_colexp(simd, s, w, n, off, al, l);
+            for (u = 0; u < w; u++)
+                for (t = 0; t < n; t++, checks++) {
+                    int seen = t >= u + off;
+                    double p = seen ? exp((double)s0[u * n + t] - (double)al[t]) : 0.0;
+                    ls[t] += p;
+                    if (seen ? fabs(s[u * n + t] - p) > 2e-6 * p : s[u * n + t] != 0.0f) bad++;
+                }
+            for (t = 0; t < n; t++, checks++)
+                if (fabs(l[t] - ls[t]) > 1e-5 * ls[t]) bad++;
+            for (t = 0; t < n; t++) e[t] = s0[t] - 6.0f;
+            lt__att_exp(simd, e, NULL, 0.5f, n);
+            for (t = 0; t < n; t++, checks++)
+                if (fabs(e[t] - exp((double)s0[t] - 6.5)) > 2e-6 * exp((double)s0[t] - 6.5)) bad++;
+            free(s);
+            free(s0);
+        }
+    t_check(bad == 0, "ops/attention_softmax", "%d of %d values wrong", bad, checks);
+}
+
 /* ---- attention16 (lt_set_precision 16-bit): float32 attention on 16-bit values, y rounded ---------------- */
 /* On qkv that is already 16-bit (as c_attn's output is), attention16's y is the float32 op's y
    rounded, and its gradient the float32 one but for D_t = dy_t·y_t taken from the rounded y
@@ -995,6 +1037,7 @@ static void test_ops_all(void) {
     test_ops_gradcheck();
     test_ops_threads();
     test_ops_attention_mm();
+    test_ops_attention_softmax();
     test_ops_attention16();
     test_ops_gelu_kernels();
     test_ops_silu_kernels();

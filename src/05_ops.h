@@ -1265,6 +1265,7 @@ static inline float lt__silu_d(float v) {   /* dy/dx at x = v */
     float s = lt__sigm(v);
     return s * (1.0f + v * (1.0f - s));
 }
+
 /* ---- fast paths: AVX-512 and AVX2 (silu, swiglu) --------------------------------------------- */
 #ifdef LT__X86
 /* One kernel per instruction set runs the four loops below.  x is silu's input or swiglu's gate,

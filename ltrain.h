@@ -1153,8 +1153,8 @@ LTRAIN_DEF lt_tokenizer *lt_tok_parse_gpt2(lt_ctx *ctx, const void *encoder_json
    decode(encode(x)) == NFC(x): decoding does not undo the normalization.  With LT_TOK_SPECIAL
    each stretch between special tokens is normalized on its own, so a combining mark just after
    a special token stays apart ("<|e" then U+0301 is not composed into "<|é", as in HF): there
-   NFC(decode(encode(x))) == NFC(x).  (HF's own NFC knows an
-   older Unicode: 50 combining marks assigned since are starters there, see @@TOK.nfc.) */
+   NFC(decode(encode(x))) == NFC(x).  (HF's own NFC knows an older Unicode: 50 combining marks
+   assigned since are starters there, see @@TOK.nfc.) */
 LTRAIN_DEF lt_tokenizer *lt_tok_load_json(lt_ctx *ctx, const char *tokenizer_json);
 LTRAIN_DEF lt_tokenizer *lt_tok_parse_json(lt_ctx *ctx, const void *buf, size_t size, const char *label);
 LTRAIN_DEF void lt_tok_free(lt_tokenizer *tk);

@@ -4181,7 +4181,8 @@ LT__TARGET("avx512f") static void lt__silu_avx512(const float *x, const float *u
     for (i = 0; i < m; i += 16) {
         __mmask16 k = (__mmask16)(m - i >= 16 ? 0xFFFFu : (1u << (m - i)) - 1u);
         __m512 v = _mm512_maskz_loadu_ps(k, x + i), e = lt__exp_neg16(_mm512_sub_ps(zero, _mm512_abs_ps(v)));
-        __m512 s = _mm512_div_ps(_mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GE_OQ), e, one), _mm512_add_ps(one, e));
+        __m512 num = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GE_OQ), e, one);   /* x >= 0 ? 1 : e */
+        __m512 s = _mm512_div_ps(num, _mm512_add_ps(one, e));
         __m512 d, r;
         if (!gy) {   /* forward */
             r = _mm512_mul_ps(v, s);
@@ -4233,7 +4234,8 @@ LT__TARGET("avx2,fma") static void lt__silu_avx2(const float *x, const float *u,
                                                  float *o2, int add2, int64_t m) {
     int64_t i;
     for (i = 0; i + 8 <= m; i += 8)
-        lt__silu8_block(x + i, u ? u + i : NULL, gy ? gy + i : NULL, o1 ? o1 + i : NULL, add1, o2 ? o2 + i : NULL, add2);
+        lt__silu8_block(x + i, u ? u + i : NULL, gy ? gy + i : NULL, o1 ? o1 + i : NULL, add1, o2 ? o2 + i : NULL,
+                        add2);
     if (i < m) {   /* the last values, padded with zeros */
         float t[5][8] = {{0}};
         int j, n = (int)(m - i);
@@ -5897,7 +5899,8 @@ LT__TARGET("avx2,fma") static void lt__att_colexp_avx2(float *s, int64_t w, int6
         for (u = 0; u < w; u++) {
             __m256 p = _mm256_setzero_ps();
             if (u + off - j < 8)
-                p = _mm256_and_ps(lt__att_seen8(u + off - j), lt__exp_neg8(_mm256_sub_ps(lt__load8(s + u * n + j, nv), m)));
+                p = _mm256_and_ps(lt__att_seen8(u + off - j),
+                                  lt__exp_neg8(_mm256_sub_ps(lt__load8(s + u * n + j, nv), m)));
             lt__store8(s + u * n + j, p, nv);
             acc = _mm256_add_ps(acc, p);
         }

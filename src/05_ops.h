@@ -218,6 +218,22 @@ LT__TARGET("avx2,fma") static inline __m256 lt__exp_neg8(__m256 a) {
     p = _mm256_andnot_ps(_mm256_cmp_ps(a, _mm256_set1_ps(-87.0f), _CMP_LT_OQ), p);              /* exp below -87: 0 */
     return _mm256_blendv_ps(p, a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));                            /* NaN stays NaN */
 }
+/* The AVX2 kernels' ragged ends: the first nv of 8 floats (all 8 when nv >= 8) loaded with zeros
+   past them, or stored, through 8 floats on the stack, so the last values of a row take the same
+   8-lane code as the others and get the same bits wherever they sit (AVX2's masked moves,
+   vmaskmovps, are slow on AMD). */
+LT__TARGET("avx2,fma") static inline __m256 lt__load8(const float *x, int64_t nv) {
+    float t[8] = {0};
+    if (nv >= 8) return _mm256_loadu_ps(x);
+    memcpy(t, x, (size_t)nv * sizeof(float));
+    return _mm256_loadu_ps(t);
+}
+LT__TARGET("avx2,fma") static inline void lt__store8(float *x, __m256 v, int64_t nv) {
+    float t[8];
+    if (nv >= 8) { _mm256_storeu_ps(x, v); return; }
+    _mm256_storeu_ps(t, v);
+    memcpy(x, t, (size_t)nv * sizeof(float));
+}
 /* the 16 lanes of acc added pairwise: 8 + 8, 4 + 4, 2 + 2, 1 + 1 (a fixed order) */
 LT__TARGET("avx512f") static float lt__lanes_sum16(__m512 acc) {
     float t[16];
@@ -258,8 +274,8 @@ LT__TARGET("avx512f") static void lt__exp_grad_avx512(const float *x, float *y, 
         _mm512_mask_storeu_ps(y + j, k, _mm512_add_ps(add ? _mm512_maskz_loadu_ps(k, y + j) : _mm512_setzero_ps(), v));
     }
 }
-/* The same with AVX2 + FMA and lt__exp_neg8, 8 values at a time; the last ones through a block
-   padded with -inf (exp 0: nothing added) and copied back. */
+/* The same with AVX2 + FMA and lt__exp_neg8, 8 values at a time; the sum's last ones through a
+   block padded with -inf (exp 0: nothing added), the gradient's through lt__load8 / lt__store8. */
 LT__TARGET("avx2,fma") static float lt__exp_sum_avx2(const float *x, int64_t n, float m) {
     __m256 acc = _mm256_setzero_ps(), vm = _mm256_set1_ps(m);
     float t[8];
@@ -278,21 +294,10 @@ LT__TARGET("avx2,fma") static float lt__exp_sum_avx2(const float *x, int64_t n, 
 LT__TARGET("avx2,fma") static void lt__exp_grad_avx2(const float *x, float *y, int64_t n, float m, float ls, float g,
                                                     int add) {
     __m256 vm = _mm256_set1_ps(m), vl = _mm256_set1_ps(ls), vg = _mm256_set1_ps(g);
-    float tx[8], ty[8];
     int64_t j;
-    int l;
-    for (j = 0; j < n; j += 8) {
-        int w = n - j < 8 ? (int)(n - j) : 8;
-        const float *xs = x + j;
-        float *ys = y + j;
-        __m256 v;
-        if (w < 8) {   /* the last values: through a padded block */
-            for (l = 0; l < 8; l++) { tx[l] = l < w ? x[j + l] : 0.0f; ty[l] = l < w ? y[j + l] : 0.0f; }
-            xs = tx; ys = ty;
-        }
-        v = _mm256_mul_ps(vg, lt__exp_neg8(_mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(xs), vm), vl)));
-        _mm256_storeu_ps(ys, _mm256_add_ps(add ? _mm256_loadu_ps(ys) : _mm256_setzero_ps(), v));
-        if (w < 8) for (l = 0; l < w; l++) y[j + l] = ty[l];
+    for (j = 0; j < n; j += 8) {   /* the last values through lt__load8 / lt__store8 */
+        __m256 v = _mm256_mul_ps(vg, lt__exp_neg8(_mm256_sub_ps(_mm256_sub_ps(lt__load8(x + j, n - j), vm), vl)));
+        lt__store8(y + j, _mm256_add_ps(add ? lt__load8(y + j, n - j) : _mm256_setzero_ps(), v), n - j);
     }
 }
 
@@ -901,8 +906,7 @@ LT__TARGET("avx512f") static void lt__gelu_bwd_avx512(const float *x, const floa
 }
 
 /* The same with AVX2 + FMA (CPUs without AVX-512), 8 values at a time: exp by lt__exp_neg8,
-   1/(1 + e) by a division; the last values through a padded block of 8, so a value gets the same
-   bits wherever it sits. */
+   1/(1 + e) by a division. */
 LT__TARGET("avx2,fma") static inline __m256 lt__gelu_s8(__m256 v) {
     __m256 u = _mm256_mul_ps(_mm256_set1_ps(LT__GELU_K),
                              _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(LT__GELU_C), _mm256_mul_ps(v, v)), v, v));
@@ -912,26 +916,19 @@ LT__TARGET("avx2,fma") static inline __m256 lt__gelu_s8(__m256 v) {
     return _mm256_blendv_ps(r, _mm256_mul_ps(e, r), _mm256_cmp_ps(u, _mm256_setzero_ps(), _CMP_LT_OQ));
 }
 /* y = gelu(x) (gy NULL, grad 0); grad 1: gx = gy·gelu'(x), or gelu'(x) where gy is NULL, added
-   to gx when add is set */
-LT__TARGET("avx2,fma") static void lt__gelu8_block(const float *x, const float *gy, float *out, int grad, int add) {
-    __m256 v = _mm256_loadu_ps(x), s = lt__gelu_s8(v), d;
-    if (!grad) { _mm256_storeu_ps(out, _mm256_mul_ps(v, s)); return; }
-    d = _mm256_mul_ps(_mm256_set1_ps(LT__GELU_K),
-                      _mm256_fmadd_ps(_mm256_set1_ps(3.0f * LT__GELU_C), _mm256_mul_ps(v, v), _mm256_set1_ps(1.0f)));
-    d = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(2.0f), v), _mm256_fnmadd_ps(s, s, s)), d, s);
-    if (gy) d = _mm256_mul_ps(_mm256_loadu_ps(gy), d);
-    if (add) d = _mm256_add_ps(_mm256_loadu_ps(out), d);
-    _mm256_storeu_ps(out, d);
-}
+   to gx when add is set; the last values through lt__load8 / lt__store8 */
 LT__TARGET("avx2,fma") static void lt__gelu_avx2(const float *x, const float *gy, float *out, int64_t m, int grad, int add) {
     int64_t i;
-    for (i = 0; i + 8 <= m; i += 8) lt__gelu8_block(x + i, gy ? gy + i : NULL, out + i, grad, add);
-    if (i < m) {   /* the last values, padded with zeros */
-        float tx[8] = {0}, tg[8] = {0}, to[8] = {0};
-        int j, n = (int)(m - i);
-        for (j = 0; j < n; j++) { tx[j] = x[i + j]; if (gy) tg[j] = gy[i + j]; to[j] = out[i + j]; }
-        lt__gelu8_block(tx, gy ? tg : NULL, to, grad, add);
-        for (j = 0; j < n; j++) out[i + j] = to[j];
+    for (i = 0; i < m; i += 8) {
+        int64_t nv = m - i;
+        __m256 v = lt__load8(x + i, nv), s = lt__gelu_s8(v), d;
+        if (!grad) { lt__store8(out + i, _mm256_mul_ps(v, s), nv); continue; }
+        d = _mm256_mul_ps(_mm256_set1_ps(LT__GELU_K),
+                          _mm256_fmadd_ps(_mm256_set1_ps(3.0f * LT__GELU_C), _mm256_mul_ps(v, v), _mm256_set1_ps(1.0f)));
+        d = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(2.0f), v), _mm256_fnmadd_ps(s, s, s)), d, s);
+        if (gy) d = _mm256_mul_ps(lt__load8(gy + i, nv), d);
+        if (add) d = _mm256_add_ps(lt__load8(out + i, nv), d);
+        lt__store8(out + i, d, nv);
     }
 }
 #endif
@@ -1273,8 +1270,7 @@ static inline float lt__silu_d(float v) {   /* dy/dx at x = v */
    and o2 (+)= gy·x·σ(x) (swiglu's dup), add1/add2 choosing += (o1 or o2 NULL: skipped; o1 may be
    gy: a value is read before it is written).  σ as lt__sigm: e = exp(-|x|) by lt__exp_neg16 / 8,
    then (x >= 0 ? 1 : e)/(1 + e) by a division, and the products in the C loops' order, so a result
-   is within an ulp or two of theirs (only the exp differs).  AVX-512: the last values masked;
-   AVX2: through a padded block of 8, so a value gets the same bits wherever it sits. */
+   is within an ulp or two of theirs (only the exp differs).  AVX-512: the last values masked. */
 LT__TARGET("avx512f") static void lt__silu_avx512(const float *x, const float *u, const float *gy, float *o1, int add1,
                                                   float *o2, int add2, int64_t m) {
     const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
@@ -1305,52 +1301,34 @@ LT__TARGET("avx512f") static void lt__silu_avx512(const float *x, const float *u
         }
     }
 }
-/* 8 values of the same with AVX2 + FMA */
-LT__TARGET("avx2,fma") static void lt__silu8_block(const float *x, const float *u, const float *gy, float *o1, int add1,
-                                                   float *o2, int add2) {
-    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
-    __m256 v = _mm256_loadu_ps(x), e = lt__exp_neg8(_mm256_sub_ps(zero, _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v)));
-    __m256 s = _mm256_div_ps(_mm256_blendv_ps(e, one, _mm256_cmp_ps(v, zero, _CMP_GE_OQ)), _mm256_add_ps(one, e));
-    __m256 d, r;
-    if (!gy) {
-        r = _mm256_mul_ps(v, s);
-        if (u) r = _mm256_mul_ps(r, _mm256_loadu_ps(u));
-        _mm256_storeu_ps(o1, r);
-        return;
-    }
-    d = _mm256_loadu_ps(gy);
-    if (o2) {
-        r = _mm256_mul_ps(d, _mm256_mul_ps(v, s));
-        if (add2) r = _mm256_add_ps(_mm256_loadu_ps(o2), r);
-        _mm256_storeu_ps(o2, r);
-    }
-    if (o1) {
-        r = _mm256_mul_ps(s, _mm256_add_ps(one, _mm256_mul_ps(v, _mm256_sub_ps(one, s))));
-        r = _mm256_mul_ps(u ? _mm256_mul_ps(d, _mm256_loadu_ps(u)) : d, r);
-        if (add1) r = _mm256_add_ps(_mm256_loadu_ps(o1), r);
-        _mm256_storeu_ps(o1, r);
-    }
-}
+/* the same with AVX2 + FMA, 8 values at a time (the last ones through lt__load8 / lt__store8) */
 LT__TARGET("avx2,fma") static void lt__silu_avx2(const float *x, const float *u, const float *gy, float *o1, int add1,
                                                  float *o2, int add2, int64_t m) {
+    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
     int64_t i;
-    for (i = 0; i + 8 <= m; i += 8)
-        lt__silu8_block(x + i, u ? u + i : NULL, gy ? gy + i : NULL, o1 ? o1 + i : NULL, add1, o2 ? o2 + i : NULL,
-                        add2);
-    if (i < m) {   /* the last values, padded with zeros */
-        float t[5][8] = {{0}};
-        int j, n = (int)(m - i);
-        for (j = 0; j < n; j++) {
-            t[0][j] = x[i + j];
-            if (u) t[1][j] = u[i + j];
-            if (gy) t[2][j] = gy[i + j];
-            if (o1) t[3][j] = o1[i + j];
-            if (o2) t[4][j] = o2[i + j];
+    for (i = 0; i < m; i += 8) {
+        int64_t nv = m - i;
+        __m256 v = lt__load8(x + i, nv);
+        __m256 e = lt__exp_neg8(_mm256_sub_ps(zero, _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v)));   /* e^-|x| */
+        __m256 s = _mm256_div_ps(_mm256_blendv_ps(e, one, _mm256_cmp_ps(v, zero, _CMP_GE_OQ)), _mm256_add_ps(one, e));
+        __m256 d, r;
+        if (!gy) {
+            r = _mm256_mul_ps(v, s);
+            if (u) r = _mm256_mul_ps(r, lt__load8(u + i, nv));
+            lt__store8(o1 + i, r, nv);
+            continue;
         }
-        lt__silu8_block(t[0], u ? t[1] : NULL, gy ? t[2] : NULL, o1 ? t[3] : NULL, add1, o2 ? t[4] : NULL, add2);
-        for (j = 0; j < n; j++) {
-            if (o1) o1[i + j] = t[3][j];
-            if (o2) o2[i + j] = t[4][j];
+        d = lt__load8(gy + i, nv);
+        if (o2) {
+            r = _mm256_mul_ps(d, _mm256_mul_ps(v, s));
+            if (add2) r = _mm256_add_ps(lt__load8(o2 + i, nv), r);
+            lt__store8(o2 + i, r, nv);
+        }
+        if (o1) {
+            r = _mm256_mul_ps(s, _mm256_add_ps(one, _mm256_mul_ps(v, _mm256_sub_ps(one, s))));
+            r = _mm256_mul_ps(u ? _mm256_mul_ps(d, lt__load8(u + i, nv)) : d, r);
+            if (add1) r = _mm256_add_ps(lt__load8(o1 + i, nv), r);
+            lt__store8(o1 + i, r, nv);
         }
     }
 }
@@ -2952,25 +2930,13 @@ LT__TARGET("avx512f") static void lt__att_colexp_avx512(float *s, int64_t w, int
 }
 
 /* The same three with AVX2 + FMA, 8 columns at a time.  A block of fewer than 8 columns (the last
-   one of a query block whose length is not a multiple of 8) goes through 8 floats on the stack:
+   one of a query block whose length is not a multiple of 8) goes through lt__load8 / lt__store8:
    the lanes past the end are zeros, not seen, never stored.  A row's seen lanes (j >= lim) come
    from comparing the lane numbers 0..7 with lim. */
 LT__TARGET("avx2,fma") static __m256 lt__att_seen8(int64_t lim) {   /* all ones in lanes j >= lim */
     __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     int32_t l = lim < -1 ? -1 : lim > 8 ? 8 : (int32_t)lim;
     return _mm256_castsi256_ps(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(l - 1)));
-}
-LT__TARGET("avx2,fma") static __m256 lt__load8(const float *x, int64_t nv) {   /* nv < 8: zeros past them */
-    float t[8] = {0};
-    if (nv >= 8) return _mm256_loadu_ps(x);
-    memcpy(t, x, (size_t)nv * sizeof(float));
-    return _mm256_loadu_ps(t);
-}
-LT__TARGET("avx2,fma") static void lt__store8(float *x, __m256 v, int64_t nv) {
-    float t[8];
-    if (nv >= 8) { _mm256_storeu_ps(x, v); return; }
-    _mm256_storeu_ps(t, v);
-    memcpy(x, t, (size_t)nv * sizeof(float));
 }
 LT__TARGET("avx2,fma") static void lt__att_exp_avx2(float *x, const float *c, float c0, int64_t n) {
     __m256 vc = _mm256_set1_ps(c0);

@@ -5,7 +5,8 @@
 #   A ratio below 1 means NEW is faster.  Example, the working tree against the last commit:
 #     git show HEAD:ltrain.h > /tmp/old.h && bench/ab.sh /tmp/old.h ltrain.h 8 --config char-small --steps 6
 #   AB_MARCH sets the build's -march (default native); AB_MARCH=x86-64-v3 with LT_GEMM=avx2 runs
-#   what an AVX2-only CPU runs (bench/avx2.md).
+#   what an AVX2-only CPU runs (bench/avx2.md).  AB_B_FLAGS adds flags to NEW's runs only: the
+#   same header twice with AB_B_FLAGS="--precision bf16" times bf16 (new) against fp32 (old).
 set -e
 if [ $# -lt 3 ]; then sed -n 2,6p "$0"; exit 2; fi
 here=$(cd "$(dirname "$0")" && pwd)

@@ -145,6 +145,29 @@ static LT__TARGET("avx2,f16c") void lt__from_f16_avx2(const uint16_t *in, float 
         _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(in + i))));
     lt__from_f16_scalar(in + i, out + i, n - i);
 }
+/* out = float(16 bit(in)) in registers, 8 at a time (lt__round16's path on AVX2 CPUs): bf16 by the
+   integer formula kept as float32 bits (a NaN to 0xFFFF0000, as lt__round_bf16_avx512 below);
+   fp16 through vcvtps2ph / vcvtph2ps, blocks holding a NaN redone by the scalar code (its
+   canonical NaN).  One pass instead of a 16-bit array written and read back.  in == out allowed. */
+static LT__TARGET("avx2") void lt__round_bf16_avx2(const float *in, float *out, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i r = lt__bf16_round8(_mm256_loadu_si256((const __m256i *)(const void *)(in + i)));
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_slli_epi32(r, 16));
+    }
+    for (; i < n; i++) out[i] = lt_bf16_to_f32(lt_f32_to_bf16(in[i]));
+}
+static LT__TARGET("avx2,f16c") void lt__round_f16_avx2(const float *in, float *out, size_t n) {
+    size_t i = 0, j;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(in + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)))
+            for (j = i; j < i + 8; j++) out[j] = lt_f16_to_f32(lt_f32_to_f16(in[j]));
+        else
+            _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT)));
+    }
+    for (; i < n; i++) out[i] = lt_f16_to_f32(lt_f32_to_f16(in[i]));
+}
 
 static inline LT__TARGET("avx512f") __m512i lt__bf16_round16(__m512i u) {
     __m512i r = _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), _mm512_set1_epi32(1));
@@ -385,6 +408,11 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n) {
     if (lt__k_available(LT__K_AVX512)) {
         if (p == LT_BF16) lt__round_bf16_avx512(in, out, n);
         else lt__round_f16_avx512(in, out, n);
+        return;
+    }
+    if (lt__k_available(LT__K_AVX2)) {
+        if (p == LT_BF16) lt__round_bf16_avx2(in, out, n);
+        else lt__round_f16_avx2(in, out, n);
         return;
     }
 #endif

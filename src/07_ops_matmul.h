@@ -275,52 +275,50 @@ static void lt__save16(lt__node *nd) {
     }
 }
 
-/* db += Σ_rows round16(dy), float32 sums (torch sums the bf16 dy its mm reads); threads take
-   blocks of 64 columns and add the rows in order, so the sums do not depend on the thread count.
-   dy is read as float32 gy (rounded here) or as its 16-bit copy gh (the other NULL). */
+/* db += Σ_rows round16(dy), float32 sums (torch sums the bf16 dy its mm reads).  As
+   lt__bcast_grad_b: each thread sums blocks of whole columns (lt__col_block), walking the rows in
+   order and reading one run of each, which the hardware fetches ahead (blocks of 64 columns, the
+   code until 2026-12-04, waited on a few lines of every row: on an AVX2 CPU the bias gradient
+   took twice float32's); each column's sum adds the rows in order, so the sums depend neither on
+   the blocks nor on the thread count.  dy is read as float32 gy (rounded here) or as its 16-bit
+   copy gh (the other NULL). */
 #ifdef LT__X86
-/* 64 columns (all present) in 4 registers, rounded 16 at a time as the GEMM's packing rounds */
-LT__TARGET("avx512f") static void lt__bias_grad16_avx512(int p, float *acc, const float *gy, const uint16_t *gh,
-                                                         int64_t R, int64_t O) {
-    __m512 a0 = _mm512_loadu_ps(acc), a1 = _mm512_loadu_ps(acc + 16), a2 = _mm512_loadu_ps(acc + 32);
-    __m512 a3 = _mm512_loadu_ps(acc + 48);
-    lt__gsrc s;
-    int64_t r;
-    s.f = NULL; s.h = NULL; s.p = p; s.gelu = 0;
-    for (r = 0; r < R; r++) {
-        if (gh) s.h = gh + r * O;
-        else s.f = gy + r * O;
-        a0 = _mm512_add_ps(a0, lt__gsrc16_lanes(&s, 0));
-        a1 = _mm512_add_ps(a1, lt__gsrc16_lanes(&s, 16));
-        a2 = _mm512_add_ps(a2, lt__gsrc16_lanes(&s, 32));
-        a3 = _mm512_add_ps(a3, lt__gsrc16_lanes(&s, 48));
-    }
-    _mm512_storeu_ps(acc, a0); _mm512_storeu_ps(acc + 16, a1);
-    _mm512_storeu_ps(acc + 32, a2); _mm512_storeu_ps(acc + 48, a3);
+/* acc[0..w) += row of s (16 or 8 values at a time, as the GEMM's packing rounds them; the last
+   ones by the scalar code) */
+LT__TARGET("avx512f") static void lt__bg16_row_avx512(const lt__gsrc *s, float *acc, int64_t w) {
+    int64_t j = 0;
+    for (; j + 16 <= w; j += 16) _mm512_storeu_ps(acc + j, _mm512_add_ps(_mm512_loadu_ps(acc + j), lt__gsrc16_lanes(s, j)));
+    for (; j < w; j++) acc[j] += lt__gsrc_one(s, j);
+}
+LT__TARGET("avx2,fma,f16c") static void lt__bg16_row_avx2(const lt__gsrc *s, float *acc, int64_t w) {
+    int64_t j = 0;
+    for (; j + 8 <= w; j += 8) _mm256_storeu_ps(acc + j, _mm256_add_ps(_mm256_loadu_ps(acc + j), lt__gsrc8_lanes(s, j)));
+    for (; j < w; j++) acc[j] += lt__gsrc_one(s, j);
 }
 #endif
 static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, const uint16_t *gh, int64_t R, int64_t O) {
-    int64_t nb = (O + 63) / 64, b;
+    int64_t bw = lt__col_block(O), j0;
     int simd = 0;
     (void)simd;
 #ifdef LT__X86
-    simd = lt__gemm_supported(LT__GEMM_AVX512);
+    simd = lt__gemm_supported(LT__GEMM_AVX512) ? 2 : lt__k_available(LT__K_AVX2) ? 1 : 0;
 #endif
     LT__OMP(parallel for if (R * O > 65536 && !omp_in_parallel()))
-    for (b = 0; b < nb; b++) {
-        float s[64], acc[64];
-        int64_t j0 = b * 64, w = O - j0 < 64 ? O - j0 : 64, r, j;
+    for (j0 = 0; j0 < O; j0 += bw) {
+        float s[LT__BGB_W], acc[LT__BGB_W];
+        int64_t w = O - j0 < bw ? O - j0 : bw, r, j;
+        lt__gsrc src;
+        src.f = NULL; src.h = NULL; src.p = (int)p; src.gelu = 0;
         for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
-#ifdef LT__X86
-        if (simd && w == 64) {
-            lt__bias_grad16_avx512((int)p, acc, gy ? gy + j0 : NULL, gh ? gh + j0 : NULL, R, O);
-            for (j = 0; j < w; j++) gb[j0 + j] = acc[j];
-            continue;
-        }
-#endif
         for (r = 0; r < R; r++) {
-            if (gh) lt__from16(p, gh + r * O + j0, s, (size_t)w);
-            else lt__round16(p, gy + r * O + j0, s, (size_t)w);
+            if (gh) src.h = gh + r * O + j0;
+            else src.f = gy + r * O + j0;
+#ifdef LT__X86
+            if (simd == 2) { lt__bg16_row_avx512(&src, acc, w); continue; }
+            if (simd == 1) { lt__bg16_row_avx2(&src, acc, w); continue; }
+#endif
+            if (gh) lt__from16(p, src.h, s, (size_t)w);
+            else lt__round16(p, src.f, s, (size_t)w);
             for (j = 0; j < w; j++) acc[j] += s[j];
         }
         for (j = 0; j < w; j++) gb[j0 + j] = acc[j];

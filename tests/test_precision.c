@@ -272,6 +272,91 @@ static void tp_gemm16(void) {
     free(a); free(b); free(ar); free(br); free(c1); free(c2); free(ah); free(bh);
 }
 
+/* ---- the 16-bit conversions of packing, epilogue and bias gradient at every level ---------------- */
+/* lt__gsrc_get (AVX-512 and AVX2 paths), the AVX2 epilogue and lt__bias_grad16 against the scalar
+   code, to the bit, on values that test the rounding: NaNs (payloads, signs), infinities, zeros,
+   subnormals, halfway cases, values past fp16's range; lengths that leave a ragged end. */
+static void tp_convert16_levels(void) {
+    enum { N = 83, R = 29, O = 77 };
+    static const uint32_t special[] = {0x7FC00000u, 0xFFC00001u, 0x7F800001u, 0x7FFFE000u, 0xFF812345u, 0x7F800000u, 0xFF800000u, 0x00000000u,
+                                       0x80000000u, 0x00000001u, 0x807FFFFFu, 0x00400000u, 0x3F808000u, 0x3F818000u,
+                                       0x3F80FFFFu, 0x47800000u, 0x477FF000u, 0x477FE000u, 0x33000000u, 0x33000001u,
+                                       0x387FC000u, 0xC7800000u, 0x7F7FFFFFu, 0x3DCCCCCDu};
+    float x[N], b[N], want[N], got[N], gy[R * O], gb1[O], gb2[O], gbw[O];
+    uint16_t h[N], gh[R * O];
+    lt_rng r;
+    int pi, kind, lvl, bad = 0, runs = 0, i, j, nt, base = lt_get_threads();
+    if (!t_want("precision/convert16_levels")) return;
+    lt_rng_seed(&r, 17);
+    for (i = 0; i < N; i++) {
+        uint32_t u = special[i % (int)(sizeof special / sizeof special[0])];
+        if (i >= 2 * (int)(sizeof special / sizeof special[0])) x[i] = (float)(lt_rng_normal(&r) * 3.0);
+        else memcpy(&x[i], &u, 4);
+        b[i] = (float)lt_rng_normal(&r);
+    }
+    for (i = 0; i < R * O; i++) gy[i] = (float)lt_rng_normal(&r) * (i % 11 == 0 ? 70000.0f : 1.0f);
+    for (pi = 0; pi < 2; pi++) {
+        lt_dtype p = pi ? LT_F16 : LT_BF16;
+        lt__gelu16_tables(p);
+        if (p == LT_F16) { lt_f32_to_f16_array(x, h, N); lt_f32_to_f16_array(gy, gh, R * O); }
+        else { lt_f32_to_bf16_array(x, h, N); lt_f32_to_bf16_array(gy, gh, R * O); }
+        for (kind = 0; kind < 3; kind++) {   /* float32 rounded, 16-bit widened, gelu16's table */
+            lt__gsrc s;
+            s.f = kind == 0 ? x : NULL; s.h = kind ? h : NULL; s.p = (int)p; s.gelu = kind == 2;
+            for (i = 0; i < N; i++) want[i] = lt__gsrc_one(&s, i);
+            for (lvl = 1; lvl <= 2; lvl++) {
+                if (!lt__gemm_supported(lvl == 2 ? LT__GEMM_AVX512 : LT__GEMM_AVX2)) continue;
+                for (i = 0; i < N; i++) got[i] = -1.0f;
+                lt__gsrc_get(lvl, &s, 0, N, got);
+                if (memcmp(want, got, sizeof want) != 0) {
+                    bad++;
+                    printf("     %s, source %d, level %d: differs\n", lt_precision_name(p), kind, lvl);
+                }
+                runs++;
+            }
+        }
+        if (lt__gemm_supported(LT__GEMM_AVX2)) {   /* the AVX2 epilogue: round16(y + bias) */
+            for (i = 0; i < N; i++) got[i] = x[i];
+            {
+                lt__gepi e = lt__gepi_of((int)p, NULL);
+                float b16[N];
+                lt__round16(p, b, b16, N);
+                for (i = 0; i < N; i++) want[i] = x[i] + b16[i];
+                lt__round16(p, want, want, N);
+                e.bias = b;
+                lt__gemm_epilogue(1, &e, got, N, 1, N);
+                if (memcmp(want, got, sizeof want) != 0) {
+                    bad++;
+                    printf("     %s: the AVX2 epilogue differs\n", lt_precision_name(p));
+                }
+                runs++;
+            }
+        }
+        for (j = 0; j < O; j++) {   /* the bias gradient: Σ_rows round16(dy), rows in order */
+            float acc = 0.5f;
+            lt__gsrc s;
+            s.f = NULL; s.h = gh; s.p = (int)p; s.gelu = 0;
+            for (i = 0; i < R; i++) acc += lt__gsrc_one(&s, (int64_t)i * O + j);
+            gbw[j] = acc;
+        }
+        for (nt = 1; nt <= 2; nt++)
+            for (kind = 0; kind < 2; kind++) {
+                lt_set_threads(nt);
+                for (j = 0; j < O; j++) gb1[j] = gb2[j] = 0.5f;
+                lt__bias_grad16(p, kind ? gb1 : gb2, kind ? NULL : gy, kind ? gh : NULL, R, O);
+                if (memcmp(kind ? gb1 : gb2, gbw, sizeof gbw) != 0) {
+                    bad++;
+                    printf("     %s, %d threads, %s: the bias gradient differs\n", lt_precision_name(p), nt,
+                           kind ? "16-bit dy" : "float32 dy");
+                }
+                runs++;
+            }
+        lt_set_threads(base);
+    }
+    t_check(bad == 0, "precision/convert16_levels", "%d of %d conversions differ from the scalar code's bits", bad,
+            runs);
+}
+
 /* ---- the AVX512_BF16 pair kernel: bf16 products summed two k at a time -------------------------- */
 /* Against the float32 GEMM of the rounded operands, within 2^-20 of Σ_k |a_ik b_kj| (the sums'
    rounding differs only in order): every transpose, odd K (a zero partner), a K of one step and
@@ -971,6 +1056,7 @@ static void test_precision_all(void) {
     tp_fp32_unchanged();
     tp_fp16_overflow();
     tp_gemm16();
+    tp_convert16_levels();
     tp_gemm_bf16dp();
     tp_rows16();
     tp_gelu16_paths();

@@ -276,6 +276,11 @@ static void tp_gemm16(void) {
 /* lt__gsrc_get (AVX-512 and AVX2 paths), the AVX2 epilogue and lt__bias_grad16 against the scalar
    code, to the bit, on values that test the rounding: NaNs (payloads, signs), infinities, zeros,
    subnormals, halfway cases, values past fp16's range; lengths that leave a ragged end. */
+static float tp_one(const lt__gsrc *s, int64_t i) {   /* the scalar conversions, by the public API */
+    if (s->gelu) return lt__gelu16_y[s->p == LT_F16][s->h[i]];
+    if (s->h) return s->p == LT_F16 ? lt_f16_to_f32(s->h[i]) : lt_bf16_to_f32(s->h[i]);
+    return s->p == LT_F16 ? lt_f16_to_f32(lt_f32_to_f16(s->f[i])) : lt_bf16_to_f32(lt_f32_to_bf16(s->f[i]));
+}
 static void tp_convert16_levels(void) {
     enum { N = 83, R = 29, O = 77 };
     static const uint32_t special[] = {0x7FC00000u, 0xFFC00001u, 0x7F800001u, 0x7FFFE000u, 0xFF812345u, 0x7F800000u, 0xFF800000u, 0x00000000u,
@@ -303,7 +308,7 @@ static void tp_convert16_levels(void) {
         for (kind = 0; kind < 3; kind++) {   /* float32 rounded, 16-bit widened, gelu16's table */
             lt__gsrc s;
             s.f = kind == 0 ? x : NULL; s.h = kind ? h : NULL; s.p = (int)p; s.gelu = kind == 2;
-            for (i = 0; i < N; i++) want[i] = lt__gsrc_one(&s, i);
+            for (i = 0; i < N; i++) want[i] = tp_one(&s, i);
             for (lvl = 1; lvl <= 2; lvl++) {
                 if (!lt__gemm_supported(lvl == 2 ? LT__GEMM_AVX512 : LT__GEMM_AVX2)) continue;
                 for (i = 0; i < N; i++) got[i] = -1.0f;
@@ -336,7 +341,7 @@ static void tp_convert16_levels(void) {
             float acc = 0.5f;
             lt__gsrc s;
             s.f = NULL; s.h = gh; s.p = (int)p; s.gelu = 0;
-            for (i = 0; i < R; i++) acc += lt__gsrc_one(&s, (int64_t)i * O + j);
+            for (i = 0; i < R; i++) acc += tp_one(&s, (int64_t)i * O + j);
             gbw[j] = acc;
         }
         for (nt = 1; nt <= 2; nt++)

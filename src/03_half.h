@@ -149,12 +149,14 @@ static LT__TARGET("avx2,f16c") void lt__from_f16_avx2(const uint16_t *in, float 
    integer formula kept as float32 bits (a NaN to 0xFFFF0000, as lt__round_bf16_avx512 below);
    fp16 through vcvtps2ph / vcvtph2ps, blocks holding a NaN redone by the scalar code (its
    canonical NaN).  One pass instead of a 16-bit array written and read back.  in == out allowed. */
+/* 8 floats rounded to bf16 values, kept as float32 (the AVX2 twin of lt__bf16_round_f32) */
+static inline LT__TARGET("avx2") __m256 lt__bf16_round8_f32(__m256i u) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(lt__bf16_round8(u), 16));
+}
 static LT__TARGET("avx2") void lt__round_bf16_avx2(const float *in, float *out, size_t n) {
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i r = lt__bf16_round8(_mm256_loadu_si256((const __m256i *)(const void *)(in + i)));
-        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_slli_epi32(r, 16));
-    }
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, lt__bf16_round8_f32(_mm256_loadu_si256((const __m256i *)(const void *)(in + i))));
     for (; i < n; i++) out[i] = lt_bf16_to_f32(lt_f32_to_bf16(in[i]));
 }
 static LT__TARGET("avx2,f16c") void lt__round_f16_avx2(const float *in, float *out, size_t n) {

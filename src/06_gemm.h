@@ -742,8 +742,7 @@ LT__TARGET("avx2,fma,f16c") static inline __m256 lt__gsrc8_lanes(const lt__gsrc 
         }
         return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
     }
-    return _mm256_castsi256_ps(
-        _mm256_slli_epi32(lt__bf16_round8(_mm256_loadu_si256((const __m256i *)(const void *)(s->f + i))), 16));
+    return lt__bf16_round8_f32(_mm256_loadu_si256((const __m256i *)(const void *)(s->f + i)));
 }
 LT__TARGET("avx2,fma,f16c") static void lt__gsrc_get_avx2(const lt__gsrc *s, int64_t off, int64_t n, float *out) {
     int64_t i = 0;
@@ -999,28 +998,16 @@ LT__TARGET("avx512f") static void lt__epi_bf16_avx512(const float *b, float *y, 
         _mm512_mask_storeu_ps(y + j, k, lt__bf16_round_f32(_mm512_castps_si512(v)));
     }
 }
-/* the same on AVX2 CPUs, either format, 8 values at a time, rounded as the AVX2 packing rounds
-   (lt__gsrc8_lanes); fp16 values holding a NaN and the last ones by the scalar code */
+/* the same on AVX2 CPUs, either format: the bias added, then the row rounded by lt__round16's
+   AVX2 kernels (the row is in L1 for the second pass) */
 LT__TARGET("avx2,fma,f16c") static void lt__epi16_avx2(int p, const float *b, float *y, int64_t n) {
     int64_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        __m256 v = _mm256_loadu_ps(y + j);
-        if (b) v = _mm256_add_ps(v, _mm256_loadu_ps(b + j));
-        if (p == LT_BF16)
-            v = _mm256_castsi256_ps(_mm256_slli_epi32(lt__bf16_round8(_mm256_castps_si256(v)), 16));
-        else if (!_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
-            v = _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-        else {
-            _mm256_storeu_ps(y + j, v);
-            lt__round16((lt_dtype)p, y + j, y + j, 8);
-            continue;
-        }
-        _mm256_storeu_ps(y + j, v);
+    if (b) {
+        for (; j + 8 <= n; j += 8) _mm256_storeu_ps(y + j, _mm256_add_ps(_mm256_loadu_ps(y + j), _mm256_loadu_ps(b + j)));
+        for (; j < n; j++) y[j] += b[j];
     }
-    for (; j < n; j++) {
-        if (b) y[j] += b[j];
-        lt__round16((lt_dtype)p, y + j, y + j, 1);
-    }
+    if (p == LT_BF16) lt__round_bf16_avx2(y, y, (size_t)n);
+    else lt__round_f16_avx2(y, y, (size_t)n);
 }
 /* lt__gemm_epi_z's work for bf16 without a bias in one pass over each row, in registers: the
    bf16 patterns (lt__bf16_round16, as lt__to16 narrows the rounded values), the pieces' maxima

@@ -5685,7 +5685,11 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
 #ifdef LT__X86
 /* 6 rows x up to 64 columns: up to 24 zmm accumulators, as many B vectors as the 16-column groups
    n spans (1 to 4: a head of 48 channels computes 3, not 4 with one masked off), A values
-   broadcast.  The last group is masked past n; rows past m read row 0 and are not stored. */
+   broadcast.  The last group is masked past n; rows past m read row 0 and are not stored.
+   The body is written once for R rows (lt__att_rows_avx512, always inlined, so each R is its own
+   code with the unused rows' FMAs gone): R = 6, and R = 4 or 2 for a block's last rows (the
+   blocks have 64 or 128 rows, 10·6 + 4 and 21·6 + 2), which would otherwise run six rows' FMAs
+   for four or two rows stored. */
 #define LT__AM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define LT__AM_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
 #define LT__AM_ZERO(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0;
@@ -5694,7 +5698,7 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
     _mm512_mask_storeu_ps(cr + 16 * v, mk, acc ? _mm512_fmadd_ps(va, c##r##v, _mm512_maskz_loadu_ps(mk, cr + 16 * v)) \
                                                 : _mm512_mul_ps(va, c##r##v));
 #define LT__AM_ST(r)                                                                                \
-    if (r < m) {                                                                                   \
+    if (r < R && r < m) {                                                                                   \
         float *cr = C + r * ldc;                                                                   \
         LT__AM_ST1(r, 0, m0) LT__AM_ST1(r, 1, m1) LT__AM_ST1(r, 2, m2) LT__AM_ST1(r, 3, m3)            \
     }
@@ -5704,10 +5708,10 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
 #define LT__AM_B2 LT__AM_B1 __m512 b2 = _mm512_maskz_loadu_ps(m2, b + 32);
 #define LT__AM_B3 LT__AM_B2 __m512 b3 = _mm512_maskz_loadu_ps(m3, b + 48);
 #define LT__AM_AV(r) __m512 av = _mm512_set1_ps(a##r[k * aks]);
-#define LT__AM_F0(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) }
-#define LT__AM_F1(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) }
-#define LT__AM_F2(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) }
-#define LT__AM_F3(r) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) LT__AM_FMA1(r, 3) }
+#define LT__AM_F0(r) if (r < R) { LT__AM_AV(r) LT__AM_FMA1(r, 0) }
+#define LT__AM_F1(r) if (r < R) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) }
+#define LT__AM_F2(r) if (r < R) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) }
+#define LT__AM_F3(r) if (r < R) { LT__AM_AV(r) LT__AM_FMA1(r, 0) LT__AM_FMA1(r, 1) LT__AM_FMA1(r, 2) LT__AM_FMA1(r, 3) }
 #define LT__AM_LOOP(LOADS, FMAS)                                                                   \
     LT__UNROLL4                                                                                    \
     for (k = 0; k < K; k++) {                                                                      \
@@ -5715,9 +5719,9 @@ LTRAIN_DEF lt_tensor *lt_attention(lt_ctx *ctx, lt_tensor *qkv, int n_head, cons
         LOADS                                                                                      \
         LT__AM_ROWS(FMAS)                                                                          \
     }
-LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
-                                                     int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
-                                                     float *C, int64_t ldc) {
+LT__TARGET("avx512f") static inline __attribute__((always_inline)) void
+lt__att_rows_avx512(const int R, int64_t m, int64_t n, int64_t K, float alpha, const float *A, int64_t ars, int64_t aks,
+                    const float *B, int64_t ldb, int acc, float *C, int64_t ldc) {
     __mmask16 m0 = (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
     __mmask16 m1 = (__mmask16)(n >= 32 ? 0xffffu : n <= 16 ? 0u : (1u << (n - 16)) - 1u);
     __mmask16 m2 = (__mmask16)(n >= 48 ? 0xffffu : n <= 32 ? 0u : (1u << (n - 32)) - 1u);
@@ -5731,6 +5735,13 @@ LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int6
     else if (n > 16) LT__AM_LOOP(LT__AM_B1, LT__AM_F1)
     else LT__AM_LOOP(LT__AM_B0, LT__AM_F0)
     LT__AM_ROWS(LT__AM_ST)
+}
+LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
+                                                     int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
+                                                     float *C, int64_t ldc) {
+    if (m > 4) lt__att_rows_avx512(6, m, n, K, alpha, A, ars, aks, B, ldb, acc, C, ldc);
+    else if (m > 2) lt__att_rows_avx512(4, m, n, K, alpha, A, ars, aks, B, ldb, acc, C, ldc);
+    else lt__att_rows_avx512(2, m, n, K, alpha, A, ars, aks, B, ldb, acc, C, ldc);
 }
 #undef LT__AM_ROWS
 #undef LT__AM_PTR
@@ -5751,24 +5762,25 @@ LT__TARGET("avx512f") static void lt__att_tile_avx512(int64_t m, int64_t n, int6
 
 /* lt__att_mm's AVX2 kernel (CPUs without AVX-512): up to 6 rows x 16 columns at a time, 12 ymm
    accumulators, A values broadcast; rows past m read row 0 and are not stored.  The last columns
-   (n % 16, the causal tiles' ragged edges) load and store through masks. */
+   (n % 16, the causal tiles' ragged edges) load and store through masks.  R rows as
+   lt__att_rows_avx512: 6, or 4 and 2 for a block's last rows. */
 #define LT__AV_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define LT__AV_PTR(r) const float *a##r = A + (r < m ? r : 0) * ars;
 #define LT__AV_ZERO(r) __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = c##r##0;
 #define LT__AV_FMA(r)                                                                               \
-    { __m256 av = _mm256_broadcast_ss(a##r + k * aks);                                             \
+    if (r < R) { __m256 av = _mm256_broadcast_ss(a##r + k * aks);                                             \
       c##r##0 = _mm256_fmadd_ps(av, b0, c##r##0); c##r##1 = _mm256_fmadd_ps(av, b1, c##r##1); }
 #define LT__AV_ST1(r, v)                                                                            \
     _mm256_storeu_ps(cr + 8 * v, acc ? _mm256_fmadd_ps(va, c##r##v, _mm256_loadu_ps(cr + 8 * v))    \
                                      : _mm256_mul_ps(va, c##r##v));
-#define LT__AV_ST(r) if (r < m) { float *cr = C + r * ldc + j; LT__AV_ST1(r, 0) LT__AV_ST1(r, 1) }
+#define LT__AV_ST(r) if (r < R && r < m) { float *cr = C + r * ldc + j; LT__AV_ST1(r, 0) LT__AV_ST1(r, 1) }
 #define LT__AV_SM1(r, v, mk)                                                                        \
     _mm256_maskstore_ps(cr + 8 * v, mk, acc ? _mm256_fmadd_ps(va, c##r##v, _mm256_maskload_ps(cr + 8 * v, mk)) \
                                             : _mm256_mul_ps(va, c##r##v));
-#define LT__AV_SM(r) if (r < m) { float *cr = C + r * ldc + j; LT__AV_SM1(r, 0, m0) LT__AV_SM1(r, 1, m1) }
-LT__TARGET("avx2,fma") static void lt__att_tile_avx2(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
-                                                    int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
-                                                    float *C, int64_t ldc) {
+#define LT__AV_SM(r) if (r < R && r < m) { float *cr = C + r * ldc + j; LT__AV_SM1(r, 0, m0) LT__AV_SM1(r, 1, m1) }
+LT__TARGET("avx2,fma") static inline __attribute__((always_inline)) void
+lt__att_rows_avx2(const int R, int64_t m, int64_t n, int64_t K, float alpha, const float *A, int64_t ars, int64_t aks,
+                  const float *B, int64_t ldb, int acc, float *C, int64_t ldc) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256 va = _mm256_set1_ps(alpha);
     int64_t j, k;
@@ -5794,6 +5806,13 @@ LT__TARGET("avx2,fma") static void lt__att_tile_avx2(int64_t m, int64_t n, int64
             LT__AV_ROWS(LT__AV_SM)
         }
     }
+}
+LT__TARGET("avx2,fma") static void lt__att_tile_avx2(int64_t m, int64_t n, int64_t K, float alpha, const float *A,
+                                                    int64_t ars, int64_t aks, const float *B, int64_t ldb, int acc,
+                                                    float *C, int64_t ldc) {
+    if (m > 4) lt__att_rows_avx2(6, m, n, K, alpha, A, ars, aks, B, ldb, acc, C, ldc);
+    else if (m > 2) lt__att_rows_avx2(4, m, n, K, alpha, A, ars, aks, B, ldb, acc, C, ldc);
+    else lt__att_rows_avx2(2, m, n, K, alpha, A, ars, aks, B, ldb, acc, C, ldc);
 }
 #undef LT__AV_ROWS
 #undef LT__AV_PTR

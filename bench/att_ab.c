@@ -5,7 +5,8 @@
        bench/att_ab.sh OLD.h NEW.h ROUNDS THREADS [--cold] B,T,C,H ...
    Per round and shape: 5 calls of A, then 5 of B (the order swapped every other round), the least
    kernel time of each batch counted.  Prints per shape the median forward and backward ms of
-   each and the median of the per-round ratios A/B of their sums (> 1: B is faster). */
+   each and the median of the per-round ratios A/B of their sums (> 1: B is faster), with its
+   95% confidence interval (median_ci, ab_median.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,13 +38,13 @@ int main(int argc, char **argv) {
 #ifdef _OPENMP
     omp_set_num_threads(threads);
 #endif
-    printf("%-16s %7s %9s %9s %9s %9s %8s\n", "B,T,C,H", "threads", "A fwd ms", "A bwd ms", "B fwd ms", "B bwd ms",
-           "A/B");
+    printf("%-16s %7s %9s %9s %9s %9s %8s  %s\n", "B,T,C,H", "threads", "A fwd ms", "A bwd ms", "B fwd ms", "B bwd ms",
+           "A/B", "[95% interval of A/B]");
     for (a = 3; a < argc; a++) {
         int B, T, C, H;
         size_t n;
         float *qkv, *rr;
-        double *v[5];
+        double *v[5], lo, hi;
         if (!strcmp(argv[a], "--cold")) {
             if (!cold_buf) cold_buf = malloc((size_t)64 << 20);
             continue;
@@ -69,8 +70,9 @@ int main(int argc, char **argv) {
             }
             v[0][r] = fa; v[1][r] = ba; v[2][r] = fb; v[3][r] = bb; v[4][r] = (fa + ba) / (fb + bb);
         }
-        printf("%-16s %7d %9.2f %9.2f %9.2f %9.2f %8.3f%s\n", argv[a], threads, median(v[0], rounds),
-               median(v[1], rounds), median(v[2], rounds), median(v[3], rounds), median(v[4], rounds),
+        median_ci(v[4], rounds, &lo, &hi);
+        printf("%-16s %7d %9.2f %9.2f %9.2f %9.2f %8.3f  [%.3f, %.3f]%s\n", argv[a], threads, median(v[0], rounds),
+               median(v[1], rounds), median(v[2], rounds), median(v[3], rounds), median(v[4], rounds), lo, hi,
                cold_buf ? " (cold)" : "");
         fflush(stdout);
         free(qkv); free(rr);

@@ -69,12 +69,12 @@ int main(int argc, char **argv) {
 #ifdef _OPENMP
     omp_set_num_threads(threads);
 #endif
-    printf("%-22s %7s %8s %8s %8s\n", "M x N x K ta tb", "threads", "A GF/s", "B GF/s", "B/A");
+    printf("%-22s %7s %8s %8s %8s  %s\n", "M x N x K ta tb", "threads", "A GF/s", "B GF/s", "B/A", "[95% interval of B/A]");
     for (s = 3; s < argc; s++) {
         long long m, n, k;
         int ta, tb;
         float *A, *B, *C;
-        double *ga, *gb, *q, fl;
+        double *ga, *gb, *q, fl, lo, hi;
         if (sscanf(argv[s], "%lld,%lld,%lld,%d,%d", &m, &n, &k, &ta, &tb) != 5) {
             fprintf(stderr, "bad shape %s\n", argv[s]);
             return 2;
@@ -91,8 +91,9 @@ int main(int argc, char **argv) {
             else { b = batch(1, ta, tb, m, n, k, A, B, C); a = batch(0, ta, tb, m, n, k, A, B, C); }
             ga[r] = fl / a * 1e-9; gb[r] = fl / b * 1e-9; q[r] = a / b;
         }
-        printf("%-22s %7d %8.1f %8.1f %8.3f\n", argv[s], threads, median(ga, rounds), median(gb, rounds),
-               median(q, rounds));
+        median_ci(q, rounds, &lo, &hi);
+        printf("%-22s %7d %8.1f %8.1f %8.3f  [%.3f, %.3f]\n", argv[s], threads, median(ga, rounds), median(gb, rounds),
+               median(q, rounds), lo, hi);
         fflush(stdout);
         free(A); free(B); free(C); free(ga); free(gb); free(q);
     }

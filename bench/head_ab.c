@@ -21,7 +21,7 @@ void head_B(int prec, int cpu, int R, int C, int V, double *fwd, double *bwd, fl
 
 int main(int argc, char **argv) {
     enum { MAXR = 99 };
-    double fa[MAXR], fb[MAXR], ba[MAXR], bb[MAXR], rf[MAXR], rb[MAXR], f, b;
+    double fa[MAXR], fb[MAXR], ba[MAXR], bb[MAXR], rf[MAXR], rb[MAXR], f, b, lf0, lf1, lb0, lb1;
     float la = 0, lb = 0;
     int rounds, pa, pb, R, C, V, cpu = argc > 4 && !strcmp(argv[4], "--cpu"), r;
     if (argc < 4 || sscanf(argv[3], "%d,%d,%d", &R, &C, &V) != 3) {
@@ -45,9 +45,11 @@ int main(int argc, char **argv) {
         rf[r] = fa[r] / fb[r];
         rb[r] = ba[r] / bb[r];
     }
-    printf("R,C,V %d,%d,%d, %d rounds, %s: forward A %.1f B %.1f ms, B's speed %.3f | backward A %.1f B %.1f ms, "
-           "B's speed %.3f | loss A %.7g B %.7g\n",
-           R, C, V, rounds, cpu ? "CPU time" : "wall", median(fa, rounds), median(fb, rounds), median(rf, rounds),
-           median(ba, rounds), median(bb, rounds), median(rb, rounds), la, lb);
+    median_ci(rf, rounds, &lf0, &lf1);
+    median_ci(rb, rounds, &lb0, &lb1);
+    printf("R,C,V %d,%d,%d, %d rounds, %s: forward A %.1f B %.1f ms, B's speed %.3f [%.3f, %.3f] | backward A %.1f "
+           "B %.1f ms, B's speed %.3f [%.3f, %.3f] | loss A %.7g B %.7g\n",
+           R, C, V, rounds, cpu ? "CPU time" : "wall", median(fa, rounds), median(fb, rounds), median(rf, rounds), lf0,
+           lf1, median(ba, rounds), median(bb, rounds), median(rb, rounds), lb0, lb1, la, lb);
     return 0;
 }

@@ -48,11 +48,16 @@
    transposed) or row-major with the fixed row stride LT__KS (a[r*LT__KS + k], from A as is). */
 typedef void (*lt__ukernel)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
                             float beta);
+/* the same with a float32 bias row (NR floats) added to every row of the tile as it is stored:
+   C = (alpha*tile + beta*C) + bias, the sums lt__gemm_epilogue's bias pass would make afterwards */
+typedef void (*lt__ukernel_b)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, float alpha,
+                              float beta, const float *bias);
 
 typedef struct {
     lt__ukernel fn_k, fn_r;   /* A sliver k-major / row-major */
     lt__ukernel sk[2], sr[2]; /* short tiles (NULL: none): the first rows of a sliver, k-major / row-major */
     lt__ukernel nk, nr_;      /* full tiles with streaming stores, beta 0 only (NULL: none), k-major / row-major */
+    lt__ukernel_b bk, br;     /* full tiles with a bias row added as they are stored (NULL: none), k- / row-major */
     int stream;               /* this call stores C's full tiles with nk / nr_ (lt__gemm_stream_fit) */
     int sh[2];                /* ... their heights, sh[0] < sh[1] < mr */
     int mr, nr;               /* register tile */
@@ -134,6 +139,29 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     if (beta == 0.0f) { ROWS(LT__A5_ST0) }                                                         \
     else if (beta == 1.0f) { ROWS(LT__A5_ST1) }                                                    \
     else { ROWS(LT__A5_STB) }
+/* the same with the bias row (two vectors, loaded once) added last: the float32 forward's bias,
+   which otherwise costs a pass over each finished block of C (lt__gemm_epilogue) */
+#define LT__A5_SB0(r)                                                                              \
+    _mm512_storeu_ps(c + r * ldc, _mm512_add_ps(_mm512_mul_ps(va, c##r##a), vz0));                \
+    _mm512_storeu_ps(c + r * ldc + 16, _mm512_add_ps(_mm512_mul_ps(va, c##r##b), vz1));
+#define LT__A5_SB1(r)                                                                              \
+    _mm512_storeu_ps(c + r * ldc, _mm512_add_ps(_mm512_fmadd_ps(va, c##r##a, _mm512_loadu_ps(c + r * ldc)), vz0)); \
+    _mm512_storeu_ps(c + r * ldc + 16,                                                           \
+                     _mm512_add_ps(_mm512_fmadd_ps(va, c##r##b, _mm512_loadu_ps(c + r * ldc + 16)), vz1));
+#define LT__A5_SBB(r)                                                                              \
+    _mm512_storeu_ps(c + r * ldc,                                                                \
+                     _mm512_add_ps(_mm512_fmadd_ps(va, c##r##a, _mm512_mul_ps(vb, _mm512_loadu_ps(c + r * ldc))), vz0)); \
+    _mm512_storeu_ps(c + r * ldc + 16,                                                           \
+                     _mm512_add_ps(_mm512_fmadd_ps(va, c##r##b, _mm512_mul_ps(vb, _mm512_loadu_ps(c + r * ldc + 16))), vz1));
+#define LT__A5_STORE_BIAS(ROWS)                                                                    \
+    {                                                                                              \
+        __m512 vz0 = _mm512_loadu_ps(bias), vz1 = _mm512_loadu_ps(bias + 16);                      \
+        va = _mm512_set1_ps(alpha);                                                                \
+        vb = _mm512_set1_ps(beta);                                                                 \
+        if (beta == 0.0f) { ROWS(LT__A5_SB0) }                                                     \
+        else if (beta == 1.0f) { ROWS(LT__A5_SB1) }                                                \
+        else { ROWS(LT__A5_SBB) }                                                                  \
+    }
 /* C = alpha*tile with streaming stores (beta 0 only; c 64-byte aligned, ldc a multiple of 16):
    the lines go to memory without being read first and without taking cache room (when:
    lt__gemm_stream_fit) */
@@ -144,10 +172,11 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     va = _mm512_set1_ps(alpha);                                                                    \
     (void)vb; (void)beta;                                                                          \
     ROWS(LT__A5_STN)
-#define LT__A5_KERNEL(name, ASTEP, ROWS) LT__A5_KERNEL_S(name, ASTEP, ROWS, LT__A5_ZEROS, LT__A5_STORE)
-#define LT__A5_KERNEL_S(name, ASTEP, ROWS, BEGIN, STORE)                                           \
+/* XARG: more parameters (", const float *bias" for LT__A5_STORE_BIAS), or nothing */
+#define LT__A5_KERNEL(name, ASTEP, ROWS) LT__A5_KERNEL_S(name, ASTEP, ROWS, LT__A5_ZEROS, LT__A5_STORE, )
+#define LT__A5_KERNEL_S(name, ASTEP, ROWS, BEGIN, STORE, XARG)                                     \
     LT__TARGET("avx512f") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
-                                       float alpha, float beta) {                                  \
+                                       float alpha, float beta XARG) {                             \
         __m512 b0, b1, va, vb;                                                                     \
         int64_t k = 0;                                                                             \
         BEGIN(ROWS)                                                                                \
@@ -170,17 +199,20 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
         STORE(ROWS)                                                                                \
     }
 #define LT__A5_ZEROS(ROWS) ROWS(LT__A5_ZERO)
+#define LT__A5_BIAS_ARG , const float *bias
 #define LT__AT(r) a[r]
 LT__A5_KERNEL(lt__uk_avx512_k, 14, LT__A5_ROWS)    /* A sliver k-major: a[k*14 + r] */
 LT__A5_KERNEL(lt__uk_avx512_k4, 14, LT__A5_ROWS4)
 LT__A5_KERNEL(lt__uk_avx512_k8, 14, LT__A5_ROWS8)
-LT__A5_KERNEL_S(lt__uk_avx512_kn, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM)
+LT__A5_KERNEL_S(lt__uk_avx512_kn, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM, )
+LT__A5_KERNEL_S(lt__uk_avx512_kb, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BIAS, LT__A5_BIAS_ARG)
 #undef LT__AT
 #define LT__AT(r) a[r * LT__KS]
 LT__A5_KERNEL(lt__uk_avx512_r, 1, LT__A5_ROWS)     /* A sliver row-major: a[r*KS + k] */
 LT__A5_KERNEL(lt__uk_avx512_r4, 1, LT__A5_ROWS4)
 LT__A5_KERNEL(lt__uk_avx512_r8, 1, LT__A5_ROWS8)
-LT__A5_KERNEL_S(lt__uk_avx512_rn, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM)
+LT__A5_KERNEL_S(lt__uk_avx512_rn, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM, )
+LT__A5_KERNEL_S(lt__uk_avx512_rb, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BIAS, LT__A5_BIAS_ARG)
 #undef LT__AT
 
 /* ---- @@GEMM.bf16dp  AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ------------------- */
@@ -287,9 +319,32 @@ LT__TARGET("avx512f") static void lt__pair_rows(float *p, int64_t n, int64_t kc)
     _mm256_storeu_ps(c + r * ldc, _mm256_fmadd_ps(va, c##r##a, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc)))); \
     _mm256_storeu_ps(c + r * ldc + 8,                                                            \
                      _mm256_fmadd_ps(va, c##r##b, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc + 8))));
-#define LT__A2_KERNEL(name, ASTEP)                                                                 \
+/* the same with the bias row added last (LT__A5_STORE_BIAS's AVX2 twin) */
+#define LT__A2_SB0(r)                                                                              \
+    _mm256_storeu_ps(c + r * ldc, _mm256_add_ps(_mm256_mul_ps(va, c##r##a), vz0));                \
+    _mm256_storeu_ps(c + r * ldc + 8, _mm256_add_ps(_mm256_mul_ps(va, c##r##b), vz1));
+#define LT__A2_SB1(r)                                                                              \
+    _mm256_storeu_ps(c + r * ldc, _mm256_add_ps(_mm256_fmadd_ps(va, c##r##a, _mm256_loadu_ps(c + r * ldc)), vz0)); \
+    _mm256_storeu_ps(c + r * ldc + 8, _mm256_add_ps(_mm256_fmadd_ps(va, c##r##b, _mm256_loadu_ps(c + r * ldc + 8)), vz1));
+#define LT__A2_SBB(r)                                                                              \
+    _mm256_storeu_ps(c + r * ldc,                                                                \
+                     _mm256_add_ps(_mm256_fmadd_ps(va, c##r##a, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc))), vz0)); \
+    _mm256_storeu_ps(c + r * ldc + 8,                                                            \
+                     _mm256_add_ps(_mm256_fmadd_ps(va, c##r##b, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc + 8))), vz1));
+#define LT__A2_STORE(r0, r1, rb) /* the three ways of storing: beta 0, beta 1, any other beta */     \
+    if (beta == 0.0f) { LT__A2_ROWS(r0) }                                                          \
+    else if (beta == 1.0f) { LT__A2_ROWS(r1) }                                                     \
+    else { LT__A2_ROWS(rb) }
+#define LT__A2_PLAIN LT__A2_STORE(LT__A2_ST0, LT__A2_ST1, LT__A2_STB)
+#define LT__A2_BIASED                                                                              \
+    {                                                                                              \
+        __m256 vz0 = _mm256_loadu_ps(bias), vz1 = _mm256_loadu_ps(bias + 8);                       \
+        LT__A2_STORE(LT__A2_SB0, LT__A2_SB1, LT__A2_SBB)                                           \
+    }
+#define LT__A2_KERNEL(name, ASTEP) LT__A2_KERNEL_S(name, ASTEP, LT__A2_PLAIN, )
+#define LT__A2_KERNEL_S(name, ASTEP, STORE, XARG)                                                  \
     LT__TARGET("avx2,fma") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,  \
-                                     float alpha, float beta) {                                    \
+                                     float alpha, float beta XARG) {                               \
         __m256 b0, b1, av, va, vb;                                                                 \
         int64_t k;                                                                                 \
         LT__A2_ROWS(LT__A2_ZERO)                                                                   \
@@ -301,15 +356,15 @@ LT__TARGET("avx512f") static void lt__pair_rows(float *p, int64_t n, int64_t kc)
         }                                                                                          \
         va = _mm256_set1_ps(alpha);                                                                \
         vb = _mm256_set1_ps(beta);                                                                 \
-        if (beta == 0.0f) { LT__A2_ROWS(LT__A2_ST0) }                                              \
-        else if (beta == 1.0f) { LT__A2_ROWS(LT__A2_ST1) }                                         \
-        else { LT__A2_ROWS(LT__A2_STB) }                                                           \
+        STORE                                                                                      \
     }
 #define LT__AT(r) a[r]
 LT__A2_KERNEL(lt__uk_avx2_k, 6)
+LT__A2_KERNEL_S(lt__uk_avx2_kb, 6, LT__A2_BIASED, LT__A5_BIAS_ARG)
 #undef LT__AT
 #define LT__AT(r) a[r * LT__KS]
 LT__A2_KERNEL(lt__uk_avx2_r, 1)
+LT__A2_KERNEL_S(lt__uk_avx2_rb, 1, LT__A2_BIASED, LT__A5_BIAS_ARG)
 #undef LT__AT
 
 /* n runs of h floats, s[i*lds + 0..h) -> d[i*ldd + 0..ldd), zero-filled past h (h <= ldd <= 32). */
@@ -440,10 +495,12 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
         g.sk[0] = lt__uk_avx512_k4; g.sr[0] = lt__uk_avx512_r4; g.sh[0] = 4;
         g.sk[1] = lt__uk_avx512_k8; g.sr[1] = lt__uk_avx512_r8; g.sh[1] = 8;
         g.nk = lt__uk_avx512_kn; g.nr_ = lt__uk_avx512_rn;
+        g.bk = lt__uk_avx512_kb; g.br = lt__uk_avx512_rb;
         g.mc = 112; g.kc = 256; g.nc = 512; g.isa = 2;
         g.name = "avx512 14x32 packed";
     } else if (id == LT__GEMM_AVX2) {
         g.fn_k = lt__uk_avx2_k; g.fn_r = lt__uk_avx2_r; g.mr = 6; g.nr = 16;
+        g.bk = lt__uk_avx2_kb; g.br = lt__uk_avx2_rb;
         g.mc = 96; g.kc = 256; g.nc = 512; g.isa = 1;
         g.name = "avx2+fma 6x16 packed";
     }
@@ -485,6 +542,7 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
     if (!lt__cpu_has(LT__CPU_AVX512BW | LT__CPU_AVX512VL)) return;   /* packing */
     g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
     g->nk = lt__uk_bf16dp_kn; g->nr_ = lt__uk_bf16dp_rn;
+    g->bk = NULL; g->br = NULL;   /* (16-bit products round in lt__gemm_epilogue) */
     g->sk[0] = lt__uk_bf16dp_k4; g->sr[0] = lt__uk_bf16dp_r4;   /* heights 4 and 8 (sh) as the */
     g->sk[1] = lt__uk_bf16dp_k8; g->sr[1] = lt__uk_bf16dp_r8;   /* AVX-512 kernels they replace */
     g->name = "avx512bf16 14x32 bf16 pairs";
@@ -1156,9 +1214,12 @@ static void lt__pf_step(lt__pf *f) {
    side and merged.  A sliver of fewer rows runs on the shortest short-tile kernel that covers
    them, if any; a full tile with streaming stores where g->stream and bet is 0.  ta: A's slivers
    are k-major.  pf[0], pf[1]: prefetches spread over the tiles (lt__pf_step; B's next panel,
-   A's next block). */
+   A's next block).  bias (NULL: none): the block's last K block of a float32 product with a bias:
+   the nc floats added to every row, by the full tiles' bias kernels (g->bk, g->br) as they store,
+   by a loop over the tile after the others. */
 static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t nc, int64_t kc, const float *ap,
-                           const float *bp, float alpha, float bet, float *C, int64_t ldc, lt__pf *pf) {
+                           const float *bp, float alpha, float bet, float *C, int64_t ldc, lt__pf *pf,
+                           const float *bias) {
     float edge[16 * 32];
     int64_t ir, jr;
     for (ir = 0; ir < mc; ir += g->mr) {
@@ -1171,20 +1232,27 @@ static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t n
                 kh = g->sh[s];
                 break;
             }
+        lt__ukernel_b fb = bias && kh == g->mr ? (ta ? g->bk : g->br) : NULL;
         full = g->stream && bet == 0.0f && kh == g->mr ? (ta ? g->nk : g->nr_) : fn;
         for (jr = 0; jr < nc; jr += g->nr) {
             int w = nc - jr < g->nr ? (int)(nc - jr) : g->nr, i, j;
             float *c = C + ir * ldc + jr;
             lt__pf_step(pf);
             lt__pf_step(pf + 1);
-            if (h == kh && w == g->nr) {
-                full(kc, as, bp + jr * kc, c, ldc, alpha, bet);
+            if (h == kh && w == g->nr && fb) {
+                fb(kc, as, bp + jr * kc, c, ldc, alpha, bet, bias + jr);
                 continue;
             }
-            fn(kc, as, bp + jr * kc, edge, g->nr, alpha, 0.0f);
-            for (i = 0; i < h; i++)
-                for (j = 0; j < w; j++)
-                    c[i * ldc + j] = edge[i * g->nr + j] + (bet == 0.0f ? 0.0f : bet * c[i * ldc + j]);
+            if (h == kh && w == g->nr) full(kc, as, bp + jr * kc, c, ldc, alpha, bet);
+            else {
+                fn(kc, as, bp + jr * kc, edge, g->nr, alpha, 0.0f);
+                for (i = 0; i < h; i++)
+                    for (j = 0; j < w; j++)
+                        c[i * ldc + j] = edge[i * g->nr + j] + (bet == 0.0f ? 0.0f : bet * c[i * ldc + j]);
+            }
+            if (bias)
+                for (i = 0; i < h; i++)
+                    for (j = 0; j < w; j++) c[i * ldc + j] += bias[jr + j];
         }
     }
 }
@@ -1214,6 +1282,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
     float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA;
     int64_t jc, pc, ic;
     lt__pf pf[2];   /* B's next panel, A's next block */
+    int fuse = epi && !epi->p && epi->bias && !epi->z;   /* float32 bias: added by the tiles */
     for (jc = 0; jc < N; jc += g->nc) {
         int64_t nc = N - jc < g->nc ? N - jc : g->nc;
         float *cb = epi && epi->z ? C : C + jc;   /* C's columns jc.., or the scratch (lt__gepi) */
@@ -1241,8 +1310,9 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
                     int64_t calls = (mc + g->mr - 1) / g->mr * ((nc + g->nr - 1) / g->nr);
                     lt__pf_set(&pf[1], &A, ta, lda, ic + mc, pc, nmc, kc, calls);
                 }
-                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp, alpha, bet, cb + ic * ldc, ldc, pf);
-                if (LT__GEPI_ON(epi) && pc + kc >= K) {   /* this block of C is final */
+                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp, alpha, bet, cb + ic * ldc, ldc, pf,
+                               fuse && pc + kc >= K ? epi->bias + jc : NULL);
+                if (LT__GEPI_ON(epi) && pc + kc >= K && !fuse) {   /* this block of C is final */
                     lt__gepi e = *epi;
                     if (e.bias) e.bias += jc;
                     if (e.z) { e.z += ic * e.ldz + jc; e.pm += ic * e.ldpm; e.col0 += jc; }
@@ -1295,7 +1365,7 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
                 int64_t kc = K - pc < g->kc ? K - pc : g->kc;
                 lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
                 lt__gemm_pack_a(g, ta, &as, lda, mc, kc, ap);
-                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp + pc * ncr, alpha, pc == 0 ? 0.0f : 1.0f, C, ldc, pf);
+                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp + pc * ncr, alpha, pc == 0 ? 0.0f : 1.0f, C, ldc, pf, NULL);
             }
             e.z += ic * e.ldz + jc;
             e.pm += ic * e.ldpm;

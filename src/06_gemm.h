@@ -1011,7 +1011,9 @@ static void lt__pack_a_dp(int ta, const lt__gsrc *A, int64_t lda, int64_t mc, in
 
 /* The end of a linear layer's forward, applied to each finished block of C while it is in cache
    (one pass over C saved):
-     p = 0:          C = C + bias                        (float32; bias (N) or NULL: nothing)
+     p = 0:          C = C + bias                        (float32; bias (N) or NULL: nothing; in
+                                                          lt__gemm_block the tiles add it as they
+                                                          store, lt__gemm_tiles' bias)
      p = bf16, f16:  C = round16(C + round16(bias))      (16-bit products; bias may be NULL)
    With z (16-bit products, beta 0), the product's home is z instead: each finished block of C is
    rounded as above, narrowed into z (row stride ldz), and the maxima of its rows' pieces of

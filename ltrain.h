@@ -6113,6 +6113,7 @@ typedef struct {
     lt__ukernel sk[2], sr[2]; /* short tiles (NULL: none): the first rows of a sliver, k-major / row-major */
     lt__ukernel nk, nr_;      /* full tiles with streaming stores, beta 0 only (NULL: none), k-major / row-major */
     lt__ukernel_b bk, br;     /* full tiles with a bias row added as they are stored (NULL: none), k- / row-major */
+    lt__ukernel_b rk, rr;     /* ... and then rounded to bf16 (the 16-bit forward's epilogue) */
     int stream;               /* this call stores C's full tiles with nk / nr_ (lt__gemm_stream_fit) */
     int sh[2];                /* ... their heights, sh[0] < sh[1] < mr */
     int mr, nr;               /* register tile */
@@ -6194,29 +6195,41 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     if (beta == 0.0f) { ROWS(LT__A5_ST0) }                                                         \
     else if (beta == 1.0f) { ROWS(LT__A5_ST1) }                                                    \
     else { ROWS(LT__A5_STB) }
-/* the same with the bias row (two vectors, loaded once) added last: the float32 forward's bias,
-   which otherwise costs a pass over each finished block of C (lt__gemm_epilogue) */
-#define LT__A5_SB0(r)                                                                              \
-    _mm512_storeu_ps(c + r * ldc, _mm512_add_ps(_mm512_mul_ps(va, c##r##a), vz0));                \
-    _mm512_storeu_ps(c + r * ldc + 16, _mm512_add_ps(_mm512_mul_ps(va, c##r##b), vz1));
-#define LT__A5_SB1(r)                                                                              \
-    _mm512_storeu_ps(c + r * ldc, _mm512_add_ps(_mm512_fmadd_ps(va, c##r##a, _mm512_loadu_ps(c + r * ldc)), vz0)); \
-    _mm512_storeu_ps(c + r * ldc + 16,                                                           \
-                     _mm512_add_ps(_mm512_fmadd_ps(va, c##r##b, _mm512_loadu_ps(c + r * ldc + 16)), vz1));
-#define LT__A5_SBB(r)                                                                              \
+/* the same with the bias row (two vectors vz0, vz1, loaded once) added last, through OUT(x, z):
+   LT__A5_PLUS, the float32 forward's bias (which otherwise costs a pass over each finished block
+   of C, lt__gemm_epilogue), or LT__A5_PLUSR, bias added then rounded to bf16, the 16-bit forward's
+   round16(C + round16(bias)) (the row comes rounded; -0.0, which adds nothing, where there is no
+   bias) */
+#define LT__A5_PLUS(x, z) _mm512_add_ps(x, z)
+#define LT__A5_PLUSR(x, z) lt__bf16_round_f32(_mm512_castps_si512(_mm512_add_ps(x, z)))
+#define LT__A5_SBX0(r, OUT)                                                                        \
+    _mm512_storeu_ps(c + r * ldc, OUT(_mm512_mul_ps(va, c##r##a), vz0));                          \
+    _mm512_storeu_ps(c + r * ldc + 16, OUT(_mm512_mul_ps(va, c##r##b), vz1));
+#define LT__A5_SBX1(r, OUT)                                                                        \
+    _mm512_storeu_ps(c + r * ldc, OUT(_mm512_fmadd_ps(va, c##r##a, _mm512_loadu_ps(c + r * ldc)), vz0)); \
+    _mm512_storeu_ps(c + r * ldc + 16, OUT(_mm512_fmadd_ps(va, c##r##b, _mm512_loadu_ps(c + r * ldc + 16)), vz1));
+#define LT__A5_SBXB(r, OUT)                                                                        \
     _mm512_storeu_ps(c + r * ldc,                                                                \
-                     _mm512_add_ps(_mm512_fmadd_ps(va, c##r##a, _mm512_mul_ps(vb, _mm512_loadu_ps(c + r * ldc))), vz0)); \
+                     OUT(_mm512_fmadd_ps(va, c##r##a, _mm512_mul_ps(vb, _mm512_loadu_ps(c + r * ldc))), vz0)); \
     _mm512_storeu_ps(c + r * ldc + 16,                                                           \
-                     _mm512_add_ps(_mm512_fmadd_ps(va, c##r##b, _mm512_mul_ps(vb, _mm512_loadu_ps(c + r * ldc + 16))), vz1));
-#define LT__A5_STORE_BIAS(ROWS)                                                                    \
+                     OUT(_mm512_fmadd_ps(va, c##r##b, _mm512_mul_ps(vb, _mm512_loadu_ps(c + r * ldc + 16))), vz1));
+#define LT__A5_SB0(r) LT__A5_SBX0(r, LT__A5_PLUS)
+#define LT__A5_SB1(r) LT__A5_SBX1(r, LT__A5_PLUS)
+#define LT__A5_SBB(r) LT__A5_SBXB(r, LT__A5_PLUS)
+#define LT__A5_RB0(r) LT__A5_SBX0(r, LT__A5_PLUSR)
+#define LT__A5_RB1(r) LT__A5_SBX1(r, LT__A5_PLUSR)
+#define LT__A5_RBB(r) LT__A5_SBXB(r, LT__A5_PLUSR)
+#define LT__A5_STORE_ROW(ROWS, X0, X1, XB)                                                         \
     {                                                                                              \
         __m512 vz0 = _mm512_loadu_ps(bias), vz1 = _mm512_loadu_ps(bias + 16);                      \
         va = _mm512_set1_ps(alpha);                                                                \
         vb = _mm512_set1_ps(beta);                                                                 \
-        if (beta == 0.0f) { ROWS(LT__A5_SB0) }                                                     \
-        else if (beta == 1.0f) { ROWS(LT__A5_SB1) }                                                \
-        else { ROWS(LT__A5_SBB) }                                                                  \
+        if (beta == 0.0f) { ROWS(X0) }                                                             \
+        else if (beta == 1.0f) { ROWS(X1) }                                                        \
+        else { ROWS(XB) }                                                                          \
     }
+#define LT__A5_STORE_BIAS(ROWS) LT__A5_STORE_ROW(ROWS, LT__A5_SB0, LT__A5_SB1, LT__A5_SBB)
+#define LT__A5_STORE_BF16(ROWS) LT__A5_STORE_ROW(ROWS, LT__A5_RB0, LT__A5_RB1, LT__A5_RBB)
 /* C = alpha*tile with streaming stores (beta 0 only; c 64-byte aligned, ldc a multiple of 16):
    the lines go to memory without being read first and without taking cache room (when:
    lt__gemm_stream_fit) */
@@ -6261,6 +6274,7 @@ LT__A5_KERNEL(lt__uk_avx512_k4, 14, LT__A5_ROWS4)
 LT__A5_KERNEL(lt__uk_avx512_k8, 14, LT__A5_ROWS8)
 LT__A5_KERNEL_S(lt__uk_avx512_kn, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM, )
 LT__A5_KERNEL_S(lt__uk_avx512_kb, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BIAS, LT__A5_BIAS_ARG)
+LT__A5_KERNEL_S(lt__uk_avx512_kr, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BF16, LT__A5_BIAS_ARG)
 #undef LT__AT
 #define LT__AT(r) a[r * LT__KS]
 LT__A5_KERNEL(lt__uk_avx512_r, 1, LT__A5_ROWS)     /* A sliver row-major: a[r*KS + k] */
@@ -6268,6 +6282,7 @@ LT__A5_KERNEL(lt__uk_avx512_r4, 1, LT__A5_ROWS4)
 LT__A5_KERNEL(lt__uk_avx512_r8, 1, LT__A5_ROWS8)
 LT__A5_KERNEL_S(lt__uk_avx512_rn, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM, )
 LT__A5_KERNEL_S(lt__uk_avx512_rb, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BIAS, LT__A5_BIAS_ARG)
+LT__A5_KERNEL_S(lt__uk_avx512_rr, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BF16, LT__A5_BIAS_ARG)
 #undef LT__AT
 
 /* ---- @@GEMM.bf16dp  AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ------------------- */
@@ -6286,10 +6301,10 @@ LT__A5_KERNEL_S(lt__uk_avx512_rb, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BIA
     av = _mm512_set1_epi32(LT__AT(r));                                                             \
     c##r##a = _mm512_dpbf16_ps(c##r##a, (__m512bh)av, (__m512bh)b0);                               \
     c##r##b = _mm512_dpbf16_ps(c##r##b, (__m512bh)av, (__m512bh)b1);
-#define LT__AD_KERNEL(name, ASTEP, ROWS) LT__AD_KERNEL_S(name, ASTEP, ROWS, LT__A5_BEGIN, LT__A5_STORE)
-#define LT__AD_KERNEL_S(name, ASTEP, ROWS, BEGIN, STORE)                                           \
+#define LT__AD_KERNEL(name, ASTEP, ROWS) LT__AD_KERNEL_S(name, ASTEP, ROWS, LT__A5_BEGIN, LT__A5_STORE, )
+#define LT__AD_KERNEL_S(name, ASTEP, ROWS, BEGIN, STORE, XARG)                                     \
     LT__TARGET("avx512f,avx512bf16") static void name(int64_t kc, const float *af, const float *bf, float *c, int64_t ldc, \
-                                     float alpha, float beta) {                                    \
+                                     float alpha, float beta XARG) {                               \
         const int32_t *a = (const int32_t *)(const void *)af;                                      \
         const int32_t *b = (const int32_t *)(const void *)bf;                                      \
         __m512i b0, b1, av;                                                                        \
@@ -6308,13 +6323,15 @@ LT__A5_KERNEL_S(lt__uk_avx512_rb, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BIA
 LT__AD_KERNEL(lt__uk_bf16dp_k, 14, LT__A5_ROWS)    /* A sliver k-major: pair word a[m*14 + r] */
 LT__AD_KERNEL(lt__uk_bf16dp_k4, 14, LT__A5_ROWS4)
 LT__AD_KERNEL(lt__uk_bf16dp_k8, 14, LT__A5_ROWS8)
-LT__AD_KERNEL_S(lt__uk_bf16dp_kn, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM)
+LT__AD_KERNEL_S(lt__uk_bf16dp_kn, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM, )
+LT__AD_KERNEL_S(lt__uk_bf16dp_kr, 14, LT__A5_ROWS, LT__A5_BEGIN, LT__A5_STORE_BF16, LT__A5_BIAS_ARG)
 #undef LT__AT
 #define LT__AT(r) a[r * LT__KS]
 LT__AD_KERNEL(lt__uk_bf16dp_r, 1, LT__A5_ROWS)     /* A sliver row-major: pair word a[r*KS + m] */
 LT__AD_KERNEL(lt__uk_bf16dp_r4, 1, LT__A5_ROWS4)
 LT__AD_KERNEL(lt__uk_bf16dp_r8, 1, LT__A5_ROWS8)
-LT__AD_KERNEL_S(lt__uk_bf16dp_rn, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM)
+LT__AD_KERNEL_S(lt__uk_bf16dp_rn, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM, )
+LT__AD_KERNEL_S(lt__uk_bf16dp_rr, 1, LT__A5_ROWS, LT__A5_BEGIN, LT__A5_STORE_BF16, LT__A5_BIAS_ARG)
 #undef LT__AT
 
 /* A k-major float32 panel of kc rows of w <= 32 words (p[k*w + j], bf16-exact values) rewritten in
@@ -6374,28 +6391,38 @@ LT__TARGET("avx512f") static void lt__pair_rows(float *p, int64_t n, int64_t kc)
     _mm256_storeu_ps(c + r * ldc, _mm256_fmadd_ps(va, c##r##a, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc)))); \
     _mm256_storeu_ps(c + r * ldc + 8,                                                            \
                      _mm256_fmadd_ps(va, c##r##b, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc + 8))));
-/* the same with the bias row added last (LT__A5_STORE_BIAS's AVX2 twin) */
-#define LT__A2_SB0(r)                                                                              \
-    _mm256_storeu_ps(c + r * ldc, _mm256_add_ps(_mm256_mul_ps(va, c##r##a), vz0));                \
-    _mm256_storeu_ps(c + r * ldc + 8, _mm256_add_ps(_mm256_mul_ps(va, c##r##b), vz1));
-#define LT__A2_SB1(r)                                                                              \
-    _mm256_storeu_ps(c + r * ldc, _mm256_add_ps(_mm256_fmadd_ps(va, c##r##a, _mm256_loadu_ps(c + r * ldc)), vz0)); \
-    _mm256_storeu_ps(c + r * ldc + 8, _mm256_add_ps(_mm256_fmadd_ps(va, c##r##b, _mm256_loadu_ps(c + r * ldc + 8)), vz1));
-#define LT__A2_SBB(r)                                                                              \
+/* the same with the bias row added last, through OUT (LT__A5_STORE_ROW's AVX2 twin) */
+#define LT__A2_PLUS(x, z) _mm256_add_ps(x, z)
+#define LT__A2_PLUSR(x, z) lt__bf16_round8_f32(_mm256_castps_si256(_mm256_add_ps(x, z)))
+#define LT__A2_SBX0(r, OUT)                                                                        \
+    _mm256_storeu_ps(c + r * ldc, OUT(_mm256_mul_ps(va, c##r##a), vz0));                          \
+    _mm256_storeu_ps(c + r * ldc + 8, OUT(_mm256_mul_ps(va, c##r##b), vz1));
+#define LT__A2_SBX1(r, OUT)                                                                        \
+    _mm256_storeu_ps(c + r * ldc, OUT(_mm256_fmadd_ps(va, c##r##a, _mm256_loadu_ps(c + r * ldc)), vz0)); \
+    _mm256_storeu_ps(c + r * ldc + 8, OUT(_mm256_fmadd_ps(va, c##r##b, _mm256_loadu_ps(c + r * ldc + 8)), vz1));
+#define LT__A2_SBXB(r, OUT)                                                                        \
     _mm256_storeu_ps(c + r * ldc,                                                                \
-                     _mm256_add_ps(_mm256_fmadd_ps(va, c##r##a, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc))), vz0)); \
+                     OUT(_mm256_fmadd_ps(va, c##r##a, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc))), vz0)); \
     _mm256_storeu_ps(c + r * ldc + 8,                                                            \
-                     _mm256_add_ps(_mm256_fmadd_ps(va, c##r##b, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc + 8))), vz1));
+                     OUT(_mm256_fmadd_ps(va, c##r##b, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc + 8))), vz1));
+#define LT__A2_SB0(r) LT__A2_SBX0(r, LT__A2_PLUS)
+#define LT__A2_SB1(r) LT__A2_SBX1(r, LT__A2_PLUS)
+#define LT__A2_SBB(r) LT__A2_SBXB(r, LT__A2_PLUS)
+#define LT__A2_RB0(r) LT__A2_SBX0(r, LT__A2_PLUSR)
+#define LT__A2_RB1(r) LT__A2_SBX1(r, LT__A2_PLUSR)
+#define LT__A2_RBB(r) LT__A2_SBXB(r, LT__A2_PLUSR)
 #define LT__A2_STORE(r0, r1, rb) /* the three ways of storing: beta 0, beta 1, any other beta */     \
     if (beta == 0.0f) { LT__A2_ROWS(r0) }                                                          \
     else if (beta == 1.0f) { LT__A2_ROWS(r1) }                                                     \
     else { LT__A2_ROWS(rb) }
 #define LT__A2_PLAIN LT__A2_STORE(LT__A2_ST0, LT__A2_ST1, LT__A2_STB)
-#define LT__A2_BIASED                                                                              \
+#define LT__A2_WITH_ROW(r0, r1, rb)                                                                \
     {                                                                                              \
         __m256 vz0 = _mm256_loadu_ps(bias), vz1 = _mm256_loadu_ps(bias + 8);                       \
-        LT__A2_STORE(LT__A2_SB0, LT__A2_SB1, LT__A2_SBB)                                           \
+        LT__A2_STORE(r0, r1, rb)                                                                   \
     }
+#define LT__A2_BIASED LT__A2_WITH_ROW(LT__A2_SB0, LT__A2_SB1, LT__A2_SBB)
+#define LT__A2_BF16 LT__A2_WITH_ROW(LT__A2_RB0, LT__A2_RB1, LT__A2_RBB)
 #define LT__A2_KERNEL(name, ASTEP) LT__A2_KERNEL_S(name, ASTEP, LT__A2_PLAIN, )
 #define LT__A2_KERNEL_S(name, ASTEP, STORE, XARG)                                                  \
     LT__TARGET("avx2,fma") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,  \
@@ -6416,10 +6443,12 @@ LT__TARGET("avx512f") static void lt__pair_rows(float *p, int64_t n, int64_t kc)
 #define LT__AT(r) a[r]
 LT__A2_KERNEL(lt__uk_avx2_k, 6)
 LT__A2_KERNEL_S(lt__uk_avx2_kb, 6, LT__A2_BIASED, LT__A5_BIAS_ARG)
+LT__A2_KERNEL_S(lt__uk_avx2_kr, 6, LT__A2_BF16, LT__A5_BIAS_ARG)
 #undef LT__AT
 #define LT__AT(r) a[r * LT__KS]
 LT__A2_KERNEL(lt__uk_avx2_r, 1)
 LT__A2_KERNEL_S(lt__uk_avx2_rb, 1, LT__A2_BIASED, LT__A5_BIAS_ARG)
+LT__A2_KERNEL_S(lt__uk_avx2_rr, 1, LT__A2_BF16, LT__A5_BIAS_ARG)
 #undef LT__AT
 
 /* n runs of h floats, s[i*lds + 0..h) -> d[i*ldd + 0..ldd), zero-filled past h (h <= ldd <= 32). */
@@ -6551,11 +6580,13 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
         g.sk[1] = lt__uk_avx512_k8; g.sr[1] = lt__uk_avx512_r8; g.sh[1] = 8;
         g.nk = lt__uk_avx512_kn; g.nr_ = lt__uk_avx512_rn;
         g.bk = lt__uk_avx512_kb; g.br = lt__uk_avx512_rb;
+        g.rk = lt__uk_avx512_kr; g.rr = lt__uk_avx512_rr;
         g.mc = 112; g.kc = 256; g.nc = 512; g.isa = 2;
         g.name = "avx512 14x32 packed";
     } else if (id == LT__GEMM_AVX2) {
         g.fn_k = lt__uk_avx2_k; g.fn_r = lt__uk_avx2_r; g.mr = 6; g.nr = 16;
         g.bk = lt__uk_avx2_kb; g.br = lt__uk_avx2_rb;
+        g.rk = lt__uk_avx2_kr; g.rr = lt__uk_avx2_rr;
         g.mc = 96; g.kc = 256; g.nc = 512; g.isa = 1;
         g.name = "avx2+fma 6x16 packed";
     }
@@ -6597,7 +6628,8 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
     if (!lt__cpu_has(LT__CPU_AVX512BW | LT__CPU_AVX512VL)) return;   /* packing */
     g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
     g->nk = lt__uk_bf16dp_kn; g->nr_ = lt__uk_bf16dp_rn;
-    g->bk = NULL; g->br = NULL;   /* (16-bit products round in lt__gemm_epilogue) */
+    g->bk = NULL; g->br = NULL;   /* (no float32 bias on bf16 operands) */
+    g->rk = lt__uk_bf16dp_kr; g->rr = lt__uk_bf16dp_rr;
     g->sk[0] = lt__uk_bf16dp_k4; g->sr[0] = lt__uk_bf16dp_r4;   /* heights 4 and 8 (sh) as the */
     g->sk[1] = lt__uk_bf16dp_k8; g->sr[1] = lt__uk_bf16dp_r8;   /* AVX-512 kernels they replace */
     g->name = "avx512bf16 14x32 bf16 pairs";
@@ -7271,12 +7303,15 @@ static void lt__pf_step(lt__pf *f) {
    side and merged.  A sliver of fewer rows runs on the shortest short-tile kernel that covers
    them, if any; a full tile with streaming stores where g->stream and bet is 0.  ta: A's slivers
    are k-major.  pf[0], pf[1]: prefetches spread over the tiles (lt__pf_step; B's next panel,
-   A's next block).  bias (NULL: none): the block's last K block of a float32 product with a bias:
-   the nc floats added to every row, by the full tiles' bias kernels (g->bk, g->br) as they store,
-   by a loop over the tile after the others. */
+   A's next block).  fe (NULL: none): the epilogue of the block's last K block, done here tile by
+   tile (fe->bias at the block's first column): float32 (fe->p 0) with a bias, or bf16; row: the nc
+   floats the full tiles' kernels add as they store (g->bk, g->br: the bias; g->rk, g->rr: the
+   bias rounded, or -0.0 without one, then the sum rounded); the other tiles run
+   lt__gemm_epilogue on themselves after their product.  Either way each element gets the sums
+   the epilogue's pass over the finished block would give, while the tile is in registers or L1. */
 static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t nc, int64_t kc, const float *ap,
                            const float *bp, float alpha, float bet, float *C, int64_t ldc, lt__pf *pf,
-                           const float *bias) {
+                           const lt__gepi *fe, const float *row) {
     float edge[16 * 32];
     int64_t ir, jr;
     for (ir = 0; ir < mc; ir += g->mr) {
@@ -7289,7 +7324,7 @@ static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t n
                 kh = g->sh[s];
                 break;
             }
-        lt__ukernel_b fb = bias && kh == g->mr ? (ta ? g->bk : g->br) : NULL;
+        lt__ukernel_b fb = !fe || kh != g->mr ? NULL : fe->p ? (ta ? g->rk : g->rr) : (ta ? g->bk : g->br);
         full = g->stream && bet == 0.0f && kh == g->mr ? (ta ? g->nk : g->nr_) : fn;
         for (jr = 0; jr < nc; jr += g->nr) {
             int w = nc - jr < g->nr ? (int)(nc - jr) : g->nr, i, j;
@@ -7297,7 +7332,7 @@ static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t n
             lt__pf_step(pf);
             lt__pf_step(pf + 1);
             if (h == kh && w == g->nr && fb) {
-                fb(kc, as, bp + jr * kc, c, ldc, alpha, bet, bias + jr);
+                fb(kc, as, bp + jr * kc, c, ldc, alpha, bet, row + jr);
                 continue;
             }
             if (h == kh && w == g->nr) full(kc, as, bp + jr * kc, c, ldc, alpha, bet);
@@ -7307,9 +7342,11 @@ static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t n
                     for (j = 0; j < w; j++)
                         c[i * ldc + j] = edge[i * g->nr + j] + (bet == 0.0f ? 0.0f : bet * c[i * ldc + j]);
             }
-            if (bias)
-                for (i = 0; i < h; i++)
-                    for (j = 0; j < w; j++) c[i * ldc + j] += bias[jr + j];
+            if (fe) {
+                lt__gepi e = *fe;
+                if (e.bias) e.bias += jr;
+                lt__gemm_epilogue(g->isa, &e, c, ldc, h, w);
+            }
         }
     }
 }
@@ -7339,9 +7376,26 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
     float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA;
     int64_t jc, pc, ic;
     lt__pf pf[2];   /* B's next panel, A's next block */
-    int fuse = epi && !epi->p && epi->bias && !epi->z;   /* float32 bias: added by the tiles */
+    /* the epilogue done by the tiles (lt__gemm_tiles' fe): a float32 bias, or bf16 where this
+       kernel has its rounding kernels; row: what their kernels add (the bias, rounded for bf16) */
+    int fuse = epi && !epi->z && ((!epi->p && epi->bias) || (epi->p == LT_BF16 && g->rk));
+    float row[LT__GEMM_NC_MAX];
+    lt__gepi fe;
+    memset(&fe, 0, sizeof fe);
+    if (fuse) fe = *epi;
     for (jc = 0; jc < N; jc += g->nc) {
         int64_t nc = N - jc < g->nc ? N - jc : g->nc;
+        if (fuse) {
+            fe.bias = epi->bias ? epi->bias + jc : NULL;
+            if (epi->p && fe.bias) {   /* the bias rounded, as lt__gemm_epilogue rounds it */
+                lt__gsrc s;
+                s.f = fe.bias; s.h = NULL; s.p = epi->p; s.gelu = 0;
+                lt__gsrc_get(g->isa, &s, 0, nc, row);
+            } else if (epi->p) {
+                int64_t j;
+                for (j = 0; j < nc; j++) row[j] = -0.0f;   /* adds nothing, not even to -0.0 */
+            }
+        }
         float *cb = epi && epi->z ? C : C + jc;   /* C's columns jc.., or the scratch (lt__gepi) */
         for (pc = 0; pc < K; pc += g->kc) {
             int64_t kc = K - pc < g->kc ? K - pc : g->kc;
@@ -7368,7 +7422,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
                     lt__pf_set(&pf[1], &A, ta, lda, ic + mc, pc, nmc, kc, calls);
                 }
                 lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp, alpha, bet, cb + ic * ldc, ldc, pf,
-                               fuse && pc + kc >= K ? epi->bias + jc : NULL);
+                               fuse && pc + kc >= K ? &fe : NULL, fe.p ? row : fe.bias);
                 if (LT__GEPI_ON(epi) && pc + kc >= K && !fuse) {   /* this block of C is final */
                     lt__gepi e = *epi;
                     if (e.bias) e.bias += jc;
@@ -7422,7 +7476,8 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
                 int64_t kc = K - pc < g->kc ? K - pc : g->kc;
                 lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
                 lt__gemm_pack_a(g, ta, &as, lda, mc, kc, ap);
-                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp + pc * ncr, alpha, pc == 0 ? 0.0f : 1.0f, C, ldc, pf, NULL);
+                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp + pc * ncr, alpha, pc == 0 ? 0.0f : 1.0f, C, ldc, pf, NULL,
+                               NULL);
             }
             e.z += ic * e.ldz + jc;
             e.pm += ic * e.ldpm;
@@ -7791,9 +7846,10 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
    Megatron-LM's fused weight-gradient accumulation into float32 main grads).  dy is rounded as
    the GEMM packs it; the gradient buffer itself is not changed.
    The GEMM (@@GEMM) converts 16-bit operands (and rounds float32 ones) while packing them into
-   its float32 panels and rounds each finished block of the output while it is in cache
-   (lt__sgemm_ex), so a 16-bit product allocates nothing and runs at the float32 GEMM's speed, or
-   (bf16 with AVX512_BF16) on bf16 pairs at up to twice that (bench/precision.md).
+   its float32 panels and rounds the output as the register tiles store it (bf16) or each
+   finished block of it while it is in cache (fp16) (lt__sgemm_ex), so a 16-bit product
+   allocates nothing and runs at the float32 GEMM's speed, or (bf16 with AVX512_BF16) on bf16
+   pairs at up to twice that (bench/precision.md).
    A record keeps a 16-bit copy (save[0] of in[0], save[1] of in[1], n_save = half the element
    count in floats) of each operand its backward reads, unless that operand is a parameter (read
    in place, it outlives the step) or, eager, already 16-bit values (lt__copy16); the op rows

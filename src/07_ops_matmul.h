@@ -180,9 +180,10 @@ LTRAIN_DEF lt_tensor *lt_conv1d(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_tens
    Megatron-LM's fused weight-gradient accumulation into float32 main grads).  dy is rounded as
    the GEMM packs it; the gradient buffer itself is not changed.
    The GEMM (@@GEMM) converts 16-bit operands (and rounds float32 ones) while packing them into
-   its float32 panels and rounds each finished block of the output while it is in cache
-   (lt__sgemm_ex), so a 16-bit product allocates nothing and runs at the float32 GEMM's speed, or
-   (bf16 with AVX512_BF16) on bf16 pairs at up to twice that (bench/precision.md).
+   its float32 panels and rounds the output as the register tiles store it (bf16) or each
+   finished block of it while it is in cache (fp16) (lt__sgemm_ex), so a 16-bit product
+   allocates nothing and runs at the float32 GEMM's speed, or (bf16 with AVX512_BF16) on bf16
+   pairs at up to twice that (bench/precision.md).
    A record keeps a 16-bit copy (save[0] of in[0], save[1] of in[1], n_save = half the element
    count in floats) of each operand its backward reads, unless that operand is a parameter (read
    in place, it outlives the step) or, eager, already 16-bit values (lt__copy16); the op rows

@@ -141,14 +141,16 @@ static void test_gemm_split(void) {
     t_check(bad == 0, msg, "%d of %d cases differ (see above)", bad, n);
 }
 
-/* A float32 bias (the forward of linear and conv1d) is added by the register tiles as they store
-   their last K block (lt__gemm_tiles' bias: the bias kernels for full tiles, a loop for the
-   others): the bits must be the product's, then + bias, as a pass after it would give.  Each
-   kernel, 1 and 2 threads, full, short (M mod 14 = 4, 8) and edge tiles, one and several K
-   blocks, alpha != 1, beta 0, 1 and other, every transposition. */
-static void test_gemm_bias_fused(void) {
+/* The forward's epilogue (lt__gepi: a float32 bias; or bf16's round16(C + round16(bias)), bias or
+   none) is done by the register tiles as they store their last K block (lt__gemm_tiles' fe: the
+   bias and bf16 kernels for full tiles, lt__gemm_epilogue on each other tile): the bits must be
+   those of the product followed by lt__gemm_epilogue's pass over all of C (fp16 keeps that pass:
+   the control).  Each kernel, 1 and 2 threads, full, short (M mod 14 = 4, 8) and edge tiles, one
+   and several K blocks, alpha != 1, beta 0, 1 and other, every transposition; bf16 with float32
+   operands and with bf16 ones (the AVX512_BF16 pair kernels where they run). */
+static void test_gemm_epilogue_fused(void) {
     static const tg_shape shapes[] = {{60, 96, 64}, {256, 64, 300}, {39, 70, 600}, {120, 40, 257}};
-    int s, t, th, id, n = 0, bad = 0, threads = lt_get_threads();
+    int s, t, th, id, v, n = 0, bad = 0, threads = lt_get_threads();
     char msg[128];
     if (!t_want("gemm")) return;
     for (id = 0; id < LT__GEMM_NKERNELS; id++) {
@@ -156,41 +158,46 @@ static void test_gemm_bias_fused(void) {
         for (th = 1; th <= 2; th++) {
             lt_set_threads(th);
             for (s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
-                for (t = 0; t < 6; t++, n++) {
-                    int64_t M = shapes[s].M, N = shapes[s].N, K = shapes[s].K, i, j, ta = t & 1, tb = (t >> 1) & 1;
-                    int64_t lda = (ta ? M : K) + 1, ldb = (tb ? K : N) + 2, ldc = N + 3;
-                    size_t na = (size_t)((ta ? K : M) * lda), nb = (size_t)((tb ? N : K) * ldb), nc = (size_t)(M * ldc);
-                    float *A = (float *)malloc(na * 4), *B = (float *)malloc(nb * 4), *bv = (float *)malloc((size_t)N * 4);
-                    float *C1 = (float *)malloc(nc * 4), *C2 = (float *)malloc(nc * 4);
-                    float alpha = t < 2 ? 1.0f : -0.75f, beta = t % 3 == 0 ? 0.0f : t % 3 == 1 ? 1.0f : 0.5f;
-                    uint32_t seed = (uint32_t)(M * 131 + N * 17 + K + t);
-                    lt__gepi e;
-                    if (!A || !B || !bv || !C1 || !C2) { bad++; free(A); free(B); free(bv); free(C1); free(C2); continue; }
-                    for (i = 0; i < (int64_t)na; i++) A[i] = tg_val(&seed);
-                    for (i = 0; i < (int64_t)nb; i++) B[i] = tg_val(&seed);
-                    for (i = 0; i < N; i++) bv[i] = tg_val(&seed);
-                    for (i = 0; i < (int64_t)nc; i++) C1[i] = C2[i] = tg_val(&seed);
-                    e = lt__gepi_of(0, bv);
-                    lt__sgemm_ex(id, (int)ta, (int)tb, M, N, K, alpha, lt__gsrc_f32(A), lda, lt__gsrc_f32(B), ldb, beta, C1,
-                                 ldc, &e);
-                    lt__sgemm_ex(id, (int)ta, (int)tb, M, N, K, alpha, lt__gsrc_f32(A), lda, lt__gsrc_f32(B), ldb, beta, C2,
-                                 ldc, NULL);
-                    for (i = 0; i < M; i++)
-                        for (j = 0; j < N; j++) C2[i * ldc + j] += bv[j];
-                    if (memcmp(C1, C2, nc * 4) != 0) {
-                        char name[160];
-                        snprintf(name, sizeof name, "gemm/bias fused %s %lldx%lldx%lld %s%s beta=%g, %d threads",
-                                 lt__gemm_impl_of(id).name, (long long)M, (long long)N, (long long)K, ta ? "T" : "N",
-                                 tb ? "T" : "N", beta, th);
-                        t_check(0, name, "the bias added by the tiles differs from the product + bias");
-                        bad++;
+                for (t = 0; t < 6; t++)
+                    for (v = 0; v < 5; v++, n++) {
+                        /* v: 0 float32 + bias, 1 bf16 + bias, 2 bf16 no bias, 3 bf16 on bf16 operands, 4 fp16 */
+                        int64_t M = shapes[s].M, N = shapes[s].N, K = shapes[s].K, i, ta = t & 1, tb = (t >> 1) & 1;
+                        int64_t lda = (ta ? M : K) + 1, ldb = (tb ? K : N) + 2, ldc = N + 3;
+                        size_t na = (size_t)((ta ? K : M) * lda), nb = (size_t)((tb ? N : K) * ldb), nc = (size_t)(M * ldc);
+                        float *A = (float *)malloc(na * 4), *B = (float *)malloc(nb * 4), *bv = (float *)malloc((size_t)N * 4);
+                        float *C1 = (float *)malloc(nc * 4), *C2 = (float *)malloc(nc * 4);
+                        float alpha = t < 2 ? 1.0f : -0.75f, beta = t % 3 == 0 ? 0.0f : t % 3 == 1 ? 1.0f : 0.5f;
+                        uint32_t seed = (uint32_t)(M * 131 + N * 17 + K + t + 7 * v);
+                        lt_dtype p = v == 0 ? LT_F32 : v == 4 ? LT_F16 : LT_BF16;
+                        lt__gsrc sa, sb;
+                        lt__gepi e;
+                        if (!A || !B || !bv || !C1 || !C2) { bad++; free(A); free(B); free(bv); free(C1); free(C2); continue; }
+                        for (i = 0; i < (int64_t)na; i++) A[i] = tg_val(&seed);
+                        for (i = 0; i < (int64_t)nb; i++) B[i] = tg_val(&seed);
+                        for (i = 0; i < N; i++) bv[i] = tg_val(&seed);
+                        for (i = 0; i < (int64_t)nc; i++) C1[i] = C2[i] = tg_val(&seed);
+                        for (i = 0; i < K; i++) A[ta ? i * lda : i] = 0.0f;   /* row 0 of op(A) zero: a */
+                        /* product of +0, -0.0 after alpha < 0, whose sign a bias-less epilogue keeps */
+                        e = lt__gepi_of((int)p, v == 2 ? NULL : bv);
+                        sa = lt__gsrc_f32(A); sb = lt__gsrc_f32(B);
+                        if (v == 3) sa.p = sb.p = (int)LT_BF16;   /* rounded while packing: the pair kernels */
+                        lt__sgemm_ex(id, (int)ta, (int)tb, M, N, K, alpha, sa, lda, sb, ldb, beta, C1, ldc, &e);
+                        lt__sgemm_ex(id, (int)ta, (int)tb, M, N, K, alpha, sa, lda, sb, ldb, beta, C2, ldc, NULL);
+                        lt__gemm_epilogue(lt__gemm_impl_of(id).isa, &e, C2, ldc, M, N);
+                        if (memcmp(C1, C2, nc * 4) != 0) {
+                            char name[160];
+                            snprintf(name, sizeof name, "gemm/epilogue fused %s %lldx%lldx%lld %s%s beta=%g case %d, %d threads",
+                                     lt__gemm_impl_of(id).name, (long long)M, (long long)N, (long long)K, ta ? "T" : "N",
+                                     tb ? "T" : "N", beta, v, th);
+                            t_check(0, name, "the epilogue done by the tiles differs from the product, then the epilogue");
+                            bad++;
+                        }
+                        free(A); free(B); free(bv); free(C1); free(C2);
                     }
-                    free(A); free(B); free(bv); free(C1); free(C2);
-                }
         }
     }
     lt_set_threads(threads);
-    snprintf(msg, sizeof msg, "gemm/bias fused: the bits of the product + bias (%d cases)", n);
+    snprintf(msg, sizeof msg, "gemm/epilogue fused: the bits of the product, then its epilogue (%d cases)", n);
     t_check(bad == 0, msg, "%d of %d cases differ (see above)", bad, n);
 }
 
@@ -305,7 +312,7 @@ static void test_gemm_all(void) {
     t_check(bad == 0, msg, "%d of %d cases failed (see above)", bad, n);
     t_check(lt_kernel_name() != NULL && lt_kernel_name()[0] != 0, "gemm/kernel name", "empty");
     test_gemm_split();
-    test_gemm_bias_fused();
+    test_gemm_epilogue_fused();
     test_gemm_stream();
     {   /* the B panel fitted to L2: half of it, a multiple of NR, at least 4 NR, at most the kernel's NC */
         lt__gemm_impl g = lt__gemm_impl_of(lt__gemm_pick()), h;

@@ -6240,7 +6240,7 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     va = _mm512_set1_ps(alpha);                                                                    \
     (void)vb; (void)beta;                                                                          \
     ROWS(LT__A5_STN)
-/* XARG: more parameters (", const float *bias" for LT__A5_STORE_BIAS), or nothing */
+/* XARG: more parameters (", const float *bias" for LT__A5_STORE_BIAS and _BF16), or nothing */
 #define LT__A5_KERNEL(name, ASTEP, ROWS) LT__A5_KERNEL_S(name, ASTEP, ROWS, LT__A5_ZEROS, LT__A5_STORE, )
 #define LT__A5_KERNEL_S(name, ASTEP, ROWS, BEGIN, STORE, XARG)                                     \
     LT__TARGET("avx512f") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
@@ -7098,10 +7098,10 @@ static void lt__pack_a_dp(int ta, const lt__gsrc *A, int64_t lda, int64_t mc, in
 
 /* The end of a linear layer's forward, applied to each finished block of C while it is in cache
    (one pass over C saved):
-     p = 0:          C = C + bias                        (float32; bias (N) or NULL: nothing; in
-                                                          lt__gemm_block the tiles add it as they
-                                                          store, lt__gemm_tiles' bias)
+     p = 0:          C = C + bias                        (float32; bias (N) or NULL: nothing)
      p = bf16, f16:  C = round16(C + round16(bias))      (16-bit products; bias may be NULL)
+   lt__gemm_block hands the float32 bias and bf16 to the register tiles instead, which do the
+   same as they store (lt__gemm_tiles' fe); fp16 and z take the pass.
    With z (16-bit products, beta 0), the product's home is z instead: each finished block of C is
    rounded as above, narrowed into z (row stride ldz), and the maxima of its rows' pieces of
    `piece` columns (counted from column col0 of the whole) merged into pm (row stride ldpm, -inf

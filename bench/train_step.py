@@ -50,8 +50,10 @@ turn, each run in a fresh child process (so its peak RSS is its own).
 Columns: median / min / max ms per step over all timed steps of all rounds; tokens/s = B*T over
 the median; MFU = FLOPs per step / step time / sgemm peak, FLOPs = 6*N_mm*B*T + 12*L*C*T^2*B
 (N_mm: the parameters in matrix products, the head's V*C included; the T^2 term is attention's
-two products, counted whole), the peak lt_sgemm's at 2048^3 with the same thread count measured
-in this run (MKL's, torch.mm at 2048^3, is printed beside it); peak RSS of the process; the memory
+two products, counted whole), the peak lt_sgemm's at 2048^3 with the same thread count: its best call
+over the whole run, measured before the first config and again before every round (one
+measurement is 6 calls, about a second, and a busy moment can take 10% off it; MKL's,
+torch.mm at 2048^3, is measured alike and printed beside it, with the spread of both); peak RSS of the process; the memory
 floor = 16 bytes a parameter (weights, gradients, AdamW's two moments) + the activations the
 backward pass keeps (lt_plan_saved_bytes of ltrain's compiled step), the same for every row of a
 config; "best torch / this" = the faster of torch eager and torch.compile (2.x) over this row's
@@ -415,18 +417,26 @@ def main():
         settings.append("torch %s (%s): %s" % (v13, py13, env_text(TORCH13_ENV)))
     print("Settings: " + "; ".join(settings) + ".")
     load0 = machine.load_average()
-    peaks, mkl = {}, {}
-    for t in threads:
-        peaks[t] = run_json([ours_bin, "--peak", "--threads", str(t)], {"OMP_NUM_THREADS": str(t)})["peak_gflops"]
-        mkl[t] = run_json([py2, os.path.abspath(__file__), "--torch-peak", str(t)],
-                          dict(env2, OMP_NUM_THREADS=str(t)))
-        print("sgemm peak 2048^3, %d thread%s: lt_sgemm %.1f GFLOP/s, torch.mm (%s) %.1f GFLOP/s" % (
-            t, "s" if t > 1 else "", peaks[t], mkl[t]["blas"], mkl[t]["peak_gflops"]), flush=True)
+    # the MFU base: every measurement of the sgemm peaks is kept, the best call counts (at the end)
+    peak_runs, mkl_runs = {t: [] for t in threads}, {t: [] for t in threads}
+
+    def measure_peaks():
+        for t in threads:
+            peak_runs[t].append(run_json([ours_bin, "--peak", "--threads", str(t)],
+                                         {"OMP_NUM_THREADS": str(t)})["peak_gflops"])
+            mkl_runs[t].append(run_json([py2, os.path.abspath(__file__), "--torch-peak", str(t)],
+                                        dict(env2, OMP_NUM_THREADS=str(t))))
+            print("sgemm peak 2048^3, %d thread%s: lt_sgemm %.1f GFLOP/s, torch.mm (%s) %.1f GFLOP/s" % (
+                t, "s" if t > 1 else "", peak_runs[t][-1], mkl_runs[t][-1]["blas"], mkl_runs[t][-1]["peak_gflops"]),
+                flush=True)
+    measure_peaks()
     rows = []
     for name in configs:
         cfg = config(name)
         all_info = {(t, w): [] for t in threads for w in impls}
         for r in range(rounds[name]):
+            if rows or r > 0:   # (the first round of the first config follows the first measurement)
+                measure_peaks()
             order = impls if r % 2 == 0 else impls[::-1]
             for t in (threads if r % 2 == 0 else threads[::-1]):
                 for who in order:
@@ -450,8 +460,7 @@ def main():
                 med = statistics.median(ms)
                 group.append({"config": name, "threads": t, "impl": who, "version": info[0].get("version", ""),
                               "median": med, "min": min(ms), "max": max(ms), "tok_s": cfg[5] * cfg[4] / (med / 1e3),
-                              "mfu": flops_per_step(cfg) / (med / 1e3) / (peaks[t] * 1e9),
-                              "at_peak_ms": flops_needed(cfg) / (peaks[t] * 1e9) * 1e3,
+                              "flops": flops_per_step(cfg), "flops_needed": flops_needed(cfg),
                               "rss": max(j["rss_mb"] for j in info), "params": info[0]["params"],
                               "loss0": info[0]["loss0"], "loss": info[-1]["loss"], "steps": len(ms),
                               "compile_s": statistics.median(j.get("compile_s", 0.0) for j in info),
@@ -482,7 +491,13 @@ def main():
             if abs(g["loss0"] - lnv) > 0.5:
                 print("warning: %s's step-0 loss %.3f is far from ln V = %.3f (%s)" % (g["impl"], g["loss0"], lnv, name))
     load1 = machine.load_average()
-    table = render(rows, impls, peaks, mkl, threads, quick, (load0, load1), settings)
+    peaks = {t: max(peak_runs[t]) for t in threads}
+    mkl = {t: dict(max(mkl_runs[t], key=lambda j: j["peak_gflops"]),
+                   spread=(min(j["peak_gflops"] for j in mkl_runs[t]), len(mkl_runs[t]))) for t in threads}
+    for g in rows:   # MFU and the ceiling on the best peak call of the run
+        g["mfu"] = g["flops"] / (g["median"] / 1e3) / (peaks[g["threads"]] * 1e9)
+        g["at_peak_ms"] = g["flops_needed"] / (peaks[g["threads"]] * 1e9) * 1e3
+    table = render(rows, impls, peaks, mkl, threads, quick, (load0, load1), settings, peak_runs)
     print()
     print(table)
     if opt["--gemm-md"] and os.path.exists(opt["--gemm-md"]):
@@ -494,7 +509,7 @@ def main():
     print("wrote %s" % opt["--out"])
 
 
-def render(rows, impls, peaks, mkl, threads, quick, load, settings):
+def render(rows, impls, peaks, mkl, threads, quick, load, settings, peak_runs):
     cfgs = []
     for r in rows:
         if r["config"] not in cfgs:
@@ -504,9 +519,11 @@ def render(rows, impls, peaks, mkl, threads, quick, load, settings):
     lines += machine.markdown(load[0], load[1])
     lines += ["Run %s.  Settings: %s." % (time.strftime("%Y-%m-%d %H:%M"), "; ".join(settings)),
               "One training step = zero_grad + forward + cross-entropy + backward + AdamW, fp32, random tokens.",
-              "sgemm peak at 2048^3 (the MFU base is lt_sgemm's): " + ", ".join(
-                  "%d thread%s lt_sgemm %.1f, torch.mm (%s) %.1f GFLOP/s" % (
-                      t, "s" if t > 1 else "", peaks[t], mkl[t]["blas"], mkl[t]["peak_gflops"]) for t in threads) + ".",
+              "sgemm peak at 2048^3, the best call of the run (the MFU base is lt_sgemm's; the lowest of the "
+              "measurements and their count in brackets): " + ", ".join(
+                  "%d thread%s lt_sgemm %.1f (%.1f, %d), torch.mm (%s) %.1f (%.1f, %d) GFLOP/s" % (
+                      t, "s" if t > 1 else "", peaks[t], min(peak_runs[t]), len(peak_runs[t]), mkl[t]["blas"],
+                      mkl[t]["peak_gflops"], mkl[t]["spread"][0], mkl[t]["spread"][1]) for t in threads) + ".",
               "Configs: " + "; ".join("%s = V,L,H,C,T,B%s %s" % (c, ",KV,HIDDEN" if len(config(c)) == 8 else "",
                                                               ",".join(map(str, config(c)))) for c in cfgs) + ".", ""]
     lines.append("Summary (median ms per step; best torch / best ltrain > 1: ltrain is faster):")

@@ -50,11 +50,11 @@ turn, each run in a fresh child process (so its peak RSS is its own).
 Columns: median / min / max ms per step over all timed steps of all rounds; tokens/s = B*T over
 the median; MFU = FLOPs per step / step time / sgemm peak, FLOPs = 6*N_mm*B*T + 12*L*C*T^2*B
 (N_mm: the parameters in matrix products, the head's V*C included; the T^2 term is attention's
-two products, counted whole), the peak lt_sgemm's at 2048^3 with the same thread count: its best call
-over the whole run, measured before the first config and again before every round (one
-measurement is 6 calls, about a second, and a busy moment can take 10% off it; MKL's,
-torch.mm at 2048^3, is measured alike and printed beside it, with the spread of both); peak RSS of the process; the memory
-floor = 16 bytes a parameter (weights, gradients, AdamW's two moments) + the activations the
+two products, counted whole), the peak lt_sgemm's at 2048^3 with the same thread count: its best
+call over the whole run, measured before the first config and again before every round (one
+measurement is 6 calls, about a second, and a busy moment can take 10% off it; MKL's, torch.mm
+at 2048^3, is measured alike and printed beside it, with the spread of both); peak RSS of the
+process; the memory floor = 16 bytes a parameter (weights, gradients, AdamW's two moments) + the activations the
 backward pass keeps (lt_plan_saved_bytes of ltrain's compiled step), the same for every row of a
 config; "best torch / this" = the faster of torch eager and torch.compile (2.x) over this row's
 median (> 1: this row is faster).  torch.compile's RSS includes the compiler's own memory.

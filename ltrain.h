@@ -6894,24 +6894,6 @@ LT__TARGET("avx2,fma,f16c") static void lt__gsrc_get_avx2(const lt__gsrc *s, int
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, lt__gsrc8_lanes(s, off + i));
     for (; i < n; i++) out[i] = lt__gsrc_one(s, off + i);
 }
-/* lt__pack_b16n_avx512 with AVX2, 8 values at a time: each row's values converted straight into
-   their slivers, with no row buffer and copy in between. */
-LT__TARGET("avx2,fma,f16c") static void lt__pack_b16n_avx2(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
-                                                       float *bp) {
-    int64_t k, js;
-    int j;
-    for (k = 0; k < kc; k++) {
-        if (k + 4 < kc) lt__gsrc_prefetch(B, (k + 4) * ldb, nc);
-        for (js = 0; js < nc; js += nr) {
-            float *d = bp + js * kc + k * nr;   /* sliver js/nr starts at js*kc */
-            int64_t at = k * ldb + js;
-            int w = nc - js < nr ? (int)(nc - js) : nr;
-            for (j = 0; j + 8 <= w; j += 8) _mm256_storeu_ps(d + j, lt__gsrc8_lanes(B, at + j));
-            for (; j < w; j++) d[j] = lt__gsrc_one(B, at + j);
-            for (; j < nr; j++) d[j] = 0.0f;
-        }
-    }
-}
 #endif
 /* out[0..n) = element off.. of s as float32 (isa: as lt__gemm_impl's) */
 static void lt__gsrc_get(int isa, const lt__gsrc *s, int64_t off, int64_t n, float *out) {
@@ -6953,7 +6935,6 @@ static void lt__pack_a16(int ta, int isa, const lt__gsrc *A, int64_t lda, int64_
         for (is = 0; is < mc; is += mr) {
             float *d = ap + is * LT__KS + k * mr;   /* sliver is/mr starts at (is/mr)*mr*KS */
             int h = mc - is < mr ? (int)(mc - is) : mr;
-            if (h == mr) { memcpy(d, row + is, (size_t)mr * sizeof(float)); continue; }
             for (r = 0; r < h; r++) d[r] = row[is + r];
             for (; r < mr; r++) d[r] = 0.0f;
         }
@@ -6969,7 +6950,6 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
         float row[LT__GEMM_NC_MAX];
 #ifdef LT__X86
         if (isa == 2 && nr % 16 == 0) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
-        if (isa == 1 && nr % 8 == 0 && lt__k_available(LT__K_AVX2)) { lt__pack_b16n_avx2(B, ldb, kc, nc, nr, bp); return; }
 #endif
         for (k = 0; k < kc; k++) {
             lt__gsrc_get(isa, B, k * ldb, nc, row);

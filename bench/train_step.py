@@ -51,7 +51,7 @@ Columns: median / min / max ms per step over all timed steps of all rounds; toke
 the median; MFU = FLOPs per step / step time / sgemm peak, FLOPs = 6*N_mm*B*T + 12*L*C*T^2*B
 (N_mm: the parameters in matrix products, the head's V*C included; the T^2 term is attention's
 two products, counted whole), the peak lt_sgemm's at 2048^3 with the same thread count: its best
-call over the whole run, measured before the first config and again before every round (one
+call over the whole run, measured before every round of every config (one
 measurement is 6 calls, about a second, and a busy moment can take 10% off it; MKL's, torch.mm
 at 2048^3, is measured alike and printed beside it, with the spread of both); peak RSS of the
 process; the memory floor = 16 bytes a parameter (weights, gradients, AdamW's two moments) + the activations the
@@ -429,14 +429,12 @@ def main():
             print("sgemm peak 2048^3, %d thread%s: lt_sgemm %.1f GFLOP/s, torch.mm (%s) %.1f GFLOP/s" % (
                 t, "s" if t > 1 else "", peak_runs[t][-1], mkl_runs[t][-1]["blas"], mkl_runs[t][-1]["peak_gflops"]),
                 flush=True)
-    measure_peaks()
     rows = []
     for name in configs:
         cfg = config(name)
         all_info = {(t, w): [] for t in threads for w in impls}
         for r in range(rounds[name]):
-            if rows or r > 0:   # (the first round of the first config follows the first measurement)
-                measure_peaks()
+            measure_peaks()
             order = impls if r % 2 == 0 else impls[::-1]
             for t in (threads if r % 2 == 0 else threads[::-1]):
                 for who in order:

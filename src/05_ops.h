@@ -997,8 +997,12 @@ static int lt__simd_level(void) {
     return 0;
 #endif
 }
-/* Do the AVX-512 activation kernels run (the ones that have no AVX2 twin: gelu16's)? */
-static int lt__act_simd(void) { return lt__simd_level() == 2; }
+/* Which of gelu16's kernels run (below): 2 AVX-512, 1 AVX2 + F16C (CPUs without AVX-512), 0 the
+   plain C loops */
+static int lt__act_simd(void) {
+    int s = lt__simd_level();
+    return s == 1 && !lt__k_available(LT__K_AVX2) ? 0 : s;
+}
 /* The loops run over blocks of LT__EWB values, each a simd loop in a function of its own, and the
    threads take blocks.  (A combined "parallel for simd if (...)" whose condition is false, as
    for a small tensor, also turns the simd off; bench/design.md.  "if (parallel : ...)" limits the
@@ -1084,7 +1088,7 @@ static void lt__gelu16_bwd_c(lt_dtype p, const float *x, const uint16_t *xh, con
     }
 }
 
-/* ---- fast paths: AVX-512 (gelu16's lookups) ------------------------------------------------------ */
+/* ---- fast paths: AVX-512 and AVX2 (gelu16's lookups) --------------------------------------------- */
 #ifdef LT__X86
 /* The same, 16 values at a time in registers: x rounded to its 16-bit patterns as lt__to16 rounds
    (bf16: the integer formula, which vcvtneps2bf16 matches where lt__to16 takes it; fp16: vcvtps2ph,
@@ -1128,6 +1132,46 @@ LT__TARGET("avx512f") static void lt__gelu16_bwd_avx512(lt_dtype p, const float 
         _mm512_mask_storeu_ps(gx + i, k, d);
     }
 }
+/* The AVX2 (+ F16C) twins for CPUs without AVX-512, 8 values a gather (bf16 rounded by
+   lt__bf16_round8, the scalar formula; fp16 by vcvtps2ph, 8 values holding a NaN by the scalar
+   code); the last m % 8 values by the plain C path.  The same bits as the C loops. */
+LT__TARGET("avx2,f16c") static __m256i lt__gelu16_idx8(lt_dtype p, const float *x, const uint16_t *xh) {
+    __m256 v;
+    if (xh) return _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)xh));
+    if (p == LT_BF16) return lt__bf16_round8(_mm256_loadu_si256((const __m256i *)(const void *)x));
+    v = _mm256_loadu_ps(x);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q))) {
+        uint16_t t[8];
+        int j;
+        for (j = 0; j < 8; j++) t[j] = lt_f32_to_f16(x[j]);
+        return _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)t));
+    }
+    return _mm256_cvtepu16_epi32(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+LT__TARGET("avx2,f16c") static void lt__gelu16_fwd_avx2(lt_dtype p, const float *x, uint16_t *xh, float *y, int64_t m) {
+    const float *tab = lt__gelu16_y[p == LT_F16];
+    int64_t i;
+    for (i = 0; i + 8 <= m; i += 8) {
+        __m256i h = lt__gelu16_idx8(p, x + i, NULL);
+        if (xh)   /* the 8 patterns (each < 65536) narrowed to 16 bits, in order */
+            _mm_storeu_si128((__m128i *)(void *)(xh + i),
+                             _mm_packus_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+        _mm256_storeu_ps(y + i, _mm256_i32gather_ps(tab, h, 4));
+    }
+    if (i < m) lt__gelu16_fwd_c(p, x + i, xh ? xh + i : NULL, y + i, m - i);
+}
+LT__TARGET("avx2,f16c") static void lt__gelu16_bwd_avx2(lt_dtype p, const float *x, const uint16_t *xh, const float *gy,
+                                                       float *gx, int64_t m, int add) {
+    const float *tab = lt__gelu16_dy[p == LT_F16];
+    int64_t i;
+    for (i = 0; i + 8 <= m; i += 8) {
+        __m256i h = lt__gelu16_idx8(p, x ? x + i : NULL, xh ? xh + i : NULL);
+        __m256 d = _mm256_mul_ps(_mm256_loadu_ps(gy + i), _mm256_i32gather_ps(tab, h, 4));
+        if (add) d = _mm256_add_ps(_mm256_loadu_ps(gx + i), d);
+        _mm256_storeu_ps(gx + i, d);
+    }
+    if (i < m) lt__gelu16_bwd_c(p, x ? x + i : NULL, xh ? xh + i : NULL, gy + i, gx + i, m - i, add);
+}
 #endif
 
 static void lt__gelu16_fwd(lt__node *nd) {
@@ -1139,7 +1183,8 @@ static void lt__gelu16_fwd(lt__node *nd) {
     for (b = 0; b < nb; b++) {
         int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16;
 #ifdef LT__X86
-        if (simd) { lt__gelu16_fwd_avx512(p, nd->in[0]->data + lo, xh ? xh + lo : NULL, nd->out->data + lo, m); continue; }
+        if (simd == 2) { lt__gelu16_fwd_avx512(p, nd->in[0]->data + lo, xh ? xh + lo : NULL, nd->out->data + lo, m); continue; }
+        if (simd == 1) { lt__gelu16_fwd_avx2(p, nd->in[0]->data + lo, xh ? xh + lo : NULL, nd->out->data + lo, m); continue; }
 #endif
         lt__gelu16_fwd_c(p, nd->in[0]->data + lo, xh ? xh + lo : NULL, nd->out->data + lo, m);
     }
@@ -1159,7 +1204,8 @@ static void lt__gelu16_bwd(lt__node *nd) {
         int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16;
         const float *x = xh ? NULL : nd->in[0]->data + lo;
 #ifdef LT__X86
-        if (simd) { lt__gelu16_bwd_avx512(p, x, xh ? xh + lo : NULL, gy + lo, gx + lo, m, add); continue; }
+        if (simd == 2) { lt__gelu16_bwd_avx512(p, x, xh ? xh + lo : NULL, gy + lo, gx + lo, m, add); continue; }
+        if (simd == 1) { lt__gelu16_bwd_avx2(p, x, xh ? xh + lo : NULL, gy + lo, gx + lo, m, add); continue; }
 #endif
         lt__gelu16_bwd_c(p, x, xh ? xh + lo : NULL, gy + lo, gx + lo, m, add);
     }

@@ -533,55 +533,73 @@ static void tp_rows16(void) {
     unsetenv("LTRAIN_EAGER_COPIES16");
 }
 
-/* gelu16's AVX-512 lookups (gathers on patterns rounded in registers) against its plain C path,
-   bit for bit: every 16-bit pattern as x, then the same values nudged so that rounding matters,
-   in the op's blocks with a masked tail; y, the saved patterns, and dx from x or from the saved
-   patterns, written and added. */
+/* gelu16's lookups with gathers (AVX-512, 16 at a time; AVX2, 8 at a time), each kernel this CPU
+   has against the plain C path, bit for bit: every 16-bit pattern as x, then the same values
+   nudged so that rounding matters, in the op's blocks with a ragged tail; y, the saved patterns,
+   and dx from x or from the saved patterns, written and added. */
+#ifdef LT__X86
+static void tp_gelu16_fwd_k(int kern, lt_dtype p, const float *x, uint16_t *xh, float *y, int64_t m) {
+    if (kern == 2) lt__gelu16_fwd_avx512(p, x, xh, y, m);
+    else lt__gelu16_fwd_avx2(p, x, xh, y, m);
+}
+static void tp_gelu16_bwd_k(int kern, lt_dtype p, const float *x, const uint16_t *xh, const float *gy, float *gx,
+                            int64_t m, int add) {
+    if (kern == 2) lt__gelu16_bwd_avx512(p, x, xh, gy, gx, m, add);
+    else lt__gelu16_bwd_avx2(p, x, xh, gy, gx, m, add);
+}
+#endif
 static void tp_gelu16_paths(void) {
 #ifdef LT__X86
     enum { N = 2 * 65536 + 13 };
     static float x[N], gy[N], y0[N], y1[N], g0[N], g1[N];
     static uint16_t h0[N], h1[N];
-    int pi, i, add;
+    int pi, i, add, kern;
     char nm[96];
     if (!t_want("precision/gelu16_paths")) return;
-    if (!lt__act_simd()) { t_skip("precision/gelu16_paths", "no AVX-512 here (or LT_GEMM asks for another kernel)"); return; }
-    for (pi = 0; pi < 2; pi++) {
-        lt_dtype p = pi ? LT_F16 : LT_BF16;
-        int64_t lo;
-        int ok_y = 1, ok_h = 1, ok_g = 1;
-        lt__gelu16_tables(p);
-        for (i = 0; i < N; i++) {
-            uint16_t b = (uint16_t)(i & 0xFFFF);
-            lt__from16(p, &b, &x[i], 1);
-            if (i >= 65536) x[i] *= 1.0f + (float)((i * 7) % 13 - 6) * 1e-3f;   /* between patterns, NaNs stay */
-            gy[i] = (float)((i * 37) % 101 - 50) * 0.01f;
+    for (kern = 2; kern >= 1; kern--) {
+        const char *kn = kern == 2 ? "avx512" : "avx2";
+        if (!lt__k_available(kern == 2 ? LT__K_AVX512 : LT__K_AVX2)) {
+            snprintf(nm, sizeof nm, "precision/gelu16_paths/%s", kn);
+            t_skip(nm, "this CPU lacks the instructions");
+            continue;
         }
-        for (lo = 0; lo < N; lo += LT__EW16) {
-            int64_t m = N - lo < LT__EW16 ? N - lo : LT__EW16;
-            lt__gelu16_fwd_c(p, x + lo, h0 + lo, y0 + lo, m);
-            lt__gelu16_fwd_avx512(p, x + lo, h1 + lo, y1 + lo, m);
-        }
-        for (i = 0; i < N; i++) {
-            uint32_t a, b;
-            memcpy(&a, &y0[i], 4); memcpy(&b, &y1[i], 4);
-            if (a != b) ok_y = 0;
-            if (h0[i] != h1[i]) ok_h = 0;
-        }
-        for (add = 0; add < 4; add++) {   /* bit 0: add into gx; bit 1: patterns from x (eager, nothing saved) */
-            for (i = 0; i < N; i++) g0[i] = g1[i] = (float)(i % 5) - 2.0f;
+        for (pi = 0; pi < 2; pi++) {
+            lt_dtype p = pi ? LT_F16 : LT_BF16;
+            int64_t lo;
+            int ok_y = 1, ok_h = 1, ok_g = 1;
+            lt__gelu16_tables(p);
+            for (i = 0; i < N; i++) {
+                uint16_t b = (uint16_t)(i & 0xFFFF);
+                lt__from16(p, &b, &x[i], 1);
+                if (i >= 65536) x[i] *= 1.0f + (float)((i * 7) % 13 - 6) * 1e-3f;   /* between patterns, NaNs stay */
+                gy[i] = (float)((i * 37) % 101 - 50) * 0.01f;
+            }
             for (lo = 0; lo < N; lo += LT__EW16) {
                 int64_t m = N - lo < LT__EW16 ? N - lo : LT__EW16;
-                const float *xs = add & 2 ? x + lo : NULL;
-                const uint16_t *hs = add & 2 ? NULL : h0 + lo;
-                lt__gelu16_bwd_c(p, xs, hs, gy + lo, g0 + lo, m, add & 1);
-                lt__gelu16_bwd_avx512(p, xs, hs, gy + lo, g1 + lo, m, add & 1);
+                lt__gelu16_fwd_c(p, x + lo, h0 + lo, y0 + lo, m);
+                tp_gelu16_fwd_k(kern, p, x + lo, h1 + lo, y1 + lo, m);
             }
-            if (memcmp(g0, g1, sizeof g0)) ok_g = 0;
+            for (i = 0; i < N; i++) {
+                uint32_t a, b;
+                memcpy(&a, &y0[i], 4); memcpy(&b, &y1[i], 4);
+                if (a != b) ok_y = 0;
+                if (h0[i] != h1[i]) ok_h = 0;
+            }
+            for (add = 0; add < 4; add++) {   /* bit 0: add into gx; bit 1: patterns from x (eager, nothing saved) */
+                for (i = 0; i < N; i++) g0[i] = g1[i] = (float)(i % 5) - 2.0f;
+                for (lo = 0; lo < N; lo += LT__EW16) {
+                    int64_t m = N - lo < LT__EW16 ? N - lo : LT__EW16;
+                    const float *xs = add & 2 ? x + lo : NULL;
+                    const uint16_t *hs = add & 2 ? NULL : h0 + lo;
+                    lt__gelu16_bwd_c(p, xs, hs, gy + lo, g0 + lo, m, add & 1);
+                    tp_gelu16_bwd_k(kern, p, xs, hs, gy + lo, g1 + lo, m, add & 1);
+                }
+                if (memcmp(g0, g1, sizeof g0)) ok_g = 0;
+            }
+            snprintf(nm, sizeof nm, "precision/gelu16_paths/%s/%s", kn, lt_precision_name(p));
+            t_check(ok_y && ok_h && ok_g, nm, "%s differs from plain C: y %s, saved patterns %s, dx %s", kn,
+                    ok_y ? "same" : "DIFFERS", ok_h ? "same" : "DIFFER", ok_g ? "same" : "DIFFERS");
         }
-        snprintf(nm, sizeof nm, "precision/gelu16_paths/%s", lt_precision_name(p));
-        t_check(ok_y && ok_h && ok_g, nm, "AVX-512 differs from plain C: y %s, saved patterns %s, dx %s",
-                ok_y ? "same" : "DIFFERS", ok_h ? "same" : "DIFFER", ok_g ? "same" : "DIFFERS");
     }
 #else
     if (t_want("precision/gelu16_paths")) t_skip("precision/gelu16_paths", "not x86");

@@ -159,7 +159,7 @@ $(TORCH_VENV)/.installed: | build
 	$(TORCH_VENV)/bin/python -m pip install $(TORCH_PIP)
 	touch $@
 bench-venv: $(TORCH_VENV)/.installed
-bench: build/bench_gemm build/bench_train_step build/bench_precision \
+bench: build/bench_gemm build/bench_train_step build/bench_precision build/bench_bandwidth \
        $(if $(filter file undefined,$(origin PYTHON)),$(TORCH_VENV)/.installed)
 	BENCH_QUICK=$(BENCH_QUICK) $(BENCH_PY) bench/gemm.py --md build/bench_gemm.md
 	BENCH_QUICK=$(BENCH_QUICK) python3 bench/train_step.py --torch-python $(BENCH_PY) --gemm-md build/bench_gemm.md

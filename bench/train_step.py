@@ -70,6 +70,7 @@ the cores PASSIVE wins by far).  --torch-wait unset|PASSIVE|ACTIVE fixes it.  Th
 settings of every row and the timings behind the choice."""
 import json
 import math
+import re
 import os
 import shutil
 import statistics
@@ -327,6 +328,17 @@ def run_json(cmd, env_extra):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def memory_bandwidth(bw_bin, threads):
+    """GB/s of build/bench_bandwidth's AdamW pass over 4 arrays of 32 M floats (28 bytes an element,
+    512 MB: past any L3), best of 3, or None where that program is not built"""
+    if not os.path.exists(bw_bin):
+        return None
+    out = subprocess.run([bw_bin, "--n", "32000000", "--reps", "3", "--threads", str(threads)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    m = re.search(r"^\| AdamW \(lt_optim_step\) \| 28 \| [0-9.]+ \| ([0-9.]+) \|", out.stdout, re.M)
+    return float(m.group(1)) if out.returncode == 0 and m else None
+
+
 def has_torch(py):
     """the torch version py imports, or None"""
     if not py or not (os.path.exists(py) or shutil.which(py)):
@@ -419,8 +431,13 @@ def main():
     load0 = machine.load_average()
     # the MFU base: every measurement of the sgemm peaks is kept, the best call counts (at the end)
     peak_runs, mkl_runs = {t: [] for t in threads}, {t: [] for t in threads}
+    bw_runs = []   # the memory bandwidth at the top of each round (this VM's moves between runs)
+    bw_bin = os.path.join(os.path.dirname(os.path.abspath(ours_bin)), "bench_bandwidth")
 
     def measure_peaks():
+        bw_runs.append(memory_bandwidth(bw_bin, max(threads)))
+        if bw_runs[-1]:
+            print("memory bandwidth (an AdamW pass, %d threads): %.1f GB/s" % (max(threads), bw_runs[-1]), flush=True)
         for t in threads:
             peak_runs[t].append(run_json([ours_bin, "--peak", "--threads", str(t)],
                                          {"OMP_NUM_THREADS": str(t)})["peak_gflops"])
@@ -495,7 +512,7 @@ def main():
     for g in rows:   # MFU and the ceiling on the best peak call of the run
         g["mfu"] = g["flops"] / (g["median"] / 1e3) / (peaks[g["threads"]] * 1e9)
         g["at_peak_ms"] = g["flops_needed"] / (peaks[g["threads"]] * 1e9) * 1e3
-    table = render(rows, impls, peaks, mkl, threads, quick, (load0, load1), settings, peak_runs)
+    table = render(rows, impls, peaks, mkl, threads, quick, (load0, load1), settings, peak_runs, bw_runs)
     print()
     print(table)
     if opt["--gemm-md"] and os.path.exists(opt["--gemm-md"]):
@@ -507,7 +524,7 @@ def main():
     print("wrote %s" % opt["--out"])
 
 
-def render(rows, impls, peaks, mkl, threads, quick, load, settings, peak_runs):
+def render(rows, impls, peaks, mkl, threads, quick, load, settings, peak_runs, bw_runs):
     cfgs = []
     for r in rows:
         if r["config"] not in cfgs:
@@ -522,6 +539,10 @@ def render(rows, impls, peaks, mkl, threads, quick, load, settings, peak_runs):
                   "%d thread%s lt_sgemm %.1f (%.1f, %d), torch.mm (%s) %.1f (%.1f, %d) GFLOP/s" % (
                       t, "s" if t > 1 else "", peaks[t], min(peak_runs[t]), len(peak_runs[t]), mkl[t]["blas"],
                       mkl[t]["peak_gflops"], mkl[t]["spread"][0], mkl[t]["spread"][1]) for t in threads) + ".",
+              ("Memory bandwidth at the top of each round (build/bench_bandwidth's AdamW pass over 4 arrays of "
+               "32 M floats, %d threads, GB/s): %s.  On a shared VM it moves between runs, and with it every "
+               "memory-bound part of a step." % (max(threads), ", ".join("%.0f" % b for b in bw_runs if b))
+               if any(bw_runs) else "Memory bandwidth: not measured (build/bench_bandwidth not built)."),
               "Configs: " + "; ".join("%s = V,L,H,C,T,B%s %s" % (c, ",KV,HIDDEN" if len(config(c)) == 8 else "",
                                                               ",".join(map(str, config(c)))) for c in cfgs) + ".", ""]
     lines.append("Summary (median ms per step; best torch / best ltrain > 1: ltrain is faster):")

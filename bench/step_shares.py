@@ -5,8 +5,9 @@ Runs build/bench_train_step --phases --profile (lt_set_profiling: every kernel t
 phases zero_grad and AdamW timed around their calls) for the configs and thread counts given, and
 prints one markdown table per run: each op's share of the step (forward + backward), the GEMM
 ops (matmul, linear, conv1d) summed, attention, and "rest" = the step's time outside every timed
-kernel (the tape, allocation, the loss's read-back).  Shares, not times, are what to compare when
-other processes load the cores.
+kernel (the tape, allocation, the loss's read-back); then the GEMM ops' and attention's GFLOP/s
+(FLOPs from the config, as bench/train_step.py counts them) and the one over the other.  Shares,
+not times, are what to compare when other processes load the cores.
 
   python3 bench/step_shares.py [--bin build/bench_train_step] [--configs char-small,gpt-mini,...]
                                [--threads 1,2] [--steps 4] [--warmup 1]
@@ -16,6 +17,9 @@ import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_step import config as model_config, matmul_params  # noqa: E402  (this directory)
 
 GEMM = {"matmul", "linear", "conv1d", "matmul16", "linear16", "conv1d16"}
 ATT = {"attention", "attention16", "attention_gqa", "attention_gqa16"}
@@ -59,6 +63,15 @@ def table(config, threads, cmd, ops, mean):
         out.append("| %s | %.1f | %.1f%% |" % (name, ms, 100.0 * ms / step))
     nongemm = step - gemm - att
     out.append("| **all but GEMM and attention** | %.1f | %.1f%% |" % (nongemm, 100.0 * nongemm / step))
+    cfg = model_config(config)
+    L, C, T, B = cfg[1], cfg[3], cfg[4], cfg[5]
+    gemm_fl = 6.0 * matmul_params(cfg) * B * T   # every product of the step, the head's included
+    att_fl = 7.0 * L * B * C * T * (T + 1)       # 7 T x T products a layer (2 forward, 5 backward), causal half
+    if gemm > 0 and att > 0:
+        out += ["", "Rates: the GEMM ops %.2f GFLOP in %.1f ms (%.1f GFLOP/s); attention %.2f GFLOP (the causal "
+                "triangle of its 7 products a layer) in %.1f ms (%.1f GFLOP/s): %.0f%% of the GEMM ops' rate." % (
+                    gemm_fl * 1e-9, gemm, gemm_fl / gemm * 1e-6, att_fl * 1e-9, att, att_fl / att * 1e-6,
+                    100.0 * (att_fl / att) / (gemm_fl / gemm))]
     return "\n".join(out) + "\n"
 
 

@@ -6,8 +6,10 @@ phases zero_grad and AdamW timed around their calls) for the configs and thread 
 prints one markdown table per run: each op's share of the step (forward + backward), the GEMM
 ops (matmul, linear, conv1d) summed, attention, and "rest" = the step's time outside every timed
 kernel (the tape, allocation, the loss's read-back); then the GEMM ops' and attention's GFLOP/s
-(FLOPs from the config, as bench/train_step.py counts them) and the one over the other.  Shares,
-not times, are what to compare when other processes load the cores.
+and the one over the other: the GEMM ops' FLOPs as bench/train_step.py counts a step's products,
+attention's those of the 7 T x T products a layer it runs (backward recomputes the scores) over
+the causal triangle, diagonal included.  Shares, not times, are what to compare when other
+processes load the cores.
 
   python3 bench/step_shares.py [--bin build/bench_train_step] [--configs char-small,gpt-mini,...]
                                [--threads 1,2] [--steps 4] [--warmup 1]
@@ -66,7 +68,7 @@ def table(config, threads, cmd, ops, mean):
     cfg = model_config(config)
     L, C, T, B = cfg[1], cfg[3], cfg[4], cfg[5]
     gemm_fl = 6.0 * matmul_params(cfg) * B * T   # every product of the step, the head's included
-    att_fl = 7.0 * L * B * C * T * (T + 1)       # 7 T x T products a layer (2 forward, 5 backward), causal half
+    att_fl = 7.0 * L * B * C * T * (T + 1)       # 7 T x T products a layer (2 forward, 5 backward), T(T+1)/2 pairs
     if gemm > 0 and att > 0:
         out += ["", "Rates: the GEMM ops %.2f GFLOP in %.1f ms (%.1f GFLOP/s); attention %.2f GFLOP (the causal "
                 "triangle of its 7 products a layer) in %.1f ms (%.1f GFLOP/s): %.0f%% of the GEMM ops' rate." % (

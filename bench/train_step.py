@@ -70,8 +70,8 @@ the cores PASSIVE wins by far).  --torch-wait unset|PASSIVE|ACTIVE fixes it.  Th
 settings of every row and the timings behind the choice."""
 import json
 import math
-import re
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -434,7 +434,7 @@ def main():
     bw_runs = []   # the memory bandwidth at the top of each round (this VM's moves between runs)
     bw_bin = os.path.join(os.path.dirname(os.path.abspath(ours_bin)), "bench_bandwidth")
 
-    def measure_peaks():
+    def measure_machine():   # the memory bandwidth and the sgemm peaks, at the top of each round
         bw_runs.append(memory_bandwidth(bw_bin, max(threads)))
         if bw_runs[-1]:
             print("memory bandwidth (an AdamW pass, %d threads): %.1f GB/s" % (max(threads), bw_runs[-1]), flush=True)
@@ -451,7 +451,7 @@ def main():
         cfg = config(name)
         all_info = {(t, w): [] for t in threads for w in impls}
         for r in range(rounds[name]):
-            measure_peaks()
+            measure_machine()
             order = impls if r % 2 == 0 else impls[::-1]
             for t in (threads if r % 2 == 0 else threads[::-1]):
                 for who in order:

@@ -2341,6 +2341,8 @@ LT__TARGET("avx512f") static void lt__att_colmax_avx512(const float *s, int64_t 
 LT__TARGET("avx512f") static void lt__att_colexp_avx512(float *s, int64_t w, int64_t n, int64_t off, const float *mx,
                                                        float *l);
 LT__TARGET("avx2,fma") static void lt__att_exp_avx2(float *x, const float *c, float c0, int64_t n);
+LT__TARGET("avx512f") static float lt__att_dot_avx512(const float *x, const float *dot, int64_t n);
+LT__TARGET("avx2,fma") static float lt__att_dot_avx2(const float *x, const float *dot, int64_t n);
 LT__TARGET("avx2,fma") static void lt__att_colmax_avx2(const float *s, int64_t w, int64_t n, int64_t off, float *al);
 LT__TARGET("avx2,fma") static void lt__att_colexp_avx2(float *s, int64_t w, int64_t n, int64_t off, const float *mx,
                                                       float *l);
@@ -2471,11 +2473,20 @@ static void lt__att_exp(int simd, float *x, const float *c, float c0, int64_t n)
 }
 
 /* Σ x_i dot_i in 16 interleaved partial sums added pairwise: a fixed order the compiler can still
-   vectorize. */
-static float lt__att_dot(const float *x, const float *dot, int64_t n) {
+   vectorize.  With n a multiple of 16, AVX-512 and AVX2 keep the 16 sums and the pairwise adds in
+   registers (lt__att_dot_avx512, lt__att_dot_avx2: the same multiplies and adds in the same order,
+   so the same bits): the C loop's sums go through memory, and reading them back one by one after
+   a vector store stalls (3% of attention at D = 64). */
+static float lt__att_dot(int simd, const float *x, const float *dot, int64_t n) {
     float acc[16];
     int64_t i = 0;
     int j;
+#ifdef LT__X86
+    if (simd == 2 && n % 16 == 0) return lt__att_dot_avx512(x, dot, n);
+    if (simd == 1 && n % 16 == 0) return lt__att_dot_avx2(x, dot, n);
+#else
+    (void)simd;
+#endif
     for (j = 0; j < 16; j++) acc[j] = 0.0f;
     for (; i + 16 <= n; i += 16) for (j = 0; j < 16; j++) acc[j] += x[i + j] * dot[i + j];
     for (j = 0; i < n; i++, j++) acc[j] += x[i] * dot[i];
@@ -2596,7 +2607,7 @@ static void lt__att_drows(const lt__att_src *a, int64_t b, int64_t h, int64_t t0
             lt__att_widen(a->simd, a->p, a->y16 + at, buf, D);
             yr = buf;
         }
-        dd[t] = lt__att_dot(gy + at, yr, D);
+        dd[t] = lt__att_dot(a->simd, gy + at, yr, D);
     }
 }
 
@@ -3002,6 +3013,33 @@ LT__TARGET("avx2,fma") static __m256 lt__att_seen8(int64_t lim) {   /* all ones 
     __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     int32_t l = lim < -1 ? -1 : lim > 8 ? 8 : (int32_t)lim;
     return _mm256_castsi256_ps(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(l - 1)));
+}
+/* lt__att_dot, n a multiple of 16: lanes j of the accumulator(s) are the C loop's acc[j]; the
+   halves added as its pairwise steps add them (j + 8, + 4, + 2, + 1); multiplies and adds stay
+   separate, as the C loop's (no contraction into FMA). */
+LT__TARGET("avx512f") static float lt__att_dot_avx512(const float *x, const float *dot, int64_t n) {
+    __m512 acc = _mm512_setzero_ps();
+    __m256 h;
+    __m128 q;
+    int64_t i;
+    for (i = 0; i < n; i += 16) acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(dot + i)));
+    h = _mm256_add_ps(_mm512_castps512_ps256(acc), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1)));
+    q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+}
+LT__TARGET("avx2,fma") static float lt__att_dot_avx2(const float *x, const float *dot, int64_t n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, h;
+    __m128 q;
+    int64_t i;
+    for (i = 0; i < n; i += 16) {
+        a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(dot + i)));
+        a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_loadu_ps(x + i + 8), _mm256_loadu_ps(dot + i + 8)));
+    }
+    h = _mm256_add_ps(a0, a1);
+    q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
 }
 LT__TARGET("avx2,fma") static void lt__att_exp_avx2(float *x, const float *c, float c0, int64_t n) {
     __m256 vc = _mm256_set1_ps(c0);

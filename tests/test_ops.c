@@ -783,6 +783,32 @@ static void test_ops_attention_softmax(void) {
     t_check(bad == 0, "ops/attention_softmax", "%d of %d values wrong", bad, checks);
 }
 
+/* D_t = dy_t·y_t (lt__att_dot): the AVX2 and AVX-512 kernels keep the C loop's 16 partial sums and
+   its pairwise adds, so every level gives its bits, at lengths that take the kernels (multiples of
+   16) and the C loop (the rest), on values whose products all round (an FMA or another order of
+   adds shows). */
+static void test_ops_attention_dot(void) {
+    static const int64_t lens[] = {16, 32, 48, 64, 128, 256, 5, 17, 70};
+    float x[512], y[512];
+    uint32_t r = 12345u;
+    int simd, li, bad = 0, checks = 0, i, o;
+    if (!t_want("ops/attention_dot")) return;
+    for (i = 0; i < 512; i++) {   /* full mantissas: every product rounds */
+        r = r * 1664525u + 1013904223u;
+        x[i] = ((float)(r >> 8) / 16777216.0f - 0.5f) * (i % 3 ? 1.0f : 37.0f);
+        r = r * 1664525u + 1013904223u;
+        y[i] = ((float)(r >> 8) / 16777216.0f - 0.5f) * (i % 5 ? 1.0f : 0.01f);
+    }
+    for (simd = 1; simd <= lt__att_simd(); simd++)
+        for (li = 0; li < (int)(sizeof lens / sizeof lens[0]); li++)
+            for (o = 0; o < 16; o++, checks++) {   /* 16 pairs of vectors a length */
+                float got = lt__att_dot(simd, x + 16 * o, y + 11 * o, lens[li]);
+                float want = lt__att_dot(0, x + 16 * o, y + 11 * o, lens[li]);
+                if (memcmp(&got, &want, sizeof got) != 0) bad++;
+            }
+    t_check(bad == 0, "ops/attention_dot", "%d of %d dot products differ from the C loop's bits", bad, checks);
+}
+
 /* ---- attention16 (lt_set_precision 16-bit): float32 attention on 16-bit values, y rounded ---------------- */
 /* On qkv that is already 16-bit (as c_attn's output is), attention16's y is the float32 op's y
    rounded, and its gradient the float32 one but for D_t = dy_t·y_t taken from the rounded y
@@ -1038,6 +1064,7 @@ static void test_ops_all(void) {
     test_ops_threads();
     test_ops_attention_mm();
     test_ops_attention_softmax();
+    test_ops_attention_dot();
     test_ops_attention16();
     test_ops_gelu_kernels();
     test_ops_silu_kernels();

@@ -5948,14 +5948,14 @@ LT__TARGET("avx2,fma") static __m256 lt__att_seen8(int64_t lim) {   /* all ones 
    separate, as the C loop's (no contraction into FMA). */
 LT__TARGET("avx512f") static float lt__att_dot_avx512(const float *x, const float *dot, int64_t n) {
     __m512 acc = _mm512_setzero_ps();
-    __m256 h;
-    __m128 q;
     int64_t i;
     for (i = 0; i < n; i += 16) acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(dot + i)));
-    h = _mm256_add_ps(_mm512_castps512_ps256(acc), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1)));
-    q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+    /* (the masked forms: g++ 12 takes the plain ones' undefined source for an uninitialized read) */
+    acc = _mm512_add_ps(acc, _mm512_mask_shuffle_f32x4(acc, 0xFFFF, acc, acc, 0xEE));   /* lanes 0-7 + 8-15 */
+    acc = _mm512_add_ps(acc, _mm512_mask_shuffle_f32x4(acc, 0xFFFF, acc, acc, 0x01));   /* lanes 0-3 + 4-7 */
+    acc = _mm512_add_ps(acc, _mm512_mask_permute_ps(acc, 0xFFFF, acc, 0x0E));           /* lanes 0-1 + 2-3 */
+    acc = _mm512_add_ps(acc, _mm512_mask_permute_ps(acc, 0xFFFF, acc, 0x01));           /* lane 0 + 1 */
+    return _mm512_cvtss_f32(acc);
 }
 LT__TARGET("avx2,fma") static float lt__att_dot_avx2(const float *x, const float *dot, int64_t n) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, h;

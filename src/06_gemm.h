@@ -839,6 +839,38 @@ LT__TARGET("avx2,fma,f16c") static void lt__gsrc_get_avx2(const lt__gsrc *s, int
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, lt__gsrc8_lanes(s, off + i));
     for (; i < n; i++) out[i] = lt__gsrc_one(s, off + i);
 }
+/* op(A) transposed, k-major slivers of 6 (the AVX2 kernel's MR; as lt__pack_a16t_avx512): per k,
+   the mc values converted 8 at a time into registers (lanes past mc zero), and each sliver's 6
+   picked from the two vectors that hold them (two permutes and a blend), stored as 4 + 2 floats. */
+LT__TARGET("avx2,fma,f16c") static void lt__pack_a16t_avx2(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc,
+                                                         float *ap) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), seven = _mm256_set1_epi32(7);
+    __m256 v[LT__GEMM_MC_MAX / 8 + 2];
+    int nv = (int)((mc + 7) / 8), c, i;
+    int64_t k, is;
+    for (k = 0; k < kc; k++) {
+        int64_t at = k * lda;
+        if (k + 4 < kc) lt__gsrc_prefetch(A, at + 4 * lda, mc);
+        for (c = 0; c < nv; c++) {
+            if (8 * c + 8 <= mc) v[c] = lt__gsrc8_lanes(A, at + 8 * c);
+            else {
+                float t[8];
+                for (i = 0; i < 8; i++) t[i] = 8 * c + i < mc ? lt__gsrc_one(A, at + 8 * c + i) : 0.0f;
+                v[c] = _mm256_loadu_ps(t);
+            }
+        }
+        v[nv] = _mm256_setzero_ps();
+        for (is = 0; is < mc; is += 6) {
+            __m256i j = _mm256_add_epi32(lane, _mm256_set1_epi32((int)(is % 8)));   /* lane r: value is + r */
+            __m256i idx = _mm256_and_si256(j, seven);
+            __m256 x = _mm256_blendv_ps(_mm256_permutevar8x32_ps(v[is / 8], idx), _mm256_permutevar8x32_ps(v[is / 8 + 1], idx),
+                                        _mm256_castsi256_ps(_mm256_cmpgt_epi32(j, seven)));
+            float *d = ap + is * LT__KS + k * 6;   /* sliver is/6 starts at is*KS */
+            _mm_storeu_ps(d, _mm256_castps256_ps128(x));
+            _mm_storel_epi64((__m128i *)(void *)(d + 4), _mm_castps_si128(_mm256_extractf128_ps(x, 1)));
+        }
+    }
+}
 #endif
 /* out[0..n) = element off.. of s as float32 (isa: as lt__gemm_impl's) */
 static void lt__gsrc_get(int isa, const lt__gsrc *s, int64_t off, int64_t n, float *out) {
@@ -873,6 +905,7 @@ static void lt__pack_a16(int ta, int isa, const lt__gsrc *A, int64_t lda, int64_
     }
 #ifdef LT__X86
     if (isa == 2 && mr <= 16) { lt__pack_a16t_avx512(A, lda, mc, kc, mr, ap); return; }
+    if (isa == 1 && mr == 6 && lt__k_available(LT__K_AVX2)) { lt__pack_a16t_avx2(A, lda, mc, kc, ap); return; }
 #endif
     for (k = 0; k < kc; k++) {
         lt__gsrc_get(isa, A, k * lda, mc, row);

@@ -234,14 +234,21 @@ LT__TARGET("avx2,fma") static inline void lt__store8(float *x, __m256 v, int64_t
     _mm256_storeu_ps(t, v);
     memcpy(x, t, (size_t)nv * sizeof(float));
 }
-/* the 16 lanes of acc added pairwise: 8 + 8, 4 + 4, 2 + 2, 1 + 1 (a fixed order) */
+/* the 16 lanes of acc added pairwise: 8 + 8, 4 + 4, 2 + 2, 1 + 1 (a fixed order), in registers
+   (summing them from memory after a vector store stalls on the reloads; the masked shuffles
+   because g++ 12 -Werror takes the plain ones' undefined source for an uninitialized read) */
 LT__TARGET("avx512f") static float lt__lanes_sum16(__m512 acc) {
-    float t[16];
-    int w, i;
-    _mm512_storeu_ps(t, acc);
-    for (w = 8; w > 0; w /= 2)
-        for (i = 0; i < w; i++) t[i] += t[i + w];
-    return t[0];
+    acc = _mm512_add_ps(acc, _mm512_mask_shuffle_f32x4(acc, 0xFFFF, acc, acc, 0xEE));   /* lanes 0-7 + 8-15 */
+    acc = _mm512_add_ps(acc, _mm512_mask_shuffle_f32x4(acc, 0xFFFF, acc, acc, 0x01));   /* lanes 0-3 + 4-7 */
+    acc = _mm512_add_ps(acc, _mm512_mask_permute_ps(acc, 0xFFFF, acc, 0x0E));           /* lanes 0-1 + 2-3 */
+    acc = _mm512_add_ps(acc, _mm512_mask_permute_ps(acc, 0xFFFF, acc, 0x01));           /* lane 0 + 1 */
+    return _mm512_cvtss_f32(acc);
+}
+/* the 8 lanes of acc added pairwise: 4 + 4, 2 + 2, 1 + 1, in registers */
+LT__TARGET("avx2,fma") static float lt__lanes_sum8(__m256 acc) {
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
 }
 /* the largest of the 16 lanes of mx, lane 0 first (as lt__row_max's x > m ? x : m) */
 LT__TARGET("avx512f") static float lt__lanes_max16(__m512 mx) {
@@ -286,10 +293,7 @@ LT__TARGET("avx2,fma") static float lt__exp_sum_avx2(const float *x, int64_t n, 
         for (l = 0; l < 8; l++) t[l] = j + l < n ? x[j + l] : -INFINITY;
         acc = _mm256_add_ps(acc, lt__exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(t), vm)));
     }
-    _mm256_storeu_ps(t, acc);   /* the 8 lanes added pairwise: 4 + 4, 2 + 2, 1 + 1 */
-    for (l = 0; l < 4; l++) t[l] += t[l + 4];
-    t[0] += t[2]; t[1] += t[3];
-    return t[0] + t[1];
+    return lt__lanes_sum8(acc);
 }
 LT__TARGET("avx2,fma") static void lt__exp_grad_avx2(const float *x, float *y, int64_t n, float m, float ls, float g,
                                                     int add) {
@@ -3014,32 +3018,23 @@ LT__TARGET("avx2,fma") static __m256 lt__att_seen8(int64_t lim) {   /* all ones 
     int32_t l = lim < -1 ? -1 : lim > 8 ? 8 : (int32_t)lim;
     return _mm256_castsi256_ps(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(l - 1)));
 }
-/* lt__att_dot, n a multiple of 16: lanes j of the accumulator(s) are the C loop's acc[j]; the
-   halves added as its pairwise steps add them (j + 8, + 4, + 2, + 1); multiplies and adds stay
-   separate, as the C loop's (no contraction into FMA). */
+/* lt__att_dot, n a multiple of 16: lanes j of the accumulator(s) are the C loop's acc[j], added
+   pairwise as it adds them (lt__lanes_sum16, lt__lanes_sum8); multiplies and adds stay separate, as
+   the C loop's (no contraction into FMA). */
 LT__TARGET("avx512f") static float lt__att_dot_avx512(const float *x, const float *dot, int64_t n) {
     __m512 acc = _mm512_setzero_ps();
     int64_t i;
     for (i = 0; i < n; i += 16) acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(dot + i)));
-    /* (the masked forms: g++ 12 takes the plain ones' undefined source for an uninitialized read) */
-    acc = _mm512_add_ps(acc, _mm512_mask_shuffle_f32x4(acc, 0xFFFF, acc, acc, 0xEE));   /* lanes 0-7 + 8-15 */
-    acc = _mm512_add_ps(acc, _mm512_mask_shuffle_f32x4(acc, 0xFFFF, acc, acc, 0x01));   /* lanes 0-3 + 4-7 */
-    acc = _mm512_add_ps(acc, _mm512_mask_permute_ps(acc, 0xFFFF, acc, 0x0E));           /* lanes 0-1 + 2-3 */
-    acc = _mm512_add_ps(acc, _mm512_mask_permute_ps(acc, 0xFFFF, acc, 0x01));           /* lane 0 + 1 */
-    return _mm512_cvtss_f32(acc);
+    return lt__lanes_sum16(acc);
 }
 LT__TARGET("avx2,fma") static float lt__att_dot_avx2(const float *x, const float *dot, int64_t n) {
-    __m256 a0 = _mm256_setzero_ps(), a1 = a0, h;
-    __m128 q;
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0;
     int64_t i;
     for (i = 0; i < n; i += 16) {
         a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(dot + i)));
         a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_loadu_ps(x + i + 8), _mm256_loadu_ps(dot + i + 8)));
     }
-    h = _mm256_add_ps(a0, a1);
-    q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+    return lt__lanes_sum8(_mm256_add_ps(a0, a1));   /* lanes j + 8 added first, as the C loop */
 }
 LT__TARGET("avx2,fma") static void lt__att_exp_avx2(float *x, const float *c, float c0, int64_t n) {
     __m256 vc = _mm256_set1_ps(c0);

@@ -6242,11 +6242,13 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
 #define LT__A5_ROWS4(X) X(0) X(1) X(2) X(3)
 #define LT__A5_ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define LT__A5_ZERO(r) __m512 c##r##a = _mm512_setzero_ps(), c##r##b = _mm512_setzero_ps();
-/* C's tile is read at the end (beta != 0): asked for at the start, it arrives during the k loop
-   instead of stalling the stores (a few % where C is much larger than the caches).  The float32
-   kernel asks for it two lines a step over its first k steps (row k's two lines at step k), not
-   all 28 lines before the first step: 1-3% faster on products that add to C (bench/design.md).
-   LT__A5_ONE counts a kernel's rows. */
+/* C's tile is read at the end (beta != 0), or only written (beta 0, where a store to a line that
+   is not in the cache first fetches it all the same): asked for at the start, it arrives during
+   the k loop instead of stalling the stores (a few % where C is much larger than the caches).  The
+   float32 kernels ask for it two lines a step over their first k steps (row k's two lines at step
+   k), not all 28 lines before the first step: 1-3% faster on products that add to C, 1-2% on a
+   layer's forward product into a fresh C (bench/design.md).  The streaming kernels (FETCH 0) ask
+   only when they read C: their stores bypass the cache.  LT__A5_ONE counts a kernel's rows. */
 #define LT__A5_ONE(r) +1
 #define LT__A5_PF(r) _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0); \
                      _mm_prefetch((const char *)(c + r * ldc + 16), _MM_HINT_T0);
@@ -6320,14 +6322,14 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     (void)vb; (void)beta;                                                                          \
     ROWS(LT__A5_STN)
 /* XARG: more parameters (", const float *bias" for LT__A5_STORE_BIAS and _BF16), or nothing */
-#define LT__A5_KERNEL(name, ASTEP, ROWS) LT__A5_KERNEL_S(name, ASTEP, ROWS, LT__A5_ZEROS, LT__A5_STORE, )
-#define LT__A5_KERNEL_S(name, ASTEP, ROWS, BEGIN, STORE, XARG)                                     \
+#define LT__A5_KERNEL(name, ASTEP, ROWS) LT__A5_KERNEL_S(name, ASTEP, ROWS, LT__A5_ZEROS, LT__A5_STORE, , 1)
+#define LT__A5_KERNEL_S(name, ASTEP, ROWS, BEGIN, STORE, XARG, FETCH)                              \
     LT__TARGET("avx512f") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
                                        float alpha, float beta XARG) {                             \
         __m512 b0, b1, va, vb;                                                                     \
         int64_t k = 0;                                                                             \
         BEGIN(ROWS)                                                                                \
-        if (beta != 0.0f) {   /* the first steps, each asking for one row of C's tile */           \
+        if (FETCH || beta != 0.0f) {   /* the first steps, each asking for one row of C's tile */  \
             int64_t rows = 0 ROWS(LT__A5_ONE), r;                                                  \
             for (; k < rows && k < kc; k++, a += ASTEP, b += 32) {                                 \
                 LT__A5_PF(k)                                                                       \
@@ -6351,17 +6353,17 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
 LT__A5_KERNEL(lt__uk_avx512_k, 14, LT__A5_ROWS)    /* A sliver k-major: a[k*14 + r] */
 LT__A5_KERNEL(lt__uk_avx512_k4, 14, LT__A5_ROWS4)
 LT__A5_KERNEL(lt__uk_avx512_k8, 14, LT__A5_ROWS8)
-LT__A5_KERNEL_S(lt__uk_avx512_kn, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM, )
-LT__A5_KERNEL_S(lt__uk_avx512_kb, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BIAS, LT__A5_BIAS_ARG)
-LT__A5_KERNEL_S(lt__uk_avx512_kr, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BF16, LT__A5_BIAS_ARG)
+LT__A5_KERNEL_S(lt__uk_avx512_kn, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM, , 0)
+LT__A5_KERNEL_S(lt__uk_avx512_kb, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BIAS, LT__A5_BIAS_ARG, 1)
+LT__A5_KERNEL_S(lt__uk_avx512_kr, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BF16, LT__A5_BIAS_ARG, 1)
 #undef LT__AT
 #define LT__AT(r) a[r * LT__KS]
 LT__A5_KERNEL(lt__uk_avx512_r, 1, LT__A5_ROWS)     /* A sliver row-major: a[r*KS + k] */
 LT__A5_KERNEL(lt__uk_avx512_r4, 1, LT__A5_ROWS4)
 LT__A5_KERNEL(lt__uk_avx512_r8, 1, LT__A5_ROWS8)
-LT__A5_KERNEL_S(lt__uk_avx512_rn, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM, )
-LT__A5_KERNEL_S(lt__uk_avx512_rb, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BIAS, LT__A5_BIAS_ARG)
-LT__A5_KERNEL_S(lt__uk_avx512_rr, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BF16, LT__A5_BIAS_ARG)
+LT__A5_KERNEL_S(lt__uk_avx512_rn, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM, , 0)
+LT__A5_KERNEL_S(lt__uk_avx512_rb, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BIAS, LT__A5_BIAS_ARG, 1)
+LT__A5_KERNEL_S(lt__uk_avx512_rr, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BF16, LT__A5_BIAS_ARG, 1)
 #undef LT__AT
 
 /* ---- @@GEMM.bf16dp  AVX512_BF16: 14 x 32 on bf16 pairs (bf16 operands only) ------------------- */
@@ -6471,6 +6473,10 @@ LT__TARGET("avx512f") static void lt__pair_rows(float *p, int64_t n, int64_t kc)
     _mm256_storeu_ps(c + r * ldc + 8,                                                            \
                      _mm256_fmadd_ps(va, c##r##b, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc + 8))));
 /* the same with the bias row added last, through OUT (LT__A5_STORE_ROW's AVX2 twin) */
+/* C's tile asked for before the k loop, whatever beta (its 16 floats may straddle two lines): a
+   row's lines arrive during the loop, not at the stores (as the AVX-512 kernels, above) */
+#define LT__A2_PF(r) _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0); \
+                     _mm_prefetch((const char *)(c + r * ldc + 15), _MM_HINT_T0);
 #define LT__A2_PLUS(x, z) _mm256_add_ps(x, z)
 #define LT__A2_PLUSR(x, z) lt__bf16_round8_f32(_mm256_castps_si256(_mm256_add_ps(x, z)))
 #define LT__A2_SBX0(r, OUT)                                                                        \
@@ -6509,6 +6515,7 @@ LT__TARGET("avx512f") static void lt__pair_rows(float *p, int64_t n, int64_t kc)
         __m256 b0, b1, av, va, vb;                                                                 \
         int64_t k;                                                                                 \
         LT__A2_ROWS(LT__A2_ZERO)                                                                   \
+        LT__A2_ROWS(LT__A2_PF)                                                                     \
         LT__UNROLL4                                                                                \
         for (k = 0; k < kc; k++, a += ASTEP, b += 16) {                                            \
             b0 = _mm256_load_ps(b);                                                                \

@@ -187,7 +187,8 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     va = _mm512_set1_ps(alpha);                                                                    \
     (void)vb; (void)beta;                                                                          \
     ROWS(LT__A5_STN)
-/* XARG: more parameters (", const float *bias" for LT__A5_STORE_BIAS and _BF16), or nothing */
+/* XARG: more parameters (", const float *bias" for LT__A5_STORE_BIAS and _BF16), or nothing;
+   FETCH: 1 asks for C's tile whatever beta, 0 only when the kernel reads C (the streaming stores) */
 #define LT__A5_KERNEL(name, ASTEP, ROWS) LT__A5_KERNEL_S(name, ASTEP, ROWS, LT__A5_ZEROS, LT__A5_STORE, , 1)
 #define LT__A5_KERNEL_S(name, ASTEP, ROWS, BEGIN, STORE, XARG, FETCH)                              \
     LT__TARGET("avx512f") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, \
@@ -338,11 +339,11 @@ LT__TARGET("avx512f") static void lt__pair_rows(float *p, int64_t n, int64_t kc)
     _mm256_storeu_ps(c + r * ldc, _mm256_fmadd_ps(va, c##r##a, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc)))); \
     _mm256_storeu_ps(c + r * ldc + 8,                                                            \
                      _mm256_fmadd_ps(va, c##r##b, _mm256_mul_ps(vb, _mm256_loadu_ps(c + r * ldc + 8))));
-/* the same with the bias row added last, through OUT (LT__A5_STORE_ROW's AVX2 twin) */
 /* C's tile asked for before the k loop, whatever beta (its 16 floats may straddle two lines): a
    row's lines arrive during the loop, not at the stores (as the AVX-512 kernels, above) */
 #define LT__A2_PF(r) _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0); \
                      _mm_prefetch((const char *)(c + r * ldc + 15), _MM_HINT_T0);
+/* the same with the bias row added last, through OUT (LT__A5_STORE_ROW's AVX2 twin) */
 #define LT__A2_PLUS(x, z) _mm256_add_ps(x, z)
 #define LT__A2_PLUSR(x, z) lt__bf16_round8_f32(_mm256_castps_si256(_mm256_add_ps(x, z)))
 #define LT__A2_SBX0(r, OUT)                                                                        \

@@ -6265,11 +6265,12 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     _mm512_storeu_ps(c + r * ldc, _mm512_fmadd_ps(va, c##r##a, _mm512_mul_ps(vb, _mm512_loadu_ps(c + r * ldc)))); \
     _mm512_storeu_ps(c + r * ldc + 16,                                                           \
                      _mm512_fmadd_ps(va, c##r##b, _mm512_mul_ps(vb, _mm512_loadu_ps(c + r * ldc + 16))));
-/* the 28 accumulators zeroed (the pair kernels: C's tile prefetched when it will be read); at the
-   end C = alpha*tile (beta 0), C += alpha*tile (beta 1) or C = alpha*tile + beta*C */
+/* the 28 accumulators zeroed (the pair kernels, all but the streaming ones: C's tile asked for
+   at once, read or only written, as above); at the end C = alpha*tile (beta 0), C += alpha*tile
+   (beta 1) or C = alpha*tile + beta*C */
 #define LT__A5_BEGIN(ROWS)                                                                         \
     ROWS(LT__A5_ZERO)                                                                              \
-    if (beta != 0.0f) { ROWS(LT__A5_PF) }
+    ROWS(LT__A5_PF)
 #define LT__A5_STORE(ROWS)                                                                         \
     va = _mm512_set1_ps(alpha);                                                                    \
     vb = _mm512_set1_ps(beta);                                                                     \

@@ -5,7 +5,7 @@
     python3 bench/machine.py --json     # the same as one JSON object
     python3 bench/machine.py --end      # one line: the load average now, for a file's end
 
-Read from /proc/cpuinfo ("model name", "flags", cores), /sys/devices/system/cpu/cpu0/cache
+Read from /proc/cpuinfo ("model name", "cpu family" and "model", "flags", cores), /sys/devices/system/cpu/cpu0/cache
 (L1d / L1i / L2 / L3 sizes and how many CPUs share each) and /proc/loadavg.  Only the flags that
 decide which kernels a CPU can run are listed (AVX2, FMA, the AVX-512 families, AVX512_BF16,
 AVX512_FP16, AMX); a flag missing from the list is missing from the CPU (or hidden by its
@@ -39,18 +39,22 @@ def info():
     """dict: cpu (model name), features (the listed flags it has), caches ([(name, size, shared by
     N CPUs)]), cpus (logical CPUs), cores (physical cores per socket, from "cpu cores"), sockets,
     load (1-minute load average now)."""
-    model, flags, cores, sockets = "unknown CPU", set(), 0, set()
+    model, flags, cores, sockets, fam = "unknown CPU", set(), 0, set(), {}
     for line in _read("/proc/cpuinfo").splitlines():
         key, _, val = line.partition(":")
         key, val = key.strip(), val.strip()
         if key == "model name" and model == "unknown CPU":
             model = val
+        elif key in ("cpu family", "model") and key not in fam:
+            fam[key] = val
         elif key == "flags" and not flags:
             flags = set(val.split())
         elif key == "cpu cores" and not cores:
             cores = int(val) if val.isdigit() else 0
         elif key == "physical id":
             sockets.add(val)
+    if "cpu family" in fam and "model" in fam:   # under a hypervisor the name may not tell the CPU apart
+        model += " (family %s model %s)" % (fam["cpu family"], fam["model"])
     caches = []
     base = "/sys/devices/system/cpu/cpu0/cache"
     for i in range(8):

@@ -257,7 +257,7 @@ int main(int argc, char **argv) {
                "\"loss0\": %.4f, \"loss\": %.4f, \"compile_s\": %.3f, \"rss_mb\": %.1f, \"plan_mb\": %.1f, \"state_mb\": %.1f, \"saved_mb\": %s, "
                "\"floor_mb\": %s, \"ms\": [", plan ? "ltrain compiled" : "ltrain", cfg.name, cfg.KV ? "llama" : "gpt2",
                lt_get_threads(),
-               lt_kernel_name(), (long long)lt_gpt_num_params(g), first_loss, last_loss, plan ? compile_ms / 1e3 : 0.0,
+               lt_kernel_name_for(precision), (long long)lt_gpt_num_params(g), first_loss, last_loss, plan ? compile_ms / 1e3 : 0.0,
                (double)peak_rss_kb() / 1024.0,
                (double)lt_plan_bytes(plan) / 1048576.0, state, sv, fl);
     }

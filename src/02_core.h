@@ -79,6 +79,13 @@
    shifts and conversions (they start from _mm512_undefined_*); their zero-masked forms with every
    lane selected (LT__M16) compute the same thing without the warning, so the header uses those. */
 #define LT__M16 ((__mmask16)0xFFFF)
+/* LT__AMX: the AMX tile kernel for bf16 products (@@GEMM.amx) is compiled: x86-64 Linux (the OS
+   must be asked for the tile registers, a Linux system call) and a compiler that knows the
+   instructions (GCC 11, Clang 12 and later). */
+#if defined(__x86_64__) && defined(__linux__) && \
+    ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11))
+#define LT__AMX 1
+#endif
 #endif
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && !defined(LTRAIN_NO_SIMD)
 #define LT__ARM 1
@@ -89,7 +96,8 @@
 enum {
     LT__CPU_AVX2 = 1 << 0, LT__CPU_FMA = 1 << 1, LT__CPU_F16C = 1 << 2, LT__CPU_AVX512F = 1 << 3,
     LT__CPU_AVX512BW = 1 << 4, LT__CPU_AVX512VL = 1 << 5, LT__CPU_AVX512BF16 = 1 << 6, LT__CPU_NEON = 1 << 7,
-    LT__CPU_PROBED = 1 << 8, LT__CPU_AMD = 1 << 9   /* AMD: a fact about the maker, for kernel choices */
+    LT__CPU_PROBED = 1 << 8, LT__CPU_AMD = 1 << 9,  /* AMD: a fact about the maker, for kernel choices */
+    LT__CPU_AMX = 1 << 10   /* AMX-TILE and AMX-BF16 (the OS's consent is asked apart: lt__amx_ready) */
 };
 #ifdef LT__X86
 /* __builtin_cpu_supports checks that the OS saves the wider registers too; F16C and AVX512_BF16
@@ -108,6 +116,8 @@ static unsigned lt__cpu_probe(void) {
         if (__get_cpuid_max(0, NULL) >= 7) {
             __cpuid_count(7, 1, a, b, c, d);
             if ((a >> 5) & 1u) m |= LT__CPU_AVX512BF16;                              /* CPUID.(7,1):EAX bit 5 */
+            __cpuid_count(7, 0, a, b, c, d);
+            if (((d >> 22) & 1u) && ((d >> 24) & 1u)) m |= LT__CPU_AMX;   /* CPUID.(7,0):EDX bits 22, 24 */
         }
     }
     __cpuid(0, a, b, c, d);
@@ -122,7 +132,8 @@ static unsigned lt__cpu_probe(void) {
 static unsigned lt__cpu_named(const char *list) {
     static const struct { const char *name; unsigned bit; } names[] = {
         {"avx2", LT__CPU_AVX2}, {"fma", LT__CPU_FMA}, {"f16c", LT__CPU_F16C}, {"avx512f", LT__CPU_AVX512F},
-        {"avx512bw", LT__CPU_AVX512BW}, {"avx512vl", LT__CPU_AVX512VL}, {"avx512_bf16", LT__CPU_AVX512BF16}};
+        {"avx512bw", LT__CPU_AVX512BW}, {"avx512vl", LT__CPU_AVX512VL}, {"avx512_bf16", LT__CPU_AVX512BF16},
+        {"amx", LT__CPU_AMX}};
     unsigned m = 0;
     size_t i, n;
     while (list && *list) {
@@ -136,7 +147,8 @@ static unsigned lt__cpu_named(const char *list) {
 /* Does this CPU have every feature of `want` (LT__CPU_* bits)?  cpuid can take microseconds (it
    traps in a virtual machine), so the answer, a fact about the machine and the same for every
    caller, is kept after the first call; features LT_CPU_OFF names count as absent.  AVX-512
-   without AVX2 is not a CPU that exists: turning AVX2 off turns AVX-512 off too. */
+   without AVX2 is not a CPU that exists: turning AVX2 off turns AVX-512 off too, and
+   turning off AVX-512 or a part of it turns off AMX (its packing runs on them). */
 static int lt__cpu_has(unsigned want) {
     static unsigned known; /* 0 until probed; written whole, atomically */
     unsigned m = __atomic_load_n(&known, __ATOMIC_RELAXED);
@@ -144,6 +156,7 @@ static int lt__cpu_has(unsigned want) {
         unsigned off = lt__cpu_named(getenv("LT_CPU_OFF"));
         if (off & (LT__CPU_AVX2 | LT__CPU_FMA)) off |= LT__CPU_AVX512F;
         if (off & LT__CPU_AVX512F) off |= LT__CPU_AVX512BW | LT__CPU_AVX512VL | LT__CPU_AVX512BF16;
+        if (off & (LT__CPU_AVX512BW | LT__CPU_AVX512VL | LT__CPU_AVX512BF16)) off |= LT__CPU_AMX;   /* (its packing) */
         m = lt__cpu_probe() & ~off;
         __atomic_store_n(&known, m, __ATOMIC_RELAXED);
     }

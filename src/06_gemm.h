@@ -65,6 +65,7 @@ typedef struct {
     int mc, kc, nc;           /* cache blocks: A block MC x KC, B panel KC x NC (multiples of MR, NR) */
     int isa;                  /* packing may use: 0 plain C, 1 AVX2, 2 AVX-512 */
     int dp;                   /* fn_k/fn_r take bf16 pair panels (AVX512_BF16, lt__gemm_dp) */
+    int amx;                  /* ... and are the AMX tile kernel: A slivers row-major whatever ta */
     const char *name;
 } lt__gemm_impl;
 
@@ -282,6 +283,104 @@ LT__AD_KERNEL(lt__uk_bf16dp_r8, 1, LT__A5_ROWS8)
 LT__AD_KERNEL_S(lt__uk_bf16dp_rn, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM, )
 LT__AD_KERNEL_S(lt__uk_bf16dp_rr, 1, LT__A5_ROWS, LT__A5_BEGIN, LT__A5_STORE_BF16, LT__A5_BIAS_ARG)
 #undef LT__AT
+
+#ifdef LT__AMX
+/* ---- @@GEMM.amx  AMX: 32 x 32 from four 16 x 16 tiles (bf16 operands only) -------------------- */
+/* Intel's AMX (Sapphire Rapids and later Xeons) adds eight tile registers of 16 rows x 64 bytes
+   and one instruction, tdpbf16ps, that multiplies whole tiles: with T a 16 x 16 float32 tile, A
+   16 rows of 32 bf16 (row i holds k = 0..31) and B 16 rows of 16 pair words (row m, word j holds
+   k = 2m in its low half and 2m+1 in its high half: the bf16dp kernel's B panel),
+       T[i][j] += a[i][2m]·b[2m][j] + a[i][2m+1]·b[2m+1][j]      for m = 0..15 in turn,
+   16384 multiply-adds in one instruction (a float32 FMA does 16).  The kernel keeps a 32 x 32
+   block of C in four tiles (T0 T1 / T2 T3), and per 32 steps of k loads two A tiles (rows 0-15,
+   16-31 of the sliver) and two B tiles (columns 0-15, 16-31 of the sliver) and multiplies each
+   A by each B.  The operands are the pair panels of the bf16dp kernel with the A sliver always
+   row-major (pair word m of row r at r*LT__KS + m: a tile row is 16 words of one row), 32 rows
+   tall.  The last kc/2 mod 16 pairs, fewer than a tile holds, are added with vdpbf16ps (every
+   CPU with AMX-BF16 has AVX512_BF16) once the tiles are stored.  The sums run over k in the pair
+   kernel's order and bf16 subnormals count as zero likewise, but the tile unit rounds its steps
+   its own way: the results differ from the pair kernel's in the last bits (a few units in the
+   last place of sums of 64-1000 products; tests/test_precision.c holds both to the same bound).
+   The tile shapes are set per thread (ldtilecfg, lt__amx_begin) before its part of a product
+   and released after it (lt__amx_end); Linux gives a process the tile registers only once it
+   asks (arch_prctl ARCH_REQ_XCOMP_PERM, lt__amx_ready: at the first bf16 product, not before,
+   since a process holding them gets larger signal frames). */
+typedef struct {
+    unsigned char palette, start_row, reserved[14];
+    unsigned short colsb[16];   /* bytes per row of tile t */
+    unsigned char rows[16];
+} lt__amx_cfg;
+/* May this process use the tiles?  The CPU has them and Linux said yes (asked once). */
+static int lt__amx_ready(void) {
+    static int known;   /* 0: not asked yet, 1: yes, -1: no */
+    int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (!v) {
+        long ret = -1;
+        if (lt__cpu_has(LT__CPU_AMX | LT__CPU_AVX512BF16 | LT__CPU_AVX512BW | LT__CPU_AVX512VL))
+            /* arch_prctl(ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18): system call 158 */
+            __asm__ volatile("syscall" : "=a"(ret) : "0"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
+        v = ret == 0 ? 1 : -1;
+        __atomic_store_n(&known, v, __ATOMIC_RELAXED);
+    }
+    return v > 0;
+}
+/* tiles 0-7 as 16 rows of 64 bytes (palette 1) */
+LT__TARGET("amx-tile") static void lt__amx_begin(void) {
+    lt__amx_cfg cfg;
+    int t;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (t = 0; t < 8; t++) { cfg.rows[t] = 16; cfg.colsb[t] = 64; }
+    _tile_loadconfig(&cfg);
+}
+LT__TARGET("amx-tile") static void lt__amx_end(void) { _tile_release(); }
+/* c (32 x 32) = alpha * a·b + beta * c (beta 0: c not read); a: a row-major pair sliver, b: a pair
+   sliver 32 words wide (as lt__uk_bf16dp_r's), both bf16 pairs over kc steps of k */
+LT__TARGET("avx512f,avx512bf16,amx-tile,amx-bf16") static void lt__uk_amx(int64_t kc, const float *af, const float *bf,
+                                                                         float *c, int64_t ldc, float alpha, float beta) {
+    float t[32 * 32];
+    const char *a = (const char *)af, *b = (const char *)bf;
+    const int32_t *aw = (const int32_t *)(const void *)af, *bw = (const int32_t *)(const void *)bf;
+    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    int64_t pairs = (kc + 1) / 2, m0 = 0, m, r;
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (; m0 + 16 <= pairs; m0 += 16) {
+        _tile_loadd(4, a + m0 * 4, LT__KS * 4);                /* rows 0-15, pairs m0.. */
+        _tile_loadd(5, a + (16 * LT__KS + m0) * 4, LT__KS * 4); /* rows 16-31 */
+        _tile_loadd(6, b + m0 * 128, 128);                     /* pair rows m0.., columns 0-15 */
+        _tile_loadd(7, b + m0 * 128 + 64, 128);                /* columns 16-31 */
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(0, t, 128);
+    _tile_stored(1, t + 16, 128);
+    _tile_stored(2, t + 16 * 32, 128);
+    _tile_stored(3, t + 16 * 32 + 16, 128);
+    for (r = 0; r < 32; r++, c += ldc) {
+        __m512 x0 = _mm512_loadu_ps(t + r * 32), x1 = _mm512_loadu_ps(t + r * 32 + 16);
+        for (m = m0; m < pairs; m++) {   /* the last pairs, one at a time */
+            __m512i av = _mm512_set1_epi32(aw[r * LT__KS + m]);
+            x0 = _mm512_dpbf16_ps(x0, (__m512bh)av, (__m512bh)_mm512_loadu_si512((const void *)(bw + m * 32)));
+            x1 = _mm512_dpbf16_ps(x1, (__m512bh)av, (__m512bh)_mm512_loadu_si512((const void *)(bw + m * 32 + 16)));
+        }
+        if (beta == 0.0f) {
+            _mm512_storeu_ps(c, _mm512_mul_ps(va, x0));
+            _mm512_storeu_ps(c + 16, _mm512_mul_ps(va, x1));
+        } else if (beta == 1.0f) {
+            _mm512_storeu_ps(c, _mm512_fmadd_ps(va, x0, _mm512_loadu_ps(c)));
+            _mm512_storeu_ps(c + 16, _mm512_fmadd_ps(va, x1, _mm512_loadu_ps(c + 16)));
+        } else {
+            _mm512_storeu_ps(c, _mm512_fmadd_ps(va, x0, _mm512_mul_ps(vb, _mm512_loadu_ps(c))));
+            _mm512_storeu_ps(c + 16, _mm512_fmadd_ps(va, x1, _mm512_mul_ps(vb, _mm512_loadu_ps(c + 16))));
+        }
+    }
+}
+#endif /* LT__AMX */
 
 /* A k-major float32 panel of kc rows of w <= 32 words (p[k*w + j], bf16-exact values) rewritten in
    place as ceil(kc/2) rows of w pair words: word (m, j) = bf16(p[2m][j]) | bf16(p[2m+1][j]) << 16.
@@ -567,19 +666,33 @@ static void lt__gemm_fit(lt__gemm_impl *g, int64_t l2) {
     if (nc < g->nc) g->nc = (int)nc;
 }
 
-/* Products of two bf16 operands take the AVX512_BF16 pair kernels where the AVX-512 kernel was
-   picked, the CPU has the instruction and pairs are the faster way: on AMD (Zen 4) a vdpbf16ps does
-   twice an FMA's multiply-adds per cycle, while on Intel Xeons with AVX512_BF16 it does no more
-   than the two FMA ports and the pair packing costs extra (a bf16 step took 1.45x fp32's time on
-   pairs there, about fp32's on converted panels: bench/precision.md).  LT_GEMM16=pairs or
-   LT_GEMM16=convert in the environment chooses either way (the same values, summed in another
-   order). */
+/* Products of two bf16 operands take the AMX tile kernel where the CPU has AMX and Linux lends the
+   tiles (Intel Xeons since Sapphire Rapids: 1024 multiply-adds a cycle against the FMAs' 32), else
+   the AVX512_BF16 pair kernels where the AVX-512 kernel was picked, the CPU has the instruction
+   and pairs are the faster way: on AMD (Zen 4) a vdpbf16ps does twice an FMA's multiply-adds per
+   cycle, while on Intel Xeons with AVX512_BF16 it does no more than the two FMA ports and the pair
+   packing costs extra (a bf16 step took 1.45x fp32's time on pairs there, about fp32's on
+   converted panels: bench/precision.md).  LT_GEMM16=pairs or LT_GEMM16=convert in the environment
+   chooses either of those ways (the same values, summed in another order for convert; AMX sums
+   as pairs do); LT_CPU_OFF=amx keeps the tiles off. */
 static void lt__gemm_dp(lt__gemm_impl *g) {
 #ifdef LT__X86
     const char *e = getenv("LT_GEMM16");
+    int pairs = e && strcmp(e, "pairs") == 0;
     if (g->isa != 2 || (e && strcmp(e, "convert") == 0) || !lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX512BF16)) return;
-    if (!(e && strcmp(e, "pairs") == 0) && !lt__cpu_has(LT__CPU_AMD)) return;
     if (!lt__cpu_has(LT__CPU_AVX512BW | LT__CPU_AVX512VL)) return;   /* packing */
+#ifdef LT__AMX
+    if (!pairs && lt__amx_ready()) {
+        lt__gemm_impl t;
+        memset(&t, 0, sizeof t);
+        t.fn_k = lt__uk_amx; t.fn_r = lt__uk_amx; t.dp = 1; t.amx = 1;
+        t.mr = 32; t.nr = 32; t.mc = 96; t.kc = g->kc; t.nc = g->nc; t.isa = 2;
+        t.name = "amx-bf16 32x32 tiles";
+        *g = t;   /* no short tiles, streaming stores or fused epilogue: the plain tile paths */
+        return;
+    }
+#endif
+    if (!pairs && !lt__cpu_has(LT__CPU_AMD)) return;
     g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
     g->nk = lt__uk_bf16dp_kn; g->nr_ = lt__uk_bf16dp_rn;
     g->bk = NULL; g->br = NULL;   /* (no float32 bias on bf16 operands) */
@@ -1081,6 +1194,41 @@ static void lt__pack_a_dp(int ta, const lt__gsrc *A, int64_t lda, int64_t mc, in
     else
         for (is = 0; is < mc; is += mr) lt__pair_kmajor(ap + is * LT__KS, kc, mr);
 }
+#ifdef LT__AMX
+/* The AMX kernel's A slivers: row-major pairs whatever ta.  As is, those of lt__pack_a_dp;
+   transposed, stored row k of A holds column k of op(A), so its mc values (rounded to bf16) go
+   to half k of rows 0..mc-1, each row's halves from r * 2 * LT__KS (rows past mc: zeros). */
+LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_amx(int ta, const lt__gsrc *A, int64_t lda, int64_t mc,
+                                                                 int64_t kc, int mr, float *ap) {
+    uint16_t *h = (uint16_t *)(void *)ap;
+    float row[LT__GEMM_MC_MAX + 16];
+    int32_t w[16];
+    int64_t rows = (mc + mr - 1) / mr * mr, k, r;
+    int i;
+    if (!ta) { lt__pack_a_dp(0, A, lda, mc, kc, mr, ap); return; }
+    for (k = 0; k < kc; k++) {
+        if (k + 4 < kc) lt__gsrc_prefetch(A, (k + 4) * lda, mc);
+        if (A->gelu) {   /* recomputed values, bf16-exact as lt__pack_a16 gets them */
+            lt__gsrc_get(2, A, k * lda, mc, row);
+            for (r = 0; r < mc; r++) {
+                uint32_t u;
+                memcpy(&u, row + r, 4);
+                h[r * 2 * LT__KS + k] = (uint16_t)(u >> 16);
+            }
+            continue;
+        }
+        for (r = 0; r < mc; r += 16) {
+            int n = mc - r < 16 ? (int)(mc - r) : 16;
+            _mm512_storeu_si512((void *)w, lt__bf16_bits(A, k * lda + r, n));
+            for (i = 0; i < n; i++) h[(r + i) * 2 * LT__KS + k] = (uint16_t)w[i];
+        }
+    }
+    for (r = 0; r < rows; r++) {
+        if (r >= mc) memset(h + r * 2 * LT__KS, 0, (size_t)kc * sizeof(uint16_t));
+        if (kc & 1) h[r * 2 * LT__KS + kc] = 0;   /* the last pair's zero partner */
+    }
+}
+#endif
 #endif /* LT__X86 */
 
 /* The end of a linear layer's forward, applied to each finished block of C while it is in cache
@@ -1299,7 +1447,7 @@ static void lt__pf_step(lt__pf *f) {
 static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t nc, int64_t kc, const float *ap,
                            const float *bp, float alpha, float bet, float *C, int64_t ldc, lt__pf *pf,
                            const lt__gepi *fe, const float *row) {
-    float edge[16 * 32];
+    float edge[32 * 32];   /* the largest MR x NR (AMX's) */
     int64_t ir, jr;
     for (ir = 0; ir < mc; ir += g->mr) {
         int h = mc - ir < g->mr ? (int)(mc - ir) : g->mr, kh = g->mr, s;   /* kh: the kernel's rows */
@@ -1350,6 +1498,9 @@ static void lt__gemm_pack_b(const lt__gemm_impl *g, int tb, const lt__gsrc *bs, 
 static void lt__gemm_pack_a(const lt__gemm_impl *g, int ta, const lt__gsrc *as, int64_t lda, int64_t mc, int64_t kc,
                             float *ap) {
 #ifdef LT__X86
+#ifdef LT__AMX
+    if (g->amx) { lt__pack_a_amx(ta, as, lda, mc, kc, g->mr, ap); return; }
+#endif
     if (g->dp) { lt__pack_a_dp(ta, as, lda, mc, kc, g->mr, ap); return; }
 #endif
     if (as->h || as->p) lt__pack_a16(ta, g->isa, as, lda, mc, kc, g->mr, ap);
@@ -1478,12 +1629,18 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
 }
 
 /* One thread's part: lt__gemm_block_z for a product into z where a panel holds all of K, else
-   lt__gemm_block */
+   lt__gemm_block; for the AMX kernel, between setting this thread's tiles and releasing them */
 static void lt__gemm_part(const lt__gemm_impl *g, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                           lt__gsrc A, int64_t lda, lt__gsrc B, int64_t ldb, float beta, float *C, int64_t ldc,
                           const lt__gepi *epi) {
+#ifdef LT__AMX
+    if (g->amx) lt__amx_begin();   /* this thread's tile shapes */
+#endif
     if (epi && epi->z && lt__gemm_z_fits(g, K)) lt__gemm_block_z(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, epi);
     else lt__gemm_block(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
+#ifdef LT__AMX
+    if (g->amx) lt__amx_end();
+#endif
 }
 
 /* A C larger than the last-level cache, written once (beta 0, K in one block, no epilogue to read

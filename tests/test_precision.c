@@ -221,7 +221,7 @@ static void tp_gemm16(void) {
     lt_rng r;
     int id, ta, tb, pi, bad = 0, runs = 0, i, j;
     if (!t_want("precision/gemm16")) { free(a); free(b); free(ar); free(br); free(c1); free(c2); free(ah); free(bh); return; }
-    setenv("LT_GEMM16", "convert", 1);   /* the bf16 pair kernel sums in another order: tp_gemm_bf16dp */
+    setenv("LT_GEMM16", "convert", 1);   /* the bf16 pair kernel sums in another order: tp_gemm_bf16_tiles */
     lt_rng_seed(&r, 5);
     for (i = 0; i < M * K; i++) a[i] = (float)lt_rng_normal(&r);
     for (i = 0; i < K * N; i++) b[i] = (float)lt_rng_normal(&r);
@@ -362,27 +362,32 @@ static void tp_convert16_levels(void) {
             runs);
 }
 
-/* ---- the AVX512_BF16 pair kernel: bf16 products summed two k at a time -------------------------- */
+/* ---- the AVX512_BF16 pair kernel and the AMX tile kernel: bf16 products two k at a time ------ */
 /* Against the float32 GEMM of the rounded operands, within 2^-20 of Σ_k |a_ik b_kj| (the sums'
    rounding differs only in order): every transpose, odd K (a zero partner), a K of one step and
    over one KC block, 16-bit and float32 (rounded while packed) sources, the epilogue, and the
-   same bits at 1 and 2 threads.  Skipped where the CPU lacks AVX512_BF16. */
-static void tp_gemm_bf16dp(void) {
+   same bits at 1 and 2 threads.  amx 0: the pair kernel (LT_GEMM16=pairs), skipped where the
+   CPU lacks AVX512_BF16; amx 1: the kernel bf16 products get by default, which must be the AMX
+   one, skipped where the CPU or the OS has no AMX tiles. */
+static void tp_gemm_bf16_tiles(int amx) {
     static const int shapes[][3] = {{37, 45, 301}, {14, 32, 1}, {29, 70, 7}, {130, 33, 512}, {20, 400, 300},
-                                       {22, 64, 33}};   /* last slivers: 9, 14, 1, 4, 6, 8 rows */
+                                       {22, 64, 33}, {64, 96, 64}, {200, 300, 1000}};
+    /* last slivers: 9, 14, 1, 4, 6, 8, 8, 4 rows of 14 (the pair kernel); K mod 32: every tail */
+    const char *test = amx ? "precision/gemm_bf16amx" : "precision/gemm_bf16dp";
     lt__gemm_impl g = lt__gemm_impl_of(LT__GEMM_AVX512);
     int si, ta, tb, v, bad = 0, runs = 0, worst_i = -1, base = lt_get_threads();
     double worst = 0;
-    if (!t_want("precision/gemm_bf16dp")) return;
-    setenv("LT_GEMM16", "pairs", 1);   /* the pair kernel wherever the CPU runs it, not only where it is the default */
-    if (!lt__gemm_supported(LT__GEMM_AVX512) || (lt__gemm_dp(&g), !g.dp)) {
-        t_skip("precision/gemm_bf16dp", "this CPU has no AVX512_BF16");
+    if (!t_want(test)) return;
+    if (amx) unsetenv("LT_GEMM16");
+    else setenv("LT_GEMM16", "pairs", 1);   /* the pair kernel wherever the CPU runs it, not only where it is the default */
+    if (!lt__gemm_supported(LT__GEMM_AVX512) || (lt__gemm_dp(&g), !g.dp) || g.amx != amx) {
+        t_skip(test, amx ? "this CPU or OS has no AMX tiles" : "this CPU has no AVX512_BF16");
         unsetenv("LT_GEMM16");
         return;
     }
     if (lt__gemm_pick() == LT__GEMM_AVX512)   /* (LT_GEMM may pick another kernel for the products) */
-        t_check(strstr(lt_kernel_name_for(LT_BF16), "bf16") != NULL, "precision/gemm_bf16dp/name", "bf16 runs on %s",
-                lt_kernel_name_for(LT_BF16));
+        t_check(strstr(lt_kernel_name_for(LT_BF16), amx ? "amx" : "pairs") != NULL, "precision/gemm_bf16/name",
+                "bf16 runs on %s", lt_kernel_name_for(LT_BF16));
     for (si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++) {
         int M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], i, j, k;
         float *a = (float *)malloc((size_t)M * K * 4), *b = (float *)malloc((size_t)K * N * 4);
@@ -441,8 +446,8 @@ static void tp_gemm_bf16dp(void) {
             }
         free(a); free(b); free(ar); free(br); free(c1); free(c2); free(c3); free(mag); free(ah); free(bh);
     }
-    printf("     bf16 pair kernel: worst |error| / sum|a b| = %.3g (shape %d)\n", worst, worst_i);
-    t_check(bad == 0, "precision/gemm_bf16dp", "%d elements off (of %d products)", bad, runs);
+    printf("     bf16 %s kernel: worst |error| / sum|a b| = %.3g (shape %d)\n", amx ? "AMX" : "pair", worst, worst_i);
+    t_check(bad == 0, test, "%d elements off (of %d products)", bad, runs);
     unsetenv("LT_GEMM16");
 }
 
@@ -1080,7 +1085,8 @@ static void test_precision_all(void) {
     tp_fp16_overflow();
     tp_gemm16();
     tp_convert16_levels();
-    tp_gemm_bf16dp();
+    tp_gemm_bf16_tiles(0);
+    tp_gemm_bf16_tiles(1);
     tp_rows16();
     tp_gelu16_paths();
     tp_head16();

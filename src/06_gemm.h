@@ -1195,38 +1195,70 @@ static void lt__pack_a_dp(int ta, const lt__gsrc *A, int64_t lda, int64_t mc, in
         for (is = 0; is < mc; is += mr) lt__pair_kmajor(ap + is * LT__KS, kc, mr);
 }
 #ifdef LT__AMX
-/* The AMX kernel's A slivers: row-major pairs whatever ta.  As is, those of lt__pack_a_dp;
-   transposed, stored row k of A holds column k of op(A), so its mc values (rounded to bf16) go
-   to half k of rows 0..mc-1, each row's halves from r * 2 * LT__KS (rows past mc: zeros). */
+/* 16 x 16 words turned over: out[j] lane i = in[i] lane j.  Pairs of rows interleaved by words,
+   then by double words (each 128-bit lane then holds a 4 x 4 block turned), then the lanes dealt
+   between four registers. */
+LT__TARGET("avx512f") static void lt__tr16_epi32(const __m512i *in, __m512i *out) {
+    __m512i t[16], s[16];
+    int i, c;
+    for (i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_maskz_unpacklo_epi32(LT__M16, in[2 * i], in[2 * i + 1]);
+        t[2 * i + 1] = _mm512_maskz_unpackhi_epi32(LT__M16, in[2 * i], in[2 * i + 1]);
+    }
+    for (i = 0; i < 4; i++) {   /* s[4i + c], lane L: column 4L + c of rows 4i..4i+3 */
+        s[4 * i] = _mm512_maskz_unpacklo_epi64(0xFF, t[4 * i], t[4 * i + 2]);
+        s[4 * i + 1] = _mm512_maskz_unpackhi_epi64(0xFF, t[4 * i], t[4 * i + 2]);
+        s[4 * i + 2] = _mm512_maskz_unpacklo_epi64(0xFF, t[4 * i + 1], t[4 * i + 3]);
+        s[4 * i + 3] = _mm512_maskz_unpackhi_epi64(0xFF, t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (c = 0; c < 4; c++) {   /* column 4L + c: lane L of s[c], s[4 + c], s[8 + c], s[12 + c] */
+        __m512i ab0 = _mm512_maskz_shuffle_i32x4(LT__M16, s[c], s[4 + c], 0x44);   /* lanes 0 1 of each */
+        __m512i ab1 = _mm512_maskz_shuffle_i32x4(LT__M16, s[c], s[4 + c], 0xEE);   /* lanes 2 3 */
+        __m512i cd0 = _mm512_maskz_shuffle_i32x4(LT__M16, s[8 + c], s[12 + c], 0x44);
+        __m512i cd1 = _mm512_maskz_shuffle_i32x4(LT__M16, s[8 + c], s[12 + c], 0xEE);
+        out[c] = _mm512_maskz_shuffle_i32x4(LT__M16, ab0, cd0, 0x88);
+        out[4 + c] = _mm512_maskz_shuffle_i32x4(LT__M16, ab0, cd0, 0xDD);
+        out[8 + c] = _mm512_maskz_shuffle_i32x4(LT__M16, ab1, cd1, 0x88);
+        out[12 + c] = _mm512_maskz_shuffle_i32x4(LT__M16, ab1, cd1, 0xDD);
+    }
+}
+/* lt__bf16_bits for any source: a gelu operand's values recomputed (lt__gsrc_get, bf16-exact
+   as lt__pack_a16 gets them) through tmp (16 floats) */
+LT__TARGET("avx512f,avx512bw,avx512vl") static __m512i lt__amx_bits(const lt__gsrc *s, int64_t at, int n, float *tmp) {
+    if (!s->gelu) return lt__bf16_bits(s, at, n);
+    lt__gsrc_get(2, s, at, n, tmp);
+    return _mm512_maskz_srli_epi32(LT__M16, _mm512_maskz_loadu_epi32((__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u), tmp), 16);
+}
+/* The AMX kernel's A slivers: row-major pairs whatever ta.  As is, those of lt__pack_a_dp.
+   Transposed, stored rows 2m and 2m+1 hold pair m of every row of op(A): 16 pairs of 16 rows at
+   a time, the pair words of 32 stored rows (16 values each) are turned over (lt__tr16_epi32)
+   into 16 runs of 16 words, one per row of op(A) (rows past mc: zeros). */
 LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_amx(int ta, const lt__gsrc *A, int64_t lda, int64_t mc,
                                                                  int64_t kc, int mr, float *ap) {
-    uint16_t *h = (uint16_t *)(void *)ap;
-    float row[LT__GEMM_MC_MAX + 16];
-    int32_t w[16];
-    int64_t rows = (mc + mr - 1) / mr * mr, k, r;
-    int i;
+    int32_t *q32 = (int32_t *)(void *)ap;
+    float tmp[16];
+    int64_t pairs = (kc + 1) / 2, rows = (mc + mr - 1) / mr * mr, m0, r0, r;
     if (!ta) { lt__pack_a_dp(0, A, lda, mc, kc, mr, ap); return; }
-    for (k = 0; k < kc; k++) {
-        if (k + 4 < kc) lt__gsrc_prefetch(A, (k + 4) * lda, mc);
-        if (A->gelu) {   /* recomputed values, bf16-exact as lt__pack_a16 gets them */
-            lt__gsrc_get(2, A, k * lda, mc, row);
-            for (r = 0; r < mc; r++) {
-                uint32_t u;
-                memcpy(&u, row + r, 4);
-                h[r * 2 * LT__KS + k] = (uint16_t)(u >> 16);
+    for (m0 = 0; m0 < pairs; m0 += 16) {
+        int nm = pairs - m0 < 16 ? (int)(pairs - m0) : 16, q, i;
+        __mmask16 km = (__mmask16)(nm >= 16 ? 0xFFFFu : (1u << nm) - 1u);
+        for (q = 0; q < 32 && 2 * (m0 + 16) + q < kc; q++)   /* the next 32 stored rows */
+            lt__gsrc_prefetch(A, (2 * (m0 + 16) + q) * lda, mc);
+        for (r0 = 0; r0 < mc; r0 += 16) {
+            int n = mc - r0 < 16 ? (int)(mc - r0) : 16;
+            __m512i v[16], w[16];
+            for (q = 0; q < 16; q++) {
+                int64_t k = 2 * (m0 + q);
+                __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+                if (q < nm) lo = lt__amx_bits(A, k * lda + r0, n, tmp);
+                if (q < nm && k + 1 < kc) hi = lt__amx_bits(A, (k + 1) * lda + r0, n, tmp);
+                v[q] = lt__pair_words(lo, hi);   /* an odd kc: the last pair's zero partner */
             }
-            continue;
-        }
-        for (r = 0; r < mc; r += 16) {
-            int n = mc - r < 16 ? (int)(mc - r) : 16;
-            _mm512_storeu_si512((void *)w, lt__bf16_bits(A, k * lda + r, n));
-            for (i = 0; i < n; i++) h[(r + i) * 2 * LT__KS + k] = (uint16_t)w[i];
+            lt__tr16_epi32(v, w);
+            for (i = 0; i < n; i++) _mm512_mask_storeu_epi32(q32 + (r0 + i) * LT__KS + m0, km, w[i]);
         }
     }
-    for (r = 0; r < rows; r++) {
-        if (r >= mc) memset(h + r * 2 * LT__KS, 0, (size_t)kc * sizeof(uint16_t));
-        if (kc & 1) h[r * 2 * LT__KS + kc] = 0;   /* the last pair's zero partner */
-    }
+    for (r = mc; r < rows; r++) memset(q32 + r * LT__KS, 0, (size_t)pairs * sizeof(int32_t));
 }
 #endif
 #endif /* LT__X86 */

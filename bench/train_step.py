@@ -5,6 +5,7 @@
                                 [--model V,L,H,C,T,B[,KV,HIDDEN] ...] [--rounds N] [--steps N]
                                 [--torch-python PY] [--old-torch-python /usr/bin/python3] [--no-compile]
                                 [--torch-wait POLICY] [--gemm-md build/bench_gemm.md] [--out bench/results.md]
+                                [--precision fp32|bf16]
 
 `make bench` runs it (after the GEMM table, bench/gemm.py) with the PyTorch of build/torch-venv;
 `make bench PYTHON=/path/to/python` uses that interpreter's torch instead.  The driver itself
@@ -23,6 +24,10 @@ model; with --model and no --configs only those models run.  --steps N times N s
 
 The step on every side: zero_grad, forward, cross-entropy over the vocabulary, backward, AdamW
 (lr 3e-4, betas (0.9, 0.95), weight decay 0.1 on matrices and embeddings), fp32, random tokens.
+--precision bf16: the products in bf16 with float32 sums on both sides, the weights and AdamW in
+fp32 (ltrain: bench_train_step --precision bf16, lt_set_precision; torch: forward and loss under
+torch.autocast("cpu", dtype=torch.bfloat16), backward and AdamW outside it); write the table to
+another --out (bench/results-bf16.md, say).  The MFU column still divides by the fp32 sgemm peak.
 GPT-2: pre-LayerNorm blocks, GELU (tanh) MLP of 4C, biases, learned positions, tied head.
 Llama-style (as Hugging Face's LlamaForCausalLM): RMSNorm (eps 1e-5), RoPE (theta 10000, the
 rotate_half layout) on q and k, grouped-query attention, SwiGLU MLP, no biases, tied head.
@@ -261,7 +266,8 @@ def torch_model(name):
     return (Llama(cfg[6], cfg[7]) if len(cfg) == 8 else GPT()), sdpa is not None, gqa
 
 
-def torch_worker(name, threads, steps, warmup, mode):
+def torch_worker(name, threads, steps, warmup, mode, precision="fp32"):
+    import contextlib
     import resource
     import torch
 
@@ -283,7 +289,8 @@ def torch_worker(name, threads, steps, warmup, mode):
     for s in range(-warmup, steps):
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = step_model(ids, tgt)
+        with (torch.autocast("cpu", dtype=torch.bfloat16) if precision == "bf16" else contextlib.nullcontext()):
+            loss = step_model(ids, tgt)
         loss.backward()
         opt.step()
         dt = 1e3 * (time.perf_counter() - t0)
@@ -372,7 +379,7 @@ def env_text(env):
 def main():
     args = sys.argv[1:]
     if args and args[0] == "--worker":
-        torch_worker(args[1], int(args[2]), int(args[3]), int(args[4]), args[5])
+        torch_worker(args[1], int(args[2]), int(args[3]), int(args[4]), args[5], args[6] if len(args) > 6 else "fp32")
         return
     if args and args[0] == "--torch-peak":
         torch_peak(int(args[1]))
@@ -386,11 +393,14 @@ def main():
            "--out": os.path.join(ROOT, "build", "results_quick.md") if quick else os.path.join(HERE, "results.md"),
            "--bin": os.path.join(ROOT, "build", "bench_train_step"),
            "--torch-python": os.path.join(ROOT, "build", "torch-venv", "bin", "python"),
-           "--old-torch-python": "/usr/bin/python3", "--torch-wait": "auto"}
+           "--old-torch-python": "/usr/bin/python3", "--torch-wait": "auto", "--precision": "fp32"}
     for i, a in enumerate(args):
         if a in opt and i + 1 < len(args):
             opt[a] = args[i + 1]
     threads = [int(x) for x in opt["--threads"].split(",")]
+    precision = opt["--precision"]
+    if precision not in ("fp32", "bf16"):
+        sys.exit("--precision wants fp32 or bf16")
     configs = opt["--configs"].split(",") if opt["--configs"] else []
     configs += [args[i + 1] for i, a in enumerate(args) if a == "--model" and i + 1 < len(args)]
     # rounds per config: 4 for char-small (a few seconds each: more rounds, a steadier median on a
@@ -458,6 +468,7 @@ def main():
                     if who.startswith("ltrain"):   # eager, or captured once and replayed (lt_compile)
                         cmd = [ours_bin] + (["--config", name] if name in CONFIGS else ["--model", name])
                         cmd += ["--threads", str(t), "--steps", str(steps[name])]
+                        cmd += ["--precision", precision] if precision != "fp32" else []
                         j = run_json(cmd + (["--compile"] if who == "ltrain compiled" else []),
                                      {"OMP_NUM_THREADS": str(t), "OMP_WAIT_POLICY": None})
                     else:
@@ -465,7 +476,7 @@ def main():
                         env["OMP_NUM_THREADS"] = str(t)
                         mode = "compile" if who == "torch.compile" else "eager"
                         j = run_json([py, os.path.abspath(__file__), "--worker", name, str(t), str(steps[name]),
-                                      "3" if mode == "compile" else "2", mode], env)
+                                      "3" if mode == "compile" else "2", mode, precision], env)
                     all_info[(t, who)].append(j)
         for t in threads:
             group = []
@@ -512,7 +523,7 @@ def main():
     for g in rows:   # MFU and the ceiling on the best peak call of the run
         g["mfu"] = g["flops"] / (g["median"] / 1e3) / (peaks[g["threads"]] * 1e9)
         g["at_peak_ms"] = g["flops_needed"] / (peaks[g["threads"]] * 1e9) * 1e3
-    table = render(rows, impls, peaks, mkl, threads, quick, (load0, load1), settings, peak_runs, bw_runs)
+    table = render(rows, impls, peaks, mkl, threads, quick, (load0, load1), settings, peak_runs, bw_runs, precision)
     print()
     print(table)
     if opt["--gemm-md"] and os.path.exists(opt["--gemm-md"]):
@@ -524,7 +535,7 @@ def main():
     print("wrote %s" % opt["--out"])
 
 
-def render(rows, impls, peaks, mkl, threads, quick, load, settings, peak_runs, bw_runs):
+def render(rows, impls, peaks, mkl, threads, quick, load, settings, peak_runs, bw_runs, precision="fp32"):
     cfgs = []
     for r in rows:
         if r["config"] not in cfgs:
@@ -533,7 +544,9 @@ def render(rows, impls, peaks, mkl, threads, quick, load, settings, peak_runs, b
                  " (BENCH_QUICK: few steps, one round; proves the scripts run, measures nothing)" if quick else ""), ""]
     lines += machine.markdown(load[0], load[1])
     lines += ["Run %s.  Settings: %s." % (time.strftime("%Y-%m-%d %H:%M"), "; ".join(settings)),
-              "One training step = zero_grad + forward + cross-entropy + backward + AdamW, fp32, random tokens.",
+              "One training step = zero_grad + forward + cross-entropy + backward + AdamW, %s, random tokens." % (
+                  "fp32" if precision == "fp32" else "bf16 products (ltrain --precision bf16, torch.autocast bf16), "
+                  "fp32 weights and AdamW"),
               "sgemm peak at 2048^3, the best call of the run (the MFU base is lt_sgemm's; the lowest of the "
               "measurements and their count in brackets): " + ", ".join(
                   "%d thread%s lt_sgemm %.1f (%.1f, %d), torch.mm (%s) %.1f (%.1f, %d) GFLOP/s" % (

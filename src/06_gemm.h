@@ -673,8 +673,8 @@ static void lt__gemm_fit(lt__gemm_impl *g, int64_t l2) {
    cycle, while on Intel Xeons with AVX512_BF16 it does no more than the two FMA ports and the pair
    packing costs extra (a bf16 step took 1.45x fp32's time on pairs there, about fp32's on
    converted panels: bench/precision.md).  LT_GEMM16=pairs or LT_GEMM16=convert in the environment
-   chooses either of those ways (the same values, summed in another order for convert; AMX sums
-   as pairs do); LT_CPU_OFF=amx keeps the tiles off. */
+   chooses either of those ways (the same values, summed in another order for convert; AMX sums in
+   the pairs' order, rounding its steps its own way); LT_CPU_OFF=amx keeps the tiles off. */
 static void lt__gemm_dp(lt__gemm_impl *g) {
 #ifdef LT__X86
     const char *e = getenv("LT_GEMM16");

@@ -34,7 +34,7 @@
                 @@OPS.attention @@OPS.attention_gqa
      @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
                 at run time)
-                @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.avx2 @@GEMM.neon
+                @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.amx @@GEMM.avx2 @@GEMM.neon
                 @@GEMM.pack @@GEMM.f16 @@GEMM.pack_bf16 @@GEMM.block @@GEMM.blockz
      @@OPS      (continued) matmul, linear, conv1d                                  07_ops_matmul.h
                 @@OPS.matmul @@OPS.linear @@OPS.matmul16
@@ -7226,7 +7226,7 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
 }
 
 #ifdef LT__X86
-/* ---- @@GEMM.pack_bf16  packing straight into bf16 pairs (the bf16dp kernel) --------------------- */
+/* ---- @@GEMM.pack_bf16  packing straight into bf16 pairs (the bf16dp and AMX kernels) ------------ */
 /* The four cases write the pair panels of lt__pair_kmajor / lt__pair_rows directly from the
    operand, 16 values at a time, without the float32 panel in between (a gelu operand, whose
    values are recomputed, still takes that way).  AVX512_BF16 CPUs all have AVX512BW and VL. */

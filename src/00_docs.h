@@ -30,7 +30,7 @@
                 @@OPS.attention @@OPS.attention_gqa
      @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
                 at run time)
-                @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.avx2 @@GEMM.neon
+                @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.amx @@GEMM.avx2 @@GEMM.neon
                 @@GEMM.pack @@GEMM.f16 @@GEMM.pack_bf16 @@GEMM.block @@GEMM.blockz
      @@OPS      (continued) matmul, linear, conv1d                                  07_ops_matmul.h
                 @@OPS.matmul @@OPS.linear @@OPS.matmul16

@@ -1077,7 +1077,7 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
 }
 
 #ifdef LT__X86
-/* ---- @@GEMM.pack_bf16  packing straight into bf16 pairs (the bf16dp kernel) --------------------- */
+/* ---- @@GEMM.pack_bf16  packing straight into bf16 pairs (the bf16dp and AMX kernels) ------------ */
 /* The four cases write the pair panels of lt__pair_kmajor / lt__pair_rows directly from the
    operand, 16 values at a time, without the float32 panel in between (a gelu operand, whose
    values are recomputed, still takes that way).  AVX512_BF16 CPUs all have AVX512BW and VL. */

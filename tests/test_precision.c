@@ -366,7 +366,7 @@ static void tp_convert16_levels(void) {
 /* Against the float32 GEMM of the rounded operands, within 2^-20 of Σ_k |a_ik b_kj| (the sums'
    rounding differs only in order): every transpose, odd K (a zero partner), a K of one step and
    over one KC block, 16-bit and float32 (rounded while packed) sources, the epilogue, and the
-   same bits at 1 and 2 threads.  amx 0: the pair kernel (LT_GEMM16=pairs), skipped where the
+   same bits at 1 and 2 threads, and A a gelu operand as is and transposed.  amx 0: the pair kernel (LT_GEMM16=pairs), skipped where the
    CPU lacks AVX512_BF16; amx 1: the kernel bf16 products get by default, which must be the AMX
    one, skipped where the CPU or the OS has no AMX tiles. */
 static void tp_gemm_bf16_tiles(int amx) {
@@ -385,6 +385,7 @@ static void tp_gemm_bf16_tiles(int amx) {
         unsetenv("LT_GEMM16");
         return;
     }
+    lt__gelu16_tables(LT_BF16);   /* (the gelu operand below) */
     if (lt__gemm_pick() == LT__GEMM_AVX512)   /* (LT_GEMM may pick another kernel for the products) */
         t_check(strstr(lt_kernel_name_for(LT_BF16), amx ? "amx" : "pairs") != NULL, "precision/gemm_bf16/name",
                 "bf16 runs on %s", lt_kernel_name_for(LT_BF16));
@@ -444,6 +445,23 @@ static void tp_gemm_bf16_tiles(int amx) {
                     runs++;
                 }
             }
+        for (ta = 0; ta < 2; ta++) {   /* A a gelu operand: round16(gelu(h)) recomputed while packed */
+            lt__gsrc sa, sb;
+            int64_t lda = ta ? M : K;
+            sa.f = NULL; sa.h = ah; sa.p = LT_BF16; sa.gelu = 1;
+            sb.f = NULL; sb.h = bh; sb.p = LT_BF16; sb.gelu = 0;
+            for (i = 0; i < M * K; i++) ar[i] = tp_one(&sa, i);   /* (ar is not needed after this) */
+            for (i = 0; i < M; i++)
+                for (j = 0; j < N; j++) {
+                    double s = 0;
+                    for (k = 0; k < K; k++) s += fabs((double)ar[ta ? k * M + i : i * K + k] * br[k * N + j]);
+                    mag[i * N + j] = (float)s;
+                }
+            lt__sgemm_with(LT__GEMM_AVX512, ta, 0, M, N, K, 1.0f, ar, lda, br, N, 0.0f, c1, N);
+            lt__sgemm_ex(LT__GEMM_AVX512, ta, 0, M, N, K, 1.0f, sa, lda, sb, N, 0.0f, c2, N, NULL);
+            for (i = 0; i < M * N; i++) bad += !(fabs((double)c2[i] - c1[i]) <= 0x1p-20 * mag[i]);
+            runs++;
+        }
         free(a); free(b); free(ar); free(br); free(c1); free(c2); free(c3); free(mag); free(ah); free(bh);
     }
     printf("     bf16 %s kernel: worst |error| / sum|a b| = %.3g (shape %d)\n", amx ? "AMX" : "pair", worst, worst_i);

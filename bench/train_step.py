@@ -593,18 +593,17 @@ def render(rows, impls, peaks, mkl, threads, quick, load, settings, peak_runs, b
                 c, t, e["median"], k["median"], e["median"] / k["median"], k["compile_s"], e["rss"], k["rss"],
                 k["plan_mb"], ("%.1f" % k["saved_mb"]) if k["saved_mb"] is not None else "",
                 16.0 * k["params"] / 1048576.0))
-    ceiling = precision == "fp32"   # its base is the fp32 sgemm peak, no bound on bf16 products
-    if not ceiling:
+    if precision != "fp32":   # the ceiling's base is the fp32 sgemm peak, no bound on bf16 products
         lines += ["", "No ceiling table: its base is the fp32 sgemm peak, which bounds nothing here (the products "
                   "are bf16; ltrain's run on AMX tiles or AVX512_BF16 pairs where the CPU has them)."]
-    lines += [] if not ceiling else [
-              "", "What the GEMM limit allows: a step needs at least its products' FLOPs at the sgemm peak (causal "
-              "attention counted as the half of the T x T products it needs), so no implementation whose products run "
-              "at that peak can beat torch by more than torch ms / that time (the ceiling).  ltrain's share of the "
-              "ceiling is its MFU on those FLOPs.  torch = the faster of torch eager and torch.compile.", "",
-              "| config | thr | step at sgemm peak ms | torch ms | ceiling: torch / peak step | ltrain ms "
-              "| torch / ltrain | share of ceiling |", "|---|---|---|---|---|---|---|---|"]
-    for c in (cfgs if ceiling else []):
+    else:
+        lines += ["", "What the GEMM limit allows: a step needs at least its products' FLOPs at the sgemm peak (causal "
+                  "attention counted as the half of the T x T products it needs), so no implementation whose products "
+                  "run at that peak can beat torch by more than torch ms / that time (the ceiling).  ltrain's share of "
+                  "the ceiling is its MFU on those FLOPs.  torch = the faster of torch eager and torch.compile.", "",
+                  "| config | thr | step at sgemm peak ms | torch ms | ceiling: torch / peak step | ltrain ms "
+                  "| torch / ltrain | share of ceiling |", "|---|---|---|---|---|---|---|---|"]
+    for c in (cfgs if precision == "fp32" else []):
         for t in threads:
             g = {r["impl"]: r for r in rows if r["config"] == c and r["threads"] == t}
             best = min((g["ltrain"], g["ltrain compiled"]), key=lambda x: x["median"])

@@ -316,7 +316,7 @@ static int lt__amx_ready(void) {
     int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
     if (!v) {
         long ret = -1;
-        if (lt__cpu_has(LT__CPU_AMX | LT__CPU_AVX512BF16 | LT__CPU_AVX512BW | LT__CPU_AVX512VL))
+        if (lt__cpu_has(LT__CPU_AMX))   /* (lt__gemm_dp checked the AVX-512 parts the packing uses) */
             /* arch_prctl(ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18): system call 158 */
             __asm__ volatile("syscall" : "=a"(ret) : "0"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
         v = ret == 0 ? 1 : -1;
@@ -334,6 +334,7 @@ LT__TARGET("amx-tile") static void lt__amx_begin(void) {
     _tile_loadconfig(&cfg);
 }
 LT__TARGET("amx-tile") static void lt__amx_end(void) { _tile_release(); }
+#define LT__AMX_ROW(X) X(0)
 /* c (32 x 32) = alpha * a·b + beta * c (beta 0: c not read); a: a row-major pair sliver, b: a pair
    sliver 32 words wide (as lt__uk_bf16dp_r's), both bf16 pairs over kc steps of k */
 LT__TARGET("avx512f,avx512bf16,amx-tile,amx-bf16") static void lt__uk_amx(int64_t kc, const float *af, const float *bf,
@@ -341,8 +342,8 @@ LT__TARGET("avx512f,avx512bf16,amx-tile,amx-bf16") static void lt__uk_amx(int64_
     float t[32 * 32];
     const char *a = (const char *)af, *b = (const char *)bf;
     const int32_t *aw = (const int32_t *)(const void *)af, *bw = (const int32_t *)(const void *)bf;
-    const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
     int64_t pairs = (kc + 1) / 2, m0 = 0, m, r;
+    __m512 va, vb;   /* (set by LT__A5_STORE) */
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
@@ -361,23 +362,14 @@ LT__TARGET("avx512f,avx512bf16,amx-tile,amx-bf16") static void lt__uk_amx(int64_
     _tile_stored(1, t + 16, 128);
     _tile_stored(2, t + 16 * 32, 128);
     _tile_stored(3, t + 16 * 32 + 16, 128);
-    for (r = 0; r < 32; r++, c += ldc) {
-        __m512 x0 = _mm512_loadu_ps(t + r * 32), x1 = _mm512_loadu_ps(t + r * 32 + 16);
+    for (r = 0; r < 32; r++, c += ldc) {   /* row r as row 0 of the AVX-512 kernels' store */
+        __m512 c0a = _mm512_loadu_ps(t + r * 32), c0b = _mm512_loadu_ps(t + r * 32 + 16);
         for (m = m0; m < pairs; m++) {   /* the last pairs, one at a time */
             __m512i av = _mm512_set1_epi32(aw[r * LT__KS + m]);
-            x0 = _mm512_dpbf16_ps(x0, (__m512bh)av, (__m512bh)_mm512_loadu_si512((const void *)(bw + m * 32)));
-            x1 = _mm512_dpbf16_ps(x1, (__m512bh)av, (__m512bh)_mm512_loadu_si512((const void *)(bw + m * 32 + 16)));
+            c0a = _mm512_dpbf16_ps(c0a, (__m512bh)av, (__m512bh)_mm512_loadu_si512((const void *)(bw + m * 32)));
+            c0b = _mm512_dpbf16_ps(c0b, (__m512bh)av, (__m512bh)_mm512_loadu_si512((const void *)(bw + m * 32 + 16)));
         }
-        if (beta == 0.0f) {
-            _mm512_storeu_ps(c, _mm512_mul_ps(va, x0));
-            _mm512_storeu_ps(c + 16, _mm512_mul_ps(va, x1));
-        } else if (beta == 1.0f) {
-            _mm512_storeu_ps(c, _mm512_fmadd_ps(va, x0, _mm512_loadu_ps(c)));
-            _mm512_storeu_ps(c + 16, _mm512_fmadd_ps(va, x1, _mm512_loadu_ps(c + 16)));
-        } else {
-            _mm512_storeu_ps(c, _mm512_fmadd_ps(va, x0, _mm512_mul_ps(vb, _mm512_loadu_ps(c))));
-            _mm512_storeu_ps(c + 16, _mm512_fmadd_ps(va, x1, _mm512_mul_ps(vb, _mm512_loadu_ps(c + 16))));
-        }
+        LT__A5_STORE(LT__AMX_ROW)
     }
 }
 #endif /* LT__AMX */

@@ -369,6 +369,15 @@ static void tp_convert16_levels(void) {
    same bits at 1 and 2 threads, and A a gelu operand as is and transposed.  amx 0: the pair kernel (LT_GEMM16=pairs), skipped where the
    CPU lacks AVX512_BF16; amx 1: the kernel bf16 products get by default, which must be the AMX
    one, skipped where the CPU or the OS has no AMX tiles. */
+static void tp_mag(const float *a, const float *b, int M, int N, int K, int ta, int tb, float *mag) {
+    int i, j, k;   /* mag = Σ_k |a_ik b_kj|, the scale of the rounding */
+    for (i = 0; i < M; i++)
+        for (j = 0; j < N; j++) {
+            double s = 0;
+            for (k = 0; k < K; k++) s += fabs((double)a[ta ? k * M + i : i * K + k] * b[tb ? j * K + k : k * N + j]);
+            mag[i * N + j] = (float)s;
+        }
+}
 static void tp_gemm_bf16_tiles(int amx) {
     static const int shapes[][3] = {{37, 45, 301}, {14, 32, 1}, {29, 70, 7}, {130, 33, 512}, {20, 400, 300},
                                        {22, 64, 33}, {64, 96, 64}, {200, 300, 1000}};
@@ -390,7 +399,7 @@ static void tp_gemm_bf16_tiles(int amx) {
         t_check(strstr(lt_kernel_name_for(LT_BF16), amx ? "amx" : "pairs") != NULL, "precision/gemm_bf16/name",
                 "bf16 runs on %s", lt_kernel_name_for(LT_BF16));
     for (si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++) {
-        int M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], i, j, k;
+        int M = shapes[si][0], N = shapes[si][1], K = shapes[si][2], i;
         float *a = (float *)malloc((size_t)M * K * 4), *b = (float *)malloc((size_t)K * N * 4);
         float *ar = (float *)malloc((size_t)M * K * 4), *br = (float *)malloc((size_t)K * N * 4);
         float *c1 = (float *)malloc((size_t)M * N * 4), *c2 = (float *)malloc((size_t)M * N * 4);
@@ -407,13 +416,7 @@ static void tp_gemm_bf16_tiles(int amx) {
         for (ta = 0; ta < 2; ta++)
             for (tb = 0; tb < 2; tb++) {
                 int64_t lda = ta ? M : K, ldb = tb ? K : N;
-                for (i = 0; i < M; i++)   /* Σ_k |a_ik b_kj|, the scale of the rounding */
-                    for (j = 0; j < N; j++) {
-                        double s = 0;
-                        for (k = 0; k < K; k++)
-                            s += fabs((double)ar[ta ? k * M + i : i * K + k] * br[tb ? j * K + k : k * N + j]);
-                        mag[i * N + j] = (float)s;
-                    }
+                tp_mag(ar, br, M, N, K, ta, tb, mag);
                 lt__sgemm_with(LT__GEMM_AVX512, ta, tb, M, N, K, 1.0f, ar, lda, br, ldb, 0.0f, c1, N);
                 for (v = 0; v < 2; v++) {   /* 16-bit copies, then float32 rounded as packed */
                     lt__gsrc sa, sb;
@@ -451,12 +454,7 @@ static void tp_gemm_bf16_tiles(int amx) {
             sa.f = NULL; sa.h = ah; sa.p = LT_BF16; sa.gelu = 1;
             sb.f = NULL; sb.h = bh; sb.p = LT_BF16; sb.gelu = 0;
             for (i = 0; i < M * K; i++) ar[i] = tp_one(&sa, i);   /* (ar is not needed after this) */
-            for (i = 0; i < M; i++)
-                for (j = 0; j < N; j++) {
-                    double s = 0;
-                    for (k = 0; k < K; k++) s += fabs((double)ar[ta ? k * M + i : i * K + k] * br[k * N + j]);
-                    mag[i * N + j] = (float)s;
-                }
+            tp_mag(ar, br, M, N, K, ta, 0, mag);
             lt__sgemm_with(LT__GEMM_AVX512, ta, 0, M, N, K, 1.0f, ar, lda, br, N, 0.0f, c1, N);
             lt__sgemm_ex(LT__GEMM_AVX512, ta, 0, M, N, K, 1.0f, sa, lda, sb, N, 0.0f, c2, N, NULL);
             for (i = 0; i < M * N; i++) bad += !(fabs((double)c2[i] - c1[i]) <= 0x1p-20 * mag[i]);

@@ -6827,7 +6827,12 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
         lt__gemm_impl t;
         memset(&t, 0, sizeof t);
         t.fn_k = lt__uk_amx; t.fn_r = lt__uk_amx; t.dp = 1; t.amx = 1;
-        t.mr = 32; t.nr = 32; t.mc = 96; t.kc = g->kc; t.nc = g->nc; t.isa = 2;
+        t.mr = 32; t.nr = 32; t.mc = 96; t.kc = 256; t.isa = 2;
+        /* NC 1024: A is packed once per NC columns, which at the tiles' speed costs as much as the
+           products of a 512-wide panel cost (1.13-1.25x on the training shapes with 1024,
+           bench/precision.md); the panel's pair words (KC/2 x NC, 512 KiB) within half of L2 */
+        t.nc = 1024;
+        while (lt__cpu_cache(2) > 0 && (int64_t)t.nc * t.kc * 2 > lt__cpu_cache(2) / 2 && t.nc > 4 * t.nr) t.nc /= 2;
         t.name = "amx-bf16 32x32 tiles";
         *g = t;   /* no short tiles, streaming stores or fused epilogue: the plain tile paths */
         return;
@@ -6848,10 +6853,12 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
 
 /* Floats of packing buffer one thread needs (the largest over kernels), + alignment slack. */
 #define LT__GEMM_MAXA (112 * LT__KS)
-#define LT__GEMM_MAXB (256 * 512)   /* the largest KC x NC (a longer KC takes a narrower NC) */
+/* B: the largest KC x NC floats (a longer KC takes a narrower NC), or KC/2 x NC pair words (AMX's
+   NC 1024), plus the float32 form of a last sliver packed in place (lt__pack_b_dp's gelu way) */
+#define LT__GEMM_MAXB (256 * 512 + 32 * LT__KC_MAX / 2)
 #define LT__GEMM_STACK ((LT__GEMM_MAXA + LT__GEMM_MAXB + 32) * 4)
 #define LT__GEMM_MC_MAX 112   /* the largest MC and NC above */
-#define LT__GEMM_NC_MAX 512
+#define LT__GEMM_NC_MAX 1024
 
 /* ---- @@GEMM.pack  packing --------------------------------------------------------------------- */
 /* Packing walks rows that lie a stride apart (a run of KC values from each), which the hardware
@@ -7248,7 +7255,7 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_b_pairs_n(const lt_
             lt__gsrc_prefetch(B, (2 * m + 5) * ldb, nc);
         }
         for (js = 0; js < nc; js += nr) {
-            int32_t *q = q0 + js * kc;   /* sliver js/nr */
+            int32_t *q = q0 + js * ((kc + 1) / 2);   /* sliver js/nr (lt__gemm_bcol) */
             int w = nc - js < nr ? (int)(nc - js) : nr, j;
             for (j = 0; j < nr; j += 16) {
                 int n = w - j;
@@ -7266,7 +7273,7 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_b_pairs_t(const lt_
                                                  float *bp) {
     float blk[32 * (LT__KC_MAX / 2 + 1)];
     int64_t kc2 = (kc + 1) / 2, js, k;
-    for (js = 0; js < nc; js += nr, bp += kc * nr) {
+    for (js = 0; js < nc; js += nr, bp += kc2 * nr) {   /* (lt__gemm_bcol) */
         int w = nc - js < nr ? (int)(nc - js) : nr, j;
         for (j = 0; j < w; j++) {
             uint16_t *d = (uint16_t *)(void *)(blk + j * kc2);
@@ -7312,7 +7319,10 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_pairs_t(const lt_
         lt__deal_slivers(v, mc, mr, q + m * mr);
     }
 }
-/* The pair panels for the bf16dp kernel, straight from the operand or (gelu) through float32 */
+/* The pair panels for the bf16dp and AMX kernels, straight from the operand or (gelu) through
+   float32: a gelu sliver is packed as floats where its pairs go, over the next sliver's place
+   (packed next), and paired in place (lt__pair_kmajor); the last one reaches kc/2 x nr floats past
+   the panel's words (LT__GEMM_MAXB's room). */
 static void lt__pack_b_dp(int tb, const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr, float *bp) {
     int64_t js;
     if (!B->gelu) {
@@ -7320,8 +7330,12 @@ static void lt__pack_b_dp(int tb, const lt__gsrc *B, int64_t ldb, int64_t kc, in
         else lt__pack_b_pairs_n(B, ldb, kc, nc, nr, bp);
         return;
     }
-    lt__pack_b16(tb, 2, B, ldb, kc, nc, nr, bp);
-    for (js = 0; js < nc; js += nr) lt__pair_kmajor(bp + js * kc, kc, nr);
+    for (js = 0; js < nc; js += nr) {
+        float *s = bp + js * ((kc + 1) / 2);   /* sliver js/nr (lt__gemm_bcol) */
+        lt__gsrc b = lt__gsrc_at(*B, tb ? js * ldb : js);
+        lt__pack_b16(tb, 2, &b, ldb, kc, nc - js < nr ? nc - js : nr, nr, s);
+        lt__pair_kmajor(s, kc, nr);
+    }
 }
 static void lt__pack_a_dp(int ta, const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr, float *ap) {
     int64_t is;
@@ -7414,7 +7428,7 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_amx(int ta, const
    rounded as above, narrowed into z (row stride ldz), and the maxima of its rows' pieces of
    `piece` columns (counted from column col0 of the whole) merged into pm (row stride ldpm, -inf
    before the product; lt__row_max's maximum, NaN ignored, so merging parts gives the piece's).
-   C is then only a scratch of M x ldc floats (ldc >= LT__GEMM_NC_MAX), one for each of nscr
+   C is then only a scratch of M x ldc floats (blocks no wider: lt__sgemm_ex), one for each of nscr
    threads, which a block of C passes through while it is in L2: the head's 16-bit logits
    (linear_ce16, @@LOSS) without a float32 copy that is written out and read back. */
 typedef struct {
@@ -7606,6 +7620,9 @@ static void lt__pf_step(lt__pf *f) {
     (void)f;
 #endif
 }
+/* Floats (pair words for the bf16 pair kernels) that a column of a packed B sliver takes: sliver
+   j/nr of a KC-row panel starts at j x lt__gemm_bcol(g, kc) */
+static int64_t lt__gemm_bcol(const lt__gemm_impl *g, int64_t kc) { return g->dp ? (kc + 1) / 2 : kc; }
 /* The register tiles of a packed A block (mc x kc, slivers MR tall) against a packed B panel
    (kc x nc, slivers NR wide): C (mc, nc) = alpha·A·B + bet·C, a partial tile computed on the
    side and merged.  A sliver of fewer rows runs on the shortest short-tile kernel that covers
@@ -7621,7 +7638,7 @@ static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t n
                            const float *bp, float alpha, float bet, float *C, int64_t ldc, lt__pf *pf,
                            const lt__gepi *fe, const float *row) {
     float edge[32 * 32];   /* the largest MR x NR (AMX's) */
-    int64_t ir, jr;
+    int64_t ir, jr, bc = lt__gemm_bcol(g, kc);
     for (ir = 0; ir < mc; ir += g->mr) {
         int h = mc - ir < g->mr ? (int)(mc - ir) : g->mr, kh = g->mr, s;   /* kh: the kernel's rows */
         const float *as = ap + ir * LT__KS;
@@ -7640,12 +7657,12 @@ static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t n
             lt__pf_step(pf);
             lt__pf_step(pf + 1);
             if (h == kh && w == g->nr && fb) {
-                fb(kc, as, bp + jr * kc, c, ldc, alpha, bet, row + jr);
+                fb(kc, as, bp + jr * bc, c, ldc, alpha, bet, row + jr);
                 continue;
             }
-            if (h == kh && w == g->nr) full(kc, as, bp + jr * kc, c, ldc, alpha, bet);
+            if (h == kh && w == g->nr) full(kc, as, bp + jr * bc, c, ldc, alpha, bet);
             else {
-                fn(kc, as, bp + jr * kc, edge, g->nr, alpha, 0.0f);
+                fn(kc, as, bp + jr * bc, edge, g->nr, alpha, 0.0f);
                 for (i = 0; i < h; i++)
                     for (j = 0; j < w; j++)
                         c[i * ldc + j] = edge[i * g->nr + j] + (bet == 0.0f ? 0.0f : bet * c[i * ldc + j]);
@@ -7851,11 +7868,12 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
     int nt = 1, split_m, zm = epi && epi->z;
     if (A.p == LT_BF16 && B.p == LT_BF16) lt__gemm_dp(&g);
     if (M <= 0 || N <= 0) return;
+    if (zm && g.nc > ldc) g.nc = (int)(ldc / g.nr * g.nr);   /* blocks of C fit the scratch */
     if (zm && (K <= 0 || alpha == 0.0f)) {   /* zeros through the epilogue, NC columns at a time */
         int64_t i, j;
-        for (j = 0; j < N; j += LT__GEMM_NC_MAX) {
+        for (j = 0; j < N; j += g.nc) {
             lt__gepi e = *epi;
-            int64_t w = N - j < LT__GEMM_NC_MAX ? N - j : LT__GEMM_NC_MAX;
+            int64_t w = N - j < g.nc ? N - j : g.nc;
             for (i = 0; i < M; i++) memset(C + i * ldc, 0, (size_t)w * sizeof(float));
             e.z += j;
             e.col0 += j;
@@ -10618,6 +10636,7 @@ static int64_t lt__ce16_save_floats(int64_t R, int64_t V) { return (R * V + 1) /
 /* lt__lse_shifted on a 16-bit row: the same max and the same sums in blocks of 256; pm holds the
    blocks' maxima (lt__row_max of each, taken by the product's epilogue) */
 #define LT__CE16_PIECE 256
+#define LT__CE16_BLK 512   /* columns of a thread's scratch block of float32 logits */
 /* The two passes over a piece of n (<= LT__CE16_PIECE) 16-bit logits z, as the float32 ops make
    them on the widened values (lt__exp_sum, lt__exp_grad):
      lt__ce16_sum:  Σ_j exp(z_j - m)  (the piece's float partial sum)
@@ -10669,14 +10688,14 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     lt__gepi e = lt__gepi_of((int)p, NULL);
     /* z = round16(x16 · W16ᵀ) in one product whose epilogue narrows each finished block into z and
        takes its pieces' maxima (lt__gepi's z): the float32 values pass through blk, a scratch of
-       R x LT__GEMM_NC_MAX floats per thread */
-    blk = (float *)LT__MALLOC(((size_t)nt * (size_t)R * LT__GEMM_NC_MAX + (size_t)R * (size_t)np) * sizeof(float));
+       R x LT__CE16_BLK floats per thread, the widest block of C it takes (lt__sgemm_ex) */
+    blk = (float *)LT__MALLOC(((size_t)nt * (size_t)R * LT__CE16_BLK + (size_t)R * (size_t)np) * sizeof(float));
     if (!blk) {
         lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_cross_entropy: out of memory for %d blocks of %lld x %d logits", nt,
-                     (long long)R, LT__GEMM_NC_MAX);
+                     (long long)R, LT__CE16_BLK);
         return;
     }
-    pm = blk + (size_t)nt * (size_t)R * LT__GEMM_NC_MAX;   /* the pieces' row maxima, R x np */
+    pm = blk + (size_t)nt * (size_t)R * LT__CE16_BLK;   /* the pieces' row maxima, R x np */
     for (i = 0; i < R * np; i++) pm[i] = -INFINITY;
     if (nd->save[0]) lt__to16(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
     x = lt__opnd16_of(nd, 0, C, 0, 0);
@@ -10685,7 +10704,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     e.pm = pm; e.ldpm = np;
     e.piece = LT__CE16_PIECE;
     e.nscr = nt;
-    lt__sgemm_ex(lt__gemm_pick(), 0, 1, R, V, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, LT__GEMM_NC_MAX, &e);
+    lt__sgemm_ex(lt__gemm_pick(), 0, 1, R, V, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, LT__CE16_BLK, &e);
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
         int32_t t = nd->ids[r];

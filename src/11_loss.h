@@ -141,6 +141,7 @@ static int64_t lt__ce16_save_floats(int64_t R, int64_t V) { return (R * V + 1) /
 /* lt__lse_shifted on a 16-bit row: the same max and the same sums in blocks of 256; pm holds the
    blocks' maxima (lt__row_max of each, taken by the product's epilogue) */
 #define LT__CE16_PIECE 256
+#define LT__CE16_BLK 512   /* columns of a thread's scratch block of float32 logits */
 /* The two passes over a piece of n (<= LT__CE16_PIECE) 16-bit logits z, as the float32 ops make
    them on the widened values (lt__exp_sum, lt__exp_grad):
      lt__ce16_sum:  Σ_j exp(z_j - m)  (the piece's float partial sum)
@@ -192,14 +193,14 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     lt__gepi e = lt__gepi_of((int)p, NULL);
     /* z = round16(x16 · W16ᵀ) in one product whose epilogue narrows each finished block into z and
        takes its pieces' maxima (lt__gepi's z): the float32 values pass through blk, a scratch of
-       R x LT__GEMM_NC_MAX floats per thread */
-    blk = (float *)LT__MALLOC(((size_t)nt * (size_t)R * LT__GEMM_NC_MAX + (size_t)R * (size_t)np) * sizeof(float));
+       R x LT__CE16_BLK floats per thread, the widest block of C it takes (lt__sgemm_ex) */
+    blk = (float *)LT__MALLOC(((size_t)nt * (size_t)R * LT__CE16_BLK + (size_t)R * (size_t)np) * sizeof(float));
     if (!blk) {
         lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_cross_entropy: out of memory for %d blocks of %lld x %d logits", nt,
-                     (long long)R, LT__GEMM_NC_MAX);
+                     (long long)R, LT__CE16_BLK);
         return;
     }
-    pm = blk + (size_t)nt * (size_t)R * LT__GEMM_NC_MAX;   /* the pieces' row maxima, R x np */
+    pm = blk + (size_t)nt * (size_t)R * LT__CE16_BLK;   /* the pieces' row maxima, R x np */
     for (i = 0; i < R * np; i++) pm[i] = -INFINITY;
     if (nd->save[0]) lt__to16(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
     x = lt__opnd16_of(nd, 0, C, 0, 0);
@@ -208,7 +209,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     e.pm = pm; e.ldpm = np;
     e.piece = LT__CE16_PIECE;
     e.nscr = nt;
-    lt__sgemm_ex(lt__gemm_pick(), 0, 1, R, V, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, LT__GEMM_NC_MAX, &e);
+    lt__sgemm_ex(lt__gemm_pick(), 0, 1, R, V, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, LT__CE16_BLK, &e);
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
         int32_t t = nd->ids[r];

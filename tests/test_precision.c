@@ -366,7 +366,7 @@ static void tp_convert16_levels(void) {
 /* Against the float32 GEMM of the rounded operands, within 2^-20 of Σ_k |a_ik b_kj| (the sums'
    rounding differs only in order): every transpose, odd K (a zero partner), a K of one step and
    over one KC block, 16-bit and float32 (rounded while packed) sources, the epilogue, and the
-   same bits at 1 and 2 threads, and A a gelu operand as is and transposed.  amx 0: the pair kernel (LT_GEMM16=pairs), skipped where the
+   same bits at 1 and 2 threads, and A or B a gelu operand, as is and transposed.  amx 0: the pair kernel (LT_GEMM16=pairs), skipped where the
    CPU lacks AVX512_BF16; amx 1: the kernel bf16 products get by default, which must be the AMX
    one, skipped where the CPU or the OS has no AMX tiles. */
 static void tp_mag(const float *a, const float *b, int M, int N, int K, int ta, int tb, float *mag) {
@@ -380,8 +380,9 @@ static void tp_mag(const float *a, const float *b, int M, int N, int K, int ta, 
 }
 static void tp_gemm_bf16_tiles(int amx) {
     static const int shapes[][3] = {{37, 45, 301}, {14, 32, 1}, {29, 70, 7}, {130, 33, 512}, {20, 400, 300},
-                                       {22, 64, 33}, {64, 96, 64}, {200, 300, 1000}};
-    /* last slivers: 9, 14, 1, 4, 6, 8, 8, 4 rows of 14 (the pair kernel); K mod 32: every tail */
+                                       {22, 64, 33}, {64, 96, 64}, {200, 300, 1000}, {40, 1100, 301}};
+    /* last slivers: 9, 14, 1, 4, 6, 8, 8, 4, 12 rows of 14 (the pair kernel); K mod 32: every tail;
+       N 1100: over one B panel (NC 1024 for AMX) */
     const char *test = amx ? "precision/gemm_bf16amx" : "precision/gemm_bf16dp";
     lt__gemm_impl g = lt__gemm_impl_of(LT__GEMM_AVX512);
     int si, ta, tb, v, bad = 0, runs = 0, worst_i = -1, base = lt_get_threads();
@@ -448,15 +449,22 @@ static void tp_gemm_bf16_tiles(int amx) {
                     runs++;
                 }
             }
-        for (ta = 0; ta < 2; ta++) {   /* A a gelu operand: round16(gelu(h)) recomputed while packed */
+        for (v = 0; v < 4; v++) {   /* A (v < 2), then B, a gelu operand: round16(gelu(h)) recomputed while packed */
             lt__gsrc sa, sb;
-            int64_t lda = ta ? M : K;
-            sa.f = NULL; sa.h = ah; sa.p = LT_BF16; sa.gelu = 1;
-            sb.f = NULL; sb.h = bh; sb.p = LT_BF16; sb.gelu = 0;
-            for (i = 0; i < M * K; i++) ar[i] = tp_one(&sa, i);   /* (ar is not needed after this) */
-            tp_mag(ar, br, M, N, K, ta, 0, mag);
-            lt__sgemm_with(LT__GEMM_AVX512, ta, 0, M, N, K, 1.0f, ar, lda, br, N, 0.0f, c1, N);
-            lt__sgemm_ex(LT__GEMM_AVX512, ta, 0, M, N, K, 1.0f, sa, lda, sb, N, 0.0f, c2, N, NULL);
+            int64_t lda, ldb;
+            ta = v < 2 ? v : 0;
+            tb = v < 2 ? 0 : v - 2;
+            lda = ta ? M : K;
+            ldb = tb ? K : N;
+            sa.f = NULL; sa.h = ah; sa.p = LT_BF16; sa.gelu = v < 2;
+            sb.f = NULL; sb.h = bh; sb.p = LT_BF16; sb.gelu = v >= 2;
+            lt_round_to_precision(LT_BF16, a, ar, M * K);
+            lt_round_to_precision(LT_BF16, b, br, K * N);
+            if (v < 2) for (i = 0; i < M * K; i++) ar[i] = tp_one(&sa, i);
+            else for (i = 0; i < K * N; i++) br[i] = tp_one(&sb, i);
+            tp_mag(ar, br, M, N, K, ta, tb, mag);
+            lt__sgemm_with(LT__GEMM_AVX512, ta, tb, M, N, K, 1.0f, ar, lda, br, ldb, 0.0f, c1, N);
+            lt__sgemm_ex(LT__GEMM_AVX512, ta, tb, M, N, K, 1.0f, sa, lda, sb, ldb, 0.0f, c2, N, NULL);
             for (i = 0; i < M * N; i++) bad += !(fabs((double)c2[i] - c1[i]) <= 0x1p-20 * mag[i]);
             runs++;
         }

@@ -336,42 +336,47 @@ LT__TARGET("amx-tile") static void lt__amx_begin(void) {
 LT__TARGET("amx-tile") static void lt__amx_end(void) { _tile_release(); }
 #define LT__AMX_ROW(X) X(0)
 /* c (32 x 32) = alpha * a·b + beta * c (beta 0: c not read); a: a row-major pair sliver, b: a pair
-   sliver 32 words wide (as lt__uk_bf16dp_r's), both bf16 pairs over kc steps of k */
-LT__TARGET("avx512f,avx512bf16,amx-tile,amx-bf16") static void lt__uk_amx(int64_t kc, const float *af, const float *bf,
-                                                                         float *c, int64_t ldc, float alpha, float beta) {
-    float t[32 * 32];
-    const char *a = (const char *)af, *b = (const char *)bf;
-    const int32_t *aw = (const int32_t *)(const void *)af, *bw = (const int32_t *)(const void *)bf;
-    int64_t pairs = (kc + 1) / 2, m0 = 0, m, r;
-    __m512 va, vb;   /* (set by LT__A5_STORE) */
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-    for (; m0 + 16 <= pairs; m0 += 16) {
-        _tile_loadd(4, a + m0 * 4, LT__KS * 4);                /* rows 0-15, pairs m0.. */
-        _tile_loadd(5, a + (16 * LT__KS + m0) * 4, LT__KS * 4); /* rows 16-31 */
-        _tile_loadd(6, b + m0 * 128, 128);                     /* pair rows m0.., columns 0-15 */
-        _tile_loadd(7, b + m0 * 128 + 64, 128);                /* columns 16-31 */
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
+   sliver 32 words wide (as lt__uk_bf16dp_r's), both bf16 pairs over kc steps of k.  STORE: how
+   each row leaves, as the AVX-512 kernels' row 0 (LT__A5_STORE; LT__A5_STORE_BF16 for the 16-bit
+   forward's round16(C + round16(bias)), with XARG the bias row's parameter) */
+#define LT__AMX_KERNEL(name, STORE, XARG)                                                          \
+    LT__TARGET("avx512f,avx512bf16,amx-tile,amx-bf16") static void name(int64_t kc, const float *af, const float *bf, \
+                                                                       float *c, int64_t ldc, float alpha, float beta XARG) { \
+        float t[32 * 32];                                                                          \
+        const char *a = (const char *)af, *b = (const char *)bf;                                   \
+        const int32_t *aw = (const int32_t *)(const void *)af, *bw = (const int32_t *)(const void *)bf; \
+        int64_t pairs = (kc + 1) / 2, m0 = 0, m, r;                                                \
+        __m512 va, vb;   /* (set by STORE) */                                                      \
+        _tile_zero(0);                                                                             \
+        _tile_zero(1);                                                                             \
+        _tile_zero(2);                                                                             \
+        _tile_zero(3);                                                                             \
+        for (; m0 + 16 <= pairs; m0 += 16) {                                                       \
+            _tile_loadd(4, a + m0 * 4, LT__KS * 4);                /* rows 0-15, pairs m0.. */      \
+            _tile_loadd(5, a + (16 * LT__KS + m0) * 4, LT__KS * 4); /* rows 16-31 */                \
+            _tile_loadd(6, b + m0 * 128, 128);                     /* pair rows m0.., columns 0-15 */ \
+            _tile_loadd(7, b + m0 * 128 + 64, 128);                /* columns 16-31 */              \
+            _tile_dpbf16ps(0, 4, 6);                                                               \
+            _tile_dpbf16ps(1, 4, 7);                                                               \
+            _tile_dpbf16ps(2, 5, 6);                                                               \
+            _tile_dpbf16ps(3, 5, 7);                                                               \
+        }                                                                                          \
+        _tile_stored(0, t, 128);                                                                   \
+        _tile_stored(1, t + 16, 128);                                                              \
+        _tile_stored(2, t + 16 * 32, 128);                                                         \
+        _tile_stored(3, t + 16 * 32 + 16, 128);                                                    \
+        for (r = 0; r < 32; r++, c += ldc) {   /* row r as row 0 of the AVX-512 kernels' store */ \
+            __m512 c0a = _mm512_loadu_ps(t + r * 32), c0b = _mm512_loadu_ps(t + r * 32 + 16);      \
+            for (m = m0; m < pairs; m++) {   /* the last pairs, one at a time */                   \
+                __m512i av = _mm512_set1_epi32(aw[r * LT__KS + m]);                                \
+                c0a = _mm512_dpbf16_ps(c0a, (__m512bh)av, (__m512bh)_mm512_loadu_si512((const void *)(bw + m * 32))); \
+                c0b = _mm512_dpbf16_ps(c0b, (__m512bh)av, (__m512bh)_mm512_loadu_si512((const void *)(bw + m * 32 + 16))); \
+            }                                                                                      \
+            STORE(LT__AMX_ROW)                                                                     \
+        }                                                                                          \
     }
-    _tile_stored(0, t, 128);
-    _tile_stored(1, t + 16, 128);
-    _tile_stored(2, t + 16 * 32, 128);
-    _tile_stored(3, t + 16 * 32 + 16, 128);
-    for (r = 0; r < 32; r++, c += ldc) {   /* row r as row 0 of the AVX-512 kernels' store */
-        __m512 c0a = _mm512_loadu_ps(t + r * 32), c0b = _mm512_loadu_ps(t + r * 32 + 16);
-        for (m = m0; m < pairs; m++) {   /* the last pairs, one at a time */
-            __m512i av = _mm512_set1_epi32(aw[r * LT__KS + m]);
-            c0a = _mm512_dpbf16_ps(c0a, (__m512bh)av, (__m512bh)_mm512_loadu_si512((const void *)(bw + m * 32)));
-            c0b = _mm512_dpbf16_ps(c0b, (__m512bh)av, (__m512bh)_mm512_loadu_si512((const void *)(bw + m * 32 + 16)));
-        }
-        LT__A5_STORE(LT__AMX_ROW)
-    }
-}
+LT__AMX_KERNEL(lt__uk_amx, LT__A5_STORE, )
+LT__AMX_KERNEL(lt__uk_amx_rb, LT__A5_STORE_BF16, LT__A5_BIAS_ARG)
 #endif /* LT__AMX */
 
 /* A k-major float32 panel of kc rows of w <= 32 words (p[k*w + j], bf16-exact values) rewritten in
@@ -678,6 +683,7 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
         lt__gemm_impl t;
         memset(&t, 0, sizeof t);
         t.fn_k = lt__uk_amx; t.fn_r = lt__uk_amx; t.dp = 1; t.amx = 1;
+        t.rk = lt__uk_amx_rb; t.rr = lt__uk_amx_rb;   /* the 16-bit forward's bias and rounding */
         t.mr = 32; t.nr = 32; t.mc = 96; t.kc = 256; t.isa = 2;
         /* NC 1024: A is packed once per NC columns, which at the tiles' speed costs as much as the
            products of a 512-wide panel cost (1.13-1.25x on the training shapes with 1024,
@@ -685,7 +691,7 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
         t.nc = 1024;
         while (lt__cpu_cache(2) > 0 && (int64_t)t.nc * t.kc * 2 > lt__cpu_cache(2) / 2 && t.nc > 4 * t.nr) t.nc /= 2;
         t.name = "amx-bf16 32x32 tiles";
-        *g = t;   /* no short tiles, streaming stores or fused epilogue: the plain tile paths */
+        *g = t;   /* no short tiles or streaming stores; of the fused epilogues only bf16's */
         return;
     }
 #endif

@@ -712,7 +712,8 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
 #define LT__GEMM_MAXA (112 * LT__KS)
 /* B: the largest KC x NC floats (a longer KC takes a narrower NC), or KC/2 x NC pair words (AMX's
    NC 1024), plus the float32 form of a last sliver packed in place (lt__pack_b_dp's gelu way) */
-#define LT__GEMM_MAXB (256 * 512 + 32 * LT__KC_MAX / 2)
+#define LT__GEMM_PANEL (256 * 512)
+#define LT__GEMM_MAXB (LT__GEMM_PANEL + 32 * LT__KC_MAX / 2)
 #define LT__GEMM_STACK ((LT__GEMM_MAXA + LT__GEMM_MAXB + 32) * 4)
 #define LT__GEMM_MC_MAX 112   /* the largest MC and NC above */
 #define LT__GEMM_NC_MAX 1024
@@ -1124,22 +1125,64 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_b_pairs_n(const lt_
         }
     }
 }
-/* op(B) transposed: column j of op(B) is a stored row, where the pairs (2m, 2m+1) are already
-   neighbours: each row's kc values become kc/2 words in blk, which lt__pack_b turns. */
+/* 16 x 16 words turned over: out[j] lane i = in[i] lane j.  Pairs of rows interleaved by words,
+   then by double words (each 128-bit lane then holds a 4 x 4 block turned), then the lanes dealt
+   between four registers. */
+LT__TARGET("avx512f") static void lt__tr16_epi32(const __m512i *in, __m512i *out) {
+    __m512i t[16], s[16];
+    int i, c;
+    for (i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_maskz_unpacklo_epi32(LT__M16, in[2 * i], in[2 * i + 1]);
+        t[2 * i + 1] = _mm512_maskz_unpackhi_epi32(LT__M16, in[2 * i], in[2 * i + 1]);
+    }
+    for (i = 0; i < 4; i++) {   /* s[4i + c], lane L: column 4L + c of rows 4i..4i+3 */
+        s[4 * i] = _mm512_maskz_unpacklo_epi64(0xFF, t[4 * i], t[4 * i + 2]);
+        s[4 * i + 1] = _mm512_maskz_unpackhi_epi64(0xFF, t[4 * i], t[4 * i + 2]);
+        s[4 * i + 2] = _mm512_maskz_unpacklo_epi64(0xFF, t[4 * i + 1], t[4 * i + 3]);
+        s[4 * i + 3] = _mm512_maskz_unpackhi_epi64(0xFF, t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (c = 0; c < 4; c++) {   /* column 4L + c: lane L of s[c], s[4 + c], s[8 + c], s[12 + c] */
+        __m512i ab0 = _mm512_maskz_shuffle_i32x4(LT__M16, s[c], s[4 + c], 0x44);   /* lanes 0 1 of each */
+        __m512i ab1 = _mm512_maskz_shuffle_i32x4(LT__M16, s[c], s[4 + c], 0xEE);   /* lanes 2 3 */
+        __m512i cd0 = _mm512_maskz_shuffle_i32x4(LT__M16, s[8 + c], s[12 + c], 0x44);
+        __m512i cd1 = _mm512_maskz_shuffle_i32x4(LT__M16, s[8 + c], s[12 + c], 0xEE);
+        out[c] = _mm512_maskz_shuffle_i32x4(LT__M16, ab0, cd0, 0x88);
+        out[4 + c] = _mm512_maskz_shuffle_i32x4(LT__M16, ab0, cd0, 0xDD);
+        out[8 + c] = _mm512_maskz_shuffle_i32x4(LT__M16, ab1, cd1, 0x88);
+        out[12 + c] = _mm512_maskz_shuffle_i32x4(LT__M16, ab1, cd1, 0xDD);
+    }
+}
+/* op(B) transposed: column j of op(B) is stored row j, where the pairs (2m, 2m+1) are already
+   neighbours, so a row's values as bf16 halves in order are its pair words: 16 words (32 values)
+   of 16 rows at a time are turned over in registers (lt__tr16_epi32) into 16 pair rows of 16 of
+   the sliver's columns (columns past nc: zeros), the next 16 rows fetched meanwhile. */
 LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_b_pairs_t(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                  float *bp) {
-    float blk[32 * (LT__KC_MAX / 2 + 1)];
-    int64_t kc2 = (kc + 1) / 2, js, k;
-    for (js = 0; js < nc; js += nr, bp += kc2 * nr) {   /* (lt__gemm_bcol) */
-        int w = nc - js < nr ? (int)(nc - js) : nr, j;
-        for (j = 0; j < w; j++) {
-            uint16_t *d = (uint16_t *)(void *)(blk + j * kc2);
-            if (j + 4 < w) lt__gsrc_prefetch(B, (js + j + 4) * ldb, kc);
-            for (k = 0; k < kc; k += 16) lt__bf16_store(B, (js + j) * ldb + k, kc - k < 16 ? (int)(kc - k) : 16, d + k);
-            if (kc & 1) d[kc] = 0;
+    int32_t *q = (int32_t *)(void *)bp;
+    int64_t kc2 = (kc + 1) / 2, js, j0, m0;
+    for (js = 0; js < nc; js += nr, q += kc2 * nr)   /* (lt__gemm_bcol) */
+        for (j0 = 0; j0 < nr; j0 += 16) {
+            int64_t r0 = js + j0;   /* the first of these 16 stored rows */
+            int n = nc - r0 < 16 ? (int)(nc - r0) : 16, i;
+            for (m0 = 0; m0 < kc2; m0 += 16) {
+                int64_t k = 2 * m0;
+                int l = kc - k < 32 ? (int)(kc - k) : 32, nm = kc2 - m0 < 16 ? (int)(kc2 - m0) : 16;
+                __m512i v[16], w[16];
+                for (i = 0; i < 16; i++) {
+                    int64_t at = (r0 + i) * ldb + k;
+                    if (i >= n) { v[i] = _mm512_setzero_si512(); continue; }
+                    if (r0 + 16 + i < nc) lt__gsrc_prefetch(B, at + 16 * ldb, l);
+                    if (B->h) v[i] = _mm512_maskz_loadu_epi16(l >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << l) - 1, B->h + at);
+                    else {
+                        __m256i lo = _mm512_cvtepi32_epi16(lt__bf16_bits(B, at, l < 16 ? l : 16));
+                        __m256i hi = l > 16 ? _mm512_cvtepi32_epi16(lt__bf16_bits(B, at + 16, l - 16)) : _mm256_setzero_si256();
+                        v[i] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+                    }
+                }
+                lt__tr16_epi32(v, w);   /* w[c]: pair word m0 + c of the 16 rows (an odd kc: a zero partner) */
+                for (i = 0; i < nm; i++) _mm512_store_si512((void *)(q + (m0 + i) * nr + j0), w[i]);
+            }
         }
-        lt__pack_b(1, 2, blk, kc2, kc2, w, nr, bp);   /* bits moved, never computed on */
-    }
 }
 /* op(A) as is: each row's kc values as kc halves at the row's start (rows past mc: zeros) */
 LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_pairs_r(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
@@ -1207,33 +1250,6 @@ static void lt__pack_a_dp(int ta, const lt__gsrc *A, int64_t lda, int64_t mc, in
         for (is = 0; is < mc; is += mr) lt__pair_kmajor(ap + is * LT__KS, kc, mr);
 }
 #ifdef LT__AMX
-/* 16 x 16 words turned over: out[j] lane i = in[i] lane j.  Pairs of rows interleaved by words,
-   then by double words (each 128-bit lane then holds a 4 x 4 block turned), then the lanes dealt
-   between four registers. */
-LT__TARGET("avx512f") static void lt__tr16_epi32(const __m512i *in, __m512i *out) {
-    __m512i t[16], s[16];
-    int i, c;
-    for (i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_maskz_unpacklo_epi32(LT__M16, in[2 * i], in[2 * i + 1]);
-        t[2 * i + 1] = _mm512_maskz_unpackhi_epi32(LT__M16, in[2 * i], in[2 * i + 1]);
-    }
-    for (i = 0; i < 4; i++) {   /* s[4i + c], lane L: column 4L + c of rows 4i..4i+3 */
-        s[4 * i] = _mm512_maskz_unpacklo_epi64(0xFF, t[4 * i], t[4 * i + 2]);
-        s[4 * i + 1] = _mm512_maskz_unpackhi_epi64(0xFF, t[4 * i], t[4 * i + 2]);
-        s[4 * i + 2] = _mm512_maskz_unpacklo_epi64(0xFF, t[4 * i + 1], t[4 * i + 3]);
-        s[4 * i + 3] = _mm512_maskz_unpackhi_epi64(0xFF, t[4 * i + 1], t[4 * i + 3]);
-    }
-    for (c = 0; c < 4; c++) {   /* column 4L + c: lane L of s[c], s[4 + c], s[8 + c], s[12 + c] */
-        __m512i ab0 = _mm512_maskz_shuffle_i32x4(LT__M16, s[c], s[4 + c], 0x44);   /* lanes 0 1 of each */
-        __m512i ab1 = _mm512_maskz_shuffle_i32x4(LT__M16, s[c], s[4 + c], 0xEE);   /* lanes 2 3 */
-        __m512i cd0 = _mm512_maskz_shuffle_i32x4(LT__M16, s[8 + c], s[12 + c], 0x44);
-        __m512i cd1 = _mm512_maskz_shuffle_i32x4(LT__M16, s[8 + c], s[12 + c], 0xEE);
-        out[c] = _mm512_maskz_shuffle_i32x4(LT__M16, ab0, cd0, 0x88);
-        out[4 + c] = _mm512_maskz_shuffle_i32x4(LT__M16, ab0, cd0, 0xDD);
-        out[8 + c] = _mm512_maskz_shuffle_i32x4(LT__M16, ab1, cd1, 0x88);
-        out[12 + c] = _mm512_maskz_shuffle_i32x4(LT__M16, ab1, cd1, 0xDD);
-    }
-}
 /* lt__bf16_bits for any source: a gelu operand's values recomputed (lt__gsrc_get, bf16-exact
    as lt__pack_a16 gets them) through tmp (16 floats) */
 LT__TARGET("avx512f,avx512bw,avx512vl") static __m512i lt__amx_bits(const lt__gsrc *s, int64_t at, int n, float *tmp) {
@@ -1629,26 +1645,27 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
    from its first sums to its narrowing and the scratch is one block: lt__gemm_block would take
    every block's first KC sums, then all the next ones, through a scratch of M x NC that outgrows
    L2.  For that B's panel holds all of K, its KC-row pieces packed one after another, and NC
-   shrinks to fit it in one panel's floats (320 for gpt-mini's K = 384).  A is packed again for
+   shrinks to fit it in one panel's floats (320 for gpt-mini's K = 384; the bf16 pair kernels'
+   pair words take half as many, lt__gemm_bcol, so twice the columns).  A is packed again for
    each panel, into the L2-sized buffer its tiles read next: packed once for all panels, A would
    lie in L3 and the tiles would wait for it (bench/precision.md).  Every element sums the same products in
    the same KC pieces and order as lt__gemm_block: the same values.  Only where a panel holds four
    slivers of all of K (lt__gemm_z_fits); lt__gemm_block serves the others. */
-static int lt__gemm_z_fits(const lt__gemm_impl *g, int64_t K) { return K * g->nr * 4 <= LT__GEMM_MAXB; }
+static int lt__gemm_z_fits(const lt__gemm_impl *g, int64_t K) { return lt__gemm_bcol(g, K) * g->nr * 4 <= LT__GEMM_PANEL; }
 static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                              lt__gsrc A, int64_t lda, lt__gsrc B, int64_t ldb, float *C, int64_t ldc,
                              const lt__gepi *epi) {
     float buf[LT__GEMM_MAXA + LT__GEMM_MAXB + 32];
     float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA;
-    int64_t ncz = LT__GEMM_MAXB / K / g->nr * g->nr, npcs = (K + g->kc - 1) / g->kc, jc, pc, ic;
+    int64_t ncz = LT__GEMM_PANEL / lt__gemm_bcol(g, K) / g->nr * g->nr, npcs = (K + g->kc - 1) / g->kc, jc, pc, ic;
     lt__pf pf[2];   /* B's next panel; nothing for A */
     if (ncz > g->nc) ncz = g->nc;
     memset(pf, 0, sizeof pf);
     for (jc = 0; jc < N; jc += ncz) {
         int64_t nc = N - jc < ncz ? N - jc : ncz, ncr = (nc + g->nr - 1) / g->nr * g->nr;
-        for (pc = 0; pc < K; pc += g->kc) {   /* all of K: KC-row pieces of kc x ncr floats */
+        for (pc = 0; pc < K; pc += g->kc) {   /* all of K: KC-row pieces of lt__gemm_bcol(kc) x ncr floats */
             lt__gsrc bs = lt__gsrc_at(B, tb ? jc * ldb + pc : pc * ldb + jc);
-            lt__gemm_pack_b(g, tb, &bs, ldb, K - pc < g->kc ? K - pc : g->kc, nc, bp + pc * ncr);
+            lt__gemm_pack_b(g, tb, &bs, ldb, K - pc < g->kc ? K - pc : g->kc, nc, bp + lt__gemm_bcol(g, pc) * ncr);
         }
         if (jc + nc < N) {
             int64_t nnc = N - jc - nc < ncz ? N - jc - nc : ncz;
@@ -1661,7 +1678,7 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
                 int64_t kc = K - pc < g->kc ? K - pc : g->kc;
                 lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
                 lt__gemm_pack_a(g, ta, &as, lda, mc, kc, ap);
-                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp + pc * ncr, alpha, pc == 0 ? 0.0f : 1.0f, C, ldc, pf, NULL,
+                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp + lt__gemm_bcol(g, pc) * ncr, alpha, pc == 0 ? 0.0f : 1.0f, C, ldc, pf, NULL,
                                NULL);
             }
             e.z += ic * e.ldz + jc;

@@ -380,9 +380,10 @@ static void tp_mag(const float *a, const float *b, int M, int N, int K, int ta, 
 }
 static void tp_gemm_bf16_tiles(int amx) {
     static const int shapes[][3] = {{37, 45, 301}, {14, 32, 1}, {29, 70, 7}, {130, 33, 512}, {20, 400, 300},
-                                       {22, 64, 33}, {64, 96, 64}, {200, 300, 1000}, {40, 1100, 301}};
-    /* last slivers: 9, 14, 1, 4, 6, 8, 8, 4, 12 rows of 14 (the pair kernel); K mod 32: every tail;
-       N 1100: over one B panel (NC 1024 for AMX) */
+                                       {22, 64, 33}, {64, 96, 64}, {200, 300, 1000}, {40, 1100, 301}, {18, 40, 49}};
+    /* last slivers: 9, 14, 1, 4, 6, 8, 8, 4, 12, 4 rows of 14 (the pair kernel); the last K block
+       mod 32: 0, 1, 7, 8, 12, 13, 17 (both halves of a 32-value run cut short); N 1100: over one B
+       panel (NC 1024 for AMX) */
     const char *test = amx ? "precision/gemm_bf16amx" : "precision/gemm_bf16dp";
     lt__gemm_impl g = lt__gemm_impl_of(LT__GEMM_AVX512);
     int si, ta, tb, v, bad = 0, runs = 0, worst_i = -1, base = lt_get_threads();

@@ -1174,9 +1174,9 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_b_pairs_t(const lt_
                     if (r0 + 16 + i < nc) lt__gsrc_prefetch(B, at + 16 * ldb, l);
                     if (B->h) v[i] = _mm512_maskz_loadu_epi16(l >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << l) - 1, B->h + at);
                     else {
-                        __m256i lo = _mm512_cvtepi32_epi16(lt__bf16_bits(B, at, l < 16 ? l : 16));
-                        __m256i hi = l > 16 ? _mm512_cvtepi32_epi16(lt__bf16_bits(B, at + 16, l - 16)) : _mm256_setzero_si256();
-                        v[i] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+                        __m256i lo = _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_bits(B, at, l < 16 ? l : 16));
+                        __m256i hi = l > 16 ? _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_bits(B, at + 16, l - 16)) : _mm256_setzero_si256();
+                        v[i] = _mm512_maskz_inserti64x4(0xFF, _mm512_maskz_inserti64x4(0xFF, _mm512_setzero_si512(), lo, 0), hi, 1);
                     }
                 }
                 lt__tr16_epi32(v, w);   /* w[c]: pair word m0 + c of the 16 rows (an odd kc: a zero partner) */

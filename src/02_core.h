@@ -19,6 +19,13 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+/* Floating-point contraction off for the implementation under clang: its default fuses a·b + c
+   within one C expression into an FMA, so a plain C loop would no longer give the bits its vector
+   path gives (gcc under -std=c99 does not fuse).  Back to the command line's setting at the end of
+   the implementation (DEFAULT). */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
 
 #if defined(LTRAIN_MALLOC) && defined(LTRAIN_REALLOC) && defined(LTRAIN_FREE)
 #define LT__MALLOC(sz) LTRAIN_MALLOC(sz)

@@ -1,5 +1,8 @@
 /* ==== end: closes the implementation block; the licence ======================================= */
 
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT DEFAULT   /* the caller's contraction again (@@CORE) */
+#endif
 #endif /* LTRAIN_IMPLEMENTATION */
 
 /* ------------------------------------------------------------------------------------------------

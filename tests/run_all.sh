@@ -60,6 +60,7 @@ stage fuzz-short sh tests/fuzz/run.sh 10
 stage mpi env MAKE="${MAKE:-make}" sh tests/test_mpi.sh
 stage cuda-compile sh tests/cuda_compile.sh
 stage cblas sh tests/cblas.sh
+stage clang sh tests/clang.sh
 stage arm64 sh tests/arm64.sh
 stage tokenizer-cli sh tests/tokenizer_cli.sh
 stage readme sh tests/readme.sh

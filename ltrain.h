@@ -36,8 +36,8 @@
                 at run time)
                 @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.amx @@GEMM.avx2 @@GEMM.neon
                 @@GEMM.pack @@GEMM.f16 @@GEMM.pack_bf16 @@GEMM.block @@GEMM.blockz
-     @@OPS      (continued) matmul, linear, conv1d                                  07_ops_matmul.h
-                @@OPS.matmul @@OPS.linear @@OPS.matmul16
+     @@OPS      (continued) matmul, linear, conv1d, attention16                     07_ops_matmul.h
+                @@OPS.matmul @@OPS.linear @@OPS.matmul16 @@OPS.attention16
      @@TAPE     autograd tape: backward, zero-grad, gradcheck                       08_tape.h
                 @@TAPE.recompute @@TAPE.backward @@TAPE.zero_grad @@TAPE.gradcheck
      @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay    09_compile.h
@@ -1698,6 +1698,8 @@ struct lt_ctx {
     int to_scratch;              /* values go to the scratch arena (inside a segment, eager) */
     size_t budget;               /* lt_set_memory_budget: the planned block's bytes at most (0: none) ... */
     double budget_frac;          /* ... or this fraction of the plan without recomputation (0: none) */
+    unsigned char *work;         /* scratch a kernel borrows for one call (lt__ctx_work), kept between calls */
+    size_t work_bytes;
 };
 
 /* ---- @@CORE.device  the device seam ------------------------------------------------------- */
@@ -1999,6 +2001,18 @@ static void *lt__zalloc_big(size_t bytes) {
 }
 
 /* -- arena -------------------------------------------------------------------------------------- */
+/* bytes of scratch for one kernel call (NULL: out of memory): the context keeps the largest asked
+   for, so steps after the first neither allocate nor touch new pages.  One call at a time: a
+   context's ops run one after another. */
+static void *lt__ctx_work(lt_ctx *ctx, size_t bytes) {
+    if (bytes > ctx->work_bytes) {
+        LT__FREE(ctx->work);
+        ctx->work = (unsigned char *)LT__MALLOC(bytes);
+        ctx->work_bytes = ctx->work ? bytes : 0;
+    }
+    return ctx->work;
+}
+
 #define LT__ALIGN 64
 #define LT__CHUNK_MIN ((size_t)16 << 20)
 
@@ -2914,6 +2928,7 @@ LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx) {
     LT__FREE(ctx->segs);
     LT__FREE(ctx->seg_nodes);
     LT__FREE(ctx->seg_data);
+    LT__FREE(ctx->work);
     LT__FREE(ctx);
 }
 
@@ -5247,6 +5262,8 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
    y to 16 bits, and keeps 16-bit copies of qkv and y for backward (rows widened block by block
    into the stack tiles) instead of reading the float32 tensors; in eager mode, with qkv already
    16-bit values (a 16-bit product's output, lt__copy16), it reads qkv and y in place instead.
+   (Its op functions are in @@OPS.attention16, after the GEMM: bf16 on a CPU with AMX runs tile
+   kernels of its own there, through lt__att_src's fwd_rows and bwd_head.)
    Every block is at most LT__ATT_TILE floats, so a head has at most that many channels. */
 #define LT__ATT_BR 64      /* forward: query rows per unit */
 #define LT__ATT_BC 128     /* forward: keys per online-softmax step */
@@ -5354,7 +5371,8 @@ static void lt__att_mm(int simd, int tri, int64_t off, int64_t m, int64_t n, int
    f[w] + r·ld[w] (h[w], g[w] alike), its head j at j·D: fused qkv has ld 3C for all three parts
    (k at +C, v at +2C); lt_attention_gqa's separate q [B,T,H·D], k and v [B,T,Hkv·D] have ld H·D
    and Hkv·D.  Query head h reads key/value head h / G (G = H/Hkv; 1 without grouping). */
-typedef struct {
+typedef struct lt__att_src lt__att_src;
+struct lt__att_src {
     const float *f[3];           /* float32 q, k, v, or NULL */
     const uint16_t *h[3];        /* their 16-bit copies, or NULL */
     int64_t ld[3];               /* row strides of q, k, v (and of h, g) */
@@ -5364,7 +5382,14 @@ typedef struct {
     lt_dtype p;
     int simd;                    /* lt__att_simd() */
     int64_t T, C, D, G;          /* C: y's row, H·D */
-} lt__att_src;
+    /* the units' kernels: NULL for the float32 ones below (lt__att_fwd_rows, lt__att_bwd_head);
+       attention16 on AMX tiles sets its own (@@OPS.attention16) */
+    void (*fwd_rows)(const lt__att_src *a, int64_t b, int64_t h, int64_t t0, int64_t n, float *y, float *L);
+    void (*bwd_head)(const lt__att_src *a, int64_t b, int64_t h, int64_t len, const float *Lh, const float *y,
+                     const float *gy, int fresh);
+    unsigned char *work;         /* their scratch: work_bytes for each OpenMP thread */
+    size_t work_bytes;
+};
 
 /* out[0..n) = the 16-bit values h of type p widened (lt__widen16_avx512 where simd is 2) */
 static void lt__att_widen(int simd, lt_dtype p, const uint16_t *h, float *out, int64_t n) {
@@ -5542,7 +5567,7 @@ static void lt__att_fwd(lt__node *nd, const lt__att_src *a) {
         int64_t bh = unit / nblk, b = bh / H, h = bh % H, t0 = unit % nblk * br, t, u;
         int64_t t1 = t0 + br < T ? t0 + br : T, len = nd->ids ? nd->ids[b] : T, tl = t1 < len ? t1 : len;
         float *y = out + (b * T + t0) * C + h * D, *L = Ls + bh * T + t0;
-        if (tl > t0) lt__att_fwd_rows(a, b, h, t0, tl - t0, y, L);
+        if (tl > t0) (a->fwd_rows ? a->fwd_rows : lt__att_fwd_rows)(a, b, h, t0, tl - t0, y, L);
         for (t = tl > t0 ? tl : t0; t < t1; t++) {   /* padded queries: output 0 */
             for (u = 0; u < D; u++) y[(t - t0) * C + u] = 0.0f;
             L[t - t0] = 0.0f;
@@ -5649,8 +5674,8 @@ static void lt__att_bwd(lt__node *nd, const lt__att_src *a, const int add[3]) {
         for (i = 0; i < a->G; i++) {   /* dk, dv: the group's first head writes, the others add */
             int64_t h = j * a->G + i;
             int fresh = (add[0] ? 0 : 1) | (i == 0 && !add[1] ? 2 : 0) | (i == 0 && !add[2] ? 4 : 0);
-            lt__att_bwd_head(a, b, h, len, nd->save[0] + (b * LT__ATT_H(nd) + h) * T, nd->out->data, nd->out->grad,
-                             fresh);
+            (a->bwd_head ? a->bwd_head : lt__att_bwd_head)(a, b, h, len, nd->save[0] + (b * LT__ATT_H(nd) + h) * T,
+                                                           nd->out->data, nd->out->grad, fresh);
         }
     }
 }
@@ -5686,34 +5711,6 @@ static void lt__attention_fwd(lt__node *nd) {
 static void lt__attention_bwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 0);
     int add[3];
-    if (lt__att_grad_qkv(nd, &a, add)) lt__att_bwd(nd, &a, add);
-}
-
-/* attention16: y = round16(attention(round16(qkv))), float32 arithmetic; save[1] holds the 16-bit
-   qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and both kernels read qkv
-   from it, so the float32 qkv and y need not outlive the forward (the row reads 0).  Backward
-   is the float32 one on those values; its D_t = dy_t·y_t uses the rounded y (as a 16-bit
-   FlashAttention does), which moves each gradient by about one 16-bit rounding. */
-static void lt__attention16_fwd(lt__node *nd) {
-    lt__att_src a = lt__att_src_of(nd, 1);
-    uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
-    float *y = nd->out->data;
-    size_t nq = (size_t)nd->in[0]->n, ny = (size_t)nd->out->n;
-    if (h16) {
-        if (a.p == LT_F16) lt_f32_to_f16_array(a.f[0], h16, nq);
-        else lt_f32_to_bf16_array(a.f[0], h16, nq);
-        a.f[0] = a.f[1] = a.f[2] = NULL;
-        a.y16 = NULL;
-    }
-    lt__att_fwd(nd, &a);
-    if (!h16) { lt_round_to_precision(a.p, y, y, ny); return; }
-    if (a.p == LT_F16) { lt_f32_to_f16_array(y, h16 + nq, ny); lt_f16_to_f32_array(h16 + nq, y, ny); }
-    else { lt_f32_to_bf16_array(y, h16 + nq, ny); lt_bf16_to_f32_array(h16 + nq, y, ny); }
-}
-static void lt__attention16_bwd(lt__node *nd) {
-    lt__att_src a = lt__att_src_of(nd, 1);
-    int add[3];
-    if (a.h[0]) a.f[0] = a.f[1] = a.f[2] = NULL;   /* else eager (lt__copy16): the float32 qkv, and y (rounded by the forward) */
     if (lt__att_grad_qkv(nd, &a, add)) lt__att_bwd(nd, &a, add);
 }
 
@@ -6071,33 +6068,6 @@ static void lt__attention_gqa_bwd(lt__node *nd) {
     lt__att_src a = lt__gqa_src_of(nd, 0);
     lt__gqa_bwd(nd, &a);
 }
-static void lt__attention_gqa16_fwd(lt__node *nd) {
-    lt__att_src a = lt__gqa_src_of(nd, 1);
-    uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
-    float *y = nd->out->data;
-    size_t ny = (size_t)nd->out->n, off = 0;
-    int w;
-    if (h16) {
-        for (w = 0; w < 3; w++) {
-            size_t n = (size_t)nd->in[w]->n;
-            if (a.p == LT_F16) lt_f32_to_f16_array(a.f[w], h16 + off, n);
-            else lt_f32_to_bf16_array(a.f[w], h16 + off, n);
-            off += n;
-            a.f[w] = NULL;
-        }
-        a.y16 = NULL;
-    }
-    lt__att_fwd(nd, &a);
-    if (!h16) { lt_round_to_precision(a.p, y, y, ny); return; }
-    if (a.p == LT_F16) { lt_f32_to_f16_array(y, h16 + off, ny); lt_f16_to_f32_array(h16 + off, y, ny); }
-    else { lt_f32_to_bf16_array(y, h16 + off, ny); lt_bf16_to_f32_array(h16 + off, y, ny); }
-}
-static void lt__attention_gqa16_bwd(lt__node *nd) {
-    lt__att_src a = lt__gqa_src_of(nd, 1);
-    if (a.h[0]) a.f[0] = a.f[1] = a.f[2] = NULL;   /* else eager (lt__copy16): float32 q, k, v, y read in place */
-    lt__gqa_bwd(nd, &a);
-}
-
 LTRAIN_DEF lt_tensor *lt_attention_gqa(lt_ctx *ctx, lt_tensor *q, lt_tensor *k, lt_tensor *v, int n_head, int n_kv_head,
                                        const int32_t *lengths) {
     int64_t B, T, C, D, b;
@@ -8030,7 +8000,8 @@ static void lt__sgemm_bias(int ta, int tb, int64_t M, int64_t N, int64_t K, cons
 
 /* ---- src/07_ops_matmul.h ---- */
 /* ==== @@OPS (continued)  matmul, linear, conv1d: the ops that call the GEMM ===================== */
-/* Holds: the ops built on the GEMM: matmul, linear, conv1d, and their 16-bit forms.
+/* Holds: the ops built on the GEMM: matmul, linear, conv1d, and their 16-bit forms; attention16's
+   op functions, with its bf16 kernels on AMX tiles (@@GEMM.amx's).
    Calls: @@CORE, @@HALF, @@TENSOR, @@OPS (records, gradients), @@GEMM. */
 /* ---- @@OPS.matmul  matmul: y (..., M, N) = op(a) (..., M, K) · op(b) (..., K, N) --------------- */
 /* Backward:  d op(a) = dy · op(b)ᵀ,  d op(b) = op(a)ᵀ · dy, written through the stored layouts:
@@ -8456,6 +8427,437 @@ static void lt__linear16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 1); }
 static void lt__linear16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 1); }
 static void lt__conv1d16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 0); }
 static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
+
+/* ---- @@OPS.attention16  attention at 16 bits: the float32 kernels, or bf16 on AMX tiles -------- */
+/* attention16 (lt_attention under lt_set_precision 16-bit) and attention_gqa16 round q, k, v to 16
+   bits, run attention on them and round y (@@OPS.attention holds the records and the float32
+   kernels).  Everywhere but one case the arithmetic is float32: the float32 kernels on the
+   rounded values.  The case: bf16 on a CPU with AMX (lt__amx_ready), a head of at most
+   LT__A16_DMAX channels.  There the seven block products of each unit run on the tiles
+   (tdpbf16ps: bf16 products summed in float32), as torch's CPU flash attention does for bf16:
+     forward, per (b, h, block of 64 queries), over blocks of 64 keys up to the diagonal:
+       S = Q·Kᵀ;  per query m' = max(m, max scale·S), P = exp(scale·S - m'),
+       l = l·exp(m - m') + Σ P,  Y = Y·exp(m - m') + bf16(P)·V;  at the end Y /= l, L = m + log l
+     backward, per (b, h), over blocks of 64 keys, then over the blocks of 64 queries that see them:
+       P = exp(scale·Q·Kᵀ - L),  dV += bf16(P)ᵀ·bf16(dY),  dP = bf16(dY)·Vᵀ,  dS = P ⊙ (dP - D),
+       dK += scale·bf16(dS)ᵀ·Q,  dQ += scale·bf16(dS)·K       (D_t = dy_t·y_t as the float32 kernel)
+   So P, dY and dS are rounded to bf16 where they enter a product, as q, k and v are: y and the
+   gradients move by about a bf16 rounding against the float32 kernels' (tests/test_ops.c holds
+   the two to that bound).  The softmax, l, L, D and the sums stay float32; a unit's sums run in
+   one order, so the thread count changes no bit.  LT_ATT16=f32 in the environment keeps the
+   float32 kernels.
+   The operands as the tiles take them (@@GEMM.amx): A row-major bf16, a tile row 32 values of k;
+   B as pair words, word m of column j holding k = 2m (low half) and 2m + 1.  For a product over
+   the head's channels (S = Q·Kᵀ: column u of B is key u) B is the 32-bit transpose of the key
+   rows, whose pairs are neighbours already (lt__a16_tr); for one over keys or queries (P·V,
+   column d is channel d) two rows interleaved by 16-bit halves make a pair row (lt__a16_ilv); a
+   transposed A (Pᵀ, dSᵀ) is the 32-bit transpose of the interleaved rows.  Blocks are padded to
+   32 rows and the channels to a multiple of 32 with zeros, which add nothing. */
+#define LT__A16_B 64        /* queries and keys per block */
+#define LT__A16_DMAX 128    /* the most channels per head the tile kernels take */
+static int lt__att16_off = -1;   /* 1: the float32 kernels always (LT_ATT16=f32; tests set it) */
+
+#ifdef LT__AMX
+/* C (m x n, float32) (+)= A·B: A bf16 rows (lda values apart), B pair rows (ldb words apart),
+   m, n and k multiples of 32, in 2 x 2 tiles.  tri skips what the causal mask zeroes, with the
+   modes of lt__att_mm (@@OPS.attention) on 32-row blocks: LT__ATT_NLE skips (does not write)
+   blocks whose columns all lie past row + off; LT__ATT_KLE / LT__ATT_KGE skip the k steps whose
+   A values are all zero (k > row + off, k < row + off). */
+LT__TARGET("amx-tile,amx-bf16") static void lt__a16_mm(int tri, int64_t off, int64_t m, int64_t n, int64_t k,
+                                                       const uint16_t *A, int64_t lda, const uint32_t *B, int64_t ldb,
+                                                       int acc, float *C, int64_t ldc) {
+    int64_t i, j, kk;
+    for (i = 0; i < m; i += 32) {
+        int64_t k0 = 0, k1 = k;
+        if (tri == LT__ATT_KLE) k1 = i + 31 + off < 0 ? 0 : (i + 31 + off) / 32 * 32 + 32;
+        if (tri == LT__ATT_KGE && i + off > 0) k0 = (i + off) / 32 * 32;
+        k1 = k1 < k ? k1 : k;
+        for (j = 0; j < n; j += 32) {
+            float *c = C + i * ldc + j;
+            if (tri == LT__ATT_NLE && j > i + 31 + off) continue;
+            if (acc) {
+                _tile_loadd(0, c, ldc * 4);
+                _tile_loadd(1, c + 16, ldc * 4);
+                _tile_loadd(2, c + 16 * ldc, ldc * 4);
+                _tile_loadd(3, c + 16 * ldc + 16, ldc * 4);
+            } else {
+                _tile_zero(0);
+                _tile_zero(1);
+                _tile_zero(2);
+                _tile_zero(3);
+            }
+            for (kk = k0; kk < k1; kk += 32) {
+                _tile_loadd(4, A + i * lda + kk, lda * 2);
+                _tile_loadd(5, A + (i + 16) * lda + kk, lda * 2);
+                _tile_loadd(6, B + kk / 2 * ldb + j, ldb * 4);
+                _tile_loadd(7, B + kk / 2 * ldb + j + 16, ldb * 4);
+                _tile_dpbf16ps(0, 4, 6);
+                _tile_dpbf16ps(1, 4, 7);
+                _tile_dpbf16ps(2, 5, 6);
+                _tile_dpbf16ps(3, 5, 7);
+            }
+            _tile_stored(0, c, ldc * 4);
+            _tile_stored(1, c + 16, ldc * 4);
+            _tile_stored(2, c + 16 * ldc, ldc * 4);
+            _tile_stored(3, c + 16 * ldc + 16, ldc * 4);
+        }
+    }
+}
+
+/* the first n of 16 lanes (none for n <= 0, all for n >= 16) */
+static inline __mmask16 lt__a16_first(int64_t n) { return (__mmask16)(n >= 16 ? 0xFFFFu : n <= 0 ? 0u : (1u << n) - 1u); }
+/* 16 floats stored as bf16 (the library's rounding) */
+LT__TARGET("avx512f,avx512bw") static inline void lt__a16_st(uint16_t *o, __m512 v) {
+    _mm256_storeu_si256((__m256i *)(void *)o, _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_round16(_mm512_castps_si512(v))));
+}
+/* exp(scale·x - c) in the lanes of mk (x read there only), 0 in the others */
+LT__TARGET("avx512f") static inline __m512 lt__a16_exp(__mmask16 mk, const float *x, __m512 scale, __m512 c) {
+    __m512 v = _mm512_maskz_sub_ps(mk, _mm512_mul_ps(scale, _mm512_maskz_loadu_ps(mk, x)), c);
+    return _mm512_maskz_mov_ps(mk, lt__exp_neg16(v));
+}
+/* 16 floats as bf16 (the library's rounding, lt_f32_to_bf16), past the first n zeros */
+LT__TARGET("avx512f,avx512bw") static inline __m256i lt__a16_cvt16(const float *x, int64_t n) {
+    __mmask16 mk = lt__a16_first(n);
+    return _mm512_maskz_cvtepi32_epi16(mk, lt__bf16_round16(_mm512_maskz_loadu_epi32(mk, x)));
+}
+/* np rows of dp bf16 into o: rows < n from x (row stride ldx; float32 rounded, or the 16-bit
+   copy h as it is), n_col values each, zeros past them and in rows >= n */
+LT__TARGET("avx512f,avx512bw") static void lt__a16_rows(const float *x, const uint16_t *h, int64_t ldx, int64_t n,
+                                                       int64_t n_col, int64_t np, int64_t dp, uint16_t *o) {
+    int64_t r, d;
+    for (r = 0; r < np; r++, o += dp) {
+        if (r >= n) { memset(o, 0, (size_t)dp * 2); continue; }
+        if (h) {
+            memcpy(o, h + r * ldx, (size_t)n_col * 2);
+            if (dp > n_col) memset(o + n_col, 0, (size_t)(dp - n_col) * 2);
+        } else {
+            if (r + 8 < n)   /* rows lie ldx apart, each on pages of its own: fetch ahead */
+                for (d = 0; d < n_col; d += 16) _mm_prefetch((const char *)(x + (r + 8) * ldx + d), _MM_HINT_T0);
+            for (d = 0; d < dp; d += 16)
+                _mm256_storeu_si256((__m256i *)(void *)(o + d), lt__a16_cvt16(x + r * ldx + d, n_col - d));
+        }
+    }
+}
+/* pair rows from rows: o (np/2 x dp words), word (m, d) = x[2m][d] | x[2m+1][d] << 16; x: np rows
+   of dp bf16 (dp a multiple of 32) */
+LT__TARGET("avx512f,avx512bw") static void lt__a16_ilv(const uint16_t *x, int64_t np, int64_t dp, uint32_t *o) {
+    const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6,
+                                        37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
+    int64_t m, d;
+    for (m = 0; m < np / 2; m++)
+        for (d = 0; d < dp; d += 32) {
+            __m512i a = _mm512_loadu_si512((const void *)(x + 2 * m * dp + d));
+            __m512i b = _mm512_loadu_si512((const void *)(x + (2 * m + 1) * dp + d));
+            _mm512_storeu_si512((void *)(o + m * dp + d), _mm512_permutex2var_epi16(a, lo, b));
+            _mm512_storeu_si512((void *)(o + m * dp + d + 16), _mm512_permutex2var_epi16(a, hi, b));
+        }
+}
+/* o (cw x r words, row stride r) = the 32-bit transpose of x (r x cw words), both multiples of 16 */
+LT__TARGET("avx512f") static void lt__a16_tr(const uint32_t *x, int64_t r, int64_t cw, uint32_t *o) {
+    int64_t i, j, t;
+    for (i = 0; i < r; i += 16)
+        for (j = 0; j < cw; j += 16) {
+            __m512i v[16], w[16];
+            for (t = 0; t < 16; t++) v[t] = _mm512_loadu_si512((const void *)(x + (i + t) * cw + j));
+            lt__tr16_epi32(v, w);
+            for (t = 0; t < 16; t++) _mm512_storeu_si512((void *)(o + (j + t) * r + i), w[t]);
+        }
+}
+/* xt (cols x rows bf16) = xᵀ, x rows x cols bf16 (rows a multiple of 32, cols of 16): the rows
+   interleaved into pair words (tmp, rows/2 x cols words), turned over */
+static void lt__a16_t(const uint16_t *x, int64_t rows, int64_t cols, uint32_t *tmp, uint16_t *xt) {
+    lt__a16_ilv(x, rows, cols, tmp);
+    lt__a16_tr(tmp, rows / 2, cols, (uint32_t *)(void *)xt);
+}
+/* rows r0.. of part w of head h (k, v: its kv head), batch b: lt__a16_rows from the source */
+static void lt__a16_part(const lt__att_src *a, int w, int64_t b, int64_t h, int64_t r0, int64_t n, int64_t np,
+                         int64_t dp, uint16_t *o) {
+    int64_t off = (b * a->T + r0) * a->ld[w] + (w ? h / a->G : h) * a->D;
+    lt__a16_rows(a->h[w] ? NULL : a->f[w] + off, a->h[w] ? a->h[w] + off : NULL, a->ld[w], n, a->D, np, dp, o);
+}
+/* g rows (stride ldg) = (add ? g : 0) + f·x rows (stride ldx), n rows of D */
+LT__TARGET("avx512f") static void lt__a16_put(float *g, int64_t ldg, const float *x, int64_t ldx, int64_t n, int64_t D,
+                                              float f, int add) {
+    __m512 vf = _mm512_set1_ps(f);
+    int64_t r, d;
+    for (r = 0; r < n; r++)
+        for (d = 0; d < D; d += 16) {
+            __mmask16 mk = lt__a16_first(D - d);
+            __m512 v = _mm512_mul_ps(vf, _mm512_maskz_loadu_ps(mk, x + r * ldx + d));
+            if (r + 8 < n) _mm_prefetch((const char *)(g + (r + 8) * ldg + d), _MM_HINT_T0);   /* as lt__a16_rows */
+            if (add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, g + r * ldg + d));
+            _mm512_mask_storeu_ps(g + r * ldg + d, mk, v);
+        }
+}
+/* the sum and the max of 16 floats, in registers: halves added (maxed) to halves, a fixed order */
+LT__TARGET("avx512f") static inline float lt__a16_hsum(__m512 v) {
+    v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(LT__M16, v, v, 0x4E));
+    v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(LT__M16, v, v, 0xB1));
+    v = _mm512_add_ps(v, _mm512_maskz_permute_ps(LT__M16, v, 0x4E));
+    v = _mm512_add_ps(v, _mm512_maskz_permute_ps(LT__M16, v, 0xB1));
+    return _mm512_cvtss_f32(v);
+}
+LT__TARGET("avx512f") static inline float lt__a16_hmax(__m512 v) {
+    v = _mm512_maskz_max_ps(LT__M16, v, _mm512_maskz_shuffle_f32x4(LT__M16, v, v, 0x4E));
+    v = _mm512_maskz_max_ps(LT__M16, v, _mm512_maskz_shuffle_f32x4(LT__M16, v, v, 0xB1));
+    v = _mm512_maskz_max_ps(LT__M16, v, _mm512_maskz_permute_ps(LT__M16, v, 0x4E));
+    v = _mm512_maskz_max_ps(LT__M16, v, _mm512_maskz_permute_ps(LT__M16, v, 0xB1));
+    return _mm512_cvtss_f32(v);
+}
+
+/* The forward's key blocks as the tiles take them, made once per call into prep (a query block's
+   unit reads every block up to its own): for batch b, kv head j, block kb of 64 keys (the rows
+   below b's length: w = min(64, len - 64·kb), as the units cut them), Kᵀ as pairs (dp/2 x wp
+   words) then V as pairs (wp/2 x dp words), in slot (b·Hkv + j)·nkb + kb of 64·dp words. */
+static void lt__a16_prep(const lt__att_src *a, const lt__node *nd, uint32_t *prep) {
+    int64_t B = LT__ATT_B(nd), T = a->T, D = a->D, dp = (D + 31) / 32 * 32, Hk = a->C / D / a->G;
+    int64_t nkb = (T + LT__A16_B - 1) / LT__A16_B, unit;
+    LT__OMP(parallel for schedule(static))
+    for (unit = 0; unit < B * Hk * nkb; unit++) {
+        int64_t bj = unit / nkb, b = bj / Hk, j = bj % Hk, u0 = unit % nkb * LT__A16_B, len = nd->ids ? nd->ids[b] : T;
+        int64_t w = len - u0 < LT__A16_B ? len - u0 : LT__A16_B, wp = (w + 31) / 32 * 32;
+        uint16_t kv[LT__A16_B * LT__A16_DMAX];
+        uint32_t *blk = prep + unit * LT__A16_B * dp;
+        if (w <= 0) continue;
+        lt__a16_part(a, 1, b, j * a->G, u0, w, wp, dp, kv);
+        lt__a16_tr((const uint32_t *)(const void *)kv, wp, dp / 2, blk);
+        lt__a16_part(a, 2, b, j * a->G, u0, w, wp, dp, kv);
+        lt__a16_ilv(kv, wp, dp, blk + dp / 2 * wp);
+    }
+}
+
+/* Forward of query rows t0..t0+n-1 (n <= LT__A16_B, all < len) of head h, batch b, on the tiles:
+   y rows (stride C) and L. */
+LT__TARGET("avx512f,avx512bw,amx-tile,amx-bf16") static void lt__a16_fwd_rows(const lt__att_src *a, int64_t b, int64_t h,
+                                                                             int64_t t0, int64_t n, float *y, float *L) {
+    uint16_t q[LT__A16_B * LT__A16_DMAX], p[LT__A16_B * LT__A16_B];
+    float s[LT__A16_B * LT__A16_B], acc[LT__A16_B * LT__A16_DMAX], m[LT__A16_B], l[LT__A16_B];
+    int64_t D = a->D, dp = (D + 31) / 32 * 32, np = (n + 31) / 32 * 32, t1 = t0 + n, u0, t, u;
+    int64_t Hk = a->C / D / a->G, nkb = (a->T + LT__A16_B - 1) / LT__A16_B;
+    const uint32_t *blocks = (const uint32_t *)(const void *)a->work + (b * Hk + h / a->G) * nkb * LT__A16_B * dp;
+    float scale = 1.0f / sqrtf((float)D);
+    __m512 vs = _mm512_set1_ps(scale);
+    lt__amx_begin();
+    lt__a16_part(a, 0, b, h, t0, n, np, dp, q);
+    for (u0 = 0; u0 < t1; u0 += LT__A16_B) {
+        int64_t w = t1 - u0 < LT__A16_B ? t1 - u0 : LT__A16_B, wp = (w + 31) / 32 * 32, o = t0 - u0;
+        const uint32_t *kt = blocks + u0 / LT__A16_B * LT__A16_B * dp, *vi = kt + dp / 2 * wp;   /* lt__a16_prep's */
+        lt__a16_mm(LT__ATT_NLE, o, np, wp, dp, q, dp, kt, wp, 0, s, wp);                 /* S = Q·Kᵀ */
+        for (t = 0; t < np; t++) {   /* the online softmax on row t: keys u <= t + o */
+            float *sr = s + t * wp, mn, f;
+            int64_t vis = t >= n || t + o + 1 <= 0 ? 0 : t + o + 1 < w ? t + o + 1 : w;
+            __m512 mx = _mm512_set1_ps(-INFINITY), sum = _mm512_setzero_ps(), vm;
+            for (u = 0; u < vis; u += 16) {
+                __mmask16 mk = lt__a16_first(vis - u);
+                mx = _mm512_mask_max_ps(mx, mk, mx, _mm512_mul_ps(vs, _mm512_maskz_loadu_ps(mk, sr + u)));
+            }
+            mn = vis ? lt__a16_hmax(mx) : -INFINITY;
+            if (u0 > 0 && vis) mn = m[t] > mn ? m[t] : mn;
+            f = u0 == 0 || !vis ? 1.0f : lt__exp_neg(m[t] - mn);   /* the factor on the old sums */
+            vm = _mm512_set1_ps(mn);
+            for (u = 0; u < wp; u += 16) {   /* P = exp(scale·S - m'), zero past vis; bf16 into p */
+                __m512 e = lt__a16_exp(lt__a16_first(vis - u), sr + u, vs, vm);
+                sum = _mm512_add_ps(sum, e);
+                lt__a16_st(p + t * wp + u, e);
+            }
+            if (t >= n) continue;
+            if (u0 == 0) { m[t] = mn; l[t] = lt__a16_hsum(sum); continue; }
+            if (!vis) continue;
+            m[t] = mn;
+            l[t] = l[t] * f + lt__a16_hsum(sum);
+            if (f != 1.0f) lt__a16_put(acc + t * dp, 0, acc + t * dp, 0, 1, D, f, 0);
+        }
+        lt__a16_mm(LT__ATT_KLE, o, np, dp, wp, p, wp, vi, dp, u0 > 0, acc, dp);          /* Y (+)= P·V */
+    }
+    lt__amx_end();
+    for (t = 0; t < n; t++) {
+        lt__a16_put(y + t * a->C, 0, acc + t * dp, 0, 1, D, 1.0f / l[t], 0);
+        L[t] = m[t] + logf(l[t]);
+    }
+}
+
+/* Backward of query head h, batch b on the tiles: as lt__att_bwd_head (@@OPS.attention), whose
+   fresh and NULL-part rules it keeps.  The head's queries are made ready once, in the thread's
+   scratch (lt__a16_work): Q and bf16(dY) as rows and as pair rows, D, and dQ's float32 sums,
+   written to the gradient at the end; dK and dV of a key block are summed in float32 blocks of
+   their own and written (or added) once its query blocks are done. */
+static size_t lt__a16_work(int64_t T, int64_t D) {
+    size_t tp = (size_t)(T + 31) / 32 * 32, dp = (size_t)(D + 31) / 32 * 32;
+    return tp * dp * 12 + tp * 4 + 64;
+}
+LT__TARGET("avx512f,avx512bw,amx-tile,amx-bf16") static void lt__a16_bwd_head(const lt__att_src *a, int64_t b, int64_t h,
+                                                                             int64_t len, const float *Lh, const float *y,
+                                                                             const float *gy, int fresh) {
+    enum { BB = LT__A16_B * LT__A16_B, BD = LT__A16_B * LT__A16_DMAX };   /* (int constants: sizes only) */
+    uint16_t kv[BD], p16[BB], ds[BB], tr[BB], *qa, *dya;
+    uint32_t kt[BD / 2], ki[BD / 2], vt[BD / 2], tmp[BB / 2], *qia, *dyia;
+    float s[BB], dp_[BB], dk[BD], dv[BD], buf[LT__A16_DMAX], *dqa, *dda;
+    int64_t T = a->T, C = a->C, D = a->D, dp = (D + 31) / 32 * 32, lp = (len + 31) / 32 * 32, u0, t0, t, u;
+    unsigned char *wk = a->work;
+    float scale = 1.0f / sqrtf((float)D);
+    __m512 vs = _mm512_set1_ps(scale);
+#ifdef _OPENMP
+    wk += (size_t)omp_get_thread_num() * a->work_bytes;
+#endif
+    dqa = (float *)(void *)wk;                             /* lp x dp floats */
+    dda = dqa + lp * dp;                                   /* lp */
+    qa = (uint16_t *)(void *)(dda + lp);                   /* lp x dp bf16 each */
+    dya = qa + lp * dp;
+    qia = (uint32_t *)(void *)(dya + lp * dp);             /* lp/2 x dp words each */
+    dyia = qia + lp / 2 * dp;
+    lt__a16_part(a, 0, b, h, 0, len, lp, dp, qa);
+    lt__a16_rows(gy + b * T * C + h * D, NULL, C, len, D, lp, dp, dya);
+    lt__a16_ilv(qa, lp, dp, qia);
+    lt__a16_ilv(dya, lp, dp, dyia);
+    for (t0 = 0; t0 < len; t0 += LT__A16_B)   /* D_t = dy_t·y_t */
+        lt__att_drows(a, b, h, t0, len - t0 < LT__A16_B ? len - t0 : LT__A16_B, y, gy, dda + t0, buf);
+    lt__amx_begin();
+    for (u0 = 0; u0 < len; u0 += LT__A16_B) {
+        int64_t w = len - u0 < LT__A16_B ? len - u0 : LT__A16_B, wp = (w + 31) / 32 * 32, kvo = (h / a->G) * D;
+        float *gk = a->g[1] ? a->g[1] + (b * T + u0) * a->ld[1] + kvo : NULL;
+        float *gv = a->g[2] ? a->g[2] + (b * T + u0) * a->ld[2] + kvo : NULL;
+        lt__a16_part(a, 1, b, h, u0, w, wp, dp, kv);
+        lt__a16_tr((const uint32_t *)(const void *)kv, wp, dp / 2, kt);   /* Kᵀ as pairs (S) */
+        lt__a16_ilv(kv, wp, dp, ki);                                        /* K as pairs (dQ) */
+        lt__a16_part(a, 2, b, h, u0, w, wp, dp, kv);
+        lt__a16_tr((const uint32_t *)(const void *)kv, wp, dp / 2, vt);   /* Vᵀ as pairs (dP) */
+        for (t0 = u0; t0 < len; t0 += LT__A16_B) {
+            int64_t n = len - t0 < LT__A16_B ? len - t0 : LT__A16_B, np = (n + 31) / 32 * 32, o = t0 - u0;
+            const uint16_t *q = qa + t0 * dp, *dy = dya + t0 * dp;
+            const float *dd = dda + t0;
+            lt__a16_mm(LT__ATT_NLE, o, np, wp, dp, q, dp, kt, wp, 0, s, wp);        /* S = Q·Kᵀ */
+            lt__a16_mm(LT__ATT_NLE, o, np, wp, dp, dy, dp, vt, wp, 0, dp_, wp);     /* dP = dY·Vᵀ */
+            for (t = 0; t < np; t++) {   /* P = exp(scale·S - L), dS = P ⊙ (dP - D): bf16, zero past vis */
+                int64_t vis = t >= n || t + o + 1 <= 0 ? 0 : t + o + 1 < w ? t + o + 1 : w;
+                __m512 vl = _mm512_set1_ps(t < n ? Lh[t0 + t] : 0.0f), vd = _mm512_set1_ps(t < n ? dd[t] : 0.0f);
+                for (u = 0; u < wp; u += 16) {
+                    __mmask16 mk = lt__a16_first(vis - u);
+                    __m512 e = lt__a16_exp(mk, s + t * wp + u, vs, vl);
+                    __m512 g = _mm512_maskz_sub_ps(mk, _mm512_maskz_loadu_ps(mk, dp_ + t * wp + u), vd);
+                    lt__a16_st(p16 + t * wp + u, e);
+                    lt__a16_st(ds + t * wp + u, _mm512_mul_ps(e, g));
+                }
+            }
+            if (gv) {
+                lt__a16_t(p16, np, wp, tmp, tr);                                                   /* Pᵀ */
+                lt__a16_mm(LT__ATT_KGE, -o, wp, dp, np, tr, np, dyia + t0 / 2 * dp, dp, t0 > u0, dv, dp);   /* dV += */
+            }
+            if (gk) {
+                lt__a16_t(ds, np, wp, tmp, tr);                                                    /* dSᵀ */
+                lt__a16_mm(LT__ATT_KGE, -o, wp, dp, np, tr, np, qia + t0 / 2 * dp, dp, t0 > u0, dk, dp);    /* dK += */
+            }
+            if (a->g[0])                                                                         /* dQ (+)= dS·K */
+                lt__a16_mm(LT__ATT_KLE, o, np, dp, wp, ds, wp, ki, dp, u0 > 0, dqa + t0 * dp, dp);
+        }
+        if (gk) lt__a16_put(gk, a->ld[1], dk, dp, w, D, scale, !(fresh & 2));
+        if (gv) lt__a16_put(gv, a->ld[2], dv, dp, w, D, 1.0f, !(fresh & 4));
+    }
+    lt__amx_end();
+    if (a->g[0]) lt__a16_put(a->g[0] + b * T * a->ld[0] + h * D, a->ld[0], dqa, dp, len, D, scale, !(fresh & 1));
+}
+#endif /* LT__AMX */
+
+static int lt__att16_tiles(lt_dtype p, int64_t D) {
+    if (lt__att16_off < 0) {
+        const char *e = getenv("LT_ATT16");
+        lt__att16_off = e && strcmp(e, "f32") == 0;
+    }
+#ifdef LT__AMX
+    return !lt__att16_off && p == LT_BF16 && D <= LT__A16_DMAX && lt__att_simd() == 2 && lt__amx_ready();
+#else
+    (void)p; (void)D;
+    return 0;
+#endif
+}
+/* Make a ready for the tile kernels where they apply (lt__att16_tiles; 0: a is left to the
+   float32 kernels).  Their scratch is the context's (lt__ctx_work): for the forward the key blocks
+   (lt__a16_prep), for backward each thread's lt__a16_work; none to be had: the float32 kernels,
+   which need none.  Every value of q, k, v is turned into bf16 once per call wherever it is read
+   from (a float32 tensor in eager mode, or a record's 16-bit copy). */
+static int lt__a16_setup(lt__att_src *a, lt__node *nd, int bwd) {
+#ifdef LT__AMX
+    int64_t D = a->D, dp = (D + 31) / 32 * 32;
+    size_t bytes;
+    int nt = 1;
+    if (!lt__att16_tiles(a->p, D) || a->simd != 2) return 0;
+#ifdef _OPENMP
+    nt = omp_get_max_threads();
+#endif
+    bytes = bwd ? lt__a16_work(a->T, D) * (size_t)nt
+                : (size_t)(LT__ATT_B(nd) * (a->C / D / a->G) * ((a->T + LT__A16_B - 1) / LT__A16_B) * LT__A16_B * dp) * 4;
+    a->work = (unsigned char *)lt__ctx_work(nd->ctx, bytes);
+    if (!a->work) return 0;
+    a->work_bytes = bwd ? lt__a16_work(a->T, D) : 0;
+    if (!bwd) lt__a16_prep(a, nd, (uint32_t *)(void *)a->work);
+    a->fwd_rows = lt__a16_fwd_rows;
+    a->bwd_head = lt__a16_bwd_head;
+    return 1;
+#else
+    (void)a; (void)nd; (void)bwd; (void)lt__ctx_work;
+    return 0;
+#endif
+}
+
+/* attention16: y = round16(attention(round16(qkv))) (float32 arithmetic, or the tiles' above); save[1] holds the 16-bit
+   qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and both kernels read qkv
+   from it, so the float32 qkv and y need not outlive the forward (the row reads 0).  Backward
+   is the forward's kernels' on those values; its D_t = dy_t·y_t uses the rounded y (as a 16-bit
+   FlashAttention does), which moves each gradient by about one 16-bit rounding. */
+static void lt__attention16_fwd(lt__node *nd) {
+    lt__att_src a = lt__att_src_of(nd, 1);
+    uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
+    float *y = nd->out->data;
+    size_t nq = (size_t)nd->in[0]->n, ny = (size_t)nd->out->n;
+    if (h16) {
+        if (a.p == LT_F16) lt_f32_to_f16_array(a.f[0], h16, nq);
+        else lt_f32_to_bf16_array(a.f[0], h16, nq);
+        a.f[0] = a.f[1] = a.f[2] = NULL;
+        a.y16 = NULL;
+    }
+    lt__a16_setup(&a, nd, 0);
+    lt__att_fwd(nd, &a);
+    if (!h16) { lt_round_to_precision(a.p, y, y, ny); return; }
+    if (a.p == LT_F16) { lt_f32_to_f16_array(y, h16 + nq, ny); lt_f16_to_f32_array(h16 + nq, y, ny); }
+    else { lt_f32_to_bf16_array(y, h16 + nq, ny); lt_bf16_to_f32_array(h16 + nq, y, ny); }
+}
+static void lt__attention16_bwd(lt__node *nd) {
+    lt__att_src a = lt__att_src_of(nd, 1);
+    int add[3];
+    if (a.h[0]) a.f[0] = a.f[1] = a.f[2] = NULL;   /* else eager (lt__copy16): the float32 qkv, and y (rounded) */
+    lt__a16_setup(&a, nd, 1);
+    if (lt__att_grad_qkv(nd, &a, add)) lt__att_bwd(nd, &a, add);
+}
+
+/* attention_gqa16 (@@OPS.attention_gqa): as attention16, on separate q, k, v */
+static void lt__attention_gqa16_fwd(lt__node *nd) {
+    lt__att_src a = lt__gqa_src_of(nd, 1);
+    uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
+    float *y = nd->out->data;
+    size_t ny = (size_t)nd->out->n, off = 0;
+    int w;
+    if (h16) {
+        for (w = 0; w < 3; w++) {
+            size_t n = (size_t)nd->in[w]->n;
+            if (a.p == LT_F16) lt_f32_to_f16_array(a.f[w], h16 + off, n);
+            else lt_f32_to_bf16_array(a.f[w], h16 + off, n);
+            off += n;
+            a.f[w] = NULL;
+        }
+        a.y16 = NULL;
+    }
+    lt__a16_setup(&a, nd, 0);
+    lt__att_fwd(nd, &a);
+    if (!h16) { lt_round_to_precision(a.p, y, y, ny); return; }
+    if (a.p == LT_F16) { lt_f32_to_f16_array(y, h16 + off, ny); lt_f16_to_f32_array(h16 + off, y, ny); }
+    else { lt_f32_to_bf16_array(y, h16 + off, ny); lt_bf16_to_f32_array(h16 + off, y, ny); }
+}
+static void lt__attention_gqa16_bwd(lt__node *nd) {
+    lt__att_src a = lt__gqa_src_of(nd, 1);
+    if (a.h[0]) a.f[0] = a.f[1] = a.f[2] = NULL;   /* else eager (lt__copy16): float32 q, k, v, y read in place */
+    lt__a16_setup(&a, nd, 1);
+    lt__gqa_bwd(nd, &a);
+}
 
 /* ---- src/08_tape.h ---- */
 /* ==== @@TAPE  autograd tape: backward, zero-grad, gradcheck ================================== */

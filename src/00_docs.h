@@ -32,8 +32,8 @@
                 at run time)
                 @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.amx @@GEMM.avx2 @@GEMM.neon
                 @@GEMM.pack @@GEMM.f16 @@GEMM.pack_bf16 @@GEMM.block @@GEMM.blockz
-     @@OPS      (continued) matmul, linear, conv1d                                  07_ops_matmul.h
-                @@OPS.matmul @@OPS.linear @@OPS.matmul16
+     @@OPS      (continued) matmul, linear, conv1d, attention16                     07_ops_matmul.h
+                @@OPS.matmul @@OPS.linear @@OPS.matmul16 @@OPS.attention16
      @@TAPE     autograd tape: backward, zero-grad, gradcheck                       08_tape.h
                 @@TAPE.recompute @@TAPE.backward @@TAPE.zero_grad @@TAPE.gradcheck
      @@COMPILE  capture a step once, plan its memory by buffer lifetimes, replay    09_compile.h

@@ -308,6 +308,8 @@ struct lt_ctx {
     int to_scratch;              /* values go to the scratch arena (inside a segment, eager) */
     size_t budget;               /* lt_set_memory_budget: the planned block's bytes at most (0: none) ... */
     double budget_frac;          /* ... or this fraction of the plan without recomputation (0: none) */
+    unsigned char *work;         /* scratch a kernel borrows for one call (lt__ctx_work), kept between calls */
+    size_t work_bytes;
 };
 
 /* ---- @@CORE.device  the device seam ------------------------------------------------------- */
@@ -609,6 +611,18 @@ static void *lt__zalloc_big(size_t bytes) {
 }
 
 /* -- arena -------------------------------------------------------------------------------------- */
+/* bytes of scratch for one kernel call (NULL: out of memory): the context keeps the largest asked
+   for, so steps after the first neither allocate nor touch new pages.  One call at a time: a
+   context's ops run one after another. */
+static void *lt__ctx_work(lt_ctx *ctx, size_t bytes) {
+    if (bytes > ctx->work_bytes) {
+        LT__FREE(ctx->work);
+        ctx->work = (unsigned char *)LT__MALLOC(bytes);
+        ctx->work_bytes = ctx->work ? bytes : 0;
+    }
+    return ctx->work;
+}
+
 #define LT__ALIGN 64
 #define LT__CHUNK_MIN ((size_t)16 << 20)
 

@@ -329,6 +329,7 @@ LTRAIN_DEF void lt_ctx_destroy(lt_ctx *ctx) {
     LT__FREE(ctx->segs);
     LT__FREE(ctx->seg_nodes);
     LT__FREE(ctx->seg_data);
+    LT__FREE(ctx->work);
     LT__FREE(ctx);
 }
 

@@ -2296,6 +2296,8 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
    y to 16 bits, and keeps 16-bit copies of qkv and y for backward (rows widened block by block
    into the stack tiles) instead of reading the float32 tensors; in eager mode, with qkv already
    16-bit values (a 16-bit product's output, lt__copy16), it reads qkv and y in place instead.
+   (Its op functions are in @@OPS.attention16, after the GEMM: bf16 on a CPU with AMX runs tile
+   kernels of its own there, through lt__att_src's fwd_rows and bwd_head.)
    Every block is at most LT__ATT_TILE floats, so a head has at most that many channels. */
 #define LT__ATT_BR 64      /* forward: query rows per unit */
 #define LT__ATT_BC 128     /* forward: keys per online-softmax step */
@@ -2403,7 +2405,8 @@ static void lt__att_mm(int simd, int tri, int64_t off, int64_t m, int64_t n, int
    f[w] + r·ld[w] (h[w], g[w] alike), its head j at j·D: fused qkv has ld 3C for all three parts
    (k at +C, v at +2C); lt_attention_gqa's separate q [B,T,H·D], k and v [B,T,Hkv·D] have ld H·D
    and Hkv·D.  Query head h reads key/value head h / G (G = H/Hkv; 1 without grouping). */
-typedef struct {
+typedef struct lt__att_src lt__att_src;
+struct lt__att_src {
     const float *f[3];           /* float32 q, k, v, or NULL */
     const uint16_t *h[3];        /* their 16-bit copies, or NULL */
     int64_t ld[3];               /* row strides of q, k, v (and of h, g) */
@@ -2413,7 +2416,14 @@ typedef struct {
     lt_dtype p;
     int simd;                    /* lt__att_simd() */
     int64_t T, C, D, G;          /* C: y's row, H·D */
-} lt__att_src;
+    /* the units' kernels: NULL for the float32 ones below (lt__att_fwd_rows, lt__att_bwd_head);
+       attention16 on AMX tiles sets its own (@@OPS.attention16) */
+    void (*fwd_rows)(const lt__att_src *a, int64_t b, int64_t h, int64_t t0, int64_t n, float *y, float *L);
+    void (*bwd_head)(const lt__att_src *a, int64_t b, int64_t h, int64_t len, const float *Lh, const float *y,
+                     const float *gy, int fresh);
+    unsigned char *work;         /* their scratch: work_bytes for each OpenMP thread */
+    size_t work_bytes;
+};
 
 /* out[0..n) = the 16-bit values h of type p widened (lt__widen16_avx512 where simd is 2) */
 static void lt__att_widen(int simd, lt_dtype p, const uint16_t *h, float *out, int64_t n) {
@@ -2591,7 +2601,7 @@ static void lt__att_fwd(lt__node *nd, const lt__att_src *a) {
         int64_t bh = unit / nblk, b = bh / H, h = bh % H, t0 = unit % nblk * br, t, u;
         int64_t t1 = t0 + br < T ? t0 + br : T, len = nd->ids ? nd->ids[b] : T, tl = t1 < len ? t1 : len;
         float *y = out + (b * T + t0) * C + h * D, *L = Ls + bh * T + t0;
-        if (tl > t0) lt__att_fwd_rows(a, b, h, t0, tl - t0, y, L);
+        if (tl > t0) (a->fwd_rows ? a->fwd_rows : lt__att_fwd_rows)(a, b, h, t0, tl - t0, y, L);
         for (t = tl > t0 ? tl : t0; t < t1; t++) {   /* padded queries: output 0 */
             for (u = 0; u < D; u++) y[(t - t0) * C + u] = 0.0f;
             L[t - t0] = 0.0f;
@@ -2698,8 +2708,8 @@ static void lt__att_bwd(lt__node *nd, const lt__att_src *a, const int add[3]) {
         for (i = 0; i < a->G; i++) {   /* dk, dv: the group's first head writes, the others add */
             int64_t h = j * a->G + i;
             int fresh = (add[0] ? 0 : 1) | (i == 0 && !add[1] ? 2 : 0) | (i == 0 && !add[2] ? 4 : 0);
-            lt__att_bwd_head(a, b, h, len, nd->save[0] + (b * LT__ATT_H(nd) + h) * T, nd->out->data, nd->out->grad,
-                             fresh);
+            (a->bwd_head ? a->bwd_head : lt__att_bwd_head)(a, b, h, len, nd->save[0] + (b * LT__ATT_H(nd) + h) * T,
+                                                           nd->out->data, nd->out->grad, fresh);
         }
     }
 }
@@ -2735,34 +2745,6 @@ static void lt__attention_fwd(lt__node *nd) {
 static void lt__attention_bwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 0);
     int add[3];
-    if (lt__att_grad_qkv(nd, &a, add)) lt__att_bwd(nd, &a, add);
-}
-
-/* attention16: y = round16(attention(round16(qkv))), float32 arithmetic; save[1] holds the 16-bit
-   qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and both kernels read qkv
-   from it, so the float32 qkv and y need not outlive the forward (the row reads 0).  Backward
-   is the float32 one on those values; its D_t = dy_t·y_t uses the rounded y (as a 16-bit
-   FlashAttention does), which moves each gradient by about one 16-bit rounding. */
-static void lt__attention16_fwd(lt__node *nd) {
-    lt__att_src a = lt__att_src_of(nd, 1);
-    uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
-    float *y = nd->out->data;
-    size_t nq = (size_t)nd->in[0]->n, ny = (size_t)nd->out->n;
-    if (h16) {
-        if (a.p == LT_F16) lt_f32_to_f16_array(a.f[0], h16, nq);
-        else lt_f32_to_bf16_array(a.f[0], h16, nq);
-        a.f[0] = a.f[1] = a.f[2] = NULL;
-        a.y16 = NULL;
-    }
-    lt__att_fwd(nd, &a);
-    if (!h16) { lt_round_to_precision(a.p, y, y, ny); return; }
-    if (a.p == LT_F16) { lt_f32_to_f16_array(y, h16 + nq, ny); lt_f16_to_f32_array(h16 + nq, y, ny); }
-    else { lt_f32_to_bf16_array(y, h16 + nq, ny); lt_bf16_to_f32_array(h16 + nq, y, ny); }
-}
-static void lt__attention16_bwd(lt__node *nd) {
-    lt__att_src a = lt__att_src_of(nd, 1);
-    int add[3];
-    if (a.h[0]) a.f[0] = a.f[1] = a.f[2] = NULL;   /* else eager (lt__copy16): the float32 qkv, and y (rounded by the forward) */
     if (lt__att_grad_qkv(nd, &a, add)) lt__att_bwd(nd, &a, add);
 }
 
@@ -3120,33 +3102,6 @@ static void lt__attention_gqa_bwd(lt__node *nd) {
     lt__att_src a = lt__gqa_src_of(nd, 0);
     lt__gqa_bwd(nd, &a);
 }
-static void lt__attention_gqa16_fwd(lt__node *nd) {
-    lt__att_src a = lt__gqa_src_of(nd, 1);
-    uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
-    float *y = nd->out->data;
-    size_t ny = (size_t)nd->out->n, off = 0;
-    int w;
-    if (h16) {
-        for (w = 0; w < 3; w++) {
-            size_t n = (size_t)nd->in[w]->n;
-            if (a.p == LT_F16) lt_f32_to_f16_array(a.f[w], h16 + off, n);
-            else lt_f32_to_bf16_array(a.f[w], h16 + off, n);
-            off += n;
-            a.f[w] = NULL;
-        }
-        a.y16 = NULL;
-    }
-    lt__att_fwd(nd, &a);
-    if (!h16) { lt_round_to_precision(a.p, y, y, ny); return; }
-    if (a.p == LT_F16) { lt_f32_to_f16_array(y, h16 + off, ny); lt_f16_to_f32_array(h16 + off, y, ny); }
-    else { lt_f32_to_bf16_array(y, h16 + off, ny); lt_bf16_to_f32_array(h16 + off, y, ny); }
-}
-static void lt__attention_gqa16_bwd(lt__node *nd) {
-    lt__att_src a = lt__gqa_src_of(nd, 1);
-    if (a.h[0]) a.f[0] = a.f[1] = a.f[2] = NULL;   /* else eager (lt__copy16): float32 q, k, v, y read in place */
-    lt__gqa_bwd(nd, &a);
-}
-
 LTRAIN_DEF lt_tensor *lt_attention_gqa(lt_ctx *ctx, lt_tensor *q, lt_tensor *k, lt_tensor *v, int n_head, int n_kv_head,
                                        const int32_t *lengths) {
     int64_t B, T, C, D, b;

@@ -843,12 +843,13 @@ static float *tops_att16_run(lt_dtype prec, const float *x, const int32_t *len, 
 static void test_ops_attention16(void) {
     static const int32_t lens[3] = {130, 0, 77};
     int64_t nq = 3 * 130 * 384, ny = 3 * 130 * 128, i;
-    int p, base = lt_get_threads();
+    int p, base = lt_get_threads(), tiles_off = (lt__att16_tiles(LT_BF16, 64), lt__att16_off);
     float *x = (float *)malloc((size_t)nq * sizeof(float)), *xr = (float *)malloc((size_t)nq * sizeof(float));
     lt_rng r;
     if (!t_want("ops/attention16")) { free(x); free(xr); return; }
     lt_rng_seed(&r, 9);
     for (i = 0; i < nq; i++) x[i] = (float)lt_rng_normal(&r);
+    lt__att16_off = 1;   /* the float32 kernels here (bf16 on AMX tiles: test_ops_attention16_tiles) */
     for (p = 0; p < 2; p++) {
         lt_dtype prec = p ? LT_F16 : LT_BF16;
         const char *pn = lt_precision_name(prec);
@@ -889,8 +890,100 @@ static void test_ops_attention16(void) {
         t_check(ok, name, "padded rows are not 0, or a value is not finite");
         free(y32); free(g32); free(y16); free(g16); free(y16x); free(y16ng); free(y16t); free(g16t);
     }
+    lt__att16_off = tiles_off;
     lt_set_threads(base);
     free(x); free(xr);
+}
+
+/* ---- attention16 in bf16 on AMX tiles (@@OPS.attention16) against the float32 kernels ---------- */
+/* The tile kernels round P, dY and dS to bf16 where they enter a product, so y and the gradients
+   are held to the float32 kernels' (on the same bf16 inputs) within 4 bf16 roundings of the
+   largest value, normwise within 2e-2 (measured: about one rounding; 0.2-0.5% normwise, 1.1%
+   with the large inputs below), and to themselves to the bit at 1 and 3 threads; padded rows
+   stay 0.  Shapes: D = 64 with lengths
+   (130, 0, 77), D = 24 and 128 (channels padded to 32 and not), T = 37 and 200 (rows padded to
+   32), grouped heads (G = 2, D = 32), inputs 6 times larger (scores far apart from one key block
+   to the next: the running max must carry over); D = 136, more than the tiles take, is the
+   float32 kernels' to the bit.  Skipped where the tiles are not used (no AMX, LT_ATT16=f32). */
+typedef struct { int B, T, C, H, Hkv; const int32_t *len; float amp; } tops_a16_shape;
+static float *tops_a16_run(const tops_a16_shape *sh, const float *x, int off, int threads, int64_t *n_out) {
+    int64_t B = sh->B, T = sh->T, C = sh->C, D = C / sh->H, Ck = (int64_t)sh->Hkv * D, i, nx, ng;
+    int64_t s3[3] = {B, T, 3 * C}, sq[3] = {B, T, C}, sk[3] = {B, T, Ck};
+    lt_ctx *ctx = lt_ctx_create(3);
+    lt_tensor *in[3] = {NULL, NULL, NULL}, *y, *R;
+    float *out;
+    int fused = sh->Hkv == 0, w;
+    lt__att16_off = off;
+    lt_set_threads(threads);
+    lt_set_precision(ctx, LT_BF16);
+    if (fused) in[0] = lt_param(ctx, "qkv", 3, s3);
+    else { in[0] = lt_param(ctx, "q", 3, sq); in[1] = lt_param(ctx, "k", 3, sk); in[2] = lt_param(ctx, "v", 3, sk); }
+    for (w = 0, nx = 0; w < 3 && in[w]; w++) { memcpy(in[w]->data, x + nx, (size_t)in[w]->n * sizeof(float)); nx += in[w]->n; }
+    y = fused ? lt_attention(ctx, in[0], sh->H, sh->len) : lt_attention_gqa(ctx, in[0], in[1], in[2], sh->H, sh->Hkv, sh->len);
+    R = lt_tensor_new(ctx, 3, sq);
+    for (i = 0; R && i < R->n; i++) R->data[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
+    ng = y ? y->n + nx : 0;
+    out = (float *)malloc((size_t)(ng ? ng : 1) * sizeof(float));
+    if (y && lt_backward(ctx, lt_sum(ctx, lt_mul(ctx, y, R))) == LT_OK) {
+        memcpy(out, y->data, (size_t)y->n * sizeof(float));
+        for (w = 0, i = y->n; w < 3 && in[w]; w++) { memcpy(out + i, in[w]->grad, (size_t)in[w]->n * sizeof(float)); i += in[w]->n; }
+        *n_out = y->n;
+    } else { free(out); out = NULL; }
+    lt_ctx_destroy(ctx);
+    return out;
+}
+static void test_ops_attention16_tiles(void) {
+    static const int32_t lens[3] = {130, 0, 77};
+    static const tops_a16_shape shapes[] = {{3, 130, 128, 2, 0, lens, 1}, {2, 37, 72, 3, 0, NULL, 1}, {2, 200, 256, 2, 0, NULL, 1},
+                                            {2, 100, 128, 4, 2, NULL, 1}, {1, 40, 272, 2, 0, NULL, 1}, {1, 200, 128, 2, 0, NULL, 6}};
+    int base = lt_get_threads(), keep = (lt__att16_tiles(LT_BF16, 64), lt__att16_off), k;
+    if (!t_want("ops/attention16_tiles")) return;
+    if (!lt__att16_tiles(LT_BF16, 64)) {
+        t_skip("ops/attention16_tiles", "the bf16 tile kernels are not used here (no AMX, or LT_ATT16=f32)");
+        return;
+    }
+    for (k = 0; k < (int)(sizeof shapes / sizeof shapes[0]); k++) {
+        const tops_a16_shape *sh = &shapes[k];
+        int64_t D = sh->C / sh->H, nx = (int64_t)sh->B * sh->T * (sh->Hkv ? sh->C + 2 * sh->Hkv * D : 3 * sh->C), ny = 0, i;
+        float *x = (float *)malloc((size_t)nx * sizeof(float)), *ref, *got, *got3;
+        double ymax = 0, gmax = 0, e2 = 0, r2 = 0;
+        char name[96];
+        lt_rng r;
+        lt_rng_seed(&r, 11 + (uint64_t)k);
+        for (i = 0; i < nx; i++) x[i] = sh->amp * (float)lt_rng_normal(&r);
+        lt_round_to_precision(LT_BF16, x, x, (size_t)nx);
+        ref = tops_a16_run(sh, x, 1, 1, &ny);
+        got = tops_a16_run(sh, x, 0, 1, &ny);
+        got3 = tops_a16_run(sh, x, 0, 3, &ny);
+        snprintf(name, sizeof name, "ops/attention16_tiles/%d,%d,%d,%d,%d", sh->B, sh->T, sh->C, sh->H, sh->Hkv);
+        if (!ref || !got || !got3) { t_check(0, name, "a run failed"); free(x); free(ref); free(got); free(got3); continue; }
+        if (D > LT__A16_DMAX) {
+            t_check(!memcmp(ref, got, (size_t)(ny + nx) * sizeof(float)), name, "D = %lld: not the float32 kernels' bits", (long long)D);
+        } else {
+            for (i = 0; i < ny; i++) ymax = fabs(ref[i]) > ymax ? fabs(ref[i]) : ymax;
+            for (i = ny; i < ny + nx; i++) gmax = fabs(ref[i]) > gmax ? fabs(ref[i]) : gmax;
+            for (i = ny; i < ny + nx; i++) { e2 += (got[i] - ref[i]) * (double)(got[i] - ref[i]); r2 += ref[i] * (double)ref[i]; }
+            t_close(name, got, ref, ny, 4.0 / 256 * ymax, 0.0);
+            snprintf(name, sizeof name, "ops/attention16_tiles/%d,%d,%d,%d,%d/grad", sh->B, sh->T, sh->C, sh->H, sh->Hkv);
+            if (t_close(name, got + ny, ref + ny, nx, 4.0 / 256 * gmax, 0.0))
+                t_check(e2 <= 4e-4 * r2, name, "normwise error %.3g (tolerance 2e-2)", sqrt(e2 / (r2 > 0 ? r2 : 1)));
+        }
+        snprintf(name, sizeof name, "ops/attention16_tiles/%d,%d,%d,%d,%d/threads", sh->B, sh->T, sh->C, sh->H, sh->Hkv);
+        t_check(!memcmp(got, got3, (size_t)(ny + nx) * sizeof(float)), name, "1 and 3 threads differ");
+        if (sh->len) {   /* padded rows: y 0, gradients 0 */
+            int ok = 1;
+            for (i = 0; i < ny; i++) if (i / (sh->T * sh->C) < 3 && i / sh->C % sh->T >= sh->len[i / (sh->T * sh->C)] && got[i] != 0.0f) ok = 0;
+            for (i = 0; i < nx; i++) {
+                int64_t b = i / (sh->T * 3 * sh->C), t = i / (3 * sh->C) % sh->T;
+                if (!isfinite(got[ny + i]) || (t >= sh->len[b] && got[ny + i] != 0.0f)) ok = 0;
+            }
+            snprintf(name, sizeof name, "ops/attention16_tiles/%d,%d,%d,%d,%d/padding", sh->B, sh->T, sh->C, sh->H, sh->Hkv);
+            t_check(ok, name, "padded rows are not 0, or a value is not finite");
+        }
+        free(x); free(ref); free(got); free(got3);
+    }
+    lt__att16_off = keep;
+    lt_set_threads(base);
 }
 
 
@@ -1066,6 +1159,7 @@ static void test_ops_all(void) {
     test_ops_attention_softmax();
     test_ops_attention_dot();
     test_ops_attention16();
+    test_ops_attention16_tiles();
     test_ops_gelu_kernels();
     test_ops_silu_kernels();
     test_ops_exp_kernels();

@@ -1007,7 +1007,7 @@ static void tp_llama16(void) {
     static const int64_t sh_rope[3][4] = {{3, 2, 9, 64}};
     float *buf[3], *rbuf[3], *fused;
     int64_t i, k, n32, n16, rec = 0, rec32 = 0;
-    int pi, base = lt_get_threads();
+    int pi, base = lt_get_threads(), keep;
     lt_rng r;
     char nm[96];
     if (!t_want("precision/llama16")) return;
@@ -1057,7 +1057,10 @@ static void tp_llama16(void) {
         snprintf(nm, sizeof nm, "precision/llama16/swiglu16_%s/grads", pn);
         t_check(e < 1e-6, nm, "normwise error %.3g against swiglu's gradients at (g16, u16) (tol 1e-6)", e);
         free(a); free(b); free(c);
-        /* attention_gqa16: the float32 op on 16-bit q, k, v, y rounded; gradients within a few roundings */
+        /* attention_gqa16: the float32 op on 16-bit q, k, v, y rounded; gradients within a few roundings
+           (the float32 kernels: bf16 on AMX tiles is test_ops.c's attention16_tiles) */
+        keep = (lt__att16_tiles(LT_BF16, 64), lt__att16_off);
+        lt__att16_off = 1;
         a = tp_llama_run(LT_F32, "gqa", 3, sh_gqa, rbuf, 1, &n32, &rec32);
         b = tp_llama_run(p, "gqa", 3, sh_gqa, rbuf, 1, &n16, &rec);
         c = tp_llama_run(p, "gqa", 3, sh_gqa, buf, 4, &n16, &rec32);
@@ -1085,6 +1088,7 @@ static void tp_llama16(void) {
         snprintf(nm, sizeof nm, "precision/llama16/attention_gqa16_%s/equals_attention16", pn);
         t_check(a && b && k && !memcmp(a, b, 70 * 32 * sizeof(float)), nm, "y or the gradients differ from attention16's");
         free(a); free(b);
+        lt__att16_off = keep;
         /* rope and silu: float32 arithmetic at any precision */
         a = tp_llama_run(LT_F32, "rope", 1, sh_rope, buf, 1, &n32, &rec32);
         b = tp_llama_run(p, "rope", 1, sh_rope, buf, 1, &n16, &rec);

@@ -8433,7 +8433,10 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
    bits, run attention on them and round y (@@OPS.attention holds the records and the float32
    kernels).  Everywhere but one case the arithmetic is float32: the float32 kernels on the
    rounded values.  The case: bf16 on a CPU with AMX (lt__amx_ready), a head of at most
-   LT__A16_DMAX channels.  There the seven block products of each unit run on the tiles
+   LT__A16_DMAX channels, sequences of more than one block of 64 (at T = 64 a head has one block
+   product of each kind, and the tiles' set-up costs what they save: GPT-2's shape at 2 threads
+   ran its backward 0.96 ms against the float32 kernels' 0.76, bench/attention.md).  There the
+   seven block products of each unit run on the tiles
    (tdpbf16ps: bf16 products summed in float32), as torch's CPU flash attention does for bf16:
      forward, per (b, h, block of 64 queries), over blocks of 64 keys up to the diagonal:
        S = Q·Kᵀ;  per query m' = max(m, max scale·S), P = exp(scale·S - m'),
@@ -8522,20 +8525,26 @@ LT__TARGET("avx512f,avx512bw") static inline __m256i lt__a16_cvt16(const float *
 }
 /* np rows of dp bf16 into o: rows < n from x (row stride ldx; float32 rounded, or the 16-bit
    copy h as it is), n_col values each, zeros past them and in rows >= n */
+/* the cache lines of row r of lt__a16_rows's source, fetched ahead: the rows lie ldx apart, each
+   on pages of its own, which the hardware's prefetchers do not follow */
+static void lt__a16_fetch(const float *x, const uint16_t *h, int64_t ldx, int64_t r, int64_t n_col) {
+    const char *p = h ? (const char *)(h + r * ldx) : (const char *)(x + r * ldx);
+    int64_t b, bytes = n_col * (h ? 2 : 4);
+    for (b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+}
 LT__TARGET("avx512f,avx512bw") static void lt__a16_rows(const float *x, const uint16_t *h, int64_t ldx, int64_t n,
                                                        int64_t n_col, int64_t np, int64_t dp, uint16_t *o) {
     int64_t r, d;
+    for (r = 0; r < 8 && r < n; r++) lt__a16_fetch(x, h, ldx, r, n_col);
     for (r = 0; r < np; r++, o += dp) {
         if (r >= n) { memset(o, 0, (size_t)dp * 2); continue; }
+        if (r + 8 < n) lt__a16_fetch(x, h, ldx, r + 8, n_col);
         if (h) {
             memcpy(o, h + r * ldx, (size_t)n_col * 2);
             if (dp > n_col) memset(o + n_col, 0, (size_t)(dp - n_col) * 2);
-        } else {
-            if (r + 8 < n)   /* rows lie ldx apart, each on pages of its own: fetch ahead */
-                for (d = 0; d < n_col; d += 16) _mm_prefetch((const char *)(x + (r + 8) * ldx + d), _MM_HINT_T0);
+        } else
             for (d = 0; d < dp; d += 16)
                 _mm256_storeu_si256((__m256i *)(void *)(o + d), lt__a16_cvt16(x + r * ldx + d, n_col - d));
-        }
     }
 }
 /* pair rows from rows: o (np/2 x dp words), word (m, d) = x[2m][d] | x[2m+1][d] << 16; x: np rows
@@ -8758,15 +8767,17 @@ LT__TARGET("avx512f,avx512bw,amx-tile,amx-bf16") static void lt__a16_bwd_head(co
 }
 #endif /* LT__AMX */
 
-static int lt__att16_tiles(lt_dtype p, int64_t D) {
+/* Do attention16's tile kernels run for precision p, sequence length T, D channels a head? */
+static int lt__att16_tiles(lt_dtype p, int64_t T, int64_t D) {
     if (lt__att16_off < 0) {
         const char *e = getenv("LT_ATT16");
         lt__att16_off = e && strcmp(e, "f32") == 0;
     }
 #ifdef LT__AMX
-    return !lt__att16_off && p == LT_BF16 && D <= LT__A16_DMAX && lt__att_simd() == 2 && lt__amx_ready();
+    return !lt__att16_off && p == LT_BF16 && T > LT__A16_B && D <= LT__A16_DMAX && lt__att_simd() == 2 &&
+           lt__amx_ready();
 #else
-    (void)p; (void)D;
+    (void)p; (void)T; (void)D;
     return 0;
 #endif
 }
@@ -8780,7 +8791,7 @@ static int lt__a16_setup(lt__att_src *a, lt__node *nd, int bwd) {
     int64_t D = a->D, dp = (D + 31) / 32 * 32;
     size_t bytes;
     int nt = 1;
-    if (!lt__att16_tiles(a->p, D) || a->simd != 2) return 0;
+    if (!lt__att16_tiles(a->p, a->T, D) || a->simd != 2) return 0;
 #ifdef _OPENMP
     nt = omp_get_max_threads();
 #endif

@@ -843,7 +843,7 @@ static float *tops_att16_run(lt_dtype prec, const float *x, const int32_t *len, 
 static void test_ops_attention16(void) {
     static const int32_t lens[3] = {130, 0, 77};
     int64_t nq = 3 * 130 * 384, ny = 3 * 130 * 128, i;
-    int p, base = lt_get_threads(), tiles_off = (lt__att16_tiles(LT_BF16, 64), lt__att16_off);
+    int p, base = lt_get_threads(), tiles_off = (lt__att16_tiles(LT_BF16, 256, 64), lt__att16_off);
     float *x = (float *)malloc((size_t)nq * sizeof(float)), *xr = (float *)malloc((size_t)nq * sizeof(float));
     lt_rng r;
     if (!t_want("ops/attention16")) { free(x); free(xr); return; }
@@ -901,10 +901,11 @@ static void test_ops_attention16(void) {
    largest value, normwise within 2e-2 (measured: about one rounding; 0.2-0.5% normwise, 1.1%
    with the large inputs below), and to themselves to the bit at 1 and 3 threads; padded rows
    stay 0.  Shapes: D = 64 with lengths
-   (130, 0, 77), D = 24 and 128 (channels padded to 32 and not), T = 37 and 200 (rows padded to
+   (130, 0, 77), D = 24 and 128 (channels padded to 32 and not), T = 100 and 200 (rows padded to
    32), grouped heads (G = 2, D = 32), inputs 6 times larger (scores far apart from one key block
-   to the next: the running max must carry over); D = 136, more than the tiles take, is the
-   float32 kernels' to the bit.  Skipped where the tiles are not used (no AMX, LT_ATT16=f32). */
+   to the next: the running max must carry over); D = 136, more than the tiles take, and T = 64,
+   one block, are the float32 kernels' to the bit.  Skipped where the tiles are not used (no AMX,
+   LT_ATT16=f32). */
 typedef struct { int B, T, C, H, Hkv; const int32_t *len; float amp; } tops_a16_shape;
 static float *tops_a16_run(const tops_a16_shape *sh, const float *x, int off, int threads, int64_t *n_out) {
     int64_t B = sh->B, T = sh->T, C = sh->C, D = C / sh->H, Ck = (int64_t)sh->Hkv * D, i, nx, ng;
@@ -934,11 +935,13 @@ static float *tops_a16_run(const tops_a16_shape *sh, const float *x, int off, in
 }
 static void test_ops_attention16_tiles(void) {
     static const int32_t lens[3] = {130, 0, 77};
-    static const tops_a16_shape shapes[] = {{3, 130, 128, 2, 0, lens, 1}, {2, 37, 72, 3, 0, NULL, 1}, {2, 200, 256, 2, 0, NULL, 1},
-                                            {2, 100, 128, 4, 2, NULL, 1}, {1, 40, 272, 2, 0, NULL, 1}, {1, 200, 128, 2, 0, NULL, 6}};
-    int base = lt_get_threads(), keep = (lt__att16_tiles(LT_BF16, 64), lt__att16_off), k;
+    static const tops_a16_shape shapes[] = {{3, 130, 128, 2, 0, lens, 1}, {2, 100, 72, 3, 0, NULL, 1},
+                                            {2, 200, 256, 2, 0, NULL, 1}, {2, 100, 128, 4, 2, NULL, 1},
+                                            {1, 200, 128, 2, 0, NULL, 6}, {1, 80, 272, 2, 0, NULL, 1},
+                                            {2, 64, 128, 2, 0, NULL, 1}};
+    int base = lt_get_threads(), keep = (lt__att16_tiles(LT_BF16, 256, 64), lt__att16_off), k;
     if (!t_want("ops/attention16_tiles")) return;
-    if (!lt__att16_tiles(LT_BF16, 64)) {
+    if (!lt__att16_tiles(LT_BF16, 256, 64)) {
         t_skip("ops/attention16_tiles", "the bf16 tile kernels are not used here (no AMX, or LT_ATT16=f32)");
         return;
     }
@@ -957,8 +960,9 @@ static void test_ops_attention16_tiles(void) {
         got3 = tops_a16_run(sh, x, 0, 3, &ny);
         snprintf(name, sizeof name, "ops/attention16_tiles/%d,%d,%d,%d,%d", sh->B, sh->T, sh->C, sh->H, sh->Hkv);
         if (!ref || !got || !got3) { t_check(0, name, "a run failed"); free(x); free(ref); free(got); free(got3); continue; }
-        if (D > LT__A16_DMAX) {
-            t_check(!memcmp(ref, got, (size_t)(ny + nx) * sizeof(float)), name, "D = %lld: not the float32 kernels' bits", (long long)D);
+        if (!lt__att16_tiles(LT_BF16, sh->T, D)) {
+            t_check(!memcmp(ref, got, (size_t)(ny + nx) * sizeof(float)), name, "T = %d, D = %lld: not the float32 kernels' bits",
+                    sh->T, (long long)D);
         } else {
             for (i = 0; i < ny; i++) ymax = fabs(ref[i]) > ymax ? fabs(ref[i]) : ymax;
             for (i = ny; i < ny + nx; i++) gmax = fabs(ref[i]) > gmax ? fabs(ref[i]) : gmax;

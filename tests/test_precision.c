@@ -1059,7 +1059,7 @@ static void tp_llama16(void) {
         free(a); free(b); free(c);
         /* attention_gqa16: the float32 op on 16-bit q, k, v, y rounded; gradients within a few roundings
            (the float32 kernels: bf16 on AMX tiles is test_ops.c's attention16_tiles) */
-        keep = (lt__att16_tiles(LT_BF16, 64), lt__att16_off);
+        keep = (lt__att16_tiles(LT_BF16, 256, 64), lt__att16_off);
         lt__att16_off = 1;
         a = tp_llama_run(LT_F32, "gqa", 3, sh_gqa, rbuf, 1, &n32, &rec32);
         b = tp_llama_run(p, "gqa", 3, sh_gqa, rbuf, 1, &n16, &rec);

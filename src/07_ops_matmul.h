@@ -435,8 +435,8 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
    LT__A16_DMAX channels, sequences of more than one block of 64 (at T = 64 a head has one block
    product of each kind, and the tiles' set-up costs what they save: GPT-2's shape at 2 threads
    ran its backward 0.96 ms against the float32 kernels' 0.76, bench/attention.md).  There the
-   seven block products of each unit run on the tiles
-   (tdpbf16ps: bf16 products summed in float32), as torch's CPU flash attention does for bf16:
+   seven block products of each unit run on the tiles (tdpbf16ps: bf16 products summed in
+   float32), as torch's CPU flash attention does for bf16:
      forward, per (b, h, block of 64 queries), over blocks of 64 keys up to the diagonal:
        S = Q·Kᵀ;  per query m' = max(m, max scale·S), P = exp(scale·S - m'),
        l = l·exp(m - m') + Σ P,  Y = Y·exp(m - m') + bf16(P)·V;  at the end Y /= l, L = m + log l
@@ -507,10 +507,13 @@ LT__TARGET("amx-tile,amx-bf16") static void lt__a16_mm(int tri, int64_t off, int
 }
 
 /* the first n of 16 lanes (none for n <= 0, all for n >= 16) */
-static inline __mmask16 lt__a16_first(int64_t n) { return (__mmask16)(n >= 16 ? 0xFFFFu : n <= 0 ? 0u : (1u << n) - 1u); }
+static inline __mmask16 lt__a16_first(int64_t n) {
+    return (__mmask16)(n >= 16 ? 0xFFFFu : n <= 0 ? 0u : (1u << n) - 1u);
+}
 /* 16 floats stored as bf16 (the library's rounding) */
 LT__TARGET("avx512f,avx512bw") static inline void lt__a16_st(uint16_t *o, __m512 v) {
-    _mm256_storeu_si256((__m256i *)(void *)o, _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_round16(_mm512_castps_si512(v))));
+    __m256i h = _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_round16(_mm512_castps_si512(v)));
+    _mm256_storeu_si256((__m256i *)(void *)o, h);
 }
 /* exp(scale·x - c) in the lanes of mk (x read there only), 0 in the others */
 LT__TARGET("avx512f") static inline __m512 lt__a16_exp(__mmask16 mk, const float *x, __m512 scale, __m512 c) {
@@ -522,8 +525,6 @@ LT__TARGET("avx512f,avx512bw") static inline __m256i lt__a16_cvt16(const float *
     __mmask16 mk = lt__a16_first(n);
     return _mm512_maskz_cvtepi32_epi16(mk, lt__bf16_round16(_mm512_maskz_loadu_epi32(mk, x)));
 }
-/* np rows of dp bf16 into o: rows < n from x (row stride ldx; float32 rounded, or the 16-bit
-   copy h as it is), n_col values each, zeros past them and in rows >= n */
 /* the cache lines of row r of lt__a16_rows's source, fetched ahead: the rows lie ldx apart, each
    on pages of its own, which the hardware's prefetchers do not follow */
 static void lt__a16_fetch(const float *x, const uint16_t *h, int64_t ldx, int64_t r, int64_t n_col) {
@@ -531,6 +532,8 @@ static void lt__a16_fetch(const float *x, const uint16_t *h, int64_t ldx, int64_
     int64_t b, bytes = n_col * (h ? 2 : 4);
     for (b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
 }
+/* np rows of dp bf16 into o: rows < n from x (row stride ldx; float32 rounded, or the 16-bit
+   copy h as it is), n_col values each, zeros past them and in rows >= n */
 LT__TARGET("avx512f,avx512bw") static void lt__a16_rows(const float *x, const uint16_t *h, int64_t ldx, int64_t n,
                                                        int64_t n_col, int64_t np, int64_t dp, uint16_t *o) {
     int64_t r, d;

@@ -8644,7 +8644,7 @@ static void lt__a16_prep(const lt__att_src *a, const lt__node *nd, uint32_t *pre
 LT__TARGET("avx512f,avx512bw,amx-tile,amx-bf16") static void lt__a16_fwd_rows(const lt__att_src *a, int64_t b, int64_t h,
                                                                              int64_t t0, int64_t n, float *y, float *L) {
     uint16_t q[LT__A16_B * LT__A16_DMAX], p[LT__A16_B * LT__A16_B];
-    float s[LT__A16_B * LT__A16_B], acc[LT__A16_B * LT__A16_DMAX], m[LT__A16_B], l[LT__A16_B];
+    float s[LT__A16_B * LT__A16_B], acc[LT__A16_B * LT__A16_DMAX], m[LT__A16_B], l[LT__A16_B], mn[LT__A16_B], f[LT__A16_B];
     int64_t D = a->D, dp = (D + 31) / 32 * 32, np = (n + 31) / 32 * 32, t1 = t0 + n, u0, t, u;
     int64_t Hk = a->C / D / a->G, nkb = (a->T + LT__A16_B - 1) / LT__A16_B;
     const uint32_t *blocks = (const uint32_t *)(const void *)a->work + (b * Hk + h / a->G) * nkb * LT__A16_B * dp;
@@ -8656,29 +8656,38 @@ LT__TARGET("avx512f,avx512bw,amx-tile,amx-bf16") static void lt__a16_fwd_rows(co
         int64_t w = t1 - u0 < LT__A16_B ? t1 - u0 : LT__A16_B, wp = (w + 31) / 32 * 32, o = t0 - u0;
         const uint32_t *kt = blocks + u0 / LT__A16_B * LT__A16_B * dp, *vi = kt + dp / 2 * wp;   /* lt__a16_prep's */
         lt__a16_mm(LT__ATT_NLE, o, np, wp, dp, q, dp, kt, wp, 0, s, wp);                 /* S = Q·Kᵀ */
-        for (t = 0; t < np; t++) {   /* the online softmax on row t: keys u <= t + o */
-            float *sr = s + t * wp, mn, f;
+        /* the online softmax, row t seeing keys u <= t + o: first every row's new max m' (mn) and
+           the factor on its old sums exp(m - m') (f, 16 rows at a time), then P and the sums */
+        for (t = 0; t < np; t++) {
+            float *sr = s + t * wp;
             int64_t vis = t >= n || t + o + 1 <= 0 ? 0 : t + o + 1 < w ? t + o + 1 : w;
-            __m512 mx = _mm512_set1_ps(-INFINITY), sum = _mm512_setzero_ps(), vm;
+            __m512 mx = _mm512_set1_ps(-INFINITY);
             for (u = 0; u < vis; u += 16) {
                 __mmask16 mk = lt__a16_first(vis - u);
                 mx = _mm512_mask_max_ps(mx, mk, mx, _mm512_mul_ps(vs, _mm512_maskz_loadu_ps(mk, sr + u)));
             }
-            mn = vis ? lt__a16_hmax(mx) : -INFINITY;
-            if (u0 > 0 && vis) mn = m[t] > mn ? m[t] : mn;
-            f = u0 == 0 || !vis ? 1.0f : lt__exp_neg(m[t] - mn);   /* the factor on the old sums */
-            vm = _mm512_set1_ps(mn);
+            mn[t] = vis ? lt__a16_hmax(mx) : -INFINITY;
+            if (u0 > 0 && t < n) mn[t] = m[t] > mn[t] ? m[t] : mn[t];   /* (no key seen: m stays) */
+        }
+        for (t = 0; u0 > 0 && t < n; t += 16) {
+            __mmask16 mk = lt__a16_first(n - t);
+            __m512 x = _mm512_maskz_sub_ps(mk, _mm512_maskz_loadu_ps(mk, m + t), _mm512_maskz_loadu_ps(mk, mn + t));
+            _mm512_mask_storeu_ps(f + t, mk, lt__exp_neg16(x));
+        }
+        for (t = 0; t < np; t++) {
+            int64_t vis = t >= n || t + o + 1 <= 0 ? 0 : t + o + 1 < w ? t + o + 1 : w;
+            __m512 sum = _mm512_setzero_ps(), vm = _mm512_set1_ps(mn[t]);
             for (u = 0; u < wp; u += 16) {   /* P = exp(scale·S - m'), zero past vis; bf16 into p */
-                __m512 e = lt__a16_exp(lt__a16_first(vis - u), sr + u, vs, vm);
+                __m512 e = lt__a16_exp(lt__a16_first(vis - u), s + t * wp + u, vs, vm);
                 sum = _mm512_add_ps(sum, e);
                 lt__a16_st(p + t * wp + u, e);
             }
             if (t >= n) continue;
-            if (u0 == 0) { m[t] = mn; l[t] = lt__a16_hsum(sum); continue; }
+            if (u0 == 0) { m[t] = mn[t]; l[t] = lt__a16_hsum(sum); continue; }
             if (!vis) continue;
-            m[t] = mn;
-            l[t] = l[t] * f + lt__a16_hsum(sum);
-            if (f != 1.0f) lt__a16_put(acc + t * dp, 0, acc + t * dp, 0, 1, D, f, 0);
+            m[t] = mn[t];
+            l[t] = l[t] * f[t] + lt__a16_hsum(sum);
+            if (f[t] != 1.0f) lt__a16_put(acc + t * dp, 0, acc + t * dp, 0, 1, D, f[t], 0);
         }
         lt__a16_mm(LT__ATT_KLE, o, np, dp, wp, p, wp, vi, dp, u0 > 0, acc, dp);          /* Y (+)= P·V */
     }

@@ -806,8 +806,10 @@ static int lt__a16_setup(lt__att_src *a, lt__node *nd, int bwd) {
 #ifdef _OPENMP
     nt = omp_get_max_threads();
 #endif
-    bytes = bwd ? lt__a16_work(a->T, D) * (size_t)nt
-                : (size_t)(LT__ATT_B(nd) * (a->C / D / a->G) * ((a->T + LT__A16_B - 1) / LT__A16_B) * LT__A16_B * dp) * 4;
+    if (bwd) bytes = lt__a16_work(a->T, D) * (size_t)nt;
+    else   /* lt__a16_prep's slots: B x Hkv x key blocks, 64·dp words each */
+        bytes = (size_t)(LT__ATT_B(nd) * (a->C / D / a->G) * ((a->T + LT__A16_B - 1) / LT__A16_B)) *
+                LT__A16_B * dp * 4;
     a->work = (unsigned char *)lt__ctx_work(nd->ctx, bytes);
     if (!a->work) return 0;
     a->work_bytes = bwd ? lt__a16_work(a->T, D) : 0;
@@ -821,11 +823,12 @@ static int lt__a16_setup(lt__att_src *a, lt__node *nd, int bwd) {
 #endif
 }
 
-/* attention16: y = round16(attention(round16(qkv))) (float32 arithmetic, or the tiles' above); save[1] holds the 16-bit
-   qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and both kernels read qkv
-   from it, so the float32 qkv and y need not outlive the forward (the row reads 0).  Backward
-   is the forward's kernels' on those values; its D_t = dy_t·y_t uses the rounded y (as a 16-bit
-   FlashAttention does), which moves each gradient by about one 16-bit rounding. */
+/* attention16: y = round16(attention(round16(qkv))) (float32 arithmetic, or the tiles' above);
+   save[1] holds the 16-bit qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and
+   both kernels read qkv from it, so the float32 qkv and y need not outlive the forward (the row
+   reads 0).  Backward runs the forward's kind of kernels on those values; its D_t = dy_t·y_t
+   uses the rounded y (as a 16-bit FlashAttention does), which moves each gradient by about one
+   16-bit rounding. */
 static void lt__attention16_fwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 1);
     uint16_t *h16 = (uint16_t *)(void *)nd->save[1];

@@ -601,14 +601,8 @@ LT__TARGET("avx512f") static void lt__a16_put(float *g, int64_t ldg, const float
             _mm512_mask_storeu_ps(g + r * ldg + d, mk, v);
         }
 }
-/* the sum and the max of 16 floats, in registers: halves added (maxed) to halves, a fixed order */
-LT__TARGET("avx512f") static inline float lt__a16_hsum(__m512 v) {
-    v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(LT__M16, v, v, 0x4E));
-    v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(LT__M16, v, v, 0xB1));
-    v = _mm512_add_ps(v, _mm512_maskz_permute_ps(LT__M16, v, 0x4E));
-    v = _mm512_add_ps(v, _mm512_maskz_permute_ps(LT__M16, v, 0xB1));
-    return _mm512_cvtss_f32(v);
-}
+/* the largest of 16 floats, halves against halves in registers (lt__lanes_max16, @@OPS.simd, goes
+   through memory for its lane order, and a row's reload stalled on the store: 13% of the forward) */
 LT__TARGET("avx512f") static inline float lt__a16_hmax(__m512 v) {
     v = _mm512_maskz_max_ps(LT__M16, v, _mm512_maskz_shuffle_f32x4(LT__M16, v, v, 0x4E));
     v = _mm512_maskz_max_ps(LT__M16, v, _mm512_maskz_shuffle_f32x4(LT__M16, v, v, 0xB1));
@@ -682,10 +676,10 @@ LT__TARGET("avx512f,avx512bw,amx-tile,amx-bf16") static void lt__a16_fwd_rows(co
                 lt__a16_st(p + t * wp + u, e);
             }
             if (t >= n) continue;
-            if (u0 == 0) { m[t] = mn[t]; l[t] = lt__a16_hsum(sum); continue; }
+            if (u0 == 0) { m[t] = mn[t]; l[t] = lt__lanes_sum16(sum); continue; }
             if (!vis) continue;
             m[t] = mn[t];
-            l[t] = l[t] * f[t] + lt__a16_hsum(sum);
+            l[t] = l[t] * f[t] + lt__lanes_sum16(sum);
             if (f[t] != 1.0f) lt__a16_put(acc + t * dp, 0, acc + t * dp, 0, 1, D, f[t], 0);
         }
         lt__a16_mm(LT__ATT_KLE, o, np, dp, wp, p, wp, vi, dp, u0 > 0, acc, dp);          /* Y (+)= P·V */
@@ -823,6 +817,18 @@ static int lt__a16_setup(lt__att_src *a, lt__node *nd, int bwd) {
 #endif
 }
 
+/* The forward of attention16 and attention_gqa16 once their inputs are in place (h16: the record's
+   16-bit copies, y's to go at h16 + y_at; NULL: none kept): the kernels, then y rounded to 16 bits. */
+static void lt__att16_forward(lt__node *nd, lt__att_src *a, uint16_t *h16, size_t y_at) {
+    float *y = nd->out->data;
+    size_t ny = (size_t)nd->out->n;
+    lt__a16_setup(a, nd, 0);
+    lt__att_fwd(nd, a);
+    if (!h16) { lt_round_to_precision(a->p, y, y, ny); return; }
+    if (a->p == LT_F16) { lt_f32_to_f16_array(y, h16 + y_at, ny); lt_f16_to_f32_array(h16 + y_at, y, ny); }
+    else { lt_f32_to_bf16_array(y, h16 + y_at, ny); lt_bf16_to_f32_array(h16 + y_at, y, ny); }
+}
+
 /* attention16: y = round16(attention(round16(qkv))) (float32 arithmetic, or the tiles' above);
    save[1] holds the 16-bit qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and
    both kernels read qkv from it, so the float32 qkv and y need not outlive the forward (the row
@@ -832,19 +838,14 @@ static int lt__a16_setup(lt__att_src *a, lt__node *nd, int bwd) {
 static void lt__attention16_fwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 1);
     uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
-    float *y = nd->out->data;
-    size_t nq = (size_t)nd->in[0]->n, ny = (size_t)nd->out->n;
+    size_t nq = (size_t)nd->in[0]->n;
     if (h16) {
         if (a.p == LT_F16) lt_f32_to_f16_array(a.f[0], h16, nq);
         else lt_f32_to_bf16_array(a.f[0], h16, nq);
         a.f[0] = a.f[1] = a.f[2] = NULL;
         a.y16 = NULL;
     }
-    lt__a16_setup(&a, nd, 0);
-    lt__att_fwd(nd, &a);
-    if (!h16) { lt_round_to_precision(a.p, y, y, ny); return; }
-    if (a.p == LT_F16) { lt_f32_to_f16_array(y, h16 + nq, ny); lt_f16_to_f32_array(h16 + nq, y, ny); }
-    else { lt_f32_to_bf16_array(y, h16 + nq, ny); lt_bf16_to_f32_array(h16 + nq, y, ny); }
+    lt__att16_forward(nd, &a, h16, nq);
 }
 static void lt__attention16_bwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 1);
@@ -858,8 +859,7 @@ static void lt__attention16_bwd(lt__node *nd) {
 static void lt__attention_gqa16_fwd(lt__node *nd) {
     lt__att_src a = lt__gqa_src_of(nd, 1);
     uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
-    float *y = nd->out->data;
-    size_t ny = (size_t)nd->out->n, off = 0;
+    size_t off = 0;
     int w;
     if (h16) {
         for (w = 0; w < 3; w++) {
@@ -871,11 +871,7 @@ static void lt__attention_gqa16_fwd(lt__node *nd) {
         }
         a.y16 = NULL;
     }
-    lt__a16_setup(&a, nd, 0);
-    lt__att_fwd(nd, &a);
-    if (!h16) { lt_round_to_precision(a.p, y, y, ny); return; }
-    if (a.p == LT_F16) { lt_f32_to_f16_array(y, h16 + off, ny); lt_f16_to_f32_array(h16 + off, y, ny); }
-    else { lt_f32_to_bf16_array(y, h16 + off, ny); lt_bf16_to_f32_array(h16 + off, y, ny); }
+    lt__att16_forward(nd, &a, h16, off);
 }
 static void lt__attention_gqa16_bwd(lt__node *nd) {
     lt__att_src a = lt__gqa_src_of(nd, 1);

@@ -31,7 +31,7 @@
      @@GEMM     matrix-multiply kernels (portable reference; AVX2/AVX-512 picked    06_gemm.h
                 at run time)
                 @@GEMM.kernels @@GEMM.avx512 @@GEMM.bf16dp @@GEMM.amx @@GEMM.avx2 @@GEMM.neon
-                @@GEMM.pack @@GEMM.f16 @@GEMM.pack_bf16 @@GEMM.block @@GEMM.blockz
+                @@GEMM.pack @@GEMM.f16 @@GEMM.pack_bf16 @@GEMM.block @@GEMM.blockz @@GEMM.blockk
      @@OPS      (continued) matmul, linear, conv1d, attention16                     07_ops_matmul.h
                 @@OPS.matmul @@OPS.linear @@OPS.matmul16 @@OPS.attention16
      @@TAPE     autograd tape: backward, zero-grad, gradcheck                       08_tape.h

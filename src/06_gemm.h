@@ -1692,8 +1692,65 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
 #endif
 }
 
-/* One thread's part: lt__gemm_block_z for a product into z where a panel holds all of K, else
-   lt__gemm_block; for the AMX kernel, between setting this thread's tiles and releasing them */
+/* ---- @@GEMM.blockk  a C larger than L2: each block of rows takes all of K first ----------------- */
+/* lt__gemm_block gives every block of C its first KC sums, then goes over all of C again for the
+   next KC rows of K.  Where C (M x N floats) does not stay in L2, each of those passes stores C to
+   memory and loads it back: K/KC trips of all of C.  The head's weight gradient at 16 bits
+   (dW = dzᵀ·x: 50304 x 384 floats, K = the batch's 1024 rows) moved its 77 MB that way four times.
+   Where B packed whole (all of K and all of N) takes at most half of L2, it is packed once into a
+   heap buffer, KC-row pieces one after another (as lt__gemm_block_z's panel), and the loops turn:
+   for each MC rows of A, all of K, each piece against all of N, so that MC x N block of C stays in
+   L2 from its first sums to its last and goes to memory once.  A is packed once per MC x KC block
+   as before; every element gets the same sums in the same KC pieces and order as lt__gemm_block:
+   the same bits.  Products without an epilogue only (the weight gradients); a failed allocation
+   leaves the product to lt__gemm_block.  lt__gemm_kin_l2: the L2 bytes to plan for (-1: cpuid's;
+   the tests lower it to reach this path with small products). */
+static int64_t lt__gemm_kin_l2 = -1;
+static int64_t lt__gemm_kin_floats(const lt__gemm_impl *g, int64_t N, int64_t K) {
+    return lt__gemm_bcol(g, K) * ((N + g->nr - 1) / g->nr * g->nr);
+}
+static int lt__gemm_kin_fits(const lt__gemm_impl *g, int64_t M, int64_t N, int64_t K, const lt__gepi *epi) {
+    int64_t l2 = lt__gemm_kin_l2 >= 0 ? lt__gemm_kin_l2 : lt__cpu_cache(2);
+    return !epi && !g->stream && K > g->kc && l2 > 0 && (double)M * (double)N * 4.0 > 2.0 * (double)l2 &&
+           M > g->mc && lt__gemm_kin_floats(g, N, K) * 4 <= l2 / 2;
+}
+static int lt__gemm_block_kin(const lt__gemm_impl *g, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                              lt__gsrc A, int64_t lda, lt__gsrc B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    float abuf[LT__GEMM_MAXA + 16], *ap = (float *)(((uintptr_t)abuf + 63) & ~(uintptr_t)63), *bp;
+    int64_t ncr = (N + g->nr - 1) / g->nr * g->nr, pc, ic;
+    /* + the float32 form of a last gelu sliver packed in place (lt__pack_b_dp), + alignment */
+    void *bbuf = LT__MALLOC(((size_t)lt__gemm_kin_floats(g, N, K) + 32 * LT__KC_MAX / 2 + 16) * sizeof(float));
+    lt__pf pf[2];   /* none for B (in L2); A's next block */
+    if (!bbuf) return 0;
+    bp = (float *)(((uintptr_t)bbuf + 63) & ~(uintptr_t)63);
+    memset(pf, 0, sizeof pf);
+    for (pc = 0; pc < K; pc += g->kc) {
+        lt__gsrc bs = lt__gsrc_at(B, tb ? pc : pc * ldb);
+        lt__gemm_pack_b(g, tb, &bs, ldb, K - pc < g->kc ? K - pc : g->kc, N, bp + lt__gemm_bcol(g, pc) * ncr);
+    }
+    for (ic = 0; ic < M; ic += g->mc) {
+        int64_t mc = M - ic < g->mc ? M - ic : g->mc;
+        for (pc = 0; pc < K; pc += g->kc) {
+            int64_t kc = K - pc < g->kc ? K - pc : g->kc;
+            lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
+            /* A's next block, fetched over this one's tiles: the next KC columns, else the next rows' first */
+            int64_t npc = pc + kc < K ? pc + kc : 0, nic = pc + kc < K ? ic : ic + mc;
+            lt__gemm_pack_a(g, ta, &as, lda, mc, kc, ap);
+            if (nic < M)
+                lt__pf_set(&pf[1], &A, ta, lda, nic, npc, M - nic < g->mc ? M - nic : g->mc,
+                           K - npc < g->kc ? K - npc : g->kc, (mc + g->mr - 1) / g->mr * (ncr / g->nr));
+            else memset(&pf[1], 0, sizeof pf[1]);
+            lt__gemm_tiles(g, ta, mc, N, kc, ap, bp + lt__gemm_bcol(g, pc) * ncr, alpha, pc == 0 ? beta : 1.0f,
+                           C + ic * ldc, ldc, pf, NULL, NULL);
+        }
+    }
+    LT__FREE(bbuf);
+    return 1;
+}
+
+/* One thread's part: lt__gemm_block_z for a product into z where a panel holds all of K,
+   lt__gemm_block_kin for a C larger than L2 where all of B fits, else lt__gemm_block; for the
+   AMX kernel, between setting this thread's tiles and releasing them */
 static void lt__gemm_part(const lt__gemm_impl *g, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                           lt__gsrc A, int64_t lda, lt__gsrc B, int64_t ldb, float beta, float *C, int64_t ldc,
                           const lt__gepi *epi) {
@@ -1701,7 +1758,8 @@ static void lt__gemm_part(const lt__gemm_impl *g, int ta, int tb, int64_t M, int
     if (g->amx) lt__amx_begin();   /* this thread's tile shapes */
 #endif
     if (epi && epi->z && lt__gemm_z_fits(g, K)) lt__gemm_block_z(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, epi);
-    else lt__gemm_block(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
+    else if (!lt__gemm_kin_fits(g, M, N, K, epi) || !lt__gemm_block_kin(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+        lt__gemm_block(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
 #ifdef LT__AMX
     if (g->amx) lt__amx_end();
 #endif

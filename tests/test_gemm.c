@@ -279,6 +279,80 @@ static void test_gemm_stream(void) {
     lt__gemm_stream_min = min0;
 }
 
+/* A C larger than L2 whose B fits in it whole (lt__gemm_block_kin: B packed once, each block of
+   rows takes all of K before the next): the same sums in the same KC pieces and order as
+   lt__gemm_block, so the same bits, in every kernel, float32 and bf16 operands (rounded while
+   packed, and stored as 16 bits: the pair and AMX kernels where they run), all four transposes,
+   beta 0 and 1, K over two KC blocks with an odd last piece.  The L2 size is lowered
+   (lt__gemm_kin_l2) so that these products take that way, and the test checks that they do; 0
+   keeps every product on lt__gemm_block.  Then which products the real sizes send there. */
+static void test_gemm_kin(void) {
+    static const tg_shape shapes[] = {{2600, 32, 301}, {2600, 30, 270}};
+    int id, s, t, pi, n = 0, bad = 0, taken = 1;
+    int64_t l20 = lt__gemm_kin_l2;
+    char msg[160];
+    if (!t_want("gemm")) return;
+    for (id = 0; id < LT__GEMM_NKERNELS; id++) {
+        if (!lt__gemm_supported(id)) continue;
+        for (s = 0; s < 2; s++)
+            for (pi = 0; pi < 3; pi++)
+                for (t = 0; t < 8; t++, n++) {
+                    int64_t M = shapes[s].M, N = shapes[s].N, K = shapes[s].K, i, nn;
+                    int ta = t & 1, tb = (t >> 1) & 1;
+                    int64_t lda = (ta ? M : K) + 2, ldb = (tb ? K : N) + 1, ldc = N + 5;
+                    float beta = t >> 2 ? 1.0f : 0.0f, *A, *B, *C[2];
+                    uint16_t *Ah = NULL, *Bh = NULL;
+                    uint32_t sd = 41u + (uint32_t)(n * 7);
+                    lt__gemm_impl g = lt__gemm_impl_of(id);
+                    lt__gsrc sa, sb;
+                    nn = (ta ? K : M) * lda + (tb ? N : K) * ldb;
+                    A = (float *)malloc((size_t)(nn + 2 * M * ldc) * sizeof(float));
+                    B = A + (ta ? K : M) * lda; C[0] = A + nn; C[1] = C[0] + M * ldc;
+                    for (i = 0; i < nn + M * ldc; i++) A[i] = tg_val(&sd);
+                    memcpy(C[1], C[0], (size_t)(M * ldc) * sizeof(float));
+                    sa = lt__gsrc_f32(A); sb = lt__gsrc_f32(B);
+                    if (pi) sa.p = sb.p = (int)LT_BF16;
+                    if (pi == 2) {   /* 16-bit storage */
+                        Ah = (uint16_t *)malloc((size_t)nn * sizeof(uint16_t)); Bh = Ah + (B - A);
+                        lt__to16(LT_BF16, A, Ah, (size_t)nn);
+                        sa.f = sb.f = NULL; sa.h = Ah; sb.h = Bh;
+                    }
+                    if (pi) lt__gemm_dp(&g);   /* as lt__sgemm_ex: bf16 on the pair or AMX kernel where there is one */
+                    g.stream = 0;
+                    for (i = 0; i < 2; i++) {
+                        lt__gemm_kin_l2 = i ? 2 * lt__gemm_kin_floats(&g, N, K) * 4 : 0;
+                        if (i && !lt__gemm_kin_fits(&g, M, N, K, NULL)) taken = 0;
+                        lt__gemm_part(&g, ta, tb, M, N, K, 0.75f, sa, lda, sb, ldb, beta, C[i], ldc, NULL);
+                    }
+                    if (memcmp(C[0], C[1], (size_t)(M * ldc) * sizeof(float)) != 0) {
+                        bad++;
+                        printf("     %s %lldx%lldx%lld ta %d tb %d beta %g operands %d: differs\n", g.name, (long long)M,
+                               (long long)N, (long long)K, ta, tb, beta, pi);
+                    }
+                    free(A); free(Ah);
+                }
+    }
+    lt__gemm_kin_l2 = l20;
+    snprintf(msg, sizeof msg, "gemm/all of K per row block: the bits of the usual loops (%d cases)", n);
+    t_check(bad == 0 && taken, msg, "%d of %d cases differ; lowered L2 %s", bad, n, taken ? "taken" : "not taken");
+    {   /* with a 2 MiB L2: the bf16 head's weight gradient (dW = dzᵀ·x, 50304 x 384, K = 1024) goes
+           there; not in float32 (B too large), not with K in one block, an epilogue, or a small C */
+        lt__gemm_impl f = lt__gemm_impl_of(lt__gemm_pick()), h = f;
+        lt__gepi e = lt__gepi_of(0, NULL);
+        int ok = 1;
+        lt__gemm_dp(&h);
+        f.stream = h.stream = 0;
+        lt__gemm_kin_l2 = 2 << 20;
+        if (h.dp && !lt__gemm_kin_fits(&h, 50304, 384, 1024, NULL)) ok = 0;
+        if (lt__gemm_kin_fits(&f, 50304, 384, 1024, NULL) || lt__gemm_kin_fits(&h, 50304, 384, 256, NULL) ||
+            lt__gemm_kin_fits(&h, 50304, 384, 1024, &e) || lt__gemm_kin_fits(&h, 1536, 384, 1024, NULL))
+            ok = 0;
+        lt__gemm_kin_l2 = l20;
+        t_check(ok, "gemm/all of K per row block: chosen for a C larger than L2 whose B fits in it only",
+                "decisions wrong (kernel %s, bf16 %s)", f.name, h.name);
+    }
+}
+
 static void test_gemm_all(void) {
     static const tg_shape shapes[] = {
         {1, 1, 1}, {3, 17, 31}, {17, 31, 3}, {31, 65, 17}, {65, 129, 257}, {129, 257, 65}, {257, 3, 129},
@@ -314,6 +388,7 @@ static void test_gemm_all(void) {
     test_gemm_split();
     test_gemm_epilogue_fused();
     test_gemm_stream();
+    test_gemm_kin();
     {   /* the B panel fitted to L2: half of it, a multiple of NR, at least 4 NR, at most the kernel's NC */
         lt__gemm_impl g = lt__gemm_impl_of(lt__gemm_pick()), h;
         int nc0 = g.nc, ok = 1, i;

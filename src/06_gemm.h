@@ -240,11 +240,10 @@ LT__A5_KERNEL_S(lt__uk_avx512_rr, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BF1
    an FMA per instruction at the same rate (bench/precision.md, design notes): each float32
    lane j of the accumulator gets
        c[j] += a[2m]·b[2m][j] + a[2m+1]·b[2m+1][j]
-   so one instruction is two steps of k.  Packing is done as for float32 (the panels then hold
-   values that are exactly bf16) and each panel is then rewritten in place as bf16 pairs
-   (lt__pair_rows / lt__pair_kmajor): the 32-bit word (m, j) holds k = 2m in its low half and
-   k = 2m+1 in its high half, where the float32 panel held word (k, j) — so the micro-kernel
-   is the float32 one with k counting pairs.  An odd kc gets a zero partner.  The sums differ
+   so one instruction is two steps of k.  The panels hold bf16 pairs, packed straight from the
+   operands (@@GEMM.pack_bf16): the 32-bit word (m, j) holds k = 2m in its low half and k = 2m+1
+   in its high half, where a float32 panel holds word (k, j) — so the micro-kernel is the
+   float32 one with k counting pairs.  An odd kc gets a zero partner.  The sums differ
    from the float32 kernel's only in order (pairs), and the instruction treats bf16 subnormals
    (|x| < 1.2e-38) as zero and flushes subnormal sums, as every kernel on it does. */
 #define LT__AD_DP(r)                                                                               \
@@ -378,45 +377,6 @@ LT__TARGET("amx-tile") static void lt__amx_end(void) { _tile_release(); }
 LT__AMX_KERNEL(lt__uk_amx, LT__A5_STORE, )
 LT__AMX_KERNEL(lt__uk_amx_rb, LT__A5_STORE_BF16, LT__A5_BIAS_ARG)
 #endif /* LT__AMX */
-
-/* A k-major float32 panel of kc rows of w <= 32 words (p[k*w + j], bf16-exact values) rewritten in
-   place as ceil(kc/2) rows of w pair words: word (m, j) = bf16(p[2m][j]) | bf16(p[2m+1][j]) << 16.
-   Row m is written over words [m*w, m*w + w), which were read already (rows 2m and 2m+1 lie at
-   or after it and are loaded first). */
-LT__TARGET("avx512f") static void lt__pair_kmajor(float *p, int64_t kc, int w) {
-    int32_t *q = (int32_t *)(void *)p;
-    const __m512i hi = _mm512_set1_epi32((int)0xFFFF0000u);
-    int64_t m;
-    int j;
-    for (m = 0; 2 * m < kc; m++) {
-        for (j = 0; j < w; j += 16) {
-            __mmask16 k = (__mmask16)(w - j >= 16 ? 0xFFFFu : (1u << (w - j)) - 1u);
-            __m512i lo = _mm512_maskz_loadu_epi32(k, q + 2 * m * w + j);
-            __m512i up = 2 * m + 1 < kc ? _mm512_maskz_loadu_epi32(k, q + (2 * m + 1) * w + j) : _mm512_setzero_si512();
-            _mm512_mask_storeu_epi32(q + m * w + j, k, _mm512_or_si512(_mm512_maskz_srli_epi32(LT__M16, lo, 16), _mm512_and_si512(up, hi)));
-        }
-    }
-}
-/* n row-major rows of kc floats (row r at p + r*LT__KS) rewritten in place as kc bf16 halves
-   each (the same start, so pair word m of row r is word r*LT__KS + m), plus a zero half after an
-   odd kc.  Each block of 16 is loaded before its 32 bytes are stored at or before it. */
-LT__TARGET("avx512f") static void lt__pair_rows(float *p, int64_t n, int64_t kc) {
-    int64_t r, k;
-    for (r = 0; r < n; r++) {
-        float *row = p + r * LT__KS;
-        uint16_t *h = (uint16_t *)(void *)row;
-        for (k = 0; k + 16 <= kc; k += 16) {
-            __m512i x = _mm512_maskz_srli_epi32(LT__M16, _mm512_loadu_si512((const void *)(row + k)), 16);
-            _mm256_storeu_si256((__m256i *)(void *)(h + k), _mm512_maskz_cvtepi32_epi16(LT__M16, x));
-        }
-        for (; k < kc; k++) {
-            uint32_t u;
-            memcpy(&u, row + k, 4);
-            h[k] = (uint16_t)(u >> 16);
-        }
-        if (kc & 1) h[kc] = 0;
-    }
-}
 
 /* ---- @@GEMM.avx2  AVX2 + FMA: 6 x 16 ---------------------------------------------------------- */
 /* 12 accumulators + 2 B vectors + 1 broadcast = 15 of the 16 ymm registers. */
@@ -711,9 +671,9 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
 /* Floats of packing buffer one thread needs (the largest over kernels), + alignment slack. */
 #define LT__GEMM_MAXA (112 * LT__KS)
 /* B: the largest KC x NC floats (a longer KC takes a narrower NC), or KC/2 x NC pair words (AMX's
-   NC 1024), plus the float32 form of a last sliver packed in place (lt__pack_b_dp's gelu way) */
+   NC 1024) */
 #define LT__GEMM_PANEL (256 * 512)
-#define LT__GEMM_MAXB (LT__GEMM_PANEL + 32 * LT__KC_MAX / 2)
+#define LT__GEMM_MAXB LT__GEMM_PANEL
 #define LT__GEMM_STACK ((LT__GEMM_MAXA + LT__GEMM_MAXB + 32) * 4)
 #define LT__GEMM_MC_MAX 112   /* the largest MC and NC above */
 #define LT__GEMM_NC_MAX 1024
@@ -1084,12 +1044,17 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
 
 #ifdef LT__X86
 /* ---- @@GEMM.pack_bf16  packing straight into bf16 pairs (the bf16dp and AMX kernels) ------------ */
-/* The four cases write the pair panels of lt__pair_kmajor / lt__pair_rows directly from the
-   operand, 16 values at a time, without the float32 panel in between (a gelu operand, whose
-   values are recomputed, still takes that way).  AVX512_BF16 CPUs all have AVX512BW and VL. */
-/* the bf16 bits of s at at..at+n (n <= 16, the rest 0), zero-extended into 32-bit lanes */
+/* The four cases write the pair panels (@@GEMM.bf16dp) straight from the operand, 16 values at a
+   time.  AVX512_BF16 CPUs all have AVX512BW and VL. */
+/* the bf16 bits of s at at..at+n (n <= 16, the rest 0), zero-extended into 32-bit lanes; a gelu
+   operand's values looked up in gelu16's bf16 table (one gather: its values are bf16-exact
+   floats, so their high halves are the bits lt__gsrc_get's values have) */
 LT__TARGET("avx512f,avx512bw,avx512vl") static inline __m512i lt__bf16_bits(const lt__gsrc *s, int64_t at, int n) {
     __mmask16 k = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+    if (s->gelu) {
+        __m512i x = _mm512_maskz_cvtepu16_epi32(k, _mm256_maskz_loadu_epi16(k, s->h + at));
+        return _mm512_srli_epi32(_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, x, lt__gelu16_y[0], 4), 16);
+    }
     if (s->h) return _mm512_maskz_cvtepu16_epi32(k, _mm256_maskz_loadu_epi16(k, s->h + at));
     return lt__bf16_round16(_mm512_maskz_loadu_epi32(k, s->f + at));   /* float32: rounded as lt_f32_to_bf16 */
 }
@@ -1172,7 +1137,7 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_b_pairs_t(const lt_
                     int64_t at = (r0 + i) * ldb + k;
                     if (i >= n) { v[i] = _mm512_setzero_si512(); continue; }
                     if (r0 + 16 + i < nc) lt__gsrc_prefetch(B, at + 16 * ldb, l);
-                    if (B->h) v[i] = _mm512_maskz_loadu_epi16(l >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << l) - 1, B->h + at);
+                    if (B->h && !B->gelu) v[i] = _mm512_maskz_loadu_epi16(l >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << l) - 1, B->h + at);
                     else {
                         __m256i lo = _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_bits(B, at, l < 16 ? l : 16));
                         __m256i hi = l > 16 ? _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_bits(B, at + 16, l - 16)) : _mm256_setzero_si256();
@@ -1192,7 +1157,7 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_pairs_r(const lt_
         uint16_t *d = (uint16_t *)(void *)(ap + r * LT__KS);
         if (r + 4 < mc) lt__gsrc_prefetch(A, (r + 4) * lda, kc);
         if (r >= mc) memset(d, 0, (size_t)(kc + 1) * sizeof(uint16_t));
-        else if (A->h) memcpy(d, A->h + r * lda, (size_t)kc * sizeof(uint16_t));
+        else if (A->h && !A->gelu) memcpy(d, A->h + r * lda, (size_t)kc * sizeof(uint16_t));
         else
             for (k = 0; k < kc; k += 16) lt__bf16_store(A, r * lda + k, kc - k < 16 ? (int)(kc - k) : 16, d + k);
         if (kc & 1) d[kc] = 0;
@@ -1219,44 +1184,16 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_pairs_t(const lt_
         lt__deal_slivers(v, mc, mr, q + m * mr);
     }
 }
-/* The pair panels for the bf16dp and AMX kernels, straight from the operand or (gelu) through
-   float32: a gelu sliver is packed as floats where its pairs go, over the next sliver's place
-   (packed next), and paired in place (lt__pair_kmajor); the last one reaches kc/2 x nr floats past
-   the panel's words (LT__GEMM_MAXB's room). */
+/* The pair panels for the bf16dp and AMX kernels */
 static void lt__pack_b_dp(int tb, const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr, float *bp) {
-    int64_t js;
-    if (!B->gelu) {
-        if (tb) lt__pack_b_pairs_t(B, ldb, kc, nc, nr, bp);
-        else lt__pack_b_pairs_n(B, ldb, kc, nc, nr, bp);
-        return;
-    }
-    for (js = 0; js < nc; js += nr) {
-        float *s = bp + js * ((kc + 1) / 2);   /* sliver js/nr (lt__gemm_bcol) */
-        lt__gsrc b = lt__gsrc_at(*B, tb ? js * ldb : js);
-        lt__pack_b16(tb, 2, &b, ldb, kc, nc - js < nr ? nc - js : nr, nr, s);
-        lt__pair_kmajor(s, kc, nr);
-    }
+    if (tb) lt__pack_b_pairs_t(B, ldb, kc, nc, nr, bp);
+    else lt__pack_b_pairs_n(B, ldb, kc, nc, nr, bp);
 }
 static void lt__pack_a_dp(int ta, const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr, float *ap) {
-    int64_t is;
-    if (!A->gelu) {
-        if (ta) lt__pack_a_pairs_t(A, lda, mc, kc, mr, ap);
-        else lt__pack_a_pairs_r(A, lda, mc, kc, mr, ap);
-        return;
-    }
-    lt__pack_a16(ta, 2, A, lda, mc, kc, mr, ap);
-    if (!ta) lt__pair_rows(ap, (mc + mr - 1) / mr * mr, kc);
-    else
-        for (is = 0; is < mc; is += mr) lt__pair_kmajor(ap + is * LT__KS, kc, mr);
+    if (ta) lt__pack_a_pairs_t(A, lda, mc, kc, mr, ap);
+    else lt__pack_a_pairs_r(A, lda, mc, kc, mr, ap);
 }
 #ifdef LT__AMX
-/* lt__bf16_bits for any source: a gelu operand's values recomputed (lt__gsrc_get, bf16-exact
-   as lt__pack_a16 gets them) through tmp (16 floats) */
-LT__TARGET("avx512f,avx512bw,avx512vl") static __m512i lt__amx_bits(const lt__gsrc *s, int64_t at, int n, float *tmp) {
-    if (!s->gelu) return lt__bf16_bits(s, at, n);
-    lt__gsrc_get(2, s, at, n, tmp);
-    return _mm512_maskz_srli_epi32(LT__M16, _mm512_maskz_loadu_epi32((__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u), tmp), 16);
-}
 /* The AMX kernel's A slivers: row-major pairs whatever ta.  As is, those of lt__pack_a_dp.
    Transposed, stored rows 2m and 2m+1 hold pair m of every row of op(A): 16 pairs of 16 rows at
    a time, the pair words of 32 stored rows (16 values each) are turned over (lt__tr16_epi32)
@@ -1264,7 +1201,6 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static __m512i lt__amx_bits(const lt__gs
 LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_amx(int ta, const lt__gsrc *A, int64_t lda, int64_t mc,
                                                                  int64_t kc, int mr, float *ap) {
     int32_t *q32 = (int32_t *)(void *)ap;
-    float tmp[16];
     int64_t pairs = (kc + 1) / 2, rows = (mc + mr - 1) / mr * mr, m0, r0, r;
     if (!ta) { lt__pack_a_dp(0, A, lda, mc, kc, mr, ap); return; }
     for (m0 = 0; m0 < pairs; m0 += 16) {
@@ -1278,8 +1214,8 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_amx(int ta, const
             for (q = 0; q < 16; q++) {
                 int64_t k = 2 * (m0 + q);
                 __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
-                if (q < nm) lo = lt__amx_bits(A, k * lda + r0, n, tmp);
-                if (q < nm && k + 1 < kc) hi = lt__amx_bits(A, (k + 1) * lda + r0, n, tmp);
+                if (q < nm) lo = lt__bf16_bits(A, k * lda + r0, n);
+                if (q < nm && k + 1 < kc) hi = lt__bf16_bits(A, (k + 1) * lda + r0, n);
                 v[q] = lt__pair_words(lo, hi);   /* an odd kc: the last pair's zero partner */
             }
             lt__tr16_epi32(v, w);
@@ -1718,8 +1654,7 @@ static int lt__gemm_block_kin(const lt__gemm_impl *g, int ta, int tb, int64_t M,
                               lt__gsrc A, int64_t lda, lt__gsrc B, int64_t ldb, float beta, float *C, int64_t ldc) {
     float abuf[LT__GEMM_MAXA + 16], *ap = (float *)(((uintptr_t)abuf + 63) & ~(uintptr_t)63), *bp;
     int64_t ncr = (N + g->nr - 1) / g->nr * g->nr, pc, ic;
-    /* + the float32 form of a last gelu sliver packed in place (lt__pack_b_dp), + alignment */
-    void *bbuf = LT__MALLOC(((size_t)lt__gemm_kin_floats(g, N, K) + 32 * LT__KC_MAX / 2 + 16) * sizeof(float));
+    void *bbuf = LT__MALLOC(((size_t)lt__gemm_kin_floats(g, N, K) + 16) * sizeof(float));   /* + alignment */
     lt__pf pf[2];   /* none for B (in L2); A's next block */
     if (!bbuf) return 0;
     bp = (float *)(((uintptr_t)bbuf + 63) & ~(uintptr_t)63);

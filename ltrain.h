@@ -7179,7 +7179,7 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static inline __m512i lt__bf16_bits(cons
     __mmask16 k = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
     if (s->gelu) {
         __m512i x = _mm512_maskz_cvtepu16_epi32(k, _mm256_maskz_loadu_epi16(k, s->h + at));
-        return _mm512_srli_epi32(_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, x, lt__gelu16_y[0], 4), 16);
+        return _mm512_maskz_srli_epi32(LT__M16, _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, x, lt__gelu16_y[0], 4), 16);
     }
     if (s->h) return _mm512_maskz_cvtepu16_epi32(k, _mm256_maskz_loadu_epi16(k, s->h + at));
     return lt__bf16_round16(_mm512_maskz_loadu_epi32(k, s->f + at));   /* float32: rounded as lt_f32_to_bf16 */

@@ -7179,7 +7179,8 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static inline __m512i lt__bf16_bits(cons
     __mmask16 k = (__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
     if (s->gelu) {
         __m512i x = _mm512_maskz_cvtepu16_epi32(k, _mm256_maskz_loadu_epi16(k, s->h + at));
-        return _mm512_maskz_srli_epi32(LT__M16, _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, x, lt__gelu16_y[0], 4), 16);
+        __m512i y = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, x, lt__gelu16_y[0], 4);
+        return _mm512_maskz_srli_epi32(LT__M16, y, 16);
     }
     if (s->h) return _mm512_maskz_cvtepu16_epi32(k, _mm256_maskz_loadu_epi16(k, s->h + at));
     return lt__bf16_round16(_mm512_maskz_loadu_epi32(k, s->f + at));   /* float32: rounded as lt_f32_to_bf16 */
@@ -7263,7 +7264,8 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_b_pairs_t(const lt_
                     int64_t at = (r0 + i) * ldb + k;
                     if (i >= n) { v[i] = _mm512_setzero_si512(); continue; }
                     if (r0 + 16 + i < nc) lt__gsrc_prefetch(B, at + 16 * ldb, l);
-                    if (B->h && !B->gelu) v[i] = _mm512_maskz_loadu_epi16(l >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << l) - 1, B->h + at);
+                    if (B->h && !B->gelu)
+                        v[i] = _mm512_maskz_loadu_epi16(l >= 32 ? ~(__mmask32)0 : ((__mmask32)1 << l) - 1, B->h + at);
                     else {
                         __m256i lo = _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_bits(B, at, l < 16 ? l : 16));
                         __m256i hi = l > 16 ? _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_bits(B, at + 16, l - 16)) : _mm256_setzero_si256();
@@ -7819,7 +7821,8 @@ static void lt__gemm_part(const lt__gemm_impl *g, int ta, int tb, int64_t M, int
     if (g->amx) lt__amx_begin();   /* this thread's tile shapes */
 #endif
     if (epi && epi->z && lt__gemm_z_fits(g, K)) lt__gemm_block_z(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, epi);
-    else if (!lt__gemm_kin_fits(g, M, N, K, epi) || !lt__gemm_block_kin(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+    else if (!lt__gemm_kin_fits(g, M, N, K, epi) ||
+             !lt__gemm_block_kin(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
         lt__gemm_block(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
 #ifdef LT__AMX
     if (g->amx) lt__amx_end();

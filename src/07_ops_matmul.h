@@ -510,6 +510,11 @@ LT__TARGET("amx-tile,amx-bf16") static void lt__a16_mm(int tri, int64_t off, int
 static inline __mmask16 lt__a16_first(int64_t n) {
     return (__mmask16)(n >= 16 ? 0xFFFFu : n <= 0 ? 0u : (1u << n) - 1u);
 }
+/* how many keys of a w-wide key block row t of an n-row query block sees, the key block starting
+   o positions before the query block (causal: keys u <= t + o; none for a padding row t >= n) */
+static inline int64_t lt__a16_vis(int64_t t, int64_t n, int64_t o, int64_t w) {
+    return t >= n || t + o + 1 <= 0 ? 0 : t + o + 1 < w ? t + o + 1 : w;
+}
 /* 16 floats stored as bf16 (the library's rounding) */
 LT__TARGET("avx512f,avx512bw") static inline void lt__a16_st(uint16_t *o, __m512 v) {
     __m256i h = _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_round16(_mm512_castps_si512(v)));
@@ -653,7 +658,7 @@ LT__TARGET("avx512f,avx512bw,amx-tile,amx-bf16") static void lt__a16_fwd_rows(co
            the factor on its old sums exp(m - m') (f, 16 rows at a time), then P and the sums */
         for (t = 0; t < np; t++) {
             float *sr = s + t * wp;
-            int64_t vis = t >= n || t + o + 1 <= 0 ? 0 : t + o + 1 < w ? t + o + 1 : w;
+            int64_t vis = lt__a16_vis(t, n, o, w);
             __m512 mx = _mm512_set1_ps(-INFINITY);
             for (u = 0; u < vis; u += 16) {
                 __mmask16 mk = lt__a16_first(vis - u);
@@ -668,7 +673,7 @@ LT__TARGET("avx512f,avx512bw,amx-tile,amx-bf16") static void lt__a16_fwd_rows(co
             _mm512_mask_storeu_ps(f + t, mk, lt__exp_neg16(x));
         }
         for (t = 0; t < np; t++) {
-            int64_t vis = t >= n || t + o + 1 <= 0 ? 0 : t + o + 1 < w ? t + o + 1 : w;
+            int64_t vis = lt__a16_vis(t, n, o, w);
             __m512 sum = _mm512_setzero_ps(), vm = _mm512_set1_ps(mn[t]);
             for (u = 0; u < wp; u += 16) {   /* P = exp(scale·S - m'), zero past vis; bf16 into p */
                 __m512 e = lt__a16_exp(lt__a16_first(vis - u), s + t * wp + u, vs, vm);
@@ -743,7 +748,7 @@ LT__TARGET("avx512f,avx512bw,amx-tile,amx-bf16") static void lt__a16_bwd_head(co
             lt__a16_mm(LT__ATT_NLE, o, np, wp, dp, q, dp, kt, wp, 0, s, wp);        /* S = Q·Kᵀ */
             lt__a16_mm(LT__ATT_NLE, o, np, wp, dp, dy, dp, vt, wp, 0, dp_, wp);     /* dP = dY·Vᵀ */
             for (t = 0; t < np; t++) {   /* P = exp(scale·S - L), dS = P ⊙ (dP - D): bf16, zero past vis */
-                int64_t vis = t >= n || t + o + 1 <= 0 ? 0 : t + o + 1 < w ? t + o + 1 : w;
+                int64_t vis = lt__a16_vis(t, n, o, w);
                 __m512 vl = _mm512_set1_ps(t < n ? Lh[t0 + t] : 0.0f), vd = _mm512_set1_ps(t < n ? dd[t] : 0.0f);
                 for (u = 0; u < wp; u += 16) {
                     __mmask16 mk = lt__a16_first(vis - u);

@@ -283,7 +283,9 @@ static void lt__save16(lt__node *nd) {
    code until 2026-12-04, waited on a few lines of every row: on an AVX2 CPU the bias gradient
    took twice float32's); each column's sum adds the rows in order, so the sums depend neither on
    the blocks nor on the thread count.  dy is read as float32 gy (rounded here) or as its 16-bit
-   copy gh (the other NULL). */
+   copy gh (the other NULL); given both, the copy is made here on the way: each row's piece of gy
+   rounded into gh (lt__to16, the kernel of lt_f32_to_bf16_array: the same bits) and summed from
+   there while it is in L1, one pass over dy for the copy and the sums instead of two. */
 #ifdef LT__X86
 /* acc[0..w) += row of s (16 or 8 values at a time, as the GEMM's packing rounds them; the last
    ones by the scalar code) */
@@ -298,7 +300,7 @@ LT__TARGET("avx2,fma,f16c") static void lt__bg16_row_avx2(const lt__gsrc *s, flo
     for (; j < w; j++) acc[j] += lt__gsrc_one(s, j);
 }
 #endif
-static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, const uint16_t *gh, int64_t R, int64_t O) {
+static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, uint16_t *gh, int64_t R, int64_t O) {
     int64_t bw = lt__col_block(O), j0;
     int simd = 0;
     (void)simd;
@@ -313,6 +315,7 @@ static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, const uint16
         src.f = NULL; src.h = NULL; src.p = (int)p; src.gelu = 0;
         for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
         for (r = 0; r < R; r++) {
+            if (gh && gy) lt__to16(p, gy + r * O + j0, gh + r * O + j0, (size_t)w);
             if (gh) src.h = gh + r * O + j0;
             else src.f = gy + r * O + j0;
 #ifdef LT__X86
@@ -391,7 +394,8 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
 }
 /* Backward reads dy up to three times (dx, dW, db): when more than once, dy is rounded to 16 bits
    once, into a scratch copy the three read (the same values as rounding while packing, half the
-   bytes); without memory for the copy each reader rounds the float32 dy itself. */
+   bytes), in the bias gradient's pass where there is one (lt__bias_grad16); without memory for
+   the copy each reader rounds the float32 dy itself. */
 static void lt__affine16_bwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
@@ -401,7 +405,8 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0), dyt = lt__opnd16(gy, NULL, O, 0, 1), x, w;
     uint16_t *gh = NULL;
     if ((gx != NULL) + (gw != NULL) + (gb != NULL) > 1 && (gh = (uint16_t *)LT__MALLOC((size_t)(R * O) * 2)) != NULL) {
-        if (p == LT_F16) lt_f32_to_f16_array(gy, gh, (size_t)(R * O));
+        if (gb && lt_get_threads() <= 1) lt__bias_grad16(p, gb, gy, gh, R, O);   /* copy and db in one pass */
+        else if (p == LT_F16) lt_f32_to_f16_array(gy, gh, (size_t)(R * O));
         else lt_f32_to_bf16_array(gy, gh, (size_t)(R * O));
         dy = lt__opnd16(NULL, gh, O, 0, 0);
         dyt = lt__opnd16(NULL, gh, O, 0, 1);
@@ -419,7 +424,7 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
             lt__gemm16(p, 1, Ci, O, R, &x, &dy, NULL, gw, O, 0, addw ? 1 : 2);
         }
     }
-    if (gb) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, R, O);
+    if (gb && !(gh && lt_get_threads() <= 1)) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, R, O);
     LT__FREE(gh);
 }
 static void lt__linear16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 1); }

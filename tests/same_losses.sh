@@ -35,8 +35,10 @@ run fp32-1t     --threads 1
 run fp32-2t     --threads 2
 run compiled    --threads 2 --compile on
 run bf16        --threads 2 --precision bf16
+run bf16-1t     --threads 1 --precision bf16
 run fp16        --threads 2 --precision fp16
 run fp16-comp   --threads 2 --precision fp16 --compile on
+run fp16-1t     --threads 1 --precision fp16 --compile on
 run accum-clip  --threads 2 --accum 3 --clip-value 0.05 --clip-norm 0.5 --decay linear
 run sgd         --threads 2 --optim sgd --lr 0.05
 run lion        --threads 2 --optim lion --lr 3e-4 --decay sqrt

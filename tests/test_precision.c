@@ -288,7 +288,7 @@ static void tp_convert16_levels(void) {
                                        0x3F80FFFFu, 0x47800000u, 0x477FF000u, 0x477FE000u, 0x33000000u, 0x33000001u,
                                        0x387FC000u, 0xC7800000u, 0x7F7FFFFFu, 0x3DCCCCCDu};
     float x[N], b[N], want[N], got[N], gy[R * O], gb1[O], gb2[O], gbw[O];
-    uint16_t h[N], gh[R * O];
+    uint16_t h[N], gh[R * O], gh2[R * O];
     lt_rng r;
     int pi, kind, lvl, bad = 0, runs = 0, i, j, nt, base = lt_get_threads();
     if (!t_want("precision/convert16_levels")) return;
@@ -345,14 +345,16 @@ static void tp_convert16_levels(void) {
             gbw[j] = acc;
         }
         for (nt = 1; nt <= 2; nt++)
-            for (kind = 0; kind < 2; kind++) {
+            for (kind = 0; kind < 3; kind++) {   /* dy float32, 16-bit, or float32 copied into gh2 on the way */
+                static const char *const kn[3] = {"float32 dy", "16-bit dy", "float32 dy and its copy"};
                 lt_set_threads(nt);
                 for (j = 0; j < O; j++) gb1[j] = gb2[j] = 0.5f;
-                lt__bias_grad16(p, kind ? gb1 : gb2, kind ? NULL : gy, kind ? gh : NULL, R, O);
-                if (memcmp(kind ? gb1 : gb2, gbw, sizeof gbw) != 0) {
+                memset(gh2, 0xAA, sizeof gh2);
+                lt__bias_grad16(p, kind == 1 ? gb1 : gb2, kind == 1 ? NULL : gy, kind == 1 ? gh : kind ? gh2 : NULL, R, O);
+                if (memcmp(kind == 1 ? gb1 : gb2, gbw, sizeof gbw) != 0 || (kind == 2 && memcmp(gh2, gh, sizeof gh) != 0)) {
                     bad++;
-                    printf("     %s, %d threads, %s: the bias gradient differs\n", lt_precision_name(p), nt,
-                           kind ? "16-bit dy" : "float32 dy");
+                    printf("     %s, %d threads, %s: the bias gradient %s\n", lt_precision_name(p), nt, kn[kind],
+                           kind == 2 && memcmp(gh2, gh, sizeof gh) != 0 ? "'s copy of dy differs" : "differs");
                 }
                 runs++;
             }

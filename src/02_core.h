@@ -549,6 +549,33 @@ LTRAIN_DEF double lt_rng_normal(lt_rng *r) {
 }
 LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return ctx ? &ctx->rng : NULL; }
 
+/* -- fetching ahead ------------------------------------------------------------------------------
+   A loop that streams an array from memory while it does real work on each value (an exp per
+   logit, GELU's polynomial) can outrun what the hardware fetches ahead for it: on the Intel Xeons
+   of bench/precision.md such a loop read memory at 3 GB/s, the log-sum-exp of linear_ce16 taking
+   0.66 ns a logit from memory against 0.23 with the row in cache.  These loops ask for the lines
+   LT__AHEAD bytes ahead of those they read (prefetcht1: into L2), which brought that one to 0.31.
+   A prefetch never faults, so asking past an array's end is harmless (the addresses are computed as integers, not
+   as pointers past the array). */
+#define LT__AHEAD 2048
+#if defined(__GNUC__) || defined(__clang__)
+#define LT__FETCH(p) __builtin_prefetch((const void *)((uintptr_t)(p) + LT__AHEAD), 0, 2)
+#else
+#define LT__FETCH(p) ((void)0)
+#endif
+/* the lines of [p + off, p + off + bytes), to read (write 0) or to write */
+static void lt__fetch(const void *p, int64_t off, int64_t bytes, int write) {
+#if defined(__GNUC__) || defined(__clang__)
+    uintptr_t a = (uintptr_t)p + (uintptr_t)off, e = a + (uintptr_t)bytes;
+    for (; a < e; a += 64) {
+        if (write) __builtin_prefetch((const void *)a, 1, 2);
+        else __builtin_prefetch((const void *)a, 0, 2);
+    }
+#else
+    (void)p; (void)off; (void)bytes; (void)write;
+#endif
+}
+
 /* -- huge pages ----------------------------------------------------------------------------------
    The big buffers (arena chunks, parameters and their gradients, optimizer moments) ask Linux for
    2 MiB pages (madvise MADV_HUGEPAGE) before their first touch.  A product walks its operands

@@ -903,7 +903,8 @@ LT__TARGET("avx512f") static void lt__gelu_bwd_avx512(const float *x, const floa
         __m512 du = _mm512_mul_ps(_mm512_set1_ps(LT__GELU_K),
                                   _mm512_fmadd_ps(_mm512_set1_ps(3.0f * LT__GELU_C), _mm512_mul_ps(v, v), one));
         __m512 d = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_mul_ps(two, v), _mm512_fnmadd_ps(s, s, s)), du, s);
-        if (gy) d = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, gy + i), d);
+        LT__FETCH(x + i);   /* (@@CORE: memory keeps up with the polynomial) */
+        if (gy) { LT__FETCH(gy + i); d = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, gy + i), d); }
         if (add) d = _mm512_add_ps(_mm512_maskz_loadu_ps(k, gx + i), d);
         _mm512_mask_storeu_ps(gx + i, k, d);
     }
@@ -927,6 +928,8 @@ LT__TARGET("avx2,fma") static void lt__gelu_avx2(const float *x, const float *gy
         int64_t nv = m - i;
         __m256 v = lt__load8(x + i, nv), s = lt__gelu_s8(v), d;
         if (!grad) { lt__store8(out + i, _mm256_mul_ps(v, s), nv); continue; }
+        LT__FETCH(x + i);   /* (the backward's, as above) */
+        if (gy) LT__FETCH(gy + i);
         d = _mm256_mul_ps(_mm256_set1_ps(LT__GELU_K),
                           _mm256_fmadd_ps(_mm256_set1_ps(3.0f * LT__GELU_C), _mm256_mul_ps(v, v), _mm256_set1_ps(1.0f)));
         d = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(2.0f), v), _mm256_fnmadd_ps(s, s, s)), d, s);
@@ -1132,6 +1135,9 @@ LT__TARGET("avx512f") static void lt__gelu16_bwd_avx512(lt_dtype p, const float 
         __mmask16 k = (__mmask16)(m - i >= 16 ? 0xFFFFu : (1u << (m - i)) - 1u);
         __m512i h = lt__gelu16_idx(p, x ? x + i : NULL, xh ? xh + i : NULL, k);
         __m512 d = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, gy + i), _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, h, tab, 4));
+        if (x) LT__FETCH(x + i);   /* (@@CORE) */
+        else if (i % 32 == 0) LT__FETCH(xh + i);
+        LT__FETCH(gy + i);
         if (add) d = _mm512_add_ps(_mm512_maskz_loadu_ps(k, gx + i), d);
         _mm512_mask_storeu_ps(gx + i, k, d);
     }
@@ -1171,6 +1177,9 @@ LT__TARGET("avx2,f16c") static void lt__gelu16_bwd_avx2(lt_dtype p, const float 
     for (i = 0; i + 8 <= m; i += 8) {
         __m256i h = lt__gelu16_idx8(p, x ? x + i : NULL, xh ? xh + i : NULL);
         __m256 d = _mm256_mul_ps(_mm256_loadu_ps(gy + i), _mm256_i32gather_ps(tab, h, 4));
+        if (x) LT__FETCH(x + i);   /* (@@CORE) */
+        else if (i % 32 == 0) LT__FETCH(xh + i);
+        LT__FETCH(gy + i);
         if (add) d = _mm256_add_ps(_mm256_loadu_ps(gx + i), d);
         _mm256_storeu_ps(gx + i, d);
     }

@@ -60,11 +60,19 @@ static void lt__cross_entropy_bwd(lt__node *nd) {
         const float *x = nd->in[0]->data + r * V;
         float *gr = gx + r * V, m = nd->save[0][R + r], ls = nd->save[0][2 * R + r];
         int32_t t = nd->ids[r];
+        int64_t j0, step = simd ? 256 : V;   /* (the vector kernels' values do not depend on the pieces) */
         if (t == LT_IGNORE_INDEX) {
             if (gr == x) memset(gr, 0, (size_t)V * sizeof(float));
             continue;
         }
-        lt__exp_grad(simd, x, gr, V, m, ls, g, gr != x);   /* in place: 0 + g·p, the bits of += into zeros */
+        for (j0 = 0; j0 < V; j0 += step) {   /* in place: 0 + g·p, the bits of += into zeros */
+            int64_t n = V - j0 < step ? V - j0 : step;
+            if (simd) {   /* the pieces ahead (@@CORE) */
+                lt__fetch(x + j0, LT__AHEAD, n * (int64_t)sizeof(float), gr == x);
+                if (gr != x) lt__fetch(gr + j0, LT__AHEAD, n * (int64_t)sizeof(float), 1);
+            }
+            lt__exp_grad(simd, x + j0, gr + j0, n, m, ls, g, gr != x);
+        }
         gr[t] -= g;
     }
 }
@@ -175,8 +183,10 @@ static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, const
         if (pm[j0 / LT__CE16_PIECE] > mm) mm = pm[j0 / LT__CE16_PIECE];
     *m = mm;
     if (mm == -INFINITY) return -INFINITY;
-    for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE)
+    for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
+        lt__fetch(z + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *z, 0);   /* (@@CORE: memory keeps up) */
         s += lt__ce16_sum(simd, p, z + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, mm);
+    }
     return (float)log(s);
 }
 
@@ -248,8 +258,10 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
             memset(zr, 0, (size_t)V * sizeof(uint16_t));
             continue;
         }
-        for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE)
+        for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
+            lt__fetch(zr + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *zr, 1);
             lt__ce16_dz(simd, p, zr + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, m, ls, g, t - j0);
+        }
     }
     if (gx) {   /* dx (R,C) += dz · W */
         w = lt__opnd16(nd->in[1]->data, NULL, C, 0, 0);

@@ -195,6 +195,7 @@ LT__TARGET("avx512f") static void lt__adamw_avx512(float *p, float *m, float *v,
         __mmask16 k = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
         __m512 pi = _mm512_maskz_loadu_ps(k, p + i), gi = _mm512_maskz_loadu_ps(k, g + i);
         __m512 mi = _mm512_fmadd_ps(vomb1, gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, m + i), vb1));
+        LT__FETCH(p + i); LT__FETCH(g + i); LT__FETCH(m + i); LT__FETCH(v + i);   /* (@@CORE) */
         __m512 vi = _mm512_fmadd_ps(_mm512_mul_ps(vomb2, gi), gi, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, v + i), vb2));
         __m512 den = _mm512_add_ps(_mm512_div_ps(_mm512_maskz_sqrt_ps(LT__M16, vi), vbc), veps);
         if (shrink != 1.0f)   /* (a builtin: never contracted into the add below; maskz: see LT__M16) */
@@ -221,6 +222,7 @@ LT__TARGET("avx2,fma") static int64_t lt__adamw_avx2(float *p, float *m, float *
     for (i = 0; i < n8; i += 8) {
         __m256 gi = _mm256_loadu_ps(g + i);
         __m256 mi = _mm256_fmadd_ps(vomb1, gi, _mm256_mul_ps(_mm256_loadu_ps(m + i), vb1));
+        LT__FETCH(p + i); LT__FETCH(g + i); LT__FETCH(m + i); LT__FETCH(v + i);   /* (@@CORE) */
         __m256 vi = _mm256_fmadd_ps(_mm256_mul_ps(vomb2, gi), gi, _mm256_mul_ps(_mm256_loadu_ps(v + i), vb2));
         __m256 den = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(vi), vbc), veps);
         _mm256_storeu_ps(m + i, mi);

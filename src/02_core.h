@@ -555,8 +555,8 @@ LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return ctx ? &ctx->rng : NULL; }
    of bench/precision.md such a loop read memory at 3 GB/s, the log-sum-exp of linear_ce16 taking
    0.66 ns a logit from memory against 0.23 with the row in cache.  These loops ask for the lines
    LT__AHEAD bytes ahead of those they read (prefetcht1: into L2), which brought that one to 0.31.
-   A prefetch never faults, so asking past an array's end is harmless (the addresses are computed as integers, not
-   as pointers past the array). */
+   A prefetch never faults, so asking past an array's end is harmless (the addresses are computed
+   as integers, not as pointers past the array). */
 #define LT__AHEAD 2048
 #if defined(__GNUC__) || defined(__clang__)
 #define LT__FETCH(p) __builtin_prefetch((const void *)((uintptr_t)(p) + LT__AHEAD), 0, 2)

@@ -394,8 +394,10 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
 }
 /* Backward reads dy up to three times (dx, dW, db): when more than once, dy is rounded to 16 bits
    once, into a scratch copy the three read (the same values as rounding while packing, half the
-   bytes), in the bias gradient's pass where there is one (lt__bias_grad16); without memory for
-   the copy each reader rounds the float32 dy itself. */
+   bytes); without memory for the copy each reader rounds the float32 dy itself.  At 1 thread the
+   bias gradient's pass makes the copy (lt__bias_grad16).  With more, that pass is split by
+   columns, so half of each row of the copy would sit in the other core's cache when the products,
+   split by rows, read it (a step 1.08x slower, bench/precision.md): the copy is made by rows. */
 static void lt__affine16_bwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
@@ -404,8 +406,9 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
     float *gb = lt__grad(nd->in[2], nd->ctx), *gy = nd->out->grad;
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0), dyt = lt__opnd16(gy, NULL, O, 0, 1), x, w;
     uint16_t *gh = NULL;
+    int one = gb && lt_get_threads() <= 1;   /* at 1 thread the copy and db in one pass (lt__bias_grad16) */
     if ((gx != NULL) + (gw != NULL) + (gb != NULL) > 1 && (gh = (uint16_t *)LT__MALLOC((size_t)(R * O) * 2)) != NULL) {
-        if (gb && lt_get_threads() <= 1) lt__bias_grad16(p, gb, gy, gh, R, O);   /* copy and db in one pass */
+        if (one) lt__bias_grad16(p, gb, gy, gh, R, O);
         else if (p == LT_F16) lt_f32_to_f16_array(gy, gh, (size_t)(R * O));
         else lt_f32_to_bf16_array(gy, gh, (size_t)(R * O));
         dy = lt__opnd16(NULL, gh, O, 0, 0);
@@ -424,7 +427,7 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
             lt__gemm16(p, 1, Ci, O, R, &x, &dy, NULL, gw, O, 0, addw ? 1 : 2);
         }
     }
-    if (gb && !(gh && lt_get_threads() <= 1)) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, R, O);
+    if (gb && !(gh && one)) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, R, O);
     LT__FREE(gh);
 }
 static void lt__linear16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 1); }

@@ -1953,16 +1953,22 @@ LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return ctx ? &ctx->rng : NULL; }
 #else
 #define LT__FETCH(p) ((void)0)
 #endif
-/* the lines of [p + off, p + off + bytes), to read (write 0) or to write */
-static void lt__fetch(const void *p, int64_t off, int64_t bytes, int write) {
+/* The lines of [p + off, p + off + bytes), as `how` says: LT__FETCH_L2 to read and LT__FETCH_L2W
+   to write (into L2, as LT__FETCH), or LT__FETCH_L1 to read within the next few hundred cycles
+   (prefetcht0: the GEMM's packing and attention16's rows ask for the rows a few ahead so). */
+#define LT__FETCH_L2 0
+#define LT__FETCH_L2W 1
+#define LT__FETCH_L1 2
+static void lt__fetch(const void *p, int64_t off, int64_t bytes, int how) {
 #if defined(__GNUC__) || defined(__clang__)
     uintptr_t a = (uintptr_t)p + (uintptr_t)off, e = a + (uintptr_t)bytes;
     for (; a < e; a += 64) {
-        if (write) __builtin_prefetch((const void *)a, 1, 2);
+        if (how == LT__FETCH_L1) __builtin_prefetch((const void *)a, 0, 3);
+        else if (how == LT__FETCH_L2W) __builtin_prefetch((const void *)a, 1, 2);
         else __builtin_prefetch((const void *)a, 0, 2);
     }
 #else
-    (void)p; (void)off; (void)bytes; (void)write;
+    (void)p; (void)off; (void)bytes; (void)how;
 #endif
 }
 
@@ -6842,17 +6848,8 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
 
 /* ---- @@GEMM.pack  packing --------------------------------------------------------------------- */
 /* Packing walks rows that lie a stride apart (a run of KC values from each), which the hardware
-   prefetcher picks up late: the runs a few rows ahead are asked for explicitly (see
-   bench/precision.md, design notes). */
-static void lt__prefetch_run(const void *p, int64_t bytes) {
-#if defined(__GNUC__) || defined(__clang__)
-    const char *c = (const char *)p;
-    int64_t o;
-    for (o = 0; o < bytes; o += 64) __builtin_prefetch(c + o, 0, 3);
-#else
-    (void)p; (void)bytes;
-#endif
-}
+   prefetcher picks up late: the runs a few rows ahead are asked for explicitly (lt__fetch,
+   LT__FETCH_L1; see bench/precision.md, design notes). */
 
 /* op(A)[0..mc, 0..kc] -> MR-tall slivers of MR*LT__KS floats each.  A points at op(A)[0][0].
    A as is (element (i,k) at A[i*lda + k]): rows copied, row-major slivers a[r*KS + k].
@@ -6866,7 +6863,7 @@ static void lt__pack_a(int ta, int isa, const float *A, int64_t lda, int64_t mc,
         if (!ta) {
             for (r = 0; r < h; r++) {
                 memcpy(ap + r * LT__KS, A + (is + r) * lda, (size_t)kc * sizeof(float));
-                if (is + r + 4 < mc) lt__prefetch_run(A + (is + r + 4) * lda, kc * (int64_t)sizeof(float));
+                if (is + r + 4 < mc) lt__fetch(A + (is + r + 4) * lda, 0, kc * (int64_t)sizeof(float), LT__FETCH_L1);
             }
             for (; r < mr; r++) memset(ap + r * LT__KS, 0, (size_t)kc * sizeof(float));
         } else {
@@ -6952,10 +6949,10 @@ static lt__gsrc lt__gsrc_at(lt__gsrc s, int64_t off) {
     else s.f += off;
     return s;
 }
-/* prefetch n values of s from at (see lt__prefetch_run; the packers below use it) */
+/* prefetch n values of s from at (as above; the packers below use it) */
 static void lt__gsrc_prefetch(const lt__gsrc *s, int64_t at, int64_t n) {
-    if (s->h) lt__prefetch_run(s->h + at, n * 2);
-    else lt__prefetch_run(s->f + at, n * 4);
+    if (s->h) lt__fetch(s->h + at, 0, n * 2, LT__FETCH_L1);
+    else lt__fetch(s->f + at, 0, n * 4, LT__FETCH_L1);
 }
 #ifdef LT__X86
 /* element i of s as float32, the scalar way (the fast paths' ragged ends and NaNs) */
@@ -8439,10 +8436,11 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
     float *gb = lt__grad(nd->in[2], nd->ctx), *gy = nd->out->grad;
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0), dyt = lt__opnd16(gy, NULL, O, 0, 1), x, w;
     uint16_t *gh = NULL;
-    int one = gb && lt_get_threads() <= 1;   /* at 1 thread the copy and db in one pass (lt__bias_grad16) */
     if ((gx != NULL) + (gw != NULL) + (gb != NULL) > 1 && (gh = (uint16_t *)LT__MALLOC((size_t)(R * O) * 2)) != NULL) {
-        if (one) lt__bias_grad16(p, gb, gy, gh, R, O);
-        else if (p == LT_F16) lt_f32_to_f16_array(gy, gh, (size_t)(R * O));
+        if (gb && lt_get_threads() <= 1) {   /* the copy and db in one pass; db is done */
+            lt__bias_grad16(p, gb, gy, gh, R, O);
+            gb = NULL;
+        } else if (p == LT_F16) lt_f32_to_f16_array(gy, gh, (size_t)(R * O));
         else lt_f32_to_bf16_array(gy, gh, (size_t)(R * O));
         dy = lt__opnd16(NULL, gh, O, 0, 0);
         dyt = lt__opnd16(NULL, gh, O, 0, 1);
@@ -8460,7 +8458,7 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
             lt__gemm16(p, 1, Ci, O, R, &x, &dy, NULL, gw, O, 0, addw ? 1 : 2);
         }
     }
-    if (gb && !(gh && one)) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, R, O);
+    if (gb) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, R, O);
     LT__FREE(gh);
 }
 static void lt__linear16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 1); }
@@ -8574,9 +8572,8 @@ LT__TARGET("avx512f,avx512bw") static inline __m256i lt__a16_cvt16(const float *
 /* the cache lines of row r of lt__a16_rows's source, fetched ahead: the rows lie ldx apart, each
    on pages of its own, which the hardware's prefetchers do not follow */
 static void lt__a16_fetch(const float *x, const uint16_t *h, int64_t ldx, int64_t r, int64_t n_col) {
-    const char *p = h ? (const char *)(h + r * ldx) : (const char *)(x + r * ldx);
-    int64_t b, bytes = n_col * (h ? 2 : 4);
-    for (b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+    if (h) lt__fetch(h + r * ldx, 0, n_col * 2, LT__FETCH_L1);
+    else lt__fetch(x + r * ldx, 0, n_col * 4, LT__FETCH_L1);
 }
 /* np rows of dp bf16 into o: rows < n from x (row stride ldx; float32 rounded, or the 16-bit
    copy h as it is), n_col values each, zeros past them and in rows >= n */
@@ -11062,8 +11059,8 @@ static void lt__cross_entropy_bwd(lt__node *nd) {
         for (j0 = 0; j0 < V; j0 += step) {   /* in place: 0 + g·p, the bits of += into zeros */
             int64_t n = V - j0 < step ? V - j0 : step;
             if (simd) {   /* the pieces ahead (@@CORE) */
-                lt__fetch(x + j0, LT__AHEAD, n * (int64_t)sizeof(float), gr == x);
-                if (gr != x) lt__fetch(gr + j0, LT__AHEAD, n * (int64_t)sizeof(float), 1);
+                lt__fetch(x + j0, LT__AHEAD, n * (int64_t)sizeof(float), gr == x ? LT__FETCH_L2W : LT__FETCH_L2);
+                if (gr != x) lt__fetch(gr + j0, LT__AHEAD, n * (int64_t)sizeof(float), LT__FETCH_L2W);
             }
             lt__exp_grad(simd, x + j0, gr + j0, n, m, ls, g, gr != x);
         }
@@ -11178,7 +11175,7 @@ static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, const
     *m = mm;
     if (mm == -INFINITY) return -INFINITY;
     for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
-        lt__fetch(z + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *z, 0);   /* (@@CORE: memory keeps up) */
+        lt__fetch(z + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *z, LT__FETCH_L2);   /* (@@CORE: memory keeps up) */
         s += lt__ce16_sum(simd, p, z + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, mm);
     }
     return (float)log(s);
@@ -11253,7 +11250,7 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
             continue;
         }
         for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
-            lt__fetch(zr + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *zr, 1);
+            lt__fetch(zr + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *zr, LT__FETCH_L2W);
             lt__ce16_dz(simd, p, zr + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, m, ls, g, t - j0);
         }
     }

@@ -563,16 +563,22 @@ LTRAIN_DEF lt_rng *lt_ctx_rng(lt_ctx *ctx) { return ctx ? &ctx->rng : NULL; }
 #else
 #define LT__FETCH(p) ((void)0)
 #endif
-/* the lines of [p + off, p + off + bytes), to read (write 0) or to write */
-static void lt__fetch(const void *p, int64_t off, int64_t bytes, int write) {
+/* The lines of [p + off, p + off + bytes), as `how` says: LT__FETCH_L2 to read and LT__FETCH_L2W
+   to write (into L2, as LT__FETCH), or LT__FETCH_L1 to read within the next few hundred cycles
+   (prefetcht0: the GEMM's packing and attention16's rows ask for the rows a few ahead so). */
+#define LT__FETCH_L2 0
+#define LT__FETCH_L2W 1
+#define LT__FETCH_L1 2
+static void lt__fetch(const void *p, int64_t off, int64_t bytes, int how) {
 #if defined(__GNUC__) || defined(__clang__)
     uintptr_t a = (uintptr_t)p + (uintptr_t)off, e = a + (uintptr_t)bytes;
     for (; a < e; a += 64) {
-        if (write) __builtin_prefetch((const void *)a, 1, 2);
+        if (how == LT__FETCH_L1) __builtin_prefetch((const void *)a, 0, 3);
+        else if (how == LT__FETCH_L2W) __builtin_prefetch((const void *)a, 1, 2);
         else __builtin_prefetch((const void *)a, 0, 2);
     }
 #else
-    (void)p; (void)off; (void)bytes; (void)write;
+    (void)p; (void)off; (void)bytes; (void)how;
 #endif
 }
 

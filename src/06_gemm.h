@@ -680,17 +680,8 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
 
 /* ---- @@GEMM.pack  packing --------------------------------------------------------------------- */
 /* Packing walks rows that lie a stride apart (a run of KC values from each), which the hardware
-   prefetcher picks up late: the runs a few rows ahead are asked for explicitly (see
-   bench/precision.md, design notes). */
-static void lt__prefetch_run(const void *p, int64_t bytes) {
-#if defined(__GNUC__) || defined(__clang__)
-    const char *c = (const char *)p;
-    int64_t o;
-    for (o = 0; o < bytes; o += 64) __builtin_prefetch(c + o, 0, 3);
-#else
-    (void)p; (void)bytes;
-#endif
-}
+   prefetcher picks up late: the runs a few rows ahead are asked for explicitly (lt__fetch,
+   LT__FETCH_L1; see bench/precision.md, design notes). */
 
 /* op(A)[0..mc, 0..kc] -> MR-tall slivers of MR*LT__KS floats each.  A points at op(A)[0][0].
    A as is (element (i,k) at A[i*lda + k]): rows copied, row-major slivers a[r*KS + k].
@@ -704,7 +695,7 @@ static void lt__pack_a(int ta, int isa, const float *A, int64_t lda, int64_t mc,
         if (!ta) {
             for (r = 0; r < h; r++) {
                 memcpy(ap + r * LT__KS, A + (is + r) * lda, (size_t)kc * sizeof(float));
-                if (is + r + 4 < mc) lt__prefetch_run(A + (is + r + 4) * lda, kc * (int64_t)sizeof(float));
+                if (is + r + 4 < mc) lt__fetch(A + (is + r + 4) * lda, 0, kc * (int64_t)sizeof(float), LT__FETCH_L1);
             }
             for (; r < mr; r++) memset(ap + r * LT__KS, 0, (size_t)kc * sizeof(float));
         } else {
@@ -790,10 +781,10 @@ static lt__gsrc lt__gsrc_at(lt__gsrc s, int64_t off) {
     else s.f += off;
     return s;
 }
-/* prefetch n values of s from at (see lt__prefetch_run; the packers below use it) */
+/* prefetch n values of s from at (as above; the packers below use it) */
 static void lt__gsrc_prefetch(const lt__gsrc *s, int64_t at, int64_t n) {
-    if (s->h) lt__prefetch_run(s->h + at, n * 2);
-    else lt__prefetch_run(s->f + at, n * 4);
+    if (s->h) lt__fetch(s->h + at, 0, n * 2, LT__FETCH_L1);
+    else lt__fetch(s->f + at, 0, n * 4, LT__FETCH_L1);
 }
 #ifdef LT__X86
 /* element i of s as float32, the scalar way (the fast paths' ragged ends and NaNs) */

@@ -406,10 +406,11 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
     float *gb = lt__grad(nd->in[2], nd->ctx), *gy = nd->out->grad;
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0), dyt = lt__opnd16(gy, NULL, O, 0, 1), x, w;
     uint16_t *gh = NULL;
-    int one = gb && lt_get_threads() <= 1;   /* at 1 thread the copy and db in one pass (lt__bias_grad16) */
     if ((gx != NULL) + (gw != NULL) + (gb != NULL) > 1 && (gh = (uint16_t *)LT__MALLOC((size_t)(R * O) * 2)) != NULL) {
-        if (one) lt__bias_grad16(p, gb, gy, gh, R, O);
-        else if (p == LT_F16) lt_f32_to_f16_array(gy, gh, (size_t)(R * O));
+        if (gb && lt_get_threads() <= 1) {   /* the copy and db in one pass; db is done */
+            lt__bias_grad16(p, gb, gy, gh, R, O);
+            gb = NULL;
+        } else if (p == LT_F16) lt_f32_to_f16_array(gy, gh, (size_t)(R * O));
         else lt_f32_to_bf16_array(gy, gh, (size_t)(R * O));
         dy = lt__opnd16(NULL, gh, O, 0, 0);
         dyt = lt__opnd16(NULL, gh, O, 0, 1);
@@ -427,7 +428,7 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
             lt__gemm16(p, 1, Ci, O, R, &x, &dy, NULL, gw, O, 0, addw ? 1 : 2);
         }
     }
-    if (gb && !(gh && one)) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, R, O);
+    if (gb) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, R, O);
     LT__FREE(gh);
 }
 static void lt__linear16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 1); }
@@ -541,9 +542,8 @@ LT__TARGET("avx512f,avx512bw") static inline __m256i lt__a16_cvt16(const float *
 /* the cache lines of row r of lt__a16_rows's source, fetched ahead: the rows lie ldx apart, each
    on pages of its own, which the hardware's prefetchers do not follow */
 static void lt__a16_fetch(const float *x, const uint16_t *h, int64_t ldx, int64_t r, int64_t n_col) {
-    const char *p = h ? (const char *)(h + r * ldx) : (const char *)(x + r * ldx);
-    int64_t b, bytes = n_col * (h ? 2 : 4);
-    for (b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+    if (h) lt__fetch(h + r * ldx, 0, n_col * 2, LT__FETCH_L1);
+    else lt__fetch(x + r * ldx, 0, n_col * 4, LT__FETCH_L1);
 }
 /* np rows of dp bf16 into o: rows < n from x (row stride ldx; float32 rounded, or the 16-bit
    copy h as it is), n_col values each, zeros past them and in rows >= n */

@@ -68,8 +68,8 @@ static void lt__cross_entropy_bwd(lt__node *nd) {
         for (j0 = 0; j0 < V; j0 += step) {   /* in place: 0 + g·p, the bits of += into zeros */
             int64_t n = V - j0 < step ? V - j0 : step;
             if (simd) {   /* the pieces ahead (@@CORE) */
-                lt__fetch(x + j0, LT__AHEAD, n * (int64_t)sizeof(float), gr == x);
-                if (gr != x) lt__fetch(gr + j0, LT__AHEAD, n * (int64_t)sizeof(float), 1);
+                lt__fetch(x + j0, LT__AHEAD, n * (int64_t)sizeof(float), gr == x ? LT__FETCH_L2W : LT__FETCH_L2);
+                if (gr != x) lt__fetch(gr + j0, LT__AHEAD, n * (int64_t)sizeof(float), LT__FETCH_L2W);
             }
             lt__exp_grad(simd, x + j0, gr + j0, n, m, ls, g, gr != x);
         }
@@ -184,7 +184,7 @@ static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, const
     *m = mm;
     if (mm == -INFINITY) return -INFINITY;
     for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
-        lt__fetch(z + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *z, 0);   /* (@@CORE: memory keeps up) */
+        lt__fetch(z + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *z, LT__FETCH_L2);   /* (@@CORE: memory keeps up) */
         s += lt__ce16_sum(simd, p, z + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, mm);
     }
     return (float)log(s);
@@ -259,7 +259,7 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
             continue;
         }
         for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
-            lt__fetch(zr + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *zr, 1);
+            lt__fetch(zr + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *zr, LT__FETCH_L2W);
             lt__ce16_dz(simd, p, zr + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, m, ls, g, t - j0);
         }
     }

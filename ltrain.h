@@ -4037,7 +4037,9 @@ static void lt__gelu_bwd(lt__node *nd) {
 /* gelu16 (lt_set_precision): y = round16(gelu(round16(x))), as torch's gelu on a bf16 tensor (its
    math in float32, the result rounded); saves x in 16 bits (save[0], R·n/2 floats), so the
    float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  LT__PREC(nd) = the precision.
-   In blocks of LT__EW16 elements, converted on the stack. */
+   In blocks of LT__EW16 elements, converted on the stack.  In a compiled plan whose readers of y
+   all recompute it from that copy (16-bit products: @@COMPILE's lt__plan_unmade) y is NULL, and
+   the forward writes the copy alone. */
 #define LT__EW16 4096
 /* A 16-bit input is one of 65536 bit patterns, so gelu16's output round16(gelu(x)) and the
    derivative gelu'(x) are tabulated, once per format (4 tables of 256 KiB, filled the first time
@@ -4194,6 +4196,10 @@ static void lt__gelu16_fwd(lt__node *nd) {
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < nb; b++) {
         int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16;
+        if (!nd->out->data) {   /* y unmade (a compiled plan's readers recompute it from xh): the copy */
+            lt__to16(p, nd->in[0]->data + lo, xh + lo, (size_t)m);
+            continue;
+        }
 #ifdef LT__X86
         if (simd == 2) { lt__gelu16_fwd_avx512(p, nd->in[0]->data + lo, xh ? xh + lo : NULL, nd->out->data + lo, m); continue; }
         if (simd == 1) { lt__gelu16_fwd_avx2(p, nd->in[0]->data + lo, xh ? xh + lo : NULL, nd->out->data + lo, m); continue; }
@@ -8415,10 +8421,7 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     lt__mm16_opnd x, w;
     lt__save16(nd);
-    if (LT__AFF_X_GELU16(nd) == 1.0) {   /* gelu16's output, read in place: 16-bit values */
-        x = lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0);
-        x.exact = lt__exact16(nd->in[0], p);
-    } else x = lt__opnd16_of(nd, 0, Ci, 0, 0);
+    x = lt__opnd16_of(nd, 0, Ci, 0, 0);   /* (gelu16's output recomputed from its copy, as backward) */
     w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
     lt__gemm16(p, 1, R, O, Ci, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
 }
@@ -9568,6 +9571,7 @@ typedef struct {
     int (*sbuf)[2];              /* op k's saved values' buffers (-1: none) */
     char *inplace;               /* op k's gradient is written over its data (lt__plan_dx_over_x) */
     int *galias;                 /* op k's gradient is op galias[k]'s (lt__plan_dx_over_dy), or -1 */
+    char *unmade;                /* op k's output is never written: its readers recompute it (lt__plan_unmade) */
     int64_t n_ids;               /* indices of all ops together */
     char *rc;                    /* op k runs again in backward (c->rc, or none) */
     int *tb, *tr, *top, t_end;   /* when op k's backward runs, when it runs again (-1); which op's backward runs at t */
@@ -9635,6 +9639,7 @@ static int lt__plan_arrays(lt__planner *s) {
     s->sbuf = (int(*)[2])LT__MALLOC((size_t)N * sizeof(int[2]));
     s->inplace = (char *)LT__MALLOC((size_t)N + 1);
     s->galias = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->unmade = (char *)LT__MALLOC((size_t)N + 1);
     s->rc = (char *)LT__MALLOC((size_t)N + 1);
     s->tb = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
     s->tr = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
@@ -9646,7 +9651,7 @@ static int lt__plan_arrays(lt__planner *s) {
     p->rcp = (float *(*)[6])LT__MALLOC(((size_t)N + 1) * sizeof(float *[6]));
     p->op_rng = (lt_rng *)LT__MALLOC(((size_t)N + 1) * sizeof(lt_rng));
     if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->fuse_end || !p->zero_at || !p->n_zero_at ||
-        !s->b || !s->dbuf || !s->gbuf || !s->ibuf || !s->sbuf || !s->inplace || !s->galias || !s->rc || !s->tb ||
+        !s->b || !s->dbuf || !s->gbuf || !s->ibuf || !s->sbuf || !s->inplace || !s->galias || !s->unmade || !s->rc || !s->tb ||
         !s->tr || !s->top || !s->rbuf || !s->rsbuf || !p->ev || !p->rc || !p->rcp || !p->op_rng) {
         lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
         return 0;
@@ -9781,6 +9786,11 @@ static void lt__plan_records(lt__planner *s) {
    its first buffer serves the forward only.  An op run again reads values from outside its
    segment (the segment's input: the value kept) at that time too. */
 #define LT__LIVE(q, t) do { if ((q) >= 0 && (t) > b[q].last) b[q].last = (t); } while (0)
+/* a 16-bit product of gelu16's output that reads gelu16's 16-bit copy of its input instead, in
+   forward too (LT__AFF_X_GELU16, lt__opnd16_of) */
+static int lt__recomputes_x(const lt__node *nd) {
+    return (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && LT__AFF_X_GELU16(nd) == 1.0;
+}
 static void lt__plan_lifetimes(lt__planner *s) {
     lt_plan *p = s->p;
     lt__pbuf *b = s->b;
@@ -9788,6 +9798,7 @@ static void lt__plan_lifetimes(lt__planner *s) {
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         if ((nd->op->reads & LT__OUT) && p->runs_bwd[k]) LT__LIVE(s->rc[k] ? s->rbuf[k] : dbuf[k], LT__TB(k));
+        if (lt__recomputes_x(nd) && nd->in[0]->node) LT__LIVE(s->sbuf[nd->in[0]->node - p->nodes][0], LT__TF(k));
         for (j = 0; j < 3; j++) {
             lt_tensor *t = nd->in[j];
             int src_op, db, rb;
@@ -9833,6 +9844,28 @@ static void lt__plan_y_over_x(lt__planner *s) {
             b[d].first = b[d].last = 0;
             break;
         }
+    }
+}
+
+/* Values nobody needs written: gelu16's output y when every op reading it is a 16-bit product
+   that recomputes it from gelu16's 16-bit copy of its input (LT__AFF_X_GELU16: its backward
+   does so already, and its forward then does too).  y gets no buffer (its data is NULL) and
+   gelu16's forward writes only the copy: the MLP's widest activation is neither written nor
+   read back, in float32, by the forward.  Not for an op run again (its second home) nor the loss. */
+static void lt__plan_unmade(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, m, j, N = s->N;
+    for (k = 0; k < N; k++) {
+        int ok = p->nodes[k].op == LT__OP(gelu16) && s->sbuf[k][0] >= 0 && s->dbuf[k] >= 0 && !s->rc[k] &&
+                 k != p->loss;
+        for (m = k + 1; m < N && ok; m++)
+            for (j = 0; j < 3; j++)
+                if (p->nodes[m].in[j] == &p->outs[k] && (j != 0 || !lt__recomputes_x(&p->nodes[m]))) ok = 0;
+        if (!ok) continue;
+        p->naive_bytes += b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes it) */
+        b[s->dbuf[k]].bytes = 0;
+        s->unmade[k] = 1;
     }
 }
 
@@ -9948,7 +9981,8 @@ static int lt__plan_homes(lt__planner *s) {
         for (k = 0; k < s->c->n_in; k++) p->ins[k].data = (float *)(base + b[s->ibuf[k]].off);
         for (k = 0; k < N; k++) {
             lt__node *nd = &p->nodes[k];
-            if (s->dbuf[k] >= 0) p->outs[k].data = (float *)(base + b[s->dbuf[k]].off);
+            if (s->unmade[k]) p->outs[k].data = NULL;
+            else if (s->dbuf[k] >= 0) p->outs[k].data = (float *)(base + b[s->dbuf[k]].off);
             else p->outs[k].data = nd->in[0]->data;   /* a view of a parameter */
             if (s->gbuf[k] >= 0) p->outs[k].grad = s->inplace[k] ? p->outs[k].data : (float *)(base + b[s->gbuf[k]].off);
             for (j = 0; j < 2; j++)
@@ -10013,7 +10047,7 @@ static void lt__plan_groups_live(lt__planner *s) {
 static void lt__plan_steps(lt__planner *s) {
     int k;
     for (k = 0; k < s->N; k++) {
-        s->p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1;
+        s->p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1; s->unmade[k] = 0;
         s->rbuf[k] = s->rsbuf[k][0] = s->rsbuf[k][1] = -1;
     }
     s->p->naive_bytes = s->p->saved_bytes = 0;
@@ -10022,6 +10056,7 @@ static void lt__plan_steps(lt__planner *s) {
     lt__plan_records(s);
     lt__plan_lifetimes(s);
     lt__plan_y_over_x(s);
+    lt__plan_unmade(s);
     lt__plan_saved(s);
     lt__plan_dx_over_x(s);
     lt__plan_dx_over_dy(s);
@@ -10160,7 +10195,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
         }
     }
     LT__FREE(s.b); LT__FREE(s.dbuf); LT__FREE(s.gbuf); LT__FREE(s.ibuf); LT__FREE(s.sbuf);
-    LT__FREE(s.inplace); LT__FREE(s.galias);
+    LT__FREE(s.inplace); LT__FREE(s.galias); LT__FREE(s.unmade);
     LT__FREE(s.rc); LT__FREE(s.tb); LT__FREE(s.tr); LT__FREE(s.top); LT__FREE(s.rbuf); LT__FREE(s.rsbuf);
     return ok;
 }
@@ -10263,7 +10298,7 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
             continue;
         }
         lt__plan_kernel(ctx, nd, 0, prof);
-        if (check && (lt_failed(ctx) || !lt__all_finite(nd->out->data, nd->out->n))) {
+        if (check && (lt_failed(ctx) || (nd->out->data && !lt__all_finite(nd->out->data, nd->out->n)))) {
             char b1[64], b2[64];
             if (!lt_failed(ctx))
                 lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: op %d (%s%s%s, input %s -> output %s) produced a "

@@ -1038,7 +1038,9 @@ static void lt__gelu_bwd(lt__node *nd) {
 /* gelu16 (lt_set_precision): y = round16(gelu(round16(x))), as torch's gelu on a bf16 tensor (its
    math in float32, the result rounded); saves x in 16 bits (save[0], R·n/2 floats), so the
    float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  LT__PREC(nd) = the precision.
-   In blocks of LT__EW16 elements, converted on the stack. */
+   In blocks of LT__EW16 elements, converted on the stack.  In a compiled plan whose readers of y
+   all recompute it from that copy (16-bit products: @@COMPILE's lt__plan_unmade) y is NULL, and
+   the forward writes the copy alone. */
 #define LT__EW16 4096
 /* A 16-bit input is one of 65536 bit patterns, so gelu16's output round16(gelu(x)) and the
    derivative gelu'(x) are tabulated, once per format (4 tables of 256 KiB, filled the first time
@@ -1195,6 +1197,10 @@ static void lt__gelu16_fwd(lt__node *nd) {
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < nb; b++) {
         int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16;
+        if (!nd->out->data) {   /* y unmade (a compiled plan's readers recompute it from xh): the copy */
+            lt__to16(p, nd->in[0]->data + lo, xh + lo, (size_t)m);
+            continue;
+        }
 #ifdef LT__X86
         if (simd == 2) { lt__gelu16_fwd_avx512(p, nd->in[0]->data + lo, xh ? xh + lo : NULL, nd->out->data + lo, m); continue; }
         if (simd == 1) { lt__gelu16_fwd_avx2(p, nd->in[0]->data + lo, xh ? xh + lo : NULL, nd->out->data + lo, m); continue; }

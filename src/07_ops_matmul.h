@@ -385,10 +385,7 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
     lt__mm16_opnd x, w;
     lt__save16(nd);
-    if (LT__AFF_X_GELU16(nd) == 1.0) {   /* gelu16's output, read in place: 16-bit values */
-        x = lt__opnd16(nd->in[0]->data, NULL, Ci, 0, 0);
-        x.exact = lt__exact16(nd->in[0], p);
-    } else x = lt__opnd16_of(nd, 0, Ci, 0, 0);
+    x = lt__opnd16_of(nd, 0, Ci, 0, 0);   /* (gelu16's output recomputed from its copy, as backward) */
     w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
     lt__gemm16(p, 1, R, O, Ci, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
 }

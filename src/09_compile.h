@@ -297,6 +297,7 @@ typedef struct {
     int (*sbuf)[2];              /* op k's saved values' buffers (-1: none) */
     char *inplace;               /* op k's gradient is written over its data (lt__plan_dx_over_x) */
     int *galias;                 /* op k's gradient is op galias[k]'s (lt__plan_dx_over_dy), or -1 */
+    char *unmade;                /* op k's output is never written: its readers recompute it (lt__plan_unmade) */
     int64_t n_ids;               /* indices of all ops together */
     char *rc;                    /* op k runs again in backward (c->rc, or none) */
     int *tb, *tr, *top, t_end;   /* when op k's backward runs, when it runs again (-1); which op's backward runs at t */
@@ -364,6 +365,7 @@ static int lt__plan_arrays(lt__planner *s) {
     s->sbuf = (int(*)[2])LT__MALLOC((size_t)N * sizeof(int[2]));
     s->inplace = (char *)LT__MALLOC((size_t)N + 1);
     s->galias = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
+    s->unmade = (char *)LT__MALLOC((size_t)N + 1);
     s->rc = (char *)LT__MALLOC((size_t)N + 1);
     s->tb = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
     s->tr = (int *)LT__MALLOC(((size_t)N + 1) * sizeof(int));
@@ -375,7 +377,7 @@ static int lt__plan_arrays(lt__planner *s) {
     p->rcp = (float *(*)[6])LT__MALLOC(((size_t)N + 1) * sizeof(float *[6]));
     p->op_rng = (lt_rng *)LT__MALLOC(((size_t)N + 1) * sizeof(lt_rng));
     if (!p->nodes || !p->outs || !p->ins || !p->in_src || !p->runs_bwd || !p->fuse_end || !p->zero_at || !p->n_zero_at ||
-        !s->b || !s->dbuf || !s->gbuf || !s->ibuf || !s->sbuf || !s->inplace || !s->galias || !s->rc || !s->tb ||
+        !s->b || !s->dbuf || !s->gbuf || !s->ibuf || !s->sbuf || !s->inplace || !s->galias || !s->unmade || !s->rc || !s->tb ||
         !s->tr || !s->top || !s->rbuf || !s->rsbuf || !p->ev || !p->rc || !p->rcp || !p->op_rng) {
         lt_set_error(p->ctx, LT_ERR_NOMEM, "lt_compile: out of memory planning %d ops", N);
         return 0;
@@ -510,6 +512,11 @@ static void lt__plan_records(lt__planner *s) {
    its first buffer serves the forward only.  An op run again reads values from outside its
    segment (the segment's input: the value kept) at that time too. */
 #define LT__LIVE(q, t) do { if ((q) >= 0 && (t) > b[q].last) b[q].last = (t); } while (0)
+/* a 16-bit product of gelu16's output that reads gelu16's 16-bit copy of its input instead, in
+   forward too (LT__AFF_X_GELU16, lt__opnd16_of) */
+static int lt__recomputes_x(const lt__node *nd) {
+    return (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && LT__AFF_X_GELU16(nd) == 1.0;
+}
 static void lt__plan_lifetimes(lt__planner *s) {
     lt_plan *p = s->p;
     lt__pbuf *b = s->b;
@@ -517,6 +524,7 @@ static void lt__plan_lifetimes(lt__planner *s) {
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         if ((nd->op->reads & LT__OUT) && p->runs_bwd[k]) LT__LIVE(s->rc[k] ? s->rbuf[k] : dbuf[k], LT__TB(k));
+        if (lt__recomputes_x(nd) && nd->in[0]->node) LT__LIVE(s->sbuf[nd->in[0]->node - p->nodes][0], LT__TF(k));
         for (j = 0; j < 3; j++) {
             lt_tensor *t = nd->in[j];
             int src_op, db, rb;
@@ -562,6 +570,28 @@ static void lt__plan_y_over_x(lt__planner *s) {
             b[d].first = b[d].last = 0;
             break;
         }
+    }
+}
+
+/* Values nobody needs written: gelu16's output y when every op reading it is a 16-bit product
+   that recomputes it from gelu16's 16-bit copy of its input (LT__AFF_X_GELU16: its backward
+   does so already, and its forward then does too).  y gets no buffer (its data is NULL) and
+   gelu16's forward writes only the copy: the MLP's widest activation is neither written nor
+   read back, in float32, by the forward.  Not for an op run again (its second home) nor the loss. */
+static void lt__plan_unmade(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, m, j, N = s->N;
+    for (k = 0; k < N; k++) {
+        int ok = p->nodes[k].op == LT__OP(gelu16) && s->sbuf[k][0] >= 0 && s->dbuf[k] >= 0 && !s->rc[k] &&
+                 k != p->loss;
+        for (m = k + 1; m < N && ok; m++)
+            for (j = 0; j < 3; j++)
+                if (p->nodes[m].in[j] == &p->outs[k] && (j != 0 || !lt__recomputes_x(&p->nodes[m]))) ok = 0;
+        if (!ok) continue;
+        p->naive_bytes += b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes it) */
+        b[s->dbuf[k]].bytes = 0;
+        s->unmade[k] = 1;
     }
 }
 
@@ -677,7 +707,8 @@ static int lt__plan_homes(lt__planner *s) {
         for (k = 0; k < s->c->n_in; k++) p->ins[k].data = (float *)(base + b[s->ibuf[k]].off);
         for (k = 0; k < N; k++) {
             lt__node *nd = &p->nodes[k];
-            if (s->dbuf[k] >= 0) p->outs[k].data = (float *)(base + b[s->dbuf[k]].off);
+            if (s->unmade[k]) p->outs[k].data = NULL;
+            else if (s->dbuf[k] >= 0) p->outs[k].data = (float *)(base + b[s->dbuf[k]].off);
             else p->outs[k].data = nd->in[0]->data;   /* a view of a parameter */
             if (s->gbuf[k] >= 0) p->outs[k].grad = s->inplace[k] ? p->outs[k].data : (float *)(base + b[s->gbuf[k]].off);
             for (j = 0; j < 2; j++)
@@ -742,7 +773,7 @@ static void lt__plan_groups_live(lt__planner *s) {
 static void lt__plan_steps(lt__planner *s) {
     int k;
     for (k = 0; k < s->N; k++) {
-        s->p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1;
+        s->p->n_zero_at[k] = 0; s->inplace[k] = 0; s->galias[k] = -1; s->unmade[k] = 0;
         s->rbuf[k] = s->rsbuf[k][0] = s->rsbuf[k][1] = -1;
     }
     s->p->naive_bytes = s->p->saved_bytes = 0;
@@ -751,6 +782,7 @@ static void lt__plan_steps(lt__planner *s) {
     lt__plan_records(s);
     lt__plan_lifetimes(s);
     lt__plan_y_over_x(s);
+    lt__plan_unmade(s);
     lt__plan_saved(s);
     lt__plan_dx_over_x(s);
     lt__plan_dx_over_dy(s);
@@ -889,7 +921,7 @@ static int lt__plan_build(lt_plan *p, struct lt__capture *c, lt_tensor *loss) {
         }
     }
     LT__FREE(s.b); LT__FREE(s.dbuf); LT__FREE(s.gbuf); LT__FREE(s.ibuf); LT__FREE(s.sbuf);
-    LT__FREE(s.inplace); LT__FREE(s.galias);
+    LT__FREE(s.inplace); LT__FREE(s.galias); LT__FREE(s.unmade);
     LT__FREE(s.rc); LT__FREE(s.tb); LT__FREE(s.tr); LT__FREE(s.top); LT__FREE(s.rbuf); LT__FREE(s.rsbuf);
     return ok;
 }
@@ -992,7 +1024,7 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
             continue;
         }
         lt__plan_kernel(ctx, nd, 0, prof);
-        if (check && (lt_failed(ctx) || !lt__all_finite(nd->out->data, nd->out->n))) {
+        if (check && (lt_failed(ctx) || (nd->out->data && !lt__all_finite(nd->out->data, nd->out->n)))) {
             char b1[64], b2[64];
             if (!lt_failed(ctx))
                 lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: op %d (%s%s%s, input %s -> output %s) produced a "

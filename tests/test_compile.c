@@ -149,6 +149,21 @@ static lt_tensor *tc_add_step(lt_ctx *ctx, void *u) {
     return lt_sum(ctx, lt_mul(ctx, s, t));
 }
 
+/* gelu16's output unmade (@@COMPILE lt__plan_unmade): x (6,8) -> linear -> gelu -> linear -> CE at
+   16 bits; with *u != 0 the gelu's output y is also read by tanh, which needs it written. */
+static lt_tensor *tc_g16_w[4];
+static lt_tensor *tc_g16_step(lt_ctx *ctx, void *u) {
+    static const int32_t tg[6] = {1, 0, 3, 2, 1, 3};
+    static float xs[48];   /* (static: a replay reads the input's values again from here) */
+    int i;
+    lt_tensor *x, *y, *l;
+    for (i = 0; i < 48; i++) xs[i] = 0.15f * (float)(i % 13) - 0.8f;
+    x = lt_tensor_from(ctx, xs, 2, (int64_t[]){6, 8});
+    y = lt_gelu(ctx, lt_linear(ctx, x, tc_g16_w[0], tc_g16_w[1]));
+    l = lt_cross_entropy(ctx, lt_linear(ctx, y, tc_g16_w[2], tc_g16_w[3]), tg);
+    return *(const int *)u ? lt_add(ctx, l, lt_sum(ctx, lt_tanh(ctx, y))) : l;
+}
+
 /* The in-place decisions of a plan, counted from where its buffers point: ops whose output is
    written over an input (over), inputs whose gradient is their op's output gradient (alias), and
    logits whose gradient is written over them (dx_on_x; elsewhere a gradient may share a dead
@@ -458,6 +473,43 @@ static void test_compile_all(void) {
                 same ? "equal" : "differ", p ? lt_plan_note(p) : lt_error(ctx));
         lt_plan_destroy(p);
         lt_ctx_destroy(ctx);
+    }
+    {   /* gelu16's output: not written when only 16-bit products read it (they recompute it from
+           gelu16's copy of its input), written when another op reads it; the eager step's bits */
+        int also, pr;
+        for (pr = 0; pr < 2; pr++)
+            for (also = 0; also < 2; also++) {
+                lt_ctx *ctx = lt_ctx_create(3);
+                float ge[4][128], loss_e = 0, loss_c = 0;
+                int i, k, w, unmade = 0, same = 1;
+                lt_plan *p;
+                lt_tensor *l;
+                char nm[64];
+                static const int64_t shp[4][2] = {{16, 8}, {16, 1}, {4, 16}, {4, 1}};
+                lt_set_precision(ctx, pr ? LT_F16 : LT_BF16);
+                for (w = 0; w < 4; w++) {
+                    snprintf(nm, sizeof nm, "w%d", w);
+                    tc_g16_w[w] = lt_param(ctx, nm, shp[w][1] == 1 ? 1 : 2, shp[w]);
+                    for (i = 0; i < tc_g16_w[w]->n; i++)
+                        tc_g16_w[w]->data[i] = 0.07f * (float)((i * (w + 5)) % 17) - 0.5f;
+                }
+                l = tc_g16_step(ctx, &also);
+                loss_e = l ? lt_item(l) : 0.0f;
+                lt_backward(ctx, l);
+                for (w = 0; w < 4; w++) memcpy(ge[w], tc_g16_w[w]->grad, (size_t)tc_g16_w[w]->n * sizeof(float));
+                lt_zero_grad(ctx);
+                p = lt_compile(ctx, tc_g16_step, &also);
+                if (p) lt_plan_run(p, &loss_c);
+                for (k = 0; p && k < p->n; k++) unmade += p->nodes[k].op == LT__OP(gelu16) && !p->outs[k].data;
+                for (w = 0; w < 4; w++)
+                    for (i = 0; i < tc_g16_w[w]->n; i++) same &= ge[w][i] == tc_g16_w[w]->grad[i];
+                snprintf(nm, sizeof nm, "compile/gelu16_unmade/%s/%s", pr ? "fp16" : "bf16", also ? "read_by_tanh" : "products");
+                t_check(p && !lt_plan_is_eager(p) && unmade == !also && loss_c == loss_e && same, nm,
+                        "gelu16 outputs unmade %d (want %d), loss %.9g vs eager %.9g, grads %s (%s)", unmade, !also,
+                        (double)loss_c, (double)loss_e, same ? "equal" : "differ", p ? lt_plan_note(p) : lt_error(ctx));
+                lt_plan_destroy(p);
+                lt_ctx_destroy(ctx);
+            }
     }
     {   /* the bytes the forward keeps for the backward, counted by hand for
            x (4,3) -> layernorm -> linear (2 out) -> gelu -> tanh -> cross-entropy (4 targets):

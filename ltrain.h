@@ -4039,7 +4039,12 @@ static void lt__gelu_bwd(lt__node *nd) {
    float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  LT__PREC(nd) = the precision.
    In blocks of LT__EW16 elements, converted on the stack.  In a compiled plan whose readers of y
    all recompute it from that copy (16-bit products: @@COMPILE's lt__plan_unmade) y is NULL, and
-   the forward writes the copy alone. */
+   the forward writes the copy alone.  And when x is a 16-bit product's output read by gelu16
+   alone, the product's backward reads dx only as round16(dx): LT__G16_DX16 (set by the plan,
+   lt__plan_dx16) has the backward write dx so, each row of O 16-bit values over the first half
+   of its float32 bytes in x's gradient buffer (16-bit rows 2·O apart), where the product finds
+   them (LT__AFF_DY16) instead of making that copy itself. */
+#define LT__G16_DX16(nd) ((nd)->i[0])
 #define LT__EW16 4096
 /* A 16-bit input is one of 65536 bit patterns, so gelu16's output round16(gelu(x)) and the
    derivative gelu'(x) are tabulated, once per format (4 tables of 256 KiB, filled the first time
@@ -4103,20 +4108,22 @@ static void lt__gelu16_bwd_c(lt_dtype p, const float *x, const uint16_t *xh, con
    a block holding a NaN by lt__to16 itself, for its canonical NaN), the patterns as 32-bit lane
    indices, and 16 table entries fetched by one gather: 1.5-2x as fast as rounding a block into
    memory and looking up one value at a time (bench/precision.md); the same bits. */
+LT__TARGET("avx512f") static __m512i lt__pat16(lt_dtype p, __m512 v, __mmask16 k) {   /* k: the first lanes */
+    if (p == LT_BF16) return lt__bf16_round16(_mm512_castps_si512(v));
+    if (_mm512_mask_cmp_ps_mask(k, v, v, _CMP_UNORD_Q)) {
+        float f[16];
+        uint16_t t[16] = {0};
+        int n = 0;
+        _mm512_storeu_ps(f, v);
+        while (n < 16 && (k >> n & 1)) n++;
+        lt__to16(p, f, t, (size_t)n);
+        return _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)t));
+    }
+    return _mm512_maskz_cvtepu16_epi32(LT__M16, _mm512_maskz_cvtps_ph(LT__M16, v, _MM_FROUND_TO_NEAREST_INT));
+}
 LT__TARGET("avx512f") static __m512i lt__gelu16_idx(lt_dtype p, const float *x, const uint16_t *xh, __mmask16 k) {
     if (xh) return _mm512_maskz_cvtepu16_epi32(LT__M16, lt__load16_lanes(xh, k));   /* the saved patterns */
-    else {
-        __m512 v = _mm512_maskz_loadu_ps(k, x);
-        if (p == LT_BF16) return lt__bf16_round16(_mm512_castps_si512(v));
-        if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)) {
-            uint16_t t[16] = {0};
-            int n = 0;
-            while (n < 16 && (k >> n & 1)) n++;
-            lt__to16(p, x, t, (size_t)n);
-            return _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)t));
-        }
-        return _mm512_maskz_cvtepu16_epi32(LT__M16, _mm512_maskz_cvtps_ph(LT__M16, v, _MM_FROUND_TO_NEAREST_INT));
-    }
+    return lt__pat16(p, _mm512_maskz_loadu_ps(k, x), k);
 }
 LT__TARGET("avx512f") static void lt__gelu16_fwd_avx512(lt_dtype p, const float *x, uint16_t *xh, float *y, int64_t m) {
     const float *tab = lt__gelu16_y[p == LT_F16];
@@ -4129,7 +4136,7 @@ LT__TARGET("avx512f") static void lt__gelu16_fwd_avx512(lt_dtype p, const float 
     }
 }
 LT__TARGET("avx512f") static void lt__gelu16_bwd_avx512(lt_dtype p, const float *x, const uint16_t *xh, const float *gy,
-                                                       float *gx, int64_t m, int add) {
+                                                       float *gx, uint16_t *gh, int64_t m, int add) {
     const float *tab = lt__gelu16_dy[p == LT_F16];
     int64_t i;
     for (i = 0; i < m; i += 16) {
@@ -4139,6 +4146,7 @@ LT__TARGET("avx512f") static void lt__gelu16_bwd_avx512(lt_dtype p, const float 
         if (x) LT__FETCH(x + i);   /* (@@CORE) */
         else if (i % 32 == 0) LT__FETCH(xh + i);
         LT__FETCH(gy + i);
+        if (gh) { _mm512_mask_cvtepi32_storeu_epi16(gh + i, k, lt__pat16(p, d, k)); continue; }   /* dx16 */
         if (add) d = _mm512_add_ps(_mm512_maskz_loadu_ps(k, gx + i), d);
         _mm512_mask_storeu_ps(gx + i, k, d);
     }
@@ -4215,17 +4223,29 @@ static void lt__gelu16_bwd(lt__node *nd) {
     const float *gy = nd->out->grad;
     int add = 0, simd = lt__act_simd();
     float *gx = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);
-    int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
+    int64_t n = nd->out->n, O = nd->out->shape[nd->out->ndim - 1], nb, b;
+    int dx16 = LT__G16_DX16(nd) != 0;
     if (!gx) return;
+    /* blocks of LT__EW16, or with dx16 rows (each in blocks), a row's 16-bit values written over
+       the first half of its own float32 bytes: each thread writes only what it has read */
+    nb = dx16 ? n / O * ((O + LT__EW16 - 1) / LT__EW16) : (n + LT__EW16 - 1) / LT__EW16;
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < nb; b++) {
-        int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16;
+        int64_t per = (O + LT__EW16 - 1) / LT__EW16, r = b / per, lo = dx16 ? r * O + b % per * LT__EW16 : b * LT__EW16;
+        int64_t end = dx16 ? (r + 1) * O : n, m = end - lo < LT__EW16 ? end - lo : LT__EW16;
         const float *x = xh ? NULL : nd->in[0]->data + lo;
+        uint16_t *gh = dx16 ? (uint16_t *)(void *)(gx + r * O) + (lo - r * O) : NULL;
+        float tmp[LT__EW16], *o = dx16 ? tmp : gx + lo;   /* dx16: the block's float32 dx, then rounded */
 #ifdef LT__X86
-        if (simd == 2) { lt__gelu16_bwd_avx512(p, x, xh ? xh + lo : NULL, gy + lo, gx + lo, m, add); continue; }
-        if (simd == 1) { lt__gelu16_bwd_avx2(p, x, xh ? xh + lo : NULL, gy + lo, gx + lo, m, add); continue; }
+        if (simd == 2) {   /* (rounds in registers) */
+            lt__gelu16_bwd_avx512(p, x, xh ? xh + lo : NULL, gy + lo, gx + lo, gh, m, add);
+            continue;
+        }
+        if (simd == 1) lt__gelu16_bwd_avx2(p, x, xh ? xh + lo : NULL, gy + lo, o, m, add && !dx16);
+        else
 #endif
-        lt__gelu16_bwd_c(p, x, xh ? xh + lo : NULL, gy + lo, gx + lo, m, add);
+        lt__gelu16_bwd_c(p, x, xh ? xh + lo : NULL, gy + lo, o, m, add && !dx16);
+        if (dx16) lt__to16(p, tmp, gh, (size_t)m);
     }
     (void)simd;
 }
@@ -8131,6 +8151,7 @@ batch_mismatch:
 #define LT__AFF_I(nd) ((nd)->i[1])
 #define LT__AFF_O(nd) ((nd)->i[2])
 #define LT__AFF_X_GELU16(nd) ((nd)->f[1])   /* linear16/conv1d16: 1 when x is recomputed from gelu16's copy */
+#define LT__AFF_DY16(nd) ((nd)->i[3])       /* linear16/conv1d16: 1 when dy comes as 16-bit values (gelu16's) */
 /* db += Σ_rows dy: the broadcast-add gradient of @@OPS (threaded by columns, rows in order) */
 static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
     lt__bcast_grad_b(gb, gy, NULL, R * O, O, 1.0f, 1);
@@ -8336,7 +8357,7 @@ LT__TARGET("avx2,fma,f16c") static void lt__bg16_row_avx2(const lt__gsrc *s, flo
     for (; j < w; j++) acc[j] += lt__gsrc_one(s, j);
 }
 #endif
-static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, uint16_t *gh, int64_t R, int64_t O) {
+static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, uint16_t *gh, int64_t ldh, int64_t R, int64_t O) {
     int64_t bw = lt__col_block(O), j0;
     int simd = 0;
     (void)simd;
@@ -8351,8 +8372,8 @@ static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, uint16_t *gh
         src.f = NULL; src.h = NULL; src.p = (int)p; src.gelu = 0;
         for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
         for (r = 0; r < R; r++) {
-            if (gh && gy) lt__to16(p, gy + r * O + j0, gh + r * O + j0, (size_t)w);
-            if (gh) src.h = gh + r * O + j0;
+            if (gh && gy) lt__to16(p, gy + r * O + j0, gh + r * ldh + j0, (size_t)w);
+            if (gh) src.h = gh + r * ldh + j0;
             else src.f = gy + r * O + j0;
 #ifdef LT__X86
             if (simd == 2) { lt__bg16_row_avx512(&src, acc, w); continue; }
@@ -8430,7 +8451,9 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
    bytes); without memory for the copy each reader rounds the float32 dy itself.  At 1 thread the
    bias gradient's pass makes the copy (lt__bias_grad16).  With more, that pass is split by
    columns, so half of each row of the copy would sit in the other core's cache when the products,
-   split by rows, read it (a step 1.08x slower, bench/precision.md): the copy is made by rows. */
+   split by rows, read it (a step 1.08x slower, bench/precision.md): the copy is made by rows.
+   In a compiled plan dy may come as that copy already, rows 2·O apart (LT__AFF_DY16: gelu16's
+   backward wrote it over dy's float32 rows). */
 static void lt__affine16_bwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
@@ -8438,15 +8461,19 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw);
     float *gb = lt__grad(nd->in[2], nd->ctx), *gy = nd->out->grad;
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0), dyt = lt__opnd16(gy, NULL, O, 0, 1), x, w;
-    uint16_t *gh = NULL;
-    if ((gx != NULL) + (gw != NULL) + (gb != NULL) > 1 && (gh = (uint16_t *)LT__MALLOC((size_t)(R * O) * 2)) != NULL) {
+    uint16_t *gh = NULL, *own = NULL;
+    int64_t ldh = O;
+    if (LT__AFF_DY16(nd)) { gh = (uint16_t *)(void *)gy; ldh = 2 * O; }   /* made by gelu16's backward (LT__G16_DX16) */
+    else if ((gx != NULL) + (gw != NULL) + (gb != NULL) > 1 && (gh = own = (uint16_t *)LT__MALLOC((size_t)(R * O) * 2))) {
         if (gb && lt_get_threads() <= 1) {   /* the copy and db in one pass; db is done */
-            lt__bias_grad16(p, gb, gy, gh, R, O);
+            lt__bias_grad16(p, gb, gy, gh, O, R, O);
             gb = NULL;
         } else if (p == LT_F16) lt_f32_to_f16_array(gy, gh, (size_t)(R * O));
         else lt_f32_to_bf16_array(gy, gh, (size_t)(R * O));
-        dy = lt__opnd16(NULL, gh, O, 0, 0);
-        dyt = lt__opnd16(NULL, gh, O, 0, 1);
+    }
+    if (gh) {
+        dy = lt__opnd16(NULL, gh, ldh, 0, 0);
+        dyt = lt__opnd16(NULL, gh, ldh, 0, 1);
     }
     if (gx) {   /* dx (R,I) += dy · W (linear) or dy · Wᵀ (conv1d) */
         w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, !wt);
@@ -8461,8 +8488,8 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
             lt__gemm16(p, 1, Ci, O, R, &x, &dy, NULL, gw, O, 0, addw ? 1 : 2);
         }
     }
-    if (gb) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, R, O);
-    LT__FREE(gh);
+    if (gb) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, ldh, R, O);
+    LT__FREE(own);
 }
 static void lt__linear16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 1); }
 static void lt__linear16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 1); }
@@ -9869,6 +9896,30 @@ static void lt__plan_unmade(lt__planner *s) {
     }
 }
 
+/* Gradients written at 16 bits: a 16-bit product's output x read by gelu16 alone gets its gradient
+   from gelu16's backward only, and the product's backward reads it only rounded to 16 bits (its
+   copy of dy).  Then gelu16 writes dx rounded (LT__G16_DX16: each row over the first half of its
+   float32 bytes) and the product reads that as its copy (LT__AFF_DY16): one pass over dy fewer. */
+static void lt__plan_dx16(lt__planner *s) {
+    lt_plan *p = s->p;
+    int k, m, j, o, N = s->N;
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k], *pr;
+        int ok;
+        o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
+        if (nd->op != LT__OP(gelu16) || !p->runs_bwd[k] || o < 0 || o == p->loss || s->gbuf[o] < 0) continue;
+        pr = &p->nodes[o];
+        ok = (pr->op == LT__OP(linear16) || pr->op == LT__OP(conv1d16)) && LT__PREC(pr) == LT__PREC(nd) &&
+             !p->outs[o].retain_grad;
+        for (m = 0; m < N && ok; m++)
+            for (j = 0; j < 3; j++)
+                if (p->nodes[m].in[j] == &p->outs[o] && (m != k || j != 0)) ok = 0;
+        if (!ok) continue;
+        LT__G16_DX16(nd) = 1;
+        LT__AFF_DY16(pr) = 1;
+    }
+}
+
 /* the activations the backward pass must keep: every buffer written by the forward (or copied
    in) and still read by a backward kernel, i.e. alive across the seed at N+1 (gradient buffers
    are born at N+1 or later), and the index arrays (ids, targets) of ops whose backward runs.
@@ -10057,6 +10108,7 @@ static void lt__plan_steps(lt__planner *s) {
     lt__plan_lifetimes(s);
     lt__plan_y_over_x(s);
     lt__plan_unmade(s);
+    lt__plan_dx16(s);
     lt__plan_saved(s);
     lt__plan_dx_over_x(s);
     lt__plan_dx_over_dy(s);

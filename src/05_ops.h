@@ -1040,7 +1040,12 @@ static void lt__gelu_bwd(lt__node *nd) {
    float32 input is free after the forward; dx += dy·gelu'(x16) in float32.  LT__PREC(nd) = the precision.
    In blocks of LT__EW16 elements, converted on the stack.  In a compiled plan whose readers of y
    all recompute it from that copy (16-bit products: @@COMPILE's lt__plan_unmade) y is NULL, and
-   the forward writes the copy alone. */
+   the forward writes the copy alone.  And when x is a 16-bit product's output read by gelu16
+   alone, the product's backward reads dx only as round16(dx): LT__G16_DX16 (set by the plan,
+   lt__plan_dx16) has the backward write dx so, each row of O 16-bit values over the first half
+   of its float32 bytes in x's gradient buffer (16-bit rows 2·O apart), where the product finds
+   them (LT__AFF_DY16) instead of making that copy itself. */
+#define LT__G16_DX16(nd) ((nd)->i[0])
 #define LT__EW16 4096
 /* A 16-bit input is one of 65536 bit patterns, so gelu16's output round16(gelu(x)) and the
    derivative gelu'(x) are tabulated, once per format (4 tables of 256 KiB, filled the first time
@@ -1104,20 +1109,22 @@ static void lt__gelu16_bwd_c(lt_dtype p, const float *x, const uint16_t *xh, con
    a block holding a NaN by lt__to16 itself, for its canonical NaN), the patterns as 32-bit lane
    indices, and 16 table entries fetched by one gather: 1.5-2x as fast as rounding a block into
    memory and looking up one value at a time (bench/precision.md); the same bits. */
+LT__TARGET("avx512f") static __m512i lt__pat16(lt_dtype p, __m512 v, __mmask16 k) {   /* k: the first lanes */
+    if (p == LT_BF16) return lt__bf16_round16(_mm512_castps_si512(v));
+    if (_mm512_mask_cmp_ps_mask(k, v, v, _CMP_UNORD_Q)) {
+        float f[16];
+        uint16_t t[16] = {0};
+        int n = 0;
+        _mm512_storeu_ps(f, v);
+        while (n < 16 && (k >> n & 1)) n++;
+        lt__to16(p, f, t, (size_t)n);
+        return _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)t));
+    }
+    return _mm512_maskz_cvtepu16_epi32(LT__M16, _mm512_maskz_cvtps_ph(LT__M16, v, _MM_FROUND_TO_NEAREST_INT));
+}
 LT__TARGET("avx512f") static __m512i lt__gelu16_idx(lt_dtype p, const float *x, const uint16_t *xh, __mmask16 k) {
     if (xh) return _mm512_maskz_cvtepu16_epi32(LT__M16, lt__load16_lanes(xh, k));   /* the saved patterns */
-    else {
-        __m512 v = _mm512_maskz_loadu_ps(k, x);
-        if (p == LT_BF16) return lt__bf16_round16(_mm512_castps_si512(v));
-        if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)) {
-            uint16_t t[16] = {0};
-            int n = 0;
-            while (n < 16 && (k >> n & 1)) n++;
-            lt__to16(p, x, t, (size_t)n);
-            return _mm512_maskz_cvtepu16_epi32(LT__M16, _mm256_loadu_si256((const __m256i *)(const void *)t));
-        }
-        return _mm512_maskz_cvtepu16_epi32(LT__M16, _mm512_maskz_cvtps_ph(LT__M16, v, _MM_FROUND_TO_NEAREST_INT));
-    }
+    return lt__pat16(p, _mm512_maskz_loadu_ps(k, x), k);
 }
 LT__TARGET("avx512f") static void lt__gelu16_fwd_avx512(lt_dtype p, const float *x, uint16_t *xh, float *y, int64_t m) {
     const float *tab = lt__gelu16_y[p == LT_F16];
@@ -1130,7 +1137,7 @@ LT__TARGET("avx512f") static void lt__gelu16_fwd_avx512(lt_dtype p, const float 
     }
 }
 LT__TARGET("avx512f") static void lt__gelu16_bwd_avx512(lt_dtype p, const float *x, const uint16_t *xh, const float *gy,
-                                                       float *gx, int64_t m, int add) {
+                                                       float *gx, uint16_t *gh, int64_t m, int add) {
     const float *tab = lt__gelu16_dy[p == LT_F16];
     int64_t i;
     for (i = 0; i < m; i += 16) {
@@ -1140,6 +1147,7 @@ LT__TARGET("avx512f") static void lt__gelu16_bwd_avx512(lt_dtype p, const float 
         if (x) LT__FETCH(x + i);   /* (@@CORE) */
         else if (i % 32 == 0) LT__FETCH(xh + i);
         LT__FETCH(gy + i);
+        if (gh) { _mm512_mask_cvtepi32_storeu_epi16(gh + i, k, lt__pat16(p, d, k)); continue; }   /* dx16 */
         if (add) d = _mm512_add_ps(_mm512_maskz_loadu_ps(k, gx + i), d);
         _mm512_mask_storeu_ps(gx + i, k, d);
     }
@@ -1216,17 +1224,29 @@ static void lt__gelu16_bwd(lt__node *nd) {
     const float *gy = nd->out->grad;
     int add = 0, simd = lt__act_simd();
     float *gx = lt__grad_adopt(nd, 0) ? nd->in[0]->grad : lt__grad_w(nd->in[0], nd->ctx, &add);
-    int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
+    int64_t n = nd->out->n, O = nd->out->shape[nd->out->ndim - 1], nb, b;
+    int dx16 = LT__G16_DX16(nd) != 0;
     if (!gx) return;
+    /* blocks of LT__EW16, or with dx16 rows (each in blocks), a row's 16-bit values written over
+       the first half of its own float32 bytes: each thread writes only what it has read */
+    nb = dx16 ? n / O * ((O + LT__EW16 - 1) / LT__EW16) : (n + LT__EW16 - 1) / LT__EW16;
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < nb; b++) {
-        int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16;
+        int64_t per = (O + LT__EW16 - 1) / LT__EW16, r = b / per, lo = dx16 ? r * O + b % per * LT__EW16 : b * LT__EW16;
+        int64_t end = dx16 ? (r + 1) * O : n, m = end - lo < LT__EW16 ? end - lo : LT__EW16;
         const float *x = xh ? NULL : nd->in[0]->data + lo;
+        uint16_t *gh = dx16 ? (uint16_t *)(void *)(gx + r * O) + (lo - r * O) : NULL;
+        float tmp[LT__EW16], *o = dx16 ? tmp : gx + lo;   /* dx16: the block's float32 dx, then rounded */
 #ifdef LT__X86
-        if (simd == 2) { lt__gelu16_bwd_avx512(p, x, xh ? xh + lo : NULL, gy + lo, gx + lo, m, add); continue; }
-        if (simd == 1) { lt__gelu16_bwd_avx2(p, x, xh ? xh + lo : NULL, gy + lo, gx + lo, m, add); continue; }
+        if (simd == 2) {   /* (rounds in registers) */
+            lt__gelu16_bwd_avx512(p, x, xh ? xh + lo : NULL, gy + lo, gx + lo, gh, m, add);
+            continue;
+        }
+        if (simd == 1) lt__gelu16_bwd_avx2(p, x, xh ? xh + lo : NULL, gy + lo, o, m, add && !dx16);
+        else
 #endif
-        lt__gelu16_bwd_c(p, x, xh ? xh + lo : NULL, gy + lo, gx + lo, m, add);
+        lt__gelu16_bwd_c(p, x, xh ? xh + lo : NULL, gy + lo, o, m, add && !dx16);
+        if (dx16) lt__to16(p, tmp, gh, (size_t)m);
     }
     (void)simd;
 }

@@ -95,6 +95,7 @@ batch_mismatch:
 #define LT__AFF_I(nd) ((nd)->i[1])
 #define LT__AFF_O(nd) ((nd)->i[2])
 #define LT__AFF_X_GELU16(nd) ((nd)->f[1])   /* linear16/conv1d16: 1 when x is recomputed from gelu16's copy */
+#define LT__AFF_DY16(nd) ((nd)->i[3])       /* linear16/conv1d16: 1 when dy comes as 16-bit values (gelu16's) */
 /* db += Σ_rows dy: the broadcast-add gradient of @@OPS (threaded by columns, rows in order) */
 static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
     lt__bcast_grad_b(gb, gy, NULL, R * O, O, 1.0f, 1);
@@ -300,7 +301,7 @@ LT__TARGET("avx2,fma,f16c") static void lt__bg16_row_avx2(const lt__gsrc *s, flo
     for (; j < w; j++) acc[j] += lt__gsrc_one(s, j);
 }
 #endif
-static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, uint16_t *gh, int64_t R, int64_t O) {
+static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, uint16_t *gh, int64_t ldh, int64_t R, int64_t O) {
     int64_t bw = lt__col_block(O), j0;
     int simd = 0;
     (void)simd;
@@ -315,8 +316,8 @@ static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, uint16_t *gh
         src.f = NULL; src.h = NULL; src.p = (int)p; src.gelu = 0;
         for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
         for (r = 0; r < R; r++) {
-            if (gh && gy) lt__to16(p, gy + r * O + j0, gh + r * O + j0, (size_t)w);
-            if (gh) src.h = gh + r * O + j0;
+            if (gh && gy) lt__to16(p, gy + r * O + j0, gh + r * ldh + j0, (size_t)w);
+            if (gh) src.h = gh + r * ldh + j0;
             else src.f = gy + r * O + j0;
 #ifdef LT__X86
             if (simd == 2) { lt__bg16_row_avx512(&src, acc, w); continue; }
@@ -394,7 +395,9 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
    bytes); without memory for the copy each reader rounds the float32 dy itself.  At 1 thread the
    bias gradient's pass makes the copy (lt__bias_grad16).  With more, that pass is split by
    columns, so half of each row of the copy would sit in the other core's cache when the products,
-   split by rows, read it (a step 1.08x slower, bench/precision.md): the copy is made by rows. */
+   split by rows, read it (a step 1.08x slower, bench/precision.md): the copy is made by rows.
+   In a compiled plan dy may come as that copy already, rows 2·O apart (LT__AFF_DY16: gelu16's
+   backward wrote it over dy's float32 rows). */
 static void lt__affine16_bwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
@@ -402,15 +405,19 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw);
     float *gb = lt__grad(nd->in[2], nd->ctx), *gy = nd->out->grad;
     lt__mm16_opnd dy = lt__opnd16(gy, NULL, O, 0, 0), dyt = lt__opnd16(gy, NULL, O, 0, 1), x, w;
-    uint16_t *gh = NULL;
-    if ((gx != NULL) + (gw != NULL) + (gb != NULL) > 1 && (gh = (uint16_t *)LT__MALLOC((size_t)(R * O) * 2)) != NULL) {
+    uint16_t *gh = NULL, *own = NULL;
+    int64_t ldh = O;
+    if (LT__AFF_DY16(nd)) { gh = (uint16_t *)(void *)gy; ldh = 2 * O; }   /* made by gelu16's backward (LT__G16_DX16) */
+    else if ((gx != NULL) + (gw != NULL) + (gb != NULL) > 1 && (gh = own = (uint16_t *)LT__MALLOC((size_t)(R * O) * 2))) {
         if (gb && lt_get_threads() <= 1) {   /* the copy and db in one pass; db is done */
-            lt__bias_grad16(p, gb, gy, gh, R, O);
+            lt__bias_grad16(p, gb, gy, gh, O, R, O);
             gb = NULL;
         } else if (p == LT_F16) lt_f32_to_f16_array(gy, gh, (size_t)(R * O));
         else lt_f32_to_bf16_array(gy, gh, (size_t)(R * O));
-        dy = lt__opnd16(NULL, gh, O, 0, 0);
-        dyt = lt__opnd16(NULL, gh, O, 0, 1);
+    }
+    if (gh) {
+        dy = lt__opnd16(NULL, gh, ldh, 0, 0);
+        dyt = lt__opnd16(NULL, gh, ldh, 0, 1);
     }
     if (gx) {   /* dx (R,I) += dy · W (linear) or dy · Wᵀ (conv1d) */
         w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, !wt);
@@ -425,8 +432,8 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
             lt__gemm16(p, 1, Ci, O, R, &x, &dy, NULL, gw, O, 0, addw ? 1 : 2);
         }
     }
-    if (gb) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, R, O);
-    LT__FREE(gh);
+    if (gb) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, ldh, R, O);
+    LT__FREE(own);
 }
 static void lt__linear16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 1); }
 static void lt__linear16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 1); }

@@ -595,6 +595,30 @@ static void lt__plan_unmade(lt__planner *s) {
     }
 }
 
+/* Gradients written at 16 bits: a 16-bit product's output x read by gelu16 alone gets its gradient
+   from gelu16's backward only, and the product's backward reads it only rounded to 16 bits (its
+   copy of dy).  Then gelu16 writes dx rounded (LT__G16_DX16: each row over the first half of its
+   float32 bytes) and the product reads that as its copy (LT__AFF_DY16): one pass over dy fewer. */
+static void lt__plan_dx16(lt__planner *s) {
+    lt_plan *p = s->p;
+    int k, m, j, o, N = s->N;
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k], *pr;
+        int ok;
+        o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
+        if (nd->op != LT__OP(gelu16) || !p->runs_bwd[k] || o < 0 || o == p->loss || s->gbuf[o] < 0) continue;
+        pr = &p->nodes[o];
+        ok = (pr->op == LT__OP(linear16) || pr->op == LT__OP(conv1d16)) && LT__PREC(pr) == LT__PREC(nd) &&
+             !p->outs[o].retain_grad;
+        for (m = 0; m < N && ok; m++)
+            for (j = 0; j < 3; j++)
+                if (p->nodes[m].in[j] == &p->outs[o] && (m != k || j != 0)) ok = 0;
+        if (!ok) continue;
+        LT__G16_DX16(nd) = 1;
+        LT__AFF_DY16(pr) = 1;
+    }
+}
+
 /* the activations the backward pass must keep: every buffer written by the forward (or copied
    in) and still read by a backward kernel, i.e. alive across the seed at N+1 (gradient buffers
    are born at N+1 or later), and the index arrays (ids, targets) of ops whose backward runs.
@@ -783,6 +807,7 @@ static void lt__plan_steps(lt__planner *s) {
     lt__plan_lifetimes(s);
     lt__plan_y_over_x(s);
     lt__plan_unmade(s);
+    lt__plan_dx16(s);
     lt__plan_saved(s);
     lt__plan_dx_over_x(s);
     lt__plan_dx_over_dy(s);

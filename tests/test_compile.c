@@ -417,23 +417,25 @@ static void test_compile_all(void) {
            two residual adds write their sums over the branch (LT__Y_OVER_X); the embeddings' add,
            the residual adds and gelu write their first input's gradient over their output's
            (LT__DX_OVER_DY); the float32 head's d(logits) goes over the logits (LT__DX_OVER_X:
-           the 16-bit head is one op, linear_ce16, with no logits tensor) */
+           the 16-bit head is one op, linear_ce16, with no logits tensor).  At 16 bits gelu writes
+           its gradient rounded, for the product before it (LT__G16_DX16) */
         int prec;
         for (prec = 0; prec < 2; prec++) {
             lt_ctx *ctx = lt_ctx_create(3);
             tc_step s;
             lt_plan *p;
             int32_t in[2 * 16], tg[2 * 16];
-            int L, over = 0, alias = 0, dx_on_x = 0;
+            int L, k, over = 0, alias = 0, dx_on_x = 0, dx16 = 0;
             tc_small_step(ctx, &s, in, tg);
             L = lt_gpt_cfg(s.g)->layers;
             if (prec) lt_set_precision(ctx, LT_F16);
             p = lt_compile(ctx, tc_loss, &s);
             tc_in_place(p, &over, &alias, &dx_on_x);
-            t_check(p && !lt_plan_is_eager(p) && over == 2 * L && alias == 3 * L + 1 && dx_on_x == !prec,
-                    prec ? "compile/in_place_flags_f16" : "compile/in_place_flags",
-                    "over %d (want %d), alias %d (want %d), dx on x %d (%s)", over, 2 * L, alias, 3 * L + 1, dx_on_x,
-                    p ? lt_plan_note(p) : lt_error(ctx));
+            for (k = 0; p && k < p->n; k++) dx16 += p->nodes[k].op == LT__OP(gelu16) && LT__G16_DX16(&p->nodes[k]);
+            t_check(p && !lt_plan_is_eager(p) && over == 2 * L && alias == 3 * L + 1 && dx_on_x == !prec &&
+                    dx16 == (prec ? L : 0), prec ? "compile/in_place_flags_f16" : "compile/in_place_flags",
+                    "over %d (want %d), alias %d (want %d), dx on x %d, gelu16 dx at 16 bits %d (%s)", over, 2 * L,
+                    alias, 3 * L + 1, dx_on_x, dx16, p ? lt_plan_note(p) : lt_error(ctx));
             lt_plan_destroy(p);
             lt_gpt_destroy(s.g);
             lt_ctx_destroy(ctx);

@@ -351,7 +351,7 @@ static void tp_convert16_levels(void) {
                 for (j = 0; j < O; j++) gb1[j] = gb2[j] = 0.5f;
                 memset(gh2, 0xAA, sizeof gh2);
                 lt__bias_grad16(p, kind == 1 ? gb1 : gb2, kind == 1 ? NULL : gy,
-                                kind == 1 ? gh : kind ? gh2 : NULL, R, O);
+                                kind == 1 ? gh : kind ? gh2 : NULL, O, R, O);
                 if (memcmp(kind == 1 ? gb1 : gb2, gbw, sizeof gbw) != 0) {
                     bad++;
                     printf("     %s, %d threads, %s: the bias gradient differs\n", lt_precision_name(p), nt, kn[kind]);
@@ -581,7 +581,7 @@ static void tp_gelu16_fwd_k(int kern, lt_dtype p, const float *x, uint16_t *xh, 
 }
 static void tp_gelu16_bwd_k(int kern, lt_dtype p, const float *x, const uint16_t *xh, const float *gy, float *gx,
                             int64_t m, int add) {
-    if (kern == 2) lt__gelu16_bwd_avx512(p, x, xh, gy, gx, m, add);
+    if (kern == 2) lt__gelu16_bwd_avx512(p, x, xh, gy, gx, NULL, m, add);
     else lt__gelu16_bwd_avx2(p, x, xh, gy, gx, m, add);
 }
 #endif

@@ -8491,6 +8491,20 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
     if (gb) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, ldh, R, O);
     LT__FREE(own);
 }
+/* May gelu16's record g write its dx at 16 bits for the 16-bit product that made its input
+   (LT__G16_DX16 and LT__AFF_DY16, set by lt_backward on the tape and by a compiled plan)?  Yes when
+   that input's gradient comes from g alone (readers: the (record, input) pairs that read it) and
+   is no one else's to see. */
+static int lt__dx16_pair(const lt__node *g, int readers) {
+    const lt__node *pr = g->in[0] ? g->in[0]->node : NULL;
+    return g->op == LT__OP(gelu16) && pr && (pr->op == LT__OP(linear16) || pr->op == LT__OP(conv1d16)) &&
+           LT__PREC(pr) == LT__PREC(g) && !g->in[0]->retain_grad && readers == 1;
+}
+static void lt__dx16_mark(lt__node *g) {
+    LT__G16_DX16(g) = 1;
+    LT__AFF_DY16(g->in[0]->node) = 1;
+}
+
 static void lt__linear16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 1); }
 static void lt__linear16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 1); }
 static void lt__conv1d16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 0); }
@@ -9092,6 +9106,20 @@ static int lt__seg_prev(const lt_ctx *ctx, int s) {
 }
 
 /* ---- @@TAPE.backward  backward --------------------------------------------------------------- */
+/* gelu16 records whose input's gradient they alone write: it goes at 16 bits to the product that
+   made the input (lt__dx16_pair, @@OPS.matmul16) */
+static void lt__tape_dx16(lt_ctx *ctx, const lt_tensor *loss) {
+    int k, m, j;
+    for (k = 0; k < ctx->tape_len; k++) {
+        lt__node *g = ctx->tape[k];
+        int readers = 0;
+        if (g->op != LT__OP(gelu16) || !g->in[0] || g->in[0] == loss) continue;
+        for (m = 0; m < ctx->tape_len; m++)
+            for (j = 0; j < 3; j++) readers += ctx->tape[m]->in[j] == g->in[0];
+        if (lt__dx16_pair(g, readers)) lt__dx16_mark(g);
+    }
+}
+
 /* Reverse-mode differentiation: seed d(loss)/d(loss) = 1 (or `seed`: the gradient of seed·loss,
    e.g. 1/K for K accumulated micro-batches, or a loss scale), then run the backward kernel of every
    record from last to first.  A record whose output received no gradient is skipped.  Every
@@ -9138,6 +9166,7 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
     if (!lt__grad(loss, ctx)) return ctx->status;
     loss->grad[0] += seed;
     }
+    if (ctx->device == LT_CPU) lt__tape_dx16(ctx, loss);
     s = lt__seg_prev(ctx, ctx->n_segs - 1);
     for (k = ctx->tape_len - 1; k >= 0 && !lt_failed(ctx); k--) {
         lt__node *nd = ctx->tape[k];
@@ -9904,19 +9933,13 @@ static void lt__plan_dx16(lt__planner *s) {
     lt_plan *p = s->p;
     int k, m, j, o, N = s->N;
     for (k = 0; k < N; k++) {
-        lt__node *nd = &p->nodes[k], *pr;
-        int ok;
+        lt__node *nd = &p->nodes[k];
+        int readers = 0;
         o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
         if (nd->op != LT__OP(gelu16) || !p->runs_bwd[k] || o < 0 || o == p->loss || s->gbuf[o] < 0) continue;
-        pr = &p->nodes[o];
-        ok = (pr->op == LT__OP(linear16) || pr->op == LT__OP(conv1d16)) && LT__PREC(pr) == LT__PREC(nd) &&
-             !p->outs[o].retain_grad;
-        for (m = 0; m < N && ok; m++)
-            for (j = 0; j < 3; j++)
-                if (p->nodes[m].in[j] == &p->outs[o] && (m != k || j != 0)) ok = 0;
-        if (!ok) continue;
-        LT__G16_DX16(nd) = 1;
-        LT__AFF_DY16(pr) = 1;
+        for (m = 0; m < N; m++)
+            for (j = 0; j < 3; j++) readers += p->nodes[m].in[j] == &p->outs[o];
+        if (lt__dx16_pair(nd, readers)) lt__dx16_mark(nd);
     }
 }
 

@@ -435,6 +435,20 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
     if (gb) lt__bias_grad16(p, gb, gh ? NULL : gy, gh, ldh, R, O);
     LT__FREE(own);
 }
+/* May gelu16's record g write its dx at 16 bits for the 16-bit product that made its input
+   (LT__G16_DX16 and LT__AFF_DY16, set by lt_backward on the tape and by a compiled plan)?  Yes when
+   that input's gradient comes from g alone (readers: the (record, input) pairs that read it) and
+   is no one else's to see. */
+static int lt__dx16_pair(const lt__node *g, int readers) {
+    const lt__node *pr = g->in[0] ? g->in[0]->node : NULL;
+    return g->op == LT__OP(gelu16) && pr && (pr->op == LT__OP(linear16) || pr->op == LT__OP(conv1d16)) &&
+           LT__PREC(pr) == LT__PREC(g) && !g->in[0]->retain_grad && readers == 1;
+}
+static void lt__dx16_mark(lt__node *g) {
+    LT__G16_DX16(g) = 1;
+    LT__AFF_DY16(g->in[0]->node) = 1;
+}
+
 static void lt__linear16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 1); }
 static void lt__linear16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 1); }
 static void lt__conv1d16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 0); }

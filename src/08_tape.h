@@ -136,6 +136,20 @@ static int lt__seg_prev(const lt_ctx *ctx, int s) {
 }
 
 /* ---- @@TAPE.backward  backward --------------------------------------------------------------- */
+/* gelu16 records whose input's gradient they alone write: it goes at 16 bits to the product that
+   made the input (lt__dx16_pair, @@OPS.matmul16) */
+static void lt__tape_dx16(lt_ctx *ctx, const lt_tensor *loss) {
+    int k, m, j;
+    for (k = 0; k < ctx->tape_len; k++) {
+        lt__node *g = ctx->tape[k];
+        int readers = 0;
+        if (g->op != LT__OP(gelu16) || !g->in[0] || g->in[0] == loss) continue;
+        for (m = 0; m < ctx->tape_len; m++)
+            for (j = 0; j < 3; j++) readers += ctx->tape[m]->in[j] == g->in[0];
+        if (lt__dx16_pair(g, readers)) lt__dx16_mark(g);
+    }
+}
+
 /* Reverse-mode differentiation: seed d(loss)/d(loss) = 1 (or `seed`: the gradient of seed·loss,
    e.g. 1/K for K accumulated micro-batches, or a loss scale), then run the backward kernel of every
    record from last to first.  A record whose output received no gradient is skipped.  Every
@@ -182,6 +196,7 @@ LTRAIN_DEF lt_status lt_backward_scaled(lt_ctx *ctx, lt_tensor *loss, float seed
     if (!lt__grad(loss, ctx)) return ctx->status;
     loss->grad[0] += seed;
     }
+    if (ctx->device == LT_CPU) lt__tape_dx16(ctx, loss);
     s = lt__seg_prev(ctx, ctx->n_segs - 1);
     for (k = ctx->tape_len - 1; k >= 0 && !lt_failed(ctx); k--) {
         lt__node *nd = ctx->tape[k];

@@ -603,19 +603,13 @@ static void lt__plan_dx16(lt__planner *s) {
     lt_plan *p = s->p;
     int k, m, j, o, N = s->N;
     for (k = 0; k < N; k++) {
-        lt__node *nd = &p->nodes[k], *pr;
-        int ok;
+        lt__node *nd = &p->nodes[k];
+        int readers = 0;
         o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
         if (nd->op != LT__OP(gelu16) || !p->runs_bwd[k] || o < 0 || o == p->loss || s->gbuf[o] < 0) continue;
-        pr = &p->nodes[o];
-        ok = (pr->op == LT__OP(linear16) || pr->op == LT__OP(conv1d16)) && LT__PREC(pr) == LT__PREC(nd) &&
-             !p->outs[o].retain_grad;
-        for (m = 0; m < N && ok; m++)
-            for (j = 0; j < 3; j++)
-                if (p->nodes[m].in[j] == &p->outs[o] && (m != k || j != 0)) ok = 0;
-        if (!ok) continue;
-        LT__G16_DX16(nd) = 1;
-        LT__AFF_DY16(pr) = 1;
+        for (m = 0; m < N; m++)
+            for (j = 0; j < 3; j++) readers += p->nodes[m].in[j] == &p->outs[o];
+        if (lt__dx16_pair(nd, readers)) lt__dx16_mark(nd);
     }
 }
 

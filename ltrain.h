@@ -2592,6 +2592,21 @@ static void lt__to16(lt_dtype p, const float *in, uint16_t *out, size_t n) {
     int cv = p == LT_F16 ? LT__CV_TO_F16 : LT__CV_TO_BF16;
     lt__cv_run(cv, lt__cv_kernel(cv), in, out, n);
 }
+/* y rounded to 16 bits in place, its 16-bit values kept in h (n values): one pass over memory,
+   each piece of 4096 rounded into h and widened back from there while in L1 (the pieces threaded
+   by blocks, as lt__cv_array) */
+static void lt__round16_keep(lt_dtype p, float *y, uint16_t *h, size_t n) {
+    int64_t nb = (int64_t)((n + LT__CV_BLOCK - 1) / LT__CV_BLOCK), b;
+    LT__OMP(parallel for if (nb >= 8))
+    for (b = 0; b < nb; b++) {
+        size_t lo = (size_t)b * LT__CV_BLOCK, end = n - lo < LT__CV_BLOCK ? n : lo + LT__CV_BLOCK, i, m;
+        for (i = lo; i < end; i += m) {
+            m = end - i < 4096 ? end - i : 4096;
+            lt__to16(p, y + i, h + i, m);
+            lt__from16(p, h + i, y + i, m);
+        }
+    }
+}
 /* out = float(16 bit(in)) through a 16-bit staging buffer on the stack; in == out allowed. */
 static void lt__round16(lt_dtype p, const float *in, float *out, size_t n) {
     uint16_t h[1024];
@@ -8911,9 +8926,8 @@ static void lt__att16_forward(lt__node *nd, lt__att_src *a, uint16_t *h16, size_
     size_t ny = (size_t)nd->out->n;
     lt__a16_setup(a, nd, 0);
     lt__att_fwd(nd, a);
-    if (!h16) { lt_round_to_precision(a->p, y, y, ny); return; }
-    if (a->p == LT_F16) { lt_f32_to_f16_array(y, h16 + y_at, ny); lt_f16_to_f32_array(h16 + y_at, y, ny); }
-    else { lt_f32_to_bf16_array(y, h16 + y_at, ny); lt_bf16_to_f32_array(h16 + y_at, y, ny); }
+    if (!h16) lt_round_to_precision(a->p, y, y, ny);
+    else lt__round16_keep(a->p, y, h16 + y_at, ny);
 }
 
 /* attention16: y = round16(attention(round16(qkv))) (float32 arithmetic, or the tiles' above);

@@ -396,6 +396,21 @@ static void lt__to16(lt_dtype p, const float *in, uint16_t *out, size_t n) {
     int cv = p == LT_F16 ? LT__CV_TO_F16 : LT__CV_TO_BF16;
     lt__cv_run(cv, lt__cv_kernel(cv), in, out, n);
 }
+/* y rounded to 16 bits in place, its 16-bit values kept in h (n values): one pass over memory,
+   each piece of 4096 rounded into h and widened back from there while in L1 (the pieces threaded
+   by blocks, as lt__cv_array) */
+static void lt__round16_keep(lt_dtype p, float *y, uint16_t *h, size_t n) {
+    int64_t nb = (int64_t)((n + LT__CV_BLOCK - 1) / LT__CV_BLOCK), b;
+    LT__OMP(parallel for if (nb >= 8))
+    for (b = 0; b < nb; b++) {
+        size_t lo = (size_t)b * LT__CV_BLOCK, end = n - lo < LT__CV_BLOCK ? n : lo + LT__CV_BLOCK, i, m;
+        for (i = lo; i < end; i += m) {
+            m = end - i < 4096 ? end - i : 4096;
+            lt__to16(p, y + i, h + i, m);
+            lt__from16(p, h + i, y + i, m);
+        }
+    }
+}
 /* out = float(16 bit(in)) through a 16-bit staging buffer on the stack; in == out allowed. */
 static void lt__round16(lt_dtype p, const float *in, float *out, size_t n) {
     uint16_t h[1024];

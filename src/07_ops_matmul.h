@@ -855,9 +855,8 @@ static void lt__att16_forward(lt__node *nd, lt__att_src *a, uint16_t *h16, size_
     size_t ny = (size_t)nd->out->n;
     lt__a16_setup(a, nd, 0);
     lt__att_fwd(nd, a);
-    if (!h16) { lt_round_to_precision(a->p, y, y, ny); return; }
-    if (a->p == LT_F16) { lt_f32_to_f16_array(y, h16 + y_at, ny); lt_f16_to_f32_array(h16 + y_at, y, ny); }
-    else { lt_f32_to_bf16_array(y, h16 + y_at, ny); lt_bf16_to_f32_array(h16 + y_at, y, ny); }
+    if (!h16) lt_round_to_precision(a->p, y, y, ny);
+    else lt__round16_keep(a->p, y, h16 + y_at, ny);
 }
 
 /* attention16: y = round16(attention(round16(qkv))) (float32 arithmetic, or the tiles' above);

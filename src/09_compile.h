@@ -10,7 +10,9 @@
        0 = copy inputs in, k+1 = forward of op k, N+1 = seed d(loss) = 1, 2N+1-k = backward of op k;
      - one block of memory in which buffers whose lifetimes do not overlap share bytes
        (greedy placement, largest first, at the lowest offset free for the whole lifetime);
-       a cross-entropy's logits gradient is written over the logits when nothing reads them later.
+       a cross-entropy's logits gradient is written over the logits when nothing reads them later;
+       at 16 bits gelu's output is not written when its readers take it from gelu's 16-bit copy
+       of its input, and its gradient goes straight to 16 bits for the product before it.
    A replay copies the inputs in again (from the same addresses: ids, targets and lt_tensor_from
    data are re-read), runs the kernels and marks each gradient buffer unset just before its
    first write (the kernel zeroes it, or writes it whole: lt__grad_w).  It allocates nothing,

@@ -4756,13 +4756,13 @@ LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a) {
 #define LT__LN_PIECE 256   /* columns of a row held on the stack at a time */
 #define LT__LN_RB 32       /* backward: rows per chunk of the dw, db partial sums */
 
-/* One row: y, mean and rstd (either may be NULL: not kept), and x̂ in 16 bits of type p into xh
-   when xh != NULL.  The sums run in double (vector partial sums, one thread's, a fixed order).
-   rms (lt_rmsnorm): the mean is taken as 0, so var is mean(x²) and x̂ = x·rstd. */
+/* One row: y, mean and rstd (any may be NULL: not kept), and in 16 bits of type p x̂ into xh and
+   y into yh where those are not NULL.  The sums run in double (vector partial sums, one thread's,
+   a fixed order).  rms (lt_rmsnorm): the mean is taken as 0, so var is mean(x²) and x̂ = x·rstd. */
 static void lt__ln_row_fwd(const float *x, float *y, const float *w, const float *b, int64_t C, float eps,
-                           float *mean, float *rstd, lt_dtype p, uint16_t *xh, int rms) {
+                           float *mean, float *rstd, lt_dtype p, uint16_t *xh, uint16_t *yh, int rms) {
     double sum = 0, var = 0;
-    float m = 0.0f, s, v[LT__LN_PIECE];
+    float m = 0.0f, s, v[LT__LN_PIECE], yv[LT__LN_PIECE];
     int64_t j, j0;
     if (!rms) {
         LT__OMP(simd reduction(+ : sum))
@@ -4775,7 +4775,7 @@ static void lt__ln_row_fwd(const float *x, float *y, const float *w, const float
     for (j0 = 0; j0 < C; j0 += LT__LN_PIECE) {   /* v = x̂, then y = v·w + b: one loop per case, each vectorised */
         int64_t n = C - j0 < LT__LN_PIECE ? C - j0 : LT__LN_PIECE;
         const float *xp = x + j0, *wp = w ? w + j0 : NULL, *bp = b ? b + j0 : NULL;
-        float *yp = y + j0;
+        float *yp = y ? y + j0 : yv;
         LT__OMP(simd)
         for (j = 0; j < n; j++) v[j] = (xp[j] - m) * s;
         if (wp && bp) {
@@ -4791,6 +4791,7 @@ static void lt__ln_row_fwd(const float *x, float *y, const float *w, const float
             memcpy(yp, v, (size_t)n * sizeof(float));
         }
         if (xh) lt__to16(p, v, xh + j0, (size_t)n);
+        if (yh) lt__to16(p, yp, yh + j0, (size_t)n);
     }
     if (mean) *mean = m;
     if (rstd) *rstd = s;
@@ -4801,7 +4802,7 @@ static void lt__layernorm_fwd(lt__node *nd) {
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
         lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), nd->save[0] + r,
-                       nd->save[1] + r, LT_F32, NULL, 0);
+                       nd->save[1] + r, LT_F32, NULL, NULL, 0);
 }
 
 /* Where backward reads x̂ (R, C): from x and the saved means (layernorm; rmsnorm: mean NULL, 0),
@@ -4967,17 +4968,27 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
    in 16 bits (save[1], R·C/2 floats) instead of the float32 input, so x is free after the
    forward.  Backward is lt__layernorm_bwd's kernel with x̂ read from the 16-bit copy: x̂ is
    bounded by sqrt(C), so fp16 holds it, and its rounding (2^-9 relative in bf16, 2^-12 in fp16)
-   is the only difference from the float32 gradients (tests/test_precision.c bounds it). */
-static void lt__layernorm16_fwd(lt__node *nd) {
+   is the only difference from the float32 gradients (tests/test_precision.c bounds it).
+   In a compiled plan whose only readers of y are 16-bit products that keep a 16-bit copy of it
+   (@@COMPILE's lt__plan_norm16_y), the norm writes that copy, round16(y), itself, as it makes
+   each row, after x̂ in save[1] (LT__LN_Y16, lt__norm16_y16), and the products read it there;
+   y itself is then not written (its data NULL).  The same for rmsnorm16 (below). */
+#define LT__LN_Y16(nd) ((nd)->i[1])   /* layernorm16, rmsnorm16: 1 when round16(y) goes after x̂ */
+static uint16_t *lt__norm16_y16(const lt__node *nd) {
+    return (uint16_t *)(void *)(nd->save[1] + nd->n_save[1]);
+}
+static void lt__norm16_fwd(lt__node *nd, const float *b, int rms) {
     lt_dtype p = lt__prec_of(LT__PREC2(nd));
     int64_t C = LT__LN_C(nd), R = nd->out->n / C, r;
-    const float *w = nd->in[1] ? nd->in[1]->data : NULL, *b = nd->in[2] ? nd->in[2]->data : NULL;
-    uint16_t *xh = (uint16_t *)(void *)nd->save[1];
+    const float *w = nd->in[1] ? nd->in[1]->data : NULL;
+    uint16_t *xh = (uint16_t *)(void *)nd->save[1], *yh = LT__LN_Y16(nd) ? lt__norm16_y16(nd) : NULL;
+    float *y = nd->out->data;
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
-        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), NULL,
-                       nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL, 0);
+        lt__ln_row_fwd(nd->in[0]->data + r * C, y ? y + r * C : NULL, w, b, C, (float)LT__LN_EPS(nd), NULL,
+                       nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL, yh ? yh + r * C : NULL, rms);
 }
+static void lt__layernorm16_fwd(lt__node *nd) { lt__norm16_fwd(nd, nd->in[2] ? nd->in[2]->data : NULL, 0); }
 static void lt__layernorm16_bwd(lt__node *nd) {
     lt__ln_src a;
     memset(&a, 0, sizeof a);
@@ -5004,7 +5015,7 @@ static void lt__rmsnorm_fwd(lt__node *nd) {
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
         lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, NULL, C, (float)LT__RMS_EPS(nd), NULL,
-                       nd->save[0] + r, LT_F32, NULL, 1);
+                       nd->save[0] + r, LT_F32, NULL, NULL, 1);
 }
 static void lt__rmsnorm_bwd(lt__node *nd) {
     lt__ln_src a;
@@ -5012,16 +5023,7 @@ static void lt__rmsnorm_bwd(lt__node *nd) {
     a.x = nd->in[0]->data;
     lt__ln_bwd(nd, &a, nd->save[0], 1);
 }
-static void lt__rmsnorm16_fwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(LT__PREC2(nd));
-    int64_t C = LT__RMS_C(nd), R = nd->out->n / C, r;
-    const float *w = nd->in[1] ? nd->in[1]->data : NULL;
-    uint16_t *xh = (uint16_t *)(void *)nd->save[1];
-    LT__OMP(parallel for if (R * C > 32768))
-    for (r = 0; r < R; r++)
-        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, NULL, C, (float)LT__RMS_EPS(nd), NULL,
-                       nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL, 1);
-}
+static void lt__rmsnorm16_fwd(lt__node *nd) { lt__norm16_fwd(nd, NULL, 1); }
 static void lt__rmsnorm16_bwd(lt__node *nd) {
     lt__ln_src a;
     memset(&a, 0, sizeof a);
@@ -8296,9 +8298,19 @@ static lt__mm16_opnd lt__opnd16(const float *f, const uint16_t *h, int64_t ld, i
     o.f = f; o.h = h; o.ld = ld; o.stride = stride; o.trans = trans; o.gelu = 0; o.exact = 0;
     return o;
 }
-/* Operand j of a record: its 16-bit copy if it has one, gelu recomputed from gelu16's copy of its
-   input (linear16/conv1d16 with LT__AFF_X_GELU16, below), else its float32 values. */
+/* linear16, conv1d16, linear_ce16 in a compiled plan: 1 when the 16-bit copy of x is the one the
+   norm that made x wrote (layernorm16 or rmsnorm16 with LT__LN_Y16: @@COMPILE's lt__plan_norm16_y),
+   not the record's own */
+#define LT__X_NORM16(nd) ((nd)->i[4])
+static int lt__x16_of_norm(const lt__node *nd) {
+    return (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16) || nd->op == LT__OP(linear_ce16)) &&
+           LT__X_NORM16(nd);
+}
+/* Operand j of a record: its 16-bit copy if it has one (or the norm's, above), gelu recomputed
+   from gelu16's copy of its input (linear16/conv1d16 with LT__AFF_X_GELU16, below), else its
+   float32 values. */
 static lt__mm16_opnd lt__opnd16_of(const lt__node *nd, int j, int64_t ld, int64_t stride, int trans) {
+    if (j == 0 && lt__x16_of_norm(nd)) return lt__opnd16(NULL, lt__norm16_y16(nd->in[0]->node), ld, stride, trans);
     if (j == 0 && (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && LT__AFF_X_GELU16(nd) == 1.0) {
         lt__mm16_opnd o = lt__opnd16(NULL, (const uint16_t *)(const void *)nd->in[0]->node->save[0], ld, stride, trans);
         o.gelu = 1;
@@ -9644,6 +9656,7 @@ typedef struct {
     char *inplace;               /* op k's gradient is written over its data (lt__plan_dx_over_x) */
     int *galias;                 /* op k's gradient is op galias[k]'s (lt__plan_dx_over_dy), or -1 */
     char *unmade;                /* op k's output is never written: its readers recompute it (lt__plan_unmade) */
+    int norm_y_off;              /* 1: no norm writes its readers' 16-bit copies (lt__plan_norm16_y) */
     int64_t n_ids;               /* indices of all ops together */
     char *rc;                    /* op k runs again in backward (c->rc, or none) */
     int *tb, *tr, *top, t_end;   /* when op k's backward runs, when it runs again (-1); which op's backward runs at t */
@@ -9941,6 +9954,52 @@ static void lt__plan_unmade(lt__planner *s) {
     }
 }
 
+/* The 16-bit copy a product keeps of its input, written by the norm that makes that input: a
+   layernorm16 or rmsnorm16 (not run again) whose output y every op reading it reads as x of a
+   16-bit product of its precision that keeps a 16-bit copy of x for backward (linear16, conv1d16,
+   linear_ce16: the copy the product's forward would make from y).  The norm writes round16(y)
+   after x̂ in its save[1] (LT__LN_Y16), the products read it there (LT__X_NORM16) and keep no
+   copy of their own, and y gets no buffer: one float32 write of y and one pass over it fewer
+   (Llama's q, k, v projections share one copy where each kept its own).  The copy lives with
+   x̂, to the norm's backward, which runs after the products'. */
+static int lt__norm16_reader(const lt__planner *s, int m, double prec) {
+    const lt__node *nd = &s->p->nodes[m];
+    double q = nd->op == LT__OP(linear_ce16) ? LT__PREC2(nd) : LT__PREC(nd);
+    return (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16) || nd->op == LT__OP(linear_ce16)) &&
+           !lt__recomputes_x(nd) && q == prec && s->sbuf[m][0] >= 0 && !s->rc[m];
+}
+static void lt__plan_norm16_y(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, m, j, N = s->N;
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        int ok = !s->norm_y_off && (nd->op == LT__OP(layernorm16) || nd->op == LT__OP(rmsnorm16)) && s->sbuf[k][1] >= 0 &&
+                 s->dbuf[k] >= 0 && p->runs_bwd[k] && !s->rc[k] && k != p->loss, readers = 0;
+        for (m = k + 1; m < N && ok; m++)
+            for (j = 0; j < 3; j++)
+                if (p->nodes[m].in[j] == &p->outs[k]) {
+                    readers++;
+                    if (j != 0 || !lt__norm16_reader(s, m, LT__PREC2(nd))) ok = 0;
+                }
+        if (!ok || !readers) continue;
+        LT__LN_Y16(nd) = 1;
+        b[s->sbuf[k][1]].bytes += (size_t)((p->outs[k].n + 1) / 2) * sizeof(float);
+        for (m = k + 1; m < N; m++) {
+            lt__node *r = &p->nodes[m];
+            if (r->in[0] != &p->outs[k]) continue;
+            LT__X_NORM16(r) = 1;
+            LT__LIVE(s->sbuf[k][1], LT__TB(m));
+            b[s->sbuf[m][0]].bytes = 0;   /* (its bytes are counted in the norm's now) */
+            s->sbuf[m][0] = -1;
+            r->save[0] = NULL;
+        }
+        p->naive_bytes += b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes y) */
+        b[s->dbuf[k]].bytes = 0;
+        s->unmade[k] = 1;
+    }
+}
+
 /* Gradients written at 16 bits: a 16-bit product's output x read by gelu16 alone gets its gradient
    from gelu16's backward only, and the product's backward reads it only rounded to 16 bits (its
    copy of dy).  Then gelu16 writes dx rounded (LT__G16_DX16: each row over the first half of its
@@ -10147,6 +10206,7 @@ static void lt__plan_steps(lt__planner *s) {
     lt__plan_lifetimes(s);
     lt__plan_y_over_x(s);
     lt__plan_unmade(s);
+    lt__plan_norm16_y(s);
     lt__plan_dx16(s);
     lt__plan_saved(s);
     lt__plan_dx_over_x(s);
@@ -10219,6 +10279,11 @@ static int lt__plan_budget(lt__planner *s) {
     best = (char *)LT__MALLOC((size_t)N + 1);
     if (!cand || !cost || !best) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
     if (!base || base <= want) goto done;
+    /* the candidates by what each keeps with its own 16-bit copies: a norm writing a product's
+       (lt__plan_norm16_y) would hide the product, which pays only when run again with the norm */
+    s->norm_y_off = 1;
+    lt__plan_steps(s);
+    s->norm_y_off = 0;
     for (k = 0; k < N; k++) {
         const lt__node *nd = s->c->nodes[k];
         size_t kept = lt__plan_kept(s, k);

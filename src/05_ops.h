@@ -1742,13 +1742,13 @@ LTRAIN_DEF lt_tensor *lt_log_softmax(lt_ctx *ctx, lt_tensor *a) {
 #define LT__LN_PIECE 256   /* columns of a row held on the stack at a time */
 #define LT__LN_RB 32       /* backward: rows per chunk of the dw, db partial sums */
 
-/* One row: y, mean and rstd (either may be NULL: not kept), and x̂ in 16 bits of type p into xh
-   when xh != NULL.  The sums run in double (vector partial sums, one thread's, a fixed order).
-   rms (lt_rmsnorm): the mean is taken as 0, so var is mean(x²) and x̂ = x·rstd. */
+/* One row: y, mean and rstd (any may be NULL: not kept), and in 16 bits of type p x̂ into xh and
+   y into yh where those are not NULL.  The sums run in double (vector partial sums, one thread's,
+   a fixed order).  rms (lt_rmsnorm): the mean is taken as 0, so var is mean(x²) and x̂ = x·rstd. */
 static void lt__ln_row_fwd(const float *x, float *y, const float *w, const float *b, int64_t C, float eps,
-                           float *mean, float *rstd, lt_dtype p, uint16_t *xh, int rms) {
+                           float *mean, float *rstd, lt_dtype p, uint16_t *xh, uint16_t *yh, int rms) {
     double sum = 0, var = 0;
-    float m = 0.0f, s, v[LT__LN_PIECE];
+    float m = 0.0f, s, v[LT__LN_PIECE], yv[LT__LN_PIECE];
     int64_t j, j0;
     if (!rms) {
         LT__OMP(simd reduction(+ : sum))
@@ -1761,7 +1761,7 @@ static void lt__ln_row_fwd(const float *x, float *y, const float *w, const float
     for (j0 = 0; j0 < C; j0 += LT__LN_PIECE) {   /* v = x̂, then y = v·w + b: one loop per case, each vectorised */
         int64_t n = C - j0 < LT__LN_PIECE ? C - j0 : LT__LN_PIECE;
         const float *xp = x + j0, *wp = w ? w + j0 : NULL, *bp = b ? b + j0 : NULL;
-        float *yp = y + j0;
+        float *yp = y ? y + j0 : yv;
         LT__OMP(simd)
         for (j = 0; j < n; j++) v[j] = (xp[j] - m) * s;
         if (wp && bp) {
@@ -1777,6 +1777,7 @@ static void lt__ln_row_fwd(const float *x, float *y, const float *w, const float
             memcpy(yp, v, (size_t)n * sizeof(float));
         }
         if (xh) lt__to16(p, v, xh + j0, (size_t)n);
+        if (yh) lt__to16(p, yp, yh + j0, (size_t)n);
     }
     if (mean) *mean = m;
     if (rstd) *rstd = s;
@@ -1787,7 +1788,7 @@ static void lt__layernorm_fwd(lt__node *nd) {
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
         lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), nd->save[0] + r,
-                       nd->save[1] + r, LT_F32, NULL, 0);
+                       nd->save[1] + r, LT_F32, NULL, NULL, 0);
 }
 
 /* Where backward reads x̂ (R, C): from x and the saved means (layernorm; rmsnorm: mean NULL, 0),
@@ -1953,17 +1954,27 @@ LTRAIN_DEF lt_tensor *lt_layernorm(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, lt_t
    in 16 bits (save[1], R·C/2 floats) instead of the float32 input, so x is free after the
    forward.  Backward is lt__layernorm_bwd's kernel with x̂ read from the 16-bit copy: x̂ is
    bounded by sqrt(C), so fp16 holds it, and its rounding (2^-9 relative in bf16, 2^-12 in fp16)
-   is the only difference from the float32 gradients (tests/test_precision.c bounds it). */
-static void lt__layernorm16_fwd(lt__node *nd) {
+   is the only difference from the float32 gradients (tests/test_precision.c bounds it).
+   In a compiled plan whose only readers of y are 16-bit products that keep a 16-bit copy of it
+   (@@COMPILE's lt__plan_norm16_y), the norm writes that copy, round16(y), itself, as it makes
+   each row, after x̂ in save[1] (LT__LN_Y16, lt__norm16_y16), and the products read it there;
+   y itself is then not written (its data NULL).  The same for rmsnorm16 (below). */
+#define LT__LN_Y16(nd) ((nd)->i[1])   /* layernorm16, rmsnorm16: 1 when round16(y) goes after x̂ */
+static uint16_t *lt__norm16_y16(const lt__node *nd) {
+    return (uint16_t *)(void *)(nd->save[1] + nd->n_save[1]);
+}
+static void lt__norm16_fwd(lt__node *nd, const float *b, int rms) {
     lt_dtype p = lt__prec_of(LT__PREC2(nd));
     int64_t C = LT__LN_C(nd), R = nd->out->n / C, r;
-    const float *w = nd->in[1] ? nd->in[1]->data : NULL, *b = nd->in[2] ? nd->in[2]->data : NULL;
-    uint16_t *xh = (uint16_t *)(void *)nd->save[1];
+    const float *w = nd->in[1] ? nd->in[1]->data : NULL;
+    uint16_t *xh = (uint16_t *)(void *)nd->save[1], *yh = LT__LN_Y16(nd) ? lt__norm16_y16(nd) : NULL;
+    float *y = nd->out->data;
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
-        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, b, C, (float)LT__LN_EPS(nd), NULL,
-                       nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL, 0);
+        lt__ln_row_fwd(nd->in[0]->data + r * C, y ? y + r * C : NULL, w, b, C, (float)LT__LN_EPS(nd), NULL,
+                       nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL, yh ? yh + r * C : NULL, rms);
 }
+static void lt__layernorm16_fwd(lt__node *nd) { lt__norm16_fwd(nd, nd->in[2] ? nd->in[2]->data : NULL, 0); }
 static void lt__layernorm16_bwd(lt__node *nd) {
     lt__ln_src a;
     memset(&a, 0, sizeof a);
@@ -1990,7 +2001,7 @@ static void lt__rmsnorm_fwd(lt__node *nd) {
     LT__OMP(parallel for if (R * C > 32768))
     for (r = 0; r < R; r++)
         lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, NULL, C, (float)LT__RMS_EPS(nd), NULL,
-                       nd->save[0] + r, LT_F32, NULL, 1);
+                       nd->save[0] + r, LT_F32, NULL, NULL, 1);
 }
 static void lt__rmsnorm_bwd(lt__node *nd) {
     lt__ln_src a;
@@ -1998,16 +2009,7 @@ static void lt__rmsnorm_bwd(lt__node *nd) {
     a.x = nd->in[0]->data;
     lt__ln_bwd(nd, &a, nd->save[0], 1);
 }
-static void lt__rmsnorm16_fwd(lt__node *nd) {
-    lt_dtype p = lt__prec_of(LT__PREC2(nd));
-    int64_t C = LT__RMS_C(nd), R = nd->out->n / C, r;
-    const float *w = nd->in[1] ? nd->in[1]->data : NULL;
-    uint16_t *xh = (uint16_t *)(void *)nd->save[1];
-    LT__OMP(parallel for if (R * C > 32768))
-    for (r = 0; r < R; r++)
-        lt__ln_row_fwd(nd->in[0]->data + r * C, nd->out->data + r * C, w, NULL, C, (float)LT__RMS_EPS(nd), NULL,
-                       nd->save[0] ? nd->save[0] + r : NULL, p, xh ? xh + r * C : NULL, 1);
-}
+static void lt__rmsnorm16_fwd(lt__node *nd) { lt__norm16_fwd(nd, NULL, 1); }
 static void lt__rmsnorm16_bwd(lt__node *nd) {
     lt__ln_src a;
     memset(&a, 0, sizeof a);

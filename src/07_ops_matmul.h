@@ -225,9 +225,19 @@ static lt__mm16_opnd lt__opnd16(const float *f, const uint16_t *h, int64_t ld, i
     o.f = f; o.h = h; o.ld = ld; o.stride = stride; o.trans = trans; o.gelu = 0; o.exact = 0;
     return o;
 }
-/* Operand j of a record: its 16-bit copy if it has one, gelu recomputed from gelu16's copy of its
-   input (linear16/conv1d16 with LT__AFF_X_GELU16, below), else its float32 values. */
+/* linear16, conv1d16, linear_ce16 in a compiled plan: 1 when the 16-bit copy of x is the one the
+   norm that made x wrote (layernorm16 or rmsnorm16 with LT__LN_Y16: @@COMPILE's lt__plan_norm16_y),
+   not the record's own */
+#define LT__X_NORM16(nd) ((nd)->i[4])
+static int lt__x16_of_norm(const lt__node *nd) {
+    return (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16) || nd->op == LT__OP(linear_ce16)) &&
+           LT__X_NORM16(nd);
+}
+/* Operand j of a record: its 16-bit copy if it has one (or the norm's, above), gelu recomputed
+   from gelu16's copy of its input (linear16/conv1d16 with LT__AFF_X_GELU16, below), else its
+   float32 values. */
 static lt__mm16_opnd lt__opnd16_of(const lt__node *nd, int j, int64_t ld, int64_t stride, int trans) {
+    if (j == 0 && lt__x16_of_norm(nd)) return lt__opnd16(NULL, lt__norm16_y16(nd->in[0]->node), ld, stride, trans);
     if (j == 0 && (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && LT__AFF_X_GELU16(nd) == 1.0) {
         lt__mm16_opnd o = lt__opnd16(NULL, (const uint16_t *)(const void *)nd->in[0]->node->save[0], ld, stride, trans);
         o.gelu = 1;

@@ -300,6 +300,7 @@ typedef struct {
     char *inplace;               /* op k's gradient is written over its data (lt__plan_dx_over_x) */
     int *galias;                 /* op k's gradient is op galias[k]'s (lt__plan_dx_over_dy), or -1 */
     char *unmade;                /* op k's output is never written: its readers recompute it (lt__plan_unmade) */
+    int norm_y_off;              /* 1: no norm writes its readers' 16-bit copies (lt__plan_norm16_y) */
     int64_t n_ids;               /* indices of all ops together */
     char *rc;                    /* op k runs again in backward (c->rc, or none) */
     int *tb, *tr, *top, t_end;   /* when op k's backward runs, when it runs again (-1); which op's backward runs at t */
@@ -597,6 +598,52 @@ static void lt__plan_unmade(lt__planner *s) {
     }
 }
 
+/* The 16-bit copy a product keeps of its input, written by the norm that makes that input: a
+   layernorm16 or rmsnorm16 (not run again) whose output y every op reading it reads as x of a
+   16-bit product of its precision that keeps a 16-bit copy of x for backward (linear16, conv1d16,
+   linear_ce16: the copy the product's forward would make from y).  The norm writes round16(y)
+   after x̂ in its save[1] (LT__LN_Y16), the products read it there (LT__X_NORM16) and keep no
+   copy of their own, and y gets no buffer: one float32 write of y and one pass over it fewer
+   (Llama's q, k, v projections share one copy where each kept its own).  The copy lives with
+   x̂, to the norm's backward, which runs after the products'. */
+static int lt__norm16_reader(const lt__planner *s, int m, double prec) {
+    const lt__node *nd = &s->p->nodes[m];
+    double q = nd->op == LT__OP(linear_ce16) ? LT__PREC2(nd) : LT__PREC(nd);
+    return (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16) || nd->op == LT__OP(linear_ce16)) &&
+           !lt__recomputes_x(nd) && q == prec && s->sbuf[m][0] >= 0 && !s->rc[m];
+}
+static void lt__plan_norm16_y(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, m, j, N = s->N;
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        int ok = !s->norm_y_off && (nd->op == LT__OP(layernorm16) || nd->op == LT__OP(rmsnorm16)) && s->sbuf[k][1] >= 0 &&
+                 s->dbuf[k] >= 0 && p->runs_bwd[k] && !s->rc[k] && k != p->loss, readers = 0;
+        for (m = k + 1; m < N && ok; m++)
+            for (j = 0; j < 3; j++)
+                if (p->nodes[m].in[j] == &p->outs[k]) {
+                    readers++;
+                    if (j != 0 || !lt__norm16_reader(s, m, LT__PREC2(nd))) ok = 0;
+                }
+        if (!ok || !readers) continue;
+        LT__LN_Y16(nd) = 1;
+        b[s->sbuf[k][1]].bytes += (size_t)((p->outs[k].n + 1) / 2) * sizeof(float);
+        for (m = k + 1; m < N; m++) {
+            lt__node *r = &p->nodes[m];
+            if (r->in[0] != &p->outs[k]) continue;
+            LT__X_NORM16(r) = 1;
+            LT__LIVE(s->sbuf[k][1], LT__TB(m));
+            b[s->sbuf[m][0]].bytes = 0;   /* (its bytes are counted in the norm's now) */
+            s->sbuf[m][0] = -1;
+            r->save[0] = NULL;
+        }
+        p->naive_bytes += b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes y) */
+        b[s->dbuf[k]].bytes = 0;
+        s->unmade[k] = 1;
+    }
+}
+
 /* Gradients written at 16 bits: a 16-bit product's output x read by gelu16 alone gets its gradient
    from gelu16's backward only, and the product's backward reads it only rounded to 16 bits (its
    copy of dy).  Then gelu16 writes dx rounded (LT__G16_DX16: each row over the first half of its
@@ -803,6 +850,7 @@ static void lt__plan_steps(lt__planner *s) {
     lt__plan_lifetimes(s);
     lt__plan_y_over_x(s);
     lt__plan_unmade(s);
+    lt__plan_norm16_y(s);
     lt__plan_dx16(s);
     lt__plan_saved(s);
     lt__plan_dx_over_x(s);
@@ -875,6 +923,11 @@ static int lt__plan_budget(lt__planner *s) {
     best = (char *)LT__MALLOC((size_t)N + 1);
     if (!cand || !cost || !best) { lt_set_error(ctx, LT_ERR_NOMEM, "lt_compile: out of memory"); goto done; }
     if (!base || base <= want) goto done;
+    /* the candidates by what each keeps with its own 16-bit copies: a norm writing a product's
+       (lt__plan_norm16_y) would hide the product, which pays only when run again with the norm */
+    s->norm_y_off = 1;
+    lt__plan_steps(s);
+    s->norm_y_off = 0;
     for (k = 0; k < N; k++) {
         const lt__node *nd = s->c->nodes[k];
         size_t kept = lt__plan_kept(s, k);

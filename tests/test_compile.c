@@ -164,6 +164,25 @@ static lt_tensor *tc_g16_step(lt_ctx *ctx, void *u) {
     return *(const int *)u ? lt_add(ctx, l, lt_sum(ctx, lt_tanh(ctx, y))) : l;
 }
 
+/* A norm's output read by 16-bit products (the norm writes their 16-bit copy of it in a plan):
+   mode 0 layernorm -> one linear; 1 rmsnorm -> two linears (Llama's q, k); 2 as 0 and tanh reads
+   the norm's output too (no norm writes a copy); 3 layernorm -> the fused head and loss. */
+static lt_tensor *tc_n16_w[6];
+static lt_tensor *tc_n16_step(lt_ctx *ctx, void *u) {
+    static const int32_t tg[6] = {1, 0, 3, 2, 1, 3};
+    static float xs[48];
+    int i, mode = *(const int *)u;
+    lt_tensor *x, *h, *l;
+    for (i = 0; i < 48; i++) xs[i] = 0.21f * (float)(i % 11) - 0.9f + 0.01f * (float)i;
+    x = lt_tensor_from(ctx, xs, 2, (int64_t[]){6, 8});
+    h = mode == 1 ? lt_rmsnorm(ctx, x, tc_n16_w[0], 1e-5f) : lt_layernorm(ctx, x, tc_n16_w[0], tc_n16_w[1], 1e-5f);
+    if (mode == 3) return lt__linear_ce16(ctx, "tc_n16_step", h, tc_n16_w[2], tg, 0.0, 1);
+    l = lt_linear(ctx, h, tc_n16_w[2], tc_n16_w[3]);
+    if (mode == 1) l = lt_add(ctx, l, lt_linear(ctx, h, tc_n16_w[4], NULL));
+    l = lt_cross_entropy(ctx, l, tg);
+    return mode == 2 ? lt_add(ctx, l, lt_sum(ctx, lt_tanh(ctx, h))) : l;
+}
+
 /* The in-place decisions of a plan, counted from where its buffers point: ops whose output is
    written over an input (over), inputs whose gradient is their op's output gradient (alias), and
    logits whose gradient is written over them (dx_on_x; elsewhere a gradient may share a dead
@@ -509,6 +528,51 @@ static void test_compile_all(void) {
                 t_check(p && !lt_plan_is_eager(p) && unmade == !also && loss_c == loss_e && same, nm,
                         "gelu16 outputs unmade %d (want %d), loss %.9g vs eager %.9g, grads %s (%s)", unmade, !also,
                         (double)loss_c, (double)loss_e, same ? "equal" : "differ", p ? lt_plan_note(p) : lt_error(ctx));
+                lt_plan_destroy(p);
+                lt_ctx_destroy(ctx);
+            }
+    }
+    {   /* a norm writing its readers' 16-bit copies: where every reader is a 16-bit product that
+           keeps one (not where tanh reads the output too); the norm's output then unmade, the
+           eager step's bits */
+        int mode, pr;
+        static const char *names[4] = {"layernorm_linear", "rmsnorm_two_linears", "read_by_tanh", "layernorm_head"};
+        for (pr = 0; pr < 2; pr++)
+            for (mode = 0; mode < 4; mode++) {
+                lt_ctx *ctx = lt_ctx_create(3);
+                float ge[5][32], loss_e = 0, loss_c = 0;
+                int i, k, w, norms = 0, readers = 0, same = 1, want_r = mode == 1 ? 2 : mode == 2 ? 0 : 1;
+                lt_plan *p;
+                lt_tensor *l;
+                char nm[80];
+                static const int64_t shp[5][2] = {{8, 1}, {8, 1}, {4, 8}, {4, 1}, {4, 8}};
+                lt_set_precision(ctx, pr ? LT_F16 : LT_BF16);
+                for (w = 0; w < 5; w++) {
+                    snprintf(nm, sizeof nm, "w%d", w);
+                    tc_n16_w[w] = lt_param(ctx, nm, shp[w][1] == 1 ? 1 : 2, shp[w]);
+                    for (i = 0; i < tc_n16_w[w]->n; i++)
+                        tc_n16_w[w]->data[i] = 0.09f * (float)((i * (w + 3)) % 13) - 0.45f + (w < 2 ? 1.0f - (float)w : 0.0f);
+                }
+                l = tc_n16_step(ctx, &mode);
+                loss_e = l ? lt_item(l) : 0.0f;
+                lt_backward(ctx, l);
+                for (w = 0; w < 5; w++) memcpy(ge[w], tc_n16_w[w]->grad, (size_t)tc_n16_w[w]->n * sizeof(float));
+                lt_zero_grad(ctx);
+                p = lt_compile(ctx, tc_n16_step, &mode);
+                if (p) lt_plan_run(p, &loss_c);
+                for (k = 0; p && k < p->n; k++) {
+                    norms += (p->nodes[k].op == LT__OP(layernorm16) || p->nodes[k].op == LT__OP(rmsnorm16)) &&
+                             LT__LN_Y16(&p->nodes[k]) && !p->outs[k].data;
+                    readers += lt__x16_of_norm(&p->nodes[k]) && !p->nodes[k].save[0];
+                }
+                for (w = 0; w < 5; w++)
+                    for (i = 0; i < tc_n16_w[w]->n; i++) same &= ge[w][i] == tc_n16_w[w]->grad[i];
+                snprintf(nm, sizeof nm, "compile/norm16_y16/%s/%s", pr ? "fp16" : "bf16", names[mode]);
+                t_check(p && !lt_plan_is_eager(p) && norms == (want_r > 0) && readers == want_r && loss_c == loss_e &&
+                        same && loss_e > 0.0f, nm,
+                        "norms writing copies %d (want %d), products reading them %d (want %d), loss %.9g vs eager "
+                        "%.9g, grads %s (%s)", norms, want_r > 0, readers, want_r, (double)loss_c, (double)loss_e,
+                        same ? "equal" : "differ", p ? lt_plan_note(p) : lt_error(ctx));
                 lt_plan_destroy(p);
                 lt_ctx_destroy(ctx);
             }

@@ -5321,6 +5321,7 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
 #define LT__ATT_T(nd) ((nd)->i[1])   /* sequence length */
 #define LT__ATT_C(nd) ((nd)->i[2])   /* channels, H heads of C/H */
 #define LT__ATT_H(nd) ((nd)->i[3])   /* heads */
+#define LT__ATT_QKV16(nd) ((nd)->i[5])   /* attention16: 1 when qkv's 16-bit copy was written by its maker */
 /* qkv (B, T, 3C) -> y (B, T, C), H heads of D = C/H; for query t of head h (q_t, k_u, v_u its rows):
      s_u = q_t·k_u / sqrt(D) for u <= t,  p = softmax(s),  y_t = Σ_u p_u v_u
    (torch's scaled_dot_product_attention(q, k, v, is_causal=True)); saves L_t = log Σ_u exp(s_u),
@@ -7440,7 +7441,8 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_amx(int ta, const
    With z (16-bit products, beta 0), the product's home is z instead: each finished block of C is
    rounded as above, narrowed into z (row stride ldz), and the maxima of its rows' pieces of
    `piece` columns (counted from column col0 of the whole) merged into pm (row stride ldpm, -inf
-   before the product; lt__row_max's maximum, NaN ignored, so merging parts gives the piece's).
+   before the product; lt__row_max's maximum, NaN ignored, so merging parts gives the piece's), or
+   without maxima where pm is NULL (a compiled plan's q, k, v for attention16, @@OPS.linear16).
    C is then only a scratch of M x ldc floats (blocks no wider: lt__sgemm_ex), one for each of nscr
    threads, which a block of C passes through while it is in L2: the head's 16-bit logits
    (linear_ce16, @@LOSS) without a float32 copy that is written out and read back. */
@@ -7500,7 +7502,7 @@ LT__TARGET("avx512f") static void lt__epi_z_bf16_avx512(const lt__gepi *e, const
     for (i = 0; i < m; i++) {
         const float *y = C + i * ldc;
         uint16_t *z = e->z + i * e->ldz;
-        float *pm = e->pm + i * e->ldpm;
+        float *pm = e->pm + i * e->ldpm;   /* (pm is not NULL here: lt__gemm_epilogue) */
         int64_t j = 0;
         while (j < n) {
             int64_t q, end = lt__epi_piece(e, j, n, &q);
@@ -7532,9 +7534,9 @@ static void lt__gemm_epi_z(const lt__gepi *e, const float *C, int64_t ldc, int64
     int64_t i;
     for (i = 0; i < m; i++) {
         const float *y = C + i * ldc;
-        float *pm = e->pm + i * e->ldpm;
+        float *pm = e->pm ? e->pm + i * e->ldpm : NULL;
         int64_t j = 0;
-        while (j < n) {
+        while (pm && j < n) {
             int64_t q, end = lt__epi_piece(e, j, n, &q);
             float mx = lt__row_max(y + j, end - j);
             if (mx > pm[q]) pm[q] = mx;
@@ -7560,7 +7562,7 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     s.gelu = 0;
     if (e->bias) { s.f = e->bias; lt__gsrc_get(isa, &s, 0, n, b16); }
 #ifdef LT__X86
-    if (isa == 2 && e->p == LT_BF16 && e->z && !e->bias) {
+    if (isa == 2 && e->p == LT_BF16 && e->z && e->pm && !e->bias) {
         lt__epi_z_bf16_avx512(e, C, ldc, m, n);
         return;
     }
@@ -7717,13 +7719,20 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
     float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA;
     int64_t jc, pc, ic;
     lt__pf pf[2];   /* B's next panel, A's next block */
+    /* z without maxima and all of K in one piece (lt__gemm_part): every block of C is final after
+       its one piece, so one block of the scratch serves them all, and the tiles' epilogue applies */
+    int once = epi && epi->z && !epi->pm && K <= g->kc;
     /* the epilogue done by the tiles (lt__gemm_tiles' fe): a float32 bias, or bf16 where this
        kernel has its rounding kernels; row: what their kernels add (the bias, rounded for bf16) */
-    int fuse = epi && !epi->z && ((!epi->p && epi->bias) || (epi->p == LT_BF16 && g->rk));
+    int fuse = epi && (!epi->z || once) && ((!epi->p && epi->bias) || (epi->p == LT_BF16 && g->rk));
     float row[LT__GEMM_NC_MAX];
     lt__gepi fe;
     memset(&fe, 0, sizeof fe);
-    if (fuse) fe = *epi;
+    if (fuse) {
+        fe = *epi;
+        fe.z = NULL;   /* (once: the tiles round, the finished block is narrowed below) */
+        fe.pm = NULL;
+    }
     for (jc = 0; jc < N; jc += g->nc) {
         int64_t nc = N - jc < g->nc ? N - jc : g->nc;
         if (fuse) {
@@ -7762,13 +7771,16 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
                     int64_t calls = (mc + g->mr - 1) / g->mr * ((nc + g->nr - 1) / g->nr);
                     lt__pf_set(&pf[1], &A, ta, lda, ic + mc, pc, nmc, kc, calls);
                 }
-                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp, alpha, bet, cb + ic * ldc, ldc, pf,
+                float *cblk = once ? cb : cb + ic * ldc;
+                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp, alpha, bet, cblk, ldc, pf,
                                fuse && pc + kc >= K ? &fe : NULL, fe.p ? row : fe.bias);
-                if (LT__GEPI_ON(epi) && pc + kc >= K && !fuse) {   /* this block of C is final */
+                if (LT__GEPI_ON(epi) && pc + kc >= K && (!fuse || once)) {   /* this block of C is final */
                     lt__gepi e = *epi;
                     if (e.bias) e.bias += jc;
-                    if (e.z) { e.z += ic * e.ldz + jc; e.pm += ic * e.ldpm; e.col0 += jc; }
-                    lt__gemm_epilogue(g->isa, &e, cb + ic * ldc, ldc, mc, nc);
+                    if (e.z) { e.z += ic * e.ldz + jc; e.col0 += jc; }
+                    if (e.pm) e.pm += ic * e.ldpm;
+                    if (fuse) lt__gemm_epi_z(&e, cblk, ldc, mc, nc);   /* (rounded by the tiles: narrowed) */
+                    else lt__gemm_epilogue(g->isa, &e, cblk, ldc, mc, nc);
                 }
             }
         }
@@ -7822,7 +7834,7 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
                                NULL);
             }
             e.z += ic * e.ldz + jc;
-            e.pm += ic * e.ldpm;
+            if (e.pm) e.pm += ic * e.ldpm;
             e.col0 += jc;
             lt__gemm_epilogue(g->isa, &e, C, ldc, mc, nc);
         }
@@ -7887,7 +7899,8 @@ static int lt__gemm_block_kin(const lt__gemm_impl *g, int ta, int tb, int64_t M,
     return 1;
 }
 
-/* One thread's part: lt__gemm_block_z for a product into z where a panel holds all of K,
+/* One thread's part: lt__gemm_block_z for a product into z where a panel holds all of K (but
+   lt__gemm_block for one without maxima whose K is one KC piece: it has the tiles' epilogue),
    lt__gemm_block_kin for a C larger than L2 where all of B fits, else lt__gemm_block; for the
    AMX kernel, between setting this thread's tiles and releasing them */
 static void lt__gemm_part(const lt__gemm_impl *g, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
@@ -7896,7 +7909,8 @@ static void lt__gemm_part(const lt__gemm_impl *g, int ta, int tb, int64_t M, int
 #ifdef LT__AMX
     if (g->amx) lt__amx_begin();   /* this thread's tile shapes */
 #endif
-    if (epi && epi->z && lt__gemm_z_fits(g, K)) lt__gemm_block_z(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, epi);
+    if (epi && epi->z && lt__gemm_z_fits(g, K) && (epi->pm || K > g->kc))
+        lt__gemm_block_z(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, epi);
     else if (!lt__gemm_kin_fits(g, M, N, K, epi) ||
              !lt__gemm_block_kin(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
         lt__gemm_block(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
@@ -7990,7 +8004,7 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
 #ifdef _OPENMP
         t = omp_get_thread_num(); n = omp_get_num_threads();
 #endif
-        if (zm && !split_m)   /* whole pieces: a multiple of both nr and the piece */
+        if (zm && !split_m && epi->pm)   /* whole pieces: a multiple of both nr and the piece */
             while (unit % epi->piece) unit += g.nr;
         tiles = (len + unit - 1) / unit;
         t0 = tiles * t / n * unit; t1 = tiles * (t + 1) / n * unit;
@@ -7999,7 +8013,8 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
         else memset(&e, 0, sizeof e);
         if (t1 > t0) {
             if (split_m) {
-                if (zm) { e.z += t0 * e.ldz; e.pm += t0 * e.ldpm; }
+                if (zm) e.z += t0 * e.ldz;
+                if (zm && e.pm) e.pm += t0 * e.ldpm;
                 lt__gemm_part(&g, ta, tb, t1 - t0, N, K, alpha, lt__gsrc_at(A, ta ? t0 : t0 * lda), lda, B, ldb,
                               beta, C + t0 * ldc, ldc, epi ? &e : NULL);
             } else {
@@ -8169,6 +8184,7 @@ batch_mismatch:
 #define LT__AFF_O(nd) ((nd)->i[2])
 #define LT__AFF_X_GELU16(nd) ((nd)->f[1])   /* linear16/conv1d16: 1 when x is recomputed from gelu16's copy */
 #define LT__AFF_DY16(nd) ((nd)->i[3])       /* linear16/conv1d16: 1 when dy comes as 16-bit values (gelu16's) */
+#define LT__AFF_Y16_TO(nd) ((nd)->i[5])     /* linear16/conv1d16: > 0 when y goes only to an attention16's copy */
 /* db += Σ_rows dy: the broadcast-add gradient of @@OPS (threaded by columns, rows in order) */
 static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
     lt__bcast_grad_b(gb, gy, NULL, R * O, O, 1.0f, 1);
@@ -8349,6 +8365,30 @@ static void lt__gemm16(lt_dtype p, int64_t nb, int64_t M, int64_t N, int64_t K, 
                      acc == 1 ? 1.0f : 0.0f, C + q * sc, ldc, acc ? NULL : &e);
 }
 
+/* C = round16(op(A) · op(B) + round16(bias)) as lt__gemm16's acc = 0, written only as 16-bit
+   values into z (row stride N), each finished block narrowed while it is in cache (lt__gepi's z,
+   @@GEMM): the float32 C is never written.  The blocks pass through the context's scratch
+   (lt__ctx_work, as many floats as lt__sgemm_ex's z mode asks: M x LT__Z_COLS a thread). */
+#define LT__Z_COLS 1040
+static void lt__gemm16_z(lt_ctx *ctx, lt_dtype p, int64_t M, int64_t N, int64_t K, const lt__mm16_opnd *A,
+                         const lt__mm16_opnd *B, const float *bias, uint16_t *z) {
+    int nt = lt_get_threads() < 1 ? 1 : lt_get_threads();
+    size_t bytes = 0;
+    float *scr = NULL;
+    lt__gepi e = lt__gepi_of((int)p, bias);
+    if (lt_mul_size((size_t)nt * (size_t)M, LT__Z_COLS * sizeof(float), &bytes)) scr = (float *)lt__ctx_work(ctx, bytes);
+    if (!scr) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "a 16-bit product (%lld x %lld): out of memory for %zu bytes of scratch",
+                     (long long)M, (long long)N, bytes);
+        return;
+    }
+    e.z = z;
+    e.ldz = N;
+    e.nscr = nt;
+    lt__sgemm_ex(lt__gemm_pick(), A->trans, B->trans, M, N, K, 1.0f, lt__gsrc16(p, A, 0), A->ld, lt__gsrc16(p, B, 0),
+                 B->ld, 0.0f, scr, LT__Z_COLS, &e);
+}
+
 /* The 16-bit copies backward reads, made before the product (which may read them). */
 static void lt__save16(lt__node *nd) {
     lt_dtype p = lt__prec16(nd);
@@ -8463,15 +8503,20 @@ static void lt__matmul16_bwd(lt__node *nd) {
 }
 
 /* linear16 (W [O,I], y = x·Wᵀ) and conv1d16 (W [I,O], y = x·W); arguments as the float32 ops'.
-   wt: W is [O,I]. */
+   wt: W is [O,I].  In a compiled plan whose only reader of y is attention16, which keeps y (its
+   q, k, v) as 16-bit values (@@COMPILE's lt__plan_qkv16), y goes there and nowhere else: the
+   records of a plan are one array, and that attention16 is LT__AFF_Y16_TO(nd) records on. */
 static void lt__affine16_fwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
+    const float *bias = nd->in[2] ? nd->in[2]->data : NULL;
     lt__mm16_opnd x, w;
     lt__save16(nd);
     x = lt__opnd16_of(nd, 0, Ci, 0, 0);   /* (gelu16's output recomputed from its copy, as backward) */
     w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
-    lt__gemm16(p, 1, R, O, Ci, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
+    if (LT__AFF_Y16_TO(nd) > 0)
+        lt__gemm16_z(nd->ctx, p, R, O, Ci, &x, &w, bias, (uint16_t *)(void *)nd[LT__AFF_Y16_TO(nd)].save[1]);
+    else lt__gemm16(p, 1, R, O, Ci, &x, &w, bias, nd->out->data, O, 0, 0);
 }
 /* Backward reads dy up to three times (dx, dW, db): when more than once, dy is rounded to 16 bits
    once, into a scratch copy the three read (the same values as rounding while packing, half the
@@ -8945,16 +8990,19 @@ static void lt__att16_forward(lt__node *nd, lt__att_src *a, uint16_t *h16, size_
 /* attention16: y = round16(attention(round16(qkv))) (float32 arithmetic, or the tiles' above);
    save[1] holds the 16-bit qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and
    both kernels read qkv from it, so the float32 qkv and y need not outlive the forward (the row
-   reads 0).  Backward runs the forward's kind of kernels on those values; its D_t = dy_t·y_t
+   reads 0).  In a compiled plan the 16-bit product making qkv may write it there itself, qkv
+   unmade (LT__ATT_QKV16; @@COMPILE's lt__plan_qkv16).  Backward runs the forward's kind of kernels on those values; its D_t = dy_t·y_t
    uses the rounded y (as a 16-bit FlashAttention does), which moves each gradient by about one
    16-bit rounding. */
 static void lt__attention16_fwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 1);
     uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
     size_t nq = (size_t)nd->in[0]->n;
-    if (h16) {
+    if (h16 && !LT__ATT_QKV16(nd)) {   /* (else the product before wrote them there) */
         if (a.p == LT_F16) lt_f32_to_f16_array(a.f[0], h16, nq);
         else lt_f32_to_bf16_array(a.f[0], h16, nq);
+    }
+    if (h16) {
         a.f[0] = a.f[1] = a.f[2] = NULL;
         a.y16 = NULL;
     }
@@ -10000,6 +10048,36 @@ static void lt__plan_norm16_y(lt__planner *s) {
     }
 }
 
+/* q, k, v written at 16 bits: a 16-bit product (linear16, conv1d16) whose output attention16 alone
+   reads, as the qkv it keeps in 16 bits (its save[1]), writes it there itself, each finished
+   block narrowed in cache (LT__AFF_Y16_TO, LT__ATT_QKV16), and the float32 qkv gets no buffer:
+   no float32 write of qkv, and no pass of attention16's over it.  The copy then lives from the
+   product's forward on.  Not for ops run again. */
+static void lt__plan_qkv16(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, m, j, N = s->N;
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        int a = -1, readers = 0;
+        if ((nd->op != LT__OP(linear16) && nd->op != LT__OP(conv1d16)) || s->dbuf[k] < 0 || s->rc[k] || k == p->loss)
+            continue;
+        for (m = k + 1; m < N; m++)
+            for (j = 0; j < 3; j++)
+                if (p->nodes[m].in[j] == &p->outs[k]) {
+                    readers++;
+                    if (j == 0 && p->nodes[m].op == LT__OP(attention16)) a = m;
+                }
+        if (readers != 1 || a < 0 || s->sbuf[a][1] < 0 || s->rc[a] || LT__PREC(&p->nodes[a]) != LT__PREC(nd)) continue;
+        LT__AFF_Y16_TO(nd) = a - k;
+        LT__ATT_QKV16(&p->nodes[a]) = 1;
+        b[s->sbuf[a][1]].first = LT__TF(k);
+        p->naive_bytes += b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes qkv) */
+        b[s->dbuf[k]].bytes = 0;
+        s->unmade[k] = 1;
+    }
+}
+
 /* Gradients written at 16 bits: a 16-bit product's output x read by gelu16 alone gets its gradient
    from gelu16's backward only, and the product's backward reads it only rounded to 16 bits (its
    copy of dy).  Then gelu16 writes dx rounded (LT__G16_DX16: each row over the first half of its
@@ -10207,6 +10285,7 @@ static void lt__plan_steps(lt__planner *s) {
     lt__plan_y_over_x(s);
     lt__plan_unmade(s);
     lt__plan_norm16_y(s);
+    lt__plan_qkv16(s);
     lt__plan_dx16(s);
     lt__plan_saved(s);
     lt__plan_dx_over_x(s);

@@ -2307,6 +2307,7 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
 #define LT__ATT_T(nd) ((nd)->i[1])   /* sequence length */
 #define LT__ATT_C(nd) ((nd)->i[2])   /* channels, H heads of C/H */
 #define LT__ATT_H(nd) ((nd)->i[3])   /* heads */
+#define LT__ATT_QKV16(nd) ((nd)->i[5])   /* attention16: 1 when qkv's 16-bit copy was written by its maker */
 /* qkv (B, T, 3C) -> y (B, T, C), H heads of D = C/H; for query t of head h (q_t, k_u, v_u its rows):
      s_u = q_t·k_u / sqrt(D) for u <= t,  p = softmax(s),  y_t = Σ_u p_u v_u
    (torch's scaled_dot_product_attention(q, k, v, is_causal=True)); saves L_t = log Σ_u exp(s_u),

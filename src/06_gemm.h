@@ -1229,7 +1229,8 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_amx(int ta, const
    With z (16-bit products, beta 0), the product's home is z instead: each finished block of C is
    rounded as above, narrowed into z (row stride ldz), and the maxima of its rows' pieces of
    `piece` columns (counted from column col0 of the whole) merged into pm (row stride ldpm, -inf
-   before the product; lt__row_max's maximum, NaN ignored, so merging parts gives the piece's).
+   before the product; lt__row_max's maximum, NaN ignored, so merging parts gives the piece's), or
+   without maxima where pm is NULL (a compiled plan's q, k, v for attention16, @@OPS.linear16).
    C is then only a scratch of M x ldc floats (blocks no wider: lt__sgemm_ex), one for each of nscr
    threads, which a block of C passes through while it is in L2: the head's 16-bit logits
    (linear_ce16, @@LOSS) without a float32 copy that is written out and read back. */
@@ -1289,7 +1290,7 @@ LT__TARGET("avx512f") static void lt__epi_z_bf16_avx512(const lt__gepi *e, const
     for (i = 0; i < m; i++) {
         const float *y = C + i * ldc;
         uint16_t *z = e->z + i * e->ldz;
-        float *pm = e->pm + i * e->ldpm;
+        float *pm = e->pm + i * e->ldpm;   /* (pm is not NULL here: lt__gemm_epilogue) */
         int64_t j = 0;
         while (j < n) {
             int64_t q, end = lt__epi_piece(e, j, n, &q);
@@ -1321,9 +1322,9 @@ static void lt__gemm_epi_z(const lt__gepi *e, const float *C, int64_t ldc, int64
     int64_t i;
     for (i = 0; i < m; i++) {
         const float *y = C + i * ldc;
-        float *pm = e->pm + i * e->ldpm;
+        float *pm = e->pm ? e->pm + i * e->ldpm : NULL;
         int64_t j = 0;
-        while (j < n) {
+        while (pm && j < n) {
             int64_t q, end = lt__epi_piece(e, j, n, &q);
             float mx = lt__row_max(y + j, end - j);
             if (mx > pm[q]) pm[q] = mx;
@@ -1349,7 +1350,7 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     s.gelu = 0;
     if (e->bias) { s.f = e->bias; lt__gsrc_get(isa, &s, 0, n, b16); }
 #ifdef LT__X86
-    if (isa == 2 && e->p == LT_BF16 && e->z && !e->bias) {
+    if (isa == 2 && e->p == LT_BF16 && e->z && e->pm && !e->bias) {
         lt__epi_z_bf16_avx512(e, C, ldc, m, n);
         return;
     }
@@ -1506,13 +1507,20 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
     float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA;
     int64_t jc, pc, ic;
     lt__pf pf[2];   /* B's next panel, A's next block */
+    /* z without maxima and all of K in one piece (lt__gemm_part): every block of C is final after
+       its one piece, so one block of the scratch serves them all, and the tiles' epilogue applies */
+    int once = epi && epi->z && !epi->pm && K <= g->kc;
     /* the epilogue done by the tiles (lt__gemm_tiles' fe): a float32 bias, or bf16 where this
        kernel has its rounding kernels; row: what their kernels add (the bias, rounded for bf16) */
-    int fuse = epi && !epi->z && ((!epi->p && epi->bias) || (epi->p == LT_BF16 && g->rk));
+    int fuse = epi && (!epi->z || once) && ((!epi->p && epi->bias) || (epi->p == LT_BF16 && g->rk));
     float row[LT__GEMM_NC_MAX];
     lt__gepi fe;
     memset(&fe, 0, sizeof fe);
-    if (fuse) fe = *epi;
+    if (fuse) {
+        fe = *epi;
+        fe.z = NULL;   /* (once: the tiles round, the finished block is narrowed below) */
+        fe.pm = NULL;
+    }
     for (jc = 0; jc < N; jc += g->nc) {
         int64_t nc = N - jc < g->nc ? N - jc : g->nc;
         if (fuse) {
@@ -1551,13 +1559,16 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
                     int64_t calls = (mc + g->mr - 1) / g->mr * ((nc + g->nr - 1) / g->nr);
                     lt__pf_set(&pf[1], &A, ta, lda, ic + mc, pc, nmc, kc, calls);
                 }
-                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp, alpha, bet, cb + ic * ldc, ldc, pf,
+                float *cblk = once ? cb : cb + ic * ldc;
+                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp, alpha, bet, cblk, ldc, pf,
                                fuse && pc + kc >= K ? &fe : NULL, fe.p ? row : fe.bias);
-                if (LT__GEPI_ON(epi) && pc + kc >= K && !fuse) {   /* this block of C is final */
+                if (LT__GEPI_ON(epi) && pc + kc >= K && (!fuse || once)) {   /* this block of C is final */
                     lt__gepi e = *epi;
                     if (e.bias) e.bias += jc;
-                    if (e.z) { e.z += ic * e.ldz + jc; e.pm += ic * e.ldpm; e.col0 += jc; }
-                    lt__gemm_epilogue(g->isa, &e, cb + ic * ldc, ldc, mc, nc);
+                    if (e.z) { e.z += ic * e.ldz + jc; e.col0 += jc; }
+                    if (e.pm) e.pm += ic * e.ldpm;
+                    if (fuse) lt__gemm_epi_z(&e, cblk, ldc, mc, nc);   /* (rounded by the tiles: narrowed) */
+                    else lt__gemm_epilogue(g->isa, &e, cblk, ldc, mc, nc);
                 }
             }
         }
@@ -1611,7 +1622,7 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
                                NULL);
             }
             e.z += ic * e.ldz + jc;
-            e.pm += ic * e.ldpm;
+            if (e.pm) e.pm += ic * e.ldpm;
             e.col0 += jc;
             lt__gemm_epilogue(g->isa, &e, C, ldc, mc, nc);
         }
@@ -1676,7 +1687,8 @@ static int lt__gemm_block_kin(const lt__gemm_impl *g, int ta, int tb, int64_t M,
     return 1;
 }
 
-/* One thread's part: lt__gemm_block_z for a product into z where a panel holds all of K,
+/* One thread's part: lt__gemm_block_z for a product into z where a panel holds all of K (but
+   lt__gemm_block for one without maxima whose K is one KC piece: it has the tiles' epilogue),
    lt__gemm_block_kin for a C larger than L2 where all of B fits, else lt__gemm_block; for the
    AMX kernel, between setting this thread's tiles and releasing them */
 static void lt__gemm_part(const lt__gemm_impl *g, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
@@ -1685,7 +1697,8 @@ static void lt__gemm_part(const lt__gemm_impl *g, int ta, int tb, int64_t M, int
 #ifdef LT__AMX
     if (g->amx) lt__amx_begin();   /* this thread's tile shapes */
 #endif
-    if (epi && epi->z && lt__gemm_z_fits(g, K)) lt__gemm_block_z(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, epi);
+    if (epi && epi->z && lt__gemm_z_fits(g, K) && (epi->pm || K > g->kc))
+        lt__gemm_block_z(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, C, ldc, epi);
     else if (!lt__gemm_kin_fits(g, M, N, K, epi) ||
              !lt__gemm_block_kin(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
         lt__gemm_block(g, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
@@ -1779,7 +1792,7 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
 #ifdef _OPENMP
         t = omp_get_thread_num(); n = omp_get_num_threads();
 #endif
-        if (zm && !split_m)   /* whole pieces: a multiple of both nr and the piece */
+        if (zm && !split_m && epi->pm)   /* whole pieces: a multiple of both nr and the piece */
             while (unit % epi->piece) unit += g.nr;
         tiles = (len + unit - 1) / unit;
         t0 = tiles * t / n * unit; t1 = tiles * (t + 1) / n * unit;
@@ -1788,7 +1801,8 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
         else memset(&e, 0, sizeof e);
         if (t1 > t0) {
             if (split_m) {
-                if (zm) { e.z += t0 * e.ldz; e.pm += t0 * e.ldpm; }
+                if (zm) e.z += t0 * e.ldz;
+                if (zm && e.pm) e.pm += t0 * e.ldpm;
                 lt__gemm_part(&g, ta, tb, t1 - t0, N, K, alpha, lt__gsrc_at(A, ta ? t0 : t0 * lda), lda, B, ldb,
                               beta, C + t0 * ldc, ldc, epi ? &e : NULL);
             } else {

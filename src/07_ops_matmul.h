@@ -96,6 +96,7 @@ batch_mismatch:
 #define LT__AFF_O(nd) ((nd)->i[2])
 #define LT__AFF_X_GELU16(nd) ((nd)->f[1])   /* linear16/conv1d16: 1 when x is recomputed from gelu16's copy */
 #define LT__AFF_DY16(nd) ((nd)->i[3])       /* linear16/conv1d16: 1 when dy comes as 16-bit values (gelu16's) */
+#define LT__AFF_Y16_TO(nd) ((nd)->i[5])     /* linear16/conv1d16: > 0 when y goes only to an attention16's copy */
 /* db += Σ_rows dy: the broadcast-add gradient of @@OPS (threaded by columns, rows in order) */
 static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
     lt__bcast_grad_b(gb, gy, NULL, R * O, O, 1.0f, 1);
@@ -276,6 +277,30 @@ static void lt__gemm16(lt_dtype p, int64_t nb, int64_t M, int64_t N, int64_t K, 
                      acc == 1 ? 1.0f : 0.0f, C + q * sc, ldc, acc ? NULL : &e);
 }
 
+/* C = round16(op(A) · op(B) + round16(bias)) as lt__gemm16's acc = 0, written only as 16-bit
+   values into z (row stride N), each finished block narrowed while it is in cache (lt__gepi's z,
+   @@GEMM): the float32 C is never written.  The blocks pass through the context's scratch
+   (lt__ctx_work, as many floats as lt__sgemm_ex's z mode asks: M x LT__Z_COLS a thread). */
+#define LT__Z_COLS 1040
+static void lt__gemm16_z(lt_ctx *ctx, lt_dtype p, int64_t M, int64_t N, int64_t K, const lt__mm16_opnd *A,
+                         const lt__mm16_opnd *B, const float *bias, uint16_t *z) {
+    int nt = lt_get_threads() < 1 ? 1 : lt_get_threads();
+    size_t bytes = 0;
+    float *scr = NULL;
+    lt__gepi e = lt__gepi_of((int)p, bias);
+    if (lt_mul_size((size_t)nt * (size_t)M, LT__Z_COLS * sizeof(float), &bytes)) scr = (float *)lt__ctx_work(ctx, bytes);
+    if (!scr) {
+        lt_set_error(ctx, LT_ERR_NOMEM, "a 16-bit product (%lld x %lld): out of memory for %zu bytes of scratch",
+                     (long long)M, (long long)N, bytes);
+        return;
+    }
+    e.z = z;
+    e.ldz = N;
+    e.nscr = nt;
+    lt__sgemm_ex(lt__gemm_pick(), A->trans, B->trans, M, N, K, 1.0f, lt__gsrc16(p, A, 0), A->ld, lt__gsrc16(p, B, 0),
+                 B->ld, 0.0f, scr, LT__Z_COLS, &e);
+}
+
 /* The 16-bit copies backward reads, made before the product (which may read them). */
 static void lt__save16(lt__node *nd) {
     lt_dtype p = lt__prec16(nd);
@@ -390,15 +415,20 @@ static void lt__matmul16_bwd(lt__node *nd) {
 }
 
 /* linear16 (W [O,I], y = x·Wᵀ) and conv1d16 (W [I,O], y = x·W); arguments as the float32 ops'.
-   wt: W is [O,I]. */
+   wt: W is [O,I].  In a compiled plan whose only reader of y is attention16, which keeps y (its
+   q, k, v) as 16-bit values (@@COMPILE's lt__plan_qkv16), y goes there and nowhere else: the
+   records of a plan are one array, and that attention16 is LT__AFF_Y16_TO(nd) records on. */
 static void lt__affine16_fwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
+    const float *bias = nd->in[2] ? nd->in[2]->data : NULL;
     lt__mm16_opnd x, w;
     lt__save16(nd);
     x = lt__opnd16_of(nd, 0, Ci, 0, 0);   /* (gelu16's output recomputed from its copy, as backward) */
     w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
-    lt__gemm16(p, 1, R, O, Ci, &x, &w, nd->in[2] ? nd->in[2]->data : NULL, nd->out->data, O, 0, 0);
+    if (LT__AFF_Y16_TO(nd) > 0)
+        lt__gemm16_z(nd->ctx, p, R, O, Ci, &x, &w, bias, (uint16_t *)(void *)nd[LT__AFF_Y16_TO(nd)].save[1]);
+    else lt__gemm16(p, 1, R, O, Ci, &x, &w, bias, nd->out->data, O, 0, 0);
 }
 /* Backward reads dy up to three times (dx, dW, db): when more than once, dy is rounded to 16 bits
    once, into a scratch copy the three read (the same values as rounding while packing, half the
@@ -872,16 +902,19 @@ static void lt__att16_forward(lt__node *nd, lt__att_src *a, uint16_t *h16, size_
 /* attention16: y = round16(attention(round16(qkv))) (float32 arithmetic, or the tiles' above);
    save[1] holds the 16-bit qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and
    both kernels read qkv from it, so the float32 qkv and y need not outlive the forward (the row
-   reads 0).  Backward runs the forward's kind of kernels on those values; its D_t = dy_t·y_t
+   reads 0).  In a compiled plan the 16-bit product making qkv may write it there itself, qkv
+   unmade (LT__ATT_QKV16; @@COMPILE's lt__plan_qkv16).  Backward runs the forward's kind of kernels on those values; its D_t = dy_t·y_t
    uses the rounded y (as a 16-bit FlashAttention does), which moves each gradient by about one
    16-bit rounding. */
 static void lt__attention16_fwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 1);
     uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
     size_t nq = (size_t)nd->in[0]->n;
-    if (h16) {
+    if (h16 && !LT__ATT_QKV16(nd)) {   /* (else the product before wrote them there) */
         if (a.p == LT_F16) lt_f32_to_f16_array(a.f[0], h16, nq);
         else lt_f32_to_bf16_array(a.f[0], h16, nq);
+    }
+    if (h16) {
         a.f[0] = a.f[1] = a.f[2] = NULL;
         a.y16 = NULL;
     }

@@ -644,6 +644,36 @@ static void lt__plan_norm16_y(lt__planner *s) {
     }
 }
 
+/* q, k, v written at 16 bits: a 16-bit product (linear16, conv1d16) whose output attention16 alone
+   reads, as the qkv it keeps in 16 bits (its save[1]), writes it there itself, each finished
+   block narrowed in cache (LT__AFF_Y16_TO, LT__ATT_QKV16), and the float32 qkv gets no buffer:
+   no float32 write of qkv, and no pass of attention16's over it.  The copy then lives from the
+   product's forward on.  Not for ops run again. */
+static void lt__plan_qkv16(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, m, j, N = s->N;
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        int a = -1, readers = 0;
+        if ((nd->op != LT__OP(linear16) && nd->op != LT__OP(conv1d16)) || s->dbuf[k] < 0 || s->rc[k] || k == p->loss)
+            continue;
+        for (m = k + 1; m < N; m++)
+            for (j = 0; j < 3; j++)
+                if (p->nodes[m].in[j] == &p->outs[k]) {
+                    readers++;
+                    if (j == 0 && p->nodes[m].op == LT__OP(attention16)) a = m;
+                }
+        if (readers != 1 || a < 0 || s->sbuf[a][1] < 0 || s->rc[a] || LT__PREC(&p->nodes[a]) != LT__PREC(nd)) continue;
+        LT__AFF_Y16_TO(nd) = a - k;
+        LT__ATT_QKV16(&p->nodes[a]) = 1;
+        b[s->sbuf[a][1]].first = LT__TF(k);
+        p->naive_bytes += b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes qkv) */
+        b[s->dbuf[k]].bytes = 0;
+        s->unmade[k] = 1;
+    }
+}
+
 /* Gradients written at 16 bits: a 16-bit product's output x read by gelu16 alone gets its gradient
    from gelu16's backward only, and the product's backward reads it only rounded to 16 bits (its
    copy of dy).  Then gelu16 writes dx rounded (LT__G16_DX16: each row over the first half of its
@@ -851,6 +881,7 @@ static void lt__plan_steps(lt__planner *s) {
     lt__plan_y_over_x(s);
     lt__plan_unmade(s);
     lt__plan_norm16_y(s);
+    lt__plan_qkv16(s);
     lt__plan_dx16(s);
     lt__plan_saved(s);
     lt__plan_dx_over_x(s);

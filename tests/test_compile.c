@@ -183,6 +183,21 @@ static lt_tensor *tc_n16_step(lt_ctx *ctx, void *u) {
     return mode == 2 ? lt_add(ctx, l, lt_sum(ctx, lt_tanh(ctx, h))) : l;
 }
 
+/* q, k, v from a 16-bit product read by attention16 alone (the product writes attention16's 16-bit
+   copy in a plan), or by tanh too (*u = 1: it writes its float32 output as ever) */
+static lt_tensor *tc_qkv_w[4];
+static lt_tensor *tc_qkv_step(lt_ctx *ctx, void *u) {
+    static const int32_t tg[16] = {1, 0, 3, 2, 1, 3, 0, 0, 2, 1, 3, 3, 0, 2, 1, 1};
+    static float xs[128];
+    int i;
+    lt_tensor *x, *h, *l;
+    for (i = 0; i < 128; i++) xs[i] = 0.17f * (float)(i % 9) - 0.6f + 0.003f * (float)i;
+    x = lt_tensor_from(ctx, xs, 3, (int64_t[]){1, 16, 8});
+    h = lt_conv1d(ctx, x, tc_qkv_w[0], tc_qkv_w[1]);
+    l = lt_cross_entropy(ctx, lt_linear(ctx, lt_attention(ctx, h, 2, NULL), tc_qkv_w[2], tc_qkv_w[3]), tg);
+    return *(const int *)u ? lt_add(ctx, l, lt_sum(ctx, lt_tanh(ctx, h))) : l;
+}
+
 /* The in-place decisions of a plan, counted from where its buffers point: ops whose output is
    written over an input (over), inputs whose gradient is their op's output gradient (alias), and
    logits whose gradient is written over them (dx_on_x; elsewhere a gradient may share a dead
@@ -193,7 +208,7 @@ static void tc_in_place(const lt_plan *p, int *over, int *alias, int *dx_on_x) {
     for (k = 0; p && k < p->n; k++) {
         const lt__node *nd = &p->nodes[k];
         if (nd->op->flags & LT__VIEW) continue;
-        for (j = 0; j < 3; j++) *over += nd->in[j] && !nd->in[j]->is_param && nd->in[j]->data == nd->out->data;
+        for (j = 0; j < 3; j++) *over += nd->in[j] && !nd->in[j]->is_param && nd->out->data && nd->in[j]->data == nd->out->data;
         *alias += nd->in[0] && !nd->in[0]->is_param && nd->out->grad && nd->in[0]->grad == nd->out->grad;
         *dx_on_x += nd->op == LT__OP(cross_entropy) && nd->in[0]->grad && nd->in[0]->grad == nd->in[0]->data;
     }
@@ -572,6 +587,48 @@ static void test_compile_all(void) {
                         same && loss_e > 0.0f, nm,
                         "norms writing copies %d (want %d), products reading them %d (want %d), loss %.9g vs eager "
                         "%.9g, grads %s (%s)", norms, want_r > 0, readers, want_r, (double)loss_c, (double)loss_e,
+                        same ? "equal" : "differ", p ? lt_plan_note(p) : lt_error(ctx));
+                lt_plan_destroy(p);
+                lt_ctx_destroy(ctx);
+            }
+    }
+    {   /* q, k, v written by their product into attention16's 16-bit copy alone (not where tanh
+           reads them too); the eager step's bits */
+        int also, pr;
+        for (pr = 0; pr < 2; pr++)
+            for (also = 0; also < 2; also++) {
+                lt_ctx *ctx = lt_ctx_create(3);
+                float ge[4][192], loss_e = 0, loss_c = 0;
+                int i, k, w, made = 0, att = 0, same = 1;
+                lt_plan *p;
+                lt_tensor *l;
+                char nm[64];
+                static const int64_t shp[4][2] = {{8, 24}, {24, 1}, {4, 8}, {4, 1}};
+                lt_set_precision(ctx, pr ? LT_F16 : LT_BF16);
+                for (w = 0; w < 4; w++) {
+                    snprintf(nm, sizeof nm, "w%d", w);
+                    tc_qkv_w[w] = lt_param(ctx, nm, shp[w][1] == 1 ? 1 : 2, shp[w]);
+                    for (i = 0; i < tc_qkv_w[w]->n; i++)
+                        tc_qkv_w[w]->data[i] = 0.08f * (float)((i * (w + 7)) % 19) - 0.7f;
+                }
+                l = tc_qkv_step(ctx, &also);
+                loss_e = l ? lt_item(l) : 0.0f;
+                lt_backward(ctx, l);
+                for (w = 0; w < 4; w++) memcpy(ge[w], tc_qkv_w[w]->grad, (size_t)tc_qkv_w[w]->n * sizeof(float));
+                lt_zero_grad(ctx);
+                p = lt_compile(ctx, tc_qkv_step, &also);
+                if (p) lt_plan_run(p, &loss_c);
+                for (k = 0; p && k < p->n; k++) {
+                    made += p->nodes[k].op == LT__OP(conv1d16) && LT__AFF_Y16_TO(&p->nodes[k]) > 0 && !p->outs[k].data &&
+                            p->nodes[k + LT__AFF_Y16_TO(&p->nodes[k])].op == LT__OP(attention16);
+                    att += p->nodes[k].op == LT__OP(attention16) && LT__ATT_QKV16(&p->nodes[k]);
+                }
+                for (w = 0; w < 4; w++)
+                    for (i = 0; i < tc_qkv_w[w]->n; i++) same &= ge[w][i] == tc_qkv_w[w]->grad[i];
+                snprintf(nm, sizeof nm, "compile/qkv16/%s/%s", pr ? "fp16" : "bf16", also ? "read_by_tanh" : "attention");
+                t_check(p && !lt_plan_is_eager(p) && made == !also && att == !also && loss_c == loss_e && same, nm,
+                        "products writing q, k, v at 16 bits %d, attention16 reading them %d (want %d), loss %.9g vs "
+                        "eager %.9g, grads %s (%s)", made, att, !also, (double)loss_c, (double)loss_e,
                         same ? "equal" : "differ", p ? lt_plan_note(p) : lt_error(ctx));
                 lt_plan_destroy(p);
                 lt_ctx_destroy(ctx);

@@ -272,6 +272,60 @@ static void tp_gemm16(void) {
     free(a); free(b); free(ar); free(br); free(c1); free(c2); free(ah); free(bh);
 }
 
+/* ---- a 16-bit product written only as 16-bit values (lt__gepi's z without maxima) --------------- */
+/* lt__sgemm_ex with z and no pm (a compiled plan's q, k, v: lt__gemm16_z) against the same product
+   with the forward's epilogue into float32, narrowed: to the bit, for every kernel, K in one KC
+   piece (lt__gemm_block's one block of scratch, the tiles' epilogue) and over one
+   (lt__gemm_block_z), split by rows and by columns, 1 and 2 threads, with and without a bias. */
+static void tp_gemm16_z(void) {
+    static const int64_t shp[3][3] = {{150, 70, 200}, {150, 70, 300}, {20, 300, 200}};   /* M, N, K */
+    int id, pi, si, nt, v, bad = 0, runs = 0, base = lt_get_threads();
+    int64_t i;
+    lt_rng r;
+    if (!t_want("precision/gemm16_z")) return;
+    lt_rng_seed(&r, 23);
+    for (si = 0; si < 3; si++) {
+        int64_t M = shp[si][0], N = shp[si][1], K = shp[si][2];
+        float *a = (float *)malloc((size_t)(M * K) * 4), *b = (float *)malloc((size_t)(K * N) * 4);
+        float *c = (float *)malloc((size_t)(M * N) * 4), *bias = (float *)malloc((size_t)N * 4);
+        float *scr = (float *)malloc((size_t)(2 * M * LT__Z_COLS) * 4);
+        uint16_t *want = (uint16_t *)malloc((size_t)(M * N) * 2), *got = (uint16_t *)malloc((size_t)(M * N) * 2);
+        for (i = 0; i < M * K; i++) a[i] = (float)lt_rng_normal(&r);
+        for (i = 0; i < K * N; i++) b[i] = (float)lt_rng_normal(&r);
+        for (i = 0; i < N; i++) bias[i] = (float)lt_rng_normal(&r);
+        for (pi = 0; pi < 2; pi++)
+            for (id = 0; id < LT__GEMM_NKERNELS; id++) {
+                lt_dtype p = pi ? LT_F16 : LT_BF16;
+                lt__gsrc sa, sb;
+                if (!lt__gemm_supported(id)) continue;
+                sa.f = a; sa.h = NULL; sa.p = (int)p; sa.gelu = 0;
+                sb.f = b; sb.h = NULL; sb.p = (int)p; sb.gelu = 0;
+                for (nt = 1; nt <= 2; nt++)
+                    for (v = 0; v < 2; v++) {
+                        lt__gepi e = lt__gepi_of((int)p, v ? bias : NULL);
+                        lt_set_threads(nt);
+                        lt__sgemm_ex(id, 0, 0, M, N, K, 1.0f, sa, K, sb, N, 0.0f, c, N, &e);
+                        if (p == LT_F16) lt_f32_to_f16_array(c, want, (size_t)(M * N));
+                        else lt_f32_to_bf16_array(c, want, (size_t)(M * N));
+                        memset(got, 0xAA, (size_t)(M * N) * 2);
+                        e.z = got;
+                        e.ldz = N;
+                        e.nscr = nt;
+                        lt__sgemm_ex(id, 0, 0, M, N, K, 1.0f, sa, K, sb, N, 0.0f, scr, LT__Z_COLS, &e);
+                        if (memcmp(want, got, (size_t)(M * N) * 2) != 0) {
+                            bad++;
+                            printf("     %s, kernel %d, %lld x %lld x %lld, %d threads, bias %d: differs\n",
+                                   lt_precision_name(p), id, (long long)M, (long long)N, (long long)K, nt, v);
+                        }
+                        runs++;
+                    }
+            }
+        free(a); free(b); free(c); free(bias); free(scr); free(want); free(got);
+    }
+    lt_set_threads(base);
+    t_check(bad == 0 && runs > 0, "precision/gemm16_z", "%d of %d products into 16-bit values differ", bad, runs);
+}
+
 /* ---- the 16-bit conversions of packing, epilogue and bias gradient at every level ---------------- */
 /* lt__gsrc_get (AVX-512 and AVX2 paths), the AVX2 epilogue and lt__bias_grad16 against the scalar
    code, to the bit, on values that test the rounding: NaNs (payloads, signs), infinities, zeros,
@@ -1120,6 +1174,7 @@ static void test_precision_all(void) {
     tp_fp32_unchanged();
     tp_fp16_overflow();
     tp_gemm16();
+    tp_gemm16_z();
     tp_convert16_levels();
     tp_gemm_bf16_tiles(0);
     tp_gemm_bf16_tiles(1);

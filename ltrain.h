@@ -7529,7 +7529,8 @@ LT__TARGET("avx512f") static void lt__epi_z_bf16_avx512(const lt__gepi *e, const
     }
 }
 #endif
-/* The rounded block (m x n, at column col0 of the whole) into z and its pieces' maxima into pm */
+/* The rounded block (m x n, at column col0 of the whole) into z and its pieces' maxima into pm
+   (none where pm is NULL) */
 static void lt__gemm_epi_z(const lt__gepi *e, const float *C, int64_t ldc, int64_t m, int64_t n) {
     int64_t i;
     for (i = 0; i < m; i++) {
@@ -8991,9 +8992,9 @@ static void lt__att16_forward(lt__node *nd, lt__att_src *a, uint16_t *h16, size_
    save[1] holds the 16-bit qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and
    both kernels read qkv from it, so the float32 qkv and y need not outlive the forward (the row
    reads 0).  In a compiled plan the 16-bit product making qkv may write it there itself, qkv
-   unmade (LT__ATT_QKV16; @@COMPILE's lt__plan_qkv16).  Backward runs the forward's kind of kernels on those values; its D_t = dy_t·y_t
-   uses the rounded y (as a 16-bit FlashAttention does), which moves each gradient by about one
-   16-bit rounding. */
+   unmade (LT__ATT_QKV16; @@COMPILE's lt__plan_qkv16).  Backward runs the forward's kind of
+   kernels on those values; its D_t = dy_t·y_t uses the rounded y (as a 16-bit FlashAttention
+   does), which moves each gradient by about one 16-bit rounding. */
 static void lt__attention16_fwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 1);
     uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
@@ -9980,6 +9981,13 @@ static void lt__plan_y_over_x(lt__planner *s) {
     }
 }
 
+/* Op k's output gets no buffer (its data NULL): its readers take its values from elsewhere */
+static void lt__plan_unmake(lt__planner *s, int k) {
+    s->p->naive_bytes += s->b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes it) */
+    s->b[s->dbuf[k]].bytes = 0;
+    s->unmade[k] = 1;
+}
+
 /* Values nobody needs written: gelu16's output y when every op reading it is a 16-bit product
    that recomputes it from gelu16's 16-bit copy of its input (LT__AFF_X_GELU16: its backward
    does so already, and its forward then does too).  y gets no buffer (its data is NULL) and
@@ -9987,7 +9995,6 @@ static void lt__plan_y_over_x(lt__planner *s) {
    read back, in float32, by the forward.  Not for an op run again (its second home) nor the loss. */
 static void lt__plan_unmade(lt__planner *s) {
     lt_plan *p = s->p;
-    lt__pbuf *b = s->b;
     int k, m, j, N = s->N;
     for (k = 0; k < N; k++) {
         int ok = p->nodes[k].op == LT__OP(gelu16) && s->sbuf[k][0] >= 0 && s->dbuf[k] >= 0 && !s->rc[k] &&
@@ -9995,10 +10002,7 @@ static void lt__plan_unmade(lt__planner *s) {
         for (m = k + 1; m < N && ok; m++)
             for (j = 0; j < 3; j++)
                 if (p->nodes[m].in[j] == &p->outs[k] && (j != 0 || !lt__recomputes_x(&p->nodes[m]))) ok = 0;
-        if (!ok) continue;
-        p->naive_bytes += b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes it) */
-        b[s->dbuf[k]].bytes = 0;
-        s->unmade[k] = 1;
+        if (ok) lt__plan_unmake(s, k);
     }
 }
 
@@ -10042,9 +10046,7 @@ static void lt__plan_norm16_y(lt__planner *s) {
             s->sbuf[m][0] = -1;
             r->save[0] = NULL;
         }
-        p->naive_bytes += b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes y) */
-        b[s->dbuf[k]].bytes = 0;
-        s->unmade[k] = 1;
+        lt__plan_unmake(s, k);
     }
 }
 
@@ -10072,9 +10074,7 @@ static void lt__plan_qkv16(lt__planner *s) {
         LT__AFF_Y16_TO(nd) = a - k;
         LT__ATT_QKV16(&p->nodes[a]) = 1;
         b[s->sbuf[a][1]].first = LT__TF(k);
-        p->naive_bytes += b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes qkv) */
-        b[s->dbuf[k]].bytes = 0;
-        s->unmade[k] = 1;
+        lt__plan_unmake(s, k);
     }
 }
 

@@ -1317,7 +1317,8 @@ LT__TARGET("avx512f") static void lt__epi_z_bf16_avx512(const lt__gepi *e, const
     }
 }
 #endif
-/* The rounded block (m x n, at column col0 of the whole) into z and its pieces' maxima into pm */
+/* The rounded block (m x n, at column col0 of the whole) into z and its pieces' maxima into pm
+   (none where pm is NULL) */
 static void lt__gemm_epi_z(const lt__gepi *e, const float *C, int64_t ldc, int64_t m, int64_t n) {
     int64_t i;
     for (i = 0; i < m; i++) {

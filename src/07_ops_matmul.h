@@ -903,9 +903,9 @@ static void lt__att16_forward(lt__node *nd, lt__att_src *a, uint16_t *h16, size_
    save[1] holds the 16-bit qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and
    both kernels read qkv from it, so the float32 qkv and y need not outlive the forward (the row
    reads 0).  In a compiled plan the 16-bit product making qkv may write it there itself, qkv
-   unmade (LT__ATT_QKV16; @@COMPILE's lt__plan_qkv16).  Backward runs the forward's kind of kernels on those values; its D_t = dy_t·y_t
-   uses the rounded y (as a 16-bit FlashAttention does), which moves each gradient by about one
-   16-bit rounding. */
+   unmade (LT__ATT_QKV16; @@COMPILE's lt__plan_qkv16).  Backward runs the forward's kind of
+   kernels on those values; its D_t = dy_t·y_t uses the rounded y (as a 16-bit FlashAttention
+   does), which moves each gradient by about one 16-bit rounding. */
 static void lt__attention16_fwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 1);
     uint16_t *h16 = (uint16_t *)(void *)nd->save[1];

@@ -576,6 +576,13 @@ static void lt__plan_y_over_x(lt__planner *s) {
     }
 }
 
+/* Op k's output gets no buffer (its data NULL): its readers take its values from elsewhere */
+static void lt__plan_unmake(lt__planner *s, int k) {
+    s->p->naive_bytes += s->b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes it) */
+    s->b[s->dbuf[k]].bytes = 0;
+    s->unmade[k] = 1;
+}
+
 /* Values nobody needs written: gelu16's output y when every op reading it is a 16-bit product
    that recomputes it from gelu16's 16-bit copy of its input (LT__AFF_X_GELU16: its backward
    does so already, and its forward then does too).  y gets no buffer (its data is NULL) and
@@ -583,7 +590,6 @@ static void lt__plan_y_over_x(lt__planner *s) {
    read back, in float32, by the forward.  Not for an op run again (its second home) nor the loss. */
 static void lt__plan_unmade(lt__planner *s) {
     lt_plan *p = s->p;
-    lt__pbuf *b = s->b;
     int k, m, j, N = s->N;
     for (k = 0; k < N; k++) {
         int ok = p->nodes[k].op == LT__OP(gelu16) && s->sbuf[k][0] >= 0 && s->dbuf[k] >= 0 && !s->rc[k] &&
@@ -591,10 +597,7 @@ static void lt__plan_unmade(lt__planner *s) {
         for (m = k + 1; m < N && ok; m++)
             for (j = 0; j < 3; j++)
                 if (p->nodes[m].in[j] == &p->outs[k] && (j != 0 || !lt__recomputes_x(&p->nodes[m]))) ok = 0;
-        if (!ok) continue;
-        p->naive_bytes += b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes it) */
-        b[s->dbuf[k]].bytes = 0;
-        s->unmade[k] = 1;
+        if (ok) lt__plan_unmake(s, k);
     }
 }
 
@@ -638,9 +641,7 @@ static void lt__plan_norm16_y(lt__planner *s) {
             s->sbuf[m][0] = -1;
             r->save[0] = NULL;
         }
-        p->naive_bytes += b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes y) */
-        b[s->dbuf[k]].bytes = 0;
-        s->unmade[k] = 1;
+        lt__plan_unmake(s, k);
     }
 }
 
@@ -668,9 +669,7 @@ static void lt__plan_qkv16(lt__planner *s) {
         LT__AFF_Y16_TO(nd) = a - k;
         LT__ATT_QKV16(&p->nodes[a]) = 1;
         b[s->sbuf[a][1]].first = LT__TF(k);
-        p->naive_bytes += b[s->dbuf[k]].bytes;   /* (counted in "all buffers": eager mode writes qkv) */
-        b[s->dbuf[k]].bytes = 0;
-        s->unmade[k] = 1;
+        lt__plan_unmake(s, k);
     }
 }
 

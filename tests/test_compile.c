@@ -201,7 +201,8 @@ static lt_tensor *tc_qkv_step(lt_ctx *ctx, void *u) {
 /* The in-place decisions of a plan, counted from where its buffers point: ops whose output is
    written over an input (over), inputs whose gradient is their op's output gradient (alias), and
    logits whose gradient is written over them (dx_on_x; elsewhere a gradient may share a dead
-   value's bytes by placement alone).  Views (reshape) share by nature: not counted. */
+   value's bytes by placement alone).  Views (reshape) share by nature, and an unmade output
+   (NULL) writes over nothing: not counted. */
 static void tc_in_place(const lt_plan *p, int *over, int *alias, int *dx_on_x) {
     int k, j;
     *over = *alias = *dx_on_x = 0;

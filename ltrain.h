@@ -4058,8 +4058,11 @@ static void lt__gelu_bwd(lt__node *nd) {
    alone, the product's backward reads dx only as round16(dx): LT__G16_DX16 (set by the plan,
    lt__plan_dx16) has the backward write dx so, each row of O 16-bit values over the first half
    of its float32 bytes in x's gradient buffer (16-bit rows 2·O apart), where the product finds
-   them (LT__AFF_DY16) instead of making that copy itself. */
+   them (LT__AFF_DY16) instead of making that copy itself.  And where that product is x's maker
+   and y is unmade, the product may write the copy itself (LT__G16_XH_MADE, @@COMPILE's
+   lt__plan_y16_homes): the forward then has nothing left to do. */
 #define LT__G16_DX16(nd) ((nd)->i[0])
+#define LT__G16_XH_MADE(nd) ((nd)->i[1])
 #define LT__EW16 4096
 /* A 16-bit input is one of 65536 bit patterns, so gelu16's output round16(gelu(x)) and the
    derivative gelu'(x) are tabulated, once per format (4 tables of 256 KiB, filled the first time
@@ -4216,6 +4219,7 @@ static void lt__gelu16_fwd(lt__node *nd) {
     uint16_t *xh = (uint16_t *)(void *)nd->save[0];   /* x in 16 bits, saved for backward, or NULL */
     int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
     int simd = lt__act_simd();
+    if (!nd->out->data && LT__G16_XH_MADE(nd)) return;
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < nb; b++) {
         int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16;
@@ -7920,6 +7924,24 @@ static void lt__gemm_part(const lt__gemm_impl *g, int ta, int tb, int64_t M, int
 #endif
 }
 
+/* Does a 16-bit product of precision p (bf16: pairs where the kernel has them) into z without
+   maxima (lt__gemm16_z, @@OPS.linear16) take no longer than into float32 narrowed after?  Where K
+   is one KC piece (lt__gemm_block, the tiles' epilogue), or lt__gemm_block_z packs A for at most
+   four panels of B: GPT-2's q, k, v product at 1 thread (M 256, N 2304, K 768: nine panels)
+   took 3.05 ms into z against 2.61 into float32 and narrowed, gpt-mini's (1024, 1152, 384: two)
+   2.02 against 2.28 (bench/precision.md). */
+static int lt__gemm_z_cheap(int id, int p, int64_t N, int64_t K, int64_t ldc) {
+    lt__gemm_impl g = lt__gemm_impl_of(id);
+    int64_t ncz;
+    if (p == LT_BF16) lt__gemm_dp(&g);
+    if (g.nc > ldc) g.nc = (int)(ldc / g.nr * g.nr);   /* as lt__sgemm_ex's z mode */
+    if (K <= g.kc) return 1;
+    if (!lt__gemm_z_fits(&g, K)) return 0;
+    ncz = LT__GEMM_PANEL / lt__gemm_bcol(&g, K) / g.nr * g.nr;
+    if (ncz > g.nc) ncz = g.nc;
+    return N <= 4 * ncz;
+}
+
 /* A C larger than the last-level cache, written once (beta 0, K in one block, no epilogue to read
    it back), gets streaming stores.  By the time the product ends C's first lines have left the
    caches anyway, so the usual store, which reads each line into the cache first and writes it
@@ -8185,7 +8207,7 @@ batch_mismatch:
 #define LT__AFF_O(nd) ((nd)->i[2])
 #define LT__AFF_X_GELU16(nd) ((nd)->f[1])   /* linear16/conv1d16: 1 when x is recomputed from gelu16's copy */
 #define LT__AFF_DY16(nd) ((nd)->i[3])       /* linear16/conv1d16: 1 when dy comes as 16-bit values (gelu16's) */
-#define LT__AFF_Y16_TO(nd) ((nd)->i[5])     /* linear16/conv1d16: > 0 when y goes only to an attention16's copy */
+#define LT__AFF_Y16_TO(nd) ((nd)->i[5])     /* linear16/conv1d16: > 0 when y goes only to its reader's copy */
 /* db += Σ_rows dy: the broadcast-add gradient of @@OPS (threaded by columns, rows in order) */
 static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
     lt__bcast_grad_b(gb, gy, NULL, R * O, O, 1.0f, 1);
@@ -8504,9 +8526,14 @@ static void lt__matmul16_bwd(lt__node *nd) {
 }
 
 /* linear16 (W [O,I], y = x·Wᵀ) and conv1d16 (W [I,O], y = x·W); arguments as the float32 ops'.
-   wt: W is [O,I].  In a compiled plan whose only reader of y is attention16, which keeps y (its
-   q, k, v) as 16-bit values (@@COMPILE's lt__plan_qkv16), y goes there and nowhere else: the
-   records of a plan are one array, and that attention16 is LT__AFF_Y16_TO(nd) records on. */
+   wt: W is [O,I].  In a compiled plan whose only reader of y keeps y as 16-bit values, attention16
+   (its q, k, v, first in save[1]) or gelu16 with its own output unmade (save[0]), y may go there
+   and nowhere else (@@COMPILE's lt__plan_y16_homes): the records of a plan are one array, and
+   that reader is LT__AFF_Y16_TO(nd) records on. */
+static uint16_t *lt__y16_home(lt__node *nd) {
+    const lt__node *r = nd + LT__AFF_Y16_TO(nd);
+    return (uint16_t *)(void *)r->save[r->op == LT__OP(gelu16) ? 0 : 1];
+}
 static void lt__affine16_fwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
@@ -8516,7 +8543,7 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
     x = lt__opnd16_of(nd, 0, Ci, 0, 0);   /* (gelu16's output recomputed from its copy, as backward) */
     w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
     if (LT__AFF_Y16_TO(nd) > 0)
-        lt__gemm16_z(nd->ctx, p, R, O, Ci, &x, &w, bias, (uint16_t *)(void *)nd[LT__AFF_Y16_TO(nd)].save[1]);
+        lt__gemm16_z(nd->ctx, p, R, O, Ci, &x, &w, bias, lt__y16_home(nd));
     else lt__gemm16(p, 1, R, O, Ci, &x, &w, bias, nd->out->data, O, 0, 0);
 }
 /* Backward reads dy up to three times (dx, dW, db): when more than once, dy is rounded to 16 bits
@@ -8992,7 +9019,7 @@ static void lt__att16_forward(lt__node *nd, lt__att_src *a, uint16_t *h16, size_
    save[1] holds the 16-bit qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and
    both kernels read qkv from it, so the float32 qkv and y need not outlive the forward (the row
    reads 0).  In a compiled plan the 16-bit product making qkv may write it there itself, qkv
-   unmade (LT__ATT_QKV16; @@COMPILE's lt__plan_qkv16).  Backward runs the forward's kind of
+   unmade (LT__ATT_QKV16; @@COMPILE's lt__plan_y16_homes).  Backward runs the forward's kind of
    kernels on those values; its D_t = dy_t·y_t uses the rounded y (as a 16-bit FlashAttention
    does), which moves each gradient by about one 16-bit rounding. */
 static void lt__attention16_fwd(lt__node *nd) {
@@ -10050,30 +10077,41 @@ static void lt__plan_norm16_y(lt__planner *s) {
     }
 }
 
-/* q, k, v written at 16 bits: a 16-bit product (linear16, conv1d16) whose output attention16 alone
-   reads, as the qkv it keeps in 16 bits (its save[1]), writes it there itself, each finished
-   block narrowed in cache (LT__AFF_Y16_TO, LT__ATT_QKV16), and the float32 qkv gets no buffer:
-   no float32 write of qkv, and no pass of attention16's over it.  The copy then lives from the
-   product's forward on.  Not for ops run again. */
-static void lt__plan_qkv16(lt__planner *s) {
+/* A product's output written at 16 bits only: a 16-bit product (linear16, conv1d16) whose output
+   one op alone reads and keeps as 16-bit values, attention16 (q, k, v, in its save[1]) or gelu16
+   whose own output is unmade (its save[0]), writes it there itself, each finished block narrowed
+   in cache (LT__AFF_Y16_TO; LT__ATT_QKV16, LT__G16_XH_MADE), and the float32 output gets no
+   buffer: no float32 write, and no pass of the reader's over it (gelu16's forward is then
+   nothing).  The copy then lives from the product's forward on.  Not for ops run again, nor
+   where the GEMM's z mode would be slower than the float32 product and the pass
+   (lt__gemm_z_cheap). */
+static void lt__plan_y16_homes(lt__planner *s) {
     lt_plan *p = s->p;
     lt__pbuf *b = s->b;
     int k, m, j, N = s->N;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
-        int a = -1, readers = 0;
+        int a = -1, readers = 0, home;
         if ((nd->op != LT__OP(linear16) && nd->op != LT__OP(conv1d16)) || s->dbuf[k] < 0 || s->rc[k] || k == p->loss)
             continue;
         for (m = k + 1; m < N; m++)
             for (j = 0; j < 3; j++)
                 if (p->nodes[m].in[j] == &p->outs[k]) {
                     readers++;
-                    if (j == 0 && p->nodes[m].op == LT__OP(attention16)) a = m;
+                    if (j == 0) a = m;
                 }
-        if (readers != 1 || a < 0 || s->sbuf[a][1] < 0 || s->rc[a] || LT__PREC(&p->nodes[a]) != LT__PREC(nd)) continue;
+        if (readers != 1 || a < 0 || s->rc[a] || LT__PREC(&p->nodes[a]) != LT__PREC(nd) ||
+            !lt__gemm_z_cheap(lt__gemm_pick(), (int)lt__prec16(nd), LT__AFF_O(nd), LT__AFF_I(nd), LT__Z_COLS))
+            continue;
+        if (p->nodes[a].op == LT__OP(attention16) && s->sbuf[a][1] >= 0) {
+            LT__ATT_QKV16(&p->nodes[a]) = 1;
+            home = s->sbuf[a][1];
+        } else if (p->nodes[a].op == LT__OP(gelu16) && s->unmade[a] && s->sbuf[a][0] >= 0) {
+            LT__G16_XH_MADE(&p->nodes[a]) = 1;
+            home = s->sbuf[a][0];
+        } else continue;
         LT__AFF_Y16_TO(nd) = a - k;
-        LT__ATT_QKV16(&p->nodes[a]) = 1;
-        b[s->sbuf[a][1]].first = LT__TF(k);
+        b[home].first = LT__TF(k);
         lt__plan_unmake(s, k);
     }
 }
@@ -10285,7 +10323,7 @@ static void lt__plan_steps(lt__planner *s) {
     lt__plan_y_over_x(s);
     lt__plan_unmade(s);
     lt__plan_norm16_y(s);
-    lt__plan_qkv16(s);
+    lt__plan_y16_homes(s);
     lt__plan_dx16(s);
     lt__plan_saved(s);
     lt__plan_dx_over_x(s);

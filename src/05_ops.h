@@ -1044,8 +1044,11 @@ static void lt__gelu_bwd(lt__node *nd) {
    alone, the product's backward reads dx only as round16(dx): LT__G16_DX16 (set by the plan,
    lt__plan_dx16) has the backward write dx so, each row of O 16-bit values over the first half
    of its float32 bytes in x's gradient buffer (16-bit rows 2·O apart), where the product finds
-   them (LT__AFF_DY16) instead of making that copy itself. */
+   them (LT__AFF_DY16) instead of making that copy itself.  And where that product is x's maker
+   and y is unmade, the product may write the copy itself (LT__G16_XH_MADE, @@COMPILE's
+   lt__plan_y16_homes): the forward then has nothing left to do. */
 #define LT__G16_DX16(nd) ((nd)->i[0])
+#define LT__G16_XH_MADE(nd) ((nd)->i[1])
 #define LT__EW16 4096
 /* A 16-bit input is one of 65536 bit patterns, so gelu16's output round16(gelu(x)) and the
    derivative gelu'(x) are tabulated, once per format (4 tables of 256 KiB, filled the first time
@@ -1202,6 +1205,7 @@ static void lt__gelu16_fwd(lt__node *nd) {
     uint16_t *xh = (uint16_t *)(void *)nd->save[0];   /* x in 16 bits, saved for backward, or NULL */
     int64_t n = nd->out->n, nb = (n + LT__EW16 - 1) / LT__EW16, b;
     int simd = lt__act_simd();
+    if (!nd->out->data && LT__G16_XH_MADE(nd)) return;
     LT__OMP(parallel for if (n > 32768))
     for (b = 0; b < nb; b++) {
         int64_t lo = b * LT__EW16, m = n - lo < LT__EW16 ? n - lo : LT__EW16;

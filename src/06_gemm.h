@@ -1708,6 +1708,24 @@ static void lt__gemm_part(const lt__gemm_impl *g, int ta, int tb, int64_t M, int
 #endif
 }
 
+/* Does a 16-bit product of precision p (bf16: pairs where the kernel has them) into z without
+   maxima (lt__gemm16_z, @@OPS.linear16) take no longer than into float32 narrowed after?  Where K
+   is one KC piece (lt__gemm_block, the tiles' epilogue), or lt__gemm_block_z packs A for at most
+   four panels of B: GPT-2's q, k, v product at 1 thread (M 256, N 2304, K 768: nine panels)
+   took 3.05 ms into z against 2.61 into float32 and narrowed, gpt-mini's (1024, 1152, 384: two)
+   2.02 against 2.28 (bench/precision.md). */
+static int lt__gemm_z_cheap(int id, int p, int64_t N, int64_t K, int64_t ldc) {
+    lt__gemm_impl g = lt__gemm_impl_of(id);
+    int64_t ncz;
+    if (p == LT_BF16) lt__gemm_dp(&g);
+    if (g.nc > ldc) g.nc = (int)(ldc / g.nr * g.nr);   /* as lt__sgemm_ex's z mode */
+    if (K <= g.kc) return 1;
+    if (!lt__gemm_z_fits(&g, K)) return 0;
+    ncz = LT__GEMM_PANEL / lt__gemm_bcol(&g, K) / g.nr * g.nr;
+    if (ncz > g.nc) ncz = g.nc;
+    return N <= 4 * ncz;
+}
+
 /* A C larger than the last-level cache, written once (beta 0, K in one block, no epilogue to read
    it back), gets streaming stores.  By the time the product ends C's first lines have left the
    caches anyway, so the usual store, which reads each line into the cache first and writes it

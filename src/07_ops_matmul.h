@@ -96,7 +96,7 @@ batch_mismatch:
 #define LT__AFF_O(nd) ((nd)->i[2])
 #define LT__AFF_X_GELU16(nd) ((nd)->f[1])   /* linear16/conv1d16: 1 when x is recomputed from gelu16's copy */
 #define LT__AFF_DY16(nd) ((nd)->i[3])       /* linear16/conv1d16: 1 when dy comes as 16-bit values (gelu16's) */
-#define LT__AFF_Y16_TO(nd) ((nd)->i[5])     /* linear16/conv1d16: > 0 when y goes only to an attention16's copy */
+#define LT__AFF_Y16_TO(nd) ((nd)->i[5])     /* linear16/conv1d16: > 0 when y goes only to its reader's copy */
 /* db += Σ_rows dy: the broadcast-add gradient of @@OPS (threaded by columns, rows in order) */
 static void lt__bias_grad(float *gb, const float *gy, int64_t R, int64_t O) {
     lt__bcast_grad_b(gb, gy, NULL, R * O, O, 1.0f, 1);
@@ -415,9 +415,14 @@ static void lt__matmul16_bwd(lt__node *nd) {
 }
 
 /* linear16 (W [O,I], y = x·Wᵀ) and conv1d16 (W [I,O], y = x·W); arguments as the float32 ops'.
-   wt: W is [O,I].  In a compiled plan whose only reader of y is attention16, which keeps y (its
-   q, k, v) as 16-bit values (@@COMPILE's lt__plan_qkv16), y goes there and nowhere else: the
-   records of a plan are one array, and that attention16 is LT__AFF_Y16_TO(nd) records on. */
+   wt: W is [O,I].  In a compiled plan whose only reader of y keeps y as 16-bit values, attention16
+   (its q, k, v, first in save[1]) or gelu16 with its own output unmade (save[0]), y may go there
+   and nowhere else (@@COMPILE's lt__plan_y16_homes): the records of a plan are one array, and
+   that reader is LT__AFF_Y16_TO(nd) records on. */
+static uint16_t *lt__y16_home(lt__node *nd) {
+    const lt__node *r = nd + LT__AFF_Y16_TO(nd);
+    return (uint16_t *)(void *)r->save[r->op == LT__OP(gelu16) ? 0 : 1];
+}
 static void lt__affine16_fwd(lt__node *nd, int wt) {
     lt_dtype p = lt__prec16(nd);
     int64_t R = LT__AFF_R(nd), Ci = LT__AFF_I(nd), O = LT__AFF_O(nd);
@@ -427,7 +432,7 @@ static void lt__affine16_fwd(lt__node *nd, int wt) {
     x = lt__opnd16_of(nd, 0, Ci, 0, 0);   /* (gelu16's output recomputed from its copy, as backward) */
     w = lt__opnd16_of(nd, 1, wt ? Ci : O, 0, wt);
     if (LT__AFF_Y16_TO(nd) > 0)
-        lt__gemm16_z(nd->ctx, p, R, O, Ci, &x, &w, bias, (uint16_t *)(void *)nd[LT__AFF_Y16_TO(nd)].save[1]);
+        lt__gemm16_z(nd->ctx, p, R, O, Ci, &x, &w, bias, lt__y16_home(nd));
     else lt__gemm16(p, 1, R, O, Ci, &x, &w, bias, nd->out->data, O, 0, 0);
 }
 /* Backward reads dy up to three times (dx, dW, db): when more than once, dy is rounded to 16 bits
@@ -903,7 +908,7 @@ static void lt__att16_forward(lt__node *nd, lt__att_src *a, uint16_t *h16, size_
    save[1] holds the 16-bit qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and
    both kernels read qkv from it, so the float32 qkv and y need not outlive the forward (the row
    reads 0).  In a compiled plan the 16-bit product making qkv may write it there itself, qkv
-   unmade (LT__ATT_QKV16; @@COMPILE's lt__plan_qkv16).  Backward runs the forward's kind of
+   unmade (LT__ATT_QKV16; @@COMPILE's lt__plan_y16_homes).  Backward runs the forward's kind of
    kernels on those values; its D_t = dy_t·y_t uses the rounded y (as a 16-bit FlashAttention
    does), which moves each gradient by about one 16-bit rounding. */
 static void lt__attention16_fwd(lt__node *nd) {

@@ -645,30 +645,41 @@ static void lt__plan_norm16_y(lt__planner *s) {
     }
 }
 
-/* q, k, v written at 16 bits: a 16-bit product (linear16, conv1d16) whose output attention16 alone
-   reads, as the qkv it keeps in 16 bits (its save[1]), writes it there itself, each finished
-   block narrowed in cache (LT__AFF_Y16_TO, LT__ATT_QKV16), and the float32 qkv gets no buffer:
-   no float32 write of qkv, and no pass of attention16's over it.  The copy then lives from the
-   product's forward on.  Not for ops run again. */
-static void lt__plan_qkv16(lt__planner *s) {
+/* A product's output written at 16 bits only: a 16-bit product (linear16, conv1d16) whose output
+   one op alone reads and keeps as 16-bit values, attention16 (q, k, v, in its save[1]) or gelu16
+   whose own output is unmade (its save[0]), writes it there itself, each finished block narrowed
+   in cache (LT__AFF_Y16_TO; LT__ATT_QKV16, LT__G16_XH_MADE), and the float32 output gets no
+   buffer: no float32 write, and no pass of the reader's over it (gelu16's forward is then
+   nothing).  The copy then lives from the product's forward on.  Not for ops run again, nor
+   where the GEMM's z mode would be slower than the float32 product and the pass
+   (lt__gemm_z_cheap). */
+static void lt__plan_y16_homes(lt__planner *s) {
     lt_plan *p = s->p;
     lt__pbuf *b = s->b;
     int k, m, j, N = s->N;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
-        int a = -1, readers = 0;
+        int a = -1, readers = 0, home;
         if ((nd->op != LT__OP(linear16) && nd->op != LT__OP(conv1d16)) || s->dbuf[k] < 0 || s->rc[k] || k == p->loss)
             continue;
         for (m = k + 1; m < N; m++)
             for (j = 0; j < 3; j++)
                 if (p->nodes[m].in[j] == &p->outs[k]) {
                     readers++;
-                    if (j == 0 && p->nodes[m].op == LT__OP(attention16)) a = m;
+                    if (j == 0) a = m;
                 }
-        if (readers != 1 || a < 0 || s->sbuf[a][1] < 0 || s->rc[a] || LT__PREC(&p->nodes[a]) != LT__PREC(nd)) continue;
+        if (readers != 1 || a < 0 || s->rc[a] || LT__PREC(&p->nodes[a]) != LT__PREC(nd) ||
+            !lt__gemm_z_cheap(lt__gemm_pick(), (int)lt__prec16(nd), LT__AFF_O(nd), LT__AFF_I(nd), LT__Z_COLS))
+            continue;
+        if (p->nodes[a].op == LT__OP(attention16) && s->sbuf[a][1] >= 0) {
+            LT__ATT_QKV16(&p->nodes[a]) = 1;
+            home = s->sbuf[a][1];
+        } else if (p->nodes[a].op == LT__OP(gelu16) && s->unmade[a] && s->sbuf[a][0] >= 0) {
+            LT__G16_XH_MADE(&p->nodes[a]) = 1;
+            home = s->sbuf[a][0];
+        } else continue;
         LT__AFF_Y16_TO(nd) = a - k;
-        LT__ATT_QKV16(&p->nodes[a]) = 1;
-        b[s->sbuf[a][1]].first = LT__TF(k);
+        b[home].first = LT__TF(k);
         lt__plan_unmake(s, k);
     }
 }
@@ -880,7 +891,7 @@ static void lt__plan_steps(lt__planner *s) {
     lt__plan_y_over_x(s);
     lt__plan_unmade(s);
     lt__plan_norm16_y(s);
-    lt__plan_qkv16(s);
+    lt__plan_y16_homes(s);
     lt__plan_dx16(s);
     lt__plan_saved(s);
     lt__plan_dx_over_x(s);

@@ -278,7 +278,7 @@ static void tp_gemm16(void) {
    piece (lt__gemm_block's one block of scratch, the tiles' epilogue) and over one
    (lt__gemm_block_z), split by rows and by columns, 1 and 2 threads, with and without a bias. */
 static void tp_gemm16_z(void) {
-    static const int64_t shp[3][3] = {{150, 70, 200}, {150, 70, 300}, {20, 300, 200}};   /* M, N, K */
+    static const int64_t shp[3][3] = {{150, 70, 200}, {150, 70, 300}, {20, 600, 200}};   /* M, N, K; over 2^21 FLOPs: threaded */
     int id, pi, si, nt, v, bad = 0, runs = 0, base = lt_get_threads();
     int64_t i;
     lt_rng r;

@@ -1230,7 +1230,8 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_amx(int ta, const
    rounded as above, narrowed into z (row stride ldz), and the maxima of its rows' pieces of
    `piece` columns (counted from column col0 of the whole) merged into pm (row stride ldpm, -inf
    before the product; lt__row_max's maximum, NaN ignored, so merging parts gives the piece's), or
-   without maxima where pm is NULL (a compiled plan's q, k, v for attention16, @@OPS.linear16).
+   without maxima where pm is NULL (a compiled plan's 16-bit inputs of attention16 and gelu16:
+   lt__gemm16_z, @@OPS.matmul16).
    C is then only a scratch of M x ldc floats (blocks no wider: lt__sgemm_ex), one for each of nscr
    threads, which a block of C passes through while it is in L2: the head's 16-bit logits
    (linear_ce16, @@LOSS) without a float32 copy that is written out and read back. */
@@ -1709,7 +1710,7 @@ static void lt__gemm_part(const lt__gemm_impl *g, int ta, int tb, int64_t M, int
 }
 
 /* Does a 16-bit product of precision p (bf16: pairs where the kernel has them) into z without
-   maxima (lt__gemm16_z, @@OPS.linear16) take no longer than into float32 narrowed after?  Where K
+   maxima (lt__gemm16_z, @@OPS.matmul16) take no longer than into float32 narrowed after?  Where K
    is one KC piece (lt__gemm_block, the tiles' epilogue), or lt__gemm_block_z packs A for at most
    four panels of B: GPT-2's q, k, v product at 1 thread (M 256, N 2304, K 768: nine panels)
    took 3.05 ms into z against 2.61 into float32 and narrowed, gpt-mini's (1024, 1152, 384: two)

@@ -198,6 +198,32 @@ static lt_tensor *tc_qkv_step(lt_ctx *ctx, void *u) {
     return *(const int *)u ? lt_add(ctx, l, lt_sum(ctx, lt_tanh(ctx, h))) : l;
 }
 
+/* fn eagerly (its loss, the gradients of w[0..nw), nw <= 8), then compiled and replayed once: the
+   plan (NULL: none), its loss in *loss_c and eager's in *loss_e, *same = 1 when every gradient
+   equals eager's to the bit */
+static lt_plan *tc_plan_vs_eager(lt_ctx *ctx, lt_step_fn fn, void *u, lt_tensor *const *w, int nw, float *loss_e,
+                                 float *loss_c, int *same) {
+    float *ge[8];
+    int64_t i;
+    int k;
+    lt_tensor *l = fn(ctx, u);
+    lt_plan *p;
+    *loss_e = l ? lt_item(l) : 0.0f;
+    *loss_c = 0.0f;
+    *same = 1;
+    lt_backward(ctx, l);
+    for (k = 0; k < nw; k++)
+        if ((ge[k] = (float *)malloc((size_t)w[k]->n * sizeof(float)))) memcpy(ge[k], w[k]->grad, (size_t)w[k]->n * sizeof(float));
+    lt_zero_grad(ctx);
+    p = lt_compile(ctx, fn, u);
+    if (p) lt_plan_run(p, loss_c);
+    for (k = 0; k < nw; k++) {
+        for (i = 0; i < w[k]->n; i++) *same &= ge[k] && ge[k][i] == w[k]->grad[i];
+        free(ge[k]);
+    }
+    return p;
+}
+
 /* The in-place decisions of a plan, counted from where its buffers point: ops whose output is
    written over an input (over), inputs whose gradient is their op's output gradient (alias), and
    logits whose gradient is written over them (dx_on_x; elsewhere a gradient may share a dead
@@ -518,10 +544,9 @@ static void test_compile_all(void) {
         for (pr = 0; pr < 2; pr++)
             for (also = 0; also < 2; also++) {
                 lt_ctx *ctx = lt_ctx_create(3);
-                float ge[4][128], loss_e = 0, loss_c = 0;
-                int i, k, w, unmade = 0, xh_made = 0, same = 1;
+                float loss_e, loss_c;
+                int i, k, w, unmade = 0, xh_made = 0, same;
                 lt_plan *p;
-                lt_tensor *l;
                 char nm[64];
                 static const int64_t shp[4][2] = {{16, 8}, {16, 1}, {4, 16}, {4, 1}};
                 lt_set_precision(ctx, pr ? LT_F16 : LT_BF16);
@@ -531,20 +556,12 @@ static void test_compile_all(void) {
                     for (i = 0; i < tc_g16_w[w]->n; i++)
                         tc_g16_w[w]->data[i] = 0.07f * (float)((i * (w + 5)) % 17) - 0.5f;
                 }
-                l = tc_g16_step(ctx, &also);
-                loss_e = l ? lt_item(l) : 0.0f;
-                lt_backward(ctx, l);
-                for (w = 0; w < 4; w++) memcpy(ge[w], tc_g16_w[w]->grad, (size_t)tc_g16_w[w]->n * sizeof(float));
-                lt_zero_grad(ctx);
-                p = lt_compile(ctx, tc_g16_step, &also);
-                if (p) lt_plan_run(p, &loss_c);
+                p = tc_plan_vs_eager(ctx, tc_g16_step, &also, tc_g16_w, 4, &loss_e, &loss_c, &same);
                 for (k = 0; p && k < p->n; k++) {
                     unmade += p->nodes[k].op == LT__OP(gelu16) && !p->outs[k].data;
                     xh_made += p->nodes[k].op == LT__OP(linear16) && LT__AFF_Y16_TO(&p->nodes[k]) > 0 &&
                                !p->outs[k].data && LT__G16_XH_MADE(&p->nodes[k + LT__AFF_Y16_TO(&p->nodes[k])]);
                 }
-                for (w = 0; w < 4; w++)
-                    for (i = 0; i < tc_g16_w[w]->n; i++) same &= ge[w][i] == tc_g16_w[w]->grad[i];
                 snprintf(nm, sizeof nm, "compile/gelu16_unmade/%s/%s", pr ? "fp16" : "bf16", also ? "read_by_tanh" : "products");
                 t_check(p && !lt_plan_is_eager(p) && unmade == !also && xh_made == !also && loss_c == loss_e && same, nm,
                         "gelu16 outputs unmade %d, inputs' copies written by the product %d (want %d), loss %.9g "
@@ -562,10 +579,9 @@ static void test_compile_all(void) {
         for (pr = 0; pr < 2; pr++)
             for (mode = 0; mode < 4; mode++) {
                 lt_ctx *ctx = lt_ctx_create(3);
-                float ge[5][32], loss_e = 0, loss_c = 0;
-                int i, k, w, norms = 0, readers = 0, same = 1, want_r = mode == 1 ? 2 : mode == 2 ? 0 : 1;
+                float loss_e, loss_c;
+                int i, k, w, norms = 0, readers = 0, same, want_r = mode == 1 ? 2 : mode == 2 ? 0 : 1;
                 lt_plan *p;
-                lt_tensor *l;
                 char nm[80];
                 static const int64_t shp[5][2] = {{8, 1}, {8, 1}, {4, 8}, {4, 1}, {4, 8}};
                 lt_set_precision(ctx, pr ? LT_F16 : LT_BF16);
@@ -575,20 +591,12 @@ static void test_compile_all(void) {
                     for (i = 0; i < tc_n16_w[w]->n; i++)
                         tc_n16_w[w]->data[i] = 0.09f * (float)((i * (w + 3)) % 13) - 0.45f + (w < 2 ? 1.0f - (float)w : 0.0f);
                 }
-                l = tc_n16_step(ctx, &mode);
-                loss_e = l ? lt_item(l) : 0.0f;
-                lt_backward(ctx, l);
-                for (w = 0; w < 5; w++) memcpy(ge[w], tc_n16_w[w]->grad, (size_t)tc_n16_w[w]->n * sizeof(float));
-                lt_zero_grad(ctx);
-                p = lt_compile(ctx, tc_n16_step, &mode);
-                if (p) lt_plan_run(p, &loss_c);
+                p = tc_plan_vs_eager(ctx, tc_n16_step, &mode, tc_n16_w, 5, &loss_e, &loss_c, &same);
                 for (k = 0; p && k < p->n; k++) {
                     norms += (p->nodes[k].op == LT__OP(layernorm16) || p->nodes[k].op == LT__OP(rmsnorm16)) &&
                              LT__LN_Y16(&p->nodes[k]) && !p->outs[k].data;
                     readers += lt__x16_of_norm(&p->nodes[k]) && !p->nodes[k].save[0];
                 }
-                for (w = 0; w < 5; w++)
-                    for (i = 0; i < tc_n16_w[w]->n; i++) same &= ge[w][i] == tc_n16_w[w]->grad[i];
                 snprintf(nm, sizeof nm, "compile/norm16_y16/%s/%s", pr ? "fp16" : "bf16", names[mode]);
                 t_check(p && !lt_plan_is_eager(p) && norms == (want_r > 0) && readers == want_r && loss_c == loss_e &&
                         same && loss_e > 0.0f, nm,
@@ -605,10 +613,9 @@ static void test_compile_all(void) {
         for (pr = 0; pr < 2; pr++)
             for (also = 0; also < 2; also++) {
                 lt_ctx *ctx = lt_ctx_create(3);
-                float ge[4][192], loss_e = 0, loss_c = 0;
-                int i, k, w, made = 0, att = 0, same = 1;
+                float loss_e, loss_c;
+                int i, k, w, made = 0, att = 0, same;
                 lt_plan *p;
-                lt_tensor *l;
                 char nm[64];
                 static const int64_t shp[4][2] = {{8, 24}, {24, 1}, {4, 8}, {4, 1}};
                 lt_set_precision(ctx, pr ? LT_F16 : LT_BF16);
@@ -618,20 +625,12 @@ static void test_compile_all(void) {
                     for (i = 0; i < tc_qkv_w[w]->n; i++)
                         tc_qkv_w[w]->data[i] = 0.08f * (float)((i * (w + 7)) % 19) - 0.7f;
                 }
-                l = tc_qkv_step(ctx, &also);
-                loss_e = l ? lt_item(l) : 0.0f;
-                lt_backward(ctx, l);
-                for (w = 0; w < 4; w++) memcpy(ge[w], tc_qkv_w[w]->grad, (size_t)tc_qkv_w[w]->n * sizeof(float));
-                lt_zero_grad(ctx);
-                p = lt_compile(ctx, tc_qkv_step, &also);
-                if (p) lt_plan_run(p, &loss_c);
+                p = tc_plan_vs_eager(ctx, tc_qkv_step, &also, tc_qkv_w, 4, &loss_e, &loss_c, &same);
                 for (k = 0; p && k < p->n; k++) {
                     made += p->nodes[k].op == LT__OP(conv1d16) && LT__AFF_Y16_TO(&p->nodes[k]) > 0 && !p->outs[k].data &&
                             p->nodes[k + LT__AFF_Y16_TO(&p->nodes[k])].op == LT__OP(attention16);
                     att += p->nodes[k].op == LT__OP(attention16) && LT__ATT_QKV16(&p->nodes[k]);
                 }
-                for (w = 0; w < 4; w++)
-                    for (i = 0; i < tc_qkv_w[w]->n; i++) same &= ge[w][i] == tc_qkv_w[w]->grad[i];
                 snprintf(nm, sizeof nm, "compile/qkv16/%s/%s", pr ? "fp16" : "bf16", also ? "read_by_tanh" : "attention");
                 t_check(p && !lt_plan_is_eager(p) && made == !also && att == !also && loss_c == loss_e && same, nm,
                         "products writing q, k, v at 16 bits %d, attention16 reading them %d (want %d), loss %.9g vs "

@@ -16,14 +16,11 @@ processes load the cores.
 """
 import argparse
 import os
-import re
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_step import config as model_config, matmul_params  # noqa: E402  (this directory)
-
-GEMM = {"matmul", "linear", "conv1d", "matmul16", "linear16", "conv1d16"}
+from train_step import config as model_config, matmul_params, parse_profile, GEMM_OPS as GEMM  # noqa: E402
 ATT = {"attention", "attention16", "attention_gqa", "attention_gqa16"}
 
 
@@ -31,16 +28,7 @@ def run(binary, config, threads, steps, warmup):
     cmd = [binary, "--config", config, "--threads", str(threads), "--steps", str(steps), "--warmup", str(warmup),
            "--phases", "--profile"]
     p = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    ops = {}
-    mean = {}
-    for line in p.stderr.splitlines():
-        m = re.match(r"^(\w+)\s+([0-9.]+)\s+([0-9.]+)\s+(\d+)\s+[0-9.]+%$", line)
-        if m:
-            ops[m.group(1)] = (float(m.group(2)) / steps, float(m.group(3)) / steps)
-        m = re.match(r"^profile: \d+ steps, mean ms: (.*)$", line)
-        if m:
-            f = m.group(1).split()
-            mean = {f[i]: float(f[i + 1]) for i in range(0, len(f), 2)}
+    ops, mean = parse_profile(p.stderr, steps)
     return " ".join(cmd), ops, mean
 
 

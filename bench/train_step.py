@@ -335,6 +335,34 @@ def run_json(cmd, env_extra):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+GEMM_OPS = {"matmul", "linear", "conv1d", "matmul16", "linear16", "conv1d16"}   # the products' ops
+
+
+def parse_profile(text, steps):
+    """(ops, mean) from build/bench_train_step --profile's report: ops[name] = (forward ms, backward
+    ms) a step, mean[phase] = ms a step (step, zero_grad, forward+loss, backward, adamw)"""
+    ops, mean = {}, {}
+    for line in text.splitlines():
+        m = re.match(r"^(\w+)\s+([0-9.]+)\s+([0-9.]+)\s+(\d+)\s+[0-9.]+%$", line)
+        if m:
+            ops[m.group(1)] = (float(m.group(2)) / steps, float(m.group(3)) / steps)
+        m = re.match(r"^profile: \d+ steps, mean ms: (.*)$", line)
+        if m:
+            f = m.group(1).split()
+            mean = {f[i]: float(f[i + 1]) for i in range(0, len(f), 2)}
+    return ops, mean
+
+
+def gemm_share(cmd, steps):
+    """the products' share of ltrain's eager step (one --profile run of cmd, `steps` steps), or None"""
+    p = subprocess.run(cmd + ["--steps", str(steps), "--warmup", "1", "--profile"], capture_output=True, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS=cmd[cmd.index("--threads") + 1]))
+    ops, mean = parse_profile(p.stderr, steps)
+    if p.returncode != 0 or not mean.get("step"):
+        return None
+    return sum(f + b for o, (f, b) in ops.items() if o in GEMM_OPS) / mean["step"]
+
+
 def memory_bandwidth(bw_bin, threads):
     """GB/s of build/bench_bandwidth's AdamW pass over 4 arrays of 32 M floats (28 bytes an element,
     512 MB: past any L3), best of 3, or None where that program is not built"""
@@ -503,6 +531,10 @@ def main():
                 g["best_torch"] = best_torch
                 if g["params"] != comp["params"]:
                     print("warning: %s has %d parameters, ltrain %d (%s)" % (g["impl"], g["params"], comp["params"], name))
+            if precision == "fp32":   # the products' share of the eager step, for the second ceiling
+                cmd = [ours_bin] + (["--config", name] if name in CONFIGS else ["--model", name]) + ["--threads", str(t)]
+                for g in group:
+                    g["gemm_share"] = gemm_share(cmd, steps[name])
             rows += group
             print("%-10s %dT  " % (name, t) + "  ".join("%s %.1f ms" % (g["impl"], g["median"]) for g in group) +
                   "  -> best torch 2.x / best ltrain %.2fx" % (
@@ -612,6 +644,24 @@ def render(rows, impls, peaks, mkl, threads, quick, load, settings, peak_runs, b
                 c, t, best["at_peak_ms"], th["median"], th["impl"], th["median"] / best["at_peak_ms"], best["median"],
                 "eager" if best["impl"] == "ltrain" else "compiled", th["median"] / best["median"],
                 100 * best["at_peak_ms"] / best["median"]))
+    shared = [r for r in rows if r["impl"] == "ltrain" and r.get("gemm_share")]
+    if precision == "fp32" and shared:
+        lines += ["", "What the products as ltrain's step runs them allow: were all but its products free, ltrain's "
+                  "step would be its best ms x the products' share of its eager step (build/bench_train_step "
+                  "--profile, one run after the rounds: the GEMM ops' kernel time over the mean step), and "
+                  "torch / that time the most it could beat torch by with these products (the ceiling).  The "
+                  "products run about as fast as torch's MKL ones inside a step (bench/step_shares.md), so this "
+                  "is the bound the rest of the step leaves room under; ltrain's share of it is the products' "
+                  "share of its step.", "",
+                  "| config | thr | products' share | ltrain ms | its products ms | torch ms | ceiling "
+                  "| torch / ltrain |", "|---|---|---|---|---|---|---|---|"]
+        for e in shared:
+            g = {r["impl"]: r for r in rows if r["config"] == e["config"] and r["threads"] == e["threads"]}
+            best = min((g["ltrain"], g["ltrain compiled"]), key=lambda x: x["median"])
+            th, prod = best["best_torch"], best["median"] * e["gemm_share"]
+            lines.append("| %s | %d | %.1f%% | %.1f | %.1f | %.1f | %.2fx | %.2fx |" % (
+                e["config"], e["threads"], 100 * e["gemm_share"], best["median"], prod, th["median"],
+                th["median"] / prod, th["median"] / best["median"]))
     if len(threads) > 1:
         lo, hi = min(threads), max(threads)
         lines += ["", "Threads: every round ran each thread count in turn, so this speed-up from %d to %d threads "

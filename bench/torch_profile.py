@@ -2,9 +2,9 @@
 
     build/torch-venv/bin/python bench/torch_profile.py CONFIG THREADS [STEPS]
 
-The same model, optimizer and step as bench/train_step.py's torch eager rows (torch_model; AdamW
-foreach, lr 3e-4, betas (0.9, 0.95), weight decay 0.1 on matrices and embeddings; fp32, random
-tokens): two warm-up steps, STEPS steps timed plainly (the step's milliseconds without the
+The same model, optimizer and step as bench/train_step.py's torch eager rows (torch_parts: its
+model, AdamW with lr 3e-4, betas (0.9, 0.95), weight decay 0.1 on matrices and embeddings; fp32,
+random tokens): two warm-up steps, STEPS steps timed plainly (the step's milliseconds without the
 profiler), then STEPS steps under torch.profiler, whose ops are printed by their own time per
 step (self CPU time), largest first.  The profiler adds its own time, so the ops' sum is above
 the plain step; read the shares.  ltrain's side of the same table: build/bench_train_step --config
@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import train_step as ts  # noqa: E402  (config, torch_model)
+import train_step as ts  # noqa: E402  (torch_parts: the model, AdamW and batch of its torch rows)
 
 
 def main():
@@ -27,16 +27,7 @@ def main():
     name, threads = sys.argv[1], int(sys.argv[2])
     steps = int(sys.argv[3]) if len(sys.argv) > 3 else 3
     torch.set_num_threads(threads)
-    cfg = ts.config(name)
-    V, T, B = cfg[0], cfg[4], cfg[5]
-    model, _, _ = ts.torch_model(name)
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
-                            lr=3e-4, betas=(0.9, 0.95), foreach=True)
-    g = torch.Generator().manual_seed(42)
-    ids = torch.randint(0, V, (B, T), generator=g)
-    tgt = torch.randint(0, V, (B, T), generator=g)
+    model, opt, ids, tgt, _, _ = ts.torch_parts(name)
 
     def step():
         opt.zero_grad(set_to_none=True)

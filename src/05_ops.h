@@ -725,7 +725,7 @@ static void lt__add_bwd(lt__node *nd) {
     int adda, addb;
     float *gy = nd->out->grad, *gb = lt__grad_w(nd->in[1], nd->ctx, &addb), *ga;
     int64_t n = nd->out->n, nb = nd->in[1]->n;
-    if (gb) lt__bcast_grad_b(gb, gy, NULL, n, nb, 1.0f, addb);
+    if (gb && !(gb == gy && !addb)) lt__bcast_grad_b(gb, gy, NULL, n, nb, 1.0f, addb);   /* (a plan's in place) */
     if (lt__grad_adopt(nd, 0)) return;   /* da = dy: a takes dy's buffer as it is (eager) */
     ga = lt__grad_w(nd->in[0], nd->ctx, &adda);
     if (ga && !(ga == gy && !adda)) lt__bcast_grad_a(ga, gy, NULL, n, nb, adda);   /* (a plan's in place: done) */

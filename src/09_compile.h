@@ -771,6 +771,53 @@ static void lt__plan_dx_over_dy(lt__planner *s) {
     }
 }
 
+/* And an add's second input, the branch of a residual add x + f(x): its gradient is dy as well,
+   so where the first input's is written over dy already (lt__plan_dx_over_dy) the second's may be
+   that buffer too, and the add's backward copies nothing.  Only where the add alone reads the
+   branch (the add is the only writer of its gradient) and no backward writes into the shared
+   buffer from the add's backward to the branch maker's, which reads it last: the first input's
+   other readers add into it, and a maker that writes its own dx over its dy would (galias chains
+   followed to their ends). */
+static int lt__galias_end(const lt__planner *s, int q, int ib, int k) {
+    while (q >= 0) {
+        if (q == ib) q = k;   /* (as it will be) */
+        if (s->galias[q] < 0) return q;
+        q = s->galias[q];
+    }
+    return q;
+}
+static void lt__plan_db_over_dy(lt__planner *s) {
+    lt_plan *p = s->p;
+    lt__pbuf *b = s->b;
+    int k, m, j, N = s->N, *gbuf = s->gbuf;
+    for (k = 0; k < N; k++) {
+        lt__node *nd = &p->nodes[k];
+        int ia = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
+        int ib = nd->in[1] && nd->in[1]->node ? (int)(nd->in[1]->node - p->nodes) : -1, readers = 0, ok, last;
+        if (nd->op != LT__OP(add) || ia < 0 || ib < 0 || s->galias[ia] != k || s->galias[ib] >= 0 || gbuf[ib] < 0 ||
+            s->inplace[ib] || s->rc[ib] || s->rc[k] || ib == p->loss || (p->nodes[ib].op->flags & LT__VIEW) ||
+            nd->in[1]->n != nd->out->n || p->outs[ib].retain_grad || b[gbuf[ib]].first != LT__TB(k))
+            continue;
+        for (m = 0; m < N; m++)
+            for (j = 0; j < 3; j++) readers += p->nodes[m].in[j] == &p->outs[ib];
+        last = b[gbuf[ib]].last;
+        ok = readers == 1;
+        for (m = 0; m < N && ok; m++) {   /* the backward kernels between: what do they write into? */
+            if (m == k || !p->runs_bwd[m] || LT__TB(m) <= LT__TB(k) || LT__TB(m) > last) continue;
+            for (j = 0; j < 3 && ok; j++) {
+                lt_tensor *t = p->nodes[m].in[j];
+                int q = t && t->node ? (int)(t->node - p->nodes) : -1;
+                if (q >= 0 && t->requires_grad && lt__galias_end(s, q, ib, k) == k) ok = 0;
+            }
+        }
+        if (!ok) continue;
+        if (last > b[gbuf[k]].last) b[gbuf[k]].last = last;
+        p->naive_bytes += b[gbuf[ib]].bytes;   /* (counted in "all buffers": eager mode has it) */
+        b[gbuf[ib]].bytes = 0;
+        s->galias[ib] = k;
+    }
+}
+
 /* zero each gradient buffer just before its first write: p->zero_at (0: out of memory, set) */
 static int lt__plan_zero_at(lt__planner *s) {
     lt_plan *p = s->p;
@@ -896,6 +943,7 @@ static void lt__plan_steps(lt__planner *s) {
     lt__plan_saved(s);
     lt__plan_dx_over_x(s);
     lt__plan_dx_over_dy(s);
+    lt__plan_db_over_dy(s);
     s->p->n_groups = s->p->n_fused = 0;
     lt__plan_fuse(s->p);
     lt__plan_groups_live(s);

@@ -149,6 +149,22 @@ static lt_tensor *tc_add_step(lt_ctx *ctx, void *u) {
     return lt_sum(ctx, lt_mul(ctx, s, t));
 }
 
+/* a residual add's branch taking the add's output gradient as its own (@@COMPILE
+   lt__plan_db_over_dy), x = tanh(w0) the first input throughout; *u picks the branch:
+     0: b = w1·w2                      -> allowed (mul reads dy and writes only w1, w2's gradients)
+     1: b = gelu(tanh(w1))             -> refused: gelu writes its dx over its dy, which would be x's
+     2: b = w1·w2, c = x·w2, s = x + b -> refused: c's backward (after the add's, before b's)
+        adds into x's gradient, the shared buffer, before b's reads it (loss = Σ s·c) */
+static lt_tensor *tc_db_w[3];
+static lt_tensor *tc_db_step(lt_ctx *ctx, void *u) {
+    int mode = *(const int *)u;
+    lt_tensor *x = lt_tanh(ctx, tc_db_w[0]), *c = NULL, *b, *s;
+    b = mode == 1 ? lt_gelu(ctx, lt_tanh(ctx, tc_db_w[1])) : lt_mul(ctx, tc_db_w[1], tc_db_w[2]);
+    if (mode == 2) c = lt_mul(ctx, x, tc_db_w[2]);
+    s = lt_add(ctx, x, b);
+    return lt_sum(ctx, lt_mul(ctx, s, c ? c : lt_tanh(ctx, tc_db_w[2])));
+}
+
 /* gelu16's output unmade (@@COMPILE lt__plan_unmade): x (6,8) -> linear -> gelu -> linear -> CE at
    16 bits; with *u != 0 the gelu's output y is also read by tanh, which needs it written. */
 static lt_tensor *tc_g16_w[4];
@@ -225,18 +241,19 @@ static lt_plan *tc_plan_vs_eager(lt_ctx *ctx, lt_step_fn fn, void *u, lt_tensor 
 }
 
 /* The in-place decisions of a plan, counted from where its buffers point: ops whose output is
-   written over an input (over), inputs whose gradient is their op's output gradient (alias), and
-   logits whose gradient is written over them (dx_on_x; elsewhere a gradient may share a dead
-   value's bytes by placement alone).  Views (reshape) share by nature, and an unmade output
-   (NULL) writes over nothing: not counted. */
-static void tc_in_place(const lt_plan *p, int *over, int *alias, int *dx_on_x) {
+   written over an input (over), first inputs whose gradient is their op's output gradient (alias;
+   second inputs: alias_b), and logits whose gradient is written over them (dx_on_x; elsewhere a
+   gradient may share a dead value's bytes by placement alone).  Views (reshape) share by nature,
+   and an unmade output (NULL) writes over nothing: not counted. */
+static void tc_in_place(const lt_plan *p, int *over, int *alias, int *dx_on_x, int *alias_b) {
     int k, j;
-    *over = *alias = *dx_on_x = 0;
+    *over = *alias = *dx_on_x = *alias_b = 0;
     for (k = 0; p && k < p->n; k++) {
         const lt__node *nd = &p->nodes[k];
         if (nd->op->flags & LT__VIEW) continue;
         for (j = 0; j < 3; j++) *over += nd->in[j] && !nd->in[j]->is_param && nd->out->data && nd->in[j]->data == nd->out->data;
         *alias += nd->in[0] && !nd->in[0]->is_param && nd->out->grad && nd->in[0]->grad == nd->out->grad;
+        *alias_b += nd->in[1] && !nd->in[1]->is_param && nd->out->grad && nd->in[1]->grad == nd->out->grad;
         *dx_on_x += nd->op == LT__OP(cross_entropy) && nd->in[0]->grad && nd->in[0]->grad == nd->in[0]->data;
     }
 }
@@ -477,26 +494,30 @@ static void test_compile_all(void) {
     {   /* the op table's write-over flags, as the plan of the small GPT uses them: per block, the
            two residual adds write their sums over the branch (LT__Y_OVER_X); the embeddings' add,
            the residual adds and gelu write their first input's gradient over their output's
-           (LT__DX_OVER_DY); the float32 head's d(logits) goes over the logits (LT__DX_OVER_X:
-           the 16-bit head is one op, linear_ce16, with no logits tensor).  At 16 bits gelu writes
-           its gradient rounded, for the product before it (LT__G16_DX16) */
+           (LT__DX_OVER_DY), and the residual adds' branches take that gradient too (the
+           positions' embedding, broadcast over the batch, does not: @@COMPILE lt__plan_db_over_dy);
+           the float32 head's d(logits) goes over the logits (LT__DX_OVER_X: the 16-bit head is one
+           op, linear_ce16, with no logits tensor).  At 16 bits gelu writes its gradient rounded,
+           for the product before it (LT__G16_DX16) */
         int prec;
         for (prec = 0; prec < 2; prec++) {
             lt_ctx *ctx = lt_ctx_create(3);
             tc_step s;
             lt_plan *p;
             int32_t in[2 * 16], tg[2 * 16];
-            int L, k, over = 0, alias = 0, dx_on_x = 0, dx16 = 0;
+            int L, k, over = 0, alias = 0, dx_on_x = 0, dx16 = 0, alias_b = 0;
             tc_small_step(ctx, &s, in, tg);
             L = lt_gpt_cfg(s.g)->layers;
             if (prec) lt_set_precision(ctx, LT_F16);
             p = lt_compile(ctx, tc_loss, &s);
-            tc_in_place(p, &over, &alias, &dx_on_x);
+            tc_in_place(p, &over, &alias, &dx_on_x, &alias_b);
             for (k = 0; p && k < p->n; k++) dx16 += p->nodes[k].op == LT__OP(gelu16) && LT__G16_DX16(&p->nodes[k]);
-            t_check(p && !lt_plan_is_eager(p) && over == 2 * L && alias == 3 * L + 1 && dx_on_x == !prec &&
-                    dx16 == (prec ? L : 0), prec ? "compile/in_place_flags_f16" : "compile/in_place_flags",
-                    "over %d (want %d), alias %d (want %d), dx on x %d, gelu16 dx at 16 bits %d (%s)", over, 2 * L,
-                    alias, 3 * L + 1, dx_on_x, dx16, p ? lt_plan_note(p) : lt_error(ctx));
+            t_check(p && !lt_plan_is_eager(p) && over == 2 * L && alias == 3 * L + 1 && alias_b == 2 * L &&
+                    dx_on_x == !prec && dx16 == (prec ? L : 0),
+                    prec ? "compile/in_place_flags_f16" : "compile/in_place_flags",
+                    "over %d (want %d), alias %d (want %d), second inputs %d (want %d), dx on x %d, gelu16 dx at 16 "
+                    "bits %d (%s)", over, 2 * L, alias, 3 * L + 1, alias_b, 2 * L, dx_on_x, dx16,
+                    p ? lt_plan_note(p) : lt_error(ctx));
             lt_plan_destroy(p);
             lt_gpt_destroy(s.g);
             lt_ctx_destroy(ctx);
@@ -536,6 +557,30 @@ static void test_compile_all(void) {
                 same ? "equal" : "differ", p ? lt_plan_note(p) : lt_error(ctx));
         lt_plan_destroy(p);
         lt_ctx_destroy(ctx);
+    }
+    {   /* the branch of a residual add takes the add's gradient where no write lands in between */
+        int mode;
+        for (mode = 0; mode < 3; mode++) {
+            lt_ctx *ctx = lt_ctx_create(3);
+            float loss_e = 0, loss_c = 0;
+            int i, w, same = 0, over, alias, dx_on_x, alias_b;
+            char nm[48];
+            lt_plan *p;
+            for (w = 0; w < 3; w++) {
+                snprintf(nm, sizeof nm, "w%d", w);
+                tc_db_w[w] = lt_param(ctx, nm, 2, (int64_t[]){4, 6});
+                for (i = 0; i < 24; i++) tc_db_w[w]->data[i] = 0.07f * (float)((i * (w + 5)) % 13) - 0.4f;
+            }
+            p = tc_plan_vs_eager(ctx, tc_db_step, &mode, tc_db_w, 3, &loss_e, &loss_c, &same);
+            tc_in_place(p, &over, &alias, &dx_on_x, &alias_b);
+            snprintf(nm, sizeof nm, "compile/branch_grad/%s", mode == 0 ? "shared" : mode == 1 ? "gelu" : "reader_between");
+            t_check(p && !lt_plan_is_eager(p) && alias_b == (mode == 0) && loss_c == loss_e && same, nm,
+                    "second inputs sharing the add's gradient %d (want %d), loss %.9g vs eager %.9g, gradients %s (%s)",
+                    alias_b, mode == 0, (double)loss_c, (double)loss_e, same ? "equal" : "differ",
+                    p ? lt_plan_note(p) : lt_error(ctx));
+            lt_plan_destroy(p);
+            lt_ctx_destroy(ctx);
+        }
     }
     {   /* gelu16's output: not written when only 16-bit products read it (they recompute it from
            gelu16's copy of its input; the product before gelu16 then writes that copy itself),
@@ -770,8 +815,8 @@ static void tc_llama_case(lt_dtype prec, const char *tag) {
             (double)loss_c[1], same[0] ? "equal" : "differ", same[1] ? "equal" : "differ", p ? lt_plan_note(p) : "no plan",
             lt_error(ctx));
     if (p && getenv("LT_TEST_VERBOSE")) {
-        int over, alias, dx_on_x, j;
-        tc_in_place(p, &over, &alias, &dx_on_x);
+        int over, alias, dx_on_x, alias_b, j;
+        tc_in_place(p, &over, &alias, &dx_on_x, &alias_b);
         printf("info %s: planned %zu of %zu bytes, %d fused groups, %d outputs over inputs, %d dx over dy:", nm,
                lt_plan_bytes(p), lt_plan_naive_bytes(p), p->n_groups, over, alias);
         for (j = 0; j < p->n; j++)

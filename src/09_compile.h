@@ -11,6 +11,7 @@
      - one block of memory in which buffers whose lifetimes do not overlap share bytes
        (greedy placement, largest first, at the lowest offset free for the whole lifetime);
        a cross-entropy's logits gradient is written over the logits when nothing reads them later;
+       a residual add's two inputs take its output's gradient as theirs (no copy) where it may;
        at 16 bits gelu's output is not written when its readers take it from gelu's 16-bit copy
        of its input, and its gradient goes straight to 16 bits for the product before it.
    A replay copies the inputs in again (from the same addresses: ids, targets and lt_tensor_from
@@ -298,7 +299,7 @@ typedef struct {
     int *dbuf, *gbuf, *ibuf;     /* op k's data and gradient buffers, input k's data buffer (-1: none) */
     int (*sbuf)[2];              /* op k's saved values' buffers (-1: none) */
     char *inplace;               /* op k's gradient is written over its data (lt__plan_dx_over_x) */
-    int *galias;                 /* op k's gradient is op galias[k]'s (lt__plan_dx_over_dy), or -1 */
+    int *galias;                 /* op k's gradient is op galias[k]'s (lt__plan_dx_over_dy, _db_), or -1 */
     char *unmade;                /* op k's output is never written: its readers recompute it (lt__plan_unmade) */
     int norm_y_off;              /* 1: no norm writes its readers' 16-bit copies (lt__plan_norm16_y) */
     int64_t n_ids;               /* indices of all ops together */

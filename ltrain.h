@@ -10211,7 +10211,7 @@ static void lt__plan_dx_over_dy(lt__planner *s) {
    branch (the add is the only writer of its gradient) and no backward writes into the shared
    buffer from the add's backward to the branch maker's, which reads it last: the first input's
    other readers add into it, and a maker that writes its own dx over its dy would (galias chains
-   followed to their ends). */
+   followed to their ends: the add's own gradient may be the next residual add's already). */
 static int lt__galias_end(const lt__planner *s, int q, int ib, int k) {
     while (q >= 0) {
         if (q == ib) q = k;   /* (as it will be) */
@@ -10227,7 +10227,7 @@ static void lt__plan_db_over_dy(lt__planner *s) {
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
         int ia = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
-        int ib = nd->in[1] && nd->in[1]->node ? (int)(nd->in[1]->node - p->nodes) : -1, readers = 0, ok, last;
+        int ib = nd->in[1] && nd->in[1]->node ? (int)(nd->in[1]->node - p->nodes) : -1, readers = 0, ok, last, e;
         if (nd->op != LT__OP(add) || ia < 0 || ib < 0 || s->galias[ia] != k || s->galias[ib] >= 0 || gbuf[ib] < 0 ||
             s->inplace[ib] || s->rc[ib] || s->rc[k] || ib == p->loss || (p->nodes[ib].op->flags & LT__VIEW) ||
             nd->in[1]->n != nd->out->n || p->outs[ib].retain_grad || b[gbuf[ib]].first != LT__TB(k))
@@ -10235,17 +10235,18 @@ static void lt__plan_db_over_dy(lt__planner *s) {
         for (m = 0; m < N; m++)
             for (j = 0; j < 3; j++) readers += p->nodes[m].in[j] == &p->outs[ib];
         last = b[gbuf[ib]].last;
+        e = lt__galias_end(s, k, ib, k);   /* the op whose buffer it is (k's own, or further on) */
         ok = readers == 1;
         for (m = 0; m < N && ok; m++) {   /* the backward kernels between: what do they write into? */
             if (m == k || !p->runs_bwd[m] || LT__TB(m) <= LT__TB(k) || LT__TB(m) > last) continue;
             for (j = 0; j < 3 && ok; j++) {
                 lt_tensor *t = p->nodes[m].in[j];
                 int q = t && t->node ? (int)(t->node - p->nodes) : -1;
-                if (q >= 0 && t->requires_grad && lt__galias_end(s, q, ib, k) == k) ok = 0;
+                if (q >= 0 && t->requires_grad && lt__galias_end(s, q, ib, k) == e) ok = 0;
             }
         }
         if (!ok) continue;
-        if (last > b[gbuf[k]].last) b[gbuf[k]].last = last;
+        if (last > b[gbuf[e]].last) b[gbuf[e]].last = last;
         p->naive_bytes += b[gbuf[ib]].bytes;   /* (counted in "all buffers": eager mode has it) */
         b[gbuf[ib]].bytes = 0;
         s->galias[ib] = k;

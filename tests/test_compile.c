@@ -154,14 +154,17 @@ static lt_tensor *tc_add_step(lt_ctx *ctx, void *u) {
      0: b = w1·w2                      -> allowed (mul reads dy and writes only w1, w2's gradients)
      1: b = gelu(tanh(w1))             -> refused: gelu writes its dx over its dy, which would be x's
      2: b = w1·w2, c = x·w2, s = x + b -> refused: c's backward (after the add's, before b's)
-        adds into x's gradient, the shared buffer, before b's reads it (loss = Σ s·c) */
+        adds into x's gradient, the shared buffer, before b's reads it (loss = Σ s·c)
+     3: as 2, then s2 = s + tanh(w0)   -> refused as 2, where s's gradient is s2's (a chain of
+        residual adds: the buffer is the last add's) (loss = Σ s2·c) */
 static lt_tensor *tc_db_w[3];
 static lt_tensor *tc_db_step(lt_ctx *ctx, void *u) {
     int mode = *(const int *)u;
     lt_tensor *x = lt_tanh(ctx, tc_db_w[0]), *c = NULL, *b, *s;
     b = mode == 1 ? lt_gelu(ctx, lt_tanh(ctx, tc_db_w[1])) : lt_mul(ctx, tc_db_w[1], tc_db_w[2]);
-    if (mode == 2) c = lt_mul(ctx, x, tc_db_w[2]);
+    if (mode >= 2) c = lt_mul(ctx, x, tc_db_w[2]);
     s = lt_add(ctx, x, b);
+    if (mode == 3) s = lt_add(ctx, s, lt_tanh(ctx, tc_db_w[0]));
     return lt_sum(ctx, lt_mul(ctx, s, c ? c : lt_tanh(ctx, tc_db_w[2])));
 }
 
@@ -560,7 +563,7 @@ static void test_compile_all(void) {
     }
     {   /* the branch of a residual add takes the add's gradient where no write lands in between */
         int mode;
-        for (mode = 0; mode < 3; mode++) {
+        for (mode = 0; mode < 4; mode++) {
             lt_ctx *ctx = lt_ctx_create(3);
             float loss_e = 0, loss_c = 0;
             int i, w, same = 0, over, alias, dx_on_x, alias_b;
@@ -573,10 +576,11 @@ static void test_compile_all(void) {
             }
             p = tc_plan_vs_eager(ctx, tc_db_step, &mode, tc_db_w, 3, &loss_e, &loss_c, &same);
             tc_in_place(p, &over, &alias, &dx_on_x, &alias_b);
-            snprintf(nm, sizeof nm, "compile/branch_grad/%s", mode == 0 ? "shared" : mode == 1 ? "gelu" : "reader_between");
-            t_check(p && !lt_plan_is_eager(p) && alias_b == (mode == 0) && loss_c == loss_e && same, nm,
+            snprintf(nm, sizeof nm, "compile/branch_grad/%s",
+                     mode == 0 ? "shared" : mode == 1 ? "gelu" : mode == 2 ? "reader_between" : "reader_between_chain");
+            t_check(p && !lt_plan_is_eager(p) && alias_b == (mode == 0 || mode == 3) && loss_c == loss_e && same, nm,
                     "second inputs sharing the add's gradient %d (want %d), loss %.9g vs eager %.9g, gradients %s (%s)",
-                    alias_b, mode == 0, (double)loss_c, (double)loss_e, same ? "equal" : "differ",
+                    alias_b, mode == 0 || mode == 3, (double)loss_c, (double)loss_e, same ? "equal" : "differ",
                     p ? lt_plan_note(p) : lt_error(ctx));
             lt_plan_destroy(p);
             lt_ctx_destroy(ctx);

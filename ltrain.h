@@ -9951,6 +9951,17 @@ static void lt__plan_records(lt__planner *s) {
 #define LT__LIVE(q, t) do { if ((q) >= 0 && (t) > b[q].last) b[q].last = (t); } while (0)
 /* a 16-bit product of gelu16's output that reads gelu16's 16-bit copy of its input instead, in
    forward too (LT__AFF_X_GELU16, lt__opnd16_of) */
+/* the record that makes t (-1: an input, a parameter or none), and how many (record, input) pairs
+   read op k's output */
+static int lt__plan_maker(const lt_plan *p, const lt_tensor *t) {
+    return t && t->node ? (int)(t->node - p->nodes) : -1;
+}
+static int lt__plan_readers(const lt_plan *p, int N, int k) {
+    int m, j, n = 0;
+    for (m = 0; m < N; m++)
+        for (j = 0; j < 3; j++) n += p->nodes[m].in[j] == &p->outs[k];
+    return n;
+}
 static int lt__recomputes_x(const lt__node *nd) {
     return (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && LT__AFF_X_GELU16(nd) == 1.0;
 }
@@ -9966,7 +9977,7 @@ static void lt__plan_lifetimes(lt__planner *s) {
             lt_tensor *t = nd->in[j];
             int src_op, db, rb;
             if (!t || t->is_param) continue;
-            src_op = t->node ? (int)(t->node - p->nodes) : -1;
+            src_op = lt__plan_maker(p, t);
             db = src_op >= 0 ? dbuf[src_op] : ibuf[t - p->ins];
             rb = src_op >= 0 && s->rc[src_op] ? s->rbuf[src_op] : db;   /* what backward finds in t */
             LT__LIVE(db, LT__TF(k));
@@ -10102,16 +10113,13 @@ static void lt__plan_y16_homes(lt__planner *s) {
                     readers++;
                     if (j == 0) a = m;
                 }
-        if (readers != 1 || a < 0 || s->rc[a] || LT__PREC(&p->nodes[a]) != LT__PREC(nd) ||
-            !lt__gemm_z_cheap(lt__gemm_pick(), (int)lt__prec16(nd), LT__AFF_O(nd), LT__AFF_I(nd), LT__Z_COLS))
-            continue;
-        if (p->nodes[a].op == LT__OP(attention16) && s->sbuf[a][1] >= 0) {
-            LT__ATT_QKV16(&p->nodes[a]) = 1;
-            home = s->sbuf[a][1];
-        } else if (p->nodes[a].op == LT__OP(gelu16) && s->unmade[a] && s->sbuf[a][0] >= 0) {
-            LT__G16_XH_MADE(&p->nodes[a]) = 1;
-            home = s->sbuf[a][0];
-        } else continue;
+        if (readers != 1 || a < 0 || s->rc[a] || LT__PREC(&p->nodes[a]) != LT__PREC(nd)) continue;
+        if (p->nodes[a].op == LT__OP(attention16) && s->sbuf[a][1] >= 0) home = s->sbuf[a][1];
+        else if (p->nodes[a].op == LT__OP(gelu16) && s->unmade[a] && s->sbuf[a][0] >= 0) home = s->sbuf[a][0];
+        else continue;
+        if (!lt__gemm_z_cheap(lt__gemm_pick(), (int)lt__prec16(nd), LT__AFF_O(nd), LT__AFF_I(nd), LT__Z_COLS)) continue;
+        if (p->nodes[a].op == LT__OP(attention16)) LT__ATT_QKV16(&p->nodes[a]) = 1;
+        else LT__G16_XH_MADE(&p->nodes[a]) = 1;
         LT__AFF_Y16_TO(nd) = a - k;
         b[home].first = LT__TF(k);
         lt__plan_unmake(s, k);
@@ -10124,15 +10132,12 @@ static void lt__plan_y16_homes(lt__planner *s) {
    float32 bytes) and the product reads that as its copy (LT__AFF_DY16): one pass over dy fewer. */
 static void lt__plan_dx16(lt__planner *s) {
     lt_plan *p = s->p;
-    int k, m, j, o, N = s->N;
+    int k, o, N = s->N;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
-        int readers = 0;
-        o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
+        o = lt__plan_maker(p, nd->in[0]);
         if (nd->op != LT__OP(gelu16) || !p->runs_bwd[k] || o < 0 || o == p->loss || s->gbuf[o] < 0) continue;
-        for (m = 0; m < N; m++)
-            for (j = 0; j < 3; j++) readers += p->nodes[m].in[j] == &p->outs[o];
-        if (lt__dx16_pair(nd, readers)) lt__dx16_mark(nd);
+        if (lt__dx16_pair(nd, lt__plan_readers(p, N, o))) lt__dx16_mark(nd);
     }
 }
 
@@ -10168,7 +10173,7 @@ static void lt__plan_dx_over_x(lt__planner *s) {
     int k, N = s->N, *dbuf = s->dbuf, *gbuf = s->gbuf;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
-        int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
+        int o = lt__plan_maker(p, nd->in[0]);
         if (!(nd->op->flags & LT__DX_OVER_X) || !p->runs_bwd[k] || o < 0 || gbuf[o] < 0 || dbuf[o] < 0 ||
             (p->nodes[o].op->flags & LT__VIEW) || s->rc[o] || s->rc[k] || b[gbuf[o]].first != LT__TB(k) ||
             b[dbuf[o]].last != LT__TB(k))
@@ -10192,7 +10197,7 @@ static void lt__plan_dx_over_dy(lt__planner *s) {
     char *inplace = s->inplace;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
-        int o = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
+        int o = lt__plan_maker(p, nd->in[0]);
         if (!(nd->op->flags & LT__DX_OVER_DY) || !p->runs_bwd[k] ||
             o < 0 || k == p->loss || gbuf[o] < 0 || gbuf[k] < 0 || inplace[o] || inplace[k] ||
             (p->nodes[o].op->flags & LT__VIEW) || nd->in[0]->n != nd->out->n || nd->in[1] == nd->in[0] ||
@@ -10213,12 +10218,11 @@ static void lt__plan_dx_over_dy(lt__planner *s) {
    other readers add into it, and a maker that writes its own dx over its dy would (galias chains
    followed to their ends: the add's own gradient may be the next residual add's already). */
 static int lt__galias_end(const lt__planner *s, int q, int ib, int k) {
-    while (q >= 0) {
+    for (;;) {
         if (q == ib) q = k;   /* (as it will be) */
         if (s->galias[q] < 0) return q;
         q = s->galias[q];
     }
-    return q;
 }
 static void lt__plan_db_over_dy(lt__planner *s) {
     lt_plan *p = s->p;
@@ -10226,22 +10230,19 @@ static void lt__plan_db_over_dy(lt__planner *s) {
     int k, m, j, N = s->N, *gbuf = s->gbuf;
     for (k = 0; k < N; k++) {
         lt__node *nd = &p->nodes[k];
-        int ia = nd->in[0] && nd->in[0]->node ? (int)(nd->in[0]->node - p->nodes) : -1;
-        int ib = nd->in[1] && nd->in[1]->node ? (int)(nd->in[1]->node - p->nodes) : -1, readers = 0, ok, last, e;
+        int ia = lt__plan_maker(p, nd->in[0]), ib = lt__plan_maker(p, nd->in[1]), ok, last, e;
         if (nd->op != LT__OP(add) || ia < 0 || ib < 0 || s->galias[ia] != k || s->galias[ib] >= 0 || gbuf[ib] < 0 ||
             s->inplace[ib] || s->rc[ib] || s->rc[k] || ib == p->loss || (p->nodes[ib].op->flags & LT__VIEW) ||
             nd->in[1]->n != nd->out->n || p->outs[ib].retain_grad || b[gbuf[ib]].first != LT__TB(k))
             continue;
-        for (m = 0; m < N; m++)
-            for (j = 0; j < 3; j++) readers += p->nodes[m].in[j] == &p->outs[ib];
         last = b[gbuf[ib]].last;
         e = lt__galias_end(s, k, ib, k);   /* the op whose buffer it is (k's own, or further on) */
-        ok = readers == 1;
+        ok = lt__plan_readers(p, N, ib) == 1;
         for (m = 0; m < N && ok; m++) {   /* the backward kernels between: what do they write into? */
             if (m == k || !p->runs_bwd[m] || LT__TB(m) <= LT__TB(k) || LT__TB(m) > last) continue;
             for (j = 0; j < 3 && ok; j++) {
                 lt_tensor *t = p->nodes[m].in[j];
-                int q = t && t->node ? (int)(t->node - p->nodes) : -1;
+                int q = lt__plan_maker(p, t);
                 if (q >= 0 && t->requires_grad && lt__galias_end(s, q, ib, k) == e) ok = 0;
             }
         }

@@ -515,9 +515,9 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
      backward, per (b, h), over blocks of 64 keys, then over the blocks of 64 queries that see them:
        P = exp(scale·Q·Kᵀ - L),  dV += bf16(P)ᵀ·bf16(dY),  dP = bf16(dY)·Vᵀ,  dS = P ⊙ (dP - D),
        dK += scale·bf16(dS)ᵀ·Q,  dQ += scale·bf16(dS)·K       (D_t = dy_t·y_t as the float32 kernel)
-   So P, dY and dS are rounded to bf16 where they enter a product, as q, k and v are: y and the
-   gradients move by about a bf16 rounding against the float32 kernels' (tests/test_ops.c holds
-   the two to that bound).  The softmax, l, L, D and the sums stay float32; a unit's sums run in
+   So P, dY and dS are rounded to bf16 where they enter a product, as q, k and v are (P and dS by
+   the CPU's own conversion, lt__a16_st): y and the gradients move by about a bf16 rounding
+   against the float32 kernels' (tests/test_ops.c holds the two to that bound).  The softmax, l, L, D and the sums stay float32; a unit's sums run in
    one order, so the thread count changes no bit.  LT_ATT16=f32 in the environment keeps the
    float32 kernels.
    The operands as the tiles take them (@@GEMM.amx): A row-major bf16, a tile row 32 values of k;
@@ -587,10 +587,12 @@ static inline __mmask16 lt__a16_first(int64_t n) {
 static inline int64_t lt__a16_vis(int64_t t, int64_t n, int64_t o, int64_t w) {
     return t >= n || t + o + 1 <= 0 ? 0 : t + o + 1 < w ? t + o + 1 : w;
 }
-/* 16 floats stored as bf16 (the library's rounding) */
-LT__TARGET("avx512f,avx512bw") static inline void lt__a16_st(uint16_t *o, __m512 v) {
-    __m256i h = _mm512_maskz_cvtepi32_epi16(LT__M16, lt__bf16_round16(_mm512_castps_si512(v)));
-    _mm256_storeu_si256((__m256i *)(void *)o, h);
+/* 16 floats stored as bf16 by the CPU's own conversion (vcvtneps2bf16, AVX512_BF16, which every
+   CPU with AMX has): round to nearest even as the library's lt_f32_to_bf16, in 2 instructions
+   where that takes 10, but with subnormal inputs taken as 0 and a NaN's bits kept (quieted).  For
+   P and dS, which only enter the products: values below 2^-126 add nothing there. */
+LT__TARGET("avx512f,avx512bf16") static inline void lt__a16_st(uint16_t *o, __m512 v) {
+    _mm256_storeu_si256((__m256i *)(void *)o, (__m256i)_mm512_cvtneps_pbh(v));
 }
 /* exp(scale·x - c) in the lanes of mk (x read there only), 0 in the others */
 LT__TARGET("avx512f") static inline __m512 lt__a16_exp(__mmask16 mk, const float *x, __m512 scale, __m512 c) {
@@ -710,7 +712,7 @@ static void lt__a16_prep(const lt__att_src *a, const lt__node *nd, uint32_t *pre
 
 /* Forward of query rows t0..t0+n-1 (n <= LT__A16_B, all < len) of head h, batch b, on the tiles:
    y rows (stride C) and L. */
-LT__TARGET("avx512f,avx512bw,amx-tile,amx-bf16") static void lt__a16_fwd_rows(const lt__att_src *a, int64_t b, int64_t h,
+LT__TARGET("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16") static void lt__a16_fwd_rows(const lt__att_src *a, int64_t b, int64_t h,
                                                                              int64_t t0, int64_t n, float *y, float *L) {
     uint16_t q[LT__A16_B * LT__A16_DMAX], p[LT__A16_B * LT__A16_B];
     float s[LT__A16_B * LT__A16_B], acc[LT__A16_B * LT__A16_DMAX], m[LT__A16_B], l[LT__A16_B], mn[LT__A16_B], f[LT__A16_B];
@@ -776,7 +778,7 @@ static size_t lt__a16_work(int64_t T, int64_t D) {
     size_t tp = (size_t)(T + 31) / 32 * 32, dp = (size_t)(D + 31) / 32 * 32;
     return tp * dp * 12 + tp * 4 + 64;
 }
-LT__TARGET("avx512f,avx512bw,amx-tile,amx-bf16") static void lt__a16_bwd_head(const lt__att_src *a, int64_t b, int64_t h,
+LT__TARGET("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16") static void lt__a16_bwd_head(const lt__att_src *a, int64_t b, int64_t h,
                                                                              int64_t len, const float *Lh, const float *y,
                                                                              const float *gy, int fresh) {
     enum { BB = LT__A16_B * LT__A16_B, BD = LT__A16_B * LT__A16_DMAX };   /* (int constants: sizes only) */

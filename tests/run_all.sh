@@ -12,11 +12,13 @@
 #   9. tests/test_mpi.sh             data parallel over MPI (skipped without mpirun)
 #  10. tests/cuda_compile.sh         the CUDA backend compiled and linked by nvcc (skipped without nvcc)
 #  11. tests/cblas.sh                the suite built with -DLTRAIN_CBLAS (skipped without OpenBLAS)
-#  12. tests/arm64.sh                the suite built for AArch64 (NEON GEMM) and run under qemu-aarch64
+#  12. tests/clang.sh                the suite built with clang (skipped without clang)
+#  13. tests/arm64.sh                the suite built for AArch64 (NEON GEMM) and run under qemu-aarch64
 #                                    (skipped without the cross compiler and qemu)
-#  13. tests/tokenizer_cli.sh        tokenize, train_gpt/sample_gpt --tokenizer, lesson_sequences in tokens
-#  14. tests/readme.sh               every command of README.md, as a new user would run it
-#  15. tests/precision_shakespeare.sh 300 steps of char-small on tinyshakespeare in fp32, bf16, fp16:
+#  14. tests/no_march.sh             the suite built without -march flags (run-time dispatch only)
+#  15. tests/tokenizer_cli.sh        tokenize, train_gpt/sample_gpt --tokenizer, lesson_sequences in tokens
+#  16. tests/readme.sh               every command of README.md, as a new user would run it
+#  17. tests/precision_shakespeare.sh 300 steps of char-small on tinyshakespeare in fp32, bf16, fp16:
 #                                    16-bit within 2% of fp32 (skipped without ../shared/data)
 # Each stage ends with "N passed, N failed" (or ok/FAIL/skip lines, counted); a stage that exits
 # non-zero without reporting a failure counts as one.  Exit status: non-zero if anything failed.
@@ -62,6 +64,7 @@ stage cuda-compile sh tests/cuda_compile.sh
 stage cblas sh tests/cblas.sh
 stage clang sh tests/clang.sh
 stage arm64 sh tests/arm64.sh
+stage no-march sh tests/no_march.sh
 stage tokenizer-cli sh tests/tokenizer_cli.sh
 stage readme sh tests/readme.sh
 stage precision-shakespeare env MAKE="${MAKE:-make}" sh tests/precision_shakespeare.sh

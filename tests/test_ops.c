@@ -991,6 +991,40 @@ static void test_ops_attention16_tiles(void) {
 }
 
 
+/* ---- attention16's bf16 stores (lt__a16_st, vcvtneps2bf16) against lt_f32_to_bf16 ------------------ */
+/* P and dS go to bf16 by the CPU's own conversion: the library's round to nearest even (ties to
+   even both ways, carries into the exponent, overflow to inf) except that subnormal inputs become
+   0 of their sign and a NaN stays a NaN (its bits may differ).  Skipped without AMX (where the
+   tile kernels, its only users, do not run). */
+#ifdef LT__AMX
+LT__TARGET("avx512f,avx512bf16") static void test_ops_attention16_store(void) {
+    static const uint32_t bits[16] = {0x3F800000u, 0x3F808000u, 0x3F818000u, 0x3F80FFFFu, 0x3F807FFFu, 0xBF808001u,
+                                      0x7F7FFFFFu, 0x7F7F7FFFu, 0x7F800000u, 0xFF800000u, 0x00000001u, 0x807FFFFFu,
+                                      0x00800000u, 0x7FC00001u, 0xFFA00000u, 0x00000000u};
+    float x[16];
+    uint16_t got[16];
+    int i, ok = 1;
+    if (!t_want("ops/attention16_store")) return;
+    if (!lt__att16_tiles(LT_BF16, 256, 64)) {
+        t_skip("ops/attention16_store", "the bf16 tile kernels are not used here (no AMX, or LT_ATT16=f32)");
+        return;
+    }
+    memcpy(x, bits, sizeof x);
+    lt__a16_st(got, _mm512_loadu_ps(x));
+    for (i = 0; i < 16; i++) {
+        uint16_t want = lt_f32_to_bf16(x[i]);
+        int sub = (bits[i] & 0x7F800000u) == 0 && (bits[i] & 0x007FFFFFu) != 0;
+        if (x[i] != x[i]) ok &= (got[i] & 0x7F80u) == 0x7F80u && (got[i] & 0x007Fu) != 0;   /* a NaN */
+        else if (sub) ok &= got[i] == (uint16_t)((bits[i] >> 16) & 0x8000u);                /* 0 of its sign */
+        else ok &= got[i] == want;
+        if (!ok) { t_check(0, "ops/attention16_store", "value %d (bits 0x%08x): 0x%04x, want 0x%04x", i, bits[i], got[i], want); return; }
+    }
+    t_check(ok, "ops/attention16_store", "");
+}
+#else
+static void test_ops_attention16_store(void) {}
+#endif
+
 /* ---- gelu's kernels: plain C and AVX-512 against gelu in double ---------------------------------- */
 /* Every length around the 16-wide blocks (the AVX-512 tail is masked, the plain C one padded),
    values from -12 to 12 (the tail where 1 + tanh u cancels included), large ones and ±inf, NaN.
@@ -1164,6 +1198,7 @@ static void test_ops_all(void) {
     test_ops_attention_dot();
     test_ops_attention16();
     test_ops_attention16_tiles();
+    test_ops_attention16_store();
     test_ops_gelu_kernels();
     test_ops_silu_kernels();
     test_ops_exp_kernels();

@@ -16631,7 +16631,7 @@ static void lt__tok_hpop(int32_t *h, int64_t *nh) {
    since it was pushed no longer has that rank and is dropped.  heap: room for 3n entries. */
 static int64_t lt__tok_bpe_heap(const lt_tokenizer *tk, int32_t *sym, int32_t *nx, int32_t *pv, int32_t *heap, int64_t n) {
     int64_t nh = 0, i, o;
-    int32_t id, r;
+    int32_t id = -1, r;   /* (set by each lt__tok_rank that finds a pair; -1 keeps gcc -O3 from warning) */
     for (i = 0; i < n; i++) { nx[i] = i + 1 < n ? (int32_t)(i + 1) : -1; pv[i] = (int32_t)(i - 1); }
     for (i = 0; i + 1 < n; i++)
         if ((r = lt__tok_rank(tk, sym[i], sym[i + 1], &id)) >= 0) lt__tok_hpush(heap, &nh, r, (int32_t)i);

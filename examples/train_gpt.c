@@ -1359,7 +1359,10 @@ static int inspect(lt_ctx *ctx, const args_t *a) {
         }
         snprintf(buf + used, sizeof buf - used, "]");
         total += n;
-        printf("  %-*s  %-5s %-16s %lld\n", w, lt_st_name(st, i), lt_st_dtype(st, i), buf, (long long)n);
+        {
+            const char *name = lt_st_name(st, i), *dtype = lt_st_dtype(st, i);   /* (NULL only past the count) */
+            printf("  %-*s  %-5s %-16s %lld\n", w, name ? name : "?", dtype ? dtype : "?", buf, (long long)n);
+        }
     }
     printf("total: %d tensors, %lld parameters (the model: %lld)\nmetadata:", lt_st_count(st), (long long)total,
            (long long)lt_gpt_num_params(g));

@@ -288,7 +288,7 @@ static void ttr__load_back(void) {
             if (!y || k0 != k1 || memcmp(x, y, k0) != 0) bad_tok = i;
         }
         for (i = 0; i < lt_bpe_n_merges(v) && bad_merge < 0; i++) {
-            int l, r, c = lt_bpe_merge(v, i, &l, &r);
+            int l = 0, r = 0, c = lt_bpe_merge(v, i, &l, &r);
             int32_t rank = -1;
             if (lt_tok_merge(a, l, r, &rank) != c || rank != i) bad_merge = i;
         }

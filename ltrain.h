@@ -6542,7 +6542,7 @@ static int lt__amx_ready(void) {
 /* tiles 0-7 as 16 rows of 64 bytes (palette 1), the rest of the 64 bytes zero.  A constant, not
    a local filled in before ldtilecfg: gcc 12 without -march flags for AVX-512 kept only the first
    17 bytes of such a local's memset (it does not see the instruction read all 64), and the
-   leftover stack bytes made ldtilecfg fault (tests/test_ops.c, a build without -march). */
+   leftover stack bytes made ldtilecfg fault (make test's no-march stage, tests/no_march.sh). */
 static const lt__amx_cfg lt__amx_tiles = {1, 0, {0}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
 LT__TARGET("amx-tile") static void lt__amx_begin(void) { _tile_loadconfig(&lt__amx_tiles); }
 LT__TARGET("amx-tile") static void lt__amx_end(void) { _tile_release(); }
@@ -8626,9 +8626,9 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
        dK += scale·bf16(dS)ᵀ·Q,  dQ += scale·bf16(dS)·K       (D_t = dy_t·y_t as the float32 kernel)
    So P, dY and dS are rounded to bf16 where they enter a product, as q, k and v are (P and dS by
    the CPU's own conversion, lt__a16_st): y and the gradients move by about a bf16 rounding
-   against the float32 kernels' (tests/test_ops.c holds the two to that bound).  The softmax, l, L, D and the sums stay float32; a unit's sums run in
-   one order, so the thread count changes no bit.  LT_ATT16=f32 in the environment keeps the
-   float32 kernels.
+   against the float32 kernels' (tests/test_ops.c holds the two to that bound).  The softmax, l,
+   L, D and the sums stay float32; a unit's sums run in one order, so the thread count changes no
+   bit.  LT_ATT16=f32 in the environment keeps the float32 kernels.
    The operands as the tiles take them (@@GEMM.amx): A row-major bf16, a tile row 32 values of k;
    B as pair words, word m of column j holding k = 2m (low half) and 2m + 1.  For a product over
    the head's channels (S = Q·Kᵀ: column u of B is key u) B is the 32-bit transpose of the key

@@ -326,7 +326,7 @@ static int lt__amx_ready(void) {
 /* tiles 0-7 as 16 rows of 64 bytes (palette 1), the rest of the 64 bytes zero.  A constant, not
    a local filled in before ldtilecfg: gcc 12 without -march flags for AVX-512 kept only the first
    17 bytes of such a local's memset (it does not see the instruction read all 64), and the
-   leftover stack bytes made ldtilecfg fault (tests/test_ops.c, a build without -march). */
+   leftover stack bytes made ldtilecfg fault (make test's no-march stage, tests/no_march.sh). */
 static const lt__amx_cfg lt__amx_tiles = {1, 0, {0}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
 LT__TARGET("amx-tile") static void lt__amx_begin(void) { _tile_loadconfig(&lt__amx_tiles); }
 LT__TARGET("amx-tile") static void lt__amx_end(void) { _tile_release(); }

@@ -2,6 +2,8 @@
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT DEFAULT   /* the caller's contraction again (@@CORE) */
+#elif defined(LT__GCC_CONTRACT_OFF)
+#pragma GCC pop_options            /* (the same for gcc) */
 #endif
 #endif /* LTRAIN_IMPLEMENTATION */
 

@@ -1410,16 +1410,17 @@ LTRAIN_DEF const char *lt_dist_describe(const lt_dist *d);
 #include <omp.h>
 #endif
 /* Floating-point contraction off for the implementation: clang's default, and gcc's in its GNU
-   modes (gcc's default, and the README's plain `cc -O2` line; -std=c99 turns it off), fuse
-   a·b + c into an FMA, within one C expression (clang) or across statements and intrinsics
-   (gcc), so a plain C loop would no longer give the bits its vector path gives, nor a fused
-   epilogue the product's then the epilogue's (built that way the suite failed 16 such tests).
-   clang takes the standard pragma; gcc ignores it and takes its own, which sets the option for
-   each function that follows.  Back to the command line's setting at the end of the
-   implementation (DEFAULT, pop_options). */
+   modes (gcc's default, and the README's plain `cc -O2` line) and in C++ whatever the -std
+   (only -std=c99/c11 turn it off), fuse a·b + c into an FMA, within one C expression (clang) or
+   across statements and intrinsics (gcc), so a plain C loop would no longer give the bits its
+   vector path gives, nor a fused epilogue the product's then the epilogue's (built that way the
+   suite failed 16 such tests).  clang takes the standard pragma; gcc ignores it and takes its
+   own, which sets the option for each function that follows (where it is off already, nothing
+   changes).  Back to the command line's setting at the end of the implementation (DEFAULT,
+   pop_options). */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__) && !defined(__STRICT_ANSI__)
+#elif defined(__GNUC__)
 #pragma GCC push_options
 #pragma GCC optimize("fp-contract=off")
 #define LT__GCC_CONTRACT_OFF 1
@@ -9956,8 +9957,6 @@ static void lt__plan_records(lt__planner *s) {
    its first buffer serves the forward only.  An op run again reads values from outside its
    segment (the segment's input: the value kept) at that time too. */
 #define LT__LIVE(q, t) do { if ((q) >= 0 && (t) > b[q].last) b[q].last = (t); } while (0)
-/* a 16-bit product of gelu16's output that reads gelu16's 16-bit copy of its input instead, in
-   forward too (LT__AFF_X_GELU16, lt__opnd16_of) */
 /* the record that makes t (-1: an input, a parameter or none), and how many (record, input) pairs
    read op k's output */
 static int lt__plan_maker(const lt_plan *p, const lt_tensor *t) {
@@ -9969,6 +9968,8 @@ static int lt__plan_readers(const lt_plan *p, int N, int k) {
         for (j = 0; j < 3; j++) n += p->nodes[m].in[j] == &p->outs[k];
     return n;
 }
+/* a 16-bit product of gelu16's output that reads gelu16's 16-bit copy of its input instead, in
+   forward too (LT__AFF_X_GELU16, lt__opnd16_of) */
 static int lt__recomputes_x(const lt__node *nd) {
     return (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && LT__AFF_X_GELU16(nd) == 1.0;
 }

@@ -516,8 +516,6 @@ static void lt__plan_records(lt__planner *s) {
    its first buffer serves the forward only.  An op run again reads values from outside its
    segment (the segment's input: the value kept) at that time too. */
 #define LT__LIVE(q, t) do { if ((q) >= 0 && (t) > b[q].last) b[q].last = (t); } while (0)
-/* a 16-bit product of gelu16's output that reads gelu16's 16-bit copy of its input instead, in
-   forward too (LT__AFF_X_GELU16, lt__opnd16_of) */
 /* the record that makes t (-1: an input, a parameter or none), and how many (record, input) pairs
    read op k's output */
 static int lt__plan_maker(const lt_plan *p, const lt_tensor *t) {
@@ -529,6 +527,8 @@ static int lt__plan_readers(const lt_plan *p, int N, int k) {
         for (j = 0; j < 3; j++) n += p->nodes[m].in[j] == &p->outs[k];
     return n;
 }
+/* a 16-bit product of gelu16's output that reads gelu16's 16-bit copy of its input instead, in
+   forward too (LT__AFF_X_GELU16, lt__opnd16_of) */
 static int lt__recomputes_x(const lt__node *nd) {
     return (nd->op == LT__OP(linear16) || nd->op == LT__OP(conv1d16)) && LT__AFF_X_GELU16(nd) == 1.0;
 }

@@ -155,8 +155,9 @@ static lt_tensor *tc_add_step(lt_ctx *ctx, void *u) {
      1: b = gelu(tanh(w1))             -> refused: gelu writes its dx over its dy, which would be x's
      2: b = w1·w2, c = x·w2, s = x + b -> refused: c's backward (after the add's, before b's)
         adds into x's gradient, the shared buffer, before b's reads it (loss = Σ s·c)
-     3: as 2, then s2 = s + tanh(w0)   -> refused as 2, where s's gradient is s2's (a chain of
-        residual adds: the buffer is the last add's) (loss = Σ s2·c) */
+     3: as 2, then s2 = s + tanh(w0)   -> b refused as in 2, where s's gradient is s2's (a chain
+        of residual adds: the buffer is the last add's); s2's own branch, tanh(w0), shares
+        (one shared in all) (loss = Σ s2·c) */
 static lt_tensor *tc_db_w[3];
 static lt_tensor *tc_db_step(lt_ctx *ctx, void *u) {
     int mode = *(const int *)u;

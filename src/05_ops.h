@@ -2338,8 +2338,9 @@ LTRAIN_DEF lt_tensor *lt_transpose(lt_ctx *ctx, lt_tensor *a, int d0, int d1) {
    y to 16 bits, and keeps 16-bit copies of qkv and y for backward (rows widened block by block
    into the stack tiles) instead of reading the float32 tensors; in eager mode, with qkv already
    16-bit values (a 16-bit product's output, lt__copy16), it reads qkv and y in place instead.
-   (Its op functions are in @@OPS.attention16, after the GEMM: bf16 on a CPU with AMX runs tile
-   kernels of its own there, through lt__att_src's fwd_rows and bwd_head.)
+   (Its op functions are in @@OPS.attention16, after the GEMM: bf16 on a CPU with AMX, or with
+   AVX512_BF16 on AMD's cores, runs kernels of its own there, through lt__att_src's fwd_rows and
+   bwd_head.)
    Every block is at most LT__ATT_TILE floats, so a head has at most that many channels. */
 #define LT__ATT_BR 64      /* forward: query rows per unit */
 #define LT__ATT_BC 128     /* forward: keys per online-softmax step */
@@ -2463,6 +2464,7 @@ struct lt__att_src {
     void (*fwd_rows)(const lt__att_src *a, int64_t b, int64_t h, int64_t t0, int64_t n, float *y, float *L);
     void (*bwd_head)(const lt__att_src *a, int64_t b, int64_t h, int64_t len, const float *Lh, const float *y,
                      const float *gy, int fresh);
+    int amx;                     /* attention16's kernels: products on AMX tiles (else AVX512_BF16 pairs) */
     unsigned char *work;         /* their scratch: work_bytes for each OpenMP thread */
     size_t work_bytes;
 };

@@ -499,16 +499,17 @@ static void lt__linear16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 1); }
 static void lt__conv1d16_fwd(lt__node *nd) { lt__affine16_fwd(nd, 0); }
 static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
 
-/* ---- @@OPS.attention16  attention at 16 bits: the float32 kernels, or bf16 on AMX tiles -------- */
+/* ---- @@OPS.attention16  attention at 16 bits: the float32 kernels, or bf16 block products ------ */
 /* attention16 (lt_attention under lt_set_precision 16-bit) and attention_gqa16 round q, k, v to 16
    bits, run attention on them and round y (@@OPS.attention holds the records and the float32
    kernels).  Everywhere but one case the arithmetic is float32: the float32 kernels on the
-   rounded values.  The case: bf16 on a CPU with AMX (lt__amx_ready), a head of at most
-   LT__A16_DMAX channels, sequences of more than one block of 64 (at T = 64 a head has one block
-   product of each kind, and the tiles' set-up costs what they save: GPT-2's shape at 2 threads
-   ran its backward 0.96 ms against the float32 kernels' 0.76, bench/attention.md).  There the
-   seven block products of each unit run on the tiles (tdpbf16ps: bf16 products summed in
-   float32), as torch's CPU flash attention does for bf16:
+   rounded values.  The case: bf16 on a CPU with AMX, or with AVX512_BF16 on AMD's cores
+   (lt__att16_unit), a head of at most LT__A16_DMAX channels, sequences of more than one block of
+   64 (at T = 64 a head has one block product of each kind, and the set-up costs what the tiles
+   save: GPT-2's shape at 2 threads ran its backward 0.96 ms against the float32 kernels' 0.76,
+   bench/attention.md).  There the seven block products of each unit are bf16 products summed in
+   float32, on the tiles (tdpbf16ps) or on pairs (vdpbf16ps, lt__a16_mm_dp), as torch's CPU flash
+   attention does for bf16:
      forward, per (b, h, block of 64 queries), over blocks of 64 keys up to the diagonal:
        S = Q·Kᵀ;  per query m' = max(m, max scale·S), P = exp(scale·S - m'),
        l = l·exp(m - m') + Σ P,  Y = Y·exp(m - m') + bf16(P)·V;  at the end Y /= l, L = m + log l
@@ -520,7 +521,8 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
    against the float32 kernels' (tests/test_ops.c holds the two to that bound).  The softmax, l,
    L, D and the sums stay float32; a unit's sums run in one order, so the thread count changes no
    bit.  LT_ATT16=f32 in the environment keeps the float32 kernels.
-   The operands as the tiles take them (@@GEMM.amx): A row-major bf16, a tile row 32 values of k;
+   The operands as the tiles take them (@@GEMM.amx; the pair kernel reads the same): A row-major
+   bf16, a tile row 32 values of k;
    B as pair words, word m of column j holding k = 2m (low half) and 2m + 1.  For a product over
    the head's channels (S = Q·Kᵀ: column u of B is key u) B is the 32-bit transpose of the key
    rows, whose pairs are neighbours already (lt__a16_tr); for one over keys or queries (P·V,
@@ -530,6 +532,7 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
 #define LT__A16_B 64        /* queries and keys per block */
 #define LT__A16_DMAX 128    /* the most channels per head the tile kernels take */
 static int lt__att16_off = -1;   /* 1: the float32 kernels always (LT_ATT16=f32; tests set it) */
+static int lt__att16_pairs = -1; /* 1: AVX512_BF16 pairs even where AMX is (LT_ATT16=pairs; tests set it) */
 
 #ifdef LT__AMX
 /* C (m x n, float32) (+)= A·B: A bf16 rows (lda values apart), B pair rows (ldb words apart),
@@ -576,6 +579,60 @@ LT__TARGET("amx-tile,amx-bf16") static void lt__a16_mm(int tri, int64_t off, int
             _tile_stored(3, c + 16 * ldc + 16, ldc * 4);
         }
     }
+}
+
+/* The same product on AVX512_BF16 pairs (vdpbf16ps, @@GEMM.bf16dp), where bf16 products run on
+   pairs rather than tiles (lt__gemm_dp: AMD's cores): the same operands, 8 rows x 32 columns of C
+   in 16 registers, each step one pair word of A's row broadcast against a pair row of B (k = 2m,
+   2m + 1).  The causal skips are those above, taken per 8 rows (k rounded out to whole pairs):
+   what they leave out is zeros, or columns no reader looks at.  The sums run over k in order, a
+   pair at a time: the float32 sums of bf16 products that the tiles make, but for the last bits. */
+#define LT__A16_DP_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define LT__A16_DP_LOAD(r)                                                                         \
+    __m512 c##r##a = acc ? _mm512_loadu_ps(cc + r * ldc) : _mm512_setzero_ps();                    \
+    __m512 c##r##b = acc ? _mm512_loadu_ps(cc + r * ldc + 16) : _mm512_setzero_ps();
+#define LT__A16_DP_STEP(r)                                                                         \
+    memcpy(&w, A + (i + r) * lda + 2 * q, 4);                                                      \
+    av = _mm512_set1_epi32(w);                                                                     \
+    c##r##a = _mm512_dpbf16_ps(c##r##a, (__m512bh)av, (__m512bh)b0);                               \
+    c##r##b = _mm512_dpbf16_ps(c##r##b, (__m512bh)av, (__m512bh)b1);
+#define LT__A16_DP_STORE(r)                                                                        \
+    _mm512_storeu_ps(cc + r * ldc, c##r##a);                                                       \
+    _mm512_storeu_ps(cc + r * ldc + 16, c##r##b);
+LT__TARGET("avx512f,avx512bf16") static void lt__a16_mm_dp(int tri, int64_t off, int64_t m, int64_t n, int64_t k,
+                                                          const uint16_t *A, int64_t lda, const uint32_t *B,
+                                                          int64_t ldb, int acc, float *C, int64_t ldc) {
+    int64_t i, j, q;
+    for (i = 0; i < m; i += 8) {
+        int64_t k0 = 0, k1 = k;
+        if (tri == LT__ATT_KLE) k1 = i + 8 + off <= 0 ? 0 : (i + 8 + off + 1) / 2 * 2;
+        if (tri == LT__ATT_KGE && i + off > 0) k0 = (i + off) / 2 * 2;
+        k1 = k1 < k ? k1 : k;
+        for (j = 0; j < n; j += 32) {
+            float *cc = C + i * ldc + j;
+            if (tri == LT__ATT_NLE && j > i + 7 + off) continue;
+            {
+                LT__A16_DP_ROWS(LT__A16_DP_LOAD)
+                for (q = k0 / 2; q < k1 / 2; q++) {
+                    __m512i b0 = _mm512_loadu_si512((const void *)(B + q * ldb + j));
+                    __m512i b1 = _mm512_loadu_si512((const void *)(B + q * ldb + j + 16)), av;
+                    int32_t w;
+                    LT__A16_DP_ROWS(LT__A16_DP_STEP)
+                }
+                LT__A16_DP_ROWS(LT__A16_DP_STORE)
+            }
+        }
+    }
+}
+#undef LT__A16_DP_ROWS
+#undef LT__A16_DP_LOAD
+#undef LT__A16_DP_STEP
+#undef LT__A16_DP_STORE
+/* a product of the bf16 kernels on the CPU's kind of unit (a->amx: tiles, else pairs) */
+static void lt__a16_prod(const lt__att_src *a, int tri, int64_t off, int64_t m, int64_t n, int64_t k,
+                         const uint16_t *A, int64_t lda, const uint32_t *B, int64_t ldb, int acc, float *C, int64_t ldc) {
+    if (a->amx) lt__a16_mm(tri, off, m, n, k, A, lda, B, ldb, acc, C, ldc);
+    else lt__a16_mm_dp(tri, off, m, n, k, A, lda, B, ldb, acc, C, ldc);
 }
 
 /* the first n of 16 lanes (none for n <= 0, all for n >= 16) */
@@ -721,12 +778,12 @@ LT__TARGET("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16") static void lt__a16_
     const uint32_t *blocks = (const uint32_t *)(const void *)a->work + (b * Hk + h / a->G) * nkb * LT__A16_B * dp;
     float scale = 1.0f / sqrtf((float)D);
     __m512 vs = _mm512_set1_ps(scale);
-    lt__amx_begin();
+    if (a->amx) lt__amx_begin();
     lt__a16_part(a, 0, b, h, t0, n, np, dp, q);
     for (u0 = 0; u0 < t1; u0 += LT__A16_B) {
         int64_t w = t1 - u0 < LT__A16_B ? t1 - u0 : LT__A16_B, wp = (w + 31) / 32 * 32, o = t0 - u0;
         const uint32_t *kt = blocks + u0 / LT__A16_B * LT__A16_B * dp, *vi = kt + dp / 2 * wp;   /* lt__a16_prep's */
-        lt__a16_mm(LT__ATT_NLE, o, np, wp, dp, q, dp, kt, wp, 0, s, wp);                 /* S = Q·Kᵀ */
+        lt__a16_prod(a, LT__ATT_NLE, o, np, wp, dp, q, dp, kt, wp, 0, s, wp);                 /* S = Q·Kᵀ */
         /* the online softmax, row t seeing keys u <= t + o: first every row's new max m' (mn) and
            the factor on its old sums exp(m - m') (f, 16 rows at a time), then P and the sums */
         for (t = 0; t < np; t++) {
@@ -760,9 +817,9 @@ LT__TARGET("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16") static void lt__a16_
             l[t] = l[t] * f[t] + lt__lanes_sum16(sum);
             if (f[t] != 1.0f) lt__a16_put(acc + t * dp, 0, acc + t * dp, 0, 1, D, f[t], 0);
         }
-        lt__a16_mm(LT__ATT_KLE, o, np, dp, wp, p, wp, vi, dp, u0 > 0, acc, dp);          /* Y (+)= P·V */
+        lt__a16_prod(a, LT__ATT_KLE, o, np, dp, wp, p, wp, vi, dp, u0 > 0, acc, dp);          /* Y (+)= P·V */
     }
-    lt__amx_end();
+    if (a->amx) lt__amx_end();
     for (t = 0; t < n; t++) {
         lt__a16_put(y + t * a->C, 0, acc + t * dp, 0, 1, D, 1.0f / l[t], 0);
         L[t] = m[t] + logf(l[t]);
@@ -804,7 +861,7 @@ LT__TARGET("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16") static void lt__a16_
     lt__a16_ilv(dya, lp, dp, dyia);
     for (t0 = 0; t0 < len; t0 += LT__A16_B)   /* D_t = dy_t·y_t */
         lt__att_drows(a, b, h, t0, len - t0 < LT__A16_B ? len - t0 : LT__A16_B, y, gy, dda + t0, buf);
-    lt__amx_begin();
+    if (a->amx) lt__amx_begin();
     for (u0 = 0; u0 < len; u0 += LT__A16_B) {
         int64_t w = len - u0 < LT__A16_B ? len - u0 : LT__A16_B, wp = (w + 31) / 32 * 32, kvo = (h / a->G) * D;
         float *gk = a->g[1] ? a->g[1] + (b * T + u0) * a->ld[1] + kvo : NULL;
@@ -818,8 +875,8 @@ LT__TARGET("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16") static void lt__a16_
             int64_t n = len - t0 < LT__A16_B ? len - t0 : LT__A16_B, np = (n + 31) / 32 * 32, o = t0 - u0;
             const uint16_t *q = qa + t0 * dp, *dy = dya + t0 * dp;
             const float *dd = dda + t0;
-            lt__a16_mm(LT__ATT_NLE, o, np, wp, dp, q, dp, kt, wp, 0, s, wp);        /* S = Q·Kᵀ */
-            lt__a16_mm(LT__ATT_NLE, o, np, wp, dp, dy, dp, vt, wp, 0, dp_, wp);     /* dP = dY·Vᵀ */
+            lt__a16_prod(a, LT__ATT_NLE, o, np, wp, dp, q, dp, kt, wp, 0, s, wp);        /* S = Q·Kᵀ */
+            lt__a16_prod(a, LT__ATT_NLE, o, np, wp, dp, dy, dp, vt, wp, 0, dp_, wp);     /* dP = dY·Vᵀ */
             for (t = 0; t < np; t++) {   /* P = exp(scale·S - L), dS = P ⊙ (dP - D): bf16, zero past vis */
                 int64_t vis = lt__a16_vis(t, n, o, w);
                 __m512 vl = _mm512_set1_ps(t < n ? Lh[t0 + t] : 0.0f), vd = _mm512_set1_ps(t < n ? dd[t] : 0.0f);
@@ -833,36 +890,46 @@ LT__TARGET("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16") static void lt__a16_
             }
             if (gv) {
                 lt__a16_t(p16, np, wp, tmp, tr);                                                   /* Pᵀ */
-                lt__a16_mm(LT__ATT_KGE, -o, wp, dp, np, tr, np, dyia + t0 / 2 * dp, dp, t0 > u0, dv, dp);   /* dV += */
+                lt__a16_prod(a, LT__ATT_KGE, -o, wp, dp, np, tr, np, dyia + t0 / 2 * dp, dp, t0 > u0, dv, dp);   /* dV += */
             }
             if (gk) {
                 lt__a16_t(ds, np, wp, tmp, tr);                                                    /* dSᵀ */
-                lt__a16_mm(LT__ATT_KGE, -o, wp, dp, np, tr, np, qia + t0 / 2 * dp, dp, t0 > u0, dk, dp);    /* dK += */
+                lt__a16_prod(a, LT__ATT_KGE, -o, wp, dp, np, tr, np, qia + t0 / 2 * dp, dp, t0 > u0, dk, dp);    /* dK += */
             }
             if (a->g[0])                                                                         /* dQ (+)= dS·K */
-                lt__a16_mm(LT__ATT_KLE, o, np, dp, wp, ds, wp, ki, dp, u0 > 0, dqa + t0 * dp, dp);
+                lt__a16_prod(a, LT__ATT_KLE, o, np, dp, wp, ds, wp, ki, dp, u0 > 0, dqa + t0 * dp, dp);
         }
         if (gk) lt__a16_put(gk, a->ld[1], dk, dp, w, D, scale, !(fresh & 2));
         if (gv) lt__a16_put(gv, a->ld[2], dv, dp, w, D, 1.0f, !(fresh & 4));
     }
-    lt__amx_end();
+    if (a->amx) lt__amx_end();
     if (a->g[0]) lt__a16_put(a->g[0] + b * T * a->ld[0] + h * D, a->ld[0], dqa, dp, len, D, scale, !(fresh & 1));
 }
 #endif /* LT__AMX */
 
-/* Do attention16's tile kernels run for precision p, sequence length T, D channels a head? */
-static int lt__att16_tiles(lt_dtype p, int64_t T, int64_t D) {
+/* Which unit the bf16 kernels' products run on: 2 AMX tiles, 1 AVX512_BF16 pairs, 0 none (the
+   float32 kernels).  As the bf16 GEMM chooses (lt__gemm_dp): tiles where the CPU has them, pairs
+   on AMD's cores (on Intel's the pair instruction does no more than the two FMA ports).
+   LT_ATT16=pairs takes pairs wherever the CPU has AVX512_BF16 (the tests run both kernels so). */
+static int lt__att16_unit(void) {
     if (lt__att16_off < 0) {
         const char *e = getenv("LT_ATT16");
         lt__att16_off = e && strcmp(e, "f32") == 0;
+        if (lt__att16_pairs < 0) lt__att16_pairs = e && strcmp(e, "pairs") == 0;
     }
 #ifdef LT__AMX
-    return !lt__att16_off && p == LT_BF16 && T > LT__A16_B && D <= LT__A16_DMAX && lt__att_simd() == 2 &&
-           lt__amx_ready();
+    if (lt__att16_off || lt__att_simd() != 2 ||
+        !lt__cpu_has(LT__CPU_AVX512F | LT__CPU_AVX512BW | LT__CPU_AVX512VL | LT__CPU_AVX512BF16))
+        return 0;
+    if (lt__att16_pairs != 1 && lt__amx_ready()) return 2;
+    return lt__att16_pairs == 1 || lt__cpu_has(LT__CPU_AMD) ? 1 : 0;
 #else
-    (void)p; (void)T; (void)D;
     return 0;
 #endif
+}
+/* Do attention16's bf16 kernels run for precision p, sequence length T, D channels a head? */
+static int lt__att16_tiles(lt_dtype p, int64_t T, int64_t D) {
+    return lt__att16_unit() && p == LT_BF16 && T > LT__A16_B && D <= LT__A16_DMAX;
 }
 /* Make a ready for the tile kernels where they apply (lt__att16_tiles; 0: a is left to the
    float32 kernels).  Their scratch is the context's (lt__ctx_work): for the forward the key blocks
@@ -886,6 +953,7 @@ static int lt__a16_setup(lt__att_src *a, lt__node *nd, int bwd) {
     if (!a->work) return 0;
     a->work_bytes = bwd ? lt__a16_work(a->T, D) : 0;
     if (!bwd) lt__a16_prep(a, nd, (uint32_t *)(void *)a->work);
+    a->amx = lt__att16_unit() == 2;
     a->fwd_rows = lt__a16_fwd_rows;
     a->bwd_head = lt__a16_bwd_head;
     return 1;

@@ -895,8 +895,8 @@ static void test_ops_attention16(void) {
     free(x); free(xr);
 }
 
-/* ---- attention16 in bf16 on AMX tiles (@@OPS.attention16) against the float32 kernels ---------- */
-/* The tile kernels round P, dY and dS to bf16 where they enter a product, so y and the gradients
+/* ---- attention16 in bf16 on AMX tiles or AVX512_BF16 pairs (@@OPS.attention16) against the float32 kernels */
+/* The bf16 kernels round P, dY and dS to bf16 where they enter a product, so y and the gradients
    are held to the float32 kernels' (on the same bf16 inputs) within 4 bf16 roundings of the
    largest value, normwise within 2e-2 (measured: about one rounding; 0.2-0.5% normwise, 1.1%
    with the large inputs below), and to themselves to the bit at 1 and 3 threads; padded rows
@@ -904,8 +904,10 @@ static void test_ops_attention16(void) {
    (130, 0, 77), D = 24 and 128 (channels padded to 32 and not), T = 100 and 200 (rows padded to
    32), grouped heads (G = 2, D = 32), inputs 6 times larger (scores far apart from one key block
    to the next: the running max must carry over); D = 136, more than the tiles take, and T = 64,
-   one block, are the float32 kernels' to the bit.  Skipped where the tiles are not used (no AMX,
-   LT_ATT16=f32). */
+   one block, are the float32 kernels' to the bit.  Each product unit the CPU offers runs
+   (ops/attention16_tiles on AMX, ops/attention16_pairs on AVX512_BF16: AMD's choice, and Intel's
+   with AMX where LT_ATT16=pairs asks for it); skipped where neither is used (LT_ATT16=f32, no
+   AVX512_BF16, an Intel CPU without AMX). */
 typedef struct { int B, T, C, H, Hkv; const int32_t *len; float amp; } tops_a16_shape;
 static float *tops_a16_run(const tops_a16_shape *sh, const float *x, int off, int threads, int64_t *n_out) {
     int64_t B = sh->B, T = sh->T, C = sh->C, D = C / sh->H, Ck = (int64_t)sh->Hkv * D, i, nx, ng;
@@ -933,19 +935,38 @@ static float *tops_a16_run(const tops_a16_shape *sh, const float *x, int off, in
     lt_ctx_destroy(ctx);
     return out;
 }
+static void test_ops_attention16_unit(const char *kind, const tops_a16_shape *shapes, int n_shapes);
 static void test_ops_attention16_tiles(void) {
     static const int32_t lens[3] = {130, 0, 77};
     static const tops_a16_shape shapes[] = {{3, 130, 128, 2, 0, lens, 1}, {2, 100, 72, 3, 0, NULL, 1},
                                             {2, 200, 256, 2, 0, NULL, 1}, {2, 100, 128, 4, 2, NULL, 1},
                                             {1, 200, 128, 2, 0, NULL, 6}, {1, 80, 272, 2, 0, NULL, 1},
                                             {2, 64, 128, 2, 0, NULL, 1}};
-    int base = lt_get_threads(), keep = (lt__att16_tiles(LT_BF16, 256, 64), lt__att16_off), k;
-    if (!t_want("ops/attention16_tiles")) return;
-    if (!lt__att16_tiles(LT_BF16, 256, 64)) {
-        t_skip("ops/attention16_tiles", "the bf16 tile kernels are not used here (no AMX, or LT_ATT16=f32)");
-        return;
+    int base = lt_get_threads(), keep = (lt__att16_tiles(LT_BF16, 256, 64), lt__att16_off), keep_p = lt__att16_pairs;
+    int ask, done = 0;
+    if (!t_want("ops/attention16_tiles") && !t_want("ops/attention16_pairs")) return;
+    for (ask = 0; ask < 2; ask++) {   /* the CPU's own choice, then pairs asked for */
+        int unit;
+        const char *kind;
+        lt__att16_off = 0;
+        lt__att16_pairs = ask;
+        unit = lt__att16_unit();
+        kind = unit == 2 ? "attention16_tiles" : "attention16_pairs";
+        if (!unit || done & (1 << unit)) continue;
+        done |= 1 << unit;
+        if (!t_want(unit == 2 ? "ops/attention16_tiles" : "ops/attention16_pairs")) continue;
+        test_ops_attention16_unit(kind, shapes, (int)(sizeof shapes / sizeof shapes[0]));
     }
-    for (k = 0; k < (int)(sizeof shapes / sizeof shapes[0]); k++) {
+    if (!(done & 4)) t_skip("ops/attention16_tiles", "no AMX here, or LT_ATT16=f32");
+    if (!(done & 2)) t_skip("ops/attention16_pairs", "no AVX512_BF16 pairs here (an Intel CPU without AMX, or LT_ATT16=f32)");
+    lt__att16_off = keep;
+    lt__att16_pairs = keep_p;
+    lt_set_threads(base);
+}
+/* the shapes above on the unit lt__att16_unit picks now (kind names it) */
+static void test_ops_attention16_unit(const char *kind, const tops_a16_shape *shapes, int n_shapes) {
+    int k;
+    for (k = 0; k < n_shapes; k++) {
         const tops_a16_shape *sh = &shapes[k];
         int64_t D = sh->C / sh->H, nx = (int64_t)sh->B * sh->T * (sh->Hkv ? sh->C + 2 * sh->Hkv * D : 3 * sh->C), ny = 0, i;
         float *x = (float *)malloc((size_t)nx * sizeof(float)), *ref, *got, *got3;
@@ -958,7 +979,7 @@ static void test_ops_attention16_tiles(void) {
         ref = tops_a16_run(sh, x, 1, 1, &ny);
         got = tops_a16_run(sh, x, 0, 1, &ny);
         got3 = tops_a16_run(sh, x, 0, 3, &ny);
-        snprintf(name, sizeof name, "ops/attention16_tiles/%d,%d,%d,%d,%d", sh->B, sh->T, sh->C, sh->H, sh->Hkv);
+        snprintf(name, sizeof name, "ops/%s/%d,%d,%d,%d,%d", kind, sh->B, sh->T, sh->C, sh->H, sh->Hkv);
         if (!ref || !got || !got3) { t_check(0, name, "a run failed"); free(x); free(ref); free(got); free(got3); continue; }
         if (!lt__att16_tiles(LT_BF16, sh->T, D)) {
             t_check(!memcmp(ref, got, (size_t)(ny + nx) * sizeof(float)), name, "T = %d, D = %lld: not the float32 kernels' bits",
@@ -968,11 +989,11 @@ static void test_ops_attention16_tiles(void) {
             for (i = ny; i < ny + nx; i++) gmax = fabs(ref[i]) > gmax ? fabs(ref[i]) : gmax;
             for (i = ny; i < ny + nx; i++) { e2 += (got[i] - ref[i]) * (double)(got[i] - ref[i]); r2 += ref[i] * (double)ref[i]; }
             t_close(name, got, ref, ny, 4.0 / 256 * ymax, 0.0);
-            snprintf(name, sizeof name, "ops/attention16_tiles/%d,%d,%d,%d,%d/grad", sh->B, sh->T, sh->C, sh->H, sh->Hkv);
+            snprintf(name, sizeof name, "ops/%s/%d,%d,%d,%d,%d/grad", kind, sh->B, sh->T, sh->C, sh->H, sh->Hkv);
             if (t_close(name, got + ny, ref + ny, nx, 4.0 / 256 * gmax, 0.0))
                 t_check(e2 <= 4e-4 * r2, name, "normwise error %.3g (tolerance 2e-2)", sqrt(e2 / (r2 > 0 ? r2 : 1)));
         }
-        snprintf(name, sizeof name, "ops/attention16_tiles/%d,%d,%d,%d,%d/threads", sh->B, sh->T, sh->C, sh->H, sh->Hkv);
+        snprintf(name, sizeof name, "ops/%s/%d,%d,%d,%d,%d/threads", kind, sh->B, sh->T, sh->C, sh->H, sh->Hkv);
         t_check(!memcmp(got, got3, (size_t)(ny + nx) * sizeof(float)), name, "1 and 3 threads differ");
         if (sh->len) {   /* padded rows: y 0, gradients 0 */
             int ok = 1;
@@ -981,13 +1002,11 @@ static void test_ops_attention16_tiles(void) {
                 int64_t b = i / (sh->T * 3 * sh->C), t = i / (3 * sh->C) % sh->T;
                 if (!isfinite(got[ny + i]) || (t >= sh->len[b] && got[ny + i] != 0.0f)) ok = 0;
             }
-            snprintf(name, sizeof name, "ops/attention16_tiles/%d,%d,%d,%d,%d/padding", sh->B, sh->T, sh->C, sh->H, sh->Hkv);
+            snprintf(name, sizeof name, "ops/%s/%d,%d,%d,%d,%d/padding", kind, sh->B, sh->T, sh->C, sh->H, sh->Hkv);
             t_check(ok, name, "padded rows are not 0, or a value is not finite");
         }
         free(x); free(ref); free(got); free(got3);
     }
-    lt__att16_off = keep;
-    lt_set_threads(base);
 }
 
 

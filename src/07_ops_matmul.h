@@ -530,7 +530,7 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
    transposed A (Pᵀ, dSᵀ) is the 32-bit transpose of the interleaved rows.  Blocks are padded to
    32 rows and the channels to a multiple of 32 with zeros, which add nothing. */
 #define LT__A16_B 64        /* queries and keys per block */
-#define LT__A16_DMAX 128    /* the most channels per head the tile kernels take */
+#define LT__A16_DMAX 128    /* the most channels per head the bf16 kernels take */
 static int lt__att16_off = -1;   /* 1: the float32 kernels always (LT_ATT16=f32; tests set it) */
 static int lt__att16_pairs = -1; /* 1: AVX512_BF16 pairs even where AMX is (LT_ATT16=pairs; tests set it) */
 
@@ -767,8 +767,9 @@ static void lt__a16_prep(const lt__att_src *a, const lt__node *nd, uint32_t *pre
     }
 }
 
-/* Forward of query rows t0..t0+n-1 (n <= LT__A16_B, all < len) of head h, batch b, on the tiles:
-   y rows (stride C) and L. */
+/* Forward of query rows t0..t0+n-1 (n <= LT__A16_B, all < len) of head h, batch b, with bf16
+   products (lt__a16_prod): y rows (stride C) and L.  This and the backward are compiled for AMX
+   as well, whose instructions run only where a->amx. */
 LT__TARGET("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16") static void lt__a16_fwd_rows(const lt__att_src *a, int64_t b, int64_t h,
                                                                              int64_t t0, int64_t n, float *y, float *L) {
     uint16_t q[LT__A16_B * LT__A16_DMAX], p[LT__A16_B * LT__A16_B];
@@ -826,7 +827,7 @@ LT__TARGET("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16") static void lt__a16_
     }
 }
 
-/* Backward of query head h, batch b on the tiles: as lt__att_bwd_head (@@OPS.attention), whose
+/* Backward of query head h, batch b with bf16 products: as lt__att_bwd_head (@@OPS.attention), whose
    fresh and NULL-part rules it keeps.  The head's queries are made ready once, in the thread's
    scratch (lt__a16_work): Q and bf16(dY) as rows and as pair rows, D, and dQ's float32 sums,
    written to the gradient at the end; dK and dV of a key block are summed in float32 blocks of
@@ -931,7 +932,7 @@ static int lt__att16_unit(void) {
 static int lt__att16_tiles(lt_dtype p, int64_t T, int64_t D) {
     return lt__att16_unit() && p == LT_BF16 && T > LT__A16_B && D <= LT__A16_DMAX;
 }
-/* Make a ready for the tile kernels where they apply (lt__att16_tiles; 0: a is left to the
+/* Make a ready for the bf16 kernels where they apply (lt__att16_tiles; 0: a is left to the
    float32 kernels).  Their scratch is the context's (lt__ctx_work): for the forward the key blocks
    (lt__a16_prep), for backward each thread's lt__a16_work; none to be had: the float32 kernels,
    which need none.  Every value of q, k, v is turned into bf16 once per call wherever it is read
@@ -974,7 +975,7 @@ static void lt__att16_forward(lt__node *nd, lt__att_src *a, uint16_t *h16, size_
     else lt__round16_keep(a->p, y, h16 + y_at, ny);
 }
 
-/* attention16: y = round16(attention(round16(qkv))) (float32 arithmetic, or the tiles' above);
+/* attention16: y = round16(attention(round16(qkv))) (float32 arithmetic, or the bf16 kernels' above);
    save[1] holds the 16-bit qkv then the 16-bit y (4·B·T·C values) when a gradient will flow, and
    both kernels read qkv from it, so the float32 qkv and y need not outlive the forward (the row
    reads 0).  In a compiled plan the 16-bit product making qkv may write it there itself, qkv

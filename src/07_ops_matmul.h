@@ -586,44 +586,56 @@ LT__TARGET("amx-tile,amx-bf16") static void lt__a16_mm(int tri, int64_t off, int
    in 16 registers, each step one pair word of A's row broadcast against a pair row of B (k = 2m,
    2m + 1).  The causal skips are those above, taken per 8 rows (k rounded out to whole pairs):
    what they leave out is zeros, or columns no reader looks at.  The sums run over k in order, a
-   pair at a time: the float32 sums of bf16 products that the tiles make, but for the last bits. */
+   pair at a time: the float32 sums of bf16 products that the tiles make, but for the last bits.
+   A comes as the tiles take it (rows of bf16, lt__a16_mm_dp) or as pair words k-major
+   (lt__a16_mm_dpt: word (m, r) at A[m·lda + r] holds k = 2m and 2m + 1 of row r, lda words): a
+   transposed operand interleaved (lt__a16_ilv) is that already, where the tiles need it turned
+   over too (lt__a16_t). */
 #define LT__A16_DP_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define LT__A16_DP_LOAD(r)                                                                         \
     __m512 c##r##a = acc ? _mm512_loadu_ps(cc + r * ldc) : _mm512_setzero_ps();                    \
     __m512 c##r##b = acc ? _mm512_loadu_ps(cc + r * ldc + 16) : _mm512_setzero_ps();
 #define LT__A16_DP_STEP(r)                                                                         \
-    memcpy(&w, A + (i + r) * lda + 2 * q, 4);                                                      \
+    memcpy(&w, LT__A16_DP_A(r), 4);                                                                \
     av = _mm512_set1_epi32(w);                                                                     \
     c##r##a = _mm512_dpbf16_ps(c##r##a, (__m512bh)av, (__m512bh)b0);                               \
     c##r##b = _mm512_dpbf16_ps(c##r##b, (__m512bh)av, (__m512bh)b1);
 #define LT__A16_DP_STORE(r)                                                                        \
     _mm512_storeu_ps(cc + r * ldc, c##r##a);                                                       \
     _mm512_storeu_ps(cc + r * ldc + 16, c##r##b);
-LT__TARGET("avx512f,avx512bf16") static void lt__a16_mm_dp(int tri, int64_t off, int64_t m, int64_t n, int64_t k,
-                                                          const uint16_t *A, int64_t lda, const uint32_t *B,
-                                                          int64_t ldb, int acc, float *C, int64_t ldc) {
-    int64_t i, j, q;
-    for (i = 0; i < m; i += 8) {
-        int64_t k0 = 0, k1 = k;
-        if (tri == LT__ATT_KLE) k1 = i + 8 + off <= 0 ? 0 : (i + 8 + off + 1) / 2 * 2;
-        if (tri == LT__ATT_KGE && i + off > 0) k0 = (i + off) / 2 * 2;
-        k1 = k1 < k ? k1 : k;
-        for (j = 0; j < n; j += 32) {
-            float *cc = C + i * ldc + j;
-            if (tri == LT__ATT_NLE && j > i + 7 + off) continue;
-            {
-                LT__A16_DP_ROWS(LT__A16_DP_LOAD)
-                for (q = k0 / 2; q < k1 / 2; q++) {
-                    __m512i b0 = _mm512_loadu_si512((const void *)(B + q * ldb + j));
-                    __m512i b1 = _mm512_loadu_si512((const void *)(B + q * ldb + j + 16)), av;
-                    int32_t w;
-                    LT__A16_DP_ROWS(LT__A16_DP_STEP)
-                }
-                LT__A16_DP_ROWS(LT__A16_DP_STORE)
-            }
-        }
-    }
+#define LT__A16_DP_KERNEL(name, AT)                                                                \
+    LT__TARGET("avx512f,avx512bf16") static void name(int tri, int64_t off, int64_t m, int64_t n, int64_t k, \
+                                                     const AT *A, int64_t lda, const uint32_t *B, int64_t ldb, \
+                                                     int acc, float *C, int64_t ldc) {                      \
+    int64_t i, j, q;                                                                               \
+    for (i = 0; i < m; i += 8) {                                                                   \
+        int64_t k0 = 0, k1 = k;                                                                    \
+        if (tri == LT__ATT_KLE) k1 = i + 8 + off <= 0 ? 0 : (i + 8 + off + 1) / 2 * 2;             \
+        if (tri == LT__ATT_KGE && i + off > 0) k0 = (i + off) / 2 * 2;                             \
+        k1 = k1 < k ? k1 : k;                                                                      \
+        for (j = 0; j < n; j += 32) {                                                              \
+            float *cc = C + i * ldc + j;                                                           \
+            if (tri == LT__ATT_NLE && j > i + 7 + off) continue;                                   \
+            {                                                                                      \
+                LT__A16_DP_ROWS(LT__A16_DP_LOAD)                                                   \
+                for (q = k0 / 2; q < k1 / 2; q++) {                                                \
+                    __m512i b0 = _mm512_loadu_si512((const void *)(B + q * ldb + j));              \
+                    __m512i b1 = _mm512_loadu_si512((const void *)(B + q * ldb + j + 16)), av;     \
+                    int32_t w;                                                                     \
+                    LT__A16_DP_ROWS(LT__A16_DP_STEP)                                               \
+                }                                                                                  \
+                LT__A16_DP_ROWS(LT__A16_DP_STORE)                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
 }
+#define LT__A16_DP_A(r) (A + (i + r) * lda + 2 * q)
+LT__A16_DP_KERNEL(lt__a16_mm_dp, uint16_t)
+#undef LT__A16_DP_A
+#define LT__A16_DP_A(r) (A + q * lda + i + r)
+LT__A16_DP_KERNEL(lt__a16_mm_dpt, uint32_t)
+#undef LT__A16_DP_A
+#undef LT__A16_DP_KERNEL
 #undef LT__A16_DP_ROWS
 #undef LT__A16_DP_LOAD
 #undef LT__A16_DP_STEP
@@ -715,6 +727,21 @@ LT__TARGET("avx512f") static void lt__a16_tr(const uint32_t *x, int64_t r, int64
 static void lt__a16_t(const uint16_t *x, int64_t rows, int64_t cols, uint32_t *tmp, uint16_t *xt) {
     lt__a16_ilv(x, rows, cols, tmp);
     lt__a16_tr(tmp, rows / 2, cols, (uint32_t *)(void *)xt);
+}
+/* C (wp x dp, float32) (+)= xᵀ·B: x the np x wp bf16 block of P or dS (rows queries, columns the
+   keys of a block o positions before them), B the queries' pair rows (np/2 x dp words: dY's or
+   Q's), the causal skip of KGE (key u sees queries t >= u - o).  The tiles take xᵀ as bf16 rows
+   (lt__a16_t, through tmp into xt); the pair kernel takes x's interleaved rows as they are
+   (lt__a16_mm_dpt), so its operand is never turned over. */
+static void lt__a16_prod_t(const lt__att_src *a, const uint16_t *x, int64_t np, int64_t wp, uint32_t *tmp, uint16_t *xt,
+                           int64_t o, int64_t dp, const uint32_t *B, int acc, float *C) {
+    if (a->amx) {
+        lt__a16_t(x, np, wp, tmp, xt);
+        lt__a16_prod(a, LT__ATT_KGE, -o, wp, dp, np, xt, np, B, dp, acc, C, dp);
+        return;
+    }
+    lt__a16_ilv(x, np, wp, tmp);
+    lt__a16_mm_dpt(LT__ATT_KGE, -o, wp, dp, np, tmp, wp, B, dp, acc, C, dp);
 }
 /* rows r0.. of part w of head h (k, v: its kv head), batch b: lt__a16_rows from the source */
 static void lt__a16_part(const lt__att_src *a, int w, int64_t b, int64_t h, int64_t r0, int64_t n, int64_t np,
@@ -889,14 +916,8 @@ LT__TARGET("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16") static void lt__a16_
                     lt__a16_st(ds + t * wp + u, _mm512_mul_ps(e, g));
                 }
             }
-            if (gv) {
-                lt__a16_t(p16, np, wp, tmp, tr);                                                   /* Pᵀ */
-                lt__a16_prod(a, LT__ATT_KGE, -o, wp, dp, np, tr, np, dyia + t0 / 2 * dp, dp, t0 > u0, dv, dp);   /* dV += */
-            }
-            if (gk) {
-                lt__a16_t(ds, np, wp, tmp, tr);                                                    /* dSᵀ */
-                lt__a16_prod(a, LT__ATT_KGE, -o, wp, dp, np, tr, np, qia + t0 / 2 * dp, dp, t0 > u0, dk, dp);    /* dK += */
-            }
+            if (gv) lt__a16_prod_t(a, p16, np, wp, tmp, tr, o, dp, dyia + t0 / 2 * dp, t0 > u0, dv);   /* dV += Pᵀ·dY */
+            if (gk) lt__a16_prod_t(a, ds, np, wp, tmp, tr, o, dp, qia + t0 / 2 * dp, t0 > u0, dk);     /* dK += dSᵀ·Q */
             if (a->g[0])                                                                         /* dQ (+)= dS·K */
                 lt__a16_prod(a, LT__ATT_KLE, o, np, dp, wp, ds, wp, ki, dp, u0 > 0, dqa + t0 * dp, dp);
         }

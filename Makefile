@@ -99,10 +99,11 @@ bench-gemm-seq: build/bench_gemm_seq
 build/bench_gemm_seq: bench/gemm_seq.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
-# Attention alone (bench/attention.c): forward/backward kernel ms at the bench configs' shapes, 1 and 2 threads.
+# Attention alone (bench/attention.c): forward/backward kernel ms at the bench configs' shapes, 1 and 2 threads,
+# the rate of the products it needs against lt_sgemm's, and the block products alone in cache.
 .PHONY: bench-attention
 bench-attention: build/bench_attention
-	./build/bench_attention
+	./build/bench_attention --blocks
 
 build/bench_attention: bench/attention.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)

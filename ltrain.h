@@ -8647,8 +8647,9 @@ static void lt__conv1d16_bwd(lt__node *nd) { lt__affine16_bwd(nd, 0); }
    the head's channels (S = Q·Kᵀ: column u of B is key u) B is the 32-bit transpose of the key
    rows, whose pairs are neighbours already (lt__a16_tr); for one over keys or queries (P·V,
    column d is channel d) two rows interleaved by 16-bit halves make a pair row (lt__a16_ilv); a
-   transposed A (Pᵀ, dSᵀ) is the 32-bit transpose of the interleaved rows.  Blocks are padded to
-   32 rows and the channels to a multiple of 32 with zeros, which add nothing. */
+   transposed A (Pᵀ, dSᵀ) is for the tiles the 32-bit transpose of the interleaved rows, while the
+   pair kernel reads the interleaved rows as they are (lt__a16_prod_t).  Blocks are padded to 32
+   rows and the channels to a multiple of 32 with zeros, which add nothing. */
 #define LT__A16_B 64        /* queries and keys per block */
 #define LT__A16_DMAX 128    /* the most channels per head the bf16 kernels take */
 static int lt__att16_off = -1;   /* 1: the float32 kernels always (LT_ATT16=f32; tests set it) */

@@ -589,9 +589,8 @@ LT__TARGET("amx-tile,amx-bf16") static void lt__a16_mm(int tri, int64_t off, int
    what they leave out is zeros, or columns no reader looks at.  The sums run over k in order, a
    pair at a time: the float32 sums of bf16 products that the tiles make, but for the last bits.
    A comes as the tiles take it (rows of bf16, lt__a16_mm_dp) or as pair words k-major
-   (lt__a16_mm_dpt: word (m, r) at A[m·lda + r] holds k = 2m and 2m + 1 of row r, lda words): a
-   transposed operand interleaved (lt__a16_ilv) is that already, where the tiles need it turned
-   over too (lt__a16_t). */
+   (lt__a16_mm_dpt: word (m, r) at A[m·lda + r] holds k = 2m and 2m + 1 of row r, lda words; what
+   lt__a16_prod_t hands it). */
 #define LT__A16_DP_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define LT__A16_DP_LOAD(r)                                                                         \
     __m512 c##r##a = acc ? _mm512_loadu_ps(cc + r * ldc) : _mm512_setzero_ps();                    \

@@ -16,9 +16,11 @@
 #  13. tests/arm64.sh                the suite built for AArch64 (NEON GEMM) and run under qemu-aarch64
 #                                    (skipped without the cross compiler and qemu)
 #  14. tests/no_march.sh             the suite built without -march flags (run-time dispatch only)
-#  15. tests/tokenizer_cli.sh        tokenize, train_gpt/sample_gpt --tokenizer, lesson_sequences in tokens
-#  16. tests/readme.sh               every command of README.md, as a new user would run it
-#  17. tests/precision_shakespeare.sh 300 steps of char-small on tinyshakespeare in fp32, bf16, fp16:
+#  15. tests/cpu_kinds.sh            the suite with LT_CPU_OFF hiding AMX, AVX512_BF16, AVX-512, AVX2 in turn
+#                                    (the kernels of other x86-64 CPUs; each where this CPU has the feature)
+#  16. tests/tokenizer_cli.sh        tokenize, train_gpt/sample_gpt --tokenizer, lesson_sequences in tokens
+#  17. tests/readme.sh               every command of README.md, as a new user would run it
+#  18. tests/precision_shakespeare.sh 300 steps of char-small on tinyshakespeare in fp32, bf16, fp16:
 #                                    16-bit within 2% of fp32 (skipped without ../shared/data)
 # Each stage ends with "N passed, N failed" (or ok/FAIL/skip lines, counted); a stage that exits
 # non-zero without reporting a failure counts as one.  Exit status: non-zero if anything failed.
@@ -65,6 +67,7 @@ stage cblas sh tests/cblas.sh
 stage clang sh tests/clang.sh
 stage arm64 sh tests/arm64.sh
 stage no-march sh tests/no_march.sh
+stage cpu-kinds sh tests/cpu_kinds.sh
 stage tokenizer-cli sh tests/tokenizer_cli.sh
 stage readme sh tests/readme.sh
 stage precision-shakespeare env MAKE="${MAKE:-make}" sh tests/precision_shakespeare.sh

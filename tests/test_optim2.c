@@ -240,7 +240,7 @@ static void to2__test_gpt(t_ref *r) {
         lt_gpt *m = to2__gpt(ctx, &g);
         lt_optim *opt;
         lt_paramset ps;
-        double lr0 = 0, lr_sum = 0, worst = 0, key_worst = 0, worst_loss = 0;
+        double lr0 = 0, lr_sum = 0, worst = 0, key_worst = 0, key_max = 0, key_bound, worst_loss = 0;
         t_arr *lref;
         int32_t ids[2 * 16], tgt[2 * 16];
         int k, i, j, B = (int)ids_a->shape[1], T = (int)ids_a->shape[2], compared = 0;
@@ -283,7 +283,11 @@ static void to2__test_gpt(t_ref *r) {
                 double d = fabs((double)ps.p[i]->data[j] - (double)f->data[j]);
                 /* c_attn.bias's key part (C..2C) has an exact-zero gradient, so what moves it is
                    rounding noise (see test_gpt.c): bounded by the lrs, not compared */
-                if (strstr(nm, "c_attn.bias") && j >= 64 && j < 128) { if (d > key_worst) key_worst = d; continue; }
+                if (strstr(nm, "c_attn.bias") && j >= 64 && j < 128) {
+                    if (d > key_worst) key_worst = d;
+                    if (fabs((double)f->data[j]) > key_max) key_max = fabs((double)f->data[j]);
+                    continue;
+                }
                 if (d > dm) dm = d;
                 if (fabs((double)f->data[j]) > rm) rm = fabs((double)f->data[j]);
             }
@@ -291,10 +295,15 @@ static void to2__test_gpt(t_ref *r) {
             snprintf(nm, sizeof nm, "optim2.gpt.%s.%s", tags[which], ps.p[i]->name);
             t_check(dm <= tol[which] * rm, nm, "max|err| / max|ref| = %.3g (tol %g)", dm / rm, tol[which]);
         }
-        t_check(compared == 9 && key_worst <= 2 * lr_sum, name, "compared %d tensors; c_attn.bias key part off by %.3g "
-                "(bound %.3g)", compared, key_worst, 2 * lr_sum);
+        /* Each side steps a key bias by up to lr either way (Lion: exactly lr, the sign of noise; the
+           two sides' noise may disagree at every step), so they part by up to 2 Σ lr, plus the
+           float32 roundings of our 10 steps and of the stored reference (half an ulp each, of values
+           up to key_max + 2 Σ lr): Lion on the portable kernels reached 2 Σ lr + 3.3e-9. */
+        key_bound = 2 * lr_sum + 11 * ldexp(key_max + 2 * lr_sum, -24);
+        t_check(compared == 9 && key_worst <= key_bound, name, "compared %d tensors; c_attn.bias key part off by %.3g "
+                "(bound %.3g)", compared, key_worst, key_bound);
         printf("info optim2.gpt.%s: 10 steps, float32 vs float64: worst max|err|/max|ref| over %d tensors = %.3g "
-               "(key bias part %.3g, bound %.3g); losses %.3g\n", tags[which], compared, worst, key_worst, 2 * lr_sum,
+               "(key bias part %.3g, bound %.3g); losses %.3g\n", tags[which], compared, worst, key_worst, key_bound,
                worst_loss);
         lt_optim_destroy(opt);
         lt_gpt_destroy(m);

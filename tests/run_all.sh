@@ -16,8 +16,8 @@
 #  13. tests/arm64.sh                the suite built for AArch64 (NEON GEMM) and run under qemu-aarch64
 #                                    (skipped without the cross compiler and qemu)
 #  14. tests/no_march.sh             the suite built without -march flags (run-time dispatch only)
-#  15. tests/cpu_kinds.sh            the suite with LT_CPU_OFF hiding AMX, AVX512_BF16, AVX-512, AVX2 in turn
-#                                    (the kernels of other x86-64 CPUs; each where this CPU has the feature)
+#  15. tests/cpu_kinds.sh            test_all and test_san with LT_CPU_OFF hiding AMX, AVX512_BF16, AVX-512,
+#                                    AVX2 in turn (other x86-64 CPUs' kernels; each where this CPU has it)
 #  16. tests/tokenizer_cli.sh        tokenize, train_gpt/sample_gpt --tokenizer, lesson_sequences in tokens
 #  17. tests/readme.sh               every command of README.md, as a new user would run it
 #  18. tests/precision_shakespeare.sh 300 steps of char-small on tinyshakespeare in fp32, bf16, fp16:

@@ -7,8 +7,7 @@
 #   avx512f           AVX2 + FMA only (most desktop and laptop CPUs)
 #   avx2              none of those: the portable C kernels
 # Each runs only where this CPU has the feature it hides (else it would be the suite's own run
-# again), and only on x86-64 Linux, where /proc/cpuinfo names the features.  The portable run found
-# a test bound that float32 rounding overstepped (optim2.gpt.lion), which no other stage reached.
+# again), and only on x86-64 Linux, where /proc/cpuinfo names the features.
 cd "$(dirname "$0")/.."
 mkdir -p build/tmp
 flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
@@ -16,7 +15,7 @@ has() { case " $flags " in *" $1 "*) return 0 ;; esac; return 1; }
 P=0; F=0; S=0
 # one run of the suite binary $2 with LT_CPU_OFF=$1: its FAIL lines, then its totals added up
 suite() {
-    LT_CPU_OFF=$1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $2 > build/tmp/cpu_kinds.out 2>&1
+    LT_CPU_OFF=$1 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$2" > build/tmp/cpu_kinds.out 2>&1
     rc=$?
     grep -E '^FAIL|ERROR: |runtime error' build/tmp/cpu_kinds.out
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' build/tmp/cpu_kinds.out | tail -n 1)

@@ -16,7 +16,7 @@
 #  13. tests/arm64.sh                the suite built for AArch64 (NEON GEMM) and run under qemu-aarch64
 #                                    (skipped without the cross compiler and qemu)
 #  14. tests/no_march.sh             the suite built without -march flags (run-time dispatch only)
-#  15. tests/cpu_kinds.sh            test_all and test_san with LT_CPU_OFF hiding AMX, AVX512_BF16, AVX-512,
+#  15. cpu-kinds.*                   test_all and test_san with LT_CPU_OFF hiding AMX, AVX512_BF16, AVX-512,
 #                                    AVX2 in turn (other x86-64 CPUs' kernels; each where this CPU has it)
 #  16. tests/tokenizer_cli.sh        tokenize, train_gpt/sample_gpt --tokenizer, lesson_sequences in tokens
 #  17. tests/readme.sh               every command of README.md, as a new user would run it
@@ -67,7 +67,21 @@ stage cblas sh tests/cblas.sh
 stage clang sh tests/clang.sh
 stage arm64 sh tests/arm64.sh
 stage no-march sh tests/no_march.sh
-stage cpu-kinds sh tests/cpu_kinds.sh
+# the suite and its sanitizer build as other x86-64 CPUs run them, LT_CPU_OFF hiding from the
+# run-time dispatch (@@CORE.cpu): amx (AVX512_BF16 without AMX), avx512_bf16,amx (AVX-512 without
+# bf16), avx512f (AVX2 + FMA only, most laptops), avx2 (the portable C kernels); each only where
+# /proc/cpuinfo names the feature it hides (else it is the suite's own run again)
+flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+for kind in amx:amx_tile avx512_bf16,amx:avx512_bf16 avx512f:avx512f avx2:avx2; do
+    off=${kind%%:*}; need=${kind#*:}
+    case " $flags " in
+    *" $need "*)
+        stage "cpu-kinds.$off" env LT_CPU_OFF="$off" ./build/test_all
+        stage "cpu-kinds.$off.san" env LT_CPU_OFF="$off" ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+            ./build/test_san ;;
+    *) echo "skip cpu-kinds.$off: this CPU has no $need to hide"; S=$((S + 1)) ;;
+    esac
+done
 stage tokenizer-cli sh tests/tokenizer_cli.sh
 stage readme sh tests/readme.sh
 stage precision-shakespeare env MAKE="${MAKE:-make}" sh tests/precision_shakespeare.sh

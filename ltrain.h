@@ -7541,6 +7541,45 @@ LT__TARGET("avx512f") static void lt__epi_z_bf16_avx512(const lt__gepi *e, const
         }
     }
 }
+/* The same on AVX2 CPUs, 16 values (two registers) at a time: lt__bf16_round8's patterns, their
+   values (pattern << 16) into two registers of running maxima (vmaxps(x, m) as above), the patterns
+   packed to 16 bits (vpackusdw works within 128-bit halves: a permute puts them back in order) and
+   streamed past the caches as the AVX-512 pass does; a piece's last few (< 16) one by one. */
+LT__TARGET("avx2,fma") static void lt__epi_z_bf16_avx2(const lt__gepi *e, const float *C, int64_t ldc, int64_t m,
+                                                      int64_t n) {
+    int64_t i;
+    for (i = 0; i < m; i++) {
+        const float *y = C + i * ldc;
+        uint16_t *z = e->z + i * e->ldz;
+        float *pm = e->pm + i * e->ldpm;   /* (pm is not NULL here: lt__gemm_epilogue) */
+        int64_t j = 0;
+        while (j < n) {
+            int64_t q, end = lt__epi_piece(e, j, n, &q);
+            __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
+            float t[16], v;
+            int l;
+            for (; j + 16 <= end; j += 16) {
+                __m256i a = lt__bf16_round8(_mm256_loadu_si256((const __m256i *)(const void *)(y + j)));
+                __m256i b = lt__bf16_round8(_mm256_loadu_si256((const __m256i *)(const void *)(y + j + 8)));
+                __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
+                m0 = _mm256_max_ps(_mm256_castsi256_ps(_mm256_slli_epi32(a, 16)), m0);
+                m1 = _mm256_max_ps(_mm256_castsi256_ps(_mm256_slli_epi32(b, 16)), m1);
+                if (((uintptr_t)(z + j) & 31) == 0) _mm256_stream_si256((__m256i *)(void *)(z + j), h);
+                else _mm256_storeu_si256((__m256i *)(void *)(z + j), h);
+            }
+            _mm256_storeu_ps(t, m0);
+            _mm256_storeu_ps(t + 8, m1);
+            for (v = t[0], l = 1; l < 16; l++) v = t[l] > v ? t[l] : v;
+            for (; j < end; j++) {
+                float x;
+                z[j] = lt_f32_to_bf16(y[j]);
+                x = lt_bf16_to_f32(z[j]);
+                v = x > v ? x : v;
+            }
+            if (v > pm[q]) pm[q] = v;
+        }
+    }
+}
 #endif
 /* The rounded block (m x n, at column col0 of the whole) into z and its pieces' maxima into pm
    (none where pm is NULL) */
@@ -7583,6 +7622,10 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     if (isa == 2 && e->p == LT_BF16) {
         for (i = 0; i < m; i++) lt__epi_bf16_avx512(e->bias ? b16 : NULL, C + i * ldc, n);
         if (e->z) lt__gemm_epi_z(e, C, ldc, m, n);
+        return;
+    }
+    if (isa == 1 && e->p == LT_BF16 && e->z && e->pm && !e->bias && lt__k_available(LT__K_AVX2)) {
+        lt__epi_z_bf16_avx2(e, C, ldc, m, n);
         return;
     }
     if (isa == 1 && lt__k_available(LT__K_AVX2)) {
@@ -7800,7 +7843,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
         }
     }
 #ifdef LT__X86
-    if (g->stream || (epi && epi->z))   /* streamed lines (C; z, lt__epi_z_bf16_avx512) reach memory */
+    if (g->stream || (epi && epi->z))   /* streamed lines (C; z, lt__epi_z_bf16_avx512/avx2) reach memory */
         _mm_sfence();                    /* before the threads meet */
 #endif
 }
@@ -7854,7 +7897,7 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
         }
     }
 #ifdef LT__X86
-    _mm_sfence();   /* z's streamed lines (lt__epi_z_bf16_avx512) reach memory before the threads meet */
+    _mm_sfence();   /* z's streamed lines (lt__epi_z_bf16_avx512/avx2) reach memory before the threads meet */
 #endif
 }
 

@@ -108,6 +108,14 @@ bench-attention: build/bench_attention
 build/bench_attention: bench/attention.c ltrain.h | build
 	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
 
+# The GEMM's packers of 16-bit operands alone (bench/pack.c): nanoseconds per value converted.
+.PHONY: bench-pack
+bench-pack: build/bench_pack
+	./build/bench_pack
+
+build/bench_pack: bench/pack.c ltrain.h | build
+	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ $(LDLIBS)
+
 # The optimizer's memory floor (bench/bandwidth.c): AdamW's bytes a second against plain loops.
 .PHONY: bench-bandwidth
 bench-bandwidth: build/bench_bandwidth

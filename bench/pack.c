@@ -1,0 +1,77 @@
+/* cc -O2 -march=native -fopenmp -I. bench/pack.c -o build/bench_pack -lm   (make bench-pack)
+
+   bench_pack: how fast the GEMM's packers convert a 16-bit product's operands (@@GEMM.f16,
+   @@GEMM.pack_bf16), in nanoseconds per value, on one A block of a training step (96 rows of a
+   256-value K piece, rows 384 apart, as gpt-mini's products pack them), best of 400 runs in CPU
+   time, the data in L1/L2:
+     widen rows      bf16 values widened into float32 rows (lt__gsrc_get: A as is)
+     round rows      float32 values rounded to bf16 (lt__gsrc_get: a weight)
+     transposed A    16-bit op(A) transposed into k-major slivers (lt__pack_a16t_avx2 / _avx512)
+     bf16 pairs      float32 B rounded into the bf16 pair words of the vdpbf16ps kernel
+                     (lt__pack_b_pairs_n; CPUs with AVX512_BF16 only)
+   for each kernel set this CPU runs (AVX2, AVX-512).  To compare two versions of the header, build
+   this file against each (cc ... -I DIR with DIR/ltrain.h) and run them in turn. */
+#define _POSIX_C_SOURCE 200809L
+#define LTRAIN_IMPLEMENTATION
+#include "ltrain.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define R 96    /* rows of the A block (the AVX2 kernels' MC) */
+#define K 256   /* its K piece (KC) */
+#define LD 384  /* the stored rows' length (gpt-mini's C) */
+#define RUNS 400
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return 1e9 * (double)t.tv_sec + (double)t.tv_nsec;
+}
+
+int main(void) {
+#ifdef LT__X86
+    static uint16_t h[LD * LD];
+    static float f[LD * LD];
+    float *raw = (float *)malloc((2 * (R + 16) * LT__KS + 16) * sizeof(float)), *ap;
+    lt__gsrc s16, s32;
+    int isa, i;
+    if (!raw) return 1;
+    ap = (float *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    for (i = 0; i < LD * LD; i++) {
+        f[i] = (float)(i % 977) / 977.0f - 0.5f;
+        h[i] = lt_f32_to_bf16(f[i]);
+    }
+    s16.f = NULL; s16.h = h; s16.p = LT_BF16; s16.gelu = 0;
+    s32.f = f; s32.h = NULL; s32.p = LT_BF16; s32.gelu = 0;
+    for (isa = 1; isa <= 2; isa++) {
+        double best[4] = {1e30, 1e30, 1e30, 1e30};
+        int run, r, w, pairs = isa == 2 && lt__cpu_has(LT__CPU_AVX512BF16 | LT__CPU_AVX512BW | LT__CPU_AVX512VL);
+        if (!lt__gemm_supported(isa)) continue;
+        for (run = 0; run < RUNS; run++) {
+            double t[5];
+            t[0] = now_ns();
+            for (r = 0; r < R; r++) lt__gsrc_get(isa, &s16, (int64_t)r * LD, K, ap + r * LT__KS);
+            t[1] = now_ns();
+            for (r = 0; r < R; r++) lt__gsrc_get(isa, &s32, (int64_t)r * LD, K, ap + r * LT__KS);
+            t[2] = now_ns();
+            if (isa == 1) lt__pack_a16t_avx2(&s16, LD, R, K, ap);
+            else lt__pack_a16t_avx512(&s16, LD, R, K, 16, ap);
+            t[3] = now_ns();
+            if (pairs) lt__pack_b_pairs_n(&s32, LD, K, R, 32, ap);
+            t[4] = now_ns();
+            for (w = 0; w < 4; w++)
+                if (t[w + 1] - t[w] < best[w]) best[w] = t[w + 1] - t[w];
+        }
+        printf("%-7s ns/value: widen rows %.3f  round rows %.3f  transposed A %.3f", isa == 1 ? "AVX2" : "AVX-512",
+               best[0] / (R * K), best[1] / (R * K), best[2] / (R * K));
+        if (pairs) printf("  bf16 pairs %.3f", best[3] / (R * K));
+        printf("\n");
+    }
+    free(raw);
+#else
+    printf("bench_pack: the packers measured here are x86-64's\n");
+#endif
+    return 0;
+}

@@ -321,19 +321,51 @@ static void lt__save16(lt__node *nd) {
    the blocks nor on the thread count.  dy is read as float32 gy (rounded here) or as its 16-bit
    copy gh (the other NULL); given both, the copy is made here on the way: each row's piece of gy
    rounded into gh (lt__to16, the kernel of lt_f32_to_bf16_array: the same bits) and summed from
-   there while it is in L1, one pass over dy for the copy and the sums instead of two. */
+   there while it is in L1, one pass over dy for the copy and the sums instead of two (bf16 with
+   AVX-512 or AVX2: rounded, stored and summed in registers, lt__bg16_row_to_bf16_*). */
 #ifdef LT__X86
 /* acc[0..w) += row of s (16 or 8 values at a time, as the GEMM's packing rounds them; the last
    ones by the scalar code) */
 LT__TARGET("avx512f") static void lt__bg16_row_avx512(const lt__gsrc *s, float *acc, int64_t w) {
+    const lt__gsrc c = *s;   /* (the fields in registers: at lt__gsrc, @@GEMM) */
     int64_t j = 0;
-    for (; j + 16 <= w; j += 16) _mm512_storeu_ps(acc + j, _mm512_add_ps(_mm512_loadu_ps(acc + j), lt__gsrc16_lanes(s, j)));
+    for (; j + 16 <= w; j += 16) _mm512_storeu_ps(acc + j, _mm512_add_ps(_mm512_loadu_ps(acc + j), lt__gsrc16_lanes(&c, j)));
     for (; j < w; j++) acc[j] += lt__gsrc_one(s, j);
 }
 LT__TARGET("avx2,fma,f16c") static void lt__bg16_row_avx2(const lt__gsrc *s, float *acc, int64_t w) {
+    const lt__gsrc c = *s;   /* (the fields in registers: at lt__gsrc, @@GEMM) */
     int64_t j = 0;
-    for (; j + 8 <= w; j += 8) _mm256_storeu_ps(acc + j, _mm256_add_ps(_mm256_loadu_ps(acc + j), lt__gsrc8_lanes(s, j)));
+    for (; j + 8 <= w; j += 8) _mm256_storeu_ps(acc + j, _mm256_add_ps(_mm256_loadu_ps(acc + j), lt__gsrc8_lanes(&c, j)));
     for (; j < w; j++) acc[j] += lt__gsrc_one(s, j);
+}
+/* bf16, the copy made on the way: gh[0..w) = the patterns of gy rounded (lt__bf16_round16 / 8, the
+   bits of lt_f32_to_bf16) and acc += their values, 16 or 8 at a time in registers (the last few by
+   the scalar code) */
+LT__TARGET("avx512f") static void lt__bg16_row_to_bf16_avx512(const float *gy, uint16_t *gh, float *acc, int64_t w) {
+    int64_t j = 0;
+    for (; j + 16 <= w; j += 16) {
+        __m512i r = lt__bf16_round16(_mm512_loadu_si512((const void *)(gy + j)));
+        _mm256_storeu_si256((__m256i *)(void *)(gh + j), _mm512_maskz_cvtepi32_epi16(LT__M16, r));
+        _mm512_storeu_ps(acc + j, _mm512_add_ps(_mm512_loadu_ps(acc + j),
+                                                _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, r, 16))));
+    }
+    for (; j < w; j++) {
+        gh[j] = lt_f32_to_bf16(gy[j]);
+        acc[j] += lt_bf16_to_f32(gh[j]);
+    }
+}
+LT__TARGET("avx2,fma") static void lt__bg16_row_to_bf16_avx2(const float *gy, uint16_t *gh, float *acc, int64_t w) {
+    int64_t j = 0;
+    for (; j + 8 <= w; j += 8) {
+        __m256i r = lt__bf16_round8(_mm256_loadu_si256((const __m256i *)(const void *)(gy + j)));
+        __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);   /* the 8 patterns, low half */
+        _mm_storeu_si128((__m128i *)(void *)(gh + j), _mm256_castsi256_si128(h));
+        _mm256_storeu_ps(acc + j, _mm256_add_ps(_mm256_loadu_ps(acc + j), _mm256_castsi256_ps(_mm256_slli_epi32(r, 16))));
+    }
+    for (; j < w; j++) {
+        gh[j] = lt_f32_to_bf16(gy[j]);
+        acc[j] += lt_bf16_to_f32(gh[j]);
+    }
 }
 #endif
 static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, uint16_t *gh, int64_t ldh, int64_t R, int64_t O) {
@@ -351,6 +383,13 @@ static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, uint16_t *gh
         src.f = NULL; src.h = NULL; src.p = (int)p; src.gelu = 0;
         for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
         for (r = 0; r < R; r++) {
+#ifdef LT__X86
+            if (gh && gy && p == LT_BF16 && simd) {
+                if (simd == 2) lt__bg16_row_to_bf16_avx512(gy + r * O + j0, gh + r * ldh + j0, acc, w);
+                else lt__bg16_row_to_bf16_avx2(gy + r * O + j0, gh + r * ldh + j0, acc, w);
+                continue;
+            }
+#endif
             if (gh && gy) lt__to16(p, gy + r * O + j0, gh + r * ldh + j0, (size_t)w);
             if (gh) src.h = gh + r * ldh + j0;
             else src.f = gy + r * O + j0;

@@ -7521,10 +7521,11 @@ LT__TARGET("avx2,fma,f16c") static void lt__epi16_avx2(int p, const float *b, fl
     else lt__round_f16_avx2(y, y, (size_t)n);
 }
 /* lt__gemm_epi_z's work for bf16 without a bias in one pass over each row, in registers: the
-   bf16 patterns (lt__bf16_round16, as lt__to16 narrows the rounded values), the pieces' maxima
-   of their values (vmaxps(x, m) is lt__row_max's x > m ? x : m, a NaN ignored) */
-LT__TARGET("avx512f") static void lt__epi_z_bf16_avx512(const lt__gepi *e, const float *C, int64_t ldc, int64_t m,
-                                                        int64_t n) {
+   bf16 patterns (as lt__to16 narrows the rounded values) and the pieces' maxima of their values.
+   The rows and pieces here; piece(y, z, n) rounds n values of y, narrows them into z and returns
+   the largest rounded value (-inf for none, a NaN ignored as lt__row_max ignores it). */
+typedef float (*lt__epi_piece_fn)(const float *y, uint16_t *z, int64_t n);
+static void lt__epi_z_rows(const lt__gepi *e, const float *C, int64_t ldc, int64_t m, int64_t n, lt__epi_piece_fn piece) {
     int64_t i;
     for (i = 0; i < m; i++) {
         const float *y = C + i * ldc;
@@ -7533,66 +7534,60 @@ LT__TARGET("avx512f") static void lt__epi_z_bf16_avx512(const lt__gepi *e, const
         int64_t j = 0;
         while (j < n) {
             int64_t q, end = lt__epi_piece(e, j, n, &q);
-            __m512 mx = _mm512_set1_ps(-INFINITY);
-            float v;
-            for (; j + 16 <= end; j += 16) {
-                __m512i r = lt__bf16_round16(_mm512_loadu_si512((const void *)(y + j)));
-                mx = _mm512_mask_max_ps(mx, LT__M16, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, r, 16)), mx);
-                if (((uintptr_t)(z + j) & 31) == 0)   /* z is not read again soon: past the caches */
-                    _mm256_stream_si256((__m256i *)(void *)(z + j), _mm512_maskz_cvtepi32_epi16(LT__M16, r));
-                else
-                    _mm256_storeu_si256((__m256i *)(void *)(z + j), _mm512_maskz_cvtepi32_epi16(LT__M16, r));
-            }
-            if (j < end) {   /* the piece's last few: masked */
-                __mmask16 k = (__mmask16)((1u << (end - j)) - 1u);
-                __m512i r = lt__bf16_round16(_mm512_maskz_loadu_epi32(k, y + j));
-                mx = _mm512_mask_max_ps(mx, k, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, r, 16)), mx);
-                _mm512_mask_cvtepi32_storeu_epi16(z + j, k, r);
-            }
-            j = end;
-            v = lt__lanes_max16(mx);
+            float v = piece(y + j, z + j, end - j);
             if (v > pm[q]) pm[q] = v;
+            j = end;
         }
     }
 }
-/* The same on AVX2 CPUs, 16 values (two registers) at a time: lt__bf16_round8's patterns, their
-   values (pattern << 16) into two registers of running maxima (vmaxps(x, m) as above), the patterns
-   packed to 16 bits (vpackusdw works within 128-bit halves: a permute puts them back in order) and
-   streamed past the caches as the AVX-512 pass does; a piece's last few (< 16) one by one. */
-LT__TARGET("avx2,fma") static void lt__epi_z_bf16_avx2(const lt__gepi *e, const float *C, int64_t ldc, int64_t m,
-                                                      int64_t n) {
-    int64_t i;
-    for (i = 0; i < m; i++) {
-        const float *y = C + i * ldc;
-        uint16_t *z = e->z + i * e->ldz;
-        float *pm = e->pm + i * e->ldpm;   /* (pm is not NULL here: lt__gemm_epilogue) */
-        int64_t j = 0;
-        while (j < n) {
-            int64_t q, end = lt__epi_piece(e, j, n, &q);
-            __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
-            float t[16], v;
-            int l;
-            for (; j + 16 <= end; j += 16) {
-                __m256i a = lt__bf16_round8(_mm256_loadu_si256((const __m256i *)(const void *)(y + j)));
-                __m256i b = lt__bf16_round8(_mm256_loadu_si256((const __m256i *)(const void *)(y + j + 8)));
-                __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
-                m0 = _mm256_max_ps(_mm256_castsi256_ps(_mm256_slli_epi32(a, 16)), m0);
-                m1 = _mm256_max_ps(_mm256_castsi256_ps(_mm256_slli_epi32(b, 16)), m1);
-                if (((uintptr_t)(z + j) & 31) == 0) _mm256_stream_si256((__m256i *)(void *)(z + j), h);
-                else _mm256_storeu_si256((__m256i *)(void *)(z + j), h);
-            }
-            _mm256_storeu_ps(t, m0);
-            _mm256_storeu_ps(t + 8, m1);
-            for (v = t[0], l = 1; l < 16; l++) v = t[l] > v ? t[l] : v;
-            for (; j < end; j++) {
-                float x;
-                z[j] = lt_f32_to_bf16(y[j]);
-                x = lt_bf16_to_f32(z[j]);
-                v = x > v ? x : v;
-            }
-            if (v > pm[q]) pm[q] = v;
-        }
+/* AVX-512: 16 values at a time (lt__bf16_round16; vmaxps(x, m) is lt__row_max's x > m ? x : m),
+   the patterns streamed past the caches (z is not read again soon), the last few masked */
+LT__TARGET("avx512f") static float lt__epi_piece_bf16_avx512(const float *y, uint16_t *z, int64_t n) {
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    int64_t j;
+    for (j = 0; j + 16 <= n; j += 16) {
+        __m512i r = lt__bf16_round16(_mm512_loadu_si512((const void *)(y + j)));
+        mx = _mm512_mask_max_ps(mx, LT__M16, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, r, 16)), mx);
+        if (((uintptr_t)(z + j) & 31) == 0)
+            _mm256_stream_si256((__m256i *)(void *)(z + j), _mm512_maskz_cvtepi32_epi16(LT__M16, r));
+        else
+            _mm256_storeu_si256((__m256i *)(void *)(z + j), _mm512_maskz_cvtepi32_epi16(LT__M16, r));
     }
+    if (j < n) {
+        __mmask16 k = (__mmask16)((1u << (n - j)) - 1u);
+        __m512i r = lt__bf16_round16(_mm512_maskz_loadu_epi32(k, y + j));
+        mx = _mm512_mask_max_ps(mx, k, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, r, 16)), mx);
+        _mm512_mask_cvtepi32_storeu_epi16(z + j, k, r);
+    }
+    return lt__lanes_max16(mx);
+}
+/* AVX2: 16 values (two registers) at a time (lt__bf16_round8), two registers of maxima, the
+   patterns packed to 16 bits (vpackusdw works within 128-bit halves: a permute puts them back in
+   order) and streamed as above; the last few (< 16) one by one */
+LT__TARGET("avx2,fma") static float lt__epi_piece_bf16_avx2(const float *y, uint16_t *z, int64_t n) {
+    __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
+    float t[16], v;
+    int64_t j;
+    int l;
+    for (j = 0; j + 16 <= n; j += 16) {
+        __m256i a = lt__bf16_round8(_mm256_loadu_si256((const __m256i *)(const void *)(y + j)));
+        __m256i b = lt__bf16_round8(_mm256_loadu_si256((const __m256i *)(const void *)(y + j + 8)));
+        __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
+        m0 = _mm256_max_ps(_mm256_castsi256_ps(_mm256_slli_epi32(a, 16)), m0);
+        m1 = _mm256_max_ps(_mm256_castsi256_ps(_mm256_slli_epi32(b, 16)), m1);
+        if (((uintptr_t)(z + j) & 31) == 0) _mm256_stream_si256((__m256i *)(void *)(z + j), h);
+        else _mm256_storeu_si256((__m256i *)(void *)(z + j), h);
+    }
+    _mm256_storeu_ps(t, m0);
+    _mm256_storeu_ps(t + 8, m1);
+    for (v = t[0], l = 1; l < 16; l++) v = t[l] > v ? t[l] : v;
+    for (; j < n; j++) {
+        float x;
+        z[j] = lt_f32_to_bf16(y[j]);
+        x = lt_bf16_to_f32(z[j]);
+        v = x > v ? x : v;
+    }
+    return v;
 }
 #endif
 /* The rounded block (m x n, at column col0 of the whole) into z and its pieces' maxima into pm
@@ -7630,7 +7625,7 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     if (e->bias) { s.f = e->bias; lt__gsrc_get(isa, &s, 0, n, b16); }
 #ifdef LT__X86
     if (isa == 2 && e->p == LT_BF16 && e->z && e->pm && !e->bias) {
-        lt__epi_z_bf16_avx512(e, C, ldc, m, n);
+        lt__epi_z_rows(e, C, ldc, m, n, lt__epi_piece_bf16_avx512);
         return;
     }
     if (isa == 2 && e->p == LT_BF16) {
@@ -7639,7 +7634,7 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
         return;
     }
     if (isa == 1 && e->p == LT_BF16 && e->z && e->pm && !e->bias && lt__k_available(LT__K_AVX2)) {
-        lt__epi_z_bf16_avx2(e, C, ldc, m, n);
+        lt__epi_z_rows(e, C, ldc, m, n, lt__epi_piece_bf16_avx2);
         return;
     }
     if (isa == 1 && lt__k_available(LT__K_AVX2)) {
@@ -7857,7 +7852,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
         }
     }
 #ifdef LT__X86
-    if (g->stream || (epi && epi->z))   /* streamed lines (C; z, lt__epi_z_bf16_avx512/avx2) reach memory */
+    if (g->stream || (epi && epi->z))   /* streamed lines (C; z, lt__epi_piece_bf16_*) reach memory */
         _mm_sfence();                    /* before the threads meet */
 #endif
 }
@@ -7911,7 +7906,7 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
         }
     }
 #ifdef LT__X86
-    _mm_sfence();   /* z's streamed lines (lt__epi_z_bf16_avx512/avx2) reach memory before the threads meet */
+    _mm_sfence();   /* z's streamed lines (lt__epi_piece_bf16_*) reach memory before the threads meet */
 #endif
 }
 

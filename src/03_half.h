@@ -342,11 +342,16 @@ static int lt__cv_kernel(int cv) {
 #endif
 }
 
-#define LT__CV_BLOCK ((size_t)1 << 16)
+/* The array conversions are split over the threads in blocks of LT__CV_BLOCK values, from four
+   blocks (64 Ki values) up, each thread taking one run of blocks.  Most of a training step's
+   conversions are 0.4-1.6 M values (gpt-mini's activations, the 16-bit copies backward reads):
+   with blocks of 64 Ki from eight up, as until 2026-12-06, those of 393 Ki values ran on one
+   thread (bench/precision.md has the times). */
+#define LT__CV_BLOCK ((size_t)1 << 14)
 static void lt__cv_array(int cv, const void *in, void *out, size_t n, size_t in_size, size_t out_size) {
     int k = lt__cv_kernel(cv);
     int64_t nb = (int64_t)((n + LT__CV_BLOCK - 1) / LT__CV_BLOCK), b;
-    LT__OMP(parallel for if (nb >= 8))
+    LT__OMP(parallel for if (nb >= 4))
     for (b = 0; b < nb; b++) {
         size_t lo = (size_t)b * LT__CV_BLOCK, m = n - lo < LT__CV_BLOCK ? n - lo : LT__CV_BLOCK;
         lt__cv_run(cv, k, (const char *)in + lo * in_size, (char *)out + lo * out_size, m);
@@ -401,7 +406,7 @@ static void lt__to16(lt_dtype p, const float *in, uint16_t *out, size_t n) {
    by blocks, as lt__cv_array) */
 static void lt__round16_keep(lt_dtype p, float *y, uint16_t *h, size_t n) {
     int64_t nb = (int64_t)((n + LT__CV_BLOCK - 1) / LT__CV_BLOCK), b;
-    LT__OMP(parallel for if (nb >= 8))
+    LT__OMP(parallel for if (nb >= 4))
     for (b = 0; b < nb; b++) {
         size_t lo = (size_t)b * LT__CV_BLOCK, end = n - lo < LT__CV_BLOCK ? n : lo + LT__CV_BLOCK, i, m;
         for (i = lo; i < end; i += m) {
@@ -441,7 +446,7 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n) {
 }
 LTRAIN_DEF void lt_round_to_precision(lt_dtype precision, const float *in, float *out, size_t n) {
     int64_t nb = (int64_t)((n + LT__CV_BLOCK - 1) / LT__CV_BLOCK), b;
-    LT__OMP(parallel for if (nb >= 8))
+    LT__OMP(parallel for if (nb >= 4))
     for (b = 0; b < nb; b++) {
         size_t lo = (size_t)b * LT__CV_BLOCK, m = n - lo < LT__CV_BLOCK ? n - lo : LT__CV_BLOCK;
         lt__round16(precision, in + lo, out + lo, m);

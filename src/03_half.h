@@ -101,14 +101,17 @@ static void lt__from_f16_scalar(const uint16_t *in, float *out, size_t n) {
 #define LT__AMP_POP_DIAGNOSTIC 1
 #endif
 
-/* bf16 rounding on 8 lanes of float bits: the scalar formula; NaN lanes OR in 0xFFFF. */
-static LT__TARGET("avx2") __m256i lt__bf16_round8(__m256i u) {
+/* bf16 rounding on 8 lanes of float bits, the scalar formula: lt__bf16_sum8 is u + 0x7FFF + the
+   kept part's lowest bit, with a NaN lane (vcmpunordps: all ones) ORed in, so that its high half
+   is the pattern (0xFFFF for a NaN); lt__bf16_round8 shifts it down, lt__bf16_round8_f32 (below)
+   masks the low half off: 7 operations each (the NaN test in integers and a shift down and up
+   again took 9 and 10) */
+static inline LT__TARGET("avx2") __m256i lt__bf16_sum8(__m256i u) {
     __m256i r = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF)),
-                                     _mm256_set1_epi32(0x7F800000));
-    r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7FFF)), r), 16);
-    return _mm256_or_si256(r, _mm256_srli_epi32(nan, 16));
+    __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(u), _mm256_castsi256_ps(u), _CMP_UNORD_Q));
+    return _mm256_or_si256(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7FFF)), r), nan);
 }
+static inline LT__TARGET("avx2") __m256i lt__bf16_round8(__m256i u) { return _mm256_srli_epi32(lt__bf16_sum8(u), 16); }
 static LT__TARGET("avx2") void lt__to_bf16_avx2(const float *in, uint16_t *out, size_t n) {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -151,7 +154,7 @@ static LT__TARGET("avx2,f16c") void lt__from_f16_avx2(const uint16_t *in, float 
    canonical NaN).  One pass instead of a 16-bit array written and read back.  in == out allowed. */
 /* 8 floats rounded to bf16 values, kept as float32 (the AVX2 twin of lt__bf16_round_f32) */
 static inline LT__TARGET("avx2") __m256 lt__bf16_round8_f32(__m256i u) {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(lt__bf16_round8(u), 16));
+    return _mm256_castsi256_ps(_mm256_and_si256(lt__bf16_sum8(u), _mm256_set1_epi32((int)0xFFFF0000u)));
 }
 static LT__TARGET("avx2") void lt__round_bf16_avx2(const float *in, float *out, size_t n) {
     size_t i = 0;
@@ -171,16 +174,20 @@ static LT__TARGET("avx2,f16c") void lt__round_f16_avx2(const float *in, float *o
     for (; i < n; i++) out[i] = lt_f16_to_f32(lt_f32_to_f16(in[i]));
 }
 
-static inline LT__TARGET("avx512f") __m512i lt__bf16_round16(__m512i u) {
+/* The same on 16 lanes (lt__bf16_sum8's sum, a NaN lane set to all ones under its vcmpunordps
+   mask): lt__bf16_round16 the patterns in the low halves, lt__bf16_round_f32 the rounded values
+   kept as float32 bits (a NaN to 0xFFFF0000) */
+static inline LT__TARGET("avx512f") __m512i lt__bf16_sum16(__m512i u) {
     __m512i r = _mm512_and_si512(_mm512_maskz_srli_epi32(LT__M16, u, 16), _mm512_set1_epi32(1));
-    __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
-                                            _mm512_set1_epi32(0x7F800000));
-    r = _mm512_maskz_srli_epi32(LT__M16, _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), r), 16);
-    return _mm512_mask_mov_epi32(r, nan, _mm512_set1_epi32(0xFFFF));
+    __mmask16 nan = _mm512_cmp_ps_mask(_mm512_castsi512_ps(u), _mm512_castsi512_ps(u), _CMP_UNORD_Q);
+    return _mm512_mask_mov_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), r), nan,
+                                 _mm512_set1_epi32(-1));
 }
-/* the same rounding kept as float32 bits: 16 floats rounded to bf16 values (a NaN to 0xFFFF0000) */
+static inline LT__TARGET("avx512f") __m512i lt__bf16_round16(__m512i u) {
+    return _mm512_maskz_srli_epi32(LT__M16, lt__bf16_sum16(u), 16);
+}
 static inline LT__TARGET("avx512f") __m512 lt__bf16_round_f32(__m512i u) {
-    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, lt__bf16_round16(u), 16));
+    return _mm512_castsi512_ps(_mm512_and_si512(lt__bf16_sum16(u), _mm512_set1_epi32((int)0xFFFF0000u)));
 }
 /* 16 bf16 or fp16 values in a register widened to float32 (exactly: a shift, or vcvtph2ps) */
 static inline LT__TARGET("avx512f") __m512 lt__widen16_lanes(lt_dtype p, __m256i h) {

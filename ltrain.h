@@ -2613,6 +2613,12 @@ static void lt__to16(lt_dtype p, const float *in, uint16_t *out, size_t n) {
     int cv = p == LT_F16 ? LT__CV_TO_F16 : LT__CV_TO_BF16;
     lt__cv_run(cv, lt__cv_kernel(cv), in, out, n);
 }
+/* The array conversion to precision p (bf16 or fp16), split over the threads as lt__cv_array:
+   the 16-bit copies the ops keep of their float32 inputs */
+static void lt__to16_array(lt_dtype p, const float *in, uint16_t *out, size_t n) {
+    if (p == LT_F16) lt_f32_to_f16_array(in, out, n);
+    else lt_f32_to_bf16_array(in, out, n);
+}
 /* y rounded to 16 bits in place, its 16-bit values kept in h (n values): one pass over memory,
    each piece of 4096 rounded into h and widened back from there while in L1 (the pieces threaded
    by blocks, as lt__cv_array) */
@@ -8492,8 +8498,7 @@ static void lt__save16(lt__node *nd) {
     for (j = 0; j < 2; j++) {
         uint16_t *h = (uint16_t *)(void *)nd->save[j];
         if (!h) continue;
-        if (p == LT_F16) lt_f32_to_f16_array(nd->in[j]->data, h, (size_t)nd->in[j]->n);
-        else lt_f32_to_bf16_array(nd->in[j]->data, h, (size_t)nd->in[j]->n);
+        lt__to16_array(p, nd->in[j]->data, h, (size_t)nd->in[j]->n);
     }
 }
 
@@ -8680,8 +8685,7 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
         if (gb && lt_get_threads() <= 1) {   /* the copy and db in one pass; db is done */
             lt__bias_grad16(p, gb, gy, gh, O, R, O);
             gb = NULL;
-        } else if (p == LT_F16) lt_f32_to_f16_array(gy, gh, (size_t)(R * O));
-        else lt_f32_to_bf16_array(gy, gh, (size_t)(R * O));
+        } else lt__to16_array(p, gy, gh, (size_t)(R * O));
     }
     if (gh) {
         dy = lt__opnd16(NULL, gh, ldh, 0, 0);
@@ -9230,10 +9234,7 @@ static void lt__attention16_fwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 1);
     uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
     size_t nq = (size_t)nd->in[0]->n;
-    if (h16 && !LT__ATT_QKV16(nd)) {   /* (else the product before wrote them there) */
-        if (a.p == LT_F16) lt_f32_to_f16_array(a.f[0], h16, nq);
-        else lt_f32_to_bf16_array(a.f[0], h16, nq);
-    }
+    if (h16 && !LT__ATT_QKV16(nd)) lt__to16_array(a.p, a.f[0], h16, nq);   /* (else the product before wrote them there) */
     if (h16) {
         a.f[0] = a.f[1] = a.f[2] = NULL;
         a.y16 = NULL;
@@ -9257,8 +9258,7 @@ static void lt__attention_gqa16_fwd(lt__node *nd) {
     if (h16) {
         for (w = 0; w < 3; w++) {
             size_t n = (size_t)nd->in[w]->n;
-            if (a.p == LT_F16) lt_f32_to_f16_array(a.f[w], h16 + off, n);
-            else lt_f32_to_bf16_array(a.f[w], h16 + off, n);
+            lt__to16_array(a.p, a.f[w], h16 + off, n);
             off += n;
             a.f[w] = NULL;
         }
@@ -11766,10 +11766,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     }
     pm = blk + (size_t)nt * (size_t)R * LT__CE16_BLK;   /* the pieces' row maxima, R x np */
     for (i = 0; i < R * np; i++) pm[i] = -INFINITY;
-    if (nd->save[0]) {   /* x's 16-bit copy, split over the threads (lt__cv_array) */
-        if (p == LT_F16) lt_f32_to_f16_array(nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
-        else lt_f32_to_bf16_array(nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
-    }
+    if (nd->save[0]) lt__to16_array(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
     x = lt__opnd16_of(nd, 0, C, 0, 0);
     w.f = nd->in[1]->data; w.h = NULL; w.p = (int)p; w.gelu = 0;
     e.z = bf.z; e.ldz = V;

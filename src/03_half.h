@@ -408,6 +408,12 @@ static void lt__to16(lt_dtype p, const float *in, uint16_t *out, size_t n) {
     int cv = p == LT_F16 ? LT__CV_TO_F16 : LT__CV_TO_BF16;
     lt__cv_run(cv, lt__cv_kernel(cv), in, out, n);
 }
+/* The array conversion to precision p (bf16 or fp16), split over the threads as lt__cv_array:
+   the 16-bit copies the ops keep of their float32 inputs */
+static void lt__to16_array(lt_dtype p, const float *in, uint16_t *out, size_t n) {
+    if (p == LT_F16) lt_f32_to_f16_array(in, out, n);
+    else lt_f32_to_bf16_array(in, out, n);
+}
 /* y rounded to 16 bits in place, its 16-bit values kept in h (n values): one pass over memory,
    each piece of 4096 rounded into h and widened back from there while in L1 (the pieces threaded
    by blocks, as lt__cv_array) */

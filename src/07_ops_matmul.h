@@ -308,8 +308,7 @@ static void lt__save16(lt__node *nd) {
     for (j = 0; j < 2; j++) {
         uint16_t *h = (uint16_t *)(void *)nd->save[j];
         if (!h) continue;
-        if (p == LT_F16) lt_f32_to_f16_array(nd->in[j]->data, h, (size_t)nd->in[j]->n);
-        else lt_f32_to_bf16_array(nd->in[j]->data, h, (size_t)nd->in[j]->n);
+        lt__to16_array(p, nd->in[j]->data, h, (size_t)nd->in[j]->n);
     }
 }
 
@@ -496,8 +495,7 @@ static void lt__affine16_bwd(lt__node *nd, int wt) {
         if (gb && lt_get_threads() <= 1) {   /* the copy and db in one pass; db is done */
             lt__bias_grad16(p, gb, gy, gh, O, R, O);
             gb = NULL;
-        } else if (p == LT_F16) lt_f32_to_f16_array(gy, gh, (size_t)(R * O));
-        else lt_f32_to_bf16_array(gy, gh, (size_t)(R * O));
+        } else lt__to16_array(p, gy, gh, (size_t)(R * O));
     }
     if (gh) {
         dy = lt__opnd16(NULL, gh, ldh, 0, 0);
@@ -1046,10 +1044,7 @@ static void lt__attention16_fwd(lt__node *nd) {
     lt__att_src a = lt__att_src_of(nd, 1);
     uint16_t *h16 = (uint16_t *)(void *)nd->save[1];
     size_t nq = (size_t)nd->in[0]->n;
-    if (h16 && !LT__ATT_QKV16(nd)) {   /* (else the product before wrote them there) */
-        if (a.p == LT_F16) lt_f32_to_f16_array(a.f[0], h16, nq);
-        else lt_f32_to_bf16_array(a.f[0], h16, nq);
-    }
+    if (h16 && !LT__ATT_QKV16(nd)) lt__to16_array(a.p, a.f[0], h16, nq);   /* (else the product before wrote them there) */
     if (h16) {
         a.f[0] = a.f[1] = a.f[2] = NULL;
         a.y16 = NULL;
@@ -1073,8 +1068,7 @@ static void lt__attention_gqa16_fwd(lt__node *nd) {
     if (h16) {
         for (w = 0; w < 3; w++) {
             size_t n = (size_t)nd->in[w]->n;
-            if (a.p == LT_F16) lt_f32_to_f16_array(a.f[w], h16 + off, n);
-            else lt_f32_to_bf16_array(a.f[w], h16 + off, n);
+            lt__to16_array(a.p, a.f[w], h16 + off, n);
             off += n;
             a.f[w] = NULL;
         }

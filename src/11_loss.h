@@ -212,10 +212,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     }
     pm = blk + (size_t)nt * (size_t)R * LT__CE16_BLK;   /* the pieces' row maxima, R x np */
     for (i = 0; i < R * np; i++) pm[i] = -INFINITY;
-    if (nd->save[0]) {   /* x's 16-bit copy, split over the threads (lt__cv_array) */
-        if (p == LT_F16) lt_f32_to_f16_array(nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
-        else lt_f32_to_bf16_array(nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
-    }
+    if (nd->save[0]) lt__to16_array(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
     x = lt__opnd16_of(nd, 0, C, 0, 0);
     w.f = nd->in[1]->data; w.h = NULL; w.p = (int)p; w.gelu = 0;
     e.z = bf.z; e.ldz = V;

@@ -197,14 +197,20 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     lt__ce16_bufs bf = lt__ce16_layout(nd);
     int nt = lt_get_threads() < 1 ? 1 : lt_get_threads(), simd = lt__simd_level();
     double total = 0;
-    float *blk, *pm;
+    float *blk, *pm, *xr = NULL;
     lt__mm16_opnd x;
     lt__gsrc w;
     lt__gepi e = lt__gepi_of((int)p, NULL);
+    int id = lt__gemm_pick(), exact = !lt__gemm16_pairs(id);
     /* z = round16(x16 · W16ᵀ) in one product whose epilogue narrows each finished block into z and
        takes its pieces' maxima (lt__gepi's z): the float32 values pass through blk, a scratch of
-       R x LT__CE16_BLK floats per thread, the widest block of C it takes (lt__sgemm_ex) */
-    blk = (float *)LT__MALLOC(((size_t)nt * (size_t)R * LT__CE16_BLK + (size_t)R * (size_t)np) * sizeof(float));
+       R x LT__CE16_BLK floats per thread, the widest block of C it takes (lt__sgemm_ex).  x is
+       packed again for each panel of W (lt__gemm_block_z: about 150 times for gpt-mini's head);
+       where the product runs the float32 kernel on converted panels, it packs x from xr, x
+       rounded to 16 bits once and kept as float32 (R x C more floats of scratch), as plain
+       float32 copies, instead of widening the 16-bit copy each time (bench/precision.md) */
+    blk = (float *)LT__MALLOC(((size_t)nt * (size_t)R * LT__CE16_BLK + (size_t)R * (size_t)np +
+                               (exact ? (size_t)R * (size_t)C : 0)) * sizeof(float));
     if (!blk) {
         lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_cross_entropy: out of memory for %d blocks of %lld x %d logits", nt,
                      (long long)R, LT__CE16_BLK);
@@ -214,12 +220,20 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     for (i = 0; i < R * np; i++) pm[i] = -INFINITY;
     if (nd->save[0]) lt__to16_array(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
     x = lt__opnd16_of(nd, 0, C, 0, 0);
+    if (exact) {   /* (from the 16-bit copy where x has one: a compiled plan may keep only that) */
+        xr = pm + (size_t)R * (size_t)np;
+        if (x.h && p == LT_F16) lt_f16_to_f32_array(x.h, xr, (size_t)(R * C));
+        else if (x.h) lt_bf16_to_f32_array(x.h, xr, (size_t)(R * C));
+        else lt_round_to_precision(p, x.f, xr, (size_t)(R * C));
+        x = lt__opnd16(xr, NULL, C, 0, 0);
+        x.exact = 1;
+    }
     w.f = nd->in[1]->data; w.h = NULL; w.p = (int)p; w.gelu = 0;
     e.z = bf.z; e.ldz = V;
     e.pm = pm; e.ldpm = np;
     e.piece = LT__CE16_PIECE;
     e.nscr = nt;
-    lt__sgemm_ex(lt__gemm_pick(), 0, 1, R, V, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, LT__CE16_BLK, &e);
+    lt__sgemm_ex(id, 0, 1, R, V, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, LT__CE16_BLK, &e);
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
         int32_t t = nd->ids[r];

@@ -698,8 +698,11 @@ static void tp_gelu16_paths(void) {
 }
 
 /* ---- linear_ce16: the fused head equals lt_linear + lt_cross_entropy at 16-bit precision ---------- */
-static void tp_head_run(lt_dtype prec, int fused, int use_sum, const float *xv, const float *wv, const int32_t *tg,
-                        int64_t R, int64_t C, int64_t V, float *loss, float *gx, float *gw, int64_t *plan16) {
+/* xparam: x is the parameter itself (no 16-bit copy of it kept: the product reads its float32
+   values), else an op's output (copied to 16 bits for backward) */
+static void tp_head_run(lt_dtype prec, int fused, int use_sum, int xparam, const float *xv, const float *wv,
+                        const int32_t *tg, int64_t R, int64_t C, int64_t V, float *loss, float *gx, float *gw,
+                        int64_t *plan16) {
     lt_ctx *ctx = lt_ctx_create(1);
     int64_t xs[2], ws[2];
     lt_tensor *xp, *w, *x, *l;
@@ -709,7 +712,7 @@ static void tp_head_run(lt_dtype prec, int fused, int use_sum, const float *xv, 
     memcpy(xp->data, xv, (size_t)(R * C) * 4);
     memcpy(w->data, wv, (size_t)(V * C) * 4);
     lt_set_precision(ctx, prec);
-    x = lt_scale(ctx, xp, 1.0f);
+    x = xparam ? xp : lt_scale(ctx, xp, 1.0f);
     if (fused) l = lt__linear_ce16(ctx, "lt_cross_entropy", x, w, tg, use_sum ? 13.0 : 0.0, !use_sum);
     else {
         lt_tensor *z = lt_linear(ctx, x, w, NULL);
@@ -746,14 +749,14 @@ static void tp_head16_case(int64_t R, int64_t C, int64_t V, int64_t hot, int cou
         for (i = 0; i < C; i++) wv[hot * C + i] *= 20.0f;
     for (i = 0; i < R; i++) tg[i] = i % 9 == 4 ? LT_IGNORE_INDEX : (int32_t)(lt_rng_u64(&r) % (uint64_t)V);
     for (pi = 0; pi < 2; pi++)
-        for (s = 0; s < 2; s++) {
+        for (s = 0; s < 3; s++) {   /* mean, sum, mean with x a parameter */
             lt_dtype p = pi ? LT_F16 : LT_BF16;
             int ok;
-            tp_head_run(p, 0, s, xv, wv, tg, R, C, V, &l1, gx1, gw1, NULL);
-            tp_head_run(p, 1, s, xv, wv, tg, R, C, V, &l2, gx2, gw2, &nsave);
+            tp_head_run(p, 0, s == 1, s == 2, xv, wv, tg, R, C, V, &l1, gx1, gw1, NULL);
+            tp_head_run(p, 1, s == 1, s == 2, xv, wv, tg, R, C, V, &l2, gx2, gw2, s == 0 ? &nsave : NULL);
             ok = !memcmp(&l1, &l2, 4) && !memcmp(gx1, gx2, (size_t)(R * C) * 4) && !memcmp(gw1, gw2, (size_t)(V * C) * 4);
             snprintf(nm, sizeof nm, "precision/head16/%lldx%lldx%lld/%s_%s", (long long)R, (long long)C, (long long)V,
-                     lt_precision_name(p), s ? "sum" : "mean");
+                     lt_precision_name(p), s == 1 ? "sum" : s == 2 ? "mean_xparam" : "mean");
             t_check(ok, nm, "fused loss %.9g, unfused %.9g; or the gradients differ", l2, l1);
         }
     /* it keeps the logits in 16 bits (R·V/2 floats) and three floats per row, no float32 logits */

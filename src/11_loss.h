@@ -121,8 +121,9 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    16-bit precision, the same numbers, without a float32 logits tensor (R·V floats) or its float32
    gradient (as much again): the logits z = round16(x16·W16ᵀ) are kept in 16 bits only.
    Forward: z in one product whose epilogue rounds each finished block of float32 sums (in L2, a
-   scratch of R x 512 floats per thread, malloc'd for the forward, not kept) and narrows it into
-   z16, taking the row maxima of each piece of 256 columns on the way (lt__gepi's z, @@GEMM);
+   scratch of R x 512 floats per thread, malloc'd for the forward, not kept, with R x C more for x
+   where the product runs on converted panels) and narrows it into z16, taking the row maxima of
+   each piece of 256 columns on the way (lt__gepi's z, @@GEMM);
    then per row (max, log Σ exp) as lt__lse_shifted, on z16 in pieces, and the loss: only the
    sums read z16 back.
    Backward (g = dloss/denom): dz = round16(g·(softmax(z) - onehot(t))) written over z16 (the

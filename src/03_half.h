@@ -358,7 +358,7 @@ static int lt__cv_kernel(int cv) {
 static void lt__cv_array(int cv, const void *in, void *out, size_t n, size_t in_size, size_t out_size) {
     int k = lt__cv_kernel(cv);
     int64_t nb = (int64_t)((n + LT__CV_BLOCK - 1) / LT__CV_BLOCK), b;
-    LT__OMP(parallel for if (nb >= 4))
+    LT__OMP(parallel for schedule(static) if (nb >= 4))
     for (b = 0; b < nb; b++) {
         size_t lo = (size_t)b * LT__CV_BLOCK, m = n - lo < LT__CV_BLOCK ? n - lo : LT__CV_BLOCK;
         lt__cv_run(cv, k, (const char *)in + lo * in_size, (char *)out + lo * out_size, m);
@@ -419,7 +419,7 @@ static void lt__to16_array(lt_dtype p, const float *in, uint16_t *out, size_t n)
    by blocks, as lt__cv_array) */
 static void lt__round16_keep(lt_dtype p, float *y, uint16_t *h, size_t n) {
     int64_t nb = (int64_t)((n + LT__CV_BLOCK - 1) / LT__CV_BLOCK), b;
-    LT__OMP(parallel for if (nb >= 4))
+    LT__OMP(parallel for schedule(static) if (nb >= 4))
     for (b = 0; b < nb; b++) {
         size_t lo = (size_t)b * LT__CV_BLOCK, end = n - lo < LT__CV_BLOCK ? n : lo + LT__CV_BLOCK, i, m;
         for (i = lo; i < end; i += m) {
@@ -459,7 +459,7 @@ static void lt__round16(lt_dtype p, const float *in, float *out, size_t n) {
 }
 LTRAIN_DEF void lt_round_to_precision(lt_dtype precision, const float *in, float *out, size_t n) {
     int64_t nb = (int64_t)((n + LT__CV_BLOCK - 1) / LT__CV_BLOCK), b;
-    LT__OMP(parallel for if (nb >= 4))
+    LT__OMP(parallel for schedule(static) if (nb >= 4))
     for (b = 0; b < nb; b++) {
         size_t lo = (size_t)b * LT__CV_BLOCK, m = n - lo < LT__CV_BLOCK ? n - lo : LT__CV_BLOCK;
         lt__round16(precision, in + lo, out + lo, m);

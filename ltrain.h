@@ -7484,9 +7484,9 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_amx(int ta, const
    same as they store (lt__gemm_tiles' fe); fp16 and z take the pass.
    With z (16-bit products, beta 0), the product's home is z instead: each finished block of C is
    rounded as above, narrowed into z (row stride ldz), and the maxima of its rows' pieces of
-   `piece` columns (counted from column col0 of the whole) merged into pm (row stride ldpm, -inf
-   before the product; lt__row_max's maximum, NaN ignored, so merging parts gives the piece's), or
-   without maxima where pm is NULL (a compiled plan's 16-bit inputs of attention16 and gelu16:
+   `piece` columns (counted from column col0 of the whole) merged into pm (piece q of row i at
+   pm[i·ldpm + q·ldq], -inf before the product; lt__row_max's maximum, NaN ignored, so merging
+   parts gives the piece's), or without maxima where pm is NULL (a compiled plan's 16-bit inputs of attention16 and gelu16:
    lt__gemm16_z, @@OPS.matmul16).
    C is then only a scratch of M x ldc floats (blocks no wider: lt__sgemm_ex), one for each of nscr
    threads, which a block of C passes through while it is in L2: the head's 16-bit logits
@@ -7496,7 +7496,7 @@ typedef struct {
     const float *bias;
     uint16_t *z;
     float *pm;
-    int64_t ldz, ldpm, col0, piece;
+    int64_t ldz, ldpm, ldq, col0, piece;
     int nscr;
 } lt__gepi;
 #define LT__GEPI_ON(e) ((e) && ((e)->p || (e)->bias || (e)->z))
@@ -7553,7 +7553,7 @@ static void lt__epi_z_rows(const lt__gepi *e, const float *C, int64_t ldc, int64
         while (j < n) {
             int64_t q, end = lt__epi_piece(e, j, n, &q);
             float v = piece(y + j, z + j, end - j);
-            if (v > pm[q]) pm[q] = v;
+            if (v > pm[q * e->ldq]) pm[q * e->ldq] = v;
             j = end;
         }
     }
@@ -7619,7 +7619,7 @@ static void lt__gemm_epi_z(const lt__gepi *e, const float *C, int64_t ldc, int64
         while (pm && j < n) {
             int64_t q, end = lt__epi_piece(e, j, n, &q);
             float mx = lt__row_max(y + j, end - j);
-            if (mx > pm[q]) pm[q] = mx;
+            if (mx > pm[q * e->ldq]) pm[q * e->ldq] = mx;
             j = end;
         }
         lt__to16((lt_dtype)e->p, y, e->z + i * e->ldz, (size_t)n);
@@ -7908,19 +7908,30 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
             lt__pf_set(&pf[0], &B, tb, ldb, 0, jc + nc, K, nnc, (M + g->mr - 1) / g->mr * (ncr / g->nr) * npcs);
         } else memset(&pf[0], 0, sizeof pf[0]);
         for (ic = 0; ic < M; ic += g->mc) {
-            int64_t mc = M - ic < g->mc ? M - ic : g->mc;
-            lt__gepi e = *epi;
+            int64_t mc = M - ic < g->mc ? M - ic : g->mc, ir;
             for (pc = 0; pc < K; pc += g->kc) {
                 int64_t kc = K - pc < g->kc ? K - pc : g->kc;
                 lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
+                const float *bpc = bp + lt__gemm_bcol(g, pc) * ncr;
                 lt__gemm_pack_a(g, ta, &as, lda, mc, kc, ap);
-                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp + lt__gemm_bcol(g, pc) * ncr, alpha, pc == 0 ? 0.0f : 1.0f, C, ldc, pf, NULL,
-                               NULL);
+                if (pc + kc < K) {
+                    lt__gemm_tiles(g, ta, mc, nc, kc, ap, bpc, alpha, pc == 0 ? 0.0f : 1.0f, C, ldc, pf, NULL, NULL);
+                    continue;
+                }
+                /* the last K piece a sliver (MR rows) at a time, each narrowed while it is in L1:
+                   z's streamed stores leave in runs of a few KB that drain during the next
+                   sliver's tiles instead of the whole block's at once (bench/precision.md) */
+                for (ir = 0; ir < mc; ir += g->mr) {
+                    int64_t h = mc - ir < g->mr ? mc - ir : g->mr;
+                    lt__gepi e = *epi;
+                    lt__gemm_tiles(g, ta, h, nc, kc, ap + ir * LT__KS, bpc, alpha, pc == 0 ? 0.0f : 1.0f, C + ir * ldc, ldc,
+                                   pf, NULL, NULL);
+                    e.z += (ic + ir) * e.ldz + jc;
+                    if (e.pm) e.pm += (ic + ir) * e.ldpm;
+                    e.col0 += jc;
+                    lt__gemm_epilogue(g->isa, &e, C + ir * ldc, ldc, h, nc);
+                }
             }
-            e.z += ic * e.ldz + jc;
-            if (e.pm) e.pm += ic * e.ldpm;
-            e.col0 += jc;
-            lt__gemm_epilogue(g->isa, &e, C, ldc, mc, nc);
         }
     }
 #ifdef LT__X86
@@ -11701,8 +11712,8 @@ static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
 }
 static int64_t lt__ce16_save_floats(int64_t R, int64_t V) { return (R * V + 1) / 2 + 3 * R; }
 
-/* lt__lse_shifted on a 16-bit row: the same max and the same sums in blocks of 256; pm holds the
-   blocks' maxima (lt__row_max of each, taken by the product's epilogue) */
+/* lt__lse_shifted on a 16-bit row: the same max and the same sums in blocks of 256; pm[q·ldq]
+   holds block q's maximum (lt__row_max of it, taken by the product's epilogue) */
 #define LT__CE16_PIECE 256
 #define LT__CE16_BLK 512   /* columns of a thread's scratch block of float32 logits */
 /* The two passes over a piece of n (<= LT__CE16_PIECE) 16-bit logits z, as the float32 ops make
@@ -11730,12 +11741,12 @@ static void lt__ce16_dz(int simd, lt_dtype p, uint16_t *z, int64_t n, float m, f
     if (t >= 0 && t < n) v[t] -= g;
     lt__to16(p, v, z, (size_t)n);
 }
-static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, const float *pm, float *m) {
+static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, const float *pm, int64_t ldq, float *m) {
     float mm = -INFINITY;
     double s = 0;
     int64_t j0;
     for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE)
-        if (pm[j0 / LT__CE16_PIECE] > mm) mm = pm[j0 / LT__CE16_PIECE];
+        if (pm[j0 / LT__CE16_PIECE * ldq] > mm) mm = pm[j0 / LT__CE16_PIECE * ldq];
     *m = mm;
     if (mm == -INFINITY) return -INFINITY;
     for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
@@ -11771,7 +11782,9 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
                      (long long)R, LT__CE16_BLK);
         return;
     }
-    pm = blk + (size_t)nt * (size_t)R * LT__CE16_BLK;   /* the pieces' row maxima, R x np */
+    /* the pieces' row maxima, np x R: a piece's rows side by side, so that the epilogue's merges
+       for a block of rows touch a few lines instead of a line a row (bench/precision.md) */
+    pm = blk + (size_t)nt * (size_t)R * LT__CE16_BLK;
     for (i = 0; i < R * np; i++) pm[i] = -INFINITY;
     if (nd->save[0]) lt__to16_array(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
     x = lt__opnd16_of(nd, 0, C, 0, 0);
@@ -11785,7 +11798,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     }
     w.f = nd->in[1]->data; w.h = NULL; w.p = (int)p; w.gelu = 0;
     e.z = bf.z; e.ldz = V;
-    e.pm = pm; e.ldpm = np;
+    e.pm = pm; e.ldpm = 1; e.ldq = R;
     e.piece = LT__CE16_PIECE;
     e.nscr = nt;
     lt__sgemm_ex(id, 0, 1, R, V, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, LT__CE16_BLK, &e);
@@ -11794,7 +11807,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
         int32_t t = nd->ids[r];
         float m, ls, zt;
         if (t == LT_IGNORE_INDEX) { bf.loss[r] = 0.0f; continue; }
-        ls = lt__lse16(simd, p, bf.z + r * V, V, pm + r * np, &m);
+        ls = lt__lse16(simd, p, bf.z + r * V, V, pm + r, R, &m);
         lt__from16(p, bf.z + r * V + t, &zt, 1);
         bf.m[r] = m;
         bf.lse[r] = ls;

@@ -147,8 +147,8 @@ static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
 }
 static int64_t lt__ce16_save_floats(int64_t R, int64_t V) { return (R * V + 1) / 2 + 3 * R; }
 
-/* lt__lse_shifted on a 16-bit row: the same max and the same sums in blocks of 256; pm holds the
-   blocks' maxima (lt__row_max of each, taken by the product's epilogue) */
+/* lt__lse_shifted on a 16-bit row: the same max and the same sums in blocks of 256; pm[q·ldq]
+   holds block q's maximum (lt__row_max of it, taken by the product's epilogue) */
 #define LT__CE16_PIECE 256
 #define LT__CE16_BLK 512   /* columns of a thread's scratch block of float32 logits */
 /* The two passes over a piece of n (<= LT__CE16_PIECE) 16-bit logits z, as the float32 ops make
@@ -176,12 +176,12 @@ static void lt__ce16_dz(int simd, lt_dtype p, uint16_t *z, int64_t n, float m, f
     if (t >= 0 && t < n) v[t] -= g;
     lt__to16(p, v, z, (size_t)n);
 }
-static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, const float *pm, float *m) {
+static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, const float *pm, int64_t ldq, float *m) {
     float mm = -INFINITY;
     double s = 0;
     int64_t j0;
     for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE)
-        if (pm[j0 / LT__CE16_PIECE] > mm) mm = pm[j0 / LT__CE16_PIECE];
+        if (pm[j0 / LT__CE16_PIECE * ldq] > mm) mm = pm[j0 / LT__CE16_PIECE * ldq];
     *m = mm;
     if (mm == -INFINITY) return -INFINITY;
     for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
@@ -217,7 +217,9 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
                      (long long)R, LT__CE16_BLK);
         return;
     }
-    pm = blk + (size_t)nt * (size_t)R * LT__CE16_BLK;   /* the pieces' row maxima, R x np */
+    /* the pieces' row maxima, np x R: a piece's rows side by side, so that the epilogue's merges
+       for a block of rows touch a few lines instead of a line a row (bench/precision.md) */
+    pm = blk + (size_t)nt * (size_t)R * LT__CE16_BLK;
     for (i = 0; i < R * np; i++) pm[i] = -INFINITY;
     if (nd->save[0]) lt__to16_array(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
     x = lt__opnd16_of(nd, 0, C, 0, 0);
@@ -231,7 +233,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     }
     w.f = nd->in[1]->data; w.h = NULL; w.p = (int)p; w.gelu = 0;
     e.z = bf.z; e.ldz = V;
-    e.pm = pm; e.ldpm = np;
+    e.pm = pm; e.ldpm = 1; e.ldq = R;
     e.piece = LT__CE16_PIECE;
     e.nscr = nt;
     lt__sgemm_ex(id, 0, 1, R, V, C, 1.0f, lt__gsrc16(p, &x, 0), C, w, C, 0.0f, blk, LT__CE16_BLK, &e);
@@ -240,7 +242,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
         int32_t t = nd->ids[r];
         float m, ls, zt;
         if (t == LT_IGNORE_INDEX) { bf.loss[r] = 0.0f; continue; }
-        ls = lt__lse16(simd, p, bf.z + r * V, V, pm + r * np, &m);
+        ls = lt__lse16(simd, p, bf.z + r * V, V, pm + r, R, &m);
         lt__from16(p, bf.z + r * V + t, &zt, 1);
         bf.m[r] = m;
         bf.lse[r] = ls;

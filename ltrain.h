@@ -7486,8 +7486,8 @@ LT__TARGET("avx512f,avx512bw,avx512vl") static void lt__pack_a_amx(int ta, const
    rounded as above, narrowed into z (row stride ldz), and the maxima of its rows' pieces of
    `piece` columns (counted from column col0 of the whole) merged into pm (piece q of row i at
    pm[i·ldpm + q·ldq], -inf before the product; lt__row_max's maximum, NaN ignored, so merging
-   parts gives the piece's), or without maxima where pm is NULL (a compiled plan's 16-bit inputs of attention16 and gelu16:
-   lt__gemm16_z, @@OPS.matmul16).
+   parts gives the piece's), or without maxima where pm is NULL (a compiled plan's 16-bit inputs
+   of attention16 and gelu16: lt__gemm16_z, @@OPS.matmul16).
    C is then only a scratch of M x ldc floats (blocks no wider: lt__sgemm_ex), one for each of nscr
    threads, which a block of C passes through while it is in L2: the head's 16-bit logits
    (linear_ce16, @@LOSS) without a float32 copy that is written out and read back. */
@@ -7908,30 +7908,19 @@ static void lt__gemm_block_z(const lt__gemm_impl *g, int ta, int tb, int64_t M, 
             lt__pf_set(&pf[0], &B, tb, ldb, 0, jc + nc, K, nnc, (M + g->mr - 1) / g->mr * (ncr / g->nr) * npcs);
         } else memset(&pf[0], 0, sizeof pf[0]);
         for (ic = 0; ic < M; ic += g->mc) {
-            int64_t mc = M - ic < g->mc ? M - ic : g->mc, ir;
+            int64_t mc = M - ic < g->mc ? M - ic : g->mc;
+            lt__gepi e = *epi;
             for (pc = 0; pc < K; pc += g->kc) {
                 int64_t kc = K - pc < g->kc ? K - pc : g->kc;
                 lt__gsrc as = lt__gsrc_at(A, ta ? pc * lda + ic : ic * lda + pc);
-                const float *bpc = bp + lt__gemm_bcol(g, pc) * ncr;
                 lt__gemm_pack_a(g, ta, &as, lda, mc, kc, ap);
-                if (pc + kc < K) {
-                    lt__gemm_tiles(g, ta, mc, nc, kc, ap, bpc, alpha, pc == 0 ? 0.0f : 1.0f, C, ldc, pf, NULL, NULL);
-                    continue;
-                }
-                /* the last K piece a sliver (MR rows) at a time, each narrowed while it is in L1:
-                   z's streamed stores leave in runs of a few KB that drain during the next
-                   sliver's tiles instead of the whole block's at once (bench/precision.md) */
-                for (ir = 0; ir < mc; ir += g->mr) {
-                    int64_t h = mc - ir < g->mr ? mc - ir : g->mr;
-                    lt__gepi e = *epi;
-                    lt__gemm_tiles(g, ta, h, nc, kc, ap + ir * LT__KS, bpc, alpha, pc == 0 ? 0.0f : 1.0f, C + ir * ldc, ldc,
-                                   pf, NULL, NULL);
-                    e.z += (ic + ir) * e.ldz + jc;
-                    if (e.pm) e.pm += (ic + ir) * e.ldpm;
-                    e.col0 += jc;
-                    lt__gemm_epilogue(g->isa, &e, C + ir * ldc, ldc, h, nc);
-                }
+                lt__gemm_tiles(g, ta, mc, nc, kc, ap, bp + lt__gemm_bcol(g, pc) * ncr, alpha, pc == 0 ? 0.0f : 1.0f, C, ldc, pf, NULL,
+                               NULL);
             }
+            e.z += ic * e.ldz + jc;
+            if (e.pm) e.pm += ic * e.ldpm;
+            e.col0 += jc;
+            lt__gemm_epilogue(g->isa, &e, C, ldc, mc, nc);
         }
     }
 #ifdef LT__X86

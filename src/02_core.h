@@ -164,18 +164,22 @@ static unsigned lt__cpu_named(const char *list) {
    traps in a virtual machine), so the answer, a fact about the machine and the same for every
    caller, is kept after the first call; features LT_CPU_OFF names count as absent.  AVX-512
    without AVX2 is not a CPU that exists: turning AVX2 off turns AVX-512 off too, and
-   turning off AVX-512 or a part of it turns off AMX (its packing runs on them). */
-static int lt__cpu_has(unsigned want) {
-    static unsigned known; /* 0 until probed; written whole, atomically */
-    unsigned m = __atomic_load_n(&known, __ATOMIC_RELAXED);
-    if (!m) {
-        unsigned off = lt__cpu_named(getenv("LT_CPU_OFF"));
-        if (off & (LT__CPU_AVX2 | LT__CPU_FMA)) off |= LT__CPU_AVX512F;
-        if (off & LT__CPU_AVX512F) off |= LT__CPU_AVX512BW | LT__CPU_AVX512VL | LT__CPU_AVX512BF16;
-        if (off & (LT__CPU_AVX512BW | LT__CPU_AVX512VL | LT__CPU_AVX512BF16)) off |= LT__CPU_AMX;   /* (its packing) */
-        m = lt__cpu_probe() & ~off;
-        __atomic_store_n(&known, m, __ATOMIC_RELAXED);
-    }
+   turning off AVX-512 or a part of it turns off AMX (its packing runs on them).  The first call
+   probes (lt__cpu_first, out of line); the others are a load and a test that inline where the
+   packers ask per row (bench/precision.md). */
+static unsigned lt__cpu_known; /* 0 until probed; written whole, atomically */
+__attribute__((noinline)) static unsigned lt__cpu_first(void) {
+    unsigned off = lt__cpu_named(getenv("LT_CPU_OFF")), m;
+    if (off & (LT__CPU_AVX2 | LT__CPU_FMA)) off |= LT__CPU_AVX512F;
+    if (off & LT__CPU_AVX512F) off |= LT__CPU_AVX512BW | LT__CPU_AVX512VL | LT__CPU_AVX512BF16;
+    if (off & (LT__CPU_AVX512BW | LT__CPU_AVX512VL | LT__CPU_AVX512BF16)) off |= LT__CPU_AMX;   /* (its packing) */
+    m = lt__cpu_probe() & ~off;
+    __atomic_store_n(&lt__cpu_known, m, __ATOMIC_RELAXED);
+    return m;
+}
+static inline int lt__cpu_has(unsigned want) {
+    unsigned m = __atomic_load_n(&lt__cpu_known, __ATOMIC_RELAXED);
+    if (!m) m = lt__cpu_first();
     return (m & want) == want;
 }
 /* Bytes of the cache at `level` (1: L1 data, 2: L2, 3: L3, shared by several cores) as cpuid

@@ -1296,7 +1296,10 @@ LT__TARGET("avx2,fma,f16c") static void lt__epi16_avx2(int p, const float *b, fl
 /* lt__gemm_epi_z's work for bf16 without a bias in one pass over each row, in registers: the
    bf16 patterns (as lt__to16 narrows the rounded values) and the pieces' maxima of their values.
    The rows and pieces here; piece(y, z, n) rounds n values of y, narrows them into z and returns
-   the largest rounded value (-inf for none, a NaN ignored as lt__row_max ignores it). */
+   the largest rounded value (-inf for none, a NaN ignored as lt__row_max ignores it).  The piece
+   kernels take the maximum of the float32 sums and round that one value: rounding never reverses
+   an order, so it is the largest rounded value (at most its zero's sign differs, which no use of
+   the maximum sees: z - m and the loss come out the same), one operation a register saved. */
 typedef float (*lt__epi_piece_fn)(const float *y, uint16_t *z, int64_t n);
 static void lt__epi_z_rows(const lt__gepi *e, const float *C, int64_t ldc, int64_t m, int64_t n, lt__epi_piece_fn piece) {
     int64_t i;
@@ -1319,8 +1322,8 @@ LT__TARGET("avx512f") static float lt__epi_piece_bf16_avx512(const float *y, uin
     __m512 mx = _mm512_set1_ps(-INFINITY);
     int64_t j;
     for (j = 0; j + 16 <= n; j += 16) {
-        __m512i r = lt__bf16_round16(_mm512_loadu_si512((const void *)(y + j)));
-        mx = _mm512_mask_max_ps(mx, LT__M16, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, r, 16)), mx);
+        __m512i u = _mm512_loadu_si512((const void *)(y + j)), r = lt__bf16_round16(u);
+        mx = _mm512_max_ps(_mm512_castsi512_ps(u), mx);
         if (((uintptr_t)(z + j) & 31) == 0)
             _mm256_stream_si256((__m256i *)(void *)(z + j), _mm512_maskz_cvtepi32_epi16(LT__M16, r));
         else
@@ -1328,11 +1331,11 @@ LT__TARGET("avx512f") static float lt__epi_piece_bf16_avx512(const float *y, uin
     }
     if (j < n) {
         __mmask16 k = (__mmask16)((1u << (n - j)) - 1u);
-        __m512i r = lt__bf16_round16(_mm512_maskz_loadu_epi32(k, y + j));
-        mx = _mm512_mask_max_ps(mx, k, _mm512_castsi512_ps(_mm512_maskz_slli_epi32(LT__M16, r, 16)), mx);
+        __m512i u = _mm512_maskz_loadu_epi32(k, y + j), r = lt__bf16_round16(u);
+        mx = _mm512_mask_max_ps(mx, k, _mm512_castsi512_ps(u), mx);
         _mm512_mask_cvtepi32_storeu_epi16(z + j, k, r);
     }
-    return lt__lanes_max16(mx);
+    return lt_bf16_to_f32(lt_f32_to_bf16(lt__lanes_max16(mx)));
 }
 /* AVX2: 16 values (two registers) at a time (lt__bf16_round8), two registers of maxima, the
    patterns packed to 16 bits (vpackusdw works within 128-bit halves: a permute puts them back in
@@ -1343,11 +1346,11 @@ LT__TARGET("avx2,fma") static float lt__epi_piece_bf16_avx2(const float *y, uint
     int64_t j;
     int l;
     for (j = 0; j + 16 <= n; j += 16) {
-        __m256i a = lt__bf16_round8(_mm256_loadu_si256((const __m256i *)(const void *)(y + j)));
-        __m256i b = lt__bf16_round8(_mm256_loadu_si256((const __m256i *)(const void *)(y + j + 8)));
+        __m256 ya = _mm256_loadu_ps(y + j), yb = _mm256_loadu_ps(y + j + 8);
+        __m256i a = lt__bf16_round8(_mm256_castps_si256(ya)), b = lt__bf16_round8(_mm256_castps_si256(yb));
         __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
-        m0 = _mm256_max_ps(_mm256_castsi256_ps(_mm256_slli_epi32(a, 16)), m0);
-        m1 = _mm256_max_ps(_mm256_castsi256_ps(_mm256_slli_epi32(b, 16)), m1);
+        m0 = _mm256_max_ps(ya, m0);
+        m1 = _mm256_max_ps(yb, m1);
         if (((uintptr_t)(z + j) & 31) == 0) _mm256_stream_si256((__m256i *)(void *)(z + j), h);
         else _mm256_storeu_si256((__m256i *)(void *)(z + j), h);
     }
@@ -1355,12 +1358,10 @@ LT__TARGET("avx2,fma") static float lt__epi_piece_bf16_avx2(const float *y, uint
     _mm256_storeu_ps(t + 8, m1);
     for (v = t[0], l = 1; l < 16; l++) v = t[l] > v ? t[l] : v;
     for (; j < n; j++) {
-        float x;
         z[j] = lt_f32_to_bf16(y[j]);
-        x = lt_bf16_to_f32(z[j]);
-        v = x > v ? x : v;
+        v = y[j] > v ? y[j] : v;
     }
-    return v;
+    return lt_bf16_to_f32(lt_f32_to_bf16(v));
 }
 #endif
 /* The rounded block (m x n, at column col0 of the whole) into z and its pieces' maxima into pm

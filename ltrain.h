@@ -7572,7 +7572,7 @@ LT__TARGET("avx512f") static float lt__epi_piece_bf16_avx512(const float *y, uin
     int64_t j;
     for (j = 0; j + 16 <= n; j += 16) {
         __m512i u = _mm512_loadu_si512((const void *)(y + j)), r = lt__bf16_round16(u);
-        mx = _mm512_max_ps(_mm512_castsi512_ps(u), mx);
+        mx = _mm512_mask_max_ps(mx, LT__M16, _mm512_castsi512_ps(u), mx);
         if (((uintptr_t)(z + j) & 31) == 0)
             _mm256_stream_si256((__m256i *)(void *)(z + j), _mm512_maskz_cvtepi32_epi16(LT__M16, r));
         else

@@ -1296,10 +1296,10 @@ LT__TARGET("avx2,fma,f16c") static void lt__epi16_avx2(int p, const float *b, fl
 /* lt__gemm_epi_z's work for bf16 without a bias in one pass over each row, in registers: the
    bf16 patterns (as lt__to16 narrows the rounded values) and the pieces' maxima of their values.
    The rows and pieces here; piece(y, z, n) rounds n values of y, narrows them into z and returns
-   the largest rounded value (-inf for none, a NaN ignored as lt__row_max ignores it).  The piece
-   kernels take the maximum of the float32 sums and round that one value: rounding never reverses
-   an order, so it is the largest rounded value (at most its zero's sign differs, which no use of
-   the maximum sees: z - m and the loss come out the same), one operation a register saved. */
+   the largest of the n float32 sums (-inf for none, a NaN ignored as lt__row_max ignores it),
+   which is rounded here: rounding never reverses an order, so that is the largest rounded value
+   (at most its zero's sign differs, which no use of the maximum sees: z - m and the loss come out
+   the same), and the kernels save the operation a register that rounding each lane took. */
 typedef float (*lt__epi_piece_fn)(const float *y, uint16_t *z, int64_t n);
 static void lt__epi_z_rows(const lt__gepi *e, const float *C, int64_t ldc, int64_t m, int64_t n, lt__epi_piece_fn piece) {
     int64_t i;
@@ -1310,7 +1310,7 @@ static void lt__epi_z_rows(const lt__gepi *e, const float *C, int64_t ldc, int64
         int64_t j = 0;
         while (j < n) {
             int64_t q, end = lt__epi_piece(e, j, n, &q);
-            float v = piece(y + j, z + j, end - j);
+            float v = lt_bf16_to_f32(lt_f32_to_bf16(piece(y + j, z + j, end - j)));
             if (v > pm[q * e->ldq]) pm[q * e->ldq] = v;
             j = end;
         }
@@ -1335,7 +1335,7 @@ LT__TARGET("avx512f") static float lt__epi_piece_bf16_avx512(const float *y, uin
         mx = _mm512_mask_max_ps(mx, k, _mm512_castsi512_ps(u), mx);
         _mm512_mask_cvtepi32_storeu_epi16(z + j, k, r);
     }
-    return lt_bf16_to_f32(lt_f32_to_bf16(lt__lanes_max16(mx)));
+    return lt__lanes_max16(mx);
 }
 /* AVX2: 16 values (two registers) at a time (lt__bf16_round8), two registers of maxima, the
    patterns packed to 16 bits (vpackusdw works within 128-bit halves: a permute puts them back in
@@ -1361,7 +1361,7 @@ LT__TARGET("avx2,fma") static float lt__epi_piece_bf16_avx2(const float *y, uint
         z[j] = lt_f32_to_bf16(y[j]);
         v = y[j] > v ? y[j] : v;
     }
-    return lt_bf16_to_f32(lt_f32_to_bf16(v));
+    return v;
 }
 #endif
 /* The rounded block (m x n, at column col0 of the whole) into z and its pieces' maxima into pm

@@ -4713,14 +4713,21 @@ static void lt__exp_grad(int simd, const float *x, float *y, int64_t n, float m,
 }
 /* A row's max m (through *m; -inf for a row of -inf) and log Σ exp(x_j - m), kept apart as in
    torch's log_softmax, (x - m) - log Σ: the sum m + log Σ would round to m's ulp (~1e-3 at
-   |m| = 1e4) and lose the small part of every log-probability. */
-static float lt__lse_shifted(int simd, const float *x, int64_t V, float *m) {
+   |m| = 1e4) and lose the small part of every log-probability.
+   Two passes: the max reads the row from memory, the sums from cache (a row of GPT-2's 50304
+   logits takes 197 KiB).  next (NULL: none), the row the caller takes next, is fetched into L2
+   during the sums, a piece per piece: the memory pass then overlaps the exps instead of waiting
+   alone (lt_cross_entropy's forward on 1024 x 50304 logits, bench/design.md). */
+static float lt__lse_shifted(int simd, const float *x, int64_t V, float *m, const float *next) {
     double s = 0;
     int64_t j0;
     *m = lt__row_max(x, V);
     if (*m == -INFINITY) return -INFINITY;
-    for (j0 = 0; j0 < V; j0 += 256)   /* float partial sums, accumulated in double per block of 256 */
-        s += lt__exp_sum(simd, x + j0, V - j0 < 256 ? V - j0 : 256, *m);
+    for (j0 = 0; j0 < V; j0 += 256) {   /* float partial sums, accumulated in double per block of 256 */
+        int64_t n = V - j0 < 256 ? V - j0 : 256;
+        if (next) lt__fetch(next + j0, 0, n * (int64_t)sizeof(float), LT__FETCH_L2);
+        s += lt__exp_sum(simd, x + j0, n, *m);
+    }
     return (float)log(s);
 }
 static void lt__softmax_fwd(lt__node *nd) {
@@ -4758,7 +4765,7 @@ static void lt__log_softmax_fwd(lt__node *nd) {
     int simd = lt__simd_level();
     for (r = 0; r < R; r++) {
         const float *x = nd->in[0]->data + r * V;
-        float *y = nd->out->data + r * V, m, ls = lt__lse_shifted(simd, x, V, &m);
+        float *y = nd->out->data + r * V, m, ls = lt__lse_shifted(simd, x, V, &m, x + V);
         int64_t j;
         for (j = 0; j < V; j++) y[j] = m == -INFINITY ? -INFINITY : (x[j] - m) - ls;
     }
@@ -11594,7 +11601,7 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
         int32_t t = nd->ids[r];
         float m, ls;
         if (t == LT_IGNORE_INDEX) { row[r] = rm[r] = rl[r] = 0.0f; continue; }
-        ls = lt__lse_shifted(simd, x, V, &m);
+        ls = lt__lse_shifted(simd, x, V, &m, r + 1 < R ? x + V : NULL);
         row[r] = (m - x[t]) + ls;
         rm[r] = m;
         rl[r] = ls;

@@ -35,7 +35,7 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
         int32_t t = nd->ids[r];
         float m, ls;
         if (t == LT_IGNORE_INDEX) { row[r] = rm[r] = rl[r] = 0.0f; continue; }
-        ls = lt__lse_shifted(simd, x, V, &m);
+        ls = lt__lse_shifted(simd, x, V, &m, r + 1 < R ? x + V : NULL);
         row[r] = (m - x[t]) + ls;
         rm[r] = m;
         rl[r] = ls;

@@ -1720,7 +1720,7 @@ static void lt__log_softmax_fwd(lt__node *nd) {
     int simd = lt__simd_level();
     for (r = 0; r < R; r++) {
         const float *x = nd->in[0]->data + r * V;
-        float *y = nd->out->data + r * V, m, ls = lt__lse_shifted(simd, x, V, &m, x + V);
+        float *y = nd->out->data + r * V, m, ls = lt__lse_shifted(simd, x, V, &m, r + 1 < R ? x + V : NULL);
         int64_t j;
         for (j = 0; j < V; j++) y[j] = m == -INFINITY ? -INFINITY : (x[j] - m) - ls;
     }

@@ -1671,7 +1671,7 @@ static void lt__exp_grad(int simd, const float *x, float *y, int64_t n, float m,
    |m| = 1e4) and lose the small part of every log-probability.
    Two passes: the max reads the row from memory, the sums from cache (a row of GPT-2's 50304
    logits takes 197 KiB).  next (NULL: none), the row the caller takes next, is fetched into L2
-   during the sums, a piece per piece: the memory pass then overlaps the exps instead of waiting
+   during the sums, piece by piece: the memory pass then overlaps the exps instead of waiting
    alone (lt_cross_entropy's forward on 1024 x 50304 logits, bench/design.md). */
 static float lt__lse_shifted(int simd, const float *x, int64_t V, float *m, const float *next) {
     double s = 0;

@@ -11685,7 +11685,8 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
 /* ---- @@LOSS.linear_ce16  linear_ce16: the LM head and cross-entropy in one op, for 16-bit training --- */
 /* x (R, C), W (V, C), targets (R) -> loss [1]: lt_linear(x, W) then lt_cross_entropy(_sum) at
    16-bit precision, the same numbers, without a float32 logits tensor (R·V floats) or its float32
-   gradient (as much again): the logits z = round16(x16·W16ᵀ) are kept in 16 bits only.
+   gradient (as much again): the logits z = round16(x16·W16ᵀ) are kept in 16 bits only (but for
+   bf16 on the AVX2 kernel, which keeps them as float32 values: LT__LCE_WIDE below).
    Forward: z in one product whose epilogue rounds each finished block of float32 sums (in L2, a
    scratch of R x 512 floats per thread, malloc'd for the forward, not kept, with R x C more for x
    where the product runs on converted panels) and narrows it into z16, taking the row maxima of
@@ -11697,21 +11698,37 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
      dx += dz·W16,  dW += dzᵀ·x16   (float32 sums)
    The arguments below (as lt_cross_entropy's: the denominator 0 when no row counts: loss 0, no
    gradient); ids = targets.  save[0] = x16 (when W gets a gradient and x is not a parameter);
-   save[1] = z16 (R·V 16-bit values), then per row max, lse, loss. */
+   save[1] = z16 (R·V 16-bit values) or z32 (R·V floats, LT__LCE_WIDE), then per row max, lse, loss. */
 #define LT__LCE_V(nd) ((nd)->i[0])
 #define LT__LCE_C(nd) ((nd)->i[1])
 #define LT__LCE_DENOM(nd) ((nd)->f[0])
-typedef struct { uint16_t *z; float *m, *lse, *loss; } lt__ce16_bufs;
+#define LT__LCE_WIDE(nd) ((nd)->i[2])   /* 1: the logits are kept as float32 values (lt__ce16_wide) */
+/* Where bf16 products run the AVX2 kernel (on converted panels: no 16-bit arithmetic), the logits
+   are kept as float32 values rounded to bf16 (z32, R·V floats) instead of 16-bit patterns: the
+   same numbers, twice the bytes, but made the way the float32 head makes its logits, the tiles
+   rounding as they store (lt__gemm_tiles' fe), and read by the float32 cross-entropy's loops.
+   Narrowing each finished block into z16 needs a pass of its own over the block, and that pass
+   waits on z16's lines while no product runs; the float32 values cost more bytes and no such
+   pass.  gpt-mini's head (1024 x 384 x 50304) at 2 threads on AVX2 kernels: the forward 4.5%
+   faster than through z16, the backward 1.2%, both now within 1.2% of fp32's (bench/precision.md). */
+static int lt__ce16_wide_force = -1;   /* the tests' switch: 0 or 1 whatever the kernel (-1: as below) */
+static int lt__ce16_wide(lt_dtype p) {
+    int id = lt__gemm_pick();
+    if (lt__ce16_wide_force >= 0) return lt__ce16_wide_force;
+    return p == LT_BF16 && id == LT__GEMM_AVX2 && !lt__gemm16_pairs(id);
+}
+typedef struct { uint16_t *z; float *z32, *m, *lse, *loss; } lt__ce16_bufs;
+static int64_t lt__ce16_zfloats(int wide, int64_t R, int64_t V) { return wide ? R * V : (R * V + 1) / 2; }
 static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
-    int64_t V = LT__LCE_V(nd), R = nd->in[0]->n / LT__LCE_C(nd), nz = (R * V + 1) / 2;
+    int64_t V = LT__LCE_V(nd), R = nd->in[0]->n / LT__LCE_C(nd);
     lt__ce16_bufs b;
-    b.z = (uint16_t *)(void *)nd->save[1];
-    b.m = nd->save[1] + nz;
+    b.z = LT__LCE_WIDE(nd) ? NULL : (uint16_t *)(void *)nd->save[1];
+    b.z32 = LT__LCE_WIDE(nd) ? nd->save[1] : NULL;
+    b.m = nd->save[1] + lt__ce16_zfloats((int)LT__LCE_WIDE(nd), R, V);
     b.lse = b.m + R;
     b.loss = b.lse + R;
     return b;
 }
-static int64_t lt__ce16_save_floats(int64_t R, int64_t V) { return (R * V + 1) / 2 + 3 * R; }
 
 /* lt__lse_shifted on a 16-bit row: the same max and the same sums in blocks of 256; pm[q·ldq]
    holds block q's maximum (lt__row_max of it, taken by the product's epilogue) */
@@ -11757,6 +11774,44 @@ static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, const
     return (float)log(s);
 }
 
+/* The forward with float32 logits (LT__LCE_WIDE): z32 = round16(x16·W16ᵀ) by lt__gemm16 (x
+   rounded once into a float32 copy, as below), then each row as lt_cross_entropy's forward: the
+   same max and sums as lt__lse16's on z16. */
+static void lt__linear_ce16_fwd32(lt__node *nd, lt_dtype p, const lt__ce16_bufs *bf) {
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
+    int simd = lt__simd_level();
+    double total = 0;
+    float *xr = NULL;
+    lt__mm16_opnd x = lt__opnd16_of(nd, 0, C, 0, 0), wt = lt__opnd16(nd->in[1]->data, NULL, C, 0, 1);
+    if (!x.exact) {
+        xr = (float *)LT__MALLOC((size_t)R * (size_t)C * sizeof(float));
+        if (!xr) {
+            lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_cross_entropy: out of memory for a %lld x %lld copy of x",
+                         (long long)R, (long long)C);
+            return;
+        }
+        if (x.h && p == LT_F16) lt_f16_to_f32_array(x.h, xr, (size_t)(R * C));
+        else if (x.h) lt_bf16_to_f32_array(x.h, xr, (size_t)(R * C));
+        else lt_round_to_precision(p, x.f, xr, (size_t)(R * C));
+        x = lt__opnd16(xr, NULL, C, 0, 0);
+        x.exact = 1;
+    }
+    lt__gemm16(p, 1, R, V, C, &x, &wt, NULL, bf->z32, V, 0, 0);
+    LT__FREE(xr);
+    LT__OMP(parallel for if (R * V > 32768))
+    for (r = 0; r < R; r++) {
+        const float *z = bf->z32 + r * V;
+        int32_t t = nd->ids[r];
+        float m, ls;
+        if (t == LT_IGNORE_INDEX) { bf->loss[r] = 0.0f; continue; }
+        ls = lt__lse_shifted(simd, z, V, &m, r + 1 < R ? z + V : NULL);
+        bf->m[r] = m;
+        bf->lse[r] = ls;
+        bf->loss[r] = (m - z[t]) + ls;
+    }
+    for (r = 0; r < R; r++) total += bf->loss[r];
+    nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
+}
 static void lt__linear_ce16_fwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(LT__PREC2(nd));
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
@@ -11769,6 +11824,11 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     lt__gsrc w;
     lt__gepi e = lt__gepi_of((int)p, NULL);
     int id = lt__gemm_pick(), exact = !lt__gemm16_pairs(id);
+    if (bf.z32) {
+        if (nd->save[0]) lt__to16_array(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
+        lt__linear_ce16_fwd32(nd, p, &bf);
+        return;
+    }
     /* z = round16(x16 · W16ᵀ) in one product whose epilogue narrows each finished block into z and
        takes its pieces' maxima (lt__gepi's z): the float32 values pass through blk, a scratch of
        R x LT__CE16_BLK floats per thread, the widest block of C it takes (lt__sgemm_ex).  x is
@@ -11824,7 +11884,7 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     lt__ce16_bufs bf = lt__ce16_layout(nd);
     int addx = 1, addw = 1, simd = lt__simd_level();
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &addx), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), g;
-    lt__mm16_opnd dz = lt__opnd16(NULL, bf.z, V, 0, 0), dzt = lt__opnd16(NULL, bf.z, V, 0, 1), x, w;
+    lt__mm16_opnd dz = lt__opnd16(bf.z32, bf.z, V, 0, 0), dzt = lt__opnd16(bf.z32, bf.z, V, 0, 1), x, w;
     if (!(LT__LCE_DENOM(nd) > 0)) {   /* no gradient: zeros where nothing was written yet */
         if (gx && !addx) lt__zero(gx, nd->in[0]->n);
         if (gw && !addw) lt__zero(gw, nd->in[1]->n);
@@ -11833,10 +11893,25 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {   /* dz over z, in pieces */
-        uint16_t *zr = bf.z + r * V;
         int32_t t = nd->ids[r];
         float m = bf.m[r], ls = bf.lse[r];
         int64_t j0;
+        if (bf.z32) {   /* float32 logits: lt_cross_entropy's backward in place, each piece then rounded */
+            float *zr = bf.z32 + r * V;
+            if (t == LT_IGNORE_INDEX) {
+                memset(zr, 0, (size_t)V * sizeof(float));
+                continue;
+            }
+            for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
+                int64_t n = V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE;
+                lt__fetch(zr + j0, LT__AHEAD, n * (int64_t)sizeof *zr, LT__FETCH_L2W);
+                lt__exp_grad(simd, zr + j0, zr + j0, n, m, ls, g, 0);
+                if (t >= j0 && t < j0 + n) zr[t] -= g;
+                lt__round16(p, zr + j0, zr + j0, (size_t)n);
+            }
+            continue;
+        }
+        uint16_t *zr = bf.z + r * V;
         if (t == LT_IGNORE_INDEX) {
             memset(zr, 0, (size_t)V * sizeof(uint16_t));
             continue;
@@ -11846,6 +11921,7 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
             lt__ce16_dz(simd, p, zr + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, m, ls, g, t - j0);
         }
     }
+    dz.exact = dzt.exact = bf.z32 != NULL;
     if (gx) {   /* dx (R,C) += dz · W */
         w = lt__opnd16(nd->in[1]->data, NULL, C, 0, 0);
         lt__gemm16(p, 1, R, C, V, &dz, &w, NULL, gx, C, 0, addx ? 1 : 2);
@@ -11886,7 +11962,8 @@ static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt
     if (nd->out->requires_grad && w->requires_grad && !lt__is_param_data(x) && lt__copy16(ctx, x) &&
         !lt__save(ctx, nd, 0, (x->n + 1) / 2))
         return NULL;
-    if (!lt__save(ctx, nd, 1, lt__ce16_save_floats(R, V))) return NULL;
+    LT__LCE_WIDE(nd) = lt__ce16_wide(ctx->precision);
+    if (!lt__save(ctx, nd, 1, lt__ce16_zfloats((int)LT__LCE_WIDE(nd), R, V) + 3 * R)) return NULL;
     return lt__run(ctx, nd);
 }
 

@@ -6313,6 +6313,7 @@ typedef struct {
     lt__ukernel fn_k, fn_r;   /* A sliver k-major / row-major */
     lt__ukernel sk[2], sr[2]; /* short tiles (NULL: none): the first rows of a sliver, k-major / row-major */
     lt__ukernel nk, nr_;      /* full tiles with streaming stores, beta 0 only (NULL: none), k-major / row-major */
+    lt__ukernel nkr, nrr;     /* ... of the values rounded to bf16 (the 16-bit head's float32 logits) */
     lt__ukernel_b bk, br;     /* full tiles with a bias row added as they are stored (NULL: none), k- / row-major */
     lt__ukernel_b rk, rr;     /* ... and then rounded to bf16 (the 16-bit forward's epilogue) */
     int stream;               /* this call stores C's full tiles with nk / nr_ (lt__gemm_stream_fit) */
@@ -6445,6 +6446,15 @@ static void lt__uk_portable_r(int64_t kc, const float *a, const float *b, float 
     va = _mm512_set1_ps(alpha);                                                                    \
     (void)vb; (void)beta;                                                                          \
     ROWS(LT__A5_STN)
+/* ... and the same with each value rounded to bf16 first (lt__gemm_tiles' fe without a bias: the
+   kr kernels' sums, whose -0.0 row adds nothing) */
+#define LT__A5_STNR(r)                                                                             \
+    _mm512_stream_ps(c + r * ldc, lt__bf16_round_f32(_mm512_castps_si512(_mm512_mul_ps(va, c##r##a)))); \
+    _mm512_stream_ps(c + r * ldc + 16, lt__bf16_round_f32(_mm512_castps_si512(_mm512_mul_ps(va, c##r##b))));
+#define LT__A5_STREAMR(ROWS)                                                                       \
+    va = _mm512_set1_ps(alpha);                                                                    \
+    (void)vb; (void)beta;                                                                          \
+    ROWS(LT__A5_STNR)
 /* XARG: more parameters (", const float *bias" for LT__A5_STORE_BIAS and _BF16), or nothing;
    FETCH: 1 asks for C's tile whatever beta, 0 only when the kernel reads C (the streaming stores) */
 #define LT__A5_KERNEL(name, ASTEP, ROWS) LT__A5_KERNEL_S(name, ASTEP, ROWS, LT__A5_ZEROS, LT__A5_STORE, , 1)
@@ -6479,6 +6489,7 @@ LT__A5_KERNEL(lt__uk_avx512_k, 14, LT__A5_ROWS)    /* A sliver k-major: a[k*14 +
 LT__A5_KERNEL(lt__uk_avx512_k4, 14, LT__A5_ROWS4)
 LT__A5_KERNEL(lt__uk_avx512_k8, 14, LT__A5_ROWS8)
 LT__A5_KERNEL_S(lt__uk_avx512_kn, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM, , 0)
+LT__A5_KERNEL_S(lt__uk_avx512_knr, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAMR, , 0)
 LT__A5_KERNEL_S(lt__uk_avx512_kb, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BIAS, LT__A5_BIAS_ARG, 1)
 LT__A5_KERNEL_S(lt__uk_avx512_kr, 14, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BF16, LT__A5_BIAS_ARG, 1)
 #undef LT__AT
@@ -6487,6 +6498,7 @@ LT__A5_KERNEL(lt__uk_avx512_r, 1, LT__A5_ROWS)     /* A sliver row-major: a[r*KS
 LT__A5_KERNEL(lt__uk_avx512_r4, 1, LT__A5_ROWS4)
 LT__A5_KERNEL(lt__uk_avx512_r8, 1, LT__A5_ROWS8)
 LT__A5_KERNEL_S(lt__uk_avx512_rn, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAM, , 0)
+LT__A5_KERNEL_S(lt__uk_avx512_rnr, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STREAMR, , 0)
 LT__A5_KERNEL_S(lt__uk_avx512_rb, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BIAS, LT__A5_BIAS_ARG, 1)
 LT__A5_KERNEL_S(lt__uk_avx512_rr, 1, LT__A5_ROWS, LT__A5_ZEROS, LT__A5_STORE_BF16, LT__A5_BIAS_ARG, 1)
 #undef LT__AT
@@ -6842,6 +6854,7 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
         g.sk[0] = lt__uk_avx512_k4; g.sr[0] = lt__uk_avx512_r4; g.sh[0] = 4;
         g.sk[1] = lt__uk_avx512_k8; g.sr[1] = lt__uk_avx512_r8; g.sh[1] = 8;
         g.nk = lt__uk_avx512_kn; g.nr_ = lt__uk_avx512_rn;
+        g.nkr = lt__uk_avx512_knr; g.nrr = lt__uk_avx512_rnr;
         g.bk = lt__uk_avx512_kb; g.br = lt__uk_avx512_rb;
         g.rk = lt__uk_avx512_kr; g.rr = lt__uk_avx512_rr;
         g.mc = 112; g.kc = 256; g.nc = 512; g.isa = 2;
@@ -6911,6 +6924,7 @@ static void lt__gemm_dp(lt__gemm_impl *g) {
     if (!pairs && !lt__cpu_has(LT__CPU_AMD)) return;
     g->fn_k = lt__uk_bf16dp_k; g->fn_r = lt__uk_bf16dp_r; g->dp = 1;
     g->nk = lt__uk_bf16dp_kn; g->nr_ = lt__uk_bf16dp_rn;
+    g->nkr = NULL; g->nrr = NULL;
     g->bk = NULL; g->br = NULL;   /* (no float32 bias on bf16 operands) */
     g->rk = lt__uk_bf16dp_kr; g->rr = lt__uk_bf16dp_rr;
     g->sk[0] = lt__uk_bf16dp_k4; g->sr[0] = lt__uk_bf16dp_r4;   /* heights 4 and 8 (sh) as the */
@@ -7761,12 +7775,22 @@ static void lt__gemm_tiles(const lt__gemm_impl *g, int ta, int64_t mc, int64_t n
                 break;
             }
         lt__ukernel_b fb = !fe || kh != g->mr ? NULL : fe->p ? (ta ? g->rk : g->rr) : (ta ? g->bk : g->br);
+        int rounds = 0;   /* the streaming kernel rounds to bf16 itself (fe bf16 without a bias) */
         full = g->stream && bet == 0.0f && kh == g->mr ? (ta ? g->nk : g->nr_) : fn;
+        if (g->stream && bet == 0.0f && kh == g->mr && fe && fe->p == LT_BF16 && !fe->bias) {
+            full = ta ? g->nkr : g->nrr;
+            rounds = 1;
+            fb = NULL;
+        }
         for (jr = 0; jr < nc; jr += g->nr) {
             int w = nc - jr < g->nr ? (int)(nc - jr) : g->nr, i, j;
             float *c = C + ir * ldc + jr;
             lt__pf_step(pf);
             lt__pf_step(pf + 1);
+            if (h == kh && w == g->nr && rounds) {
+                full(kc, as, bp + jr * bc, c, ldc, alpha, bet);
+                continue;
+            }
             if (h == kh && w == g->nr && fb) {
                 fb(kc, as, bp + jr * bc, c, ldc, alpha, bet, row + jr);
                 continue;
@@ -8039,7 +8063,9 @@ static int lt__gemm_z_cheap(int id, int p, int64_t N, int64_t K, int64_t ldc) {
    back later, moves twice the bytes for nothing.  A K a little over KC (up to LT__KC_MAX,
    gpt-mini's 384) is then taken as one block, with a B panel of the same size (NC cut as KC
    grows): with two blocks every tile of C would be stored, loaded and stored again.  The head's
-   logits (1024 x 50304 floats, 206 MB, from K = 384) are the case in a training step.
+   logits (1024 x 50304 floats, 206 MB, from K = 384) are the case in a training step, at float32
+   and as bf16 values kept in float32 (linear_ce16's z32: the one epilogue with streaming kernels,
+   nkr / nrr, which round each value as the tiles' fe would and store it).
    lt__gemm_stream_min: C's bytes must be above it (-1: above the L3's size, or 32 MiB where cpuid
    does not say); the tests lower it to reach the streaming kernels with small products. */
 static int64_t lt__gemm_stream_min = -1;
@@ -8048,8 +8074,10 @@ static void lt__gemm_stream_fit(lt__gemm_impl *g, int64_t M, int64_t N, int64_t 
     int64_t min = lt__gemm_stream_min >= 0 ? lt__gemm_stream_min : lt__cpu_cache(3);
     if (min <= 0 && lt__gemm_stream_min < 0) min = (int64_t)32 << 20;
     g->stream = 0;
-    if (!g->nk || beta != 0.0f || K > LT__KC_MAX || LT__GEPI_ON(epi) || ((uintptr_t)C & 63) != 0 || ldc % 16 != 0 ||
+    if (!g->nk || beta != 0.0f || K > LT__KC_MAX || ((uintptr_t)C & 63) != 0 || ldc % 16 != 0 ||
         (double)M * (double)N * 4.0 <= (double)min)
+        return;
+    if (LT__GEPI_ON(epi) && !(epi->p == LT_BF16 && !epi->bias && !epi->z && g->nkr))
         return;
     g->stream = 1;
     if (K > g->kc) {
@@ -11703,19 +11731,22 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
 #define LT__LCE_C(nd) ((nd)->i[1])
 #define LT__LCE_DENOM(nd) ((nd)->f[0])
 #define LT__LCE_WIDE(nd) ((nd)->i[2])   /* 1: the logits are kept as float32 values (lt__ce16_wide) */
-/* Where bf16 products run the AVX2 kernel (on converted panels: no 16-bit arithmetic), the logits
-   are kept as float32 values rounded to bf16 (z32, R·V floats) instead of 16-bit patterns: the
-   same numbers, twice the bytes, but made the way the float32 head makes its logits, the tiles
-   rounding as they store (lt__gemm_tiles' fe), and read by the float32 cross-entropy's loops.
+/* Where bf16 products run on converted panels (the AVX2 kernel, or AVX-512 without the pair
+   kernels: no 16-bit arithmetic), the logits are kept as float32 values rounded to bf16 (z32, R·V
+   floats) instead of 16-bit patterns: the same numbers, twice the bytes, but made the way the
+   float32 head makes its logits, the tiles rounding as they store (lt__gemm_tiles' fe; AVX-512
+   streams them, as fp32's, lt__gemm_stream_fit), and read by the float32 cross-entropy's loops.
    Narrowing each finished block into z16 needs a pass of its own over the block, and that pass
    waits on z16's lines while no product runs; the float32 values cost more bytes and no such
-   pass.  gpt-mini's head (1024 x 384 x 50304) at 2 threads on AVX2 kernels: the forward 4.5%
-   faster than through z16, the backward 1.2%, both now within 1.2% of fp32's (bench/precision.md). */
+   pass.  gpt-mini's head (1024 x 384 x 50304) at 2 threads: the forward 4.5% faster than through
+   z16 on AVX2 kernels, 3.4% on AVX-512 ones, the backward level or 1.2% faster, both within 1.2%
+   of fp32's (bench/precision.md).  Where the pair kernels or AMX multiply bf16 themselves, z16
+   stays (half the bytes, and their products are the faster part). */
 static int lt__ce16_wide_force = -1;   /* the tests' switch: 0 or 1 whatever the kernel (-1: as below) */
 static int lt__ce16_wide(lt_dtype p) {
     int id = lt__gemm_pick();
     if (lt__ce16_wide_force >= 0) return lt__ce16_wide_force;
-    return p == LT_BF16 && id == LT__GEMM_AVX2 && !lt__gemm16_pairs(id);
+    return p == LT_BF16 && (id == LT__GEMM_AVX2 || id == LT__GEMM_AVX512) && !lt__gemm16_pairs(id);
 }
 typedef struct { uint16_t *z; float *z32, *m, *lse, *loss; } lt__ce16_bufs;
 static int64_t lt__ce16_zfloats(int wide, int64_t R, int64_t V) { return wide ? R * V : (R * V + 1) / 2; }

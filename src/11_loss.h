@@ -137,19 +137,22 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
 #define LT__LCE_C(nd) ((nd)->i[1])
 #define LT__LCE_DENOM(nd) ((nd)->f[0])
 #define LT__LCE_WIDE(nd) ((nd)->i[2])   /* 1: the logits are kept as float32 values (lt__ce16_wide) */
-/* Where bf16 products run the AVX2 kernel (on converted panels: no 16-bit arithmetic), the logits
-   are kept as float32 values rounded to bf16 (z32, R·V floats) instead of 16-bit patterns: the
-   same numbers, twice the bytes, but made the way the float32 head makes its logits, the tiles
-   rounding as they store (lt__gemm_tiles' fe), and read by the float32 cross-entropy's loops.
+/* Where bf16 products run on converted panels (the AVX2 kernel, or AVX-512 without the pair
+   kernels: no 16-bit arithmetic), the logits are kept as float32 values rounded to bf16 (z32, R·V
+   floats) instead of 16-bit patterns: the same numbers, twice the bytes, but made the way the
+   float32 head makes its logits, the tiles rounding as they store (lt__gemm_tiles' fe; AVX-512
+   streams them, as fp32's, lt__gemm_stream_fit), and read by the float32 cross-entropy's loops.
    Narrowing each finished block into z16 needs a pass of its own over the block, and that pass
    waits on z16's lines while no product runs; the float32 values cost more bytes and no such
-   pass.  gpt-mini's head (1024 x 384 x 50304) at 2 threads on AVX2 kernels: the forward 4.5%
-   faster than through z16, the backward 1.2%, both now within 1.2% of fp32's (bench/precision.md). */
+   pass.  gpt-mini's head (1024 x 384 x 50304) at 2 threads: the forward 4.5% faster than through
+   z16 on AVX2 kernels, 3.4% on AVX-512 ones, the backward level or 1.2% faster, both within 1.2%
+   of fp32's (bench/precision.md).  Where the pair kernels or AMX multiply bf16 themselves, z16
+   stays (half the bytes, and their products are the faster part). */
 static int lt__ce16_wide_force = -1;   /* the tests' switch: 0 or 1 whatever the kernel (-1: as below) */
 static int lt__ce16_wide(lt_dtype p) {
     int id = lt__gemm_pick();
     if (lt__ce16_wide_force >= 0) return lt__ce16_wide_force;
-    return p == LT_BF16 && id == LT__GEMM_AVX2 && !lt__gemm16_pairs(id);
+    return p == LT_BF16 && (id == LT__GEMM_AVX2 || id == LT__GEMM_AVX512) && !lt__gemm16_pairs(id);
 }
 typedef struct { uint16_t *z; float *z32, *m, *lse, *loss; } lt__ce16_bufs;
 static int64_t lt__ce16_zfloats(int wide, int64_t R, int64_t V) { return wide ? R * V : (R * V + 1) / 2; }

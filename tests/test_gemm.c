@@ -239,6 +239,13 @@ static void test_gemm_stream(void) {
         h = g; lt__gemm_stream_fit(&h, 150, 530, 385, 0.0f, Cal, 544, NULL); if (h.stream || h.kc != g.kc) ok = 0;
         h = g; lt__gemm_stream_fit(&h, 150, 530, 200, 0.0f, Cal + 1, 544, NULL); if (h.stream) ok = 0;
         h = g; lt__gemm_stream_fit(&h, 150, 530, 200, 0.0f, Cal, 537, NULL); if (h.stream) ok = 0;
+        {   /* of the epilogues, bf16's rounding alone streams (where the kernel has nkr) */
+            float bias[4] = {0};
+            lt__gepi ebf = lt__gepi_of(LT_BF16, NULL), eb = lt__gepi_of(LT_BF16, bias), e32 = lt__gepi_of(0, bias);
+            h = g; lt__gemm_stream_fit(&h, 150, 530, 270, 0.0f, Cal, 544, &ebf); if (h.stream != (g.nkr != NULL)) ok = 0;
+            h = g; lt__gemm_stream_fit(&h, 150, 530, 270, 0.0f, Cal, 544, &eb); if (h.stream) ok = 0;
+            h = g; lt__gemm_stream_fit(&h, 150, 530, 270, 0.0f, Cal, 544, &e32); if (h.stream) ok = 0;
+        }
         lt__gemm_stream_min = -1;   /* the default: above the last-level cache */
         h = g; lt__gemm_stream_fit(&h, 150, 530, 200, 0.0f, Cal, 544, NULL); if (h.stream) ok = 0;
         h = g; lt__gemm_stream_fit(&h, 1024, 50304, 384, 0.0f, Cal, 50304, NULL);
@@ -247,12 +254,14 @@ static void test_gemm_stream(void) {
                 "kernel %s: stream decisions or the long block's KC x NC wrong", g.name);
     }
     {   /* K within one block: streaming changes no sum, so the same bits as the usual stores, in
-           float32 and with bf16 operands (the AVX512_BF16 pair kernels where they run) */
-        static const tg_shape same[] = {{100, 96, 64}, {257, 64, 256}};
+           float32 and with bf16 operands (the AVX512_BF16 pair kernels where they run), without an
+           epilogue and with bf16's rounding (the tiles' fe: the streaming kernels that round) */
+        static const tg_shape same[] = {{100, 96, 64}, {257, 64, 256}, {28, 64, 200}};
         int64_t i, M, N, K, ldc;
-        int same_bits = 1, pi;
-        for (s = 0; s < 2; s++)
-            for (pi = 0; pi < 2; pi++)
+        int same_bits = 1, pi, ep;
+        lt__gepi ebf = lt__gepi_of(LT_BF16, NULL);
+        for (s = 0; s < 3; s++)
+            for (pi = 0; pi < 4; pi++)
                 for (t = 0; t < 4; t++) {
                     float *A, *B, *Craw, *C[2];
                     lt__gsrc sa, sb;
@@ -263,18 +272,19 @@ static void test_gemm_stream(void) {
                     C[0] = (float *)(((uintptr_t)Craw + 63) & ~(uintptr_t)63); C[1] = C[0] + M * ldc;
                     for (i = 0; i < M * K + K * N; i++) A[i] = tg_val(&sd);
                     sa = lt__gsrc_f32(A); sb = lt__gsrc_f32(B);
-                    sa.p = sb.p = pi ? (int)LT_BF16 : 0;
+                    sa.p = sb.p = pi & 1 ? (int)LT_BF16 : 0;
+                    ep = pi >> 1;
                     for (i = 0; i < 2; i++) {
                         lt__gemm_stream_min = i ? 0 : -1;
                         lt__sgemm_ex(lt__gemm_pick(), t & 1, (t >> 1) & 1, M, N, K, 0.5f, sa, t & 1 ? M : K, sb,
-                                     (t >> 1) & 1 ? K : N, 0.0f, C[i], ldc, NULL);
+                                     (t >> 1) & 1 ? K : N, 0.0f, C[i], ldc, ep ? &ebf : NULL);
                     }
                     for (i = 0; i < M; i++)
                         if (memcmp(C[0] + i * ldc, C[1] + i * ldc, (size_t)N * sizeof(float)) != 0) same_bits = 0;
                     free(A); free(Craw);
                 }
-        t_check(same_bits, "gemm/streaming stores: the same bits as the usual stores (K in one block, f32 and bf16)",
-                "a product differs");
+        t_check(same_bits, "gemm/streaming stores: the same bits as the usual stores (K in one block, f32 and bf16, "
+                "with and without bf16's rounding)", "a product differs");
     }
     lt__gemm_stream_min = min0;
 }

@@ -11714,7 +11714,8 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
 /* x (R, C), W (V, C), targets (R) -> loss [1]: lt_linear(x, W) then lt_cross_entropy(_sum) at
    16-bit precision, the same numbers, without a float32 logits tensor (R·V floats) or its float32
    gradient (as much again): the logits z = round16(x16·W16ᵀ) are kept in 16 bits only (but for
-   bf16 on the AVX2 kernel, which keeps them as float32 values: LT__LCE_WIDE below).
+   bf16 where its products run on converted panels, which keeps them as float32 values:
+   LT__LCE_WIDE below, whose forward and backward are lt_cross_entropy's loops).
    Forward: z in one product whose epilogue rounds each finished block of float32 sums (in L2, a
    scratch of R x 512 floats per thread, malloc'd for the forward, not kept, with R x C more for x
    where the product runs on converted panels) and narrows it into z16, taking the row maxima of
@@ -11744,8 +11745,9 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    stays (half the bytes, and their products are the faster part). */
 static int lt__ce16_wide_force = -1;   /* the tests' switch: 0 or 1 whatever the kernel (-1: as below) */
 static int lt__ce16_wide(lt_dtype p) {
-    int id = lt__gemm_pick();
+    int id;
     if (lt__ce16_wide_force >= 0) return lt__ce16_wide_force;
+    id = lt__gemm_pick();
     return p == LT_BF16 && (id == LT__GEMM_AVX2 || id == LT__GEMM_AVX512) && !lt__gemm16_pairs(id);
 }
 typedef struct { uint16_t *z; float *z32, *m, *lse, *loss; } lt__ce16_bufs;

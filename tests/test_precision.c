@@ -770,7 +770,7 @@ static void tp_head16_case(int64_t R, int64_t C, int64_t V, int64_t hot, int cou
             t_check(ok, nm, "fused loss %.9g, unfused %.9g; or the gradients differ", l2, l1);
         }
     /* it keeps the logits in 16 bits (R·V/2 floats), or as float32 values where bf16 products run
-       on the AVX2 kernel (lt__ce16_wide), and three floats per row */
+       on converted panels (lt__ce16_wide), and three floats per row */
     if (counts) {
         int64_t want = (lt__ce16_wide(LT_BF16) ? R * V : (R * V + 1) / 2) + 3 * R;
         t_check(nsave[0] == want && nsave[1] == (R * V + 1) / 2 + 3 * R, "precision/head16/saves_logits",
@@ -976,8 +976,8 @@ static void tp_compile(void) {
     printf("     planned bytes: fp32 %zu, bf16 %zu (%.3fx), fp16 %zu; loss after %d steps: fp32 %.4f, bf16 %.4f, "
            "fp16 %.4f (from %.4f)\n", b32, b16, (double)b16 / (double)b32, bf, STEPS, l32[STEPS - 1], lc[STEPS - 1],
            l16[STEPS - 1], l32[0]);
-    /* (bf16 keeps the head's logits as float32 values where its products run the AVX2 kernel,
-       lt__ce16_wide: more bytes than fp16's plan there, the same elsewhere) */
+    /* (bf16 keeps the head's logits as float32 values where its products run on converted
+       panels, lt__ce16_wide: more bytes than fp16's plan there, the same elsewhere) */
     t_check(b16 > 0 && b16 < b32 && (lt__ce16_wide(LT_BF16) ? b16 > bf : bf == b16),
             "precision/compile/plan_bytes_smaller", "fp32 %zu, bf16 %zu, fp16 %zu", b32, b16, bf);
     /* a short run learns the pattern in 16 bit about as well as in float32: within 2% */

@@ -848,7 +848,9 @@ LTRAIN_DEF lt_status lt_scaler_set_state(lt_ctx *ctx, lt_scaler *sc, const lt_sc
    The loss, softmax, residual adds and the optimizer (float32 master weights and
    moments) stay float32.  For backward these ops keep 16-bit copies of what they need (half the
    bytes; a parameter is read in place): the operands of a product, gelu's input, layernorm's
-   normalised x̂ = (x-mean)·rstd (plus rstd), attention's qkv and y, the logits; so a compiled plan (lt_compile) frees
+   normalised x̂ = (x-mean)·rstd (plus rstd), attention's qkv and y, the logits (bf16's as float32
+   values where its products run on converted panels, no AMX or AMD's AVX512_BF16: narrowing them
+   cost more time than the bytes saved, @@LOSS.linear_ce16); so a compiled plan (lt_compile) frees
    the float32 inputs after the forward.  An eager step keeps every float32 tensor until lt_reset
    anyway, so there a value that is 16-bit already (the output of a product, gelu or attention
    at this precision) is read in place instead of copied (the same bits in less memory; see

@@ -23,16 +23,19 @@ LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
 #define LT__CE_V(nd) ((nd)->i[0])       /* V, the row length */
 #define LT__CE_OVER(nd) ((nd)->i[1])    /* eager: d(logits) may be written over the logits */
 #define LT__CE_DENOM(nd) ((nd)->f[0])
-static void lt__cross_entropy_fwd(lt__node *nd) {
-    int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V, r;
-    float *row = nd->save[0];   /* per-row losses, summed in order afterwards: deterministic */
-    float *rm = row + R, *rl = row + 2 * R;
+/* The forward's rows (R rows of V logits x, targets ids): row[r] = (m - x[t]) + log Σ exp(x - m),
+   with m and the log-sum (ls) kept in rm, rl for backward (all 0 for an ignored row); returns
+   Σ_r row[r], summed in row order afterwards: deterministic.  (linear_ce16 runs it on its
+   float32 logits too.) */
+static double lt__ce_rows_fwd(const float *x0, int64_t R, int64_t V, const int32_t *ids, float *row, float *rm,
+                              float *rl) {
+    int64_t r;
     double total = 0;
     int simd = lt__simd_level();
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
-        const float *x = nd->in[0]->data + r * V;
-        int32_t t = nd->ids[r];
+        const float *x = x0 + r * V;
+        int32_t t = ids[r];
         float m, ls;
         if (t == LT_IGNORE_INDEX) { row[r] = rm[r] = rl[r] = 0.0f; continue; }
         ls = lt__lse_shifted(simd, x, V, &m, r + 1 < R ? x + V : NULL);
@@ -41,7 +44,36 @@ static void lt__cross_entropy_fwd(lt__node *nd) {
         rl[r] = ls;
     }
     for (r = 0; r < R; r++) total += row[r];
+    return total;
+}
+static void lt__cross_entropy_fwd(lt__node *nd) {
+    int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V;
+    float *row = nd->save[0];
+    double total = lt__ce_rows_fwd(nd->in[0]->data, R, V, nd->ids, row, row + R, row + 2 * R);
     nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
+}
+/* The backward of one row (x its logits, m and ls its forward's, g = dloss/denom, t its target or
+   LT_IGNORE_INDEX): gr = g·(softmax(x) - onehot(t)) over x when gr == x (0 + ..., the bits of +=
+   into zeros; zeros for an ignored row), else added to gr (nothing for an ignored row), in pieces
+   of 256 with the next ones fetched (@@CORE); p16 (bf16 or fp16; LT_F32: none) rounds each
+   finished piece in place, while it is in L1 (linear_ce16's float32 logits). */
+static void lt__ce_row_grad(int simd, const float *x, float *gr, int64_t V, float m, float ls, float g, int32_t t,
+                            lt_dtype p16) {
+    int64_t j0, step = simd ? 256 : V;   /* (the vector kernels' values do not depend on the pieces) */
+    if (t == LT_IGNORE_INDEX) {
+        if (gr == x) memset(gr, 0, (size_t)V * sizeof(float));
+        return;
+    }
+    for (j0 = 0; j0 < V; j0 += step) {
+        int64_t n = V - j0 < step ? V - j0 : step;
+        if (simd) {
+            lt__fetch(x + j0, LT__AHEAD, n * (int64_t)sizeof(float), gr == x ? LT__FETCH_L2W : LT__FETCH_L2);
+            if (gr != x) lt__fetch(gr + j0, LT__AHEAD, n * (int64_t)sizeof(float), LT__FETCH_L2W);
+        }
+        lt__exp_grad(simd, x + j0, gr + j0, n, m, ls, g, gr != x);
+        if (t >= j0 && t < j0 + n) gr[t] -= g;
+        if (p16 != LT_F32) lt__round16(p16, gr + j0, gr + j0, (size_t)n);
+    }
 }
 static void lt__cross_entropy_bwd(lt__node *nd) {
     int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V, r;
@@ -56,25 +88,9 @@ static void lt__cross_entropy_bwd(lt__node *nd) {
     }
     g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
     LT__OMP(parallel for if (R * V > 32768))
-    for (r = 0; r < R; r++) {
-        const float *x = nd->in[0]->data + r * V;
-        float *gr = gx + r * V, m = nd->save[0][R + r], ls = nd->save[0][2 * R + r];
-        int32_t t = nd->ids[r];
-        int64_t j0, step = simd ? 256 : V;   /* (the vector kernels' values do not depend on the pieces) */
-        if (t == LT_IGNORE_INDEX) {
-            if (gr == x) memset(gr, 0, (size_t)V * sizeof(float));
-            continue;
-        }
-        for (j0 = 0; j0 < V; j0 += step) {   /* in place: 0 + g·p, the bits of += into zeros */
-            int64_t n = V - j0 < step ? V - j0 : step;
-            if (simd) {   /* the pieces ahead (@@CORE) */
-                lt__fetch(x + j0, LT__AHEAD, n * (int64_t)sizeof(float), gr == x ? LT__FETCH_L2W : LT__FETCH_L2);
-                if (gr != x) lt__fetch(gr + j0, LT__AHEAD, n * (int64_t)sizeof(float), LT__FETCH_L2W);
-            }
-            lt__exp_grad(simd, x + j0, gr + j0, n, m, ls, g, gr != x);
-        }
-        gr[t] -= g;
-    }
+    for (r = 0; r < R; r++)
+        lt__ce_row_grad(simd, nd->in[0]->data + r * V, gx + r * V, V, nd->save[0][R + r], nd->save[0][2 * R + r], g,
+                        nd->ids[r], LT_F32);
 }
 /* The checks lt_cross_entropy(_sum) make: targets in [0,V) or ignored, denom > 0 when given. */
 static int lt__ce_check(lt_ctx *ctx, const char *who, const lt_tensor *logits, int64_t V, int64_t R,
@@ -213,13 +229,24 @@ static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, const
     return (float)log(s);
 }
 
-/* The forward with float32 logits (LT__LCE_WIDE): z32 = round16(x16·W16ᵀ) by lt__gemm16 (x
-   rounded once into a float32 copy, as below), then each row as lt_cross_entropy's forward: the
-   same max and sums as lt__lse16's on z16. */
+/* x as a float32 operand (n values) for products on converted panels: its values rounded to p
+   once into xr, from its 16-bit copy where it has one (a compiled plan may keep only that), packed
+   then as plain float32 copies instead of being widened or rounded for each panel of W
+   (bench/precision.md) */
+static lt__mm16_opnd lt__ce16_x32(lt_dtype p, lt__mm16_opnd x, float *xr, int64_t n, int64_t C) {
+    if (x.h && p == LT_F16) lt_f16_to_f32_array(x.h, xr, (size_t)n);
+    else if (x.h) lt_bf16_to_f32_array(x.h, xr, (size_t)n);
+    else lt_round_to_precision(p, x.f, xr, (size_t)n);
+    x = lt__opnd16(xr, NULL, C, 0, 0);
+    x.exact = 1;
+    return x;
+}
+/* The forward with float32 logits (LT__LCE_WIDE): z32 = round16(x16·W16ᵀ) by lt__gemm16 (x as
+   lt__ce16_x32 makes it, unless its float32 values are 16-bit already), then the rows as
+   lt_cross_entropy's forward (lt__ce_rows_fwd): the same max and sums as lt__lse16's on z16. */
 static void lt__linear_ce16_fwd32(lt__node *nd, lt_dtype p, const lt__ce16_bufs *bf) {
-    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
-    int simd = lt__simd_level();
-    double total = 0;
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C;
+    double total;
     float *xr = NULL;
     lt__mm16_opnd x = lt__opnd16_of(nd, 0, C, 0, 0), wt = lt__opnd16(nd->in[1]->data, NULL, C, 0, 1);
     if (!x.exact) {
@@ -229,26 +256,11 @@ static void lt__linear_ce16_fwd32(lt__node *nd, lt_dtype p, const lt__ce16_bufs 
                          (long long)R, (long long)C);
             return;
         }
-        if (x.h && p == LT_F16) lt_f16_to_f32_array(x.h, xr, (size_t)(R * C));
-        else if (x.h) lt_bf16_to_f32_array(x.h, xr, (size_t)(R * C));
-        else lt_round_to_precision(p, x.f, xr, (size_t)(R * C));
-        x = lt__opnd16(xr, NULL, C, 0, 0);
-        x.exact = 1;
+        x = lt__ce16_x32(p, x, xr, R * C, C);
     }
     lt__gemm16(p, 1, R, V, C, &x, &wt, NULL, bf->z32, V, 0, 0);
     LT__FREE(xr);
-    LT__OMP(parallel for if (R * V > 32768))
-    for (r = 0; r < R; r++) {
-        const float *z = bf->z32 + r * V;
-        int32_t t = nd->ids[r];
-        float m, ls;
-        if (t == LT_IGNORE_INDEX) { bf->loss[r] = 0.0f; continue; }
-        ls = lt__lse_shifted(simd, z, V, &m, r + 1 < R ? z + V : NULL);
-        bf->m[r] = m;
-        bf->lse[r] = ls;
-        bf->loss[r] = (m - z[t]) + ls;
-    }
-    for (r = 0; r < R; r++) total += bf->loss[r];
+    total = lt__ce_rows_fwd(bf->z32, R, V, nd->ids, bf->loss, bf->m, bf->lse);
     nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
 }
 static void lt__linear_ce16_fwd(lt__node *nd) {
@@ -288,13 +300,9 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     for (i = 0; i < R * np; i++) pm[i] = -INFINITY;
     if (nd->save[0]) lt__to16_array(p, nd->in[0]->data, (uint16_t *)(void *)nd->save[0], (size_t)nd->in[0]->n);
     x = lt__opnd16_of(nd, 0, C, 0, 0);
-    if (exact) {   /* (from the 16-bit copy where x has one: a compiled plan may keep only that) */
+    if (exact) {
         xr = pm + (size_t)R * (size_t)np;
-        if (x.h && p == LT_F16) lt_f16_to_f32_array(x.h, xr, (size_t)(R * C));
-        else if (x.h) lt_bf16_to_f32_array(x.h, xr, (size_t)(R * C));
-        else lt_round_to_precision(p, x.f, xr, (size_t)(R * C));
-        x = lt__opnd16(xr, NULL, C, 0, 0);
-        x.exact = 1;
+        x = lt__ce16_x32(p, x, xr, R * C, C);
     }
     w.f = nd->in[1]->data; w.h = NULL; w.p = (int)p; w.gelu = 0;
     e.z = bf.z; e.ldz = V;
@@ -335,22 +343,11 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
         int32_t t = nd->ids[r];
         float m = bf.m[r], ls = bf.lse[r];
         int64_t j0;
+        uint16_t *zr = bf.z ? bf.z + r * V : NULL;
         if (bf.z32) {   /* float32 logits: lt_cross_entropy's backward in place, each piece then rounded */
-            float *zr = bf.z32 + r * V;
-            if (t == LT_IGNORE_INDEX) {
-                memset(zr, 0, (size_t)V * sizeof(float));
-                continue;
-            }
-            for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
-                int64_t n = V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE;
-                lt__fetch(zr + j0, LT__AHEAD, n * (int64_t)sizeof *zr, LT__FETCH_L2W);
-                lt__exp_grad(simd, zr + j0, zr + j0, n, m, ls, g, 0);
-                if (t >= j0 && t < j0 + n) zr[t] -= g;
-                lt__round16(p, zr + j0, zr + j0, (size_t)n);
-            }
+            lt__ce_row_grad(simd, bf.z32 + r * V, bf.z32 + r * V, V, m, ls, g, t, p);
             continue;
         }
-        uint16_t *zr = bf.z + r * V;
         if (t == LT_IGNORE_INDEX) {
             memset(zr, 0, (size_t)V * sizeof(uint16_t));
             continue;

@@ -344,7 +344,8 @@ def run_json(cmd, env_extra):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-GEMM_OPS = {"matmul", "linear", "conv1d", "matmul16", "linear16", "conv1d16"}   # the products' ops
+# the products' ops (the float32 GPT's fused head, linear_ce_exp, profiles its products as linear's)
+GEMM_OPS = {"matmul", "linear", "conv1d", "matmul16", "linear16", "conv1d16"}
 
 
 def parse_profile(text, steps):

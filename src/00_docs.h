@@ -43,8 +43,8 @@
                 head, sampling)
                 @@NN.gpt @@NN.forward @@NN.generate
      @@LOSS     cross-entropy (ignore index, token-weighted), MSE, the GPT's loss   11_loss.h
-                @@LOSS.cross_entropy @@LOSS.linear_ce16 @@LOSS.linear_ce @@LOSS.mse
-                @@LOSS.gpt
+                @@LOSS.cross_entropy @@LOSS.linear_ce16 @@LOSS.linear_ce @@LOSS.linear_ce_exp
+                @@LOSS.mse @@LOSS.gpt
      @@OPTIM    AdamW, SGD with momentum                                            12_optim.h
                 @@OPTIM.table @@OPTIM.adamw @@OPTIM.sgd @@OPTIM.step
      @@OPTIM    (continued) Lion, AdEMAMix, Muon, SOAP                              13_optim_more.h

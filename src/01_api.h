@@ -378,8 +378,11 @@ LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *gpt);
 LTRAIN_DEF lt_status lt_gpt_set_recompute(lt_gpt *gpt, int every);
 /* on = 1: lt_gpt_loss(_ex) at float32 on the CPU runs the head and the loss as
    lt_linear_cross_entropy(_sum): no [B,T,V] logits kept (R·V floats less), the loss and gradients
-   equal to float rounding; 0 (the default): lt_linear + lt_cross_entropy.  16-bit precision
-   always fuses them (linear_ce16); a device keeps them apart.  Returns the context's status. */
+   equal to float rounding, the products made twice.  0 (the default): one op that keeps the R·V
+   logits, each turned into its softmax term exp(z - max) by the forward, which backward's
+   products read as they are (@@LOSS.linear_ce_exp): lt_linear + lt_cross_entropy's loss to the
+   bit, the gradients equal to float rounding.  16-bit precision always fuses them (linear_ce16);
+   a device runs lt_linear + lt_cross_entropy.  Returns the context's status. */
 LTRAIN_DEF lt_status lt_gpt_set_fused_head(lt_gpt *gpt, int on);
 /* ids [B,T] -> logits [B,T,V].  lengths: NULL, or B real lengths (padding keys masked). */
 LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *gpt, const int32_t *ids, int B, int T, const int32_t *lengths);

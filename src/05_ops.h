@@ -55,7 +55,7 @@
     X(rmsnorm, LT__IN | LT__ROW) X(rmsnorm16, 0) X(rope, LT__DX_OVER_DY)                             \
     X(silu, LT__IN | LT__ROW | LT__DX_OVER_DY) X(swiglu, LT__IN | LT__ROW | LT__DX_OVER_DY)          \
     X(attention_gqa, LT__IN | LT__OUT) X(attention_gqa16, LT__Y16) X(swiglu16, LT__Y16 | LT__DX_OVER_DY) \
-    X(linear_ce, LT__IN)
+    X(linear_ce, LT__IN) X(linear_ce_exp, LT__IN)
 
 struct lt__node {
     const struct lt__opdef *op;
@@ -259,14 +259,16 @@ LT__TARGET("avx512f") static float lt__lanes_max16(__m512 mx) {
     return v;
 }
 /* lt__exp_sum and lt__exp_grad (@@OPS.softmax) with lt__exp_neg16, 16 values at a time, the last
-   ones masked: the sum in 16 lanes added up at the end, the gradient row mul then add as the
-   portable loop. */
-LT__TARGET("avx512f") static float lt__exp_sum_avx512(const float *x, int64_t n, float m) {
+   ones masked: the sum in 16 lanes added up at the end (each term stored in keep too, when not
+   NULL), the gradient row mul then add as the portable loop. */
+LT__TARGET("avx512f") static float lt__exp_sum_avx512(const float *x, int64_t n, float m, float *keep) {
     __m512 acc = _mm512_setzero_ps(), vm = _mm512_set1_ps(m);
     int64_t j;
     for (j = 0; j < n; j += 16) {
         __mmask16 k = (__mmask16)(n - j >= 16 ? 0xFFFFu : (1u << (n - j)) - 1u);
-        acc = _mm512_mask_add_ps(acc, k, acc, lt__exp_neg16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j), vm)));
+        __m512 e = lt__exp_neg16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j), vm));
+        if (keep) _mm512_mask_storeu_ps(keep + j, k, e);
+        acc = _mm512_mask_add_ps(acc, k, acc, e);
     }
     return lt__lanes_sum16(acc);
 }
@@ -282,16 +284,23 @@ LT__TARGET("avx512f") static void lt__exp_grad_avx512(const float *x, float *y, 
     }
 }
 /* The same with AVX2 + FMA and lt__exp_neg8, 8 values at a time; the sum's last ones through a
-   block padded with -inf (exp 0: nothing added), the gradient's through lt__load8 / lt__store8. */
-LT__TARGET("avx2,fma") static float lt__exp_sum_avx2(const float *x, int64_t n, float m) {
-    __m256 acc = _mm256_setzero_ps(), vm = _mm256_set1_ps(m);
+   block padded with -inf (exp 0: nothing added; lt__store8 keeps the real ones), the gradient's
+   through lt__load8 / lt__store8. */
+LT__TARGET("avx2,fma") static float lt__exp_sum_avx2(const float *x, int64_t n, float m, float *keep) {
+    __m256 acc = _mm256_setzero_ps(), vm = _mm256_set1_ps(m), e;
     float t[8];
     int64_t j;
     int l;
-    for (j = 0; j + 8 <= n; j += 8) acc = _mm256_add_ps(acc, lt__exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm)));
+    for (j = 0; j + 8 <= n; j += 8) {
+        e = lt__exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm));
+        if (keep) _mm256_storeu_ps(keep + j, e);
+        acc = _mm256_add_ps(acc, e);
+    }
     if (j < n) {
         for (l = 0; l < 8; l++) t[l] = j + l < n ? x[j + l] : -INFINITY;
-        acc = _mm256_add_ps(acc, lt__exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(t), vm)));
+        e = lt__exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(t), vm));
+        if (keep) lt__store8(keep + j, e, n - j);
+        acc = _mm256_add_ps(acc, e);
     }
     return lt__lanes_sum8(acc);
 }
@@ -1634,16 +1643,26 @@ static float lt__row_max(const float *x, int64_t V) {
    them in double): the portable loop in the SIMD lanes the compiler picks (simd 0), or, by
    lt__simd_level, 16 lanes of lt__exp_neg16 (2, AVX-512) or 8 of lt__exp_neg8 (1, AVX2), whose
    terms are within an ulp or two of lt__exp_neg's.  Every softmax-type row (cross-entropy, the
-   fused heads, log_softmax) sums through here, so they agree with each other on a CPU. */
-static float lt__exp_sum(int simd, const float *x, int64_t n, float m) {
+   fused heads, log_softmax) sums through here, so they agree with each other on a CPU.
+   keep (NULL: not wanted; may be x) receives the terms exp(x_j - m) the sum adds. */
+static float lt__exp_sum(int simd, const float *x, int64_t n, float m, float *keep) {
     float part = 0.0f;
     int64_t j;
 #ifdef LT__X86
-    if (simd == 2) return lt__exp_sum_avx512(x, n, m);
-    if (simd == 1) return lt__exp_sum_avx2(x, n, m);
+    if (simd == 2) return lt__exp_sum_avx512(x, n, m, keep);
+    if (simd == 1) return lt__exp_sum_avx2(x, n, m, keep);
 #else
     (void)simd;
 #endif
+    if (keep) {
+        LT__OMP(simd reduction(+ : part))
+        for (j = 0; j < n; j++) {
+            float e = lt__exp_neg(x[j] - m);
+            keep[j] = e;
+            part += e;
+        }
+        return part;
+    }
     LT__OMP(simd reduction(+ : part))
     for (j = 0; j < n; j++) part += lt__exp_neg(x[j] - m);
     return part;
@@ -1672,17 +1691,22 @@ static void lt__exp_grad(int simd, const float *x, float *y, int64_t n, float m,
    Two passes: the max reads the row from memory, the sums from cache (a row of GPT-2's 50304
    logits takes 197 KiB).  next (NULL: none), the row the caller takes next, is fetched into L2
    during the sums, piece by piece: the memory pass then overlaps the exps instead of waiting
-   alone (lt_cross_entropy's forward on 1024 x 50304 logits, bench/design.md). */
-static float lt__lse_shifted(int simd, const float *x, int64_t V, float *m, const float *next) {
+   alone (lt_cross_entropy's forward on 1024 x 50304 logits, bench/design.md).
+   keep (NULL: not wanted) receives exp(x_j - m) (lt__exp_sum's), and *sum the double Σ whose log
+   this returns (0 for a row of -inf, whose terms are not made). */
+static float lt__lse_shifted(int simd, const float *x, int64_t V, float *m, const float *next, float *keep,
+                             double *sum) {
     double s = 0;
     int64_t j0;
     *m = lt__row_max(x, V);
+    if (sum) *sum = 0;
     if (*m == -INFINITY) return -INFINITY;
     for (j0 = 0; j0 < V; j0 += 256) {   /* float partial sums, accumulated in double per block of 256 */
         int64_t n = V - j0 < 256 ? V - j0 : 256;
         if (next) lt__fetch(next + j0, 0, n * (int64_t)sizeof(float), LT__FETCH_L2);
-        s += lt__exp_sum(simd, x + j0, n, *m);
+        s += lt__exp_sum(simd, x + j0, n, *m, keep ? keep + j0 : NULL);
     }
+    if (sum) *sum = s;
     return (float)log(s);
 }
 static void lt__softmax_fwd(lt__node *nd) {
@@ -1720,7 +1744,7 @@ static void lt__log_softmax_fwd(lt__node *nd) {
     int simd = lt__simd_level();
     for (r = 0; r < R; r++) {
         const float *x = nd->in[0]->data + r * V;
-        float *y = nd->out->data + r * V, m, ls = lt__lse_shifted(simd, x, V, &m, r + 1 < R ? x + V : NULL);
+        float *y = nd->out->data + r * V, m, ls = lt__lse_shifted(simd, x, V, &m, r + 1 < R ? x + V : NULL, NULL, NULL);
         int64_t j;
         for (j = 0; j < V; j++) y[j] = m == -INFINITY ? -INFINITY : (x[j] - m) - ls;
     }

@@ -973,7 +973,7 @@ static double lt__op_flops(const lt__node *nd) {
         op == LT__OP(linear16) || op == LT__OP(conv1d16))
         return 2.0 * e * (double)x->shape[x->ndim - 1];
     if (op == LT__OP(attention) || op == LT__OP(attention16)) return 4.0 * e * (double)x->shape[x->ndim - 2];
-    if (op == LT__OP(linear_ce16) || op == LT__OP(linear_ce)) return 2.0 * (double)x->n * (double)nd->in[1]->shape[0];
+    if (op == LT__OP(linear_ce16) || op == LT__OP(linear_ce) || op == LT__OP(linear_ce_exp)) return 2.0 * (double)x->n * (double)nd->in[1]->shape[0];
     if (op == LT__OP(layernorm) || op == LT__OP(layernorm16)) return 8.0 * e;
     if (op == LT__OP(gelu) || op == LT__OP(gelu_erf) || op == LT__OP(gelu16)) return 20.0 * e;
     if (op == LT__OP(softmax) || op == LT__OP(log_softmax) || op == LT__OP(cross_entropy)) return 10.0 * (double)x->n;
@@ -1226,6 +1226,20 @@ static lt_status lt__plan_replay(lt_plan *p, float seed, float *loss_out, int ch
 }
 
 /* ---- @@COMPILE.compile  lt_compile ----------------------------------------------------------- */
+/* lt_compile's validation: the first replay, every op's output checked, then the gradients.  Not
+   timed: the profile's switch is off meanwhile (kernels that split their time read it, @@LOSS). */
+static void lt__plan_validate(lt_plan *p) {
+    lt_ctx *ctx = p->ctx;
+    int k, prof = ctx->profiling;
+    ctx->profiling = 0;
+    lt__plan_replay(p, 1.0f, NULL, 1);
+    ctx->profiling = prof;
+    for (k = 0; k < ctx->n_params && !lt_failed(ctx); k++)
+        if (!lt__all_finite(ctx->params[k]->grad, ctx->params[k]->n))
+            lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: the gradient of \"%s\" is not finite after the "
+                         "validation step", ctx->params[k]->name);
+}
+
 /* Recording runs the step function in a "dry" mode: every op checks its arguments and is
    recorded with its shapes, but no kernel runs and no activation is written, so the arena's
    pages are never touched and compiling costs no more memory than the plan itself (an eager
@@ -1300,12 +1314,7 @@ LTRAIN_DEF lt_plan *lt_compile(lt_ctx *ctx, lt_step_fn fn, void *user) {
             snprintf(p->note, sizeof p->note, "eager fallback: %.199s", why);
         }
     } else if (!lt_failed(ctx)) {
-        /* validation: the first replay, every op's output checked, then the gradients */
-        lt__plan_replay(p, 1.0f, NULL, 1);
-        for (k = 0; k < ctx->n_params && !lt_failed(ctx); k++)
-            if (!lt__all_finite(ctx->params[k]->grad, ctx->params[k]->n))
-                lt_set_error(ctx, LT_ERR_NONFINITE, "lt_compile: the gradient of \"%s\" is not finite after the "
-                             "validation step", ctx->params[k]->name);
+        lt__plan_validate(p);
         snprintf(p->note, sizeof p->note, "compiled: %d ops (%d fused in %d groups, %d run again), %d inputs, "
                  "planned %.1f MB (all buffers %.1f MB); kept for backward %.1f MB, made again %.1f MB, "
                  "+%.3g GFLOP", p->n, p->n_fused, p->n_groups, p->n_rc, p->n_in, (double)p->mem_bytes / 1048576.0,

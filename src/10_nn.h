@@ -267,7 +267,7 @@ LTRAIN_DEF lt_status lt_gpt_set_recompute(lt_gpt *g, int every) {
 LTRAIN_DEF lt_status lt_gpt_set_fused_head(lt_gpt *g, int on) {
     if (!g) return LT_ERR_ARG;
     if (on != 0 && on != 1)
-        return lt_set_error(g->ctx, LT_ERR_ARG, "lt_gpt_set_fused_head: on is %d: 0 (lt_linear + lt_cross_entropy) "
+        return lt_set_error(g->ctx, LT_ERR_ARG, "lt_gpt_set_fused_head: on is %d: 0 (the logits kept) "
                             "or 1 (lt_linear_cross_entropy)", on);
     g->fused_head = on;
     return lt_status_of(g->ctx);
@@ -339,7 +339,7 @@ static lt_tensor *lt__llama_block(lt_gpt *g, int l, lt_tensor *x, const int32_t 
 }
 
 /* The model up to ln_f / norm (B,T,C); the head is the caller's: lt_gpt_forward's lt_linear, or
-   the fused head and loss of lt__gpt_loss (16-bit precision, or lt_gpt_set_fused_head). */
+   the fused head and loss of lt__gpt_loss (@@LOSS.gpt). */
 static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, const int32_t *lengths) {
     lt_ctx *ctx = g ? g->ctx : NULL;
     const lt_gpt_config *c;

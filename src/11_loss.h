@@ -18,30 +18,40 @@ LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
      dx_r += dloss · (p_r - onehot(t_r)) / denom,   p_rj = exp((x_rj - m_r) - lse_r)
    LT__CE_DENOM = denom (0 when no row counts: loss 0, no gradient).  save[0] = [row losses | m | lse].
    In place (gx == x): dx_r = 0 + ... over the logits, the bits of += into zeros.  A compiled plan
-   does this when nothing reads the logits later (@@COMPILE); eager mode when LT__CE_OVER = 1,
-   which lt_gpt_loss sets: its logits are the loss's own and their gradient has no buffer yet. */
+   does this when nothing reads the logits later (@@COMPILE).  (lt_gpt_loss's head and loss at
+   float32 are one op, linear_ce_exp below, which needs no such pass.) */
 #define LT__CE_V(nd) ((nd)->i[0])       /* V, the row length */
-#define LT__CE_OVER(nd) ((nd)->i[1])    /* eager: d(logits) may be written over the logits */
 #define LT__CE_DENOM(nd) ((nd)->f[0])
 /* The forward's rows (R rows of V logits x, targets ids): row[r] = (m - x[t]) + log Σ exp(x - m),
    with m and the log-sum (ls) kept in rm, rl for backward (all 0 for an ignored row); returns
    Σ_r row[r], summed in row order afterwards: deterministic.  (linear_ce16 runs it on its
-   float32 logits too.) */
-static double lt__ce_rows_fwd(const float *x0, int64_t R, int64_t V, const int32_t *ids, float *row, float *rm,
-                              float *rl) {
+   float32 logits too.)  With rinv (not NULL: linear_ce_exp) each row's terms exp(x - m) are
+   written over x (zeros over an ignored row) and rinv[r] = 1/Σ (0 for an ignored row, NaN for a
+   row of -inf, whose terms are not made). */
+static double lt__ce_rows_fwd(float *x0, int64_t R, int64_t V, const int32_t *ids, float *row, float *rm, float *rl,
+                              float *rinv) {
     int64_t r;
     double total = 0;
     int simd = lt__simd_level();
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {
-        const float *x = x0 + r * V;
+        float *x = x0 + r * V, m, ls, xt;
         int32_t t = ids[r];
-        float m, ls;
-        if (t == LT_IGNORE_INDEX) { row[r] = rm[r] = rl[r] = 0.0f; continue; }
-        ls = lt__lse_shifted(simd, x, V, &m, r + 1 < R ? x + V : NULL);
-        row[r] = (m - x[t]) + ls;
+        double s;
+        if (t == LT_IGNORE_INDEX) {
+            row[r] = rm[r] = rl[r] = 0.0f;
+            if (rinv) {
+                rinv[r] = 0.0f;
+                memset(x, 0, (size_t)V * sizeof(float));
+            }
+            continue;
+        }
+        xt = x[t];
+        ls = lt__lse_shifted(simd, x, V, &m, r + 1 < R ? x + V : NULL, rinv ? x : NULL, &s);
+        row[r] = (m - xt) + ls;
         rm[r] = m;
         rl[r] = ls;
+        if (rinv) rinv[r] = s > 0 ? (float)(1.0 / s) : NAN;
     }
     for (r = 0; r < R; r++) total += row[r];
     return total;
@@ -49,7 +59,7 @@ static double lt__ce_rows_fwd(const float *x0, int64_t R, int64_t V, const int32
 static void lt__cross_entropy_fwd(lt__node *nd) {
     int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V;
     float *row = nd->save[0];
-    double total = lt__ce_rows_fwd(nd->in[0]->data, R, V, nd->ids, row, row + R, row + 2 * R);
+    double total = lt__ce_rows_fwd(nd->in[0]->data, R, V, nd->ids, row, row + R, row + 2 * R, NULL);
     nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
 }
 /* The backward of one row (x its logits, m and ls its forward's, g = dloss/denom, t its target or
@@ -79,7 +89,6 @@ static void lt__cross_entropy_bwd(lt__node *nd) {
     int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V, r;
     float *gx, g;
     int simd = lt__simd_level();
-    if (LT__CE_OVER(nd) && nd->in[0]->requires_grad && !nd->in[0]->grad) nd->in[0]->grad = nd->in[0]->data;  /* in place */
     gx = lt__grad(nd->in[0], nd->ctx);
     if (!gx) return;
     if (!(LT__CE_DENOM(nd) > 0)) {   /* no gradient: in place, that is zeros over the logits */
@@ -205,7 +214,7 @@ static float lt__ce16_sum(int simd, lt_dtype p, const uint16_t *z, int64_t n, fl
     if (simd == 2) return lt__ce16_sum_avx512(p, z, n, m);
 #endif
     lt__from16(p, z, x, (size_t)n);
-    return lt__exp_sum(simd, x, n, m);
+    return lt__exp_sum(simd, x, n, m, NULL);
 }
 static void lt__ce16_dz(int simd, lt_dtype p, uint16_t *z, int64_t n, float m, float ls, float g, int64_t t) {
     float v[LT__CE16_PIECE];
@@ -260,7 +269,7 @@ static void lt__linear_ce16_fwd32(lt__node *nd, lt_dtype p, const lt__ce16_bufs 
     }
     lt__gemm16(p, 1, R, V, C, &x, &wt, NULL, bf->z32, V, 0, 0);
     LT__FREE(xr);
-    total = lt__ce_rows_fwd(bf->z32, R, V, nd->ids, bf->loss, bf->m, bf->lse);
+    total = lt__ce_rows_fwd(bf->z32, R, V, nd->ids, bf->loss, bf->m, bf->lse, NULL);
     nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
 }
 static void lt__linear_ce16_fwd(lt__node *nd) {
@@ -470,7 +479,7 @@ static void lt__linear_ce_fwd(lt__node *nd) {
                 rm[r] = bm;
             }
             mm = rm[r];
-            for (j0 = 0; j0 < n; j0 += 256) s += lt__exp_sum(simd, z + j0, n - j0 < 256 ? n - j0 : 256, mm);
+            for (j0 = 0; j0 < n; j0 += 256) s += lt__exp_sum(simd, z + j0, n - j0 < 256 ? n - j0 : 256, mm, NULL);
             rs[r] += s;
         }
     }
@@ -516,24 +525,115 @@ static void lt__linear_ce_bwd(lt__node *nd) {
     }
     LT__FREE(blk);
 }
+/* linear_ce, or with kept = 1 linear_ce_exp (below) */
 static lt_tensor *lt__linear_ce(lt_ctx *ctx, const char *who, lt_tensor *x, lt_tensor *w, const int32_t *targets,
-                                double denom, int use_count) {
+                                double denom, int use_count, int kept) {
     int64_t V, C, R, one = 1;
     lt__node *nd;
     if (!lt__lce_args(ctx, who, x, w, targets, denom, use_count, &V, &C, &R)) return NULL;
-    nd = lt__node_new(ctx, LT__OP(linear_ce), 1, &one, x, w, NULL, 0);
-    if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, 3 * R)) return NULL;
+    nd = lt__node_new(ctx, kept ? LT__OP(linear_ce_exp) : LT__OP(linear_ce), 1, &one, x, w, NULL, 0);
+    if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, kept ? R * V + 4 * R : 3 * R)) return NULL;
     LT__LCE_V(nd) = V;
     LT__LCE_C(nd) = C;
     LT__LCE_DENOM(nd) = use_count ? (double)lt_count_targets(targets, R) : denom;
     return lt__run(ctx, nd);
 }
 LTRAIN_DEF lt_tensor *lt_linear_cross_entropy(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, const int32_t *targets) {
-    return lt__linear_ce(ctx, "lt_linear_cross_entropy", x, w, targets, 0, 1);
+    return lt__linear_ce(ctx, "lt_linear_cross_entropy", x, w, targets, 0, 1, 0);
 }
 LTRAIN_DEF lt_tensor *lt_linear_cross_entropy_sum(lt_ctx *ctx, lt_tensor *x, lt_tensor *w, const int32_t *targets,
                                                   double denom) {
-    return lt__linear_ce(ctx, "lt_linear_cross_entropy_sum", x, w, targets, denom, 0);
+    return lt__linear_ce(ctx, "lt_linear_cross_entropy_sum", x, w, targets, denom, 0, 0);
+}
+
+/* ---- @@LOSS.linear_ce_exp  linear_ce_exp: the float32 head and loss, the exponentials kept ----- */
+/* x (R, C), W (V, C), targets (R) -> loss [1]: lt_linear(x, W, NULL) then lt_cross_entropy(_sum),
+   the same arguments and rules and the same loss to the bit; the op behind lt_gpt_loss at float32.
+   Forward: z = x·Wᵀ (lt_linear's product) into the record's own buffer, whose logits nothing else
+   reads, then each row as lt_cross_entropy's (max m, s = Σ exp(z - m), the loss), each term
+   e_j = exp(z_j - m) written over z_j by the pass that sums it, while the row is in cache
+   (lt__ce_rows_fwd's rinv, which keeps 1/s).
+   Backward: with g = dloss/denom and c_r = g/s_r the gradient of the logits is
+   dz_r = c_r·e_r - g·onehot(t_r), so the two products take E as it is:
+     dx = dz·W  = c ⊙ (E·W) - g·W[t]          (c scales the rows of E·W; W[t]: row t_r of W for row r)
+     dW = dzᵀ·x = Eᵀ·(c ⊙ x) - g·Σ_r [row t_r] x_r
+   with R x C work around them and no pass over the R·V values to build dz first: such a pass
+   (lt_cross_entropy's backward, in place) reads and writes every logit and takes an exp of each,
+   as long as the forward's rows (bench/design.md).  c multiplies sums of e·W where dz multiplies
+   each e: the gradients differ from lt_linear + lt_cross_entropy's by float rounding (~1e-7 relative).
+   save[0] = [E (R·V) | m | ls | loss | 1/s (R each)]; ignored rows: E and 1/s zeros.  LT__LCE_V,
+   LT__LCE_C, LT__LCE_DENOM as linear_ce's. */
+/* Under lt_set_profiling the products count as lt_linear's (the products' share of a step, as
+   bench/train_step.py reads it) and the rest as this op's: the caller adds the whole kernel's time
+   to this op's row afterwards, so their time moves from it to linear's. */
+static void lt__lce_timed_gemm(lt__node *nd, int bwd, int ta, int tb, int64_t M, int64_t N, int64_t K, const float *A,
+                               int64_t lda, const float *B, int64_t ldb, float beta, float *Cm, int64_t ldc) {
+    lt_ctx *ctx = nd->ctx;
+    double t0 = ctx->profiling ? lt__now() : 0.0;
+    if (!bwd) lt__sgemm_bias(ta, tb, M, N, K, A, lda, B, ldb, NULL, Cm, ldc);   /* (lt_linear's forward call) */
+    else lt_sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, Cm, ldc);
+    if (ctx->profiling) {
+        double s = lt__now() - t0;
+        ctx->prof_s[bwd][nd->op - lt__ops] -= s;
+        ctx->prof_s[bwd][LT__OP(linear) - lt__ops] += s;
+        ctx->prof_n[bwd][LT__OP(linear) - lt__ops]++;
+    }
+}
+static void lt__linear_ce_exp_fwd(lt__node *nd) {
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C;
+    float *e = nd->save[0], *st = e + R * V;
+    double total;
+    lt__lce_timed_gemm(nd, 0, 0, 1, R, V, C, nd->in[0]->data, C, nd->in[1]->data, C, 0.0f, e, V);
+    total = lt__ce_rows_fwd(e, R, V, nd->ids, st + 2 * R, st, st + R, st + 3 * R);
+    nd->out->data[0] = LT__LCE_DENOM(nd) > 0 ? (float)(total / LT__LCE_DENOM(nd)) : 0.0f;
+}
+static void lt__linear_ce_exp_bwd(lt__node *nd) {
+    int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
+    const float *x = nd->in[0]->data, *w = nd->in[1]->data, *e = nd->save[0], *rinv = e + R * V + 3 * R;
+    int add = 1, addw = 1;
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), *c, *tmp, g;
+    if (gx && !add && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gx, nd->in[0]->n);   /* no gradient: zeros */
+    if (gw && !addw && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gw, nd->in[1]->n);
+    if ((!gx && !gw) || !(LT__LCE_DENOM(nd) > 0)) return;
+    /* c (R), then R x C floats: E·W when dx adds to a gradient (else made in gx), c ⊙ x for dW */
+    c = (float *)LT__MALLOC((size_t)R * ((size_t)C + 1) * sizeof(float));
+    if (!c) {
+        lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_gpt_loss: out of memory for %lld x %lld floats of scratch",
+                     (long long)R, (long long)C + 1);
+        return;
+    }
+    tmp = c + R;
+    g = (float)(nd->out->grad[0] / LT__LCE_DENOM(nd));
+    for (r = 0; r < R; r++) c[r] = g * rinv[r];
+    if (gx) {   /* dx (R,C) (+)= c ⊙ (E·W) - g·W[t] */
+        float *ew = add ? tmp : gx;
+        lt__lce_timed_gemm(nd, 1, 0, 0, R, C, V, e, V, w, C, 0.0f, ew, C);
+        LT__OMP(parallel for if (R * C > LT__EW_PAR))
+        for (r = 0; r < R; r++) {
+            int32_t t = nd->ids[r];
+            const float *wt = t == LT_IGNORE_INDEX ? NULL : w + (int64_t)t * C;
+            float *d = gx + r * C, *s = ew + r * C;
+            int64_t j;
+            for (j = 0; j < C; j++) {
+                float v = c[r] * s[j] - (wt ? g * wt[j] : 0.0f);
+                d[j] = add ? d[j] + v : v;
+            }
+        }
+    }
+    if (gw) {   /* dW (V,C) (+)= Eᵀ·(c ⊙ x) - g·Σ_r [row t_r] x_r, the rows in order */
+        for (r = 0; r < R; r++) {
+            int64_t j;
+            for (j = 0; j < C; j++) tmp[r * C + j] = c[r] * x[r * C + j];
+        }
+        lt__lce_timed_gemm(nd, 1, 1, 0, V, C, R, e, V, tmp, C, addw ? 1.0f : 0.0f, gw, C);
+        for (r = 0; r < R; r++) {
+            int32_t t = nd->ids[r];
+            int64_t j;
+            if (t == LT_IGNORE_INDEX) continue;
+            for (j = 0; j < C; j++) gw[(int64_t)t * C + j] -= g * x[r * C + j];
+        }
+    }
+    LT__FREE(c);
 }
 
 /* pred, target (n) -> loss [1] = Σ (p - t)² / n  (torch.nn.MSELoss, mean);
@@ -574,8 +674,10 @@ LTRAIN_DEF lt_tensor *lt_mse_loss(lt_ctx *ctx, lt_tensor *pred, lt_tensor *targe
 /* ---- @@LOSS.gpt  the GPT's loss: its trunk (@@NN), then the head and the cross-entropy ----------- */
 /* lt_gpt_loss and lt_gpt_loss_ex: the mean over counted targets (denom <= 0) or the sum / denom.
    At 16-bit precision the head and the loss are one op (linear_ce16, @@LOSS): the same numbers
-   as lt_linear + lt_cross_entropy there, without float32 logits.  At float32 with
-   lt_gpt_set_fused_head, one op too (linear_ce, @@LOSS): no logits kept, equal to float rounding. */
+   as lt_linear + lt_cross_entropy there, without float32 logits.  At float32 one op as well:
+   linear_ce_exp (the same loss, the gradients equal to float rounding), or with
+   lt_gpt_set_fused_head linear_ce (no logits kept, equal to float rounding); a device (CUDA) runs
+   lt_linear + lt_cross_entropy. */
 static lt_tensor *lt__gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T,
                                const int32_t *lengths, double denom) {
     lt_tensor *x, *loss;
@@ -587,21 +689,18 @@ static lt_tensor *lt__gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *tar
         lt_scope(g->ctx, NULL);
         return loss;
     }
-    if (g && g->ctx && g->fused_head && g->ctx->precision == LT_F32 && g->ctx->device == LT_CPU) {
+    if (g && g->ctx && g->ctx->precision == LT_F32 && g->ctx->device == LT_CPU) {
         x = lt__gpt_trunk(g, ids, B, T, lengths);
         if (!x) return NULL;
-        loss = denom > 0 ? lt_linear_cross_entropy_sum(g->ctx, x, g->head, targets, denom)
-                         : lt_linear_cross_entropy(g->ctx, x, g->head, targets);
+        const char *who = g->fused_head ? (denom > 0 ? "lt_linear_cross_entropy_sum" : "lt_linear_cross_entropy")
+                                        : (denom > 0 ? "lt_cross_entropy_sum" : "lt_cross_entropy");
+        loss = lt__linear_ce(g->ctx, who, x, g->head, targets, denom, denom <= 0, !g->fused_head);
         lt_scope(g->ctx, NULL);
         return loss;
     }
     x = lt_gpt_forward(g, ids, B, T, lengths);
     if (!x) return NULL;
-    loss = denom > 0 ? lt_cross_entropy_sum(g->ctx, x, targets, denom) : lt_cross_entropy(g->ctx, x, targets);
-    /* these logits are the loss's alone (never returned, read by nothing after the cross-entropy's
-       backward): it may write their gradient over them, R·V floats less (@@LOSS) */
-    if (loss && loss->node && loss->node->op == LT__OP(cross_entropy) && loss->node->in[0] == x) LT__CE_OVER(loss->node) = 1;
-    return loss;
+    return denom > 0 ? lt_cross_entropy_sum(g->ctx, x, targets, denom) : lt_cross_entropy(g->ctx, x, targets);
 }
 LTRAIN_DEF lt_tensor *lt_gpt_loss(lt_gpt *g, const int32_t *ids, const int32_t *targets, int B, int T) {
     return lt__gpt_loss(g, ids, targets, B, T, NULL, 0);

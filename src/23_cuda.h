@@ -1035,9 +1035,10 @@ LT__CU_MISSING(attention16)
 LT__CU_MISSING(layernorm16)
 LT__CU_MISSING(gelu16)
 LT__CU_MISSING(linear_ce16)
-/* the float32 head and loss in column blocks (lt_linear_cross_entropy): CPU-only; lt_gpt's loss
-   keeps lt_linear + lt_cross_entropy on a device */
+/* the float32 heads and losses (lt_linear_cross_entropy's column blocks, lt_gpt_loss's
+   exponentials kept): CPU-only; lt_gpt's loss keeps lt_linear + lt_cross_entropy on a device */
 LT__CU_MISSING(linear_ce)
+LT__CU_MISSING(linear_ce_exp)
 LT__CU_MISSING(rmsnorm16)
 LT__CU_MISSING(attention_gqa16)
 LT__CU_MISSING(swiglu16)

@@ -1179,7 +1179,9 @@ static void test_ops_silu_kernels(void) {
 
 /* The softmax sums every level runs (lt__simd_level: C, AVX2, AVX-512) against double:
    Σ exp(x_j - m) and y = (add ? y : 0) + g·exp(x_j - m - ls), at lengths around the 8- and
-   16-wide blocks, with -inf (exp 0) among the values. */
+   16-wide blocks, with -inf (exp 0) among the values; the sum with its terms kept (over x, as
+   the float32 head keeps them) gives the same sum, terms that add up to it in the same order,
+   and nothing written past n. */
 static void test_ops_exp_kernels(void) {
     static const int64_t lens[] = {1, 7, 8, 9, 16, 17, 255, 256};
     int simd, li, add;
@@ -1187,13 +1189,21 @@ static void test_ops_exp_kernels(void) {
     for (simd = 0; simd <= lt__simd_level(); simd++)
         for (li = 0; li < (int)(sizeof lens / sizeof lens[0]); li++) {
             int64_t n = lens[li], j, bad = 0;
-            float x[256], y[256], m = 3.0f, ls = 1.25f, g = 0.75f, sum;
+            float x[257], y[257], m = 3.0f, ls = 1.25f, g = 0.75f, sum, sum2;
             double ref = 0;
             char name[64];
             for (j = 0; j < n; j++) x[j] = j % 11 == 5 ? -INFINITY : m - 0.37f * (float)(j % 29);
             for (j = 0; j < n; j++) ref += exp((double)x[j] - m);
-            sum = lt__exp_sum(simd, x, n, m);
+            sum = lt__exp_sum(simd, x, n, m, NULL);
             if (!(fabs(sum - ref) <= 1e-6 * ref + 1e-30)) bad++;
+            x[n] = y[n] = 7.0f;
+            sum2 = lt__exp_sum(simd, x, n, m, y);
+            if (memcmp(&sum, &sum2, sizeof sum) != 0 || y[n] != 7.0f) bad++;
+            for (j = 0; j < n; j++)
+                if (!(fabs(y[j] - exp((double)x[j] - m)) <= 2e-6 * exp((double)x[j] - m) + 1e-30)) bad++;
+            sum2 = lt__exp_sum(simd, x, n, m, x);
+            if (memcmp(&sum, &sum2, sizeof sum) != 0 || memcmp(x, y, (size_t)n * sizeof(float)) != 0 || x[n] != 7.0f) bad++;
+            for (j = 0; j < n; j++) x[j] = j % 11 == 5 ? -INFINITY : m - 0.37f * (float)(j % 29);
             for (add = 0; add < 2; add++) {
                 for (j = 0; j < n; j++) y[j] = 0.5f + (float)j;
                 lt__exp_grad(simd, x, y, n, m, ls, g, add);

@@ -1,7 +1,8 @@
 /* test_recompute.c - activation checkpointing (lt_recompute_begin / lt_recompute_end): gradients
    to the bit against steps without it, eager and compiled, fp32 and bf16, dropout on; the memory
    it saves; its errors.  The float32 head and loss in column blocks (lt_linear_cross_entropy,
-   lt_gpt_set_fused_head): against lt_linear + lt_cross_entropy and PyTorch, its bits. */
+   lt_gpt_set_fused_head), and the one with the exponentials kept (linear_ce_exp, lt_gpt_loss's at
+   float32): against lt_linear + lt_cross_entropy and PyTorch, their bits. */
 
 typedef struct { lt_gpt *g; int32_t *in, *tg; int B, T; } tr_step;
 
@@ -186,20 +187,27 @@ static int tr_cli_run(const char *mode, const char *compile, char *out, size_t c
 }
 
 /* ---- lt_linear_cross_entropy: the float32 head and loss in column blocks ------------------------------- */
-/* One forward + backward of loss = 3·head_loss on x [R,C] (a parameter), W [V,C]: the fused op (fused = 1) or
-   lt_linear + lt_cross_entropy(_sum) (0); eager, or compiled and replayed once; `threads` OpenMP
-   threads.  Fills loss, gx, gw; returns 0 when the context failed (the message in tr_last.err). */
+/* One forward + backward of loss = 3·head_loss on x [R,C] (a parameter), W [V,C]: the fused op in
+   column blocks (fused = 1), the one with the exponentials kept (2: linear_ce_exp), or lt_linear +
+   lt_cross_entropy(_sum) (0); eager, or compiled and replayed once; `threads` OpenMP threads.
+   tr_lce_extra: Σx + ΣW added to the loss after the head, so that the head's backward adds to
+   gradients already made.  Fills loss, gx, gw; returns 0 when the context failed (the message in
+   tr_last.err). */
 typedef struct { lt_tensor *x, *w; const int32_t *tg; int fused, use_sum; } tr_lce;
+static int tr_lce_extra;
 static lt_tensor *tr_lce_loss(lt_ctx *ctx, void *u) {
     tr_lce *c = (tr_lce *)u;
     lt_tensor *l;
-    if (c->fused) l = c->use_sum ? lt_linear_cross_entropy_sum(ctx, c->x, c->w, c->tg, 13.0)
-                                 : lt_linear_cross_entropy(ctx, c->x, c->w, c->tg);
+    if (c->fused == 1) l = c->use_sum ? lt_linear_cross_entropy_sum(ctx, c->x, c->w, c->tg, 13.0)
+                                      : lt_linear_cross_entropy(ctx, c->x, c->w, c->tg);
+    else if (c->fused == 2) l = lt__linear_ce(ctx, "lt_cross_entropy", c->x, c->w, c->tg, 13.0, !c->use_sum, 1);
     else {
         lt_tensor *z = lt_linear(ctx, c->x, c->w, NULL);
         l = c->use_sum ? lt_cross_entropy_sum(ctx, z, c->tg, 13.0) : lt_cross_entropy(ctx, z, c->tg);
     }
-    return lt_scale(ctx, l, 3.0f);
+    l = lt_scale(ctx, l, 3.0f);
+    if (tr_lce_extra) l = lt_add(ctx, l, lt_add(ctx, lt_sum(ctx, c->x), lt_sum(ctx, c->w)));
+    return l;
 }
 static int tr_lce_run(int fused, int use_sum, int compiled, int threads, const float *xv, const float *wv,
                       const int32_t *tg, int64_t R, int64_t C, int64_t V, float *loss, float *gx, float *gw) {
@@ -248,6 +256,9 @@ static double tr_rel(const float *a, const float *b, int64_t n) {
 static lt_tensor *tr_lce_gc(lt_ctx *ctx, lt_tensor **in, void *u) {
     return lt_linear_cross_entropy_sum(ctx, in[0], in[1], (const int32_t *)u, 2.0);
 }
+static lt_tensor *tr_lce_exp_gc(lt_ctx *ctx, lt_tensor **in, void *u) {
+    return lt__linear_ce(ctx, "lt_cross_entropy_sum", in[0], in[1], (const int32_t *)u, 2.0, 0, 1);
+}
 static void tr_lce_tests(void) {
     enum { R = 64, C = 48, V = 2100 };   /* V: two full blocks of 1024 columns and a partial one */
     static float xv[R * C], wv[V * C], gx[4][R * C], gw[4][V * C];
@@ -283,14 +294,45 @@ static void tr_lce_tests(void) {
                 !memcmp(gw[1], gw[2], sizeof gw[1]), nm, "eager %.9g, compiled %.9g, or the gradients differ %s",
                 (double)l[1], (double)l[2], ok ? "" : tr_last.err);
     }
-    {   /* no counted row: loss 0, zero gradients, as lt_cross_entropy */
+    /* linear_ce_exp: the unfused loss to the bit, the gradients to float rounding, also where they
+       add to gradients made before (tr_lce_extra); the same bits on 1, 2 and 4 threads, and compiled */
+    for (s = 0; s < 4; s++) {
+        int ok;
+        double ex, ew;
+        tr_lce_extra = s >= 2;
+        ok = tr_lce_run(0, s & 1, 0, 2, xv, wv, tg, R, C, V, &l[0], gx[0], gw[0]) &&
+             tr_lce_run(2, s & 1, 0, 2, xv, wv, tg, R, C, V, &l[1], gx[1], gw[1]);
+        ex = tr_rel(gx[1], gx[0], R * C);
+        ew = tr_rel(gw[1], gw[0], V * C);
+        snprintf(nm, sizeof nm, "recompute.lce_exp.unfused.%s%s", s & 1 ? "sum" : "mean", s >= 2 ? ".adds" : "");
+        t_check(ok && !memcmp(&l[0], &l[1], 4) && ex <= 1e-5 && ew <= 1e-5, nm, "loss %.9g vs %.9g, dx rel %.2g, dW "
+                "rel %.2g %s", (double)l[1], (double)l[0], ex, ew, ok ? "" : tr_last.err);
+        ok = ok && tr_lce_run(2, s & 1, 0, 1, xv, wv, tg, R, C, V, &l[2], gx[2], gw[2]) &&
+             tr_lce_run(2, s & 1, 0, 4, xv, wv, tg, R, C, V, &l[3], gx[3], gw[3]);
+        snprintf(nm, sizeof nm, "recompute.lce_exp.threads.%s%s", s & 1 ? "sum" : "mean", s >= 2 ? ".adds" : "");
+        t_check(ok && !memcmp(&l[1], &l[2], 4) && !memcmp(&l[1], &l[3], 4) && !memcmp(gx[1], gx[2], sizeof gx[1]) &&
+                !memcmp(gx[1], gx[3], sizeof gx[1]) && !memcmp(gw[1], gw[2], sizeof gw[1]) &&
+                !memcmp(gw[1], gw[3], sizeof gw[1]), nm, "losses %.9g %.9g %.9g on 2, 1, 4 threads, or the gradients "
+                "differ", (double)l[1], (double)l[2], (double)l[3]);
+        ok = ok && tr_lce_run(2, s & 1, 1, 2, xv, wv, tg, R, C, V, &l[2], gx[2], gw[2]);
+        snprintf(nm, sizeof nm, "recompute.lce_exp.compiled.%s%s", s & 1 ? "sum" : "mean", s >= 2 ? ".adds" : "");
+        t_check(ok && !memcmp(&l[1], &l[2], 4) && !memcmp(gx[1], gx[2], sizeof gx[1]) &&
+                !memcmp(gw[1], gw[2], sizeof gw[1]), nm, "eager %.9g, compiled %.9g, or the gradients differ %s",
+                (double)l[1], (double)l[2], ok ? "" : tr_last.err);
+    }
+    tr_lce_extra = 0;
+    {   /* no counted row: loss 0, zero gradients, as lt_cross_entropy (both fused ops) */
         int32_t none[R];
         int ok, z = 1;
         for (i = 0; i < R; i++) none[i] = LT_IGNORE_INDEX;
-        ok = tr_lce_run(1, 0, 0, 2, xv, wv, none, R, C, V, &l[0], gx[0], gw[0]);
-        for (i = 0; i < R * C; i++) z &= gx[0][i] == 0.0f;
-        for (i = 0; i < V * C; i++) z &= gw[0][i] == 0.0f;
-        t_check(ok && l[0] == 0.0f && z, "recompute.lce.no_counted_rows", "loss %g, zero gradients %d", (double)l[0], z);
+        ok = tr_lce_run(1, 0, 0, 2, xv, wv, none, R, C, V, &l[0], gx[0], gw[0]) &&
+             tr_lce_run(2, 0, 0, 2, xv, wv, none, R, C, V, &l[1], gx[1], gw[1]);
+        for (s = 0; s < 2; s++) {
+            for (i = 0; i < R * C; i++) z &= gx[s][i] == 0.0f;
+            for (i = 0; i < V * C; i++) z &= gw[s][i] == 0.0f;
+        }
+        t_check(ok && l[0] == 0.0f && l[1] == 0.0f && z, "recompute.lce.no_counted_rows", "loss %g and %g, zero gradients %d",
+                (double)l[0], (double)l[1], z);
     }
     {   /* against PyTorch (tests/ref/gen_lce.py): F.linear then F.cross_entropy in float64 */
         t_ref ref;
@@ -307,11 +349,15 @@ static void tr_lce_tests(void) {
                 snprintf(k, sizeof k, "%s.gw", s ? "sum" : "mean"); rw = t_ref_get(&ref, k);
                 if (x && w && t && rl && rx && rw && t->n <= 64 && x->ndim == 2 && w->ndim == 2) {
                     for (i = 0; i < (int)t->n; i++) tt[i] = (int32_t)t->data[i];
-                    ok = tr_lce_run(1, s, 0, 2, x->data, w->data, tt, x->shape[0], x->shape[1], w->shape[0], &l[0],
-                                    gx[0], gw[0]);
-                    el = fabs((double)l[0] / 3.0 - rl->data[0]) / fabs((double)rl->data[0]);
-                    ex = tr_rel(gx[0], rx->data, rx->n);
-                    ew = tr_rel(gw[0], rw->data, rw->n);
+                    int f;
+                    el = ex = ew = 0;
+                    for (ok = 1, f = 1; f <= 2; f++) {   /* both fused ops: the worse of the two */
+                        ok = ok && tr_lce_run(f, s, 0, 2, x->data, w->data, tt, x->shape[0], x->shape[1], w->shape[0],
+                                              &l[0], gx[0], gw[0]);
+                        el = fmax(el, fabs((double)l[0] / 3.0 - rl->data[0]) / fabs((double)rl->data[0]));
+                        ex = fmax(ex, tr_rel(gx[0], rx->data, rx->n));
+                        ew = fmax(ew, tr_rel(gw[0], rw->data, rw->n));
+                    }
                 }
                 snprintf(nm, sizeof nm, "recompute.lce.torch.%s", s ? "sum" : "mean");
                 t_check(ok && el <= 1e-6 && ex <= 1e-5 && ew <= 1e-5, nm, "loss rel %.2g, dx rel %.2g, dW rel %.2g", el,
@@ -333,6 +379,8 @@ static void tr_lce_tests(void) {
         lt_init_normal(ctx, in[1], 0.0, 0.5);
         e = lt_gradcheck(ctx, tr_lce_gc, in, 2, t5, 1e-2);
         t_check(e < 1e-3, "recompute.lce.gradcheck", "worst %.3g %s", e, lt_error(ctx));
+        e = lt_gradcheck(ctx, tr_lce_exp_gc, in, 2, t5, 1e-2);
+        t_check(e < 1e-3, "recompute.lce_exp.gradcheck", "worst %.3g %s", e, lt_error(ctx));
         t_check(lt_linear_cross_entropy(ctx, in[0], in[1], bad) == NULL && strstr(lt_error(ctx), "targets[2] is 1100") &&
                 strstr(lt_error(ctx), "lt_linear_cross_entropy"), "recompute.lce.error.target", "%s", lt_error(ctx));
         lt_clear_error(ctx);

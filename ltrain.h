@@ -529,8 +529,11 @@ LTRAIN_DEF int64_t lt_gpt_num_params(const lt_gpt *gpt);
 LTRAIN_DEF lt_status lt_gpt_set_recompute(lt_gpt *gpt, int every);
 /* on = 1: lt_gpt_loss(_ex) at float32 on the CPU runs the head and the loss as
    lt_linear_cross_entropy(_sum): no [B,T,V] logits kept (R·V floats less), the loss and gradients
-   equal to float rounding; 0 (the default): lt_linear + lt_cross_entropy.  16-bit precision
-   always fuses them (linear_ce16); a device keeps them apart.  Returns the context's status. */
+   equal to float rounding, the products made twice.  0 (the default): one op that keeps the R·V
+   logits, each turned into its softmax term exp(z - max) by the forward, which backward's
+   products read as they are (@@LOSS.linear_ce_exp): lt_linear + lt_cross_entropy's loss to the
+   bit, the gradients equal to float rounding.  16-bit precision always fuses them (linear_ce16);
+   a device runs lt_linear + lt_cross_entropy.  Returns the context's status. */
 LTRAIN_DEF lt_status lt_gpt_set_fused_head(lt_gpt *gpt, int on);
 /* ids [B,T] -> logits [B,T,V].  lengths: NULL, or B real lengths (padding keys masked). */
 LTRAIN_DEF lt_tensor *lt_gpt_forward(lt_gpt *gpt, const int32_t *ids, int B, int T, const int32_t *lengths);
@@ -11432,7 +11435,7 @@ LTRAIN_DEF lt_status lt_gpt_set_recompute(lt_gpt *g, int every) {
 LTRAIN_DEF lt_status lt_gpt_set_fused_head(lt_gpt *g, int on) {
     if (!g) return LT_ERR_ARG;
     if (on != 0 && on != 1)
-        return lt_set_error(g->ctx, LT_ERR_ARG, "lt_gpt_set_fused_head: on is %d: 0 (lt_linear + lt_cross_entropy) "
+        return lt_set_error(g->ctx, LT_ERR_ARG, "lt_gpt_set_fused_head: on is %d: 0 (the logits kept) "
                             "or 1 (lt_linear_cross_entropy)", on);
     g->fused_head = on;
     return lt_status_of(g->ctx);
@@ -11504,7 +11507,7 @@ static lt_tensor *lt__llama_block(lt_gpt *g, int l, lt_tensor *x, const int32_t 
 }
 
 /* The model up to ln_f / norm (B,T,C); the head is the caller's: lt_gpt_forward's lt_linear, or
-   the fused head and loss of lt__gpt_loss (16-bit precision, or lt_gpt_set_fused_head). */
+   the fused head and loss of lt__gpt_loss (@@LOSS.gpt). */
 static lt_tensor *lt__gpt_trunk(lt_gpt *g, const int32_t *ids, int B, int T, const int32_t *lengths) {
     lt_ctx *ctx = g ? g->ctx : NULL;
     const lt_gpt_config *c;
@@ -12224,8 +12227,9 @@ static void lt__linear_ce_exp_bwd(lt__node *nd) {
     if (gx && !add && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gx, nd->in[0]->n);   /* no gradient: zeros */
     if (gw && !addw && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gw, nd->in[1]->n);
     if ((!gx && !gw) || !(LT__LCE_DENOM(nd) > 0)) return;
-    /* c (R), then R x C floats: E·W when dx adds to a gradient (else made in gx), c ⊙ x for dW */
-    c = (float *)LT__MALLOC((size_t)R * ((size_t)C + 1) * sizeof(float));
+    /* c (R), then R x C floats: E·W when dx adds to a gradient (else made in gx), c ⊙ x for dW;
+       the context's scratch, kept from step to step */
+    c = (float *)lt__ctx_work(nd->ctx, (size_t)R * ((size_t)C + 1) * sizeof(float));
     if (!c) {
         lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_gpt_loss: out of memory for %lld x %lld floats of scratch",
                      (long long)R, (long long)C + 1);
@@ -12250,6 +12254,7 @@ static void lt__linear_ce_exp_bwd(lt__node *nd) {
         }
     }
     if (gw) {   /* dW (V,C) (+)= Eᵀ·(c ⊙ x) - g·Σ_r [row t_r] x_r, the rows in order */
+        LT__OMP(parallel for if (R * C > LT__EW_PAR))
         for (r = 0; r < R; r++) {
             int64_t j;
             for (j = 0; j < C; j++) tmp[r * C + j] = c[r] * x[r * C + j];
@@ -12262,7 +12267,6 @@ static void lt__linear_ce_exp_bwd(lt__node *nd) {
             for (j = 0; j < C; j++) gw[(int64_t)t * C + j] -= g * x[r * C + j];
         }
     }
-    LT__FREE(c);
 }
 
 /* pred, target (n) -> loss [1] = Σ (p - t)² / n  (torch.nn.MSELoss, mean);
@@ -22346,8 +22350,8 @@ LT__CU_MISSING(attention16)
 LT__CU_MISSING(layernorm16)
 LT__CU_MISSING(gelu16)
 LT__CU_MISSING(linear_ce16)
-/* the float32 head and loss in column blocks (lt_linear_cross_entropy): CPU-only; lt_gpt's loss
-   keeps lt_linear + lt_cross_entropy on a device */
+/* the float32 heads and losses (lt_linear_cross_entropy's column blocks, lt_gpt_loss's
+   exponentials kept): CPU-only; lt_gpt's loss keeps lt_linear + lt_cross_entropy on a device */
 LT__CU_MISSING(linear_ce)
 LT__CU_MISSING(linear_ce_exp)
 LT__CU_MISSING(rmsnorm16)

@@ -595,8 +595,9 @@ static void lt__linear_ce_exp_bwd(lt__node *nd) {
     if (gx && !add && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gx, nd->in[0]->n);   /* no gradient: zeros */
     if (gw && !addw && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gw, nd->in[1]->n);
     if ((!gx && !gw) || !(LT__LCE_DENOM(nd) > 0)) return;
-    /* c (R), then R x C floats: E·W when dx adds to a gradient (else made in gx), c ⊙ x for dW */
-    c = (float *)LT__MALLOC((size_t)R * ((size_t)C + 1) * sizeof(float));
+    /* c (R), then R x C floats: E·W when dx adds to a gradient (else made in gx), c ⊙ x for dW;
+       the context's scratch, kept from step to step */
+    c = (float *)lt__ctx_work(nd->ctx, (size_t)R * ((size_t)C + 1) * sizeof(float));
     if (!c) {
         lt_set_error(nd->ctx, LT_ERR_NOMEM, "lt_gpt_loss: out of memory for %lld x %lld floats of scratch",
                      (long long)R, (long long)C + 1);
@@ -621,6 +622,7 @@ static void lt__linear_ce_exp_bwd(lt__node *nd) {
         }
     }
     if (gw) {   /* dW (V,C) (+)= Eᵀ·(c ⊙ x) - g·Σ_r [row t_r] x_r, the rows in order */
+        LT__OMP(parallel for if (R * C > LT__EW_PAR))
         for (r = 0; r < R; r++) {
             int64_t j;
             for (j = 0; j < C; j++) tmp[r * C + j] = c[r] * x[r * C + j];
@@ -633,7 +635,6 @@ static void lt__linear_ce_exp_bwd(lt__node *nd) {
             for (j = 0; j < C; j++) gw[(int64_t)t * C + j] -= g * x[r * C + j];
         }
     }
-    LT__FREE(c);
 }
 
 /* pred, target (n) -> loss [1] = Σ (p - t)² / n  (torch.nn.MSELoss, mean);

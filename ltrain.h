@@ -12242,29 +12242,45 @@ static void lt__linear_ce_exp_bwd(lt__node *nd) {
         float *ew = add ? tmp : gx;
         lt__lce_timed_gemm(nd, 1, 0, 0, R, C, V, e, V, w, C, 0.0f, ew, C);
         LT__OMP(parallel for if (R * C > LT__EW_PAR))
-        for (r = 0; r < R; r++) {
+        for (r = 0; r < R; r++) {   /* (a loop for each case: vectorized, no test per value) */
             int32_t t = nd->ids[r];
-            const float *wt = t == LT_IGNORE_INDEX ? NULL : w + (int64_t)t * C;
-            float *d = gx + r * C, *s = ew + r * C;
+            const float *wt = w + (int64_t)(t == LT_IGNORE_INDEX ? 0 : t) * C;
+            float *d = gx + r * C, cr = c[r];
+            const float *s = ew + r * C;
             int64_t j;
-            for (j = 0; j < C; j++) {
-                float v = c[r] * s[j] - (wt ? g * wt[j] : 0.0f);
-                d[j] = add ? d[j] + v : v;
+            if (t == LT_IGNORE_INDEX && add) {
+                LT__OMP(simd)
+                for (j = 0; j < C; j++) d[j] += cr * s[j];
+            } else if (t == LT_IGNORE_INDEX) {
+                LT__OMP(simd)
+                for (j = 0; j < C; j++) d[j] = cr * s[j];
+            } else if (add) {
+                LT__OMP(simd)
+                for (j = 0; j < C; j++) d[j] += cr * s[j] - g * wt[j];
+            } else {
+                LT__OMP(simd)
+                for (j = 0; j < C; j++) d[j] = cr * s[j] - g * wt[j];
             }
         }
     }
     if (gw) {   /* dW (V,C) (+)= Eᵀ·(c ⊙ x) - g·Σ_r [row t_r] x_r, the rows in order */
         LT__OMP(parallel for if (R * C > LT__EW_PAR))
         for (r = 0; r < R; r++) {
+            float cr = c[r];
             int64_t j;
-            for (j = 0; j < C; j++) tmp[r * C + j] = c[r] * x[r * C + j];
+            LT__OMP(simd)
+            for (j = 0; j < C; j++) tmp[r * C + j] = cr * x[r * C + j];
         }
         lt__lce_timed_gemm(nd, 1, 1, 0, V, C, R, e, V, tmp, C, addw ? 1.0f : 0.0f, gw, C);
         for (r = 0; r < R; r++) {
             int32_t t = nd->ids[r];
             int64_t j;
+            float *d;
+            const float *xr = x + r * C;
             if (t == LT_IGNORE_INDEX) continue;
-            for (j = 0; j < C; j++) gw[(int64_t)t * C + j] -= g * x[r * C + j];
+            d = gw + (int64_t)t * C;
+            LT__OMP(simd)
+            for (j = 0; j < C; j++) d[j] -= g * xr[j];
         }
     }
 }

@@ -272,14 +272,12 @@ LT__TARGET("avx512f") static float lt__exp_sum_avx512(const float *x, int64_t n,
     }
     return lt__lanes_sum16(acc);
 }
-LT__TARGET("avx512f") static void lt__exp_grad_avx512(const float *x, float *y, int64_t n, float m, float ls, float g,
-                                                     int add) {
-    __m512 vm = _mm512_set1_ps(m), vl = _mm512_set1_ps(ls), vg = _mm512_set1_ps(g);
+LT__TARGET("avx512f") static void lt__exp_grad_avx512(const float *x, float *y, int64_t n, float m, float c, int add) {
+    __m512 vm = _mm512_set1_ps(m), vc = _mm512_set1_ps(c);
     int64_t j;
     for (j = 0; j < n; j += 16) {
         __mmask16 k = (__mmask16)(n - j >= 16 ? 0xFFFFu : (1u << (n - j)) - 1u);
-        __m512 e = lt__exp_neg16(_mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j), vm), vl));
-        __m512 v = _mm512_mul_ps(vg, e);
+        __m512 v = _mm512_mul_ps(vc, lt__exp_neg16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + j), vm)));
         _mm512_mask_storeu_ps(y + j, k, _mm512_add_ps(add ? _mm512_maskz_loadu_ps(k, y + j) : _mm512_setzero_ps(), v));
     }
 }
@@ -304,12 +302,11 @@ LT__TARGET("avx2,fma") static float lt__exp_sum_avx2(const float *x, int64_t n, 
     }
     return lt__lanes_sum8(acc);
 }
-LT__TARGET("avx2,fma") static void lt__exp_grad_avx2(const float *x, float *y, int64_t n, float m, float ls, float g,
-                                                    int add) {
-    __m256 vm = _mm256_set1_ps(m), vl = _mm256_set1_ps(ls), vg = _mm256_set1_ps(g);
+LT__TARGET("avx2,fma") static void lt__exp_grad_avx2(const float *x, float *y, int64_t n, float m, float c, int add) {
+    __m256 vm = _mm256_set1_ps(m), vc = _mm256_set1_ps(c);
     int64_t j;
     for (j = 0; j < n; j += 8) {   /* the last values through lt__load8 / lt__store8 */
-        __m256 v = _mm256_mul_ps(vg, lt__exp_neg8(_mm256_sub_ps(_mm256_sub_ps(lt__load8(x + j, n - j), vm), vl)));
+        __m256 v = _mm256_mul_ps(vc, lt__exp_neg8(_mm256_sub_ps(lt__load8(x + j, n - j), vm)));
         lt__store8(y + j, _mm256_add_ps(add ? lt__load8(y + j, n - j) : _mm256_setzero_ps(), v), n - j);
     }
 }
@@ -1667,22 +1664,35 @@ static float lt__exp_sum(int simd, const float *x, int64_t n, float m, float *ke
     for (j = 0; j < n; j++) part += lt__exp_neg(x[j] - m);
     return part;
 }
-/* y_j = g·exp((x_j - m) - ls) added to y_j (add) or to 0 (the bits of += into zeros), j < n;
-   y may be x.  The cross-entropy gradient g·(p - onehot) before its onehot part. */
-static void lt__exp_grad(int simd, const float *x, float *y, int64_t n, float m, float ls, float g, int add) {
+/* y_j = c·exp(x_j - m) added to y_j (add) or to 0 (the bits of += into zeros), j < n; y may be
+   x.  kept: x holds the terms exp(x_j - m) already (lt__exp_sum's keep), y_j = (y_j or 0) + c·x_j,
+   the same bits.  With c = g/Σ_k exp(x_k - m) the cross-entropy gradient g·(p - onehot) before
+   its onehot part (p = exp(x - m)/Σ, not exp((x - m) - log Σ) as torch's log_softmax: the float
+   log Σ's rounding stays out of p). */
+static void lt__exp_grad(int simd, const float *x, float *y, int64_t n, float m, float c, int add, int kept) {
     int64_t j;
+    if (kept) {
+        if (add) {
+            LT__OMP(simd)
+            for (j = 0; j < n; j++) y[j] += c * x[j];
+        } else {
+            LT__OMP(simd)
+            for (j = 0; j < n; j++) y[j] = 0.0f + c * x[j];
+        }
+        return;
+    }
 #ifdef LT__X86
-    if (simd == 2) { lt__exp_grad_avx512(x, y, n, m, ls, g, add); return; }
-    if (simd == 1) { lt__exp_grad_avx2(x, y, n, m, ls, g, add); return; }
+    if (simd == 2) { lt__exp_grad_avx512(x, y, n, m, c, add); return; }
+    if (simd == 1) { lt__exp_grad_avx2(x, y, n, m, c, add); return; }
 #else
     (void)simd;
 #endif
     if (add) {
         LT__OMP(simd)
-        for (j = 0; j < n; j++) y[j] += g * lt__exp_neg((x[j] - m) - ls);
+        for (j = 0; j < n; j++) y[j] += c * lt__exp_neg(x[j] - m);
     } else {
         LT__OMP(simd)
-        for (j = 0; j < n; j++) y[j] = 0.0f + g * lt__exp_neg((x[j] - m) - ls);
+        for (j = 0; j < n; j++) y[j] = 0.0f + c * lt__exp_neg(x[j] - m);
     }
 }
 /* A row's max m (through *m; -inf for a row of -inf) and log Σ exp(x_j - m), kept apart as in

@@ -13,23 +13,24 @@ LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
 
 /* logits (R, V), targets (R) -> loss [1] = Σ_r (logsumexp(x_r) - x_r[t_r]) / denom over rows with
    t_r != -1; denom = the count of such rows (mean) or the caller's (token-weighted sum).
-   Backward forms the softmax p from the logits and each row's max and log-sum-exp, which the
-   forward saves (2 floats a row), so it is one pass over the logits:
-     dx_r += dloss · (p_r - onehot(t_r)) / denom,   p_rj = exp((x_rj - m_r) - lse_r)
-   LT__CE_DENOM = denom (0 when no row counts: loss 0, no gradient).  save[0] = [row losses | m | lse].
+   Backward forms the softmax p from the logits and each row's max m and sum s = Σ exp(x - m),
+   which the forward saves (as 1/s), so it is one pass over the logits:
+     dx_r += dloss · (p_r - onehot(t_r)) / denom,   p_rj = exp(x_rj - m_r) / s_r
+   LT__CE_DENOM = denom (0 when no row counts: loss 0, no gradient).
+   save[0] = [row losses | m | log s | 1/s].
    In place (gx == x): dx_r = 0 + ... over the logits, the bits of += into zeros.  A compiled plan
    does this when nothing reads the logits later (@@COMPILE).  (lt_gpt_loss's head and loss at
    float32 are one op, linear_ce_exp below, which needs no such pass.) */
 #define LT__CE_V(nd) ((nd)->i[0])       /* V, the row length */
 #define LT__CE_DENOM(nd) ((nd)->f[0])
 /* The forward's rows (R rows of V logits x, targets ids): row[r] = (m - x[t]) + log Σ exp(x - m),
-   with m and the log-sum (ls) kept in rm, rl for backward (all 0 for an ignored row); returns
-   Σ_r row[r], summed in row order afterwards: deterministic.  (linear_ce16 runs it on its
-   float32 logits too.)  With rinv (not NULL: linear_ce_exp) each row's terms exp(x - m) are
-   written over x (zeros over an ignored row) and rinv[r] = 1/Σ (0 for an ignored row, NaN for a
-   row of -inf, whose terms are not made). */
+   with m, the log-sum (ls) and 1/Σ kept in rm, rl, rinv for backward (all 0 for an ignored row,
+   1/Σ NaN for a row of -inf); returns Σ_r row[r], summed in row order afterwards: deterministic.
+   (linear_ce16 runs it on its float32 logits too.)  keep: each row's terms exp(x - m) are
+   written over x (zeros over an ignored row; a row of -inf keeps its values), for a backward
+   that reads them instead of making them again (lt__ce_row_grad's kept). */
 static double lt__ce_rows_fwd(float *x0, int64_t R, int64_t V, const int32_t *ids, float *row, float *rm, float *rl,
-                              float *rinv) {
+                              float *rinv, int keep) {
     int64_t r;
     double total = 0;
     int simd = lt__simd_level();
@@ -39,19 +40,16 @@ static double lt__ce_rows_fwd(float *x0, int64_t R, int64_t V, const int32_t *id
         int32_t t = ids[r];
         double s;
         if (t == LT_IGNORE_INDEX) {
-            row[r] = rm[r] = rl[r] = 0.0f;
-            if (rinv) {
-                rinv[r] = 0.0f;
-                memset(x, 0, (size_t)V * sizeof(float));
-            }
+            row[r] = rm[r] = rl[r] = rinv[r] = 0.0f;
+            if (keep) memset(x, 0, (size_t)V * sizeof(float));
             continue;
         }
         xt = x[t];
-        ls = lt__lse_shifted(simd, x, V, &m, r + 1 < R ? x + V : NULL, rinv ? x : NULL, &s);
+        ls = lt__lse_shifted(simd, x, V, &m, r + 1 < R ? x + V : NULL, keep ? x : NULL, &s);
         row[r] = (m - xt) + ls;
         rm[r] = m;
         rl[r] = ls;
-        if (rinv) rinv[r] = s > 0 ? (float)(1.0 / s) : NAN;
+        rinv[r] = s > 0 ? (float)(1.0 / s) : NAN;
     }
     for (r = 0; r < R; r++) total += row[r];
     return total;
@@ -59,16 +57,18 @@ static double lt__ce_rows_fwd(float *x0, int64_t R, int64_t V, const int32_t *id
 static void lt__cross_entropy_fwd(lt__node *nd) {
     int64_t V = LT__CE_V(nd), R = nd->in[0]->n / V;
     float *row = nd->save[0];
-    double total = lt__ce_rows_fwd(nd->in[0]->data, R, V, nd->ids, row, row + R, row + 2 * R, NULL);
+    double total = lt__ce_rows_fwd(nd->in[0]->data, R, V, nd->ids, row, row + R, row + 2 * R, row + 3 * R, 0);
     nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
 }
-/* The backward of one row (x its logits, m and ls its forward's, g = dloss/denom, t its target or
-   LT_IGNORE_INDEX): gr = g·(softmax(x) - onehot(t)) over x when gr == x (0 + ..., the bits of +=
-   into zeros; zeros for an ignored row), else added to gr (nothing for an ignored row), in pieces
-   of 256 with the next ones fetched (@@CORE); p16 (bf16 or fp16; LT_F32: none) rounds each
-   finished piece in place, while it is in L1 (linear_ce16's float32 logits). */
-static void lt__ce_row_grad(int simd, const float *x, float *gr, int64_t V, float m, float ls, float g, int32_t t,
-                            lt_dtype p16) {
+/* The backward of one row (x its logits, m its forward's max, g = dloss/denom, c = g/Σ exp(x - m),
+   t its target or LT_IGNORE_INDEX): gr = g·(softmax(x) - onehot(t)) = c·exp(x - m) - g·onehot(t)
+   over x when gr == x (0 + ..., the bits of += into zeros; zeros for an ignored row), else added
+   to gr (nothing for an ignored row), in pieces of 256 with the next ones fetched (@@CORE); kept:
+   x holds exp(x - m) already (lt__ce_rows_fwd's keep), the same bits without the exps; p16 (bf16
+   or fp16; LT_F32: none) rounds each finished piece in place, while it is in L1 (linear_ce16's
+   float32 logits). */
+static void lt__ce_row_grad(int simd, const float *x, float *gr, int64_t V, float m, float c, float g, int32_t t,
+                            lt_dtype p16, int kept) {
     int64_t j0, step = simd ? 256 : V;   /* (the vector kernels' values do not depend on the pieces) */
     if (t == LT_IGNORE_INDEX) {
         if (gr == x) memset(gr, 0, (size_t)V * sizeof(float));
@@ -80,7 +80,7 @@ static void lt__ce_row_grad(int simd, const float *x, float *gr, int64_t V, floa
             lt__fetch(x + j0, LT__AHEAD, n * (int64_t)sizeof(float), gr == x ? LT__FETCH_L2W : LT__FETCH_L2);
             if (gr != x) lt__fetch(gr + j0, LT__AHEAD, n * (int64_t)sizeof(float), LT__FETCH_L2W);
         }
-        lt__exp_grad(simd, x + j0, gr + j0, n, m, ls, g, gr != x);
+        lt__exp_grad(simd, x + j0, gr + j0, n, m, c, gr != x, kept);
         if (t >= j0 && t < j0 + n) gr[t] -= g;
         if (p16 != LT_F32) lt__round16(p16, gr + j0, gr + j0, (size_t)n);
     }
@@ -98,8 +98,8 @@ static void lt__cross_entropy_bwd(lt__node *nd) {
     g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++)
-        lt__ce_row_grad(simd, nd->in[0]->data + r * V, gx + r * V, V, nd->save[0][R + r], nd->save[0][2 * R + r], g,
-                        nd->ids[r], LT_F32);
+        lt__ce_row_grad(simd, nd->in[0]->data + r * V, gx + r * V, V, nd->save[0][R + r], g * nd->save[0][3 * R + r], g,
+                        nd->ids[r], LT_F32, 0);
 }
 /* The checks lt_cross_entropy(_sum) make: targets in [0,V) or ignored, denom > 0 when given. */
 static int lt__ce_check(lt_ctx *ctx, const char *who, const lt_tensor *logits, int64_t V, int64_t R,
@@ -129,7 +129,7 @@ static lt_tensor *lt__ce(lt_ctx *ctx, const char *who, lt_tensor *logits, const 
     R = logits->n / V;
     if (!lt__ce_check(ctx, who, logits, V, R, targets, denom, use_count)) return NULL;
     nd = lt__node_new(ctx, LT__OP(cross_entropy), 1, &one, logits, NULL, NULL, 0);
-    if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, 3 * R)) return NULL;
+    if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, 4 * R)) return NULL;
     LT__CE_V(nd) = V;
     LT__CE_DENOM(nd) = use_count ? (double)lt_count_targets(targets, R) : denom;
     return lt__run(ctx, nd);
@@ -154,11 +154,13 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    then per row (max, log Σ exp) as lt__lse_shifted, on z16 in pieces, and the loss: only the
    sums read z16 back.
    Backward (g = dloss/denom): dz = round16(g·(softmax(z) - onehot(t))) written over z16 (the
-   float32 op's dlogits, rounded as linear16 packs them), then as linear16:
+   float32 op's dlogits, rounded as linear16 packs them; z32's forward has written the softmax
+   terms exp(z - max) over it already, so its pass makes no exps), then as linear16:
      dx += dz·W16,  dW += dzᵀ·x16   (float32 sums)
    The arguments below (as lt_cross_entropy's: the denominator 0 when no row counts: loss 0, no
    gradient); ids = targets.  save[0] = x16 (when W gets a gradient and x is not a parameter);
-   save[1] = z16 (R·V 16-bit values) or z32 (R·V floats, LT__LCE_WIDE), then per row max, lse, loss. */
+   save[1] = z16 (R·V 16-bit values) or z32 (R·V floats, LT__LCE_WIDE), then per row max, lse,
+   loss, 1/Σ exp(z - max). */
 #define LT__LCE_V(nd) ((nd)->i[0])
 #define LT__LCE_C(nd) ((nd)->i[1])
 #define LT__LCE_DENOM(nd) ((nd)->f[0])
@@ -171,9 +173,11 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    Narrowing each finished block into z16 needs a pass of its own over the block, and that pass
    waits on z16's lines while no product runs; the float32 values cost more bytes and no such
    pass.  gpt-mini's head (1024 x 384 x 50304) at 2 threads: the forward 4.5% faster than through
-   z16 on AVX2 kernels, 3.4% on AVX-512 ones, the backward level or 1.2% faster, both within 1.2%
-   of fp32's (bench/precision.md).  Where the pair kernels or AMX multiply bf16 themselves, z16
-   stays (half the bytes, and their products are the faster part). */
+   z16 on AVX2 kernels, 3.4% on AVX-512 ones, the backward level or 1.2% faster (bench/precision.md).
+   The forward also writes the softmax terms exp(z - max) over z32 while it sums them, so the
+   backward's pass that makes dz scales and rounds them and takes no exps (about half its time on
+   AVX2 kernels).  Where the pair kernels or AMX multiply bf16 themselves, z16 stays (half the
+   bytes, and their products are the faster part). */
 static int lt__ce16_wide_force = -1;   /* the tests' switch: 0 or 1 whatever the kernel (-1: as below) */
 static int lt__ce16_wide(lt_dtype p) {
     int id;
@@ -181,7 +185,7 @@ static int lt__ce16_wide(lt_dtype p) {
     id = lt__gemm_pick();
     return p == LT_BF16 && (id == LT__GEMM_AVX2 || id == LT__GEMM_AVX512) && !lt__gemm16_pairs(id);
 }
-typedef struct { uint16_t *z; float *z32, *m, *lse, *loss; } lt__ce16_bufs;
+typedef struct { uint16_t *z; float *z32, *m, *lse, *loss, *rinv; } lt__ce16_bufs;
 static int64_t lt__ce16_zfloats(int wide, int64_t R, int64_t V) { return wide ? R * V : (R * V + 1) / 2; }
 static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
     int64_t V = LT__LCE_V(nd), R = nd->in[0]->n / LT__LCE_C(nd);
@@ -191,6 +195,7 @@ static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
     b.m = nd->save[1] + lt__ce16_zfloats((int)LT__LCE_WIDE(nd), R, V);
     b.lse = b.m + R;
     b.loss = b.lse + R;
+    b.rinv = b.loss + R;
     return b;
 }
 
@@ -201,7 +206,7 @@ static lt__ce16_bufs lt__ce16_layout(const lt__node *nd) {
 /* The two passes over a piece of n (<= LT__CE16_PIECE) 16-bit logits z, as the float32 ops make
    them on the widened values (lt__exp_sum, lt__exp_grad):
      lt__ce16_sum:  Σ_j exp(z_j - m)  (the piece's float partial sum)
-     lt__ce16_dz:   z_j = round16(g·exp(z_j - m - ls)), minus g at j = t (0 <= t < n; else none)
+     lt__ce16_dz:   z_j = round16(c·exp(z_j - m)), minus g at j = t (0 <= t < n; else none)
    Through a float32 buffer on the stack; the sum with AVX-512 (fast paths below) widens 16 values
    in registers instead: the same operations, so the same bits, 5-13% faster (bench/precision.md;
    done the same way, dz was slower than through the buffer). */
@@ -216,25 +221,28 @@ static float lt__ce16_sum(int simd, lt_dtype p, const uint16_t *z, int64_t n, fl
     lt__from16(p, z, x, (size_t)n);
     return lt__exp_sum(simd, x, n, m, NULL);
 }
-static void lt__ce16_dz(int simd, lt_dtype p, uint16_t *z, int64_t n, float m, float ls, float g, int64_t t) {
+static void lt__ce16_dz(int simd, lt_dtype p, uint16_t *z, int64_t n, float m, float c, float g, int64_t t) {
     float v[LT__CE16_PIECE];
     lt__from16(p, z, v, (size_t)n);
-    lt__exp_grad(simd, v, v, n, m, ls, g, 0);
+    lt__exp_grad(simd, v, v, n, m, c, 0, 0);
     if (t >= 0 && t < n) v[t] -= g;
     lt__to16(p, v, z, (size_t)n);
 }
-static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, const float *pm, int64_t ldq, float *m) {
+static float lt__lse16(int simd, lt_dtype p, const uint16_t *z, int64_t V, const float *pm, int64_t ldq, float *m,
+                       double *sum) {
     float mm = -INFINITY;
     double s = 0;
     int64_t j0;
     for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE)
         if (pm[j0 / LT__CE16_PIECE * ldq] > mm) mm = pm[j0 / LT__CE16_PIECE * ldq];
     *m = mm;
+    *sum = 0;
     if (mm == -INFINITY) return -INFINITY;
     for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
         lt__fetch(z + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *z, LT__FETCH_L2);   /* (@@CORE: memory keeps up) */
         s += lt__ce16_sum(simd, p, z + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, mm);
     }
+    *sum = s;
     return (float)log(s);
 }
 
@@ -252,7 +260,8 @@ static lt__mm16_opnd lt__ce16_x32(lt_dtype p, lt__mm16_opnd x, float *xr, int64_
 }
 /* The forward with float32 logits (LT__LCE_WIDE): z32 = round16(x16·W16ᵀ) by lt__gemm16 (x as
    lt__ce16_x32 makes it, unless its float32 values are 16-bit already), then the rows as
-   lt_cross_entropy's forward (lt__ce_rows_fwd): the same max and sums as lt__lse16's on z16. */
+   lt_cross_entropy's forward (lt__ce_rows_fwd): the same max and sums as lt__lse16's on z16,
+   the terms exp(z - max) kept over z32 for backward. */
 static void lt__linear_ce16_fwd32(lt__node *nd, lt_dtype p, const lt__ce16_bufs *bf) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C;
     double total;
@@ -269,7 +278,7 @@ static void lt__linear_ce16_fwd32(lt__node *nd, lt_dtype p, const lt__ce16_bufs 
     }
     lt__gemm16(p, 1, R, V, C, &x, &wt, NULL, bf->z32, V, 0, 0);
     LT__FREE(xr);
-    total = lt__ce_rows_fwd(bf->z32, R, V, nd->ids, bf->loss, bf->m, bf->lse, NULL);
+    total = lt__ce_rows_fwd(bf->z32, R, V, nd->ids, bf->loss, bf->m, bf->lse, bf->rinv, 1);
     nd->out->data[0] = LT__CE_DENOM(nd) > 0 ? (float)(total / LT__CE_DENOM(nd)) : 0.0f;
 }
 static void lt__linear_ce16_fwd(lt__node *nd) {
@@ -323,12 +332,14 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     for (r = 0; r < R; r++) {
         int32_t t = nd->ids[r];
         float m, ls, zt;
+        double sum;
         if (t == LT_IGNORE_INDEX) { bf.loss[r] = 0.0f; continue; }
-        ls = lt__lse16(simd, p, bf.z + r * V, V, pm + r, R, &m);
+        ls = lt__lse16(simd, p, bf.z + r * V, V, pm + r, R, &m, &sum);
         lt__from16(p, bf.z + r * V + t, &zt, 1);
         bf.m[r] = m;
         bf.lse[r] = ls;
         bf.loss[r] = (m - zt) + ls;
+        bf.rinv[r] = sum > 0 ? (float)(1.0 / sum) : NAN;
     }
     LT__FREE(blk);
     for (r = 0; r < R; r++) total += bf.loss[r];
@@ -350,11 +361,11 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     LT__OMP(parallel for if (R * V > 32768))
     for (r = 0; r < R; r++) {   /* dz over z, in pieces */
         int32_t t = nd->ids[r];
-        float m = bf.m[r], ls = bf.lse[r];
+        float m = bf.m[r], c = g * bf.rinv[r];
         int64_t j0;
         uint16_t *zr = bf.z ? bf.z + r * V : NULL;
-        if (bf.z32) {   /* float32 logits: lt_cross_entropy's backward in place, each piece then rounded */
-            lt__ce_row_grad(simd, bf.z32 + r * V, bf.z32 + r * V, V, m, ls, g, t, p);
+        if (bf.z32) {   /* float32 logits, their exps kept: lt_cross_entropy's backward in place, each piece rounded */
+            lt__ce_row_grad(simd, bf.z32 + r * V, bf.z32 + r * V, V, m, c, g, t, p, 1);
             continue;
         }
         if (t == LT_IGNORE_INDEX) {
@@ -363,7 +374,7 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
         }
         for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
             lt__fetch(zr + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *zr, LT__FETCH_L2W);
-            lt__ce16_dz(simd, p, zr + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, m, ls, g, t - j0);
+            lt__ce16_dz(simd, p, zr + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, m, c, g, t - j0);
         }
     }
     dz.exact = dzt.exact = bf.z32 != NULL;
@@ -408,7 +419,7 @@ static lt_tensor *lt__linear_ce16(lt_ctx *ctx, const char *who, lt_tensor *x, lt
         !lt__save(ctx, nd, 0, (x->n + 1) / 2))
         return NULL;
     LT__LCE_WIDE(nd) = lt__ce16_wide(ctx->precision);
-    if (!lt__save(ctx, nd, 1, lt__ce16_zfloats((int)LT__LCE_WIDE(nd), R, V) + 3 * R)) return NULL;
+    if (!lt__save(ctx, nd, 1, lt__ce16_zfloats((int)LT__LCE_WIDE(nd), R, V) + 4 * R)) return NULL;
     return lt__run(ctx, nd);
 }
 
@@ -432,11 +443,11 @@ LT__TARGET("avx512f") static float lt__ce16_sum_avx512(lt_dtype p, const uint16_
    Forward, block b by block (z_b = x·W_bᵀ, one threaded GEMM into a scratch block of R rows): per
    row the running max m and Σ exp(z - m), rescaled when a block raises the max (the online
    log-sum-exp: s ← s·exp(m - m') + Σ_b exp(z_b - m'), the block's sum in pieces of 256 as
-   lt__lse_shifted), and the target's logit when its block passes.  Saved: per row m, ls = log s
-   and the row's loss (3 floats); x and W stay the inputs' own values.
+   lt__lse_shifted), and the target's logit when its block passes.  Saved: per row m, ls = log s,
+   the row's loss and 1/s (4 floats); x and W stay the inputs' own values.
    Backward: with p = softmax(z_r) and loss_r = lse(z_r) - z_r[t],  ∂loss_r/∂z_rj = p_rj - [j = t],
    so with g = dloss/denom each block is made again and turned into
-     dz_b = g·(exp((z_b - m) - ls) - onehot(t))       (0 on ignored rows)
+     dz_b = (g/s)·exp(z_b - m) - g·onehot(t)       (0 on ignored rows)
    and, as lt_linear's backward, dx += dz_b·W_b, dW_b += dz_bᵀ·x (dx set by the first block when
    x's gradient is unset).  The blocks run in their order and each product is threaded inside,
    over rows or columns, never over its sum: the bits do not depend on the thread count.  The sums
@@ -447,7 +458,7 @@ static void lt__linear_ce_fwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__LCE_COLS ? V : LT__LCE_COLS;
     int64_t v0, r;
     int simd = lt__simd_level();
-    float *rm = nd->save[0], *rl = rm + R, *row = rm + 2 * R, *blk, *zt;
+    float *rm = nd->save[0], *rl = rm + R, *row = rm + 2 * R, *rinv = rm + 3 * R, *blk, *zt;
     double *rs, total = 0;
     int64_t nb = (R * cols + 1) / 2 * 2;   /* the block's floats, rounded to an even count: rs is 8-aligned */
     blk = (float *)LT__MALLOC((size_t)nb * sizeof(float) + (size_t)R * (sizeof(double) + sizeof(float)));
@@ -484,8 +495,9 @@ static void lt__linear_ce_fwd(lt__node *nd) {
         }
     }
     for (r = 0; r < R; r++) {
-        if (nd->ids[r] == LT_IGNORE_INDEX) { rm[r] = rl[r] = row[r] = 0.0f; continue; }
+        if (nd->ids[r] == LT_IGNORE_INDEX) { rm[r] = rl[r] = row[r] = rinv[r] = 0.0f; continue; }
         rl[r] = rm[r] == -INFINITY ? -INFINITY : (float)log(rs[r]);
+        rinv[r] = rs[r] > 0 ? (float)(1.0 / rs[r]) : NAN;
         row[r] = (rm[r] - zt[r]) + rl[r];
         total += row[r];
     }
@@ -495,7 +507,7 @@ static void lt__linear_ce_fwd(lt__node *nd) {
 static void lt__linear_ce_bwd(lt__node *nd) {
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, cols = V < LT__LCE_COLS ? V : LT__LCE_COLS;
     int64_t v0, r;
-    const float *x = nd->in[0]->data, *rm = nd->save[0], *rl = rm + R;
+    const float *x = nd->in[0]->data, *rm = nd->save[0], *rinv = rm + 3 * R;
     int add = 1, addw = 1, simd = lt__simd_level();
     float *gx = lt__grad_w(nd->in[0], nd->ctx, &add), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), *blk, g;
     if (gx && !add && !(LT__LCE_DENOM(nd) > 0)) lt__zero(gx, nd->in[0]->n);   /* no gradient: zeros */
@@ -514,10 +526,10 @@ static void lt__linear_ce_bwd(lt__node *nd) {
         lt_sgemm(0, 1, R, n, C, 1.0f, x, C, w, C, 0.0f, blk, n);
         LT__OMP(parallel for if (R * n > 32768))
         for (r = 0; r < R; r++) {   /* dz over the block */
-            float *z = blk + r * n, m = rm[r], ls = rl[r];
+            float *z = blk + r * n, m = rm[r];
             int32_t t = nd->ids[r];
             if (t == LT_IGNORE_INDEX) { memset(z, 0, (size_t)n * sizeof(float)); continue; }
-            lt__exp_grad(simd, z, z, n, m, ls, g, 0);
+            lt__exp_grad(simd, z, z, n, m, g * rinv[r], 0, 0);
             if (t >= v0 && t < v0 + n) z[t - v0] -= g;
         }
         if (gx) lt_sgemm(0, 0, R, C, n, 1.0f, blk, n, w, C, add || v0 > 0 ? 1.0f : 0.0f, gx, C);   /* dx (R,C) += dz_b·W_b */
@@ -532,7 +544,7 @@ static lt_tensor *lt__linear_ce(lt_ctx *ctx, const char *who, lt_tensor *x, lt_t
     lt__node *nd;
     if (!lt__lce_args(ctx, who, x, w, targets, denom, use_count, &V, &C, &R)) return NULL;
     nd = lt__node_new(ctx, kept ? LT__OP(linear_ce_exp) : LT__OP(linear_ce), 1, &one, x, w, NULL, 0);
-    if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, kept ? R * V + 4 * R : 3 * R)) return NULL;
+    if (!nd || !lt__node_ids(ctx, nd, targets, R) || !lt__save(ctx, nd, 0, (kept ? R * V : 0) + 4 * R)) return NULL;
     LT__LCE_V(nd) = V;
     LT__LCE_C(nd) = C;
     LT__LCE_DENOM(nd) = use_count ? (double)lt_count_targets(targets, R) : denom;
@@ -584,7 +596,7 @@ static void lt__linear_ce_exp_fwd(lt__node *nd) {
     float *e = nd->save[0], *st = e + R * V;
     double total;
     lt__lce_timed_gemm(nd, 0, 0, 1, R, V, C, nd->in[0]->data, C, nd->in[1]->data, C, 0.0f, e, V);
-    total = lt__ce_rows_fwd(e, R, V, nd->ids, st + 2 * R, st, st + R, st + 3 * R);
+    total = lt__ce_rows_fwd(e, R, V, nd->ids, st + 2 * R, st, st + R, st + 3 * R, 1);
     nd->out->data[0] = LT__LCE_DENOM(nd) > 0 ? (float)(total / LT__LCE_DENOM(nd)) : 0.0f;
 }
 static void lt__linear_ce_exp_bwd(lt__node *nd) {

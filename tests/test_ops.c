@@ -1178,10 +1178,10 @@ static void test_ops_silu_kernels(void) {
 }
 
 /* The softmax sums every level runs (lt__simd_level: C, AVX2, AVX-512) against double:
-   Σ exp(x_j - m) and y = (add ? y : 0) + g·exp(x_j - m - ls), at lengths around the 8- and
-   16-wide blocks, with -inf (exp 0) among the values; the sum with its terms kept (over x, as
-   the float32 head keeps them) gives the same sum, terms that add up to it in the same order,
-   and nothing written past n. */
+   Σ exp(x_j - m) and y = (add ? y : 0) + c·exp(x_j - m), at lengths around the 8- and 16-wide
+   blocks, with -inf (exp 0) among the values; the sum with its terms kept (over x, as the
+   float32 head keeps them) gives the same sum, terms that add up to it in the same order, and
+   nothing written past n; y made from the kept terms has the bits of y made from x. */
 static void test_ops_exp_kernels(void) {
     static const int64_t lens[] = {1, 7, 8, 9, 16, 17, 255, 256};
     int simd, li, add;
@@ -1189,7 +1189,7 @@ static void test_ops_exp_kernels(void) {
     for (simd = 0; simd <= lt__simd_level(); simd++)
         for (li = 0; li < (int)(sizeof lens / sizeof lens[0]); li++) {
             int64_t n = lens[li], j, bad = 0;
-            float x[257], y[257], m = 3.0f, ls = 1.25f, g = 0.75f, sum, sum2;
+            float x[257], y[257], e[257], y2[257], m = 3.0f, c = 0.75f, sum, sum2;
             double ref = 0;
             char name[64];
             for (j = 0; j < n; j++) x[j] = j % 11 == 5 ? -INFINITY : m - 0.37f * (float)(j % 29);
@@ -1203,14 +1203,17 @@ static void test_ops_exp_kernels(void) {
                 if (!(fabs(y[j] - exp((double)x[j] - m)) <= 2e-6 * exp((double)x[j] - m) + 1e-30)) bad++;
             sum2 = lt__exp_sum(simd, x, n, m, x);
             if (memcmp(&sum, &sum2, sizeof sum) != 0 || memcmp(x, y, (size_t)n * sizeof(float)) != 0 || x[n] != 7.0f) bad++;
+            memcpy(e, x, (size_t)n * sizeof(float));   /* the kept terms */
             for (j = 0; j < n; j++) x[j] = j % 11 == 5 ? -INFINITY : m - 0.37f * (float)(j % 29);
             for (add = 0; add < 2; add++) {
-                for (j = 0; j < n; j++) y[j] = 0.5f + (float)j;
-                lt__exp_grad(simd, x, y, n, m, ls, g, add);
+                for (j = 0; j < n; j++) y[j] = y2[j] = 0.5f + (float)j;
+                lt__exp_grad(simd, x, y, n, m, c, add, 0);
+                lt__exp_grad(simd, e, y2, n, m, c, add, 1);
                 for (j = 0; j < n; j++) {
-                    double want = (add ? 0.5 + (double)j : 0.0) + g * exp((double)x[j] - m - ls);
+                    double want = (add ? 0.5 + (double)j : 0.0) + c * exp((double)x[j] - m);
                     if (!(fabs(y[j] - want) <= 2e-6 * fabs(want) + 1e-30)) bad++;   /* the float argument's rounding: |arg| ulp */
                 }
+                if (memcmp(y, y2, (size_t)n * sizeof(float)) != 0) bad++;
             }
             snprintf(name, sizeof name, "ops/exp_kernels/%s/%lld", simd == 2 ? "avx512" : simd ? "avx2" : "c", (long long)n);
             t_check(bad == 0, name, "%lld values wrong (sum %.9g, double %.9g)", (long long)bad, sum, ref);

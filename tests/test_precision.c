@@ -770,10 +770,10 @@ static void tp_head16_case(int64_t R, int64_t C, int64_t V, int64_t hot, int cou
             t_check(ok, nm, "fused loss %.9g, unfused %.9g; or the gradients differ", l2, l1);
         }
     /* it keeps the logits in 16 bits (R·V/2 floats), or as float32 values where bf16 products run
-       on converted panels (lt__ce16_wide), and three floats per row */
+       on converted panels (lt__ce16_wide), and four floats per row */
     if (counts) {
-        int64_t want = (lt__ce16_wide(LT_BF16) ? R * V : (R * V + 1) / 2) + 3 * R;
-        t_check(nsave[0] == want && nsave[1] == (R * V + 1) / 2 + 3 * R, "precision/head16/saves_logits",
+        int64_t want = (lt__ce16_wide(LT_BF16) ? R * V : (R * V + 1) / 2) + 4 * R;
+        t_check(nsave[0] == want && nsave[1] == (R * V + 1) / 2 + 4 * R, "precision/head16/saves_logits",
                 "saved %lld floats at bf16 (%lld wanted), %lld at fp16", (long long)nsave[0], (long long)want,
                 (long long)nsave[1]);
     }

@@ -10688,7 +10688,8 @@ static double lt__op_flops(const lt__node *nd) {
         op == LT__OP(linear16) || op == LT__OP(conv1d16))
         return 2.0 * e * (double)x->shape[x->ndim - 1];
     if (op == LT__OP(attention) || op == LT__OP(attention16)) return 4.0 * e * (double)x->shape[x->ndim - 2];
-    if (op == LT__OP(linear_ce16) || op == LT__OP(linear_ce) || op == LT__OP(linear_ce_exp)) return 2.0 * (double)x->n * (double)nd->in[1]->shape[0];
+    if (op == LT__OP(linear_ce16) || op == LT__OP(linear_ce) || op == LT__OP(linear_ce_exp))
+        return 2.0 * (double)x->n * (double)nd->in[1]->shape[0];
     if (op == LT__OP(layernorm) || op == LT__OP(layernorm16)) return 8.0 * e;
     if (op == LT__OP(gelu) || op == LT__OP(gelu_erf) || op == LT__OP(gelu16)) return 20.0 * e;
     if (op == LT__OP(softmax) || op == LT__OP(log_softmax) || op == LT__OP(cross_entropy)) return 10.0 * (double)x->n;
@@ -11975,7 +11976,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
         int32_t t = nd->ids[r];
         float m, ls, zt;
         double sum;
-        if (t == LT_IGNORE_INDEX) { bf.loss[r] = 0.0f; continue; }
+        if (t == LT_IGNORE_INDEX) { bf.loss[r] = bf.m[r] = bf.lse[r] = bf.rinv[r] = 0.0f; continue; }
         ls = lt__lse16(simd, p, bf.z + r * V, V, pm + r, R, &m, &sum);
         lt__from16(p, bf.z + r * V + t, &zt, 1);
         bf.m[r] = m;
@@ -12206,7 +12207,7 @@ LTRAIN_DEF lt_tensor *lt_linear_cross_entropy_sum(lt_ctx *ctx, lt_tensor *x, lt_
    Forward: z = x·Wᵀ (lt_linear's product) into the record's own buffer, whose logits nothing else
    reads, then each row as lt_cross_entropy's (max m, s = Σ exp(z - m), the loss), each term
    e_j = exp(z_j - m) written over z_j by the pass that sums it, while the row is in cache
-   (lt__ce_rows_fwd's rinv, which keeps 1/s).
+   (lt__ce_rows_fwd's keep; 1/s kept too).
    Backward: with g = dloss/denom and c_r = g/s_r the gradient of the logits is
    dz_r = c_r·e_r - g·onehot(t_r), so the two products take E as it is:
      dx = dz·W  = c ⊙ (E·W) - g·W[t]          (c scales the rows of E·W; W[t]: row t_r of W for row r)

@@ -973,7 +973,8 @@ static double lt__op_flops(const lt__node *nd) {
         op == LT__OP(linear16) || op == LT__OP(conv1d16))
         return 2.0 * e * (double)x->shape[x->ndim - 1];
     if (op == LT__OP(attention) || op == LT__OP(attention16)) return 4.0 * e * (double)x->shape[x->ndim - 2];
-    if (op == LT__OP(linear_ce16) || op == LT__OP(linear_ce) || op == LT__OP(linear_ce_exp)) return 2.0 * (double)x->n * (double)nd->in[1]->shape[0];
+    if (op == LT__OP(linear_ce16) || op == LT__OP(linear_ce) || op == LT__OP(linear_ce_exp))
+        return 2.0 * (double)x->n * (double)nd->in[1]->shape[0];
     if (op == LT__OP(layernorm) || op == LT__OP(layernorm16)) return 8.0 * e;
     if (op == LT__OP(gelu) || op == LT__OP(gelu_erf) || op == LT__OP(gelu16)) return 20.0 * e;
     if (op == LT__OP(softmax) || op == LT__OP(log_softmax) || op == LT__OP(cross_entropy)) return 10.0 * (double)x->n;

@@ -333,7 +333,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
         int32_t t = nd->ids[r];
         float m, ls, zt;
         double sum;
-        if (t == LT_IGNORE_INDEX) { bf.loss[r] = 0.0f; continue; }
+        if (t == LT_IGNORE_INDEX) { bf.loss[r] = bf.m[r] = bf.lse[r] = bf.rinv[r] = 0.0f; continue; }
         ls = lt__lse16(simd, p, bf.z + r * V, V, pm + r, R, &m, &sum);
         lt__from16(p, bf.z + r * V + t, &zt, 1);
         bf.m[r] = m;
@@ -564,7 +564,7 @@ LTRAIN_DEF lt_tensor *lt_linear_cross_entropy_sum(lt_ctx *ctx, lt_tensor *x, lt_
    Forward: z = x·Wᵀ (lt_linear's product) into the record's own buffer, whose logits nothing else
    reads, then each row as lt_cross_entropy's (max m, s = Σ exp(z - m), the loss), each term
    e_j = exp(z_j - m) written over z_j by the pass that sums it, while the row is in cache
-   (lt__ce_rows_fwd's rinv, which keeps 1/s).
+   (lt__ce_rows_fwd's keep; 1/s kept too).
    Backward: with g = dloss/denom and c_r = g/s_r the gradient of the logits is
    dz_r = c_r·e_r - g·onehot(t_r), so the two products take E as it is:
      dx = dz·W  = c ⊙ (E·W) - g·W[t]          (c scales the rows of E·W; W[t]: row t_r of W for row r)

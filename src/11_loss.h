@@ -23,6 +23,9 @@ LTRAIN_DEF int64_t lt_count_targets(const int32_t *targets, int64_t n) {
    float32 are one op, linear_ce_exp below, which needs no such pass.) */
 #define LT__CE_V(nd) ((nd)->i[0])       /* V, the row length */
 #define LT__CE_DENOM(nd) ((nd)->f[0])
+/* The 1/Σ a row saves for backward, from its sum Σ exp(x - m); NaN for a row of -inf (Σ = 0),
+   which then gives NaN gradients, as torch does.  Every cross-entropy op saves it this way. */
+static float lt__ce_rinv(double s) { return s > 0 ? (float)(1.0 / s) : NAN; }
 /* The forward's rows (R rows of V logits x, targets ids): row[r] = (m - x[t]) + log Σ exp(x - m),
    with m, the log-sum (ls) and 1/Σ kept in rm, rl, rinv for backward (all 0 for an ignored row,
    1/Σ NaN for a row of -inf); returns Σ_r row[r], summed in row order afterwards: deterministic.
@@ -49,7 +52,7 @@ static double lt__ce_rows_fwd(float *x0, int64_t R, int64_t V, const int32_t *id
         row[r] = (m - xt) + ls;
         rm[r] = m;
         rl[r] = ls;
-        rinv[r] = s > 0 ? (float)(1.0 / s) : NAN;
+        rinv[r] = lt__ce_rinv(s);
     }
     for (r = 0; r < R; r++) total += row[r];
     return total;
@@ -339,7 +342,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
         bf.m[r] = m;
         bf.lse[r] = ls;
         bf.loss[r] = (m - zt) + ls;
-        bf.rinv[r] = sum > 0 ? (float)(1.0 / sum) : NAN;
+        bf.rinv[r] = lt__ce_rinv(sum);
     }
     LT__FREE(blk);
     for (r = 0; r < R; r++) total += bf.loss[r];
@@ -497,7 +500,7 @@ static void lt__linear_ce_fwd(lt__node *nd) {
     for (r = 0; r < R; r++) {
         if (nd->ids[r] == LT_IGNORE_INDEX) { rm[r] = rl[r] = row[r] = rinv[r] = 0.0f; continue; }
         rl[r] = rm[r] == -INFINITY ? -INFINITY : (float)log(rs[r]);
-        rinv[r] = rs[r] > 0 ? (float)(1.0 / rs[r]) : NAN;
+        rinv[r] = lt__ce_rinv(rs[r]);
         row[r] = (rm[r] - zt[r]) + rl[r];
         total += row[r];
     }

@@ -7068,11 +7068,24 @@ static void lt__pack_b(int tb, int isa, const float *B, int64_t ldb, int64_t kc,
    then rewritten as bf16 pairs for the vdpbf16ps kernel (above: 2x the products per second);
    fp16 has no such kernel (AVX512_FP16 computes in fp16 and has none here), so fp16 products
    run at the float32 rate. */
+/* The gradient of a cross-entropy's logits as an operand, made while packing (linear_ce16's
+   float32 logits, @@LOSS): the operand's floats hold the softmax terms e_rj = exp(z_rj - m_r) of
+   rows r of length ld from base, and element (r, j) reads as round16(c_r·e_rj - g·[j = t_r]): the
+   value the loss's own pass would write over e (lt__ce_row_grad, kept: the same operations, so the
+   same bits), made where the products pack it instead, so backward reads the R·V terms once for
+   each product and writes nothing over them. */
+typedef struct {
+    const float *base, *c;   /* c: per row, g/Σ_j e_rj (0 for an ignored row) */
+    const int32_t *t;        /* per row, the target (LT_IGNORE_INDEX: none) */
+    int64_t ld;
+    float g;
+} lt__gsrc_ce;
 typedef struct {
     const float *f;
     const uint16_t *h;
     int p;
     int gelu;     /* h holds gelu16's input: the values are round16(gelu(h)), recomputed (@@OPS) */
+    const lt__gsrc_ce *ce;   /* f holds a cross-entropy's terms, read as its gradient (above), rounded to p */
 } lt__gsrc;
 /* The vector stores' types may alias anything, so a loop that stores vectors and reads an operand's
    fields through a pointer loads them again for every vector.  Most packers below read a local
@@ -7265,9 +7278,51 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_a16t_avx2(const lt__gsrc *A, in
         }
     }
 }
+/* out[0..n) = round_bf16(0 + c·e[0..n)): lt__exp_grad's kept values rounded as lt__round16
+   rounds them, in one pass through registers (AVX-512 or AVX2; the last values by the scalar
+   code) */
+LT__TARGET("avx512f") static void lt__ce_bf16_avx512(const float *e, float *out, int64_t n, float c) {
+    __m512 vc = _mm512_set1_ps(c), z = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(out + i,
+                         lt__bf16_round_f32(_mm512_castps_si512(_mm512_add_ps(z, _mm512_mul_ps(vc, _mm512_loadu_ps(e + i))))));
+    for (; i < n; i++) out[i] = lt_bf16_to_f32(lt_f32_to_bf16(0.0f + c * e[i]));
+}
+LT__TARGET("avx2,fma") static void lt__ce_bf16_avx2(const float *e, float *out, int64_t n, float c) {
+    __m256 vc = _mm256_set1_ps(c), z = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i,
+                         lt__bf16_round8_f32(_mm256_castps_si256(_mm256_add_ps(z, _mm256_mul_ps(vc, _mm256_loadu_ps(e + i))))));
+    for (; i < n; i++) out[i] = lt_bf16_to_f32(lt_f32_to_bf16(0.0f + c * e[i]));
+}
 #endif
+/* out[0..n) = a cross-entropy's gradient at element off.. of s (s->ce; the n values in one row):
+   c·e, its target's value less g, then rounded to p, as lt__ce_row_grad makes them */
+static void lt__gsrc_get_ce(int isa, const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+    const lt__gsrc_ce *ce = s->ce;
+    const float *e = s->f + off;
+    int64_t at = e - ce->base, r = at / ce->ld, j = at - r * ce->ld;
+    int32_t t = ce->t[r];
+    float c = ce->c[r];
+#ifdef LT__X86
+    if (s->p == LT_BF16 && (isa == 2 || (isa == 1 && lt__k_available(LT__K_AVX2)))) {
+        if (isa == 2) lt__ce_bf16_avx512(e, out, n, c);
+        else lt__ce_bf16_avx2(e, out, n, c);
+        if (t >= j && t < j + n) out[t - j] = lt_bf16_to_f32(lt_f32_to_bf16((0.0f + c * e[t - j]) - ce->g));
+        return;
+    }
+#else
+    (void)isa;
+#endif
+    lt__exp_grad(0, e, out, n, 0.0f, c, 0, 1);
+    if (t >= j && t < j + n) out[t - j] -= ce->g;
+    lt__round16((lt_dtype)s->p, out, out, (size_t)n);
+}
 /* out[0..n) = element off.. of s as float32 (isa: as lt__gemm_impl's) */
 static void lt__gsrc_get(int isa, const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+    if (s->ce) { lt__gsrc_get_ce(isa, s, off, n, out); return; }
 #ifdef LT__X86
     if (isa == 2 && (s->h || s->p)) { lt__gsrc_get_avx512(s, off, n, out); return; }
     if (isa == 1 && (s->h || s->p) && lt__k_available(LT__K_AVX2)) { lt__gsrc_get_avx2(s, off, n, out); return; }
@@ -7297,6 +7352,18 @@ static void lt__pack_a16(int ta, int isa, const lt__gsrc *A, int64_t lda, int64_
         }
         return;
     }
+    if (A->ce) {   /* 16 k at a time: their rows of the gradient made, then dealt as float32 */
+        float blk[16 * LT__GEMM_MC_MAX];
+        for (k = 0; k < kc; k += 16) {
+            int64_t kn = kc - k < 16 ? kc - k : 16, i;
+            for (i = 0; i < kn; i++) {
+                lt__gsrc_get(isa, A, (k + i) * lda, mc, blk + i * mc);
+                if (k + i + 4 < kc) lt__gsrc_prefetch(A, (k + i + 4) * lda, mc);
+            }
+            lt__pack_a(1, isa, blk, mc, mc, kn, mr, ap + k * mr);
+        }
+        return;
+    }
 #ifdef LT__X86
     if (isa == 2 && mr <= 16) { lt__pack_a16t_avx512(A, lda, mc, kc, mr, ap); return; }
     if (isa == 1 && mr == 6 && lt__k_available(LT__K_AVX2)) { lt__pack_a16t_avx2(A, lda, mc, kc, ap); return; }
@@ -7321,7 +7388,7 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
     if (!tb) {
         float row[LT__GEMM_NC_MAX];
 #ifdef LT__X86
-        if (isa == 2 && nr % 16 == 0) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
+        if (isa == 2 && nr % 16 == 0 && !B->ce) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
 #endif
         for (k = 0; k < kc; k++) {
             lt__gsrc_get(isa, B, k * ldb, nc, row);
@@ -7705,6 +7772,7 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     s.h = NULL;
     s.p = e->p;
     s.gelu = 0;
+    s.ce = NULL;
     if (e->bias) { s.f = e->bias; lt__gsrc_get(isa, &s, 0, n, b16); }
 #ifdef LT__X86
     if (isa == 2 && e->p == LT_BF16 && e->z && e->pm && !e->bias) {
@@ -7898,7 +7966,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
             fe.bias = epi->bias ? epi->bias + jc : NULL;
             if (epi->p && fe.bias) {   /* the bias rounded, as lt__gemm_epilogue rounds it */
                 lt__gsrc s;
-                s.f = fe.bias; s.h = NULL; s.p = epi->p; s.gelu = 0;
+                s.f = fe.bias; s.h = NULL; s.p = epi->p; s.gelu = 0; s.ce = NULL;
                 lt__gsrc_get(g->isa, &s, 0, nc, row);
             } else if (epi->p) {
                 int64_t j;
@@ -8133,7 +8201,7 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
                          int64_t lda, lt__gsrc B, int64_t ldb, float beta, float *C, int64_t ldc, const lt__gepi *epi) {
     lt__gemm_impl g = lt__gemm_impl_of(id);
     int nt = 1, split_m, zm = epi && epi->z;
-    if (A.p == LT_BF16 && B.p == LT_BF16) lt__gemm_dp(&g);
+    if (A.p == LT_BF16 && B.p == LT_BF16 && !A.ce && !B.ce) lt__gemm_dp(&g);   /* (lt__gsrc_ce: float32 panels) */
     if (M <= 0 || N <= 0) return;
     if (zm && g.nc > ldc) g.nc = (int)(ldc / g.nr * g.nr);   /* blocks of C fit the scratch */
     if (zm && (K <= 0 || alpha == 0.0f)) {   /* zeros through the epilogue, NC columns at a time */
@@ -8210,7 +8278,7 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
 
 static lt__gsrc lt__gsrc_f32(const float *f) {
     lt__gsrc s;
-    s.f = f; s.h = NULL; s.p = 0; s.gelu = 0;
+    s.f = f; s.h = NULL; s.p = 0; s.gelu = 0; s.ce = NULL;
     return s;
 }
 static void lt__sgemm_with(int id, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
@@ -8528,6 +8596,7 @@ static lt__gsrc lt__gsrc16(lt_dtype p, const lt__mm16_opnd *x, int64_t q) {
        its products run on the pair kernel, which wants bf16 on both sides */
     s.p = x->exact && (p == LT_F16 || !lt__gemm16_pairs(lt__gemm_pick())) ? 0 : (int)p;
     s.gelu = x->gelu;
+    s.ce = NULL;
     return s;
 }
 
@@ -8648,7 +8717,7 @@ static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, uint16_t *gh
         float s[LT__BGB_W], acc[LT__BGB_W];
         int64_t w = O - j0 < bw ? O - j0 : bw, r, j;
         lt__gsrc src;
-        src.f = NULL; src.h = NULL; src.p = (int)p; src.gelu = 0;
+        src.f = NULL; src.h = NULL; src.p = (int)p; src.gelu = 0; src.ce = NULL;
         for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
         for (r = 0; r < R; r++) {
 #ifdef LT__X86
@@ -11800,9 +11869,10 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    then per row (max, log Σ exp) as lt__lse_shifted, on z16 in pieces, and the loss: only the
    sums read z16 back.
    Backward (g = dloss/denom): dz = round16(g·(softmax(z) - onehot(t))) written over z16 (the
-   float32 op's dlogits, rounded as linear16 packs them; z32's forward has written the softmax
-   terms exp(z - max) over it already, so its pass makes no exps), then as linear16:
+   float32 op's dlogits, rounded as linear16 packs them), then as linear16:
      dx += dz·W16,  dW += dzᵀ·x16   (float32 sums)
+   z32 holds the softmax terms exp(z - max) from the forward, and there the products' packing
+   makes dz from them (lt__gsrc_ce, @@GEMM): no pass of its own over the R·V values.
    The arguments below (as lt_cross_entropy's: the denominator 0 when no row counts: loss 0, no
    gradient); ids = targets.  save[0] = x16 (when W gets a gradient and x is not a parameter);
    save[1] = z16 (R·V 16-bit values) or z32 (R·V floats, LT__LCE_WIDE), then per row max, lse,
@@ -11820,9 +11890,10 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    waits on z16's lines while no product runs; the float32 values cost more bytes and no such
    pass.  gpt-mini's head (1024 x 384 x 50304) at 2 threads: the forward 4.5% faster than through
    z16 on AVX2 kernels, 3.4% on AVX-512 ones, the backward level or 1.2% faster (bench/precision.md).
-   The forward also writes the softmax terms exp(z - max) over z32 while it sums them, so the
-   backward's pass that makes dz scales and rounds them and takes no exps (about half its time on
-   AVX2 kernels).  Where the pair kernels or AMX multiply bf16 themselves, z16 stays (half the
+   The forward also writes the softmax terms exp(z - max) over z32 while it sums them, so
+   backward makes dz with no exps, and where the panels are float32 (always but for the tests'
+   switch) the products make it as they pack the terms, instead of a pass over z32 that scaled
+   and rounded them in place first (bench/precision.md).  Where the pair kernels or AMX multiply bf16 themselves, z16 stays (half the
    bytes, and their products are the faster part). */
 static int lt__ce16_wide_force = -1;   /* the tests' switch: 0 or 1 whatever the kernel (-1: as below) */
 static int lt__ce16_wide(lt_dtype p) {
@@ -11968,7 +12039,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
         xr = pm + (size_t)R * (size_t)np;
         x = lt__ce16_x32(p, x, xr, R * C, C);
     }
-    w.f = nd->in[1]->data; w.h = NULL; w.p = (int)p; w.gelu = 0;
+    w.f = nd->in[1]->data; w.h = NULL; w.p = (int)p; w.gelu = 0; w.ce = NULL;
     e.z = bf.z; e.ldz = V;
     e.pm = pm; e.ldpm = 1; e.ldq = R;
     e.piece = LT__CE16_PIECE;
@@ -11995,42 +12066,56 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(LT__PREC2(nd));
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
-    int addx = 1, addw = 1, simd = lt__simd_level();
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &addx), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), g;
-    lt__mm16_opnd dz = lt__opnd16(bf.z32, bf.z, V, 0, 0), dzt = lt__opnd16(bf.z32, bf.z, V, 0, 1), x, w;
+    int addx = 1, addw = 1, simd = lt__simd_level(), id = lt__gemm_pick();
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &addx), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), g, *c = NULL;
+    lt__mm16_opnd dz = lt__opnd16(bf.z32, bf.z, V, 0, 0), x, w;
+    lt__gsrc dzs;
+    lt__gsrc_ce ce;
     if (!(LT__LCE_DENOM(nd) > 0)) {   /* no gradient: zeros where nothing was written yet */
         if (gx && !addx) lt__zero(gx, nd->in[0]->n);
         if (gw && !addw) lt__zero(gw, nd->in[1]->n);
         return;
     }
     g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
-    LT__OMP(parallel for if (R * V > 32768))
-    for (r = 0; r < R; r++) {   /* dz over z, in pieces */
-        int32_t t = nd->ids[r];
-        float m = bf.m[r], c = g * bf.rinv[r];
-        int64_t j0;
-        uint16_t *zr = bf.z ? bf.z + r * V : NULL;
-        if (bf.z32) {   /* float32 logits, their exps kept: lt_cross_entropy's backward in place, each piece rounded */
-            lt__ce_row_grad(simd, bf.z32 + r * V, bf.z32 + r * V, V, m, c, g, t, p, 1);
-            continue;
-        }
-        if (t == LT_IGNORE_INDEX) {
-            memset(zr, 0, (size_t)V * sizeof(uint16_t));
-            continue;
-        }
-        for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
-            lt__fetch(zr + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *zr, LT__FETCH_L2W);
-            lt__ce16_dz(simd, p, zr + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, m, c, g, t - j0);
-        }
+    /* float32 logits on float32 panels: dz made where the products pack the terms (lt__gsrc_ce,
+       @@GEMM), c_r = g/Σ_r per row, and no pass of its own over the R·V terms */
+    if (bf.z32 && !lt__gemm16_pairs(id) && (c = (float *)lt__ctx_work(nd->ctx, (size_t)R * sizeof(float))) != NULL) {
+        for (r = 0; r < R; r++) c[r] = g * bf.rinv[r];
+        ce.base = bf.z32; ce.c = c; ce.t = nd->ids; ce.ld = V; ce.g = g;
+        dzs = lt__gsrc_f32(bf.z32);
+        dzs.p = (int)p;
+        dzs.ce = &ce;
     }
-    dz.exact = dzt.exact = bf.z32 != NULL;
+    if (!c) {   /* dz written over z first, in pieces */
+        LT__OMP(parallel for if (R * V > 32768))
+        for (r = 0; r < R; r++) {
+            int32_t t = nd->ids[r];
+            float m = bf.m[r], cr = g * bf.rinv[r];
+            int64_t j0;
+            uint16_t *zr = bf.z ? bf.z + r * V : NULL;
+            if (bf.z32) {   /* float32 logits, their exps kept: lt_cross_entropy's backward in place, each piece rounded */
+                lt__ce_row_grad(simd, bf.z32 + r * V, bf.z32 + r * V, V, m, cr, g, t, p, 1);
+                continue;
+            }
+            if (t == LT_IGNORE_INDEX) {
+                memset(zr, 0, (size_t)V * sizeof(uint16_t));
+                continue;
+            }
+            for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
+                lt__fetch(zr + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *zr, LT__FETCH_L2W);
+                lt__ce16_dz(simd, p, zr + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, m, cr, g, t - j0);
+            }
+        }
+        dz.exact = bf.z32 != NULL;
+        dzs = lt__gsrc16(p, &dz, 0);
+    }
     if (gx) {   /* dx (R,C) += dz · W */
         w = lt__opnd16(nd->in[1]->data, NULL, C, 0, 0);
-        lt__gemm16(p, 1, R, C, V, &dz, &w, NULL, gx, C, 0, addx ? 1 : 2);
+        lt__sgemm_ex(id, 0, 0, R, C, V, 1.0f, dzs, V, lt__gsrc16(p, &w, 0), C, addx ? 1.0f : 0.0f, gx, C, NULL);
     }
     if (gw) {   /* dW (V,C) += dzᵀ · x */
         x = lt__opnd16_of(nd, 0, C, 0, 0);
-        lt__gemm16(p, 1, V, C, R, &dzt, &x, NULL, gw, C, 0, addw ? 1 : 2);
+        lt__sgemm_ex(id, 1, 0, V, C, R, 1.0f, dzs, V, lt__gsrc16(p, &x, 0), C, addw ? 1.0f : 0.0f, gw, C, NULL);
     }
 }
 /* The head + loss ops' arguments: x (..., C) alive, W [V, C], the targets as lt_cross_entropy's;

@@ -3,8 +3,8 @@
    with bench/head_ab_side.h, behind head_A / head_B) and runs it:
        bench/head_ab.sh OLD.h NEW.h ROUNDS fp32|bf16|fp16|mixed R,C,V [--cpu]
    One call: x (R, C) and W (V, C) parameters, the loss as lt_gpt_loss makes it at 16 bits (the
-   fused linear_ce16), or at fp32 as lt_linear + lt_cross_entropy (lt_gpt_loss's own fp32 op since
-   2026-12-07, linear_ce_exp, is not in the headers before it), then lt_backward; forward and
+   fused linear_ce16), or at fp32 as lt_gpt_loss makes it (linear_ce_exp; lt_linear +
+   lt_cross_entropy from a header before 2026-12-07, which lacks that op), then lt_backward; forward and
    backward timed apart.  "mixed": A runs fp32 and B bf16, both from the NEW header (bf16 against
    fp32 on this CPU).  Per round one call of each, the order swapped every other round; prints the
    median ms of each and the medians of the per-round ratios A/B (> 1: B is faster).  --cpu: the

@@ -23,7 +23,8 @@ for v in A B; do
 #include "$here/head_ab_side.h"
 HEAD_AB_SIDE(head_$v)
 EOC
-    cc -O2 -march=native -fopenmp -DLTRAIN_DEF=static -w -c "$d/w$v.c" -o "$d/w$v.o"
+    lce=; if grep -q lt__linear_ce_exp_fwd "$d/$v.h"; then lce=-DHEAD_AB_LCE_EXP; fi
+    cc -O2 -march=native -fopenmp -DLTRAIN_DEF=static $lce -w -c "$d/w$v.c" -o "$d/w$v.o"
 done
 cc -O2 -fopenmp "$here/head_ab.c" "$d/wA.o" "$d/wB.o" -o "$d/head_ab" -lm
 "$d/head_ab" "$3" "$p" "$5" ${6:-}

@@ -2,6 +2,13 @@
    LTRAIN_DEF static) and instantiated as HEAD_AB_SIDE(head_A) or HEAD_AB_SIDE(head_B).  The
    context, x, W and the targets are made on the first call and kept. */
 #include <time.h>
+/* fp32: lt_gpt_loss's own op (linear_ce_exp) where the header has it (head_ab.sh passes
+   HEAD_AB_LCE_EXP then), else lt_linear + lt_cross_entropy, what lt_gpt_loss ran before it */
+#ifdef HEAD_AB_LCE_EXP
+#define HEAD_AB_FP32(ctx, x, w, tg) lt__linear_ce(ctx, "lt_cross_entropy", x, w, tg, 0, 1, 1)
+#else
+#define HEAD_AB_FP32(ctx, x, w, tg) lt_cross_entropy(ctx, lt_linear(ctx, x, w, NULL), tg)
+#endif
 #define HEAD_AB_SIDE(NAME)                                                                             \
     static double NAME##_now(int cpu) {                                                                \
         struct timespec t;                                                                             \
@@ -33,8 +40,7 @@
         lt_set_precision(ctx, prec == 1 ? LT_BF16 : prec == 2 ? LT_F16 : LT_F32);                      \
         t0 = NAME##_now(cpu);                                                                          \
         x = lt_scale(ctx, xp, 1.0f); /* an activation, as ln_f's output */                             \
-        l = prec ? lt__linear_ce16(ctx, "lt_cross_entropy", x, w, tg, 0, 1)                            \
-                 : lt_cross_entropy(ctx, lt_linear(ctx, x, w, NULL), tg);                              \
+        l = prec ? lt__linear_ce16(ctx, "lt_cross_entropy", x, w, tg, 0, 1) : HEAD_AB_FP32(ctx, x, w, tg); \
         t1 = NAME##_now(cpu);                                                                          \
         if (!l || lt_backward(ctx, l) != LT_OK) { fprintf(stderr, "head_ab: %s\n", lt_error(ctx)); exit(1); } \
         *fwd = t1 - t0;                                                                                \

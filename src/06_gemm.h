@@ -773,11 +773,24 @@ static void lt__pack_b(int tb, int isa, const float *B, int64_t ldb, int64_t kc,
    then rewritten as bf16 pairs for the vdpbf16ps kernel (above: 2x the products per second);
    fp16 has no such kernel (AVX512_FP16 computes in fp16 and has none here), so fp16 products
    run at the float32 rate. */
+/* The gradient of a cross-entropy's logits as an operand, made while packing (linear_ce16's
+   float32 logits, @@LOSS): the operand's floats hold the softmax terms e_rj = exp(z_rj - m_r) of
+   rows r of length ld from base, and element (r, j) reads as round16(c_r·e_rj - g·[j = t_r]): the
+   value the loss's own pass would write over e (lt__ce_row_grad, kept: the same operations, so the
+   same bits), made where the products pack it instead, so backward reads the R·V terms once for
+   each product and writes nothing over them. */
+typedef struct {
+    const float *base, *c;   /* c: per row, g/Σ_j e_rj (0 for an ignored row) */
+    const int32_t *t;        /* per row, the target (LT_IGNORE_INDEX: none) */
+    int64_t ld;
+    float g;
+} lt__gsrc_ce;
 typedef struct {
     const float *f;
     const uint16_t *h;
     int p;
     int gelu;     /* h holds gelu16's input: the values are round16(gelu(h)), recomputed (@@OPS) */
+    const lt__gsrc_ce *ce;   /* f holds a cross-entropy's terms, read as its gradient (above), rounded to p */
 } lt__gsrc;
 /* The vector stores' types may alias anything, so a loop that stores vectors and reads an operand's
    fields through a pointer loads them again for every vector.  Most packers below read a local
@@ -970,9 +983,51 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_a16t_avx2(const lt__gsrc *A, in
         }
     }
 }
+/* out[0..n) = round_bf16(0 + c·e[0..n)): lt__exp_grad's kept values rounded as lt__round16
+   rounds them, in one pass through registers (AVX-512 or AVX2; the last values by the scalar
+   code) */
+LT__TARGET("avx512f") static void lt__ce_bf16_avx512(const float *e, float *out, int64_t n, float c) {
+    __m512 vc = _mm512_set1_ps(c), z = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(out + i,
+                         lt__bf16_round_f32(_mm512_castps_si512(_mm512_add_ps(z, _mm512_mul_ps(vc, _mm512_loadu_ps(e + i))))));
+    for (; i < n; i++) out[i] = lt_bf16_to_f32(lt_f32_to_bf16(0.0f + c * e[i]));
+}
+LT__TARGET("avx2,fma") static void lt__ce_bf16_avx2(const float *e, float *out, int64_t n, float c) {
+    __m256 vc = _mm256_set1_ps(c), z = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i,
+                         lt__bf16_round8_f32(_mm256_castps_si256(_mm256_add_ps(z, _mm256_mul_ps(vc, _mm256_loadu_ps(e + i))))));
+    for (; i < n; i++) out[i] = lt_bf16_to_f32(lt_f32_to_bf16(0.0f + c * e[i]));
+}
 #endif
+/* out[0..n) = a cross-entropy's gradient at element off.. of s (s->ce; the n values in one row):
+   c·e, its target's value less g, then rounded to p, as lt__ce_row_grad makes them */
+static void lt__gsrc_get_ce(int isa, const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+    const lt__gsrc_ce *ce = s->ce;
+    const float *e = s->f + off;
+    int64_t at = e - ce->base, r = at / ce->ld, j = at - r * ce->ld;
+    int32_t t = ce->t[r];
+    float c = ce->c[r];
+#ifdef LT__X86
+    if (s->p == LT_BF16 && (isa == 2 || (isa == 1 && lt__k_available(LT__K_AVX2)))) {
+        if (isa == 2) lt__ce_bf16_avx512(e, out, n, c);
+        else lt__ce_bf16_avx2(e, out, n, c);
+        if (t >= j && t < j + n) out[t - j] = lt_bf16_to_f32(lt_f32_to_bf16((0.0f + c * e[t - j]) - ce->g));
+        return;
+    }
+#else
+    (void)isa;
+#endif
+    lt__exp_grad(0, e, out, n, 0.0f, c, 0, 1);
+    if (t >= j && t < j + n) out[t - j] -= ce->g;
+    lt__round16((lt_dtype)s->p, out, out, (size_t)n);
+}
 /* out[0..n) = element off.. of s as float32 (isa: as lt__gemm_impl's) */
 static void lt__gsrc_get(int isa, const lt__gsrc *s, int64_t off, int64_t n, float *out) {
+    if (s->ce) { lt__gsrc_get_ce(isa, s, off, n, out); return; }
 #ifdef LT__X86
     if (isa == 2 && (s->h || s->p)) { lt__gsrc_get_avx512(s, off, n, out); return; }
     if (isa == 1 && (s->h || s->p) && lt__k_available(LT__K_AVX2)) { lt__gsrc_get_avx2(s, off, n, out); return; }
@@ -1002,6 +1057,18 @@ static void lt__pack_a16(int ta, int isa, const lt__gsrc *A, int64_t lda, int64_
         }
         return;
     }
+    if (A->ce) {   /* 16 k at a time: their rows of the gradient made, then dealt as float32 */
+        float blk[16 * LT__GEMM_MC_MAX];
+        for (k = 0; k < kc; k += 16) {
+            int64_t kn = kc - k < 16 ? kc - k : 16, i;
+            for (i = 0; i < kn; i++) {
+                lt__gsrc_get(isa, A, (k + i) * lda, mc, blk + i * mc);
+                if (k + i + 4 < kc) lt__gsrc_prefetch(A, (k + i + 4) * lda, mc);
+            }
+            lt__pack_a(1, isa, blk, mc, mc, kn, mr, ap + k * mr);
+        }
+        return;
+    }
 #ifdef LT__X86
     if (isa == 2 && mr <= 16) { lt__pack_a16t_avx512(A, lda, mc, kc, mr, ap); return; }
     if (isa == 1 && mr == 6 && lt__k_available(LT__K_AVX2)) { lt__pack_a16t_avx2(A, lda, mc, kc, ap); return; }
@@ -1026,7 +1093,7 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
     if (!tb) {
         float row[LT__GEMM_NC_MAX];
 #ifdef LT__X86
-        if (isa == 2 && nr % 16 == 0) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
+        if (isa == 2 && nr % 16 == 0 && !B->ce) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
 #endif
         for (k = 0; k < kc; k++) {
             lt__gsrc_get(isa, B, k * ldb, nc, row);
@@ -1410,6 +1477,7 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
     s.h = NULL;
     s.p = e->p;
     s.gelu = 0;
+    s.ce = NULL;
     if (e->bias) { s.f = e->bias; lt__gsrc_get(isa, &s, 0, n, b16); }
 #ifdef LT__X86
     if (isa == 2 && e->p == LT_BF16 && e->z && e->pm && !e->bias) {
@@ -1603,7 +1671,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
             fe.bias = epi->bias ? epi->bias + jc : NULL;
             if (epi->p && fe.bias) {   /* the bias rounded, as lt__gemm_epilogue rounds it */
                 lt__gsrc s;
-                s.f = fe.bias; s.h = NULL; s.p = epi->p; s.gelu = 0;
+                s.f = fe.bias; s.h = NULL; s.p = epi->p; s.gelu = 0; s.ce = NULL;
                 lt__gsrc_get(g->isa, &s, 0, nc, row);
             } else if (epi->p) {
                 int64_t j;
@@ -1838,7 +1906,7 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
                          int64_t lda, lt__gsrc B, int64_t ldb, float beta, float *C, int64_t ldc, const lt__gepi *epi) {
     lt__gemm_impl g = lt__gemm_impl_of(id);
     int nt = 1, split_m, zm = epi && epi->z;
-    if (A.p == LT_BF16 && B.p == LT_BF16) lt__gemm_dp(&g);
+    if (A.p == LT_BF16 && B.p == LT_BF16 && !A.ce && !B.ce) lt__gemm_dp(&g);   /* (lt__gsrc_ce: float32 panels) */
     if (M <= 0 || N <= 0) return;
     if (zm && g.nc > ldc) g.nc = (int)(ldc / g.nr * g.nr);   /* blocks of C fit the scratch */
     if (zm && (K <= 0 || alpha == 0.0f)) {   /* zeros through the epilogue, NC columns at a time */
@@ -1915,7 +1983,7 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
 
 static lt__gsrc lt__gsrc_f32(const float *f) {
     lt__gsrc s;
-    s.f = f; s.h = NULL; s.p = 0; s.gelu = 0;
+    s.f = f; s.h = NULL; s.p = 0; s.gelu = 0; s.ce = NULL;
     return s;
 }
 static void lt__sgemm_with(int id, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,

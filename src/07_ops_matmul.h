@@ -259,6 +259,7 @@ static lt__gsrc lt__gsrc16(lt_dtype p, const lt__mm16_opnd *x, int64_t q) {
        its products run on the pair kernel, which wants bf16 on both sides */
     s.p = x->exact && (p == LT_F16 || !lt__gemm16_pairs(lt__gemm_pick())) ? 0 : (int)p;
     s.gelu = x->gelu;
+    s.ce = NULL;
     return s;
 }
 
@@ -379,7 +380,7 @@ static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, uint16_t *gh
         float s[LT__BGB_W], acc[LT__BGB_W];
         int64_t w = O - j0 < bw ? O - j0 : bw, r, j;
         lt__gsrc src;
-        src.f = NULL; src.h = NULL; src.p = (int)p; src.gelu = 0;
+        src.f = NULL; src.h = NULL; src.p = (int)p; src.gelu = 0; src.ce = NULL;
         for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
         for (r = 0; r < R; r++) {
 #ifdef LT__X86

@@ -157,9 +157,10 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    then per row (max, log Σ exp) as lt__lse_shifted, on z16 in pieces, and the loss: only the
    sums read z16 back.
    Backward (g = dloss/denom): dz = round16(g·(softmax(z) - onehot(t))) written over z16 (the
-   float32 op's dlogits, rounded as linear16 packs them; z32's forward has written the softmax
-   terms exp(z - max) over it already, so its pass makes no exps), then as linear16:
+   float32 op's dlogits, rounded as linear16 packs them), then as linear16:
      dx += dz·W16,  dW += dzᵀ·x16   (float32 sums)
+   z32 holds the softmax terms exp(z - max) from the forward, and there the products' packing
+   makes dz from them (lt__gsrc_ce, @@GEMM): no pass of its own over the R·V values.
    The arguments below (as lt_cross_entropy's: the denominator 0 when no row counts: loss 0, no
    gradient); ids = targets.  save[0] = x16 (when W gets a gradient and x is not a parameter);
    save[1] = z16 (R·V 16-bit values) or z32 (R·V floats, LT__LCE_WIDE), then per row max, lse,
@@ -177,9 +178,10 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    waits on z16's lines while no product runs; the float32 values cost more bytes and no such
    pass.  gpt-mini's head (1024 x 384 x 50304) at 2 threads: the forward 4.5% faster than through
    z16 on AVX2 kernels, 3.4% on AVX-512 ones, the backward level or 1.2% faster (bench/precision.md).
-   The forward also writes the softmax terms exp(z - max) over z32 while it sums them, so the
-   backward's pass that makes dz scales and rounds them and takes no exps (about half its time on
-   AVX2 kernels).  Where the pair kernels or AMX multiply bf16 themselves, z16 stays (half the
+   The forward also writes the softmax terms exp(z - max) over z32 while it sums them, so
+   backward makes dz with no exps, and where the panels are float32 (always but for the tests'
+   switch) the products make it as they pack the terms, instead of a pass over z32 that scaled
+   and rounded them in place first (bench/precision.md).  Where the pair kernels or AMX multiply bf16 themselves, z16 stays (half the
    bytes, and their products are the faster part). */
 static int lt__ce16_wide_force = -1;   /* the tests' switch: 0 or 1 whatever the kernel (-1: as below) */
 static int lt__ce16_wide(lt_dtype p) {
@@ -325,7 +327,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
         xr = pm + (size_t)R * (size_t)np;
         x = lt__ce16_x32(p, x, xr, R * C, C);
     }
-    w.f = nd->in[1]->data; w.h = NULL; w.p = (int)p; w.gelu = 0;
+    w.f = nd->in[1]->data; w.h = NULL; w.p = (int)p; w.gelu = 0; w.ce = NULL;
     e.z = bf.z; e.ldz = V;
     e.pm = pm; e.ldpm = 1; e.ldq = R;
     e.piece = LT__CE16_PIECE;
@@ -352,42 +354,56 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     lt_dtype p = lt__prec_of(LT__PREC2(nd));
     int64_t V = LT__LCE_V(nd), C = LT__LCE_C(nd), R = nd->in[0]->n / C, r;
     lt__ce16_bufs bf = lt__ce16_layout(nd);
-    int addx = 1, addw = 1, simd = lt__simd_level();
-    float *gx = lt__grad_w(nd->in[0], nd->ctx, &addx), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), g;
-    lt__mm16_opnd dz = lt__opnd16(bf.z32, bf.z, V, 0, 0), dzt = lt__opnd16(bf.z32, bf.z, V, 0, 1), x, w;
+    int addx = 1, addw = 1, simd = lt__simd_level(), id = lt__gemm_pick();
+    float *gx = lt__grad_w(nd->in[0], nd->ctx, &addx), *gw = lt__grad_w(nd->in[1], nd->ctx, &addw), g, *c = NULL;
+    lt__mm16_opnd dz = lt__opnd16(bf.z32, bf.z, V, 0, 0), x, w;
+    lt__gsrc dzs;
+    lt__gsrc_ce ce;
     if (!(LT__LCE_DENOM(nd) > 0)) {   /* no gradient: zeros where nothing was written yet */
         if (gx && !addx) lt__zero(gx, nd->in[0]->n);
         if (gw && !addw) lt__zero(gw, nd->in[1]->n);
         return;
     }
     g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
-    LT__OMP(parallel for if (R * V > 32768))
-    for (r = 0; r < R; r++) {   /* dz over z, in pieces */
-        int32_t t = nd->ids[r];
-        float m = bf.m[r], c = g * bf.rinv[r];
-        int64_t j0;
-        uint16_t *zr = bf.z ? bf.z + r * V : NULL;
-        if (bf.z32) {   /* float32 logits, their exps kept: lt_cross_entropy's backward in place, each piece rounded */
-            lt__ce_row_grad(simd, bf.z32 + r * V, bf.z32 + r * V, V, m, c, g, t, p, 1);
-            continue;
-        }
-        if (t == LT_IGNORE_INDEX) {
-            memset(zr, 0, (size_t)V * sizeof(uint16_t));
-            continue;
-        }
-        for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
-            lt__fetch(zr + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *zr, LT__FETCH_L2W);
-            lt__ce16_dz(simd, p, zr + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, m, c, g, t - j0);
-        }
+    /* float32 logits on float32 panels: dz made where the products pack the terms (lt__gsrc_ce,
+       @@GEMM), c_r = g/Σ_r per row, and no pass of its own over the R·V terms */
+    if (bf.z32 && !lt__gemm16_pairs(id) && (c = (float *)lt__ctx_work(nd->ctx, (size_t)R * sizeof(float))) != NULL) {
+        for (r = 0; r < R; r++) c[r] = g * bf.rinv[r];
+        ce.base = bf.z32; ce.c = c; ce.t = nd->ids; ce.ld = V; ce.g = g;
+        dzs = lt__gsrc_f32(bf.z32);
+        dzs.p = (int)p;
+        dzs.ce = &ce;
     }
-    dz.exact = dzt.exact = bf.z32 != NULL;
+    if (!c) {   /* dz written over z first, in pieces */
+        LT__OMP(parallel for if (R * V > 32768))
+        for (r = 0; r < R; r++) {
+            int32_t t = nd->ids[r];
+            float m = bf.m[r], cr = g * bf.rinv[r];
+            int64_t j0;
+            uint16_t *zr = bf.z ? bf.z + r * V : NULL;
+            if (bf.z32) {   /* float32 logits, their exps kept: lt_cross_entropy's backward in place, each piece rounded */
+                lt__ce_row_grad(simd, bf.z32 + r * V, bf.z32 + r * V, V, m, cr, g, t, p, 1);
+                continue;
+            }
+            if (t == LT_IGNORE_INDEX) {
+                memset(zr, 0, (size_t)V * sizeof(uint16_t));
+                continue;
+            }
+            for (j0 = 0; j0 < V; j0 += LT__CE16_PIECE) {
+                lt__fetch(zr + j0, LT__AHEAD, LT__CE16_PIECE * (int64_t)sizeof *zr, LT__FETCH_L2W);
+                lt__ce16_dz(simd, p, zr + j0, V - j0 < LT__CE16_PIECE ? V - j0 : LT__CE16_PIECE, m, cr, g, t - j0);
+            }
+        }
+        dz.exact = bf.z32 != NULL;
+        dzs = lt__gsrc16(p, &dz, 0);
+    }
     if (gx) {   /* dx (R,C) += dz · W */
         w = lt__opnd16(nd->in[1]->data, NULL, C, 0, 0);
-        lt__gemm16(p, 1, R, C, V, &dz, &w, NULL, gx, C, 0, addx ? 1 : 2);
+        lt__sgemm_ex(id, 0, 0, R, C, V, 1.0f, dzs, V, lt__gsrc16(p, &w, 0), C, addx ? 1.0f : 0.0f, gx, C, NULL);
     }
     if (gw) {   /* dW (V,C) += dzᵀ · x */
         x = lt__opnd16_of(nd, 0, C, 0, 0);
-        lt__gemm16(p, 1, V, C, R, &dzt, &x, NULL, gw, C, 0, addw ? 1 : 2);
+        lt__sgemm_ex(id, 1, 0, V, C, R, 1.0f, dzs, V, lt__gsrc16(p, &x, 0), C, addw ? 1.0f : 0.0f, gw, C, NULL);
     }
 }
 /* The head + loss ops' arguments: x (..., C) alive, W [V, C], the targets as lt_cross_entropy's;

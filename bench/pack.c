@@ -43,8 +43,8 @@ int main(void) {
         f[i] = (float)(i % 977) / 977.0f - 0.5f;
         h[i] = lt_f32_to_bf16(f[i]);
     }
-    s16.f = NULL; s16.h = h; s16.p = LT_BF16; s16.gelu = 0;
-    s32.f = f; s32.h = NULL; s32.p = LT_BF16; s32.gelu = 0;
+    s16.f = NULL; s16.h = h; s16.p = LT_BF16; s16.gelu = 0; s16.ce = NULL;
+    s32.f = f; s32.h = NULL; s32.p = LT_BF16; s32.gelu = 0; s32.ce = NULL;
     for (isa = 1; isa <= 2; isa++) {
         double best[4] = {1e30, 1e30, 1e30, 1e30};
         int run, r, w, pairs = isa == 2 && lt__cpu_has(LT__CPU_AVX512BF16 | LT__CPU_AVX512BW | LT__CPU_AVX512VL);

@@ -518,8 +518,8 @@ static void tp_gemm_bf16_tiles(int amx) {
             tb = v < 2 ? 0 : v - 2;
             lda = ta ? M : K;
             ldb = tb ? K : N;
-            sa.f = NULL; sa.h = ah; sa.p = LT_BF16; sa.gelu = v < 2;
-            sb.f = NULL; sb.h = bh; sb.p = LT_BF16; sb.gelu = v >= 2;
+            sa.f = NULL; sa.h = ah; sa.p = LT_BF16; sa.gelu = v < 2; sa.ce = NULL;
+            sb.f = NULL; sb.h = bh; sb.p = LT_BF16; sb.gelu = v >= 2; sb.ce = NULL;
             lt_round_to_precision(LT_BF16, a, ar, M * K);
             lt_round_to_precision(LT_BF16, b, br, K * N);
             if (v < 2) for (i = 0; i < M * K; i++) ar[i] = tp_one(&sa, i);

@@ -3363,27 +3363,35 @@ LT__TARGET("avx2,fma") static void lt__exp_grad_avx2(const float *x, float *y, i
 
 /* d (8,8) = sᵀ of the 8 x 8 block at s (row strides lds, ldd), turned in AVX registers: pairs of
    rows interleaved, then pairs of pairs, then the 128-bit halves exchanged (the attention's
-   transposes below, the GEMM's packing of B stored transposed, @@GEMM). */
-LT__TARGET("avx2") static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd) {
-    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
-    __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
-    __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
-    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
-    __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
-    _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
-    _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
-    _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
-    _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
-    _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
-    _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
-    _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
-}
+   transposes below, the GEMM's packing of B stored transposed, @@GEMM); lt__tr8x8_bf16 rounds the
+   values to bf16 as it stores them (a float32 weight packed for a bf16 product on float32 panels) */
+#define LT__TR8X8(NAME, OUT)                                                                            \
+    LT__TARGET("avx2") static void NAME(const float *s, int64_t lds, float *d, int64_t ldd) {          \
+        __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds); \
+        __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds);                     \
+        __m256 r5 = _mm256_loadu_ps(s + 5 * lds), r6 = _mm256_loadu_ps(s + 6 * lds);                     \
+        __m256 r7 = _mm256_loadu_ps(s + 7 * lds);                                                       \
+        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);                        \
+        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);                        \
+        __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);                        \
+        __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);                        \
+        __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);              \
+        __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);              \
+        __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);              \
+        __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);              \
+        _mm256_storeu_ps(d, OUT(_mm256_permute2f128_ps(u0, u4, 0x20)));                                 \
+        _mm256_storeu_ps(d + ldd, OUT(_mm256_permute2f128_ps(u1, u5, 0x20)));                           \
+        _mm256_storeu_ps(d + 2 * ldd, OUT(_mm256_permute2f128_ps(u2, u6, 0x20)));                       \
+        _mm256_storeu_ps(d + 3 * ldd, OUT(_mm256_permute2f128_ps(u3, u7, 0x20)));                       \
+        _mm256_storeu_ps(d + 4 * ldd, OUT(_mm256_permute2f128_ps(u0, u4, 0x31)));                       \
+        _mm256_storeu_ps(d + 5 * ldd, OUT(_mm256_permute2f128_ps(u1, u5, 0x31)));                       \
+        _mm256_storeu_ps(d + 6 * ldd, OUT(_mm256_permute2f128_ps(u2, u6, 0x31)));                       \
+        _mm256_storeu_ps(d + 7 * ldd, OUT(_mm256_permute2f128_ps(u3, u7, 0x31)));                       \
+    }
+#define LT__TR_AS_IS(x) (x)
+#define LT__TR_BF16(x) lt__bf16_round8_f32(_mm256_castps_si256(x))
+LT__TR8X8(lt__tr8x8, LT__TR_AS_IS)
+LT__TR8X8(lt__tr8x8_bf16, LT__TR_BF16)
 #endif
 
 /* ---- @@OPS.records  what every op shares: gradients, tape records, saved values ----------- */
@@ -7278,6 +7286,33 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_a16t_avx2(const lt__gsrc *A, in
         }
     }
 }
+/* op(B) as is with AVX2, lt__pack_b16n_avx512's twin: each row's values converted 8 at a time
+   straight into their slivers' k rows, where converting the row into a buffer and copying it on
+   took 3x float32's packing (bench/pack.c). */
+LT__TARGET("avx2,fma,f16c") static void lt__pack_b16n_avx2(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+                                                         float *bp) {
+    const lt__gsrc b = *B;   /* (the fields in registers: at lt__gsrc) */
+    int64_t k, js;
+    int j;
+    for (js = 0; js < nc; js += nr, bp += kc * nr) {
+        int w = nc - js < nr ? (int)(nc - js) : nr;
+        if (w == 16 && nr == 16 && b.f && !b.h && b.p == LT_BF16) {   /* a float32 weight's whole sliver, rounded */
+            const float *s = b.f + js;
+            for (k = 0; k < kc; k++, s += ldb) {
+                _mm256_store_ps(bp + k * 16, lt__bf16_round8_f32(_mm256_loadu_si256((const __m256i *)(const void *)s)));
+                _mm256_store_ps(bp + k * 16 + 8, lt__bf16_round8_f32(_mm256_loadu_si256((const __m256i *)(const void *)(s + 8))));
+            }
+            continue;
+        }
+        for (k = 0; k < kc; k++) {
+            float *d = bp + k * nr;
+            int64_t at = k * ldb + js;
+            for (j = 0; j + 8 <= w; j += 8) _mm256_store_ps(d + j, lt__gsrc8_lanes(&b, at + j));
+            for (; j < w; j++) d[j] = lt__gsrc_one(B, at + j);
+            for (; j < nr; j++) d[j] = 0.0f;
+        }
+    }
+}
 /* out[0..n) = round_bf16(0 + c·e[0..n)): lt__exp_grad's kept values rounded as lt__round16
    rounds them, in one pass through registers (AVX-512 or AVX2; the last values by the scalar
    code) */
@@ -7389,6 +7424,10 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
         float row[LT__GEMM_NC_MAX];
 #ifdef LT__X86
         if (isa == 2 && nr % 16 == 0 && !B->ce) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
+        if (isa == 1 && nr % 8 == 0 && !B->ce && lt__k_available(LT__K_AVX2)) {
+            lt__pack_b16n_avx2(B, ldb, kc, nc, nr, bp);
+            return;
+        }
 #endif
         for (k = 0; k < kc; k++) {
             lt__gsrc_get(isa, B, k * ldb, nc, row);
@@ -7406,6 +7445,13 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
         float blk[32 * LT__KC_MAX];
         for (js = 0; js < nc; js += nr, bp += kc * nr) {
             int w = nc - js < nr ? (int)(nc - js) : nr;
+#ifdef LT__X86
+            if (isa >= 1 && w == nr && nr % 8 == 0 && kc % 8 == 0 && B->f && !B->h && !B->ce && B->p == LT_BF16) {
+                for (k = 0; k < kc; k += 8)   /* a float32 weight's whole sliver, rounded as it is turned */
+                    for (j = 0; j < nr; j += 8) lt__tr8x8_bf16(B->f + (js + j) * ldb + k, ldb, bp + k * nr + j, nr);
+                continue;
+            }
+#endif
             for (j = 0; j < w; j++) {
                 lt__gsrc_get(isa, B, (js + j) * ldb, kc, blk + j * kc);
                 if (js + nr + j < nc) lt__gsrc_prefetch(B, (js + nr + j) * ldb, kc);   /* the next sliver's */

@@ -983,6 +983,33 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_a16t_avx2(const lt__gsrc *A, in
         }
     }
 }
+/* op(B) as is with AVX2, lt__pack_b16n_avx512's twin: each row's values converted 8 at a time
+   straight into their slivers' k rows, where converting the row into a buffer and copying it on
+   took 3x float32's packing (bench/pack.c). */
+LT__TARGET("avx2,fma,f16c") static void lt__pack_b16n_avx2(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
+                                                         float *bp) {
+    const lt__gsrc b = *B;   /* (the fields in registers: at lt__gsrc) */
+    int64_t k, js;
+    int j;
+    for (js = 0; js < nc; js += nr, bp += kc * nr) {
+        int w = nc - js < nr ? (int)(nc - js) : nr;
+        if (w == 16 && nr == 16 && b.f && !b.h && b.p == LT_BF16) {   /* a float32 weight's whole sliver, rounded */
+            const float *s = b.f + js;
+            for (k = 0; k < kc; k++, s += ldb) {
+                _mm256_store_ps(bp + k * 16, lt__bf16_round8_f32(_mm256_loadu_si256((const __m256i *)(const void *)s)));
+                _mm256_store_ps(bp + k * 16 + 8, lt__bf16_round8_f32(_mm256_loadu_si256((const __m256i *)(const void *)(s + 8))));
+            }
+            continue;
+        }
+        for (k = 0; k < kc; k++) {
+            float *d = bp + k * nr;
+            int64_t at = k * ldb + js;
+            for (j = 0; j + 8 <= w; j += 8) _mm256_store_ps(d + j, lt__gsrc8_lanes(&b, at + j));
+            for (; j < w; j++) d[j] = lt__gsrc_one(B, at + j);
+            for (; j < nr; j++) d[j] = 0.0f;
+        }
+    }
+}
 /* out[0..n) = round_bf16(0 + c·e[0..n)): lt__exp_grad's kept values rounded as lt__round16
    rounds them, in one pass through registers (AVX-512 or AVX2; the last values by the scalar
    code) */
@@ -1094,6 +1121,10 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
         float row[LT__GEMM_NC_MAX];
 #ifdef LT__X86
         if (isa == 2 && nr % 16 == 0 && !B->ce) { lt__pack_b16n_avx512(B, ldb, kc, nc, nr, bp); return; }
+        if (isa == 1 && nr % 8 == 0 && !B->ce && lt__k_available(LT__K_AVX2)) {
+            lt__pack_b16n_avx2(B, ldb, kc, nc, nr, bp);
+            return;
+        }
 #endif
         for (k = 0; k < kc; k++) {
             lt__gsrc_get(isa, B, k * ldb, nc, row);
@@ -1111,6 +1142,13 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
         float blk[32 * LT__KC_MAX];
         for (js = 0; js < nc; js += nr, bp += kc * nr) {
             int w = nc - js < nr ? (int)(nc - js) : nr;
+#ifdef LT__X86
+            if (isa >= 1 && w == nr && nr % 8 == 0 && kc % 8 == 0 && B->f && !B->h && !B->ce && B->p == LT_BF16) {
+                for (k = 0; k < kc; k += 8)   /* a float32 weight's whole sliver, rounded as it is turned */
+                    for (j = 0; j < nr; j += 8) lt__tr8x8_bf16(B->f + (js + j) * ldb + k, ldb, bp + k * nr + j, nr);
+                continue;
+            }
+#endif
             for (j = 0; j < w; j++) {
                 lt__gsrc_get(isa, B, (js + j) * ldb, kc, blk + j * kc);
                 if (js + nr + j < nc) lt__gsrc_prefetch(B, (js + nr + j) * ldb, kc);   /* the next sliver's */

@@ -7184,19 +7184,27 @@ LT__TARGET("avx512f") static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_
         lt__deal_slivers(v, mc, mr, (int32_t *)(void *)(ap + k * mr));
     }
 }
-/* op(B) as is, NR-wide slivers (as lt__pack_b): row by row (B is read in order, the next rows
-   prefetched), each row's nc values converted into their slivers' k rows. */
+/* op(B) as is, NR-wide slivers (as lt__pack_b): sliver by sliver, each k row's values converted
+   16 at a time straight into it (written in order, as lt__pack_b writes them: row by row over all
+   the slivers took twice as long, bench/pack.c); a float32 weight rounded to bf16 in a loop of
+   its own. */
 LT__TARGET("avx512f") static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                    float *bp) {
     const lt__gsrc b = *B;   /* (the fields in registers: at lt__gsrc) */
     int64_t k, js;
     int j;
-    for (k = 0; k < kc; k++) {
-        if (k + 4 < kc) lt__gsrc_prefetch(B, (k + 4) * ldb, nc);
-        for (js = 0; js < nc; js += nr) {
-            float *d = bp + js * kc + k * nr;   /* sliver js/nr starts at js*kc */
+    for (js = 0; js < nc; js += nr, bp += kc * nr) {
+        int w = nc - js < nr ? (int)(nc - js) : nr;
+        if (w == nr && nr % 16 == 0 && b.f && !b.h && b.p == LT_BF16) {
+            const float *s = b.f + js;
+            for (k = 0; k < kc; k++, s += ldb)
+                for (j = 0; j < nr; j += 16)
+                    _mm512_store_ps(bp + k * nr + j, lt__bf16_round_f32(_mm512_loadu_si512((const void *)(s + j))));
+            continue;
+        }
+        for (k = 0; k < kc; k++) {
+            float *d = bp + k * nr;
             int64_t at = k * ldb + js;
-            int w = nc - js < nr ? (int)(nc - js) : nr;
             for (j = 0; j + 16 <= w; j += 16) _mm512_store_ps(d + j, lt__gsrc16_lanes(&b, at + j));
             for (; j < w; j++) d[j] = lt__gsrc_one(B, at + j);
             for (; j < nr; j++) d[j] = 0.0f;
@@ -7286,9 +7294,8 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_a16t_avx2(const lt__gsrc *A, in
         }
     }
 }
-/* op(B) as is with AVX2, lt__pack_b16n_avx512's twin: each row's values converted 8 at a time
-   straight into their slivers' k rows, where converting the row into a buffer and copying it on
-   took 3x float32's packing (bench/pack.c). */
+/* op(B) as is with AVX2, lt__pack_b16n_avx512's twin, 8 values at a time (converting each row
+   into a buffer and copying it on, the code before, took 3x float32's packing: bench/pack.c). */
 LT__TARGET("avx2,fma,f16c") static void lt__pack_b16n_avx2(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                          float *bp) {
     const lt__gsrc b = *B;   /* (the fields in registers: at lt__gsrc) */

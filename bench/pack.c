@@ -9,6 +9,9 @@
      transposed A    16-bit op(A) transposed into k-major slivers (lt__pack_a16t_avx2 / _avx512)
      bf16 pairs      float32 B rounded into the bf16 pair words of the vdpbf16ps kernel
                      (lt__pack_b_pairs_n; CPUs with AVX512_BF16 only)
+     weight B, Bᵀ    a float32 weight as B (K x 96), as is and stored transposed, rounded into
+                     the float32 panels of a bf16 product (lt__pack_b16), and in brackets copied
+                     as a float32 product packs it (lt__pack_b)
    for each kernel set this CPU runs (AVX2, AVX-512).  To compare two versions of the header, build
    this file against each (cc ... -I DIR with DIR/ltrain.h) and run them in turn. */
 #define _POSIX_C_SOURCE 200809L
@@ -46,11 +49,12 @@ int main(void) {
     s16.f = NULL; s16.h = h; s16.p = LT_BF16; s16.gelu = 0; s16.ce = NULL;
     s32.f = f; s32.h = NULL; s32.p = LT_BF16; s32.gelu = 0; s32.ce = NULL;
     for (isa = 1; isa <= 2; isa++) {
-        double best[4] = {1e30, 1e30, 1e30, 1e30};
+        double best[8] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
         int run, r, w, pairs = isa == 2 && lt__cpu_has(LT__CPU_AVX512BF16 | LT__CPU_AVX512BW | LT__CPU_AVX512VL);
         if (!lt__gemm_supported(isa)) continue;
         for (run = 0; run < RUNS; run++) {
-            double t[5];
+            double t[9];
+            int nr = isa == 1 ? 16 : 32;
             t[0] = now_ns();
             for (r = 0; r < R; r++) lt__gsrc_get(isa, &s16, (int64_t)r * LD, K, ap + r * LT__KS);
             t[1] = now_ns();
@@ -61,13 +65,22 @@ int main(void) {
             t[3] = now_ns();
             if (pairs) lt__pack_b_pairs_n(&s32, LD, K, R, 32, ap);
             t[4] = now_ns();
-            for (w = 0; w < 4; w++)
+            lt__pack_b16(0, isa, &s32, LD, K, R, nr, ap);
+            t[5] = now_ns();
+            lt__pack_b(0, isa, f, LD, K, R, nr, ap);
+            t[6] = now_ns();
+            lt__pack_b16(1, isa, &s32, LD, K, R, nr, ap);
+            t[7] = now_ns();
+            lt__pack_b(1, isa, f, LD, K, R, nr, ap);
+            t[8] = now_ns();
+            for (w = 0; w < 8; w++)
                 if (t[w + 1] - t[w] < best[w]) best[w] = t[w + 1] - t[w];
         }
         printf("%-7s ns/value: widen rows %.3f  round rows %.3f  transposed A %.3f", isa == 1 ? "AVX2" : "AVX-512",
                best[0] / (R * K), best[1] / (R * K), best[2] / (R * K));
         if (pairs) printf("  bf16 pairs %.3f", best[3] / (R * K));
-        printf("\n");
+        printf("  weight B %.3f (%.3f)  weight Bᵀ %.3f (%.3f)\n", best[4] / (R * K), best[5] / (R * K), best[6] / (R * K),
+               best[7] / (R * K));
     }
     free(raw);
 #else

@@ -3363,35 +3363,27 @@ LT__TARGET("avx2,fma") static void lt__exp_grad_avx2(const float *x, float *y, i
 
 /* d (8,8) = sᵀ of the 8 x 8 block at s (row strides lds, ldd), turned in AVX registers: pairs of
    rows interleaved, then pairs of pairs, then the 128-bit halves exchanged (the attention's
-   transposes below, the GEMM's packing of B stored transposed, @@GEMM); lt__tr8x8_bf16 rounds the
-   values to bf16 as it stores them (a float32 weight packed for a bf16 product on float32 panels) */
-#define LT__TR8X8(NAME, OUT)                                                                            \
-    LT__TARGET("avx2") static void NAME(const float *s, int64_t lds, float *d, int64_t ldd) {          \
-        __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds); \
-        __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds);                     \
-        __m256 r5 = _mm256_loadu_ps(s + 5 * lds), r6 = _mm256_loadu_ps(s + 6 * lds);                     \
-        __m256 r7 = _mm256_loadu_ps(s + 7 * lds);                                                       \
-        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);                        \
-        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);                        \
-        __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);                        \
-        __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);                        \
-        __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);              \
-        __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);              \
-        __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);              \
-        __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);              \
-        _mm256_storeu_ps(d, OUT(_mm256_permute2f128_ps(u0, u4, 0x20)));                                 \
-        _mm256_storeu_ps(d + ldd, OUT(_mm256_permute2f128_ps(u1, u5, 0x20)));                           \
-        _mm256_storeu_ps(d + 2 * ldd, OUT(_mm256_permute2f128_ps(u2, u6, 0x20)));                       \
-        _mm256_storeu_ps(d + 3 * ldd, OUT(_mm256_permute2f128_ps(u3, u7, 0x20)));                       \
-        _mm256_storeu_ps(d + 4 * ldd, OUT(_mm256_permute2f128_ps(u0, u4, 0x31)));                       \
-        _mm256_storeu_ps(d + 5 * ldd, OUT(_mm256_permute2f128_ps(u1, u5, 0x31)));                       \
-        _mm256_storeu_ps(d + 6 * ldd, OUT(_mm256_permute2f128_ps(u2, u6, 0x31)));                       \
-        _mm256_storeu_ps(d + 7 * ldd, OUT(_mm256_permute2f128_ps(u3, u7, 0x31)));                       \
-    }
-#define LT__TR_AS_IS(x) (x)
-#define LT__TR_BF16(x) lt__bf16_round8_f32(_mm256_castps_si256(x))
-LT__TR8X8(lt__tr8x8, LT__TR_AS_IS)
-LT__TR8X8(lt__tr8x8_bf16, LT__TR_BF16)
+   transposes below, the GEMM's packing of B stored transposed, @@GEMM). */
+LT__TARGET("avx2") static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd) {
+    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
+    __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
+    __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
+    __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
 #endif
 
 /* ---- @@OPS.records  what every op shares: gradients, tape records, saved values ----------- */
@@ -7186,8 +7178,10 @@ LT__TARGET("avx512f") static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_
 }
 /* op(B) as is, NR-wide slivers (as lt__pack_b): sliver by sliver, each k row's values converted
    16 at a time straight into it (written in order, as lt__pack_b writes them: row by row over all
-   the slivers took twice as long, bench/pack.c); a float32 weight rounded to bf16 in a loop of
-   its own. */
+   the slivers took twice as long, bench/pack.c).  A float32 weight rounded to bf16 is copied as
+   float32's packing copies it and then rounded while the sliver is in L1: a weight comes from
+   memory (AdamW and the activations pass between its uses), and a copy loop keeps more of its
+   rows in flight than one that rounds on the way (bench/pack.c --cold). */
 LT__TARGET("avx512f") static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                    float *bp) {
     const lt__gsrc b = *B;   /* (the fields in registers: at lt__gsrc) */
@@ -7195,11 +7189,11 @@ LT__TARGET("avx512f") static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_
     int j;
     for (js = 0; js < nc; js += nr, bp += kc * nr) {
         int w = nc - js < nr ? (int)(nc - js) : nr;
-        if (w == nr && nr % 16 == 0 && b.f && !b.h && b.p == LT_BF16) {
+        if (w == nr && nr % 16 == 0 && b.f && !b.h && b.p == LT_BF16) {   /* copied, then rounded in L1 */
             const float *s = b.f + js;
             for (k = 0; k < kc; k++, s += ldb)
-                for (j = 0; j < nr; j += 16)
-                    _mm512_store_ps(bp + k * nr + j, lt__bf16_round_f32(_mm512_loadu_si512((const void *)(s + j))));
+                for (j = 0; j < nr; j += 16) _mm512_store_ps(bp + k * nr + j, _mm512_loadu_ps(s + j));
+            lt__round_bf16_avx512(bp, bp, (size_t)(kc * nr));
             continue;
         }
         for (k = 0; k < kc; k++) {
@@ -7295,7 +7289,8 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_a16t_avx2(const lt__gsrc *A, in
     }
 }
 /* op(B) as is with AVX2, lt__pack_b16n_avx512's twin, 8 values at a time (converting each row
-   into a buffer and copying it on, the code before, took 3x float32's packing: bench/pack.c). */
+   into a buffer and copying it on, the code before, took 3x float32's packing in cache and 2x
+   from memory: bench/pack.c). */
 LT__TARGET("avx2,fma,f16c") static void lt__pack_b16n_avx2(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                          float *bp) {
     const lt__gsrc b = *B;   /* (the fields in registers: at lt__gsrc) */
@@ -7303,12 +7298,13 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_b16n_avx2(const lt__gsrc *B, in
     int j;
     for (js = 0; js < nc; js += nr, bp += kc * nr) {
         int w = nc - js < nr ? (int)(nc - js) : nr;
-        if (w == 16 && nr == 16 && b.f && !b.h && b.p == LT_BF16) {   /* a float32 weight's whole sliver, rounded */
+        if (w == 16 && nr == 16 && b.f && !b.h && b.p == LT_BF16) {   /* copied, then rounded in L1 */
             const float *s = b.f + js;
             for (k = 0; k < kc; k++, s += ldb) {
-                _mm256_store_ps(bp + k * 16, lt__bf16_round8_f32(_mm256_loadu_si256((const __m256i *)(const void *)s)));
-                _mm256_store_ps(bp + k * 16 + 8, lt__bf16_round8_f32(_mm256_loadu_si256((const __m256i *)(const void *)(s + 8))));
+                _mm256_store_ps(bp + k * 16, _mm256_loadu_ps(s));
+                _mm256_store_ps(bp + k * 16 + 8, _mm256_loadu_ps(s + 8));
             }
+            lt__round_bf16_avx2(bp, bp, (size_t)kc * 16);
             continue;
         }
         for (k = 0; k < kc; k++) {
@@ -7452,13 +7448,6 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
         float blk[32 * LT__KC_MAX];
         for (js = 0; js < nc; js += nr, bp += kc * nr) {
             int w = nc - js < nr ? (int)(nc - js) : nr;
-#ifdef LT__X86
-            if (isa >= 1 && w == nr && nr % 8 == 0 && kc % 8 == 0 && B->f && !B->h && !B->ce && B->p == LT_BF16) {
-                for (k = 0; k < kc; k += 8)   /* a float32 weight's whole sliver, rounded as it is turned */
-                    for (j = 0; j < nr; j += 8) lt__tr8x8_bf16(B->f + (js + j) * ldb + k, ldb, bp + k * nr + j, nr);
-                continue;
-            }
-#endif
             for (j = 0; j < w; j++) {
                 lt__gsrc_get(isa, B, (js + j) * ldb, kc, blk + j * kc);
                 if (js + nr + j < nc) lt__gsrc_prefetch(B, (js + nr + j) * ldb, kc);   /* the next sliver's */

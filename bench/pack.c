@@ -12,8 +12,11 @@
      weight B, Bᵀ    a float32 weight as B (K x 96), as is and stored transposed, rounded into
                      the float32 panels of a bf16 product (lt__pack_b16), and in brackets copied
                      as a float32 product packs it (lt__pack_b)
-   for each kernel set this CPU runs (AVX2, AVX-512).  To compare two versions of the header, build
-   this file against each (cc ... -I DIR with DIR/ltrain.h) and run them in turn. */
+   for each kernel set this CPU runs (AVX2, AVX-512).  --cold: the weight packers only, each call on
+   a 256 x 1536 block of a 72 MiB weight not touched for the last 47 calls (from memory, as a
+   training step's weights come: AdamW and the activations pass between their uses), the mean
+   of 192 calls.  To compare two versions of the header, build this file against each
+   (cc ... -I DIR with DIR/ltrain.h) and run them in turn. */
 #define _POSIX_C_SOURCE 200809L
 #define LTRAIN_IMPLEMENTATION
 #include "ltrain.h"
@@ -33,8 +36,47 @@ static double now_ns(void) {
     return 1e9 * (double)t.tv_sec + (double)t.tv_nsec;
 }
 
-int main(void) {
 #ifdef LT__X86
+#define NW 48   /* --cold: weight blocks of K x CLD floats */
+#define CLD 1536
+static void cold(void) {
+    size_t blk = (size_t)K * CLD, i;
+    float *w = (float *)malloc(blk * NW * sizeof(float)), *bp = (float *)malloc((K * 512 + 16) * sizeof(float)), *b;
+    int isa;
+    if (!w || !bp) { free(w); free(bp); return; }
+    b = (float *)(((uintptr_t)bp + 63) & ~(uintptr_t)63);
+    for (i = 0; i < blk * NW; i++) w[i] = (float)(i % 977) / 977.0f - 0.5f;
+    for (isa = 1; isa <= 2; isa++) {
+        double sum[4] = {0, 0, 0, 0};
+        int run, v, nr = isa == 1 ? 16 : 32;
+        if (!lt__gemm_supported(isa)) continue;
+        for (run = 0; run < 4 * NW; run++)
+            for (v = 0; v < 4; v++) {
+                const float *W = w + (size_t)((run * 4 + v) % NW) * blk;
+                lt__gsrc s = lt__gsrc_f32(W);
+                double t0 = now_ns();
+                s.p = LT_BF16;
+                if (v == 0) lt__pack_b16(0, isa, &s, CLD, K, 512, nr, b);   /* K x 512 of a row-major weight */
+                else if (v == 1) lt__pack_b(0, isa, W, CLD, K, 512, nr, b);
+                else if (v == 2) lt__pack_b16(1, isa, &s, K, K, 512, nr, b);   /* 512 stored rows of K */
+                else lt__pack_b(1, isa, W, K, K, 512, nr, b);
+                sum[v] += now_ns() - t0;
+            }
+        printf("%-7s ns/value from memory: weight B %.3f (%.3f)  weight Bᵀ %.3f (%.3f)\n", isa == 1 ? "AVX2" : "AVX-512",
+               sum[0] / (4 * NW) / (K * 512), sum[1] / (4 * NW) / (K * 512), sum[2] / (4 * NW) / (K * 512),
+               sum[3] / (4 * NW) / (K * 512));
+    }
+    free(w);
+    free(bp);
+}
+#endif
+
+int main(int argc, char **argv) {
+#ifdef LT__X86
+    if (argc > 1 && !strcmp(argv[1], "--cold")) {
+        cold();
+        return 0;
+    }
     static uint16_t h[LD * LD];
     static float f[LD * LD];
     float *raw = (float *)malloc((2 * (R + 16) * LT__KS + 16) * sizeof(float)), *ap;
@@ -84,6 +126,7 @@ int main(void) {
     }
     free(raw);
 #else
+    (void)argc; (void)argv;
     printf("bench_pack: the packers measured here are x86-64's\n");
 #endif
     return 0;

@@ -313,35 +313,27 @@ LT__TARGET("avx2,fma") static void lt__exp_grad_avx2(const float *x, float *y, i
 
 /* d (8,8) = sᵀ of the 8 x 8 block at s (row strides lds, ldd), turned in AVX registers: pairs of
    rows interleaved, then pairs of pairs, then the 128-bit halves exchanged (the attention's
-   transposes below, the GEMM's packing of B stored transposed, @@GEMM); lt__tr8x8_bf16 rounds the
-   values to bf16 as it stores them (a float32 weight packed for a bf16 product on float32 panels) */
-#define LT__TR8X8(NAME, OUT)                                                                            \
-    LT__TARGET("avx2") static void NAME(const float *s, int64_t lds, float *d, int64_t ldd) {          \
-        __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds); \
-        __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds);                     \
-        __m256 r5 = _mm256_loadu_ps(s + 5 * lds), r6 = _mm256_loadu_ps(s + 6 * lds);                     \
-        __m256 r7 = _mm256_loadu_ps(s + 7 * lds);                                                       \
-        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);                        \
-        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);                        \
-        __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);                        \
-        __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);                        \
-        __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);              \
-        __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);              \
-        __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);              \
-        __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);              \
-        _mm256_storeu_ps(d, OUT(_mm256_permute2f128_ps(u0, u4, 0x20)));                                 \
-        _mm256_storeu_ps(d + ldd, OUT(_mm256_permute2f128_ps(u1, u5, 0x20)));                           \
-        _mm256_storeu_ps(d + 2 * ldd, OUT(_mm256_permute2f128_ps(u2, u6, 0x20)));                       \
-        _mm256_storeu_ps(d + 3 * ldd, OUT(_mm256_permute2f128_ps(u3, u7, 0x20)));                       \
-        _mm256_storeu_ps(d + 4 * ldd, OUT(_mm256_permute2f128_ps(u0, u4, 0x31)));                       \
-        _mm256_storeu_ps(d + 5 * ldd, OUT(_mm256_permute2f128_ps(u1, u5, 0x31)));                       \
-        _mm256_storeu_ps(d + 6 * ldd, OUT(_mm256_permute2f128_ps(u2, u6, 0x31)));                       \
-        _mm256_storeu_ps(d + 7 * ldd, OUT(_mm256_permute2f128_ps(u3, u7, 0x31)));                       \
-    }
-#define LT__TR_AS_IS(x) (x)
-#define LT__TR_BF16(x) lt__bf16_round8_f32(_mm256_castps_si256(x))
-LT__TR8X8(lt__tr8x8, LT__TR_AS_IS)
-LT__TR8X8(lt__tr8x8_bf16, LT__TR_BF16)
+   transposes below, the GEMM's packing of B stored transposed, @@GEMM). */
+LT__TARGET("avx2") static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd) {
+    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
+    __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
+    __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
+    __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
 #endif
 
 /* ---- @@OPS.records  what every op shares: gradients, tape records, saved values ----------- */

@@ -883,8 +883,10 @@ LT__TARGET("avx512f") static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_
 }
 /* op(B) as is, NR-wide slivers (as lt__pack_b): sliver by sliver, each k row's values converted
    16 at a time straight into it (written in order, as lt__pack_b writes them: row by row over all
-   the slivers took twice as long, bench/pack.c); a float32 weight rounded to bf16 in a loop of
-   its own. */
+   the slivers took twice as long, bench/pack.c).  A float32 weight rounded to bf16 is copied as
+   float32's packing copies it and then rounded while the sliver is in L1: a weight comes from
+   memory (AdamW and the activations pass between its uses), and a copy loop keeps more of its
+   rows in flight than one that rounds on the way (bench/pack.c --cold). */
 LT__TARGET("avx512f") static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                    float *bp) {
     const lt__gsrc b = *B;   /* (the fields in registers: at lt__gsrc) */
@@ -892,11 +894,11 @@ LT__TARGET("avx512f") static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_
     int j;
     for (js = 0; js < nc; js += nr, bp += kc * nr) {
         int w = nc - js < nr ? (int)(nc - js) : nr;
-        if (w == nr && nr % 16 == 0 && b.f && !b.h && b.p == LT_BF16) {
+        if (w == nr && nr % 16 == 0 && b.f && !b.h && b.p == LT_BF16) {   /* copied, then rounded in L1 */
             const float *s = b.f + js;
             for (k = 0; k < kc; k++, s += ldb)
-                for (j = 0; j < nr; j += 16)
-                    _mm512_store_ps(bp + k * nr + j, lt__bf16_round_f32(_mm512_loadu_si512((const void *)(s + j))));
+                for (j = 0; j < nr; j += 16) _mm512_store_ps(bp + k * nr + j, _mm512_loadu_ps(s + j));
+            lt__round_bf16_avx512(bp, bp, (size_t)(kc * nr));
             continue;
         }
         for (k = 0; k < kc; k++) {
@@ -992,7 +994,8 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_a16t_avx2(const lt__gsrc *A, in
     }
 }
 /* op(B) as is with AVX2, lt__pack_b16n_avx512's twin, 8 values at a time (converting each row
-   into a buffer and copying it on, the code before, took 3x float32's packing: bench/pack.c). */
+   into a buffer and copying it on, the code before, took 3x float32's packing in cache and 2x
+   from memory: bench/pack.c). */
 LT__TARGET("avx2,fma,f16c") static void lt__pack_b16n_avx2(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                          float *bp) {
     const lt__gsrc b = *B;   /* (the fields in registers: at lt__gsrc) */
@@ -1000,12 +1003,13 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_b16n_avx2(const lt__gsrc *B, in
     int j;
     for (js = 0; js < nc; js += nr, bp += kc * nr) {
         int w = nc - js < nr ? (int)(nc - js) : nr;
-        if (w == 16 && nr == 16 && b.f && !b.h && b.p == LT_BF16) {   /* a float32 weight's whole sliver, rounded */
+        if (w == 16 && nr == 16 && b.f && !b.h && b.p == LT_BF16) {   /* copied, then rounded in L1 */
             const float *s = b.f + js;
             for (k = 0; k < kc; k++, s += ldb) {
-                _mm256_store_ps(bp + k * 16, lt__bf16_round8_f32(_mm256_loadu_si256((const __m256i *)(const void *)s)));
-                _mm256_store_ps(bp + k * 16 + 8, lt__bf16_round8_f32(_mm256_loadu_si256((const __m256i *)(const void *)(s + 8))));
+                _mm256_store_ps(bp + k * 16, _mm256_loadu_ps(s));
+                _mm256_store_ps(bp + k * 16 + 8, _mm256_loadu_ps(s + 8));
             }
+            lt__round_bf16_avx2(bp, bp, (size_t)kc * 16);
             continue;
         }
         for (k = 0; k < kc; k++) {
@@ -1149,13 +1153,6 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
         float blk[32 * LT__KC_MAX];
         for (js = 0; js < nc; js += nr, bp += kc * nr) {
             int w = nc - js < nr ? (int)(nc - js) : nr;
-#ifdef LT__X86
-            if (isa >= 1 && w == nr && nr % 8 == 0 && kc % 8 == 0 && B->f && !B->h && !B->ce && B->p == LT_BF16) {
-                for (k = 0; k < kc; k += 8)   /* a float32 weight's whole sliver, rounded as it is turned */
-                    for (j = 0; j < nr; j += 8) lt__tr8x8_bf16(B->f + (js + j) * ldb + k, ldb, bp + k * nr + j, nr);
-                continue;
-            }
-#endif
             for (j = 0; j < w; j++) {
                 lt__gsrc_get(isa, B, (js + j) * ldb, kc, blk + j * kc);
                 if (js + nr + j < nc) lt__gsrc_prefetch(B, (js + nr + j) * ldb, kc);   /* the next sliver's */

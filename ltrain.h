@@ -7100,6 +7100,12 @@ static int lt__gemm16_pairs(int id) {
     lt__gemm_dp(&g);
     return g.dp;
 }
+/* float32 values f as they are (set p to round them while packing); every operand starts here */
+static lt__gsrc lt__gsrc_f32(const float *f) {
+    lt__gsrc s;
+    s.f = f; s.h = NULL; s.p = 0; s.gelu = 0; s.ce = NULL;
+    return s;
+}
 static lt__gsrc lt__gsrc_at(lt__gsrc s, int64_t off) {
     if (s.h) s.h += off;
     else s.f += off;
@@ -7177,11 +7183,8 @@ LT__TARGET("avx512f") static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_
     }
 }
 /* op(B) as is, NR-wide slivers (as lt__pack_b): sliver by sliver, each k row's values converted
-   16 at a time straight into it (written in order, as lt__pack_b writes them: row by row over all
-   the slivers took twice as long, bench/pack.c).  A float32 weight rounded to bf16 is copied as
-   float32's packing copies it and then rounded while the sliver is in L1: a weight comes from
-   memory (AdamW and the activations pass between its uses), and a copy loop keeps more of its
-   rows in flight than one that rounds on the way (bench/pack.c --cold). */
+   16 at a time straight into it, written in order as lt__pack_b writes them (row by row over all
+   the slivers, the code before, took 1.2-1.7x as long when it packed weights, bench/pack.c). */
 LT__TARGET("avx512f") static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                    float *bp) {
     const lt__gsrc b = *B;   /* (the fields in registers: at lt__gsrc) */
@@ -7189,13 +7192,6 @@ LT__TARGET("avx512f") static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_
     int j;
     for (js = 0; js < nc; js += nr, bp += kc * nr) {
         int w = nc - js < nr ? (int)(nc - js) : nr;
-        if (w == nr && nr % 16 == 0 && b.f && !b.h && b.p == LT_BF16) {   /* copied, then rounded in L1 */
-            const float *s = b.f + js;
-            for (k = 0; k < kc; k++, s += ldb)
-                for (j = 0; j < nr; j += 16) _mm512_store_ps(bp + k * nr + j, _mm512_loadu_ps(s + j));
-            lt__round_bf16_avx512(bp, bp, (size_t)(kc * nr));
-            continue;
-        }
         for (k = 0; k < kc; k++) {
             float *d = bp + k * nr;
             int64_t at = k * ldb + js;
@@ -7288,9 +7284,9 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_a16t_avx2(const lt__gsrc *A, in
         }
     }
 }
-/* op(B) as is with AVX2, lt__pack_b16n_avx512's twin, 8 values at a time (converting each row
-   into a buffer and copying it on, the code before, took 3x float32's packing in cache and 2x
-   from memory: bench/pack.c). */
+/* op(B) as is with AVX2, lt__pack_b16n_avx512's twin, 8 values at a time (each row converted
+   into a buffer and copied on from there, the code before, took 2-3x float32's packing when it
+   packed weights: bench/pack.c). */
 LT__TARGET("avx2,fma,f16c") static void lt__pack_b16n_avx2(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                          float *bp) {
     const lt__gsrc b = *B;   /* (the fields in registers: at lt__gsrc) */
@@ -7298,15 +7294,6 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_b16n_avx2(const lt__gsrc *B, in
     int j;
     for (js = 0; js < nc; js += nr, bp += kc * nr) {
         int w = nc - js < nr ? (int)(nc - js) : nr;
-        if (w == 16 && nr == 16 && b.f && !b.h && b.p == LT_BF16) {   /* copied, then rounded in L1 */
-            const float *s = b.f + js;
-            for (k = 0; k < kc; k++, s += ldb) {
-                _mm256_store_ps(bp + k * 16, _mm256_loadu_ps(s));
-                _mm256_store_ps(bp + k * 16 + 8, _mm256_loadu_ps(s + 8));
-            }
-            lt__round_bf16_avx2(bp, bp, (size_t)kc * 16);
-            continue;
-        }
         for (k = 0; k < kc; k++) {
             float *d = bp + k * nr;
             int64_t at = k * ldb + js;
@@ -7423,6 +7410,17 @@ static void lt__pack_a16(int ta, int isa, const lt__gsrc *A, int64_t lda, int64_
 static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr, float *bp) {
     int64_t js, k;
     int j;
+    if (!tb && B->f && B->p && !B->ce) {
+        /* a float32 weight rounded to 16 bits: each sliver copied as float32's packing copies it,
+           then rounded while it is in L1.  A weight comes from memory (AdamW and the activations
+           pass between its uses), and a copy loop keeps more of its rows in flight than one that
+           rounds on the way (bench/pack.c --cold) */
+        for (js = 0; js < nc; js += nr, bp += kc * nr) {
+            lt__pack_b(0, isa, B->f + js, ldb, kc, nc - js < nr ? nc - js : nr, nr, bp);
+            lt__round16((lt_dtype)B->p, bp, bp, (size_t)(kc * nr));
+        }
+        return;
+    }
     if (!tb) {
         float row[LT__GEMM_NC_MAX];
 #ifdef LT__X86
@@ -7802,7 +7800,7 @@ static void lt__gemm_epi_z(const lt__gepi *e, const float *C, int64_t ldc, int64
 static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc, int64_t m, int64_t n) {
     float b16[LT__GEMM_NC_MAX];
     int64_t i, j;
-    lt__gsrc s;
+    lt__gsrc s = lt__gsrc_f32(e->bias);
     if (!e->p) {
         for (i = 0; i < m; i++) {
             float *y = C + i * ldc;
@@ -7811,11 +7809,8 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
         }
         return;
     }
-    s.h = NULL;
     s.p = e->p;
-    s.gelu = 0;
-    s.ce = NULL;
-    if (e->bias) { s.f = e->bias; lt__gsrc_get(isa, &s, 0, n, b16); }
+    if (e->bias) lt__gsrc_get(isa, &s, 0, n, b16);
 #ifdef LT__X86
     if (isa == 2 && e->p == LT_BF16 && e->z && e->pm && !e->bias) {
         lt__epi_z_rows(e, C, ldc, m, n, lt__epi_piece_bf16_avx512);
@@ -8007,8 +8002,8 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
         if (fuse) {
             fe.bias = epi->bias ? epi->bias + jc : NULL;
             if (epi->p && fe.bias) {   /* the bias rounded, as lt__gemm_epilogue rounds it */
-                lt__gsrc s;
-                s.f = fe.bias; s.h = NULL; s.p = epi->p; s.gelu = 0; s.ce = NULL;
+                lt__gsrc s = lt__gsrc_f32(fe.bias);
+                s.p = epi->p;
                 lt__gsrc_get(g->isa, &s, 0, nc, row);
             } else if (epi->p) {
                 int64_t j;
@@ -8318,11 +8313,6 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
     }
 }
 
-static lt__gsrc lt__gsrc_f32(const float *f) {
-    lt__gsrc s;
-    s.f = f; s.h = NULL; s.p = 0; s.gelu = 0; s.ce = NULL;
-    return s;
-}
 static void lt__sgemm_with(int id, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                            int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     lt__sgemm_ex(id, ta, tb, M, N, K, alpha, lt__gsrc_f32(A), lda, lt__gsrc_f32(B), ldb, beta, C, ldc, NULL);
@@ -8631,14 +8621,12 @@ static lt__mm16_opnd lt__opnd16_of(const lt__node *nd, int j, int64_t ld, int64_
     return lt__opnd16(NULL, (const uint16_t *)(const void *)nd->save[j], ld, stride, trans);
 }
 static lt__gsrc lt__gsrc16(lt_dtype p, const lt__mm16_opnd *x, int64_t q) {
-    lt__gsrc s;
-    s.f = x->f ? x->f + q * x->stride : NULL;
+    lt__gsrc s = lt__gsrc_f32(x->f ? x->f + q * x->stride : NULL);
     s.h = x->h ? x->h + q * x->stride : NULL;
     /* values that are 16-bit already are packed as the float32 they are, but bf16 keeps p where
        its products run on the pair kernel, which wants bf16 on both sides */
     s.p = x->exact && (p == LT_F16 || !lt__gemm16_pairs(lt__gemm_pick())) ? 0 : (int)p;
     s.gelu = x->gelu;
-    s.ce = NULL;
     return s;
 }
 
@@ -8758,8 +8746,8 @@ static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, uint16_t *gh
     for (j0 = 0; j0 < O; j0 += bw) {
         float s[LT__BGB_W], acc[LT__BGB_W];
         int64_t w = O - j0 < bw ? O - j0 : bw, r, j;
-        lt__gsrc src;
-        src.f = NULL; src.h = NULL; src.p = (int)p; src.gelu = 0; src.ce = NULL;
+        lt__gsrc src = lt__gsrc_f32(NULL);
+        src.p = (int)p;
         for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
         for (r = 0; r < R; r++) {
 #ifdef LT__X86
@@ -11935,8 +11923,8 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    The forward also writes the softmax terms exp(z - max) over z32 while it sums them, so
    backward makes dz with no exps, and where the panels are float32 (always but for the tests'
    switch) the products make it as they pack the terms, instead of a pass over z32 that scaled
-   and rounded them in place first (bench/precision.md).  Where the pair kernels or AMX multiply bf16 themselves, z16 stays (half the
-   bytes, and their products are the faster part). */
+   and rounded them in place first (bench/precision.md).  Where the pair kernels or AMX multiply
+   bf16 themselves, z16 stays (half the bytes, and their products are the faster part). */
 static int lt__ce16_wide_force = -1;   /* the tests' switch: 0 or 1 whatever the kernel (-1: as below) */
 static int lt__ce16_wide(lt_dtype p) {
     int id;
@@ -12049,7 +12037,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     double total = 0;
     float *blk, *pm, *xr = NULL;
     lt__mm16_opnd x;
-    lt__gsrc w;
+    lt__gsrc w = lt__gsrc_f32(nd->in[1]->data);
     lt__gepi e = lt__gepi_of((int)p, NULL);
     int id = lt__gemm_pick(), exact = !lt__gemm16_pairs(id);
     if (bf.z32) {
@@ -12081,7 +12069,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
         xr = pm + (size_t)R * (size_t)np;
         x = lt__ce16_x32(p, x, xr, R * C, C);
     }
-    w.f = nd->in[1]->data; w.h = NULL; w.p = (int)p; w.gelu = 0; w.ce = NULL;
+    w.p = (int)p;
     e.z = bf.z; e.ldz = V;
     e.pm = pm; e.ldpm = 1; e.ldq = R;
     e.piece = LT__CE16_PIECE;
@@ -12120,7 +12108,8 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     }
     g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
     /* float32 logits on float32 panels: dz made where the products pack the terms (lt__gsrc_ce,
-       @@GEMM), c_r = g/Σ_r per row, and no pass of its own over the R·V terms */
+       @@GEMM), c_r = g/Σ_r per row, and no pass of its own over the R·V terms (the pass below
+       where c finds no memory) */
     if (bf.z32 && !lt__gemm16_pairs(id) && (c = (float *)lt__ctx_work(nd->ctx, (size_t)R * sizeof(float))) != NULL) {
         for (r = 0; r < R; r++) c[r] = g * bf.rinv[r];
         ce.base = bf.z32; ce.c = c; ce.t = nd->ids; ce.ld = V; ce.g = g;

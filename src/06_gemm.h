@@ -805,6 +805,12 @@ static int lt__gemm16_pairs(int id) {
     lt__gemm_dp(&g);
     return g.dp;
 }
+/* float32 values f as they are (set p to round them while packing); every operand starts here */
+static lt__gsrc lt__gsrc_f32(const float *f) {
+    lt__gsrc s;
+    s.f = f; s.h = NULL; s.p = 0; s.gelu = 0; s.ce = NULL;
+    return s;
+}
 static lt__gsrc lt__gsrc_at(lt__gsrc s, int64_t off) {
     if (s.h) s.h += off;
     else s.f += off;
@@ -882,11 +888,8 @@ LT__TARGET("avx512f") static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_
     }
 }
 /* op(B) as is, NR-wide slivers (as lt__pack_b): sliver by sliver, each k row's values converted
-   16 at a time straight into it (written in order, as lt__pack_b writes them: row by row over all
-   the slivers took twice as long, bench/pack.c).  A float32 weight rounded to bf16 is copied as
-   float32's packing copies it and then rounded while the sliver is in L1: a weight comes from
-   memory (AdamW and the activations pass between its uses), and a copy loop keeps more of its
-   rows in flight than one that rounds on the way (bench/pack.c --cold). */
+   16 at a time straight into it, written in order as lt__pack_b writes them (row by row over all
+   the slivers, the code before, took 1.2-1.7x as long when it packed weights, bench/pack.c). */
 LT__TARGET("avx512f") static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                    float *bp) {
     const lt__gsrc b = *B;   /* (the fields in registers: at lt__gsrc) */
@@ -894,13 +897,6 @@ LT__TARGET("avx512f") static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_
     int j;
     for (js = 0; js < nc; js += nr, bp += kc * nr) {
         int w = nc - js < nr ? (int)(nc - js) : nr;
-        if (w == nr && nr % 16 == 0 && b.f && !b.h && b.p == LT_BF16) {   /* copied, then rounded in L1 */
-            const float *s = b.f + js;
-            for (k = 0; k < kc; k++, s += ldb)
-                for (j = 0; j < nr; j += 16) _mm512_store_ps(bp + k * nr + j, _mm512_loadu_ps(s + j));
-            lt__round_bf16_avx512(bp, bp, (size_t)(kc * nr));
-            continue;
-        }
         for (k = 0; k < kc; k++) {
             float *d = bp + k * nr;
             int64_t at = k * ldb + js;
@@ -993,9 +989,9 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_a16t_avx2(const lt__gsrc *A, in
         }
     }
 }
-/* op(B) as is with AVX2, lt__pack_b16n_avx512's twin, 8 values at a time (converting each row
-   into a buffer and copying it on, the code before, took 3x float32's packing in cache and 2x
-   from memory: bench/pack.c). */
+/* op(B) as is with AVX2, lt__pack_b16n_avx512's twin, 8 values at a time (each row converted
+   into a buffer and copied on from there, the code before, took 2-3x float32's packing when it
+   packed weights: bench/pack.c). */
 LT__TARGET("avx2,fma,f16c") static void lt__pack_b16n_avx2(const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr,
                                                          float *bp) {
     const lt__gsrc b = *B;   /* (the fields in registers: at lt__gsrc) */
@@ -1003,15 +999,6 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_b16n_avx2(const lt__gsrc *B, in
     int j;
     for (js = 0; js < nc; js += nr, bp += kc * nr) {
         int w = nc - js < nr ? (int)(nc - js) : nr;
-        if (w == 16 && nr == 16 && b.f && !b.h && b.p == LT_BF16) {   /* copied, then rounded in L1 */
-            const float *s = b.f + js;
-            for (k = 0; k < kc; k++, s += ldb) {
-                _mm256_store_ps(bp + k * 16, _mm256_loadu_ps(s));
-                _mm256_store_ps(bp + k * 16 + 8, _mm256_loadu_ps(s + 8));
-            }
-            lt__round_bf16_avx2(bp, bp, (size_t)kc * 16);
-            continue;
-        }
         for (k = 0; k < kc; k++) {
             float *d = bp + k * nr;
             int64_t at = k * ldb + js;
@@ -1128,6 +1115,17 @@ static void lt__pack_a16(int ta, int isa, const lt__gsrc *A, int64_t lda, int64_
 static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr, float *bp) {
     int64_t js, k;
     int j;
+    if (!tb && B->f && B->p && !B->ce) {
+        /* a float32 weight rounded to 16 bits: each sliver copied as float32's packing copies it,
+           then rounded while it is in L1.  A weight comes from memory (AdamW and the activations
+           pass between its uses), and a copy loop keeps more of its rows in flight than one that
+           rounds on the way (bench/pack.c --cold) */
+        for (js = 0; js < nc; js += nr, bp += kc * nr) {
+            lt__pack_b(0, isa, B->f + js, ldb, kc, nc - js < nr ? nc - js : nr, nr, bp);
+            lt__round16((lt_dtype)B->p, bp, bp, (size_t)(kc * nr));
+        }
+        return;
+    }
     if (!tb) {
         float row[LT__GEMM_NC_MAX];
 #ifdef LT__X86
@@ -1507,7 +1505,7 @@ static void lt__gemm_epi_z(const lt__gepi *e, const float *C, int64_t ldc, int64
 static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc, int64_t m, int64_t n) {
     float b16[LT__GEMM_NC_MAX];
     int64_t i, j;
-    lt__gsrc s;
+    lt__gsrc s = lt__gsrc_f32(e->bias);
     if (!e->p) {
         for (i = 0; i < m; i++) {
             float *y = C + i * ldc;
@@ -1516,11 +1514,8 @@ static void lt__gemm_epilogue(int isa, const lt__gepi *e, float *C, int64_t ldc,
         }
         return;
     }
-    s.h = NULL;
     s.p = e->p;
-    s.gelu = 0;
-    s.ce = NULL;
-    if (e->bias) { s.f = e->bias; lt__gsrc_get(isa, &s, 0, n, b16); }
+    if (e->bias) lt__gsrc_get(isa, &s, 0, n, b16);
 #ifdef LT__X86
     if (isa == 2 && e->p == LT_BF16 && e->z && e->pm && !e->bias) {
         lt__epi_z_rows(e, C, ldc, m, n, lt__epi_piece_bf16_avx512);
@@ -1712,8 +1707,8 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
         if (fuse) {
             fe.bias = epi->bias ? epi->bias + jc : NULL;
             if (epi->p && fe.bias) {   /* the bias rounded, as lt__gemm_epilogue rounds it */
-                lt__gsrc s;
-                s.f = fe.bias; s.h = NULL; s.p = epi->p; s.gelu = 0; s.ce = NULL;
+                lt__gsrc s = lt__gsrc_f32(fe.bias);
+                s.p = epi->p;
                 lt__gsrc_get(g->isa, &s, 0, nc, row);
             } else if (epi->p) {
                 int64_t j;
@@ -2023,11 +2018,6 @@ static void lt__sgemm_ex(int id, int ta, int tb, int64_t M, int64_t N, int64_t K
     }
 }
 
-static lt__gsrc lt__gsrc_f32(const float *f) {
-    lt__gsrc s;
-    s.f = f; s.h = NULL; s.p = 0; s.gelu = 0; s.ce = NULL;
-    return s;
-}
 static void lt__sgemm_with(int id, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                            int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     lt__sgemm_ex(id, ta, tb, M, N, K, alpha, lt__gsrc_f32(A), lda, lt__gsrc_f32(B), ldb, beta, C, ldc, NULL);

@@ -252,14 +252,12 @@ static lt__mm16_opnd lt__opnd16_of(const lt__node *nd, int j, int64_t ld, int64_
     return lt__opnd16(NULL, (const uint16_t *)(const void *)nd->save[j], ld, stride, trans);
 }
 static lt__gsrc lt__gsrc16(lt_dtype p, const lt__mm16_opnd *x, int64_t q) {
-    lt__gsrc s;
-    s.f = x->f ? x->f + q * x->stride : NULL;
+    lt__gsrc s = lt__gsrc_f32(x->f ? x->f + q * x->stride : NULL);
     s.h = x->h ? x->h + q * x->stride : NULL;
     /* values that are 16-bit already are packed as the float32 they are, but bf16 keeps p where
        its products run on the pair kernel, which wants bf16 on both sides */
     s.p = x->exact && (p == LT_F16 || !lt__gemm16_pairs(lt__gemm_pick())) ? 0 : (int)p;
     s.gelu = x->gelu;
-    s.ce = NULL;
     return s;
 }
 
@@ -379,8 +377,8 @@ static void lt__bias_grad16(lt_dtype p, float *gb, const float *gy, uint16_t *gh
     for (j0 = 0; j0 < O; j0 += bw) {
         float s[LT__BGB_W], acc[LT__BGB_W];
         int64_t w = O - j0 < bw ? O - j0 : bw, r, j;
-        lt__gsrc src;
-        src.f = NULL; src.h = NULL; src.p = (int)p; src.gelu = 0; src.ce = NULL;
+        lt__gsrc src = lt__gsrc_f32(NULL);
+        src.p = (int)p;
         for (j = 0; j < w; j++) acc[j] = gb[j0 + j];
         for (r = 0; r < R; r++) {
 #ifdef LT__X86

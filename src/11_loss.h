@@ -181,8 +181,8 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
    The forward also writes the softmax terms exp(z - max) over z32 while it sums them, so
    backward makes dz with no exps, and where the panels are float32 (always but for the tests'
    switch) the products make it as they pack the terms, instead of a pass over z32 that scaled
-   and rounded them in place first (bench/precision.md).  Where the pair kernels or AMX multiply bf16 themselves, z16 stays (half the
-   bytes, and their products are the faster part). */
+   and rounded them in place first (bench/precision.md).  Where the pair kernels or AMX multiply
+   bf16 themselves, z16 stays (half the bytes, and their products are the faster part). */
 static int lt__ce16_wide_force = -1;   /* the tests' switch: 0 or 1 whatever the kernel (-1: as below) */
 static int lt__ce16_wide(lt_dtype p) {
     int id;
@@ -295,7 +295,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
     double total = 0;
     float *blk, *pm, *xr = NULL;
     lt__mm16_opnd x;
-    lt__gsrc w;
+    lt__gsrc w = lt__gsrc_f32(nd->in[1]->data);
     lt__gepi e = lt__gepi_of((int)p, NULL);
     int id = lt__gemm_pick(), exact = !lt__gemm16_pairs(id);
     if (bf.z32) {
@@ -327,7 +327,7 @@ static void lt__linear_ce16_fwd(lt__node *nd) {
         xr = pm + (size_t)R * (size_t)np;
         x = lt__ce16_x32(p, x, xr, R * C, C);
     }
-    w.f = nd->in[1]->data; w.h = NULL; w.p = (int)p; w.gelu = 0; w.ce = NULL;
+    w.p = (int)p;
     e.z = bf.z; e.ldz = V;
     e.pm = pm; e.ldpm = 1; e.ldq = R;
     e.piece = LT__CE16_PIECE;
@@ -366,7 +366,8 @@ static void lt__linear_ce16_bwd(lt__node *nd) {
     }
     g = (float)(nd->out->grad[0] / LT__CE_DENOM(nd));
     /* float32 logits on float32 panels: dz made where the products pack the terms (lt__gsrc_ce,
-       @@GEMM), c_r = g/Σ_r per row, and no pass of its own over the R·V terms */
+       @@GEMM), c_r = g/Σ_r per row, and no pass of its own over the R·V terms (the pass below
+       where c finds no memory) */
     if (bf.z32 && !lt__gemm16_pairs(id) && (c = (float *)lt__ctx_work(nd->ctx, (size_t)R * sizeof(float))) != NULL) {
         for (r = 0; r < R; r++) c[r] = g * bf.rinv[r];
         ce.base = bf.z32; ce.c = c; ce.t = nd->ids; ce.ld = V; ce.g = g;

@@ -12,6 +12,8 @@
      weight B, Bᵀ    a float32 weight as B (K x 96), as is and stored transposed, rounded into
                      the float32 panels of a bf16 product (lt__pack_b16), and in brackets copied
                      as a float32 product packs it (lt__pack_b)
+     16-bit B        bf16 values as B, as is (K x 96), widened into the panels (a 16-bit copy of
+                     dy in a product's dW)
    for each kernel set this CPU runs (AVX2, AVX-512).  --cold: the weight packers only, each call on
    a 256 x 1536 block of a 72 MiB weight not touched for the last 47 calls (from memory, as a
    training step's weights come: AdamW and the activations pass between their uses), the mean
@@ -88,14 +90,14 @@ int main(int argc, char **argv) {
         f[i] = (float)(i % 977) / 977.0f - 0.5f;
         h[i] = lt_f32_to_bf16(f[i]);
     }
-    s16.f = NULL; s16.h = h; s16.p = LT_BF16; s16.gelu = 0; s16.ce = NULL;
-    s32.f = f; s32.h = NULL; s32.p = LT_BF16; s32.gelu = 0; s32.ce = NULL;
+    s16 = lt__gsrc_f32(NULL); s16.h = h; s16.p = LT_BF16;
+    s32 = lt__gsrc_f32(f); s32.p = LT_BF16;
     for (isa = 1; isa <= 2; isa++) {
-        double best[8] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+        double best[9] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
         int run, r, w, pairs = isa == 2 && lt__cpu_has(LT__CPU_AVX512BF16 | LT__CPU_AVX512BW | LT__CPU_AVX512VL);
         if (!lt__gemm_supported(isa)) continue;
         for (run = 0; run < RUNS; run++) {
-            double t[9];
+            double t[10];
             int nr = isa == 1 ? 16 : 32;
             t[0] = now_ns();
             for (r = 0; r < R; r++) lt__gsrc_get(isa, &s16, (int64_t)r * LD, K, ap + r * LT__KS);
@@ -115,14 +117,16 @@ int main(int argc, char **argv) {
             t[7] = now_ns();
             lt__pack_b(1, isa, f, LD, K, R, nr, ap);
             t[8] = now_ns();
-            for (w = 0; w < 8; w++)
+            lt__pack_b16(0, isa, &s16, LD, K, R, nr, ap);
+            t[9] = now_ns();
+            for (w = 0; w < 9; w++)
                 if (t[w + 1] - t[w] < best[w]) best[w] = t[w + 1] - t[w];
         }
         printf("%-7s ns/value: widen rows %.3f  round rows %.3f  transposed A %.3f", isa == 1 ? "AVX2" : "AVX-512",
                best[0] / (R * K), best[1] / (R * K), best[2] / (R * K));
         if (pairs) printf("  bf16 pairs %.3f", best[3] / (R * K));
-        printf("  weight B %.3f (%.3f)  weight Bᵀ %.3f (%.3f)\n", best[4] / (R * K), best[5] / (R * K), best[6] / (R * K),
-               best[7] / (R * K));
+        printf("  weight B %.3f (%.3f)  weight Bᵀ %.3f (%.3f)  16-bit B %.3f\n", best[4] / (R * K), best[5] / (R * K),
+               best[6] / (R * K), best[7] / (R * K), best[8] / (R * K));
     }
     free(raw);
 #else

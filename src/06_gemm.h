@@ -1116,10 +1116,10 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
     int64_t js, k;
     int j;
     if (!tb && B->f && B->p && !B->ce) {
-        /* a float32 weight rounded to 16 bits: each sliver copied as float32's packing copies it,
-           then rounded while it is in L1.  A weight comes from memory (AdamW and the activations
-           pass between its uses), and a copy loop keeps more of its rows in flight than one that
-           rounds on the way (bench/pack.c --cold) */
+        /* float32 values rounded to 16 bits (a weight, as a rule): each sliver copied as
+           float32's packing copies it, then rounded while it is in L1.  A weight comes from
+           memory (AdamW and the activations pass between its uses), and a copy loop keeps more
+           of its rows in flight than one that rounds on the way (bench/pack.c --cold) */
         for (js = 0; js < nc; js += nr, bp += kc * nr) {
             lt__pack_b(0, isa, B->f + js, ldb, kc, nc - js < nr ? nc - js : nr, nr, bp);
             lt__round16((lt_dtype)B->p, bp, bp, (size_t)(kc * nr));

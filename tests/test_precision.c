@@ -242,8 +242,8 @@ static void tp_gemm16(void) {
                     lt__sgemm_with(id, ta, tb, M, N, K, 1.0f, ar, lda, br, ldb, 0.0f, c1, N);
                     for (v = 0; v < 2; v++) {   /* 16-bit copies, then float32 rounded as packed */
                         lt__gsrc sa, sb;
-                        sa.f = v ? a : NULL; sa.h = v ? NULL : ah; sa.p = (int)p; sa.gelu = 0; sa.ce = NULL;
-                        sb.f = v ? b : NULL; sb.h = v ? NULL : bh; sb.p = (int)p; sb.gelu = 0; sb.ce = NULL;
+                        sa = lt__gsrc_f32(v ? a : NULL); sa.h = v ? NULL : ah; sa.p = (int)p;
+                        sb = lt__gsrc_f32(v ? b : NULL); sb.h = v ? NULL : bh; sb.p = (int)p;
                         for (i = 0; i < M * N; i++) c2[i] = 1.0f;
                         lt__sgemm_ex(id, ta, tb, M, N, K, 1.0f, sa, lda, sb, ldb, 0.0f, c2, N, NULL);
                         bad += memcmp(c1, c2, M * N * 4) != 0;
@@ -254,8 +254,8 @@ static void tp_gemm16(void) {
                         lt__gsrc sa, sb;
                         float *want = (float *)malloc(M * N * 4);
                         e = lt__gepi_of((int)p, bias);
-                        sa.f = NULL; sa.h = ah; sa.p = (int)p; sa.gelu = 0; sa.ce = NULL;
-                        sb.f = b; sb.h = NULL; sb.p = (int)p; sb.gelu = 0; sb.ce = NULL;
+                        sa = lt__gsrc_f32(NULL); sa.h = ah; sa.p = (int)p;
+                        sb = lt__gsrc_f32(b); sb.p = (int)p;
                         for (i = 0; i < M; i++) for (j = 0; j < N; j++) want[i * N + j] = c1[i * N + j] + b16[j];
                         lt_round_to_precision(p, want, want, M * N);
                         lt__sgemm_ex(id, ta, tb, M, N, K, 1.0f, sa, lda, sb, ldb, 0.0f, c2, N, &e);
@@ -298,8 +298,8 @@ static void tp_gemm16_z(void) {
                 lt_dtype p = pi ? LT_F16 : LT_BF16;
                 lt__gsrc sa, sb;
                 if (!lt__gemm_supported(id)) continue;
-                sa.f = a; sa.h = NULL; sa.p = (int)p; sa.gelu = 0; sa.ce = NULL;
-                sb.f = b; sb.h = NULL; sb.p = (int)p; sb.gelu = 0; sb.ce = NULL;
+                sa = lt__gsrc_f32(a); sa.p = (int)p;
+                sb = lt__gsrc_f32(b); sb.p = (int)p;
                 for (nt = 1; nt <= 2; nt++)
                     for (v = 0; v < 2; v++) {
                         lt__gepi e = lt__gepi_of((int)p, v ? bias : NULL);
@@ -361,7 +361,7 @@ static void tp_convert16_levels(void) {
         else { lt_f32_to_bf16_array(x, h, N); lt_f32_to_bf16_array(gy, gh, R * O); }
         for (kind = 0; kind < 3; kind++) {   /* float32 rounded, 16-bit widened, gelu16's table */
             lt__gsrc s;
-            s.f = kind == 0 ? x : NULL; s.h = kind ? h : NULL; s.p = (int)p; s.gelu = kind == 2; s.ce = NULL;
+            s = lt__gsrc_f32(kind == 0 ? x : NULL); s.h = kind ? h : NULL; s.p = (int)p; s.gelu = kind == 2;
             for (i = 0; i < N; i++) want[i] = tp_one(&s, i);
             for (lvl = 1; lvl <= 2; lvl++) {
                 if (!lt__gemm_supported(lvl == 2 ? LT__GEMM_AVX512 : LT__GEMM_AVX2)) continue;
@@ -394,7 +394,7 @@ static void tp_convert16_levels(void) {
         for (j = 0; j < O; j++) {   /* the bias gradient: Σ_rows round16(dy), rows in order */
             float acc = 0.5f;
             lt__gsrc s;
-            s.f = NULL; s.h = gh; s.p = (int)p; s.gelu = 0; s.ce = NULL;
+            s = lt__gsrc_f32(NULL); s.h = gh; s.p = (int)p;
             for (i = 0; i < R; i++) acc += tp_one(&s, (int64_t)i * O + j);
             gbw[j] = acc;
         }
@@ -484,8 +484,8 @@ static void tp_gemm_bf16_tiles(int amx) {
                 for (v = 0; v < 2; v++) {   /* 16-bit copies, then float32 rounded as packed */
                     lt__gsrc sa, sb;
                     int nt;
-                    sa.f = v ? a : NULL; sa.h = v ? NULL : ah; sa.p = LT_BF16; sa.gelu = 0; sa.ce = NULL;
-                    sb.f = v ? b : NULL; sb.h = v ? NULL : bh; sb.p = LT_BF16; sb.gelu = 0; sb.ce = NULL;
+                    sa = lt__gsrc_f32(v ? a : NULL); sa.h = v ? NULL : ah; sa.p = LT_BF16;
+                    sb = lt__gsrc_f32(v ? b : NULL); sb.h = v ? NULL : bh; sb.p = LT_BF16;
                     for (nt = 1; nt <= 2; nt++) {
                         float *out = nt == 1 ? c2 : c3;
                         lt_set_threads(nt);
@@ -503,8 +503,8 @@ static void tp_gemm_bf16_tiles(int amx) {
                 }
                 {   /* beta = 1 and the 16-bit epilogue go through the same kernel */
                     lt__gsrc sa, sb;
-                    sa.f = NULL; sa.h = ah; sa.p = LT_BF16; sa.gelu = 0; sa.ce = NULL;
-                    sb.f = NULL; sb.h = bh; sb.p = LT_BF16; sb.gelu = 0; sb.ce = NULL;
+                    sa = lt__gsrc_f32(NULL); sa.h = ah; sa.p = LT_BF16;
+                    sb = lt__gsrc_f32(NULL); sb.h = bh; sb.p = LT_BF16;
                     for (i = 0; i < M * N; i++) c2[i] = 1.0f;
                     lt__sgemm_ex(LT__GEMM_AVX512, ta, tb, M, N, K, 1.0f, sa, lda, sb, ldb, 1.0f, c2, N, NULL);
                     for (i = 0; i < M * N; i++) bad += !(fabs((double)c2[i] - 1.0 - c1[i]) <= 0x1p-20 * mag[i] + 1e-6);
@@ -518,8 +518,8 @@ static void tp_gemm_bf16_tiles(int amx) {
             tb = v < 2 ? 0 : v - 2;
             lda = ta ? M : K;
             ldb = tb ? K : N;
-            sa.f = NULL; sa.h = ah; sa.p = LT_BF16; sa.gelu = v < 2; sa.ce = NULL;
-            sb.f = NULL; sb.h = bh; sb.p = LT_BF16; sb.gelu = v >= 2; sb.ce = NULL;
+            sa = lt__gsrc_f32(NULL); sa.h = ah; sa.p = LT_BF16; sa.gelu = v < 2;
+            sb = lt__gsrc_f32(NULL); sb.h = bh; sb.p = LT_BF16; sb.gelu = v >= 2;
             lt_round_to_precision(LT_BF16, a, ar, M * K);
             lt_round_to_precision(LT_BF16, b, br, K * N);
             if (v < 2) for (i = 0; i < M * K; i++) ar[i] = tp_one(&sa, i);

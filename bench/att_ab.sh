@@ -11,16 +11,7 @@ if [ $# -lt 5 ]; then sed -n 2,8p "$0"; exit 2; fi
 here=$(cd "$(dirname "$0")" && pwd)
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
-for v in A B; do
-    if [ $v = A ]; then cp "$1" "$d/$v.h"; else cp "$2" "$d/$v.h"; fi
-    cat > "$d/w$v.c" <<EOC
-#define LTRAIN_IMPLEMENTATION
-#include "$v.h"
-#include "$here/att_ab_side.h"
-ATT_AB_SIDE(att_$v)
-EOC
-    cc -O2 -march=native -fopenmp -DLTRAIN_DEF=static -w -c "$d/w$v.c" -o "$d/w$v.o"
-done
+"$here/ab_sides.sh" "$d" "$here/att_ab_side.h" ATT_AB_SIDE att "$1" "$2"
 cc -O2 -fopenmp "$here/att_ab.c" "$d/wA.o" "$d/wB.o" -o "$d/att_ab" -lm
 rounds=$3; threads=$4; shift 4
 "$d/att_ab" "$rounds" "$threads" "$@"

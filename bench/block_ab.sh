@@ -12,18 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 case "$4" in fp32) p=0 ;; bf16) p=1 ;; fp16) p=2 ;; mixed) p=3 ;; *) echo "precision: fp32, bf16, fp16 or mixed" >&2; exit 2 ;; esac
-for v in A B; do
-    if [ $v = A ] && [ "$p" != 3 ]; then cp "$1" "$d/$v.h"; else cp "$2" "$d/$v.h"; fi
-    cat > "$d/w$v.c" <<EOC
-#define _POSIX_C_SOURCE 200809L
-#define LTRAIN_IMPLEMENTATION
-#include "$v.h"
-#include <stdio.h>
-#include <stdlib.h>
-#include "$here/block_ab_side.h"
-BLOCK_AB_SIDE(block_$v)
-EOC
-    cc -O2 -march=native -fopenmp -DLTRAIN_DEF=static -w -c "$d/w$v.c" -o "$d/w$v.o"
-done
+a=$1; [ "$p" = 3 ] && a=$2   # mixed: both sides from NEW
+"$here/ab_sides.sh" "$d" "$here/block_ab_side.h" BLOCK_AB_SIDE block "$a" "$2"
 cc -O2 -fopenmp "$here/block_ab.c" "$d/wA.o" "$d/wB.o" -o "$d/block_ab" -lm
 "$d/block_ab" "$3" "$p" "$5" "$6" ${7:-}

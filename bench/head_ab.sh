@@ -12,19 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 case "$4" in fp32) p=0 ;; bf16) p=1 ;; fp16) p=2 ;; mixed) p=3 ;; *) echo "precision: fp32, bf16, fp16 or mixed" >&2; exit 2 ;; esac
-for v in A B; do
-    if [ $v = A ] && [ "$p" != 3 ]; then cp "$1" "$d/$v.h"; else cp "$2" "$d/$v.h"; fi
-    cat > "$d/w$v.c" <<EOC
-#define _POSIX_C_SOURCE 200809L
-#define LTRAIN_IMPLEMENTATION
-#include "$v.h"
-#include <stdio.h>
-#include <stdlib.h>
-#include "$here/head_ab_side.h"
-HEAD_AB_SIDE(head_$v)
-EOC
-    lce=; if grep -q lt__linear_ce_exp_fwd "$d/$v.h"; then lce=-DHEAD_AB_LCE_EXP; fi
-    cc -O2 -march=native -fopenmp -DLTRAIN_DEF=static $lce -w -c "$d/w$v.c" -o "$d/w$v.o"
-done
+a=$1; [ "$p" = 3 ] && a=$2   # mixed: both sides from NEW
+# fp32: lt_gpt_loss's own op where a header has it (head_ab_side.h)
+lce() { if grep -q lt__linear_ce_exp_fwd "$1"; then echo -DHEAD_AB_LCE_EXP; fi; }
+AB_FLAGS_A=$(lce "$a") AB_FLAGS_B=$(lce "$2") "$here/ab_sides.sh" "$d" "$here/head_ab_side.h" HEAD_AB_SIDE head "$a" "$2"
 cc -O2 -fopenmp "$here/head_ab.c" "$d/wA.o" "$d/wB.o" -o "$d/head_ab" -lm
 "$d/head_ab" "$3" "$p" "$5" ${6:-}

@@ -7162,24 +7162,49 @@ LT__TARGET("avx512f") static void lt__deal_slivers(__m512i *v, int64_t mc, int m
     }
 }
 /* op(A) transposed, k-major slivers (as lt__pack_a): per k, the mc values converted 16 at a time
-   into registers, then dealt (lt__deal_slivers). */
+   into registers, then dealt (lt__deal_slivers).  Slivers of 14 (the kernel's MR) go 8 from each
+   7 vectors held in registers, each picked with one valignd and stored under a mask: 2x faster
+   than dealing them from the converted row in memory, as fast as float32's runs (bench/pack.c). */
 LT__TARGET("avx512f") static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                    float *ap) {
+    const lt__gsrc a = *A;   /* (the fields in registers: at lt__gsrc) */
+    const __mmask16 m14 = 0x3fff;
     __m512i v[LT__GEMM_MC_MAX / 16 + 2];
-    int nv = (int)((mc + 15) / 16), c, i;
-    int64_t k;
+    int nv, c, i;
+    int64_t k, is, m112 = mr == 14 ? mc / 112 * 112 : 0;
     for (k = 0; k < kc; k++) {
         int64_t at = k * lda;
+        float *d = ap + k * mr;   /* the k's place in sliver 0; sliver s starts at s*mr*KS */
         if (k + 4 < kc) lt__gsrc_prefetch(A, at + 4 * lda, mc);
+        for (is = 0; is < m112; is += 112, d += 112 * LT__KS) {
+            __m512i u0 = _mm512_castps_si512(lt__gsrc16_lanes(&a, at + is));
+            __m512i u1 = _mm512_castps_si512(lt__gsrc16_lanes(&a, at + is + 16));
+            __m512i u2 = _mm512_castps_si512(lt__gsrc16_lanes(&a, at + is + 32));
+            __m512i u3 = _mm512_castps_si512(lt__gsrc16_lanes(&a, at + is + 48));
+            __m512i u4 = _mm512_castps_si512(lt__gsrc16_lanes(&a, at + is + 64));
+            __m512i u5 = _mm512_castps_si512(lt__gsrc16_lanes(&a, at + is + 80));
+            __m512i u6 = _mm512_castps_si512(lt__gsrc16_lanes(&a, at + is + 96));
+            _mm512_mask_storeu_epi32(d, m14, u0);   /* sliver s: values 14s.. = lanes 14s % 16.. of u[14s / 16] */
+            _mm512_mask_storeu_epi32(d + 14 * LT__KS, m14, _mm512_alignr_epi32(u1, u0, 14));
+            _mm512_mask_storeu_epi32(d + 28 * LT__KS, m14, _mm512_alignr_epi32(u2, u1, 12));
+            _mm512_mask_storeu_epi32(d + 42 * LT__KS, m14, _mm512_alignr_epi32(u3, u2, 10));
+            _mm512_mask_storeu_epi32(d + 56 * LT__KS, m14, _mm512_alignr_epi32(u4, u3, 8));
+            _mm512_mask_storeu_epi32(d + 70 * LT__KS, m14, _mm512_alignr_epi32(u5, u4, 6));
+            _mm512_mask_storeu_epi32(d + 84 * LT__KS, m14, _mm512_alignr_epi32(u6, u5, 4));
+            _mm512_mask_storeu_epi32(d + 98 * LT__KS, m14, _mm512_alignr_epi32(u6, u6, 2));
+        }
+        if (m112 == mc) continue;
+        nv = (int)((mc - m112 + 15) / 16);
         for (c = 0; c < nv; c++) {
-            if (16 * c + 16 <= mc) v[c] = _mm512_castps_si512(lt__gsrc16_lanes(A, at + 16 * c));
+            int64_t r = m112 + 16 * c;
+            if (r + 16 <= mc) v[c] = _mm512_castps_si512(lt__gsrc16_lanes(&a, at + r));
             else {
                 float t[16];
-                for (i = 0; i < 16; i++) t[i] = 16 * c + i < mc ? lt__gsrc_one(A, at + 16 * c + i) : 0.0f;
+                for (i = 0; i < 16; i++) t[i] = r + i < mc ? lt__gsrc_one(A, at + r + i) : 0.0f;
                 v[c] = _mm512_castps_si512(_mm512_loadu_ps(t));
             }
         }
-        lt__deal_slivers(v, mc, mr, (int32_t *)(void *)(ap + k * mr));
+        lt__deal_slivers(v, mc - m112, mr, (int32_t *)(void *)d);
     }
 }
 /* op(B) as is, NR-wide slivers (as lt__pack_b): sliver by sliver, each k row's values converted
@@ -7192,6 +7217,13 @@ LT__TARGET("avx512f") static void lt__pack_b16n_avx512(const lt__gsrc *B, int64_
     int j;
     for (js = 0; js < nc; js += nr, bp += kc * nr) {
         int w = nc - js < nr ? (int)(nc - js) : nr;
+        if (w == 32 && nr == 32) {   /* a whole sliver: two vectors a k, no tails to test */
+            for (k = 0; k < kc; k++) {
+                _mm512_store_ps(bp + k * 32, lt__gsrc16_lanes(&b, k * ldb + js));
+                _mm512_store_ps(bp + k * 32 + 16, lt__gsrc16_lanes(&b, k * ldb + js + 16));
+            }
+            continue;
+        }
         for (k = 0; k < kc; k++) {
             float *d = bp + k * nr;
             int64_t at = k * ldb + js;
@@ -7252,33 +7284,54 @@ LT__TARGET("avx2,fma,f16c") static void lt__gsrc_get_avx2(const lt__gsrc *s, int
     for (; i < n; i++) out[i] = lt__gsrc_one(s, off + i);
 }
 /* op(A) transposed, k-major slivers of 6 (the AVX2 kernel's MR; as lt__pack_a16t_avx512): per k,
-   the mc values converted 8 at a time into registers (lanes past mc zero), and each sliver's 6
-   picked from the two vectors that hold them (two permutes and a blend), stored as 4 + 2 floats. */
+   the mc values converted 24 at a time into three registers and stored straight from their
+   halves into four slivers (as fast as float32's runs of 6, bench/pack.c; picking each sliver's 6
+   with permutes and blends, the code before, took 1.8x as long). */
 LT__TARGET("avx2,fma,f16c") static void lt__pack_a16t_avx2(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc,
                                                          float *ap) {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), seven = _mm256_set1_epi32(7);
     const lt__gsrc a = *A;   /* (the fields in registers: at lt__gsrc) */
     __m256 v[LT__GEMM_MC_MAX / 8 + 2];
-    int nv = (int)((mc + 7) / 8), c, i;
-    int64_t k, is;
+    int nv, c, i;
+    int64_t k, is, m24 = mc / 24 * 24;
     for (k = 0; k < kc; k++) {
         int64_t at = k * lda;
+        float *d = ap + k * 6;   /* the k's place in sliver 0; sliver s starts at s*6*KS */
         if (k + 4 < kc) lt__gsrc_prefetch(A, at + 4 * lda, mc);
+        for (is = 0; is < m24; is += 24, d += 24 * LT__KS) {
+            /* four slivers from three vectors, their halves stored as 4 + 2 and 2 + 4 floats */
+            __m256 u0 = lt__gsrc8_lanes(&a, at + is), u1 = lt__gsrc8_lanes(&a, at + is + 8);
+            __m256 u2 = lt__gsrc8_lanes(&a, at + is + 16);
+            __m128 a1 = _mm256_extractf128_ps(u0, 1), b1 = _mm256_extractf128_ps(u1, 1);
+            __m128 c0 = _mm256_castps256_ps128(u2);
+            _mm_storeu_ps(d, _mm256_castps256_ps128(u0));
+            _mm_storel_pi((__m64 *)(void *)(d + 4), a1);
+            _mm_storeh_pi((__m64 *)(void *)(d + 6 * LT__KS), a1);
+            _mm_storeu_ps(d + 6 * LT__KS + 2, _mm256_castps256_ps128(u1));
+            _mm_storeu_ps(d + 12 * LT__KS, b1);
+            _mm_storel_pi((__m64 *)(void *)(d + 12 * LT__KS + 4), c0);
+            _mm_storeh_pi((__m64 *)(void *)(d + 18 * LT__KS), c0);
+            _mm_storeu_ps(d + 18 * LT__KS + 2, _mm256_extractf128_ps(u2, 1));
+        }
+        if (m24 == mc) continue;
+        /* the last mc % 24 values: converted 8 at a time (lanes past mc zero), each sliver's 6
+           picked from the two vectors that hold them (two permutes and a blend) */
+        nv = (int)((mc - m24 + 7) / 8);
         for (c = 0; c < nv; c++) {
-            if (8 * c + 8 <= mc) v[c] = lt__gsrc8_lanes(&a, at + 8 * c);
+            int64_t r = m24 + 8 * c;
+            if (r + 8 <= mc) v[c] = lt__gsrc8_lanes(&a, at + r);
             else {
                 float t[8];
-                for (i = 0; i < 8; i++) t[i] = 8 * c + i < mc ? lt__gsrc_one(A, at + 8 * c + i) : 0.0f;
+                for (i = 0; i < 8; i++) t[i] = r + i < mc ? lt__gsrc_one(A, at + r + i) : 0.0f;
                 v[c] = _mm256_loadu_ps(t);
             }
         }
         v[nv] = _mm256_setzero_ps();
-        for (is = 0; is < mc; is += 6) {
+        for (is = 0; m24 + is < mc; is += 6, d += 6 * LT__KS) {
             __m256i j = _mm256_add_epi32(lane, _mm256_set1_epi32((int)(is % 8)));   /* lane r: value is + r */
             __m256i idx = _mm256_and_si256(j, seven);
             __m256 x = _mm256_blendv_ps(_mm256_permutevar8x32_ps(v[is / 8], idx), _mm256_permutevar8x32_ps(v[is / 8 + 1], idx),
                                         _mm256_castsi256_ps(_mm256_cmpgt_epi32(j, seven)));
-            float *d = ap + is * LT__KS + k * 6;   /* sliver is/6 starts at is*KS */
             _mm_storeu_ps(d, _mm256_castps256_ps128(x));
             _mm_storel_epi64((__m128i *)(void *)(d + 4), _mm_castps_si128(_mm256_extractf128_ps(x, 1)));
         }
@@ -7294,6 +7347,14 @@ LT__TARGET("avx2,fma,f16c") static void lt__pack_b16n_avx2(const lt__gsrc *B, in
     int j;
     for (js = 0; js < nc; js += nr, bp += kc * nr) {
         int w = nc - js < nr ? (int)(nc - js) : nr;
+        if (w == 16 && nr == 16) {   /* a whole sliver: two vectors a k, no tails to test (the loop
+                                        below took 2.2x float32's packing for 16-bit dy: bench/pack.c) */
+            for (k = 0; k < kc; k++) {
+                _mm256_store_ps(bp + k * 16, lt__gsrc8_lanes(&b, k * ldb + js));
+                _mm256_store_ps(bp + k * 16 + 8, lt__gsrc8_lanes(&b, k * ldb + js + 8));
+            }
+            continue;
+        }
         for (k = 0; k < kc; k++) {
             float *d = bp + k * nr;
             int64_t at = k * ldb + js;

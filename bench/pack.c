@@ -6,7 +6,9 @@
    time, the data in L1/L2:
      widen rows      bf16 values widened into float32 rows (lt__gsrc_get: A as is)
      round rows      float32 values rounded to bf16 (lt__gsrc_get: a weight)
-     transposed A    16-bit op(A) transposed into k-major slivers (lt__pack_a16t_avx2 / _avx512)
+     transposed A    16-bit op(A) transposed into k-major slivers (lt__pack_a16t_avx2 / _avx512;
+                     the AVX-512 kernels' 112 rows of 14), and in brackets float32 values as
+                     lt__pack_a packs them
      bf16 pairs      float32 B rounded into the bf16 pair words of the vdpbf16ps kernel
                      (lt__pack_b_pairs_n; CPUs with AVX512_BF16 only)
      weight B, Bᵀ    a float32 weight as B (K x 96), as is and stored transposed, rounded into
@@ -93,11 +95,12 @@ int main(int argc, char **argv) {
     s16 = lt__gsrc_f32(NULL); s16.h = h; s16.p = LT_BF16;
     s32 = lt__gsrc_f32(f); s32.p = LT_BF16;
     for (isa = 1; isa <= 2; isa++) {
-        double best[9] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+        double best[10] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+        int mr = isa == 1 ? 6 : 14, ma = isa == 1 ? R : 112;   /* the kernels' MR and MC */
         int run, r, w, pairs = isa == 2 && lt__cpu_has(LT__CPU_AVX512BF16 | LT__CPU_AVX512BW | LT__CPU_AVX512VL);
         if (!lt__gemm_supported(isa)) continue;
         for (run = 0; run < RUNS; run++) {
-            double t[10];
+            double t[11];
             int nr = isa == 1 ? 16 : 32;
             t[0] = now_ns();
             for (r = 0; r < R; r++) lt__gsrc_get(isa, &s16, (int64_t)r * LD, K, ap + r * LT__KS);
@@ -105,7 +108,7 @@ int main(int argc, char **argv) {
             for (r = 0; r < R; r++) lt__gsrc_get(isa, &s32, (int64_t)r * LD, K, ap + r * LT__KS);
             t[2] = now_ns();
             if (isa == 1) lt__pack_a16t_avx2(&s16, LD, R, K, ap);
-            else lt__pack_a16t_avx512(&s16, LD, R, K, 16, ap);
+            else lt__pack_a16t_avx512(&s16, LD, ma, K, mr, ap);
             t[3] = now_ns();
             if (pairs) lt__pack_b_pairs_n(&s32, LD, K, R, 32, ap);
             t[4] = now_ns();
@@ -119,11 +122,13 @@ int main(int argc, char **argv) {
             t[8] = now_ns();
             lt__pack_b16(0, isa, &s16, LD, K, R, nr, ap);
             t[9] = now_ns();
-            for (w = 0; w < 9; w++)
+            lt__pack_a(1, isa, f, LD, ma, K, mr, ap);
+            t[10] = now_ns();
+            for (w = 0; w < 10; w++)
                 if (t[w + 1] - t[w] < best[w]) best[w] = t[w + 1] - t[w];
         }
-        printf("%-7s ns/value: widen rows %.3f  round rows %.3f  transposed A %.3f", isa == 1 ? "AVX2" : "AVX-512",
-               best[0] / (R * K), best[1] / (R * K), best[2] / (R * K));
+        printf("%-7s ns/value: widen rows %.3f  round rows %.3f  transposed A %.3f (%.3f)", isa == 1 ? "AVX2" : "AVX-512",
+               best[0] / (R * K), best[1] / (R * K), best[2] / (ma * K), best[9] / (ma * K));
         if (pairs) printf("  bf16 pairs %.3f", best[3] / (R * K));
         printf("  weight B %.3f (%.3f)  weight Bᵀ %.3f (%.3f)  16-bit B %.3f\n", best[4] / (R * K), best[5] / (R * K),
                best[6] / (R * K), best[7] / (R * K), best[8] / (R * K));

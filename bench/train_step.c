@@ -17,6 +17,9 @@
      --precision fp32|bf16|fp16  the step at this precision (lt_set_precision; fp32 default)
      --profile also print lt_profile_print's table of kernel time by op (the timed steps, warm-up not
               counted) to stderr; with --phases, the share table of bench/step_shares.md
+     --cpu     time in the process's CPU time instead of the wall clock: with --threads 1, the step
+              without the time the host took the CPU away (steal), for comparing two steps on a
+              busy machine (bench/ab.sh); with more threads it also counts their waits, not a step time
    The memory floor in the JSON line: state_mb = 16 bytes a parameter (weights, gradients, AdamW's
    two moments), saved_mb = the activations the backward pass keeps (lt_plan_saved_bytes of the
    compiled step; null in eager mode, which compiles nothing: take it from a --compile run, the
@@ -32,9 +35,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
+static int cpu_clock;   /* --cpu */
 static double now_ms(void) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(cpu_clock ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &t);
     return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
 }
 
@@ -155,11 +159,13 @@ int main(int argc, char **argv) {
             profile = 1;
         } else if (!strcmp(argv[i], "--peak")) {
             do_peak = 1;
+        } else if (!strcmp(argv[i], "--cpu")) {
+            cpu_clock = 1;
         } else {
             printf("usage: bench_train_step [--config char-small|gpt-mini|gpt2-124M|llama-mini\n"
                    "                        | --model V,L,H,C,T,B[,KV,HIDDEN]]\n"
                    "                        [--threads N] [--steps 10] [--warmup 2] [--compile] [--peak] [--phases]\n"
-                   "                        [--trace] [--profile] [--precision fp32|bf16|fp16]\n");
+                   "                        [--trace] [--profile] [--precision fp32|bf16|fp16] [--cpu]\n");
             return !strcmp(argv[i], "--help") ? 0 : 2;
         }
     }

@@ -7164,7 +7164,8 @@ LT__TARGET("avx512f") static void lt__deal_slivers(__m512i *v, int64_t mc, int m
 /* op(A) transposed, k-major slivers (as lt__pack_a): per k, the mc values converted 16 at a time
    into registers, then dealt (lt__deal_slivers).  Slivers of 14 (the kernel's MR) go 8 from each
    7 vectors held in registers, each picked with one valignd and stored under a mask: 2x faster
-   than dealing them from the converted row in memory, as fast as float32's runs (bench/pack.c). */
+   than dealing them from the converted row in memory, and faster than float32's runs of 14
+   (lt__pack_a; bench/pack.c). */
 LT__TARGET("avx512f") static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
                                                    float *ap) {
     const lt__gsrc a = *A;   /* (the fields in registers: at lt__gsrc) */

@@ -7163,7 +7163,8 @@ LT__TARGET("avx512f") static void lt__deal_slivers(__m512i *v, int64_t mc, int m
 }
 /* op(A) transposed, k-major slivers (as lt__pack_a): per k, the mc values converted 16 at a time
    into registers, then dealt (lt__deal_slivers).  Slivers of 14 (the kernel's MR) go 8 from each
-   7 vectors held in registers, each picked with one valignd and stored under a mask: 2x faster
+   7 vectors held in registers, each picked with one valignd (the zero-masking form: the plain
+   one leaves lanes undefined, which g++ -Werror rejects) and stored under a mask: 2x faster
    than dealing them from the converted row in memory, and faster than float32's runs of 14
    (lt__pack_a; bench/pack.c). */
 LT__TARGET("avx512f") static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_t lda, int64_t mc, int64_t kc, int mr,
@@ -7186,13 +7187,13 @@ LT__TARGET("avx512f") static void lt__pack_a16t_avx512(const lt__gsrc *A, int64_
             __m512i u5 = _mm512_castps_si512(lt__gsrc16_lanes(&a, at + is + 80));
             __m512i u6 = _mm512_castps_si512(lt__gsrc16_lanes(&a, at + is + 96));
             _mm512_mask_storeu_epi32(d, m14, u0);   /* sliver s: values 14s.. = lanes 14s % 16.. of u[14s / 16] */
-            _mm512_mask_storeu_epi32(d + 14 * LT__KS, m14, _mm512_alignr_epi32(u1, u0, 14));
-            _mm512_mask_storeu_epi32(d + 28 * LT__KS, m14, _mm512_alignr_epi32(u2, u1, 12));
-            _mm512_mask_storeu_epi32(d + 42 * LT__KS, m14, _mm512_alignr_epi32(u3, u2, 10));
-            _mm512_mask_storeu_epi32(d + 56 * LT__KS, m14, _mm512_alignr_epi32(u4, u3, 8));
-            _mm512_mask_storeu_epi32(d + 70 * LT__KS, m14, _mm512_alignr_epi32(u5, u4, 6));
-            _mm512_mask_storeu_epi32(d + 84 * LT__KS, m14, _mm512_alignr_epi32(u6, u5, 4));
-            _mm512_mask_storeu_epi32(d + 98 * LT__KS, m14, _mm512_alignr_epi32(u6, u6, 2));
+            _mm512_mask_storeu_epi32(d + 14 * LT__KS, m14, _mm512_maskz_alignr_epi32(m14, u1, u0, 14));
+            _mm512_mask_storeu_epi32(d + 28 * LT__KS, m14, _mm512_maskz_alignr_epi32(m14, u2, u1, 12));
+            _mm512_mask_storeu_epi32(d + 42 * LT__KS, m14, _mm512_maskz_alignr_epi32(m14, u3, u2, 10));
+            _mm512_mask_storeu_epi32(d + 56 * LT__KS, m14, _mm512_maskz_alignr_epi32(m14, u4, u3, 8));
+            _mm512_mask_storeu_epi32(d + 70 * LT__KS, m14, _mm512_maskz_alignr_epi32(m14, u5, u4, 6));
+            _mm512_mask_storeu_epi32(d + 84 * LT__KS, m14, _mm512_maskz_alignr_epi32(m14, u6, u5, 4));
+            _mm512_mask_storeu_epi32(d + 98 * LT__KS, m14, _mm512_maskz_alignr_epi32(m14, u6, u6, 2));
         }
         if (m112 == mc) continue;
         nv = (int)((mc - m112 + 15) / 16);

@@ -6736,14 +6736,25 @@ LT__AMX_KERNEL(lt__uk_amx_rb, LT__A5_STORE_BF16, LT__A5_BIAS_ARG)
     }
 #define LT__A2_BIASED LT__A2_WITH_ROW(LT__A2_SB0, LT__A2_SB1, LT__A2_SBB)
 #define LT__A2_BF16 LT__A2_WITH_ROW(LT__A2_RB0, LT__A2_RB1, LT__A2_RBB)
-#define LT__A2_KERNEL(name, ASTEP) LT__A2_KERNEL_S(name, ASTEP, LT__A2_PLAIN, )
-#define LT__A2_KERNEL_S(name, ASTEP, STORE, XARG)                                                  \
+/* C = alpha*tile with streaming stores, plain or each value rounded to bf16 (beta 0 only; c
+   64-byte aligned, ldc a multiple of 16: LT__A5_STREAM's AVX2 twins, when: lt__gemm_stream_fit) */
+#define LT__A2_STN(r)                                                                              \
+    _mm256_stream_ps(c + r * ldc, _mm256_mul_ps(va, c##r##a));                                   \
+    _mm256_stream_ps(c + r * ldc + 8, _mm256_mul_ps(va, c##r##b));
+#define LT__A2_STNR(r)                                                                             \
+    _mm256_stream_ps(c + r * ldc, lt__bf16_round8_f32(_mm256_castps_si256(_mm256_mul_ps(va, c##r##a)))); \
+    _mm256_stream_ps(c + r * ldc + 8, lt__bf16_round8_f32(_mm256_castps_si256(_mm256_mul_ps(va, c##r##b))));
+#define LT__A2_STREAM (void)vb; LT__A2_ROWS(LT__A2_STN)
+#define LT__A2_STREAMR (void)vb; LT__A2_ROWS(LT__A2_STNR)
+/* FETCH: 1 asks for C's tile before the k loop, 0 not (the streaming stores do not read it) */
+#define LT__A2_KERNEL(name, ASTEP) LT__A2_KERNEL_S(name, ASTEP, LT__A2_PLAIN, , 1)
+#define LT__A2_KERNEL_S(name, ASTEP, STORE, XARG, FETCH)                                           \
     LT__TARGET("avx2,fma") static void name(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,  \
                                      float alpha, float beta XARG) {                               \
         __m256 b0, b1, av, va, vb;                                                                 \
         int64_t k;                                                                                 \
         LT__A2_ROWS(LT__A2_ZERO)                                                                   \
-        LT__A2_ROWS(LT__A2_PF)                                                                     \
+        if (FETCH) { LT__A2_ROWS(LT__A2_PF) }                                                      \
         LT__UNROLL4                                                                                \
         for (k = 0; k < kc; k++, a += ASTEP, b += 16) {                                            \
             b0 = _mm256_load_ps(b);                                                                \
@@ -6756,13 +6767,17 @@ LT__AMX_KERNEL(lt__uk_amx_rb, LT__A5_STORE_BF16, LT__A5_BIAS_ARG)
     }
 #define LT__AT(r) a[r]
 LT__A2_KERNEL(lt__uk_avx2_k, 6)
-LT__A2_KERNEL_S(lt__uk_avx2_kb, 6, LT__A2_BIASED, LT__A5_BIAS_ARG)
-LT__A2_KERNEL_S(lt__uk_avx2_kr, 6, LT__A2_BF16, LT__A5_BIAS_ARG)
+LT__A2_KERNEL_S(lt__uk_avx2_kn, 6, LT__A2_STREAM, , 0)
+LT__A2_KERNEL_S(lt__uk_avx2_knr, 6, LT__A2_STREAMR, , 0)
+LT__A2_KERNEL_S(lt__uk_avx2_kb, 6, LT__A2_BIASED, LT__A5_BIAS_ARG, 1)
+LT__A2_KERNEL_S(lt__uk_avx2_kr, 6, LT__A2_BF16, LT__A5_BIAS_ARG, 1)
 #undef LT__AT
 #define LT__AT(r) a[r * LT__KS]
 LT__A2_KERNEL(lt__uk_avx2_r, 1)
-LT__A2_KERNEL_S(lt__uk_avx2_rb, 1, LT__A2_BIASED, LT__A5_BIAS_ARG)
-LT__A2_KERNEL_S(lt__uk_avx2_rr, 1, LT__A2_BF16, LT__A5_BIAS_ARG)
+LT__A2_KERNEL_S(lt__uk_avx2_rn, 1, LT__A2_STREAM, , 0)
+LT__A2_KERNEL_S(lt__uk_avx2_rnr, 1, LT__A2_STREAMR, , 0)
+LT__A2_KERNEL_S(lt__uk_avx2_rb, 1, LT__A2_BIASED, LT__A5_BIAS_ARG, 1)
+LT__A2_KERNEL_S(lt__uk_avx2_rr, 1, LT__A2_BF16, LT__A5_BIAS_ARG, 1)
 #undef LT__AT
 
 /* n runs of h floats, s[i*lds + 0..h) -> d[i*ldd + 0..ldd), zero-filled past h (h <= ldd <= 32). */
@@ -6901,6 +6916,8 @@ static lt__gemm_impl lt__gemm_impl_of(int id) {
     } else if (id == LT__GEMM_AVX2) {
         g.fn_k = lt__uk_avx2_k; g.fn_r = lt__uk_avx2_r; g.mr = 6; g.nr = 16;
         g.bk = lt__uk_avx2_kb; g.br = lt__uk_avx2_rb;
+        g.nk = lt__uk_avx2_kn; g.nr_ = lt__uk_avx2_rn;
+        g.nkr = lt__uk_avx2_knr; g.nrr = lt__uk_avx2_rnr;
         g.rk = lt__uk_avx2_kr; g.rr = lt__uk_avx2_rr;
         g.mc = 96; g.kc = 256; g.nc = 512; g.isa = 1;
         g.name = "avx2+fma 6x16 packed";
@@ -8272,7 +8289,10 @@ static int lt__gemm_z_cheap(int id, int p, int64_t N, int64_t K, int64_t ldc) {
    grows): with two blocks every tile of C would be stored, loaded and stored again.  The head's
    logits (1024 x 50304 floats, 206 MB, from K = 384) are the case in a training step, at float32
    and as bf16 values kept in float32 (linear_ce16's z32: the one epilogue with streaming kernels,
-   nkr / nrr, which round each value as the tiles' fe would and store it).
+   nkr / nrr, which round each value as the tiles' fe would and store it).  The AVX-512 and AVX2
+   kernels have them; the AVX2 ones gained less on Zen 4 (1024x50304x384 ·Bᵀ 1.006x at 1 thread,
+   1.013x at 2, against 1.085x / 1.075x: the narrower kernel asks less of memory), bf16's head
+   forward 1.025x there (bench/precision.md).
    lt__gemm_stream_min: C's bytes must be above it (-1: above the L3's size, or 32 MiB where cpuid
    does not say); the tests lower it to reach the streaming kernels with small products. */
 static int64_t lt__gemm_stream_min = -1;
@@ -11977,8 +11997,8 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
 /* Where bf16 products run on converted panels (the AVX2 kernel, or AVX-512 without the pair
    kernels: no 16-bit arithmetic), the logits are kept as float32 values rounded to bf16 (z32, R·V
    floats) instead of 16-bit patterns: the same numbers, twice the bytes, but made the way the
-   float32 head makes its logits, the tiles rounding as they store (lt__gemm_tiles' fe; AVX-512
-   streams them, as fp32's, lt__gemm_stream_fit), and read by the float32 cross-entropy's loops.
+   float32 head makes its logits, the tiles rounding as they store (lt__gemm_tiles' fe; streamed
+   to memory, as fp32's, lt__gemm_stream_fit), and read by the float32 cross-entropy's loops.
    Narrowing each finished block into z16 needs a pass of its own over the block, and that pass
    waits on z16's lines while no product runs; the float32 values cost more bytes and no such
    pass.  gpt-mini's head (1024 x 384 x 50304) at 2 threads: the forward 4.5% faster than through

@@ -172,8 +172,8 @@ LTRAIN_DEF lt_tensor *lt_cross_entropy_sum(lt_ctx *ctx, lt_tensor *logits, const
 /* Where bf16 products run on converted panels (the AVX2 kernel, or AVX-512 without the pair
    kernels: no 16-bit arithmetic), the logits are kept as float32 values rounded to bf16 (z32, R·V
    floats) instead of 16-bit patterns: the same numbers, twice the bytes, but made the way the
-   float32 head makes its logits, the tiles rounding as they store (lt__gemm_tiles' fe; AVX-512
-   streams them, as fp32's, lt__gemm_stream_fit), and read by the float32 cross-entropy's loops.
+   float32 head makes its logits, the tiles rounding as they store (lt__gemm_tiles' fe; streamed
+   to memory, as fp32's, lt__gemm_stream_fit), and read by the float32 cross-entropy's loops.
    Narrowing each finished block into z16 needs a pass of its own over the block, and that pass
    waits on z16's lines while no product runs; the float32 values cost more bytes and no such
    pass.  gpt-mini's head (1024 x 384 x 50304) at 2 threads: the forward 4.5% faster than through

@@ -4416,15 +4416,24 @@ static inline float lt__silu_d(float v) {   /* dy/dx at x = v */
    gy: a value is read before it is written).  σ as lt__sigm: e = exp(-|x|) by lt__exp_neg16 / 8,
    then (x >= 0 ? 1 : e)/(1 + e) by a division, and the products in the C loops' order, so a result
    is within an ulp or two of theirs (only the exp differs).  AVX-512: the last values masked. */
+static inline LT__TARGET("avx512f") __m512 lt__sigm16(__m512 v) {   /* σ(v), 16 lanes */
+    const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+    __m512 e = lt__exp_neg16(_mm512_sub_ps(zero, _mm512_abs_ps(v)));
+    __m512 num = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GE_OQ), e, one);   /* x >= 0 ? 1 : e */
+    return _mm512_div_ps(num, _mm512_add_ps(one, e));
+}
+static inline LT__TARGET("avx2,fma") __m256 lt__sigm8(__m256 v) {   /* σ(v), 8 lanes */
+    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    __m256 e = lt__exp_neg8(_mm256_sub_ps(zero, _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v)));   /* e^-|x| */
+    return _mm256_div_ps(_mm256_blendv_ps(e, one, _mm256_cmp_ps(v, zero, _CMP_GE_OQ)), _mm256_add_ps(one, e));
+}
 LT__TARGET("avx512f") static void lt__silu_avx512(const float *x, const float *u, const float *gy, float *o1, int add1,
                                                   float *o2, int add2, int64_t m) {
-    const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+    const __m512 one = _mm512_set1_ps(1.0f);
     int64_t i;
     for (i = 0; i < m; i += 16) {
         __mmask16 k = (__mmask16)(m - i >= 16 ? 0xFFFFu : (1u << (m - i)) - 1u);
-        __m512 v = _mm512_maskz_loadu_ps(k, x + i), e = lt__exp_neg16(_mm512_sub_ps(zero, _mm512_abs_ps(v)));
-        __m512 num = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GE_OQ), e, one);   /* x >= 0 ? 1 : e */
-        __m512 s = _mm512_div_ps(num, _mm512_add_ps(one, e));
+        __m512 v = _mm512_maskz_loadu_ps(k, x + i), s = lt__sigm16(v);
         __m512 d, r;
         if (!gy) {   /* forward */
             r = _mm512_mul_ps(v, s);
@@ -4449,13 +4458,11 @@ LT__TARGET("avx512f") static void lt__silu_avx512(const float *x, const float *u
 /* the same with AVX2 + FMA, 8 values at a time (the last ones through lt__load8 / lt__store8) */
 LT__TARGET("avx2,fma") static void lt__silu_avx2(const float *x, const float *u, const float *gy, float *o1, int add1,
                                                  float *o2, int add2, int64_t m) {
-    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    const __m256 one = _mm256_set1_ps(1.0f);
     int64_t i;
     for (i = 0; i < m; i += 8) {
         int64_t nv = m - i;
-        __m256 v = lt__load8(x + i, nv);
-        __m256 e = lt__exp_neg8(_mm256_sub_ps(zero, _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v)));   /* e^-|x| */
-        __m256 s = _mm256_div_ps(_mm256_blendv_ps(e, one, _mm256_cmp_ps(v, zero, _CMP_GE_OQ)), _mm256_add_ps(one, e));
+        __m256 v = lt__load8(x + i, nv), s = lt__sigm8(v);
         __m256 d, r;
         if (!gy) {
             r = _mm256_mul_ps(v, s);
@@ -4477,6 +4484,52 @@ LT__TARGET("avx2,fma") static void lt__silu_avx2(const float *x, const float *u,
         }
     }
 }
+/* swiglu16's forward at bf16 in one pass, every rounding in registers (lt__bf16_round_f32 /
+   _round8_f32, the bits lt__round16 gives): y = rb(rb(g·σ(g))·u) with g, u rounded to bf16 first,
+   and (hg, hu not NULL) those g16, u16 stored for backward: a rounded value's high half is its
+   bf16 pattern.  The passes of lt__swiglu16_fwd's general loop in one. */
+#define LT__RB16(x) lt__bf16_round_f32(_mm512_castps_si512(x))
+#define LT__RB8(x) lt__bf16_round8_f32(_mm256_castps_si256(x))
+#define LT__HI16(x) _mm512_srli_epi32(_mm512_castps_si512(x), 16)
+LT__TARGET("avx512f") static void lt__swiglu_bf16_avx512(const float *g, const float *u, float *y, uint16_t *hg,
+                                                         uint16_t *hu, int64_t m) {
+    int64_t i;
+    for (i = 0; i < m; i += 16) {
+        __mmask16 k = (__mmask16)(m - i >= 16 ? 0xFFFFu : (1u << (m - i)) - 1u);
+        __m512 v = LT__RB16(_mm512_maskz_loadu_ps(k, g + i)), w = LT__RB16(_mm512_maskz_loadu_ps(k, u + i));
+        _mm512_mask_storeu_ps(y + i, k, LT__RB16(_mm512_mul_ps(LT__RB16(_mm512_mul_ps(v, lt__sigm16(v))), w)));
+        if (hg) {
+            _mm512_mask_cvtepi32_storeu_epi16(hg + i, k, LT__HI16(v));   /* vpmovdw: the low halves */
+            _mm512_mask_cvtepi32_storeu_epi16(hu + i, k, LT__HI16(w));
+        }
+    }
+}
+/* 8 rounded values' bf16 patterns (LT__HI16's AVX2 twin): the high halves packed, in order */
+static inline LT__TARGET("avx2") __m128i lt__hi16x8(__m256 x) {
+    __m256i h = _mm256_srli_epi32(_mm256_castps_si256(x), 16);
+    return _mm_packus_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+LT__TARGET("avx2,fma") static void lt__swiglu_bf16_avx2(const float *g, const float *u, float *y, uint16_t *hg,
+                                                        uint16_t *hu, int64_t m) {
+    int64_t i;
+    for (i = 0; i < m; i += 8) {
+        __m256 v = LT__RB8(lt__load8(g + i, m - i)), w = LT__RB8(lt__load8(u + i, m - i));
+        lt__store8(y + i, LT__RB8(_mm256_mul_ps(LT__RB8(_mm256_mul_ps(v, lt__sigm8(v))), w)), m - i);
+        if (hg && m - i >= 8) {
+            _mm_storeu_si128((__m128i *)(void *)(hg + i), lt__hi16x8(v));
+            _mm_storeu_si128((__m128i *)(void *)(hu + i), lt__hi16x8(w));
+        } else if (hg) {   /* the last m - i < 8 */
+            uint16_t b[16];
+            _mm_storeu_si128((__m128i *)(void *)b, lt__hi16x8(v));
+            _mm_storeu_si128((__m128i *)(void *)(b + 8), lt__hi16x8(w));
+            memcpy(hg + i, b, (size_t)(m - i) * sizeof *b);
+            memcpy(hu + i, b + 8, (size_t)(m - i) * sizeof *b);
+        }
+    }
+}
+#undef LT__RB16
+#undef LT__RB8
+#undef LT__HI16
 #endif
 /* Runs the loop with the kernel of level simd (lt__simd_level: 2 AVX-512, 1 AVX2) and returns 1;
    0 (level 0, or not x86): the caller's C loop runs it. */
@@ -4630,6 +4683,14 @@ static void lt__swiglu16_fwd(lt__node *nd) {
     for (b = 0; b < (n + LT__EWB - 1) / LT__EWB; b++) {
         int64_t lo = b * LT__EWB, m = n - lo < LT__EWB ? n - lo : LT__EWB, i;
         float g[LT__EWB], u[LT__EWB], *y = nd->out->data + lo;
+#ifdef LT__X86
+        if (p == LT_BF16 && simd) {   /* y, and g16, u16 kept for backward, in one pass (fast paths above) */
+            uint16_t *hg = h ? h + lo : NULL, *hu = h ? h + n + lo : NULL;
+            if (simd == 2) lt__swiglu_bf16_avx512(nd->in[0]->data + lo, nd->in[1]->data + lo, y, hg, hu, m);
+            else lt__swiglu_bf16_avx2(nd->in[0]->data + lo, nd->in[1]->data + lo, y, hg, hu, m);
+            continue;
+        }
+#endif
         if (h) {   /* g16, u16 kept for backward, and widened */
             lt__to16(p, nd->in[0]->data + lo, h + lo, (size_t)m);
             lt__to16(p, nd->in[1]->data + lo, h + n + lo, (size_t)m);

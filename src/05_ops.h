@@ -1440,7 +1440,7 @@ LT__TARGET("avx2,fma") static void lt__silu_avx2(const float *x, const float *u,
    bf16 pattern.  The passes of lt__swiglu16_fwd's general loop in one. */
 #define LT__RB16(x) lt__bf16_round_f32(_mm512_castps_si512(x))
 #define LT__RB8(x) lt__bf16_round8_f32(_mm256_castps_si256(x))
-#define LT__HI16(x) _mm512_srli_epi32(_mm512_castps_si512(x), 16)
+#define LT__HI16(x) _mm512_maskz_srli_epi32((__mmask16)0xFFFF, _mm512_castps_si512(x), 16)   /* (g++ -Werror: no undefined lanes) */
 LT__TARGET("avx512f") static void lt__swiglu_bf16_avx512(const float *g, const float *u, float *y, uint16_t *hg,
                                                          uint16_t *hu, int64_t m) {
     int64_t i;

@@ -8351,9 +8351,7 @@ static int lt__gemm_z_cheap(int id, int p, int64_t N, int64_t K, int64_t ldc) {
    logits (1024 x 50304 floats, 206 MB, from K = 384) are the case in a training step, at float32
    and as bf16 values kept in float32 (linear_ce16's z32: the one epilogue with streaming kernels,
    nkr / nrr, which round each value as the tiles' fe would and store it).  The AVX-512 and AVX2
-   kernels have them; the AVX2 ones gained less on Zen 4 (1024x50304x384 ·Bᵀ 1.006x at 1 thread,
-   1.013x at 2, against 1.085x / 1.075x: the narrower kernel asks less of memory), bf16's head
-   forward 1.025x there (bench/precision.md).
+   kernels have them (what each gained: bench/design.md, bench/precision.md).
    lt__gemm_stream_min: C's bytes must be above it (-1: above the L3's size, or 32 MiB where cpuid
    does not say); the tests lower it to reach the streaming kernels with small products. */
 static int64_t lt__gemm_stream_min = -1;

@@ -3363,11 +3363,17 @@ LT__TARGET("avx2,fma") static void lt__exp_grad_avx2(const float *x, float *y, i
 
 /* d (8,8) = sᵀ of the 8 x 8 block at s (row strides lds, ldd), turned in AVX registers: pairs of
    rows interleaved, then pairs of pairs, then the 128-bit halves exchanged (the attention's
-   transposes below, the GEMM's packing of B stored transposed, @@GEMM). */
-LT__TARGET("avx2") static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd) {
+   transposes below, the GEMM's packing of B stored transposed, @@GEMM).  rb: each value rounded
+   to bf16 on the way (lt__bf16_round8_f32: a float32 weight packed for a bf16 product). */
+LT__TARGET("avx2") static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd, int rb) {
     __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
     __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
     __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
+    if (rb) {
+#define LT__RB8(x) x = lt__bf16_round8_f32(_mm256_castps_si256(x));
+        LT__RB8(r0) LT__RB8(r1) LT__RB8(r2) LT__RB8(r3) LT__RB8(r4) LT__RB8(r5) LT__RB8(r6) LT__RB8(r7)
+#undef LT__RB8
+    }
     __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
     __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
     __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
@@ -5654,7 +5660,7 @@ static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, i
         r8 = n & ~(int64_t)7;
         d8 = D & ~(int64_t)7;
         for (r = 0; r < r8; r += 8)
-            for (d = 0; d < d8; d += 8) lt__tr8x8(x + r * ld + d, ld, xt + d * n + r, n);
+            for (d = 0; d < d8; d += 8) lt__tr8x8(x + r * ld + d, ld, xt + d * n + r, n, 0);
     }
 #else
     (void)simd;
@@ -7123,7 +7129,7 @@ static void lt__pack_b(int tb, int isa, const float *B, int64_t ldb, int64_t kc,
 #ifdef LT__X86
         if (isa >= 1 && w == nr) {
             for (; k + 8 <= kc; k += 8)
-                for (j = 0; j < nr; j += 8) lt__tr8x8(B + (js + j) * ldb + k, ldb, bp + k * nr + j, nr);
+                for (j = 0; j < nr; j += 8) lt__tr8x8(B + (js + j) * ldb + k, ldb, bp + k * nr + j, nr, 0);
         }
 #else
         (void)isa;
@@ -7164,6 +7170,7 @@ typedef struct {
     int p;
     int gelu;     /* h holds gelu16's input: the values are round16(gelu(h)), recomputed (@@OPS) */
     const lt__gsrc_ce *ce;   /* f holds a cross-entropy's terms, read as its gradient (above), rounded to p */
+    int warm;     /* this panel's rows were fetched into the caches ahead (lt__gemm_block's lt__pf) */
 } lt__gsrc;
 /* The vector stores' types may alias anything, so a loop that stores vectors and reads an operand's
    fields through a pointer loads them again for every vector.  Most packers below read a local
@@ -7181,7 +7188,7 @@ static int lt__gemm16_pairs(int id) {
 /* float32 values f as they are (set p to round them while packing); every operand starts here */
 static lt__gsrc lt__gsrc_f32(const float *f) {
     lt__gsrc s;
-    s.f = f; s.h = NULL; s.p = 0; s.gelu = 0; s.ce = NULL;
+    s.f = f; s.h = NULL; s.p = 0; s.gelu = 0; s.ce = NULL; s.warm = 0;
     return s;
 }
 static lt__gsrc lt__gsrc_at(lt__gsrc s, int64_t off) {
@@ -7548,9 +7555,28 @@ static void lt__pack_a16(int ta, int isa, const lt__gsrc *A, int64_t lda, int64_
 
 /* lt__pack_b for a converted operand: B as is, one k row (nc values) at a time; B transposed,
    the NR stored rows of a sliver converted into a float32 block that lt__pack_b then turns. */
+#ifdef LT__X86
+/* one sliver of nr (a multiple of 8) columns of float32 B (kc rows ldb apart), each value rounded
+   to bf16 (lt__bf16_round8_f32) */
+LT__TARGET("avx2") static void lt__pack_b_rb_avx2(const float *b, int64_t ldb, int64_t kc, int nr, float *bp) {
+    int64_t k;
+    int j;
+    for (k = 0; k < kc; k++, b += ldb, bp += nr)
+        for (j = 0; j < nr; j += 8)
+            _mm256_storeu_ps(bp + j, lt__bf16_round8_f32(_mm256_loadu_si256((const __m256i *)(const void *)(b + j))));
+}
+#endif
 static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr, float *bp) {
     int64_t js, k;
     int j;
+#ifdef LT__X86
+    if (!tb && B->f && B->p == LT_BF16 && !B->ce && B->warm && isa >= 1 && nr % 8 == 0 && nc % nr == 0) {
+        /* ... fetched into the caches ahead (B->warm): rounded on the way, 8 at a time (in cache
+           about twice as fast as copy-then-round below; from memory slower: bench/precision.md) */
+        for (js = 0; js < nc; js += nr, bp += kc * nr) lt__pack_b_rb_avx2(B->f + js, ldb, kc, nr, bp);
+        return;
+    }
+#endif
     if (!tb && B->f && B->p && !B->ce) {
         /* float32 values rounded to 16 bits (a weight, as a rule): each sliver copied as
            float32's packing copies it, then rounded while it is in L1.  A weight comes from
@@ -7580,6 +7606,26 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
                 memcpy(d, row + js, (size_t)w * sizeof(float));
                 for (j = w; j < nr; j++) d[j] = 0.0f;
             }
+        }
+        return;
+    }
+    if (B->f && B->p && !B->ce && B->warm) {
+        /* float32 values (a weight W, op(B) = Wᵀ) rounded to 16 bits, their rows fetched into the
+           caches ahead (B->warm): turned 8 x 8 as float32's packing turns them, bf16 rounded in
+           the registers on the way (lt__tr8x8's rb), fp16 and partial slivers rounded in L1
+           after.  In cache that is about twice as fast as the rows-then-turn below; from memory
+           it is slower (bench/precision.md) */
+        for (js = 0; js < nc; js += nr, bp += kc * nr) {
+            int w = nc - js < nr ? (int)(nc - js) : nr;
+#ifdef LT__X86
+            if (isa >= 1 && w == nr && kc % 8 == 0 && B->p == LT_BF16) {
+                for (k = 0; k < kc; k += 8)
+                    for (j = 0; j < nr; j += 8) lt__tr8x8(B->f + (js + j) * ldb + k, ldb, bp + k * nr + j, nr, 1);
+                continue;
+            }
+#endif
+            lt__pack_b(1, isa, B->f + js * ldb, ldb, kc, w, nr, bp);
+            lt__round16((lt_dtype)B->p, bp, bp, (size_t)(kc * nr));
         }
         return;
     }
@@ -8156,6 +8202,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
             int64_t kc = K - pc < g->kc ? K - pc : g->kc;
             float bet = pc == 0 ? beta : 1.0f;
             lt__gsrc bs = lt__gsrc_at(B, tb ? jc * ldb + pc : pc * ldb + jc);
+            bs.warm = M <= LT__PF_ROWS && (jc > 0 || pc > 0);   /* fetched during the last panel's tiles (below) */
             lt__gemm_pack_b(g, tb, &bs, ldb, kc, nc, bp);
             {   /* the next panel: the next K block of these columns, else the next columns' first */
                 int64_t npc = pc + kc < K ? pc + kc : 0, njc = pc + kc < K ? jc : jc + nc;

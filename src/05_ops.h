@@ -313,11 +313,17 @@ LT__TARGET("avx2,fma") static void lt__exp_grad_avx2(const float *x, float *y, i
 
 /* d (8,8) = sᵀ of the 8 x 8 block at s (row strides lds, ldd), turned in AVX registers: pairs of
    rows interleaved, then pairs of pairs, then the 128-bit halves exchanged (the attention's
-   transposes below, the GEMM's packing of B stored transposed, @@GEMM). */
-LT__TARGET("avx2") static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd) {
+   transposes below, the GEMM's packing of B stored transposed, @@GEMM).  rb: each value rounded
+   to bf16 on the way (lt__bf16_round8_f32: a float32 weight packed for a bf16 product). */
+LT__TARGET("avx2") static void lt__tr8x8(const float *s, int64_t lds, float *d, int64_t ldd, int rb) {
     __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds), r2 = _mm256_loadu_ps(s + 2 * lds);
     __m256 r3 = _mm256_loadu_ps(s + 3 * lds), r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
     __m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
+    if (rb) {
+#define LT__RB8(x) x = lt__bf16_round8_f32(_mm256_castps_si256(x));
+        LT__RB8(r0) LT__RB8(r1) LT__RB8(r2) LT__RB8(r3) LT__RB8(r4) LT__RB8(r5) LT__RB8(r6) LT__RB8(r7)
+#undef LT__RB8
+    }
     __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3);
     __m256 t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
     __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
@@ -2604,7 +2610,7 @@ static void lt__att_transpose(int simd, const float *x, int64_t ld, int64_t n, i
         r8 = n & ~(int64_t)7;
         d8 = D & ~(int64_t)7;
         for (r = 0; r < r8; r += 8)
-            for (d = 0; d < d8; d += 8) lt__tr8x8(x + r * ld + d, ld, xt + d * n + r, n);
+            for (d = 0; d < d8; d += 8) lt__tr8x8(x + r * ld + d, ld, xt + d * n + r, n, 0);
     }
 #else
     (void)simd;

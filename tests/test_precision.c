@@ -211,17 +211,17 @@ static void tp_fp16_overflow(void) {
 /* ---- the GEMM's 16-bit packing: converting while packing equals converting first ---------------- */
 /* For every kernel this CPU runs and every transpose: lt__sgemm_ex with 16-bit operands (widened)
    and float32 operands (rounded as packed) against the float32 GEMM of the converted arrays, to the
-   bit; the forward epilogue (bias, rounding) against rounding afterwards. */
-static void tp_gemm16(void) {
-    enum { M = 37, N = 45, K = 300 };   /* edges in every direction, K over one KC block */
-    float *a = (float *)malloc(M * K * 4), *b = (float *)malloc(K * N * 4), *ar = (float *)malloc(M * K * 4);
-    float *br = (float *)malloc(K * N * 4), *c1 = (float *)malloc(M * N * 4), *c2 = (float *)malloc(M * N * 4);
-    float bias[N], b16[N];
-    uint16_t *ah = (uint16_t *)malloc(M * K * 2), *bh = (uint16_t *)malloc(K * N * 2);
+   bit; the forward epilogue (bias, rounding) against rounding afterwards.  M x N x K: edges in
+   every direction with K over one KC block (37 x 45 x 300), and whole slivers with a second K
+   block of a multiple of 8 (37 x 96 x 320: the packers for B's rows fetched ahead, lt__gsrc's
+   warm).  Returns the failed products, *runs counts them all. */
+static int tp_gemm16_shape(int M, int N, int K, int *runs) {
+    float *a = (float *)malloc((size_t)M * K * 4), *b = (float *)malloc((size_t)K * N * 4), *ar = (float *)malloc((size_t)M * K * 4);
+    float *br = (float *)malloc((size_t)K * N * 4), *c1 = (float *)malloc((size_t)M * N * 4), *c2 = (float *)malloc((size_t)M * N * 4);
+    float *bias = (float *)malloc((size_t)N * 4), *b16 = (float *)malloc((size_t)N * 4);
+    uint16_t *ah = (uint16_t *)malloc((size_t)M * K * 2), *bh = (uint16_t *)malloc((size_t)K * N * 2);
     lt_rng r;
-    int id, ta, tb, pi, bad = 0, runs = 0, i, j;
-    if (!t_want("precision/gemm16")) { free(a); free(b); free(ar); free(br); free(c1); free(c2); free(ah); free(bh); return; }
-    setenv("LT_GEMM16", "convert", 1);   /* the bf16 pair kernel sums in another order: tp_gemm_bf16_tiles */
+    int id, ta, tb, pi, bad = 0, i, j;
     lt_rng_seed(&r, 5);
     for (i = 0; i < M * K; i++) a[i] = (float)lt_rng_normal(&r);
     for (i = 0; i < K * N; i++) b[i] = (float)lt_rng_normal(&r);
@@ -246,30 +246,37 @@ static void tp_gemm16(void) {
                         sb = lt__gsrc_f32(v ? b : NULL); sb.h = v ? NULL : bh; sb.p = (int)p;
                         for (i = 0; i < M * N; i++) c2[i] = 1.0f;
                         lt__sgemm_ex(id, ta, tb, M, N, K, 1.0f, sa, lda, sb, ldb, 0.0f, c2, N, NULL);
-                        bad += memcmp(c1, c2, M * N * 4) != 0;
-                        runs++;
+                        bad += memcmp(c1, c2, (size_t)M * N * 4) != 0;
+                        (*runs)++;
                     }
                     {   /* epilogue: round16(c + round16(bias)) */
                         lt__gepi e;
                         lt__gsrc sa, sb;
-                        float *want = (float *)malloc(M * N * 4);
+                        float *want = (float *)malloc((size_t)M * N * 4);
                         e = lt__gepi_of((int)p, bias);
                         sa = lt__gsrc_f32(NULL); sa.h = ah; sa.p = (int)p;
                         sb = lt__gsrc_f32(b); sb.p = (int)p;
                         for (i = 0; i < M; i++) for (j = 0; j < N; j++) want[i * N + j] = c1[i * N + j] + b16[j];
-                        lt_round_to_precision(p, want, want, M * N);
+                        lt_round_to_precision(p, want, want, (size_t)M * N);
                         lt__sgemm_ex(id, ta, tb, M, N, K, 1.0f, sa, lda, sb, ldb, 0.0f, c2, N, &e);
-                        bad += memcmp(want, c2, M * N * 4) != 0;
-                        runs++;
+                        bad += memcmp(want, c2, (size_t)M * N * 4) != 0;
+                        (*runs)++;
                         free(want);
                     }
                 }
         }
     }
+    free(a); free(b); free(ar); free(br); free(c1); free(c2); free(ah); free(bh); free(bias); free(b16);
+    return bad;
+}
+static void tp_gemm16(void) {
+    int bad, runs = 0;
+    if (!t_want("precision/gemm16")) return;
+    setenv("LT_GEMM16", "convert", 1);   /* the bf16 pair kernel sums in another order: tp_gemm_bf16_tiles */
+    bad = tp_gemm16_shape(37, 45, 300, &runs) + tp_gemm16_shape(37, 96, 320, &runs);
     t_check(bad == 0, "precision/gemm16", "%d of %d products differ from the float32 GEMM of converted operands", bad,
             runs);
     unsetenv("LT_GEMM16");
-    free(a); free(b); free(ar); free(br); free(c1); free(c2); free(ah); free(bh);
 }
 
 /* ---- a 16-bit product written only as 16-bit values (lt__gepi's z without maxima) --------------- */

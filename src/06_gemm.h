@@ -1191,8 +1191,6 @@ static void lt__pack_a16(int ta, int isa, const lt__gsrc *A, int64_t lda, int64_
     }
 }
 
-/* lt__pack_b for a converted operand: B as is, one k row (nc values) at a time; B transposed,
-   the NR stored rows of a sliver converted into a float32 block that lt__pack_b then turns. */
 #ifdef LT__X86
 /* one sliver of nr (a multiple of 8) columns of float32 B (kc rows ldb apart), each value rounded
    to bf16 (lt__bf16_round8_f32) */
@@ -1204,13 +1202,18 @@ LT__TARGET("avx2") static void lt__pack_b_rb_avx2(const float *b, int64_t ldb, i
             _mm256_storeu_ps(bp + j, lt__bf16_round8_f32(_mm256_loadu_si256((const __m256i *)(const void *)(b + j))));
 }
 #endif
+/* lt__pack_b for a converted operand: B as is, one k row (nc values) at a time; B transposed,
+   the NR stored rows of a sliver converted into a float32 block that lt__pack_b then turns.  A
+   float32 weight rounded to 16 bits takes packers of its own: from memory (as a rule) a copy
+   rounded after in L1, from the caches (B->warm: the panel was fetched ahead) rounded on the way. */
 static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_t kc, int64_t nc, int nr, float *bp) {
     int64_t js, k;
     int j;
 #ifdef LT__X86
     if (!tb && B->f && B->p == LT_BF16 && !B->ce && B->warm && isa >= 1 && nr % 8 == 0 && nc % nr == 0) {
-        /* ... fetched into the caches ahead (B->warm): rounded on the way, 8 at a time (in cache
-           about twice as fast as copy-then-round below; from memory slower: bench/precision.md) */
+        /* float32 values rounded to bf16 (a weight) whose rows were fetched into the caches ahead:
+           rounded on the way, 8 at a time (in cache about 1.5x as fast as the copy then rounding
+           below; from memory slower: bench/precision.md) */
         for (js = 0; js < nc; js += nr, bp += kc * nr) lt__pack_b_rb_avx2(B->f + js, ldb, kc, nr, bp);
         return;
     }
@@ -1251,7 +1254,7 @@ static void lt__pack_b16(int tb, int isa, const lt__gsrc *B, int64_t ldb, int64_
         /* float32 values (a weight W, op(B) = Wᵀ) rounded to 16 bits, their rows fetched into the
            caches ahead (B->warm): turned 8 x 8 as float32's packing turns them, bf16 rounded in
            the registers on the way (lt__tr8x8's rb), fp16 and partial slivers rounded in L1
-           after.  In cache that is about twice as fast as the rows-then-turn below; from memory
+           after.  In cache that is about 1.5x as fast as the rows-then-turn below; from memory
            it is slower (bench/precision.md) */
         for (js = 0; js < nc; js += nr, bp += kc * nr) {
             int w = nc - js < nr ? (int)(nc - js) : nr;

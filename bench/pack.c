@@ -13,8 +13,8 @@
                      (lt__pack_b_pairs_n; CPUs with AVX512_BF16 only)
      weight B, Bᵀ    a float32 weight as B (K x 96), as is and stored transposed, rounded into
                      the float32 panels of a bf16 product (lt__pack_b16), and in brackets copied
-                     as a float32 product packs it (lt__pack_b); "ahead": Bᵀ as lt__pack_b16
-                     packs a panel whose rows were fetched ahead (lt__gsrc's warm)
+                     as a float32 product packs it (lt__pack_b); "ahead": as lt__pack_b16 packs
+                     a panel whose rows were fetched ahead (lt__gsrc's warm)
      16-bit B        bf16 values as B, as is (K x 96), widened into the panels (a 16-bit copy of
                      dy in a product's dW)
    for each kernel set this CPU runs (AVX2, AVX-512).  --cold: the weight packers only, each call on

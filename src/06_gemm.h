@@ -1811,6 +1811,7 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
     float *ap = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63), *bp = ap + LT__GEMM_MAXA;
     int64_t jc, pc, ic;
     lt__pf pf[2];   /* B's next panel, A's next block */
+    int fetched = 0;   /* the panel packed next was asked for during this one's tiles (pf[0]) */
     /* z without maxima and all of K in one piece (lt__gemm_part): every block of C is final after
        its one piece, so one block of the scratch serves them all, and the tiles' epilogue applies */
     int once = epi && epi->z && !epi->pm && K <= g->kc;
@@ -1843,13 +1844,14 @@ static void lt__gemm_block(const lt__gemm_impl *g, int ta, int tb, int64_t M, in
             int64_t kc = K - pc < g->kc ? K - pc : g->kc;
             float bet = pc == 0 ? beta : 1.0f;
             lt__gsrc bs = lt__gsrc_at(B, tb ? jc * ldb + pc : pc * ldb + jc);
-            bs.warm = M <= LT__PF_ROWS && (jc > 0 || pc > 0);   /* fetched during the last panel's tiles (below) */
+            bs.warm = fetched;   /* fetched during the last panel's tiles (below) */
             lt__gemm_pack_b(g, tb, &bs, ldb, kc, nc, bp);
             {   /* the next panel: the next K block of these columns, else the next columns' first */
                 int64_t npc = pc + kc < K ? pc + kc : 0, njc = pc + kc < K ? jc : jc + nc;
                 int64_t nkc = K - npc < g->kc ? K - npc : g->kc, nnc = N - njc < g->nc ? N - njc : g->nc;
                 int64_t calls = (M + g->mr - 1) / g->mr * ((nc + g->nr - 1) / g->nr);
-                if (njc < N && M <= LT__PF_ROWS) lt__pf_set(&pf[0], &B, tb, ldb, npc, njc, nkc, nnc, calls);
+                fetched = njc < N && M <= LT__PF_ROWS;
+                if (fetched) lt__pf_set(&pf[0], &B, tb, ldb, npc, njc, nkc, nnc, calls);
                 else memset(&pf[0], 0, sizeof pf[0]);
             }
             for (ic = 0; ic < M; ic += g->mc) {
